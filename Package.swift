@@ -1,0 +1,42 @@
+// swift-tools-version:6.1
+// Nearcard: a peer-to-peer card-exchange node for the local network.
+// The targets follow the layers of DESIGN.md; a target imports only the ones below it,
+// and only the C* system-library targets see C headers (each through exactly one wrapper).
+import PackageDescription
+
+let package = Package(
+    name: "Nearcard",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "nearcard", targets: ["nearcard"]),
+        .library(name: "NearcardCrypto", targets: ["NearcardCrypto"]),
+        .library(name: "NearcardStore", targets: ["NearcardStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // System libraries: the only modules that see C.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        // did:key, multibase, JCS, JSON, ECDSA P-256 (libcrypto), X25519/Ed25519/sealed box/AEAD/Argon2id (libsodium), JWS/JWT.
+        .target(name: "NearcardCrypto", dependencies: ["CSodium", "COpenSSL"]),
+        // Identity key files and (later) the SQLite database.
+        .target(name: "NearcardStore", dependencies: [
+            "NearcardCrypto",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        // The command-line interface: the only place that prints for humans.
+        .executableTarget(name: "nearcard", dependencies: [
+            "NearcardCrypto", "NearcardStore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "NearcardCryptoTests", dependencies: ["NearcardCrypto"]),
+        .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
+        .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,119 @@
+/// Base64 (RFC 4648 §4, padded) and base64url (§5, unpadded, as JOSE uses it), strict on input:
+/// no whitespace, no stray padding, and unused trailing bits must be zero, so each byte string
+/// has exactly one accepted encoding.
+public enum Base64 {
+    private static let standardAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    private static let standardTable = table(standardAlphabet)
+    private static let urlTable = table(urlAlphabet)
+
+    private static func table(_ alphabet: [UInt8]) -> [UInt8] {
+        var t = [UInt8](repeating: 0xFF, count: 256)
+        for (i, c) in alphabet.enumerated() { t[Int(c)] = UInt8(i) }
+        return t
+    }
+
+    /// Standard alphabet with `=` padding.
+    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        encode(Array(bytes), alphabet: standardAlphabet, pad: true)
+    }
+
+    /// URL-safe alphabet without padding (JWS, multibase `u`).
+    public static func urlEncode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        encode(Array(bytes), alphabet: urlAlphabet, pad: false)
+    }
+
+    public static func decode(_ text: String) throws(CryptoError) -> [UInt8] {
+        try decode(Array(text.utf8), table: standardTable, padded: true, name: "base64")
+    }
+
+    public static func urlDecode(_ text: String) throws(CryptoError) -> [UInt8] {
+        try decode(Array(text.utf8), table: urlTable, padded: false, name: "base64url")
+    }
+
+    private static func encode(_ b: [UInt8], alphabet: [UInt8], pad: Bool) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity((b.count + 2) / 3 * 4)
+        var i = 0
+        while i + 3 <= b.count {
+            let n = UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2])
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+            i += 3
+        }
+        let rest = b.count - i
+        if rest == 1 {
+            let n = UInt32(b[i]) << 16
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
+            if pad { out += Array("==".utf8) }
+        } else if rest == 2 {
+            let n = UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
+            if pad { out.append(UInt8(ascii: "=")) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func decode(_ text: [UInt8], table: [UInt8], padded: Bool, name: String) throws(CryptoError) -> [UInt8] {
+        var chars = text[...]
+        if padded {
+            guard chars.count % 4 == 0 else { throw CryptoError(.malformedEncoding, "\(name) text must be a multiple of 4 characters long (with = padding)") }
+            while chars.last == UInt8(ascii: "=") { chars = chars.dropLast() }
+            guard text.count - chars.count <= 2 else { throw CryptoError(.malformedEncoding, "\(name) text has too much padding") }
+        } else if chars.contains(UInt8(ascii: "=")) {
+            throw CryptoError(.malformedEncoding, "\(name) text must not be padded with '='")
+        }
+        guard chars.count % 4 != 1 else { throw CryptoError(.malformedEncoding, "\(name) text has an impossible length") }
+        var out = [UInt8]()
+        out.reserveCapacity(chars.count * 3 / 4)
+        var acc: UInt32 = 0
+        var bits = 0
+        for c in chars {
+            let v = table[Int(c)]
+            guard v != 0xFF else { throw CryptoError(.malformedEncoding, "\(name) text contains a character outside its alphabet") }
+            acc = acc << 6 | UInt32(v)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+            }
+        }
+        guard acc & ((1 << UInt32(bits)) - 1) == 0 else {
+            throw CryptoError(.malformedEncoding, "\(name) text is not canonical (its unused trailing bits are not zero)")
+        }
+        return out
+    }
+}
+
+/// Lower-case hexadecimal.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func decode(_ text: String) throws(CryptoError) -> [UInt8] {
+        let chars = Array(text.utf8)
+        guard chars.count % 2 == 0 else { throw CryptoError(.malformedEncoding, "hex text has an odd number of digits") }
+        func value(_ c: UInt8) throws(CryptoError) -> UInt8 {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+            default: throw CryptoError(.malformedEncoding, "hex text contains a non-hex character")
+            }
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(chars.count / 2)
+        var i = 0
+        while i < chars.count {
+            out.append(try value(chars[i]) << 4 | value(chars[i + 1]))
+            i += 2
+        }
+        return out
+    }
+}

@@ -1,0 +1,94 @@
+/// A JSON value. Objects keep their members' order (for output people read) and are compared
+/// by member set; canonical bytes come from `JCS`.
+public enum JSONValue: Sendable, Equatable, Hashable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var doubleValue: Double? { if case .number(let d) = self { d } else { nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    public var arrayValue: [JSONValue]? { if case .array(let a) = self { a } else { nil } }
+    public var objectValue: JSONObject? { if case .object(let o) = self { o } else { nil } }
+    public var isNull: Bool { self == .null }
+
+    /// The number as an `Int64` when it is integral and within ±2^53 (the exactly representable range).
+    public var integerValue: Int64? {
+        guard case .number(let d) = self, d == d.rounded(), abs(d) <= 9_007_199_254_740_992 else { return nil }
+        return Int64(d)
+    }
+
+    public subscript(key: String) -> JSONValue? { objectValue?[key] }
+}
+
+/// JSON object members in insertion order. Keys are unique, compared scalar by scalar
+/// (Swift's `==` on strings uses canonical equivalence, which JSON does not).
+public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var members: [(key: String, value: JSONValue)]
+
+    public init() { members = [] }
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        members = []
+        for (k, v) in elements { self[k] = v }
+    }
+
+    public init(_ pairs: [(String, JSONValue)]) {
+        members = []
+        for (k, v) in pairs { self[k] = v }
+    }
+
+    /// Members already known to have distinct keys (the parser checks).
+    init(uniqueMembers: [(key: String, value: JSONValue)]) { members = uniqueMembers }
+
+    static func sameKey(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+
+    public subscript(key: String) -> JSONValue? {
+        get { members.first { Self.sameKey($0.key, key) }?.value }
+        set {
+            if let i = members.firstIndex(where: { Self.sameKey($0.key, key) }) {
+                if let newValue { members[i].value = newValue } else { members.remove(at: i) }
+            } else if let newValue {
+                members.append((key, newValue))
+            }
+        }
+    }
+
+    public var keys: [String] { members.map(\.key) }
+    public var count: Int { members.count }
+    public var isEmpty: Bool { members.isEmpty }
+
+    public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> { members.makeIterator() }
+
+    /// Members sorted by key (UTF-16 code units, as RFC 8785 orders them).
+    public var sortedMembers: [(key: String, value: JSONValue)] {
+        members.sorted { $0.key.utf16.lexicographicallyPrecedes($1.key.utf16) }
+    }
+
+    public static func == (a: JSONObject, b: JSONObject) -> Bool {
+        guard a.count == b.count else { return false }
+        for (k, v) in a.members {
+            guard let other = b[k], other == v else { return false }
+        }
+        return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for (k, _) in sortedMembers { hasher.combine(Array(k.utf8)) }
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(JSONObject(elements.map { ($0.0, $0.1) })) }
+    public init(nilLiteral: ()) { self = .null }
+}

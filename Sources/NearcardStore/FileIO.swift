@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NearcardCrypto
+
+/// Small POSIX file helpers with the guarantees key files and the database directory need.
+public enum FileIO {
+    static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+
+    public static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    /// Creates `path` (and missing parents) as directories; new ones get `mode`.
+    public static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(StoreError) {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard st.st_mode & S_IFMT == S_IFDIR else { throw StoreError(.io, "\(path) exists and is not a directory") }
+            return
+        }
+        let parent = directoryName(path)
+        if parent != path, !parent.isEmpty { try makeDirectory(parent, mode: 0o755) }
+        if mkdir(path, mode) != 0, errno != EEXIST {
+            throw StoreError(.io, "cannot create directory \(path): \(errnoText())")
+        }
+        _ = chmod(path, mode)
+    }
+
+    public static func directoryName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Writes `bytes` to `path` atomically: a new temporary file (mode `mode`) in the same directory,
+    /// written, fsync'd, then moved into place; the directory is fsync'd too. With `replace: false`
+    /// the move is a `link`, which fails rather than overwrite an existing file.
+    public static func writeAtomically(_ bytes: SecureBytes, to path: String, mode: mode_t = 0o600, replace: Bool) throws(StoreError) {
+        let dir = directoryName(path)
+        let temp = dir + "/.\(baseName(path)).tmp-\(Hex.encode(Sodium.randomBytes(6)))"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+        guard fd >= 0 else { throw StoreError(.io, "cannot create \(temp): \(errnoText())") }
+        var ok = false
+        defer {
+            if !ok { unlink(temp) }
+        }
+        _ = fchmod(fd, mode)
+        let writeError: Int32? = bytes.withUnsafeBytes { buf in
+            var offset = 0
+            while offset < buf.count {
+                let n = write(fd, buf.baseAddress! + offset, buf.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += n
+            }
+            return nil
+        }
+        if let writeError {
+            close(fd)
+            throw StoreError(.io, "cannot write \(temp): \(errnoText(writeError))")
+        }
+        guard fsync(fd) == 0 else {
+            let e = errno
+            close(fd)
+            throw StoreError(.io, "cannot sync \(temp): \(errnoText(e))")
+        }
+        close(fd)
+        if replace {
+            guard rename(temp, path) == 0 else { throw StoreError(.io, "cannot move \(temp) to \(path): \(errnoText())") }
+        } else {
+            guard link(temp, path) == 0 else {
+                if errno == EEXIST { throw StoreError(.identityExists, "\(path) already exists; it was not overwritten") }
+                throw StoreError(.io, "cannot create \(path): \(errnoText())")
+            }
+            unlink(temp)
+        }
+        ok = true
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            _ = fsync(dfd)
+            close(dfd)
+        }
+    }
+
+    /// Reads a small regular file (not following a symlink at the last component), at most `limit` bytes.
+    /// With `privateOnly`, refuses a file that group or others can read or write.
+    public static func readSmallFile(_ path: String, limit: Int, privateOnly: Bool = false) throws(StoreError) -> SecureBytes {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            let e = errno
+            if e == ENOENT { throw StoreError(.noIdentity, "\(path) does not exist") }
+            if e == ELOOP { throw StoreError(.keyFile, "\(path) is a symbolic link; Nearcard reads key files only directly") }
+            throw StoreError(.io, "cannot open \(path): \(errnoText(e))")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw StoreError(.io, "cannot stat \(path): \(errnoText())") }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw StoreError(.keyFile, "\(path) is not a regular file") }
+        if privateOnly, st.st_mode & 0o077 != 0 {
+            throw StoreError(.keyFile, "\(path) can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run: chmod 600 \(path)")
+        }
+        let size = Int(st.st_size)
+        guard size <= limit else { throw StoreError(.keyFile, "\(path) is \(size) bytes, larger than the \(limit) bytes a Nearcard key file can be") }
+        var readError: Int32?
+        var total = 0
+        let data = SecureBytes(count: size) { out in
+            while total < size {
+                let n = read(fd, out.baseAddress! + total, size - total)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    readError = errno
+                    return
+                }
+                if n == 0 { break }
+                total += n
+            }
+        }
+        if let readError { throw StoreError(.io, "cannot read \(path): \(errnoText(readError))") }
+        guard total == size else { throw StoreError(.io, "\(path) changed while being read; try again") }
+        return data
+    }
+
+    public static func baseName(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// The file's permission bits, or nil when it does not exist.
+    public static func mode(_ path: String) -> mode_t? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        return st.st_mode & 0o7777
+    }
+}

@@ -1,0 +1,86 @@
+import NearcardCrypto
+
+/// The identity in a Nearcard home: `identity.json` (public) and `secret-keys.json` (0600,
+/// optionally sealed under a passphrase). Creating never overwrites; reading never repairs.
+public struct IdentityStore: Sendable {
+    public let home: NearcardHome
+
+    public init(home: NearcardHome) { self.home = home }
+
+    /// Whether any part of an identity is present.
+    public var exists: Bool { FileIO.exists(home.identityPath) || FileIO.exists(home.secretKeysPath) }
+
+    /// Creates a new identity. Refuses, naming the directory, when one (or part of one) exists.
+    @discardableResult
+    public func create(name: String?, passphrase: SecureBytes?, sealing: KeyFile.SealingParameters = .init()) throws(StoreError) -> PublicIdentity {
+        if exists {
+            throw StoreError(.identityExists, "an identity already exists in \(home.path); Nearcard never overwrites keys (use another --home, or move that directory away)")
+        }
+        try FileIO.makeDirectory(home.path, mode: 0o700)
+        let keys = IdentityKeys.generate()
+        let identity = keys.publicIdentity(name: name)
+        let secrets: SecureBytes
+        do { secrets = try KeyFile.encodeSecrets(keys, passphrase: passphrase, parameters: sealing) } catch { throw StoreError(error) }
+        try FileIO.writeAtomically(secrets, to: home.secretKeysPath, mode: 0o600, replace: false)
+        do {
+            try FileIO.writeAtomically(SecureBytes(KeyFile.encodeIdentity(identity)), to: home.identityPath, mode: 0o600, replace: false)
+        } catch {
+            // We created the secret file a moment ago; without its public half it is useless, so take it back.
+            unlinkQuietly(home.secretKeysPath)
+            throw error
+        }
+        return identity
+    }
+
+    /// The public identity (no passphrase needed).
+    public func loadPublic() throws(StoreError) -> PublicIdentity {
+        guard FileIO.exists(home.identityPath) else {
+            if FileIO.exists(home.secretKeysPath) {
+                throw StoreError(.keyFile, "\(home.identityPath) is missing but \(home.secretKeysPath) exists; the identity is incomplete and was left untouched")
+            }
+            throw StoreError(.noIdentity, "no identity in \(home.path); create one with: nearcard init --name \"Your Name\"")
+        }
+        let bytes = try FileIO.readSmallFile(home.identityPath, limit: KeyFile.maximumLength)
+        do { return try KeyFile.decodeIdentity(bytes.bytes, name: home.identityPath) } catch { throw StoreError(error) }
+    }
+
+    /// Whether the secret keys are sealed under a passphrase.
+    public func isSealed() throws(StoreError) -> Bool {
+        let bytes = try readSecrets()
+        do { return try KeyFile.isSealed(bytes, name: home.secretKeysPath) } catch { throw StoreError(error) }
+    }
+
+    /// Opens the secret keys; `passphrase` is asked only when they are sealed. The keys must match
+    /// identity.json, or the pair is refused as damaged.
+    public func unlock(passphrase: () throws -> SecureBytes?) throws -> IdentityKeys {
+        let identity = try loadPublic()
+        let bytes = try readSecrets()
+        let keys: IdentityKeys
+        do { keys = try KeyFile.decodeSecrets(bytes, name: home.secretKeysPath, passphrase: passphrase) } catch let error as CryptoError {
+            throw StoreError(error)
+        }
+        let derived = keys.publicIdentity(name: identity.name)
+        guard derived == identity else {
+            throw StoreError(.keyFile, "the keys in \(home.secretKeysPath) do not match \(home.identityPath); both were left untouched")
+        }
+        return keys
+    }
+
+    private func readSecrets() throws(StoreError) -> SecureBytes {
+        guard FileIO.exists(home.secretKeysPath) else {
+            if FileIO.exists(home.identityPath) {
+                throw StoreError(.keyFile, "\(home.secretKeysPath) is missing; this identity's secret keys are gone (restore them from a backup)")
+            }
+            throw StoreError(.noIdentity, "no identity in \(home.path); create one with: nearcard init --name \"Your Name\"")
+        }
+        return try FileIO.readSmallFile(home.secretKeysPath, limit: KeyFile.maximumLength, privateOnly: true)
+    }
+
+    private func unlinkQuietly(_ path: String) {
+        _ = path.withCString { unlink($0) }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

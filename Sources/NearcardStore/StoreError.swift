@@ -1,0 +1,40 @@
+import NearcardCrypto
+
+/// The one error type of NearcardStore: what failed, on which file, and what to do.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// There is no identity in the home directory yet.
+        case noIdentity
+        /// `init` found an identity (or part of one) and refused to touch it.
+        case identityExists
+        /// A key file is damaged, foreign, or unsafe (permissions); it was left untouched.
+        case keyFile
+        /// The passphrase did not open the sealed keys.
+        case wrongPassphrase
+        /// Input a user gave (a card file, a field value) is not acceptable.
+        case invalidInput
+        /// Something asked for does not exist (a contact id, …).
+        case notFound
+        /// The file system refused (permissions, disk full, …).
+        case io
+        /// The SQLite database is locked, corrupt or from a newer Nearcard.
+        case database
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    init(_ error: CryptoError) {
+        switch error.kind {
+        case .wrongPassphrase: self.init(.wrongPassphrase, error.message)
+        default: self.init(.keyFile, error.message)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+
+/// `nearcard jwt …`: sign and verify compact JWS/JWT.
+struct JWT: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jwt",
+        abstract: "Sign and verify JWTs (ES256 with your DID key; verify ES256 and EdDSA).",
+        subcommands: [Sign.self, Verify.self])
+
+    /// The largest claims document `jwt sign` reads.
+    static let maximumClaimsLength = 64 * 1024
+
+    struct Sign: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read a JSON claims object on stdin; print a compact JWS signed ES256 with your DID key.",
+            discussion: "The header is {\"alg\":\"ES256\",\"kid\":\"<did>#<multibase>\",\"typ\":T}. Claims are signed as given (no claims are added).")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: "The header's typ.")
+        var typ: String = "JWT"
+
+        func run() async throws {
+            let input = try Console.readStdin(limit: JWT.maximumClaimsLength, what: "the claims")
+            let claims: JSONValue
+            do { claims = try JSONParser.parse(input) } catch {
+                throw CLIError(.malformedInput, "the claims on standard input are not JSON: \(error.message)")
+            }
+            guard claims.objectValue != nil else { throw CLIError(.malformedInput, "the claims on standard input must be a JSON object") }
+            let keys = try global.unlockIdentity()
+            let header: JSONObject = ["kid": .string(keys.keyID), "typ": .string(typ)]
+            Console.out(try CompactJWS.sign(payload: Array(claims.compactText.utf8), header: header, signer: keys.p256))
+        }
+    }
+
+    struct Verify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Verify an ES256 or EdDSA token; print {\"header\", \"claims\"} when valid.",
+            discussion: """
+            The key is the JWK in --jwk FILE, else the did:key in the header's kid (fragment: the key's \
+            multibase, or keys-1), else a did:key iss. Exit 0 valid, 1 signature or time claims fail \
+            (exp, nbf, iat checked with --leeway), 2 malformed token or key file.
+            """)
+
+        @Argument(help: "The compact token, or - to read it from stdin.")
+        var token: String
+
+        @Option(help: ArgumentHelp("Verify with the public JWK in this file.", valueName: "FILE"))
+        var jwk: String?
+
+        @Option(help: "Seconds of clock difference tolerated on exp, nbf and iat.")
+        var leeway: Double = 60
+
+        @Option(help: ArgumentHelp("Verify as of this Unix time instead of now.", valueName: "UNIXTIME"))
+        var at: Double?
+
+        func validate() throws {
+            if leeway < 0 || leeway > 86_400 { throw ValidationError("--leeway must be between 0 and 86400 seconds") }
+        }
+
+        func run() async throws {
+            var text = token
+            if token == "-" {
+                text = String(decoding: try Console.readStdin(limit: CompactJWS.maximumLength, what: "the token"), as: UTF8.self)
+            }
+            text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            var key: DIDKey?
+            if let jwk {
+                guard let data = FileManager.default.contents(atPath: jwk) else {
+                    throw CLIError(.malformedInput, "cannot read the JWK file \(jwk)")
+                }
+                do { key = try JWK(json: JSONParser(maximumLength: 64 * 1024).parse([UInt8](data))).key } catch {
+                    throw CLIError(.malformedInput, "\(jwk) is not a usable public JWK: \(error.message)")
+                }
+            }
+            let verifier = JWTVerifier(now: at ?? Date().timeIntervalSince1970, leeway: leeway)
+            switch try verifier.verify(text, key: key) {
+            case .valid(let header, let claims, _):
+                Console.json(["header": .object(header), "claims": .object(claims)])
+            case .invalid(let failure):
+                throw CLIError(.checkFailed, "token not valid: \(failure)")
+            }
+        }
+    }
+}

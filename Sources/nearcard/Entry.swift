@@ -1,0 +1,52 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `nearcard`: exchange signed business cards in person, on the local network.
+struct Nearcard: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nearcard",
+        abstract: "Exchange signed business cards in person, on the local network.",
+        discussion: """
+        Start with `nearcard init --name "Your Name"`. Data lives in $NEARCARD_HOME \
+        (default ~/.local/share/nearcard).
+
+        Exit codes: 0 ok · 1 a check failed · 2 malformed input · 3 identity problem \
+        (none, exists, wrong passphrase, damaged key file) · 4 environment (daemon/network missing) · \
+        5 storage · 6 not found · 64 usage · 70 internal error · 130 interrupted.
+        """,
+        version: "0.1.0",
+        subcommands: [Init.self, Id.self, DID.self, JWT.self]
+    )
+}
+
+@main
+enum Main {
+    static func main() async {
+        do {
+            var command = try Nearcard.parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as CLIError where error.code == .ok {
+            exit(0)
+        } catch let error as ExitCode {
+            exit(error.rawValue)
+        } catch let error where error is CLIError || !isArgumentParserError(error) {
+            let (code, message) = classify(error)
+            Console.err("nearcard: \(message)")
+            exit(code.rawValue)
+        } catch {
+            Nearcard.exit(withError: error)
+        }
+    }
+
+    /// ArgumentParser's own errors (help, version, usage) print their own text.
+    static func isArgumentParserError(_ error: Error) -> Bool {
+        let type = String(reflecting: Swift.type(of: error))
+        return type.hasPrefix("ArgumentParser.") || error is ValidationError || error is CleanExit
+    }
+}

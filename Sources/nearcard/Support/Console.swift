@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NearcardCrypto
+
+/// The CLI's only way to print: stdout for results, stderr for diagnostics.
+enum Console {
+    static func out(_ text: String) { write(STDOUT_FILENO, text + "\n") }
+
+    static func err(_ text: String) { write(STDERR_FILENO, text + "\n") }
+
+    /// Writes all of `text` to `fd` (unbuffered: lines from several tasks never interleave mid-line).
+    static func write(_ fd: Int32, _ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+        bytes.removeAll()
+    }
+
+    /// Pretty JSON on stdout (one document).
+    static func json(_ value: JSONValue) {
+        out(value.prettyText)
+    }
+
+    static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+    static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+
+    /// Reads all of stdin, refusing more than `limit` bytes.
+    static func readStdin(limit: Int, what: String) throws -> [UInt8] {
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(STDIN_FILENO, &buf, buf.count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CLIError(.storage, "cannot read \(what) from standard input: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            out += buf[0..<n]
+            if out.count > limit { throw CLIError(.malformedInput, "\(what) on standard input is larger than \(limit) bytes") }
+        }
+        return out
+    }
+
+    /// Two-column "Label  value" lines for people.
+    static func table(_ rows: [(String, String)]) {
+        let width = rows.map(\.0.count).max() ?? 0
+        for (k, v) in rows { out(k.padding(toLength: width + 2) + v) }
+    }
+}
+
+extension String {
+    func padding(toLength n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import NearcardCrypto
+import NearcardStore
+
+/// Nearcard's exit codes (README "Exit codes"; keep both in step).
+enum Exit: Int32 {
+    /// Success.
+    case ok = 0
+    /// A check failed: a signature, a time claim, a verification; an exchange declined.
+    case checkFailed = 1
+    /// Malformed input: a token, DID, JSON, key or card file that cannot be parsed.
+    case malformedInput = 2
+    /// Identity: none yet, one exists already, wrong passphrase, damaged or unsafe key file.
+    case identity = 3
+    /// Environment: a daemon, service or network the command needs is missing.
+    case environment = 4
+    /// Storage or file-system error.
+    case storage = 5
+    /// Something not found (a contact, a peer).
+    case notFound = 6
+    /// Internal error: a bug in Nearcard or its libraries.
+    case software = 70
+    /// Interrupted (Ctrl-C).
+    case interrupted = 130
+}
+
+/// An error the CLI reports as one line with a chosen exit code.
+struct CLIError: Error, CustomStringConvertible {
+    let code: Exit
+    let message: String
+    init(_ code: Exit, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    var description: String { message }
+}
+
+/// Maps any error to (exit code, one-line message).
+func classify(_ error: Error) -> (Exit, String) {
+    switch error {
+    case let e as CLIError:
+        return (e.code, e.message)
+    case let e as CryptoError:
+        switch e.kind {
+        case .malformedJSON, .malformedEncoding, .malformedToken, .didKey, .invalidKey, .invalidSignature, .invalidArgument:
+            return (.malformedInput, e.message)
+        case .authenticationFailed:
+            return (.checkFailed, e.message)
+        case .keyFile, .wrongPassphrase:
+            return (.identity, e.message)
+        case .library:
+            return (.software, e.message)
+        }
+    case let e as StoreError:
+        switch e.kind {
+        case .noIdentity, .identityExists, .keyFile, .wrongPassphrase: return (.identity, e.message)
+        case .invalidInput: return (.malformedInput, e.message)
+        case .notFound: return (.notFound, e.message)
+        case .io, .database: return (.storage, e.message)
+        }
+    default:
+        return (.software, "\(error)")
+    }
+}

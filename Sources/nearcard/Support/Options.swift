@@ -1,0 +1,27 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+import NearcardStore
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Nearcard's data directory (default: $NEARCARD_HOME, else $XDG_DATA_HOME/nearcard, else ~/.local/share/nearcard).", valueName: "DIR"))
+    var home: String?
+
+    @Flag(name: .long, help: "Add detail to error messages.")
+    var verbose = false
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    var resolvedHome: NearcardHome { NearcardHome.resolve(explicit: home, environment: environment) }
+
+    var identityStore: IdentityStore { IdentityStore(home: resolvedHome) }
+
+    /// The identity's secret keys, asking for the passphrase when they are sealed.
+    func unlockIdentity() throws -> IdentityKeys {
+        let store = identityStore
+        return try store.unlock { try Passphrase.forUnlocking(path: store.home.secretKeysPath, environment: environment) }
+    }
+}
+
+extension DIDKey.DocumentFormat: ExpressibleByArgument {}

@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NearcardCrypto
+
+/// Where passphrases come from: a file (`--passphrase-file`, `NEARCARD_PASSPHRASE_FILE`) or a
+/// prompt on the controlling terminal with echo off. Passphrases live in `SecureBytes` only.
+enum Passphrase {
+    /// The longest passphrase accepted.
+    static let maximumLength = 1024
+
+    /// Reads a passphrase file: its first line (without the newline), which must not be empty.
+    static func read(file path: String) throws -> SecureBytes {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CLIError(.malformedInput, "cannot read passphrase file \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var buf = [UInt8](repeating: 0, count: maximumLength + 2)
+        defer { buf.wipe() }
+        var total = 0
+        while total < buf.count {
+            let n = Glibc.read(fd, &buf[total], buf.count - total)
+            if n < 0 { if errno == EINTR { continue }; throw CLIError(.malformedInput, "cannot read passphrase file \(path)") }
+            if n == 0 { break }
+            total += n
+        }
+        var end = buf[0..<total].firstIndex(of: UInt8(ascii: "\n")) ?? total
+        if end > 0, buf[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        guard end <= maximumLength else { throw CLIError(.malformedInput, "the passphrase in \(path) is longer than \(maximumLength) bytes") }
+        guard end > 0 else { throw CLIError(.malformedInput, "passphrase file \(path) is empty; put the passphrase on its first line") }
+        return SecureBytes(buf[0..<end])
+    }
+
+    /// Asks on /dev/tty with echo off; nil when there is no terminal to ask on.
+    static func prompt(_ text: String) -> SecureBytes? {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var saved = termios()
+        guard tcgetattr(fd, &saved) == 0 else { return nil }
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        _ = tcsetattr(fd, TCSAFLUSH, &quiet)
+        defer {
+            _ = tcsetattr(fd, TCSAFLUSH, &saved)
+            _ = write(fd, "\n", 1)
+        }
+        _ = text.withCString { write(fd, $0, strlen($0)) }
+        var line = [UInt8]()
+        defer { line.wipe() }
+        var c: UInt8 = 0
+        while line.count <= maximumLength {
+            let n = Glibc.read(fd, &c, 1)
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 || c == UInt8(ascii: "\n") { break }
+            line.append(c)
+        }
+        c = 0
+        return SecureBytes(line)
+    }
+
+    /// The passphrase for a sealed identity: `NEARCARD_PASSPHRASE_FILE`, else a terminal prompt.
+    static func forUnlocking(path: String, environment: [String: String]) throws -> SecureBytes? {
+        if let file = environment["NEARCARD_PASSPHRASE_FILE"], !file.isEmpty { return try read(file: file) }
+        guard let answer = prompt("Passphrase for \(path): ") else {
+            throw CLIError(.identity, "the identity's keys are sealed with a passphrase and there is no terminal to ask on; set NEARCARD_PASSPHRASE_FILE to a file holding it")
+        }
+        return answer
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import NearcardCrypto
+import Testing
+
+@Suite struct IdentityCommandTests {
+    @Test func initCreatesPrivateKeyFilesAndIdShowsThem() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let created = try cli.run(["init", "--name", "Ada Lovelace"])
+        #expect(created.code == 0, "\(created.stderr)")
+        #expect(fileMode(cli.secretsPath) == 0o600)
+        #expect(fileMode(cli.identityPath) == 0o600)
+        #expect(fileMode(cli.home.path) == 0o700)
+
+        let id = try cli.run(["id", "--json"]).json
+        let did = try #require(id["did"]?.stringValue)
+        #expect(did.hasPrefix("did:key:zDn"))
+        #expect(id["name"] == "Ada Lovelace")
+        #expect(id["publicKeyJwk"]?["d"] == nil, "the JWK must not carry the private key")
+        // The JWK is the DID's key.
+        #expect(try JWK(json: id["publicKeyJwk"]!).key.did == did)
+        #expect(try Base64.decode(id["pubKey"]!.stringValue!).count == 32)
+        #expect(try Base64.decode(id["signPubKey"]!.stringValue!).count == 32)
+        #expect(id["fingerprint"]?.stringValue?.count == 16)
+
+        let doc = try cli.run(["id", "--document"]).json
+        #expect(doc["id"]?.stringValue == did)
+        let human = try cli.run(["id"])
+        #expect(human.stdout.contains(did) && human.stdout.contains("Ada Lovelace"))
+    }
+
+    @Test func initRefusesWhenAnIdentityExistsAndTouchesNothing() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init"])
+        let before = (sha(cli.secretsPath), sha(cli.identityPath))
+        let again = try cli.run(["init", "--name", "Mallory"])
+        #expect(again.code == 3)
+        #expect(again.stderr.contains(cli.home.path), "the error names the directory")
+        #expect((sha(cli.secretsPath), sha(cli.identityPath)) == before)
+    }
+
+    @Test func idWithoutIdentitySaysHowToCreateOne() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let r = try cli.run(["id"])
+        #expect(r.code == 3)
+        #expect(r.stderr.contains("nearcard init"))
+        #expect(r.stderr.split(separator: "\n").count == 1, "one line")
+    }
+
+    @Test func damagedKeyFilesAreNamedAndNeverRewritten() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init"])
+        let full = try Data(contentsOf: URL(fileURLWithPath: cli.secretsPath))
+        try full.prefix(full.count / 2).write(to: URL(fileURLWithPath: cli.secretsPath))
+        let before = sha(cli.secretsPath)
+        let r = try cli.run(["jwt", "sign"], stdin: "{}")
+        #expect(r.code == 3)
+        #expect(r.stderr.contains(cli.secretsPath))
+        #expect(sha(cli.secretsPath) == before)
+        // init still refuses: a damaged identity is not an absent one.
+        #expect(try cli.run(["init"]).code == 3)
+        #expect(sha(cli.secretsPath) == before)
+    }
+
+    @Test func groupReadableSecretKeysAreRefused() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init"])
+        chmod(cli.secretsPath, 0o644)
+        let r = try cli.run(["jwt", "sign"], stdin: "{}")
+        #expect(r.code == 3)
+        #expect(r.stderr.contains("chmod 600"))
+    }
+
+    @Test func passphraseSealsKeysAndWrongOneChangesNothing() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let good = try cli.write("correct horse battery\n", to: "pw")
+        let bad = try cli.write("wrong\n", to: "bad")
+        #expect(try cli.run(["init", "--passphrase-file", good]).code == 0)
+        let sealed = try String(contentsOfFile: cli.secretsPath, encoding: .utf8)
+        #expect(sealed.contains("argon2id-xchacha20poly1305"))
+        #expect(!sealed.contains("\"keys\""))
+        let before = sha(cli.secretsPath)
+
+        let signed = try cli.run(["jwt", "sign"], stdin: "{\"a\":1}", env: ["NEARCARD_PASSPHRASE_FILE": good])
+        #expect(signed.code == 0, "\(signed.stderr)")
+        let wrong = try cli.run(["jwt", "sign"], stdin: "{\"a\":1}", env: ["NEARCARD_PASSPHRASE_FILE": bad])
+        #expect(wrong.code == 3)
+        #expect(wrong.stderr.contains("passphrase"))
+        #expect(wrong.stdout.isEmpty)
+        #expect(sha(cli.secretsPath) == before)
+        // `id` needs no passphrase.
+        #expect(try cli.run(["id"]).code == 0)
+    }
+
+    @Test func sealedKeysWithoutPassphraseOrTerminalFailClearly() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let good = try cli.write("pw\n", to: "pw")
+        try cli.run(["init", "--passphrase-file", good])
+        // Run without a controlling terminal: setsid detaches it, so no prompt is possible.
+        let r = try CLI.run(executable: "/usr/bin/setsid", ["--wait", CLI.executable.path, "jwt", "sign"], stdin: "{}", env: ["NEARCARD_HOME": cli.home.path])
+        #expect(r.code == 3)
+        #expect(r.stderr.contains("NEARCARD_PASSPHRASE_FILE"))
+    }
+}
+
+@Suite struct DIDCommandTests {
+    @Test func resolvesEachKeyType() throws {
+        for (did, format, type) in [
+            ("did:key:zDnaerDaTF5BXEavCrfRZEk316dpbLsfPDZ3WJ5hRTPFU2169", "JsonWebKey2020", "JsonWebKey2020"),
+            ("did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp", "Multikey", "Multikey"),
+            ("did:key:z6LSeu9HkTHSfLLeUs2nnzUSNedgDUevfNQgQjQC23ZCit6F", "Multikey", "Multikey"),
+        ] {
+            let r = try CLI.run(executable: CLI.executable.path, ["did", "resolve", did, "--format", format])
+            #expect(r.code == 0, "\(r.stderr)")
+            #expect(r.json["id"]?.stringValue == did)
+            #expect(r.json["verificationMethod"]?.arrayValue?.first?["type"]?.stringValue == type)
+        }
+    }
+
+    @Test(arguments: [
+        ("did:key:zQ3shokFTS3brHcDQrn82RUDfCZESWL1ZdCEJwekUDPQiYBme", "unsupportedPublicKeyType"),
+        ("did:key:abc", "invalidDid"),
+        ("did:key:" + Multibase.encodeBase58btc([0xED, 0x01] + [UInt8](repeating: 9, count: 31)), "invalidPublicKeyLength"),
+    ])
+    func malformedDIDsExitNonZeroNamingTheError(did: String, code: String) throws {
+        let r = try CLI.run(executable: CLI.executable.path, ["did", "resolve", did])
+        #expect(r.code == 2)
+        #expect(r.stderr.contains(code))
+        #expect(r.stderr.split(separator: "\n").count == 1)
+    }
+}

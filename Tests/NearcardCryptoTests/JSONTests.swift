@@ -1,0 +1,109 @@
+import NearcardCrypto
+import Testing
+
+/// RFC 8785 vectors: each input canonicalises byte for byte to its output.
+@Suite struct JCSTests {
+    @Test(arguments: ["arrays", "french", "structures", "unicode", "values", "weird"])
+    func canonicalisesVector(name: String) throws {
+        let input = try Vectors.bytes("jcs/\(name).input.json")
+        let expected = try Vectors.bytes("jcs/\(name).output.json")
+        #expect(try JCS.canonicalize(jsonText: input) == expected)
+    }
+
+    /// ECMAScript number formatting (RFC 8785 appendix B samples).
+    @Test(arguments: [
+        (0.0, "0"), (-0.0, "0"), (1.0, "1"), (-1.5, "-1.5"), (1e21, "1e+21"), (1e20, "100000000000000000000"),
+        (9007199254740992.0, "9007199254740992"), (9007199254740994.0, "9007199254740994"),
+        (295147905179352830000.0, "295147905179352830000"), (1e-7, "1e-7"), (0.000001, "0.000001"),
+        (Double.leastNonzeroMagnitude, "5e-324"), (1.7976931348623157e308, "1.7976931348623157e+308"), (333333333.3333333, "333333333.3333333"),
+        (4.35, "4.35"), (0.002, "0.002"), (1e23, "1e+23"), (123456789012345680000.0, "123456789012345680000"),
+    ])
+    func ecmaScriptNumbers(value: Double, text: String) {
+        #expect(JCS.numberString(value) == text)
+    }
+}
+
+@Suite struct JSONParserTests {
+    @Test(arguments: [
+        "{\"a\":1,\"a\":2}",            // duplicate key
+        "[1,]", "{\"a\":1,}",          // trailing commas
+        "01", "-", "1.", "1e", "NaN", "Infinity", "1e400",
+        "\"\\ud800\"",                 // lone high surrogate
+        "\"\\udc00\"",                 // lone low surrogate
+        "\"a\u{01}b\"",                // raw control character
+        "\"\\x41\"",                   // unknown escape
+        "{\"a\" 1}", "[1 2]", "tru", "nul", "\"abc", "",
+        "[1] [2]",
+    ])
+    func refusesMalformedJSON(text: String) {
+        #expect(throws: CryptoError.self) { try JSONParser.parse(text) }
+    }
+
+    @Test func refusesInvalidUTF8() {
+        for bad: [UInt8] in [[0x22, 0xC0, 0x80, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xF5, 0x80, 0x80, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22]] {
+            #expect(throws: CryptoError.self) { try JSONParser.parse(bad) }
+        }
+    }
+
+    @Test func boundsDepthAndLength() {
+        let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
+        #expect(throws: CryptoError.self) { try JSONParser.parse(deep) }
+        let ok = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        #expect(throws: Never.self) { try JSONParser.parse(ok) }
+        #expect(throws: CryptoError.self) { try JSONParser(maximumLength: 10).parse(Array("[1,2,3,4,5,6]".utf8)) }
+    }
+
+    /// Keys that are canonically equivalent in Unicode but different code points are different keys.
+    @Test func keysCompareByScalarsNotCanonicalEquivalence() throws {
+        let v = try JSONParser.parse("{\"A\\u030a\":1,\"\\u00c5\":2}")
+        #expect(v.objectValue?.count == 2)
+        #expect(v["\u{00C5}"] == 2)
+        #expect(v["A\u{030A}"] == 1)
+    }
+
+    @Test func errorsSayWhere() {
+        #expect {
+            try JSONParser.parse("{\n  \"a\": tru\n}")
+        } throws: { ($0 as? CryptoError)?.message.contains("line 2") == true }
+    }
+
+    @Test func parsesAndWritesBack() throws {
+        let text = "{\"b\":[true,false,null,1.5,\"x\\n\\\"\"],\"a\":{}}"
+        let v = try JSONParser.parse(text)
+        #expect(v.compactText == text)
+        #expect(v.canonicalText == "{\"a\":{},\"b\":[true,false,null,1.5,\"x\\n\\\"\"]}")
+        #expect(try JSONParser.parse(v.prettyText) == v)
+    }
+}
+
+@Suite struct EncodingTests {
+    @Test func base64RoundTripsAndIsStrict() throws {
+        for n in 0..<40 {
+            let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(try Base64.decode(Base64.encode(bytes)) == bytes)
+            #expect(try Base64.urlDecode(Base64.urlEncode(bytes)) == bytes)
+        }
+        #expect(Base64.encode(Array("Möbius".utf8)) == "TcO2Yml1cw==")
+        for bad in ["TQ=", "TR==", "T===", "TQ==\n", "T Q==", "@@@@"] {
+            #expect(throws: CryptoError.self, "\(bad)") { try Base64.decode(bad) }
+        }
+        for bad in ["TQ==", "TR", "T", "a+b/"] {
+            #expect(throws: CryptoError.self, "\(bad)") { try Base64.urlDecode(bad) }
+        }
+    }
+
+    @Test func base58MatchesKnownValues() throws {
+        #expect(Base58.encode(Array("Hello World!".utf8)) == "2NEpo7TZRRrLZSi2U")
+        #expect(Base58.encode([0, 0, 1]) == "112")
+        #expect(try Base58.decode("112") == [0, 0, 1])
+        #expect(throws: CryptoError.self) { try Base58.decode("0OIl") }
+    }
+
+    @Test func varintsAreMinimal() {
+        #expect(Varint.encode(0x1200) == [0x80, 0x24])
+        #expect(Varint.encode(0xED) == [0xED, 0x01])
+        #expect(Varint.decode([0x80, 0x24, 0xFF])! == (0x1200, 2))
+        #expect(Varint.decode([0x80, 0x00]) == nil, "non-minimal")
+        #expect(Varint.decode([0x80]) == nil, "truncated")
+    }
+}

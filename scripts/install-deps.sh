@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Nearcard builds and tests with, and only those
+# that are missing (apt-get runs only when something is absent).
+# Usage: scripts/install-deps.sh [--with-python]
+#   --with-python  also create .venv with the Python peers the tests use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  pkg-config
+  libsodium-dev        # X25519, Ed25519, sealed boxes, AEAD, Argon2id
+  libssl-dev           # libcrypto: ECDSA P-256
+  libsqlite3-dev       # GRDB's SQLite
+  libavahi-client-dev  # DNS-SD through avahi-daemon
+  libqrencode-dev      # QR rendering
+  libzbar-dev          # QR scanning from images
+  libpng-dev           # PNG output
+  avahi-daemon avahi-utils dbus iproute2 procps
+  openssl qrencode zbar-tools
+  python3-venv
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # Start-up scripts of daemons must not run inside the installer (no init here).
+  policy=/usr/sbin/policy-rc.d
+  created_policy=0
+  if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' > "$policy"; chmod +x "$policy"; created_policy=1; fi
+  apt-get update -qq || apt-get update
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  [ "$created_policy" = 1 ] && rm -f "$policy"
+fi
+
+if [ "${1:-}" = "--with-python" ]; then
+  scripts/setup-python.sh
+fi
