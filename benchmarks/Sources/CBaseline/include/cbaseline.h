@@ -1,0 +1,21 @@
+// The floor for Nearcard's crypto benchmarks: each primitive called directly through its C library,
+// the way a C program would, with keys prepared once. Every function returns 0 on success.
+#ifndef NEARCARD_CBASELINE_H
+#define NEARCARD_CBASELINE_H
+#include <stddef.h>
+#include <stdint.h>
+
+int cb_init(void);
+
+// ECDSA P-256 / SHA-256 through OpenSSL's EVP interface (DER signatures, as libcrypto makes them).
+void *cb_p256_key_from_scalar(const uint8_t scalar[32]);
+int cb_p256_sign(void *key, const uint8_t *msg, size_t len, uint8_t *der, size_t *der_len);
+int cb_p256_verify(void *key, const uint8_t *msg, size_t len, const uint8_t *der, size_t der_len);
+
+// libsodium.
+int cb_ed25519_sign(const uint8_t sk[64], const uint8_t *msg, size_t len, uint8_t sig[64]);
+int cb_ed25519_verify(const uint8_t pk[32], const uint8_t *msg, size_t len, const uint8_t sig[64]);
+int cb_x25519(const uint8_t sk[32], const uint8_t pk[32], uint8_t out[32]);
+int cb_seal(const uint8_t *msg, size_t len, const uint8_t pk[32], uint8_t *out);
+int cb_seal_open(const uint8_t *c, size_t len, const uint8_t pk[32], const uint8_t sk[32], uint8_t *out);
+#endif
