@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "nearcard", targets: ["nearcard"]),
         .library(name: "NearcardCrypto", targets: ["NearcardCrypto"]),
+        .library(name: "NearcardModel", targets: ["NearcardModel"]),
         .library(name: "NearcardStore", targets: ["NearcardStore"]),
     ],
     dependencies: [
@@ -23,18 +24,21 @@ let package = Package(
 
         // did:key, multibase, JCS, JSON, ECDSA P-256 (libcrypto), X25519/Ed25519/sealed box/AEAD/Argon2id (libsodium), JWS/JWT.
         .target(name: "NearcardCrypto", dependencies: ["CSodium", "COpenSSL"]),
-        // Identity key files and (later) the SQLite database.
+        // Card, sharing policy, ProximityPayload, selective-disclosure proof, Contact, vCard.
+        .target(name: "NearcardModel", dependencies: ["NearcardCrypto"]),
+        // Identity key files and the SQLite database (GRDB).
         .target(name: "NearcardStore", dependencies: [
-            "NearcardCrypto",
+            "NearcardCrypto", "NearcardModel",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // The command-line interface: the only place that prints for humans.
         .executableTarget(name: "nearcard", dependencies: [
-            "NearcardCrypto", "NearcardStore",
+            "NearcardCrypto", "NearcardModel", "NearcardStore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .testTarget(name: "NearcardCryptoTests", dependencies: ["NearcardCrypto"]),
+        .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel"]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto"]),
     ],

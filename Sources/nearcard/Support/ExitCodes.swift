@@ -1,5 +1,6 @@
 import ArgumentParser
 import NearcardCrypto
+import NearcardModel
 import NearcardStore
 
 /// Nearcard's exit codes (README "Exit codes"; keep both in step).
@@ -51,6 +52,8 @@ func classify(_ error: Error) -> (Exit, String) {
         case .library:
             return (.software, e.message)
         }
+    case let e as ModelError:
+        return (.malformedInput, e.message)
     case let e as StoreError:
         switch e.kind {
         case .noIdentity, .identityExists, .keyFile, .wrongPassphrase: return (.identity, e.message)

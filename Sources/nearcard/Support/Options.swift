@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearcardCrypto
+import NearcardModel
 import NearcardStore
 
 /// Options every command takes.
@@ -16,6 +17,9 @@ struct GlobalOptions: ParsableArguments {
     var resolvedHome: NearcardHome { NearcardHome.resolve(explicit: home, environment: environment) }
 
     var identityStore: IdentityStore { IdentityStore(home: resolvedHome) }
+
+    /// The database in the home directory (created on first use).
+    func database() throws -> NearcardDatabase { try NearcardDatabase(home: resolvedHome) }
 
     /// The identity's secret keys, asking for the passphrase when they are sealed.
     func unlockIdentity() throws -> IdentityKeys {

@@ -1,0 +1,224 @@
+import Foundation
+import NearcardCrypto
+
+/// The fields of a card (the iOS app's `BusinessCardField`, without the profile image).
+public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
+    case name, email, phone, company, title, socialNetworks, skills
+
+    public static func < (a: CardField, b: CardField) -> Bool { a.rawValue < b.rawValue }
+
+    /// Parses a comma-separated list such as `name,company,title`; names what is unknown.
+    public static func parseList(_ text: String) throws(ModelError) -> Set<CardField> {
+        var out = Set<CardField>()
+        for part in text.split(separator: ",") {
+            let name = part.trimmingCharacters(in: .whitespaces)
+            guard let field = CardField(rawValue: name) ?? CardField.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
+                throw ModelError(.invalidCard, "unknown card field \"\(name)\"; the fields are \(CardField.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            out.insert(field)
+        }
+        return out
+    }
+}
+
+public struct SocialProfile: Sendable, Equatable, Hashable {
+    public var platform: String
+    public var username: String
+    public var url: String?
+
+    public init(platform: String, username: String, url: String? = nil) {
+        self.platform = platform
+        self.username = username
+        self.url = url
+    }
+
+    /// `PLATFORM:HANDLE[:URL]` as `card set --social` takes it (the URL may itself contain colons).
+    public init(argument: String) throws(ModelError) {
+        let parts = argument.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw ModelError(.invalidCard, "social profile \"\(argument)\" is not PLATFORM:HANDLE[:URL]")
+        }
+        self.init(platform: parts[0], username: parts[1], url: parts.count == 3 && !parts[2].isEmpty ? parts[2] : nil)
+    }
+
+    var json: JSONValue {
+        var o: JSONObject = ["platform": .string(platform), "username": .string(username)]
+        if let url { o["url"] = .string(url) }
+        return .object(o)
+    }
+}
+
+public struct Skill: Sendable, Equatable, Hashable {
+    public var name: String
+    public var category: String?
+    public var proficiency: String?
+
+    public init(name: String, category: String? = nil, proficiency: String? = nil) {
+        self.name = name
+        self.category = category
+        self.proficiency = proficiency
+    }
+
+    /// `NAME[:CATEGORY[:PROFICIENCY]]` as `card set --skill` takes it.
+    public init(argument: String) throws(ModelError) {
+        let parts = argument.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard !parts[0].isEmpty else { throw ModelError(.invalidCard, "skill \"\(argument)\" has no name") }
+        self.init(name: parts[0], category: parts.count > 1 && !parts[1].isEmpty ? parts[1] : nil,
+                  proficiency: parts.count > 2 && !parts[2].isEmpty ? parts[2] : nil)
+    }
+
+    var json: JSONValue {
+        var o: JSONObject = ["name": .string(name)]
+        if let category { o["category"] = .string(category) }
+        if let proficiency { o["proficiency"] = .string(proficiency) }
+        return .object(o)
+    }
+}
+
+/// A business card: the user's own, or the part of a peer's that was disclosed.
+/// Absent optionals and empty lists are "not on the card".
+public struct Card: Sendable, Equatable {
+    public var name: String
+    public var email: String?
+    public var phone: String?
+    public var company: String?
+    public var title: String?
+    public var socialNetworks: [SocialProfile]
+    public var skills: [Skill]
+
+    /// Limits (docs/PROTOCOL.md "Limits"): a card always fits one Noise message and one QR code.
+    public enum Limits {
+        public static let textLength = 256
+        public static let socialNetworks = 16
+        public static let skills = 32
+    }
+
+    public init(name: String, email: String? = nil, phone: String? = nil, company: String? = nil, title: String? = nil,
+                socialNetworks: [SocialProfile] = [], skills: [Skill] = []) {
+        self.name = name
+        self.email = email
+        self.phone = phone
+        self.company = company
+        self.title = title
+        self.socialNetworks = socialNetworks
+        self.skills = skills
+    }
+
+    /// The value of one field as JSON, or nil when the card does not have it.
+    public func value(of field: CardField) -> JSONValue? {
+        switch field {
+        case .name: .string(name)
+        case .email: email.map { .string($0) }
+        case .phone: phone.map { .string($0) }
+        case .company: company.map { .string($0) }
+        case .title: title.map { .string($0) }
+        case .socialNetworks: socialNetworks.isEmpty ? nil : .array(socialNetworks.map(\.json))
+        case .skills: skills.isEmpty ? nil : .array(skills.map(\.json))
+        }
+    }
+
+    /// Which fields the card has.
+    public var presentFields: Set<CardField> { Set(CardField.allCases.filter { value(of: $0) != nil }) }
+
+    /// The card reduced to `fields` (name always stays).
+    public func filtered(to fields: Set<CardField>) -> Card {
+        Card(name: name,
+             email: fields.contains(.email) ? email : nil,
+             phone: fields.contains(.phone) ? phone : nil,
+             company: fields.contains(.company) ? company : nil,
+             title: fields.contains(.title) ? title : nil,
+             socialNetworks: fields.contains(.socialNetworks) ? socialNetworks : [],
+             skills: fields.contains(.skills) ? skills : [])
+    }
+
+    /// Nearcard's JSON card: `{"name", "email"?, "phone"?, "company"?, "title"?, "socialNetworks"?, "skills"?}`.
+    public var json: JSONValue {
+        var o = JSONObject()
+        for field in CardField.allCases {
+            if let v = value(of: field) { o[field.rawValue] = v }
+        }
+        return .object(o)
+    }
+
+    /// Reads Nearcard's JSON card. Errors name the key at fault.
+    public init(json: JSONValue) throws(ModelError) {
+        guard let o = json.objectValue else { throw ModelError(.invalidCard, "a card must be a JSON object") }
+        for key in o.keys where CardField(rawValue: key) == nil {
+            throw ModelError(.invalidCard, "unknown key \"\(key)\" in the card (known: \(CardField.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        func text(_ key: String, required: Bool = false) throws(ModelError) -> String? {
+            guard let v = o[key], !v.isNull else {
+                if required { throw ModelError(.invalidCard, "the card has no \"\(key)\"") }
+                return nil
+            }
+            guard let s = v.stringValue else { throw ModelError(.invalidCard, "\"\(key)\" must be a string") }
+            return s
+        }
+        func list(_ key: String) throws(ModelError) -> [JSONObject] {
+            guard let v = o[key], !v.isNull else { return [] }
+            guard let a = v.arrayValue else { throw ModelError(.invalidCard, "\"\(key)\" must be an array") }
+            var out: [JSONObject] = []
+            for (i, item) in a.enumerated() {
+                guard let io = item.objectValue else { throw ModelError(.invalidCard, "\"\(key)[\(i)]\" must be an object") }
+                out.append(io)
+            }
+            return out
+        }
+        func member(_ o: JSONObject, _ key: String, _ path: String, required: Bool) throws(ModelError) -> String? {
+            guard let v = o[key], !v.isNull else {
+                if required { throw ModelError(.invalidCard, "\"\(path)\" has no \"\(key)\"") }
+                return nil
+            }
+            guard let s = v.stringValue else { throw ModelError(.invalidCard, "\"\(path).\(key)\" must be a string") }
+            return s
+        }
+        var socials: [SocialProfile] = []
+        for (i, s) in try list("socialNetworks").enumerated() {
+            let path = "socialNetworks[\(i)]"
+            socials.append(SocialProfile(platform: try member(s, "platform", path, required: true)!,
+                                         username: try member(s, "username", path, required: true)!,
+                                         url: try member(s, "url", path, required: false)))
+        }
+        var skills: [Skill] = []
+        for (i, s) in try list("skills").enumerated() {
+            let path = "skills[\(i)]"
+            skills.append(Skill(name: try member(s, "name", path, required: true)!,
+                                category: try member(s, "category", path, required: false),
+                                proficiency: try member(s, "proficiency", path, required: false)))
+        }
+        self.init(name: try text("name", required: true)!, email: try text("email"), phone: try text("phone"),
+                  company: try text("company"), title: try text("title"), socialNetworks: socials, skills: skills)
+        try validate()
+    }
+
+    /// Checks the documented limits and that the name is not empty.
+    public func validate() throws(ModelError) {
+        if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ModelError(.invalidCard, "the card's name is empty") }
+        let texts: [(String, String?)] = [("name", name), ("email", email), ("phone", phone), ("company", company), ("title", title)]
+            + socialNetworks.enumerated().flatMap { i, s in [("socialNetworks[\(i)].platform", s.platform), ("socialNetworks[\(i)].username", s.username), ("socialNetworks[\(i)].url", s.url)] }
+            + skills.enumerated().flatMap { i, s in [("skills[\(i)].name", s.name), ("skills[\(i)].category", s.category), ("skills[\(i)].proficiency", s.proficiency)] }
+        for (key, value) in texts {
+            guard let value else { continue }
+            if value.count > Limits.textLength { throw ModelError(.limitExceeded, "\"\(key)\" is longer than \(Limits.textLength) characters") }
+            if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw ModelError(.invalidCard, "\"\(key)\" contains a control character")
+            }
+        }
+        if socialNetworks.count > Limits.socialNetworks { throw ModelError(.limitExceeded, "a card has at most \(Limits.socialNetworks) social profiles") }
+        if skills.count > Limits.skills { throw ModelError(.limitExceeded, "a card has at most \(Limits.skills) skills") }
+    }
+}
+
+/// Which fields every exchange discloses: chosen once (`nearcard share --fields`), reused for every
+/// exchange. The name is always disclosed.
+public struct SharingPolicy: Sendable, Equatable {
+    public private(set) var fields: Set<CardField>
+
+    public init(fields: Set<CardField>) { self.fields = fields.union([.name]) }
+
+    /// Until the user chooses: name, company and title.
+    public static let `default` = SharingPolicy(fields: [.name, .company, .title])
+
+    /// The chosen fields in the card's order (name, email, phone, company, title, socialNetworks, skills).
+    public var orderedFieldNames: [String] { CardField.allCases.filter { fields.contains($0) }.map(\.rawValue) }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import NearcardCrypto
+
+/// How a contact came to be (the iOS app's `ContactSource`, in Nearcard's spelling).
+public enum ContactSource: String, Sendable, CaseIterable {
+    case qrCode, proximity, manual
+
+    /// The iOS app's raw value ("QR Code", "Proximity", "Manual").
+    public var iosName: String {
+        switch self {
+        case .qrCode: "QR Code"
+        case .proximity: "Proximity"
+        case .manual: "Manual"
+        }
+    }
+}
+
+/// The iOS app's `VerificationStatus`.
+public enum VerificationStatus: String, Sendable, CaseIterable {
+    case verified, unverified, failed, pending
+}
+
+/// A contact record: the iOS app's `ContactEntity`, with the peer's disclosed card.
+public struct Contact: Sendable, Equatable {
+    /// Upper-case UUID (the iOS convention).
+    public var id: String
+    public var cardId: String?
+    public var card: Card
+    public var source: ContactSource
+    public var verificationStatus: VerificationStatus
+    public var receivedAt: Date
+    public var lastInteraction: Date?
+    public var tags: [String]
+    public var notes: String?
+    /// The peer's sealed route to them (base64), opened only by our X25519 key.
+    public var sealedRoute: String?
+    public var pubKey: String?
+    public var signPubKey: String?
+    /// The peer's DID (`didPublicKey` in the iOS model).
+    public var didPublicKey: String?
+    /// Their payload signature and ours, base64 raw r‖s.
+    public var exchangeSignature: String?
+    public var myExchangeSignature: String?
+    public var exchangeTimestamp: Date?
+    public var myEphemeralMessage: String?
+    public var theirEphemeralMessage: String?
+    public var graphExportEdgeId: String?
+    public var credentialIds: [String]
+    public var declaredProofClaims: [String]
+
+    public init(id: String = UUID().uuidString, cardId: String? = nil, card: Card, source: ContactSource,
+                verificationStatus: VerificationStatus, receivedAt: Date, lastInteraction: Date? = nil, tags: [String] = [],
+                notes: String? = nil, sealedRoute: String? = nil, pubKey: String? = nil, signPubKey: String? = nil,
+                didPublicKey: String? = nil, exchangeSignature: String? = nil, myExchangeSignature: String? = nil,
+                exchangeTimestamp: Date? = nil, myEphemeralMessage: String? = nil, theirEphemeralMessage: String? = nil,
+                graphExportEdgeId: String? = nil, credentialIds: [String] = [], declaredProofClaims: [String] = []) {
+        self.id = id
+        self.cardId = cardId
+        self.card = card
+        self.source = source
+        self.verificationStatus = verificationStatus
+        self.receivedAt = receivedAt
+        self.lastInteraction = lastInteraction
+        self.tags = tags
+        self.notes = notes
+        self.sealedRoute = sealedRoute
+        self.pubKey = pubKey
+        self.signPubKey = signPubKey
+        self.didPublicKey = didPublicKey
+        self.exchangeSignature = exchangeSignature
+        self.myExchangeSignature = myExchangeSignature
+        self.exchangeTimestamp = exchangeTimestamp
+        self.myEphemeralMessage = myEphemeralMessage
+        self.theirEphemeralMessage = theirEphemeralMessage
+        self.graphExportEdgeId = graphExportEdgeId
+        self.credentialIds = credentialIds
+        self.declaredProofClaims = declaredProofClaims
+    }
+
+    public var name: String { card.name }
+
+    /// `nearcard contacts show --json`: every member, absent optionals as null.
+    public var json: JSONValue {
+        func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
+        func date(_ d: Date?) -> JSONValue { d.map { .string(ISO8601.string($0)) } ?? .null }
+        var o = JSONObject()
+        o["id"] = .string(id)
+        o["cardId"] = opt(cardId)
+        o["name"] = .string(card.name)
+        o["title"] = opt(card.title)
+        o["company"] = opt(card.company)
+        o["email"] = opt(card.email)
+        o["phone"] = opt(card.phone)
+        o["socialNetworks"] = .array(card.socialNetworks.map(\.json))
+        o["skills"] = .array(card.skills.map(\.json))
+        o["source"] = .string(source.rawValue)
+        o["verificationStatus"] = .string(verificationStatus.rawValue)
+        o["receivedAt"] = .string(ISO8601.string(receivedAt))
+        o["lastInteraction"] = date(lastInteraction)
+        o["tags"] = .array(tags.map { .string($0) })
+        o["notes"] = opt(notes)
+        o["didPublicKey"] = opt(didPublicKey)
+        o["pubKey"] = opt(pubKey)
+        o["signPubKey"] = opt(signPubKey)
+        o["sealedRoute"] = opt(sealedRoute)
+        o["exchangeSignature"] = opt(exchangeSignature)
+        o["myExchangeSignature"] = opt(myExchangeSignature)
+        o["exchangeTimestamp"] = date(exchangeTimestamp)
+        o["myEphemeralMessage"] = opt(myEphemeralMessage)
+        o["theirEphemeralMessage"] = opt(theirEphemeralMessage)
+        o["graphExportEdgeId"] = opt(graphExportEdgeId)
+        o["credentialIds"] = .array(credentialIds.map { .string($0) })
+        o["declaredProofClaims"] = .array(declaredProofClaims.map { .string($0) })
+        return .object(o)
+    }
+
+    /// The edge id both sides of an exchange compute alike: the first 16 bytes of
+    /// SHA-256("nearcard/graph-edge/v1" ‖ 0x00 ‖ lower DID ‖ 0x0A ‖ higher DID ‖ 0x0A ‖ session binding), hex.
+    public static func graphEdgeID(_ a: String, _ b: String, sessionBinding: [UInt8]) -> String {
+        let (lo, hi) = a < b ? (a, b) : (b, a)
+        let input = Array("nearcard/graph-edge/v1".utf8) + [0] + Array(lo.utf8) + [0x0A] + Array(hi.utf8) + [0x0A] + sessionBinding
+        return Hex.encode(SHA256.hash(input).prefix(16))
+    }
+
+    /// The social-graph entry: hex SHA-256 of the DID.
+    public static func socialGraphHash(did: String) -> String { Hex.encode(SHA256.hash(Array(did.utf8))) }
+}
+
+/// ISO-8601 in the iOS app's QR convention: UTC, no fractional seconds ("2026-05-13T06:15:31Z").
+public enum ISO8601 {
+    public static func string(_ date: Date) -> String {
+        var t = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS(.fff)?(Z|±HH:MM)`.
+    public static func date(_ text: String) -> Date? {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        if let d = f.date(from: text) { return d }
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.date(from: text)
+    }
+}

@@ -1,0 +1,116 @@
+import NearcardCrypto
+
+/// A selective-disclosure proof the recipient can check, in the SD-JWT form of RFC 9901:
+///
+///     <issuer-signed JWT> ~ <disclosure> ~ … ~ <disclosure> ~
+///
+/// The JWT (ES256, signed with the sender's DID key, `typ` `nearcard-card+sd-jwt`) carries
+/// `{"iss": did, "iat": t, "_sd_alg": "sha-256", "_sd": [digest × 7]}`: one salted digest for *every*
+/// card field, present or not, sorted. Each disclosure is base64url(JCS([salt, field, value])) with a
+/// fresh 128-bit salt; its digest is base64url(SHA-256(ASCII(disclosure))). Only the disclosed fields'
+/// disclosures are attached, so a recipient can recompute each disclosed field's digest and learns of
+/// the hidden fields only that there are `7 − disclosed` of them (not even whether they are empty).
+public enum SelectiveDisclosure {
+    public static let typ = "nearcard-card+sd-jwt"
+    public static let saltByteCount = 16
+    /// Largest SD-JWT accepted (it is carried inside a payload or a QR code).
+    public static let maximumLength = 16 * 1024
+
+    /// Issues a proof committing to every field of `card` and disclosing `fields` (those the card has).
+    public static func issue(card: Card, disclosing fields: Set<CardField>, signer: P256.PrivateKey, issuedAt: Int64) throws(CryptoError) -> String {
+        let did = DIDKey(signer.publicKey).did
+        var digests: [String] = []
+        var disclosures: [String] = []
+        for field in CardField.allCases {
+            let value = card.value(of: field)
+            let disclosure = makeDisclosure(salt: Base64.urlEncode(Sodium.randomBytes(saltByteCount)), field: field, value: value ?? .null)
+            digests.append(digest(of: disclosure))
+            if fields.contains(field), value != nil { disclosures.append(disclosure) }
+        }
+        let claims: JSONValue = ["iss": .string(did), "iat": .number(Double(issuedAt)), "_sd_alg": "sha-256",
+                                 "_sd": .array(digests.sorted().map { .string($0) })]
+        let jwt = try CompactJWS.sign(payload: JCS.canonicalize(claims), header: ["typ": .string(typ)], signer: signer)
+        return ([jwt] + disclosures).joined(separator: "~") + "~"
+    }
+
+    public static func makeDisclosure(salt: String, field: CardField, value: JSONValue) -> String {
+        Base64.urlEncode(JCS.canonicalize([.string(salt), .string(field.rawValue), value]))
+    }
+
+    /// base64url(SHA-256(ASCII(disclosure))), as RFC 9901 §4.2.3 defines it.
+    public static func digest(of disclosure: String) -> String {
+        Base64.urlEncode(SHA256.hash(Array(disclosure.utf8)))
+    }
+
+    /// What a verified proof shows.
+    public struct Disclosed: Sendable, Equatable {
+        public let issuer: String
+        public let issuedAt: Int64
+        public let fields: [CardField: JSONValue]
+        /// Commitments not opened: the number of hidden fields.
+        public let hiddenCount: Int
+    }
+
+    /// Verifies the proof against the issuer's did:key; every failure says why.
+    public static func verify(_ sdJWT: String, issuer: DIDKey) -> Result<Disclosed, SDProofFailure> {
+        guard sdJWT.utf8.count <= maximumLength else { return .failure(.malformed("the proof is longer than \(maximumLength) bytes")) }
+        let parts = sdJWT.split(separator: "~", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 2, parts.last == "" else {
+            return .failure(.malformed("an SD-JWT is <JWT>~<disclosure>~…~ with a trailing '~' (key-binding JWTs are not used)"))
+        }
+        let outcome: JWTVerifier.Outcome
+        do { outcome = try JWTVerifier(now: 0, leeway: .infinity).verify(parts[0], key: issuer) } catch {
+            return .failure(.malformed("the issuer-signed JWT: \(error.message)"))
+        }
+        guard case .valid(let header, let claims, _) = outcome else {
+            if case .invalid(let f) = outcome { return .failure(.badSignature("\(f)")) }
+            return .failure(.badSignature("unknown"))
+        }
+        guard header["typ"]?.stringValue == typ else { return .failure(.malformed("the JWT's typ is not \(typ)")) }
+        guard claims["iss"]?.stringValue == issuer.did else { return .failure(.wrongIssuer) }
+        guard claims["_sd_alg"]?.stringValue == "sha-256" else { return .failure(.malformed("_sd_alg must be sha-256")) }
+        guard let sd = claims["_sd"]?.arrayValue, sd.count == CardField.allCases.count else {
+            return .failure(.malformed("_sd must hold one digest per card field (\(CardField.allCases.count))"))
+        }
+        var digests = Set<String>()
+        for d in sd {
+            guard let s = d.stringValue, s.utf8.count == 43, digests.insert(s).inserted else {
+                return .failure(.malformed("_sd holds a malformed or repeated digest"))
+            }
+        }
+        let issuedAt = claims["iat"]?.integerValue ?? 0
+        var fields: [CardField: JSONValue] = [:]
+        var used = Set<String>()
+        for disclosure in parts[1..<(parts.count - 1)] {
+            let d = digest(of: disclosure)
+            guard digests.contains(d) else { return .failure(.unknownDisclosure) }
+            guard used.insert(d).inserted else { return .failure(.malformed("a disclosure is repeated")) }
+            guard let bytes = try? Base64.urlDecode(disclosure),
+                  let array = (try? JSONParser(maximumDepth: 8, maximumLength: 8192).parse(bytes))?.arrayValue,
+                  array.count == 3, let salt = array[0].stringValue, salt.utf8.count >= 16,
+                  let name = array[1].stringValue else {
+                return .failure(.malformed("a disclosure is not [salt, name, value]"))
+            }
+            guard let field = CardField(rawValue: name) else { return .failure(.malformed("a disclosure names \"\(name)\", which is not a card field")) }
+            guard fields[field] == nil else { return .failure(.malformed("the field \(name) is disclosed twice")) }
+            fields[field] = array[2]
+        }
+        return .success(Disclosed(issuer: issuer.did, issuedAt: issuedAt, fields: fields, hiddenCount: sd.count - fields.count))
+    }
+}
+
+public enum SDProofFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    case malformed(String)
+    case badSignature(String)
+    case wrongIssuer
+    case unknownDisclosure
+
+    public var description: String {
+        switch self {
+        case .malformed(let why): "the selective-disclosure proof is malformed: \(why)"
+        case .badSignature(let why): "the selective-disclosure proof's signature fails: \(why)"
+        case .wrongIssuer: "the selective-disclosure proof was issued by another DID"
+        case .unknownDisclosure: "a disclosure matches none of the proof's signed digests"
+        }
+    }
+}

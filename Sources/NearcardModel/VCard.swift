@@ -1,0 +1,240 @@
+/// vCard 4.0 (RFC 6350) reading and writing for cards and contacts.
+///
+/// Read: FN (else N), EMAIL, TEL, ORG, TITLE, X-SOCIALPROFILE (`TYPE=` platform, `X-USER=` handle,
+/// value URL), X-NEARCARD-SKILL, NOTE; line folding, escapes and quoted parameters are handled.
+/// The first of each single-valued property wins. Errors name the line.
+public enum VCard {
+    /// Largest vCard file read.
+    public static let maximumLength = 1 << 20
+
+    public struct Entry: Sendable, Equatable {
+        public var card: Card
+        public var notes: String?
+    }
+
+    /// Parses every vCard in `text`.
+    public static func parse(_ text: String) throws(ModelError) -> [Entry] {
+        guard text.utf8.count <= maximumLength else { throw ModelError(.limitExceeded, "the vCard file is larger than \(maximumLength) bytes") }
+        // Unfold: a line beginning with a space or tab continues the previous one (RFC 6350 §3.2).
+        var lines: [(number: Int, text: String)] = []
+        var number = 0
+        // "\r\n" is one Character in Swift, so split on both forms of line end.
+        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\r\n" || $0 == "\n" || $0 == "\r" }) {
+            number += 1
+            let line = String(raw)
+            if let first = line.first, first == " " || first == "\t", !lines.isEmpty {
+                lines[lines.count - 1].text += line.dropFirst()
+            } else if !line.isEmpty {
+                lines.append((number, line))
+            }
+        }
+        guard let first = lines.first, first.text.uppercased().hasPrefix("BEGIN:VCARD") else {
+            throw ModelError(.invalidCard, "line \(lines.first?.number ?? 1): no BEGIN:VCARD here: this is not a vCard file")
+        }
+        var entries: [Entry] = []
+        var current: [(Int, Property)]?
+        for (n, line) in lines {
+            let property = try parseLine(line, number: n)
+            switch property.name {
+            case "BEGIN":
+                guard property.value.uppercased() == "VCARD" else { throw ModelError(.invalidCard, "line \(n): BEGIN:\(property.value) is not BEGIN:VCARD") }
+                guard current == nil else { throw ModelError(.invalidCard, "line \(n): BEGIN:VCARD inside another vCard (missing END:VCARD)") }
+                current = []
+            case "END":
+                guard let props = current else { throw ModelError(.invalidCard, "line \(n): END without BEGIN:VCARD") }
+                entries.append(try build(props, endLine: n))
+                current = nil
+            default:
+                guard current != nil else { throw ModelError(.invalidCard, "line \(n): \"\(property.name)\" outside BEGIN:VCARD … END:VCARD") }
+                current!.append((n, property))
+            }
+        }
+        if current != nil { throw ModelError(.invalidCard, "the last vCard has no END:VCARD (truncated file?)") }
+        guard !entries.isEmpty else { throw ModelError(.invalidCard, "no BEGIN:VCARD found: this is not a vCard file") }
+        return entries
+    }
+
+    struct Property {
+        var name: String
+        var parameters: [String: String]
+        var value: String
+    }
+
+    static func parseLine(_ line: String, number n: Int) throws(ModelError) -> Property {
+        // name *(;param) : value — a ':' inside a quoted parameter value does not end the name part.
+        var inQuotes = false
+        var colon: String.Index?
+        for i in line.indices {
+            let c = line[i]
+            if c == "\"" { inQuotes.toggle() } else if c == ":" && !inQuotes { colon = i; break }
+        }
+        guard let colon else { throw ModelError(.invalidCard, "line \(n): no ':' between the property name and its value") }
+        let head = line[..<colon]
+        let value = String(line[line.index(after: colon)...])
+        var parts: [String] = []
+        var part = ""
+        inQuotes = false
+        for c in head {
+            if c == "\"" { inQuotes.toggle(); continue }
+            if c == ";" && !inQuotes { parts.append(part); part = ""; continue }
+            part.append(c)
+        }
+        parts.append(part)
+        var name = parts[0].uppercased()
+        if let dot = name.lastIndex(of: ".") { name = String(name[name.index(after: dot)...]) }  // drop a group prefix
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
+            throw ModelError(.invalidCard, "line \(n): \"\(parts[0])\" is not a property name")
+        }
+        var params: [String: String] = [:]
+        for p in parts.dropFirst() {
+            let kv = p.split(separator: "=", maxSplits: 1).map(String.init)
+            let key = kv[0].uppercased()
+            let v = kv.count == 2 ? kv[1] : ""
+            params[key] = params[key].map { $0 + "," + v } ?? v
+        }
+        return Property(name: name, parameters: params, value: value)
+    }
+
+    /// Undoes RFC 6350 §3.4 escaping.
+    static func unescape(_ s: String) -> String {
+        var out = ""
+        var escaped = false
+        for c in s {
+            if escaped {
+                switch c {
+                case "n", "N": out.append("\n")
+                default: out.append(c)
+                }
+                escaped = false
+            } else if c == "\\" {
+                escaped = true
+            } else {
+                out.append(c)
+            }
+        }
+        return out
+    }
+
+    /// Splits a structured value on unescaped ';'.
+    static func components(_ s: String) -> [String] {
+        var out: [String] = []
+        var cur = ""
+        var escaped = false
+        for c in s {
+            if escaped { cur.append("\\"); cur.append(c); escaped = false; continue }
+            if c == "\\" { escaped = true; continue }
+            if c == ";" { out.append(unescape(cur)); cur = ""; continue }
+            cur.append(c)
+        }
+        out.append(unescape(cur))
+        return out
+    }
+
+    static func build(_ props: [(Int, Property)], endLine: Int) throws(ModelError) -> Entry {
+        var fn: String?, n: String?, email: String?, tel: String?, org: String?, title: String?, note: String?
+        var socials: [SocialProfile] = []
+        var skills: [Skill] = []
+        var version: String?
+        for (line, p) in props {
+            switch p.name {
+            case "VERSION": version = p.value
+            case "FN": fn = fn ?? unescape(p.value)
+            case "N":
+                let c = components(p.value)
+                let given = c.count > 1 ? c[1] : "", family = c[0]
+                n = n ?? [given, family].filter { !$0.isEmpty }.joined(separator: " ")
+            case "EMAIL": email = email ?? unescape(p.value)
+            case "TEL":
+                var v = unescape(p.value)
+                if v.lowercased().hasPrefix("tel:") { v = String(v.dropFirst(4)) }
+                tel = tel ?? v
+            case "ORG": org = org ?? components(p.value).first
+            case "TITLE": title = title ?? unescape(p.value)
+            case "NOTE": note = note ?? unescape(p.value)
+            case "X-SOCIALPROFILE":
+                let url = unescape(p.value)
+                guard let platform = p.parameters["TYPE"]?.split(separator: ",").first.map(String.init) else {
+                    throw ModelError(.invalidCard, "line \(line): X-SOCIALPROFILE needs a TYPE= parameter naming the platform")
+                }
+                let user = p.parameters["X-USER"] ?? url.split(separator: "/").last.map(String.init) ?? url
+                socials.append(SocialProfile(platform: platform, username: user, url: url.isEmpty ? nil : url))
+            case "X-NEARCARD-SKILL":
+                skills.append(Skill(name: unescape(p.value), category: p.parameters["X-CATEGORY"], proficiency: p.parameters["X-PROFICIENCY"]))
+            default:
+                continue  // other properties (PHOTO, ADR, …) are not on Nearcard cards
+            }
+        }
+        if let version, version != "4.0", version != "3.0" {
+            throw ModelError(.invalidCard, "line \(endLine): vCard VERSION \(version) is not supported (4.0, or 3.0)")
+        }
+        guard let name = (fn ?? n).flatMap({ $0.isEmpty ? nil : $0 }) else {
+            throw ModelError(.invalidCard, "the vCard ending at line \(endLine) has no FN (formatted name)")
+        }
+        let card = Card(name: name, email: email, phone: tel, company: org.flatMap { $0.isEmpty ? nil : $0 }, title: title,
+                        socialNetworks: socials, skills: skills)
+        do { try card.validate() } catch { throw ModelError(error.kind, "the vCard ending at line \(endLine): \(error.message)") }
+        return Entry(card: card, notes: note)
+    }
+
+    // MARK: writing
+
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            switch c {
+            case "\\": out += "\\\\"
+            case ",": out += "\\,"
+            case ";": out += "\\;"
+            case "\n": out += "\\n"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+
+    static func quoteParameter(_ s: String) -> String {
+        let clean = s.replacingOccurrences(of: "\"", with: "'")
+        return clean.contains(where: { $0 == ";" || $0 == ":" || $0 == "," }) ? "\"\(clean)\"" : clean
+    }
+
+    /// Folds a content line at 75 octets without splitting a UTF-8 sequence (RFC 6350 §3.2).
+    static func fold(_ line: String) -> String {
+        var out = ""
+        var count = 0
+        for scalar in line.unicodeScalars {
+            let size = String(scalar).utf8.count
+            if count + size > 75 {
+                out += "\r\n "
+                count = 1
+            }
+            out.unicodeScalars.append(scalar)
+            count += size
+        }
+        return out + "\r\n"
+    }
+
+    /// One vCard 4.0 for a card (and optional note / Nearcard extras).
+    public static func serialize(_ card: Card, notes: String? = nil, did: String? = nil, uid: String? = nil) -> String {
+        var lines = ["BEGIN:VCARD", "VERSION:4.0", "FN:" + escape(card.name)]
+        if let uid { lines.append("UID:urn:uuid:" + uid.lowercased()) }
+        if let email = card.email { lines.append("EMAIL:" + escape(email)) }
+        if let phone = card.phone { lines.append("TEL:" + escape(phone)) }
+        if let company = card.company { lines.append("ORG:" + escape(company)) }
+        if let title = card.title { lines.append("TITLE:" + escape(title)) }
+        for s in card.socialNetworks {
+            lines.append("X-SOCIALPROFILE;TYPE=\(quoteParameter(s.platform));X-USER=\(quoteParameter(s.username)):" + escape(s.url ?? ""))
+        }
+        for s in card.skills {
+            var head = "X-NEARCARD-SKILL"
+            if let c = s.category { head += ";X-CATEGORY=\(quoteParameter(c))" }
+            if let p = s.proficiency { head += ";X-PROFICIENCY=\(quoteParameter(p))" }
+            lines.append(head + ":" + escape(s.name))
+        }
+        if let did { lines.append("X-NEARCARD-DID:" + escape(did)) }
+        if let notes { lines.append("NOTE:" + escape(notes)) }
+        lines.append("END:VCARD")
+        return lines.map(fold).joined()
+    }
+}
+
+import Foundation

@@ -1,0 +1,319 @@
+import Foundation
+import GRDB
+import NearcardCrypto
+import NearcardModel
+
+/// Nearcard's SQLite database (`$NEARCARD_HOME/nearcard.sqlite`, WAL mode) through GRDB.
+/// Opening runs the migrations; every write that records an outcome is one transaction.
+public final class NearcardDatabase: Sendable {
+    public let path: String
+    let pool: DatabasePool
+    let busyTimeoutUsed: TimeInterval
+
+    /// How long a write waits for another process holding the database before giving up.
+    public static let busyTimeout: TimeInterval = 5
+
+    public init(path: String, busyTimeout: TimeInterval = NearcardDatabase.busyTimeout) throws(StoreError) {
+        self.path = path
+        self.busyTimeoutUsed = busyTimeout
+        try FileIO.makeDirectory(FileIO.directoryName(path), mode: 0o700)
+        var config = Configuration()
+        config.busyMode = .timeout(busyTimeout)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+        }
+        let pool: DatabasePool
+        do { pool = try DatabasePool(path: path, configuration: config) } catch {
+            throw Self.storeError(error, path: path, busyTimeout: busyTimeout)
+        }
+        self.pool = pool
+        do {
+            // A read first: when the schema is current (the usual case) opening takes no write lock,
+            // so commands can read while a running node writes.
+            let applied = try pool.read { db in try Set(Self.migrator.appliedIdentifiers(db)) }
+            let known = Set(Self.migrator.migrations)
+            if !applied.isSubset(of: known) {
+                throw StoreError(.database, "\(path) was written by a newer Nearcard (migrations \(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade Nearcard to use it")
+            }
+            if applied != known { try Self.migrator.migrate(pool) }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw Self.storeError(error, path: path, busyTimeout: busyTimeout)
+        }
+        _ = chmod(path, 0o600)
+    }
+
+    /// Opens the database of a home directory.
+    public convenience init(home: NearcardHome) throws(StoreError) {
+        try self.init(path: home.databasePath)
+    }
+
+    // MARK: migrations (never edit a shipped one; add a new one)
+
+    static let migrator: DatabaseMigrator = {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1-cards-contacts") { db in
+            try db.execute(sql: """
+                CREATE TABLE myCard (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    cardId TEXT NOT NULL,
+                    cardJSON TEXT NOT NULL,
+                    updatedAt REAL NOT NULL
+                );
+                CREATE TABLE setting (
+                    key TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                );
+                CREATE TABLE contact (
+                    id TEXT PRIMARY KEY,
+                    did TEXT UNIQUE,
+                    cardId TEXT,
+                    name TEXT NOT NULL,
+                    cardJSON TEXT NOT NULL,
+                    source TEXT NOT NULL,
+                    verificationStatus TEXT NOT NULL,
+                    receivedAt REAL NOT NULL,
+                    lastInteraction REAL,
+                    tagsJSON TEXT NOT NULL DEFAULT '[]',
+                    notes TEXT,
+                    sealedRoute TEXT,
+                    pubKey TEXT,
+                    signPubKey TEXT,
+                    exchangeSignature TEXT,
+                    myExchangeSignature TEXT,
+                    exchangeTimestamp REAL,
+                    myEphemeralMessage TEXT,
+                    theirEphemeralMessage TEXT,
+                    graphExportEdgeId TEXT,
+                    credentialIdsJSON TEXT NOT NULL DEFAULT '[]',
+                    declaredProofClaimsJSON TEXT NOT NULL DEFAULT '[]',
+                    payloadJSON TEXT
+                );
+                CREATE INDEX contact_name ON contact(name);
+                CREATE TABLE socialGraph (
+                    didHash TEXT PRIMARY KEY
+                );
+                """)
+        }
+        return m
+    }()
+
+    /// The migrations this build knows, in order.
+    public static var migrationIdentifiers: [String] { migrator.migrations }
+
+    // MARK: my card and sharing policy
+
+    public struct MyCard: Sendable, Equatable {
+        public let cardId: String
+        public let card: Card
+        public let updatedAt: Date
+    }
+
+    public func myCard() throws(StoreError) -> MyCard? {
+        try read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT cardId, cardJSON, updatedAt FROM myCard WHERE id = 1") else { return nil }
+            return MyCard(cardId: row["cardId"], card: try Self.decodeCard(row["cardJSON"], what: "your card"),
+                          updatedAt: Date(timeIntervalSince1970: row["updatedAt"]))
+        }
+    }
+
+    /// Saves the user's card (keeping its cardId once one exists).
+    @discardableResult
+    public func saveMyCard(_ card: Card, now: Date = Date()) throws(StoreError) -> MyCard {
+        do { try card.validate() } catch { throw StoreError(.invalidInput, error.message) }
+        return try write { db in
+            let existing = try String.fetchOne(db, sql: "SELECT cardId FROM myCard WHERE id = 1")
+            let cardId = existing ?? UUID().uuidString
+            try db.execute(sql: """
+                INSERT INTO myCard (id, cardId, cardJSON, updatedAt) VALUES (1, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET cardJSON = excluded.cardJSON, updatedAt = excluded.updatedAt
+                """, arguments: [cardId, card.json.canonicalText, now.timeIntervalSince1970])
+            return MyCard(cardId: cardId, card: card, updatedAt: now)
+        }
+    }
+
+    public func sharingPolicy() throws(StoreError) -> SharingPolicy {
+        try read { db in
+            guard let text = try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = 'share.fields'") else { return .default }
+            return SharingPolicy(fields: (try? CardField.parseList(text)) ?? SharingPolicy.default.fields)
+        }
+    }
+
+    public func saveSharingPolicy(_ policy: SharingPolicy) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "INSERT INTO setting (key, value) VALUES ('share.fields', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                           arguments: [policy.orderedFieldNames.joined(separator: ",")])
+        }
+    }
+
+    // MARK: contacts
+
+    public func contacts() throws(StoreError) -> [Contact] {
+        try read { db in try Row.fetchAll(db, sql: "SELECT * FROM contact ORDER BY name COLLATE NOCASE, receivedAt").map(Self.contact) }
+    }
+
+    public func contact(id: String) throws(StoreError) -> Contact? {
+        try read { db in try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE id = ?", arguments: [id]).map(Self.contact) }
+    }
+
+    public func contact(did: String) throws(StoreError) -> Contact? {
+        try read { db in try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE did = ?", arguments: [did]).map(Self.contact) }
+    }
+
+    /// Finds one contact by id, unique id prefix (4+ characters), DID, or name (exact, else a unique
+    /// case-insensitive part of it).
+    public func findContact(_ query: String) throws(StoreError) -> Contact {
+        let all = try contacts()
+        let q = query.trimmingCharacters(in: .whitespaces)
+        if let exact = all.first(where: { $0.id.caseInsensitiveCompare(q) == .orderedSame || $0.didPublicKey == q }) { return exact }
+        var matches: [Contact] = []
+        if q.count >= 4 { matches = all.filter { $0.id.uppercased().hasPrefix(q.uppercased()) } }
+        if matches.isEmpty { matches = all.filter { $0.name.caseInsensitiveCompare(q) == .orderedSame } }
+        if matches.isEmpty, !q.isEmpty { matches = all.filter { $0.name.range(of: q, options: [.caseInsensitive, .diacriticInsensitive]) != nil } }
+        switch matches.count {
+        case 1: return matches[0]
+        case 0: throw StoreError(.notFound, "no contact matches \"\(q)\"; list them with: nearcard contacts")
+        default:
+            let names = matches.prefix(5).map { "\($0.id.prefix(8)) \($0.name)" }.joined(separator: ", ")
+            throw StoreError(.notFound, "\"\(q)\" matches \(matches.count) contacts (\(names)); give more of the id")
+        }
+    }
+
+    /// Adds a contact by hand: source manual, status unverified.
+    @discardableResult
+    public func addManualContact(_ card: Card, notes: String? = nil, now: Date = Date()) throws(StoreError) -> Contact {
+        do { try card.validate() } catch { throw StoreError(.invalidInput, error.message) }
+        let contact = Contact(card: card, source: .manual, verificationStatus: .unverified, receivedAt: now, notes: notes)
+        try write { db in try Self.insert(contact, payloadJSON: nil, db: db) }
+        return contact
+    }
+
+    @discardableResult
+    public func deleteContact(id: String) throws(StoreError) -> Bool {
+        try write { db in
+            let did = try String.fetchOne(db, sql: "SELECT did FROM contact WHERE id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM contact WHERE id = ?", arguments: [id])
+            if let did { try db.execute(sql: "DELETE FROM socialGraph WHERE didHash = ?", arguments: [Contact.socialGraphHash(did: did)]) }
+            return db.changesCount > 0 || did != nil
+        }
+    }
+
+    /// Records a contact that carries a DID (an exchange, a verified QR code) in one transaction:
+    /// a contact with the same DID is updated in place (its id, tags, notes and first-received time
+    /// stay), otherwise a new one is inserted; the social graph gains the DID's hash.
+    @discardableResult
+    public func recordContact(_ incoming: Contact, payloadJSON: String?, now: Date = Date()) throws(StoreError) -> Contact {
+        try write { db in
+            var contact = incoming
+            if let did = incoming.didPublicKey, let row = try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE did = ?", arguments: [did]) {
+                let old = try Self.contact(row)
+                contact.id = old.id
+                contact.tags = old.tags
+                contact.notes = old.notes
+                contact.receivedAt = old.receivedAt
+                contact.lastInteraction = now
+                contact.credentialIds = Array(Set(old.credentialIds + incoming.credentialIds)).sorted()
+            }
+            try Self.insert(contact, payloadJSON: payloadJSON, db: db)
+            if let did = contact.didPublicKey {
+                try db.execute(sql: "INSERT OR IGNORE INTO socialGraph (didHash) VALUES (?)", arguments: [Contact.socialGraphHash(did: did)])
+            }
+            return contact
+        }
+    }
+
+    /// The social graph: hex SHA-256 of every contact's DID, for common-contact intersection.
+    public func socialGraphHashes() throws(StoreError) -> Set<String> {
+        try read { db in Set(try String.fetchAll(db, sql: "SELECT didHash FROM socialGraph")) }
+    }
+
+    /// The raw payload a contact was recorded from (for audit and re-verification).
+    public func payloadJSON(contactID: String) throws(StoreError) -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT payloadJSON FROM contact WHERE id = ?", arguments: [contactID]) }
+    }
+
+    /// SQLite's own integrity check ("ok" when the file is sound).
+    public func integrityCheck() throws(StoreError) -> String {
+        try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+    }
+
+    // MARK: rows
+
+    /// Inserts a contact, or updates the one with the same id.
+    static func insert(_ c: Contact, payloadJSON: String?, db: GRDB.Database) throws {
+        func json(_ a: [String]) -> String { JSONValue.array(a.map { .string($0) }).compactText }
+        try db.execute(sql: """
+            INSERT INTO contact (id, did, cardId, name, cardJSON, source, verificationStatus, receivedAt, lastInteraction,
+                tagsJSON, notes, sealedRoute, pubKey, signPubKey, exchangeSignature, myExchangeSignature, exchangeTimestamp,
+                myEphemeralMessage, theirEphemeralMessage, graphExportEdgeId, credentialIdsJSON, declaredProofClaimsJSON, payloadJSON)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET
+                did = excluded.did, cardId = excluded.cardId, name = excluded.name, cardJSON = excluded.cardJSON,
+                source = excluded.source, verificationStatus = excluded.verificationStatus, receivedAt = excluded.receivedAt,
+                lastInteraction = excluded.lastInteraction, tagsJSON = excluded.tagsJSON, notes = excluded.notes,
+                sealedRoute = excluded.sealedRoute, pubKey = excluded.pubKey, signPubKey = excluded.signPubKey,
+                exchangeSignature = excluded.exchangeSignature, myExchangeSignature = excluded.myExchangeSignature,
+                exchangeTimestamp = excluded.exchangeTimestamp, myEphemeralMessage = excluded.myEphemeralMessage,
+                theirEphemeralMessage = excluded.theirEphemeralMessage, graphExportEdgeId = excluded.graphExportEdgeId,
+                credentialIdsJSON = excluded.credentialIdsJSON, declaredProofClaimsJSON = excluded.declaredProofClaimsJSON,
+                payloadJSON = excluded.payloadJSON
+            """, arguments: [
+                c.id, c.didPublicKey, c.cardId, c.name, c.card.json.canonicalText, c.source.rawValue, c.verificationStatus.rawValue,
+                c.receivedAt.timeIntervalSince1970, c.lastInteraction?.timeIntervalSince1970, json(c.tags), c.notes, c.sealedRoute,
+                c.pubKey, c.signPubKey, c.exchangeSignature, c.myExchangeSignature, c.exchangeTimestamp?.timeIntervalSince1970,
+                c.myEphemeralMessage, c.theirEphemeralMessage, c.graphExportEdgeId, json(c.credentialIds), json(c.declaredProofClaims),
+                payloadJSON,
+            ])
+    }
+
+    static func contact(_ row: Row) throws -> Contact {
+        func list(_ column: String) -> [String] {
+            let text: String = row[column] ?? "[]"
+            return ((try? JSONParser.parse(text))?.arrayValue ?? []).compactMap(\.stringValue)
+        }
+        func date(_ column: String) -> Date? { (row[column] as Double?).map { Date(timeIntervalSince1970: $0) } }
+        let id: String = row["id"]
+        guard let source = ContactSource(rawValue: row["source"]), let status = VerificationStatus(rawValue: row["verificationStatus"]) else {
+            throw StoreError(.database, "contact \(id) has an unknown source or status; the database is damaged")
+        }
+        return Contact(
+            id: id, cardId: row["cardId"], card: try decodeCard(row["cardJSON"], what: "contact \(id)"), source: source,
+            verificationStatus: status, receivedAt: Date(timeIntervalSince1970: row["receivedAt"]), lastInteraction: date("lastInteraction"),
+            tags: list("tagsJSON"), notes: row["notes"], sealedRoute: row["sealedRoute"], pubKey: row["pubKey"], signPubKey: row["signPubKey"],
+            didPublicKey: row["did"], exchangeSignature: row["exchangeSignature"], myExchangeSignature: row["myExchangeSignature"],
+            exchangeTimestamp: date("exchangeTimestamp"), myEphemeralMessage: row["myEphemeralMessage"],
+            theirEphemeralMessage: row["theirEphemeralMessage"], graphExportEdgeId: row["graphExportEdgeId"],
+            credentialIds: list("credentialIdsJSON"), declaredProofClaims: list("declaredProofClaimsJSON"))
+    }
+
+    static func decodeCard(_ text: String, what: String) throws -> Card {
+        do { return try Card(json: try JSONParser.parse(text)) } catch {
+            throw StoreError(.database, "the stored card of \(what) cannot be read (\(error)); the database is damaged")
+        }
+    }
+
+    // MARK: access with error mapping
+
+    func read<T>(_ body: (GRDB.Database) throws -> T) throws(StoreError) -> T {
+        do { return try pool.read(body) } catch let e as StoreError { throw e } catch { throw Self.storeError(error, path: path, busyTimeout: busyTimeoutUsed) }
+    }
+
+    func write<T>(_ body: (GRDB.Database) throws -> T) throws(StoreError) -> T {
+        do { return try pool.write(body) } catch let e as StoreError { throw e } catch { throw Self.storeError(error, path: path, busyTimeout: busyTimeoutUsed) }
+    }
+
+    static func storeError(_ error: Error, path: String, busyTimeout: TimeInterval) -> StoreError {
+        guard let e = error as? DatabaseError else { return StoreError(.database, "\(path): \(error)") }
+        switch e.resultCode.primaryResultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return StoreError(.database, "\(path) is locked by another process (waited \(busyTimeout) s); try again when it is done")
+        case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+            return StoreError(.database, "\(path) is not a Nearcard database or is damaged; it was left untouched (move it away to start a new one)")
+        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_FULL:
+            return StoreError(.io, "\(path): \(e.message ?? "\(e.resultCode)")")
+        default:
+            return StoreError(.database, "\(path): \(e.message ?? "\(e.resultCode)")")
+        }
+    }
+}

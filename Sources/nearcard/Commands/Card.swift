@@ -1,0 +1,137 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardStore
+
+/// `nearcard card …`: your own card.
+struct CardCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "card",
+        abstract: "Set, show or import your business card.",
+        subcommands: [Set.self, Show.self, Import.self],
+        defaultSubcommand: Show.self)
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set fields of your card (only the fields given change; an empty value removes a field).",
+            discussion: "--social and --skill replace the whole list when given; repeat them for several.")
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Your name (required for a new card).") var name: String?
+        @Option(help: "Email address.") var email: String?
+        @Option(help: "Phone number.") var phone: String?
+        @Option(help: "Company.") var company: String?
+        @Option(help: "Job title.") var title: String?
+        @Option(help: ArgumentHelp("A social profile, PLATFORM:HANDLE[:URL]; repeatable.", valueName: "PLATFORM:HANDLE[:URL]"))
+        var social: [String] = []
+        @Option(help: ArgumentHelp("A skill, NAME[:CATEGORY[:PROFICIENCY]]; repeatable.", valueName: "NAME"))
+        var skill: [String] = []
+        @Flag(help: "Remove all social profiles.") var clearSocial = false
+        @Flag(help: "Remove all skills.") var clearSkills = false
+        @Flag(help: "Print the card as JSON afterwards.") var json = false
+
+        func run() async throws {
+            let db = try global.database()
+            let existing = try db.myCard()?.card
+            guard existing != nil || (name.map { !$0.isEmpty } ?? false) else {
+                throw CLIError(.malformedInput, "you have no card yet: give at least --name")
+            }
+            var card = existing ?? Card(name: "")
+            func clean(_ s: String?) -> String?? {
+                guard let s else { return .none }  // not given: keep
+                let t = s.trimmingCharacters(in: .whitespaces)
+                return .some(t.isEmpty ? nil : t)
+            }
+            if let n = clean(name) {
+                guard let n else { throw CLIError(.malformedInput, "--name cannot be empty: a card always has a name") }
+                card.name = n
+            }
+            if let v = clean(email) { card.email = v }
+            if let v = clean(phone) { card.phone = v }
+            if let v = clean(company) { card.company = v }
+            if let v = clean(title) { card.title = v }
+            if clearSocial { card.socialNetworks = [] }
+            if clearSkills { card.skills = [] }
+            if !social.isEmpty { card.socialNetworks = try social.map { try SocialProfile(argument: $0) } }
+            if !skill.isEmpty { card.skills = try skill.map { try Skill(argument: $0) } }
+            let saved = try db.saveMyCard(card)
+            if json { Console.json(saved.card.json) } else { CardDisplay.show(saved.card, policy: try db.sharingPolicy()) }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show your card and which fields exchanges disclose.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print the card as JSON.") var json = false
+
+        func run() async throws {
+            let db = try global.database()
+            guard let mine = try db.myCard() else {
+                throw CLIError(.notFound, "you have no card yet; make one with: nearcard card set --name \"Your Name\" --email …")
+            }
+            if json { Console.json(mine.card.json) } else { CardDisplay.show(mine.card, policy: try db.sharingPolicy()) }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replace your card with one read from a vCard 4.0 file or a Nearcard JSON card.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The file (vCard: BEGIN:VCARD…; JSON: {\"name\": …}).") var file: String
+        @Flag(help: "Print the card as JSON afterwards.") var json = false
+
+        func run() async throws {
+            let card = try CardFiles.read(file)
+            let db = try global.database()
+            let saved = try db.saveMyCard(card)
+            if json { Console.json(saved.card.json) } else {
+                Console.out("Imported your card from \(file)")
+                CardDisplay.show(saved.card, policy: try db.sharingPolicy())
+            }
+        }
+    }
+}
+
+/// Reading card files (vCard or JSON), with errors that name the file and the line or key.
+enum CardFiles {
+    static func read(_ path: String) throws -> Card {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError(.malformedInput, "cannot read \(path): no such file, or not readable")
+        }
+        guard data.count <= VCard.maximumLength else { throw CLIError(.malformedInput, "\(path) is larger than \(VCard.maximumLength) bytes") }
+        guard let text = String(data: data, encoding: .utf8) else { throw CLIError(.malformedInput, "\(path) is not UTF-8 text") }
+        let trimmed = text.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
+        do {
+            if trimmed.first == "{" {
+                return try Card(json: try JSONParser.parse(Array(data)))
+            }
+            guard let first = try VCard.parse(text).first else { throw CLIError(.malformedInput, "\(path) holds no card") }
+            return first.card
+        } catch let e as ModelError {
+            throw CLIError(.malformedInput, "\(path): \(e.message)")
+        } catch let e as CryptoError {
+            throw CLIError(.malformedInput, "\(path): \(e.message)")
+        }
+    }
+}
+
+/// How cards are shown to people.
+enum CardDisplay {
+    static func rows(_ card: Card) -> [(String, String)] {
+        var rows: [(String, String)] = [("Name", card.name)]
+        if let v = card.title { rows.append(("Title", v)) }
+        if let v = card.company { rows.append(("Company", v)) }
+        if let v = card.email { rows.append(("Email", v)) }
+        if let v = card.phone { rows.append(("Phone", v)) }
+        for s in card.socialNetworks { rows.append(("Social", "\(s.platform): \(s.username)" + (s.url.map { " <\($0)>" } ?? ""))) }
+        if !card.skills.isEmpty { rows.append(("Skills", card.skills.map(\.name).joined(separator: ", "))) }
+        return rows
+    }
+
+    static func show(_ card: Card, policy: SharingPolicy) {
+        Console.table(rows(card))
+        Console.out("")
+        Console.out("Exchanges disclose: \(policy.orderedFieldNames.joined(separator: ", "))  (change with: nearcard share --fields …)")
+    }
+}

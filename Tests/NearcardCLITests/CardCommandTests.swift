@@ -1,0 +1,99 @@
+import Foundation
+import NearcardCrypto
+import Testing
+
+@Suite struct CardCommandTests {
+    @Test func setShowAndShare() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        #expect(try cli.run(["card", "show"]).code == 6)
+        #expect(try cli.run(["card", "set", "--email", "a@b"]).code == 2, "a new card needs a name")
+        let set = try cli.run(["card", "set", "--name", "Ada Lovelace", "--email", "ada@example.org", "--company", "Analytical Engines",
+                               "--title", "Programmer", "--social", "mastodon:ada:https://example.social/@ada", "--skill", "Mathematics", "--json"])
+        #expect(set.code == 0, "\(set.stderr)")
+        #expect(set.json["socialNetworks"]?.arrayValue?.first?["url"] == "https://example.social/@ada")
+        // Changing one field keeps the others; an empty value removes a field.
+        try cli.run(["card", "set", "--title", "Countess", "--email", ""])
+        let shown = try cli.run(["card", "show", "--json"]).json
+        #expect(shown["title"] == "Countess")
+        #expect(shown["email"] == nil)
+        #expect(shown["company"] == "Analytical Engines")
+
+        #expect(try cli.run(["share", "--json"]).json["fields"] == ["name", "company", "title"], "the default selection")
+        #expect(try cli.run(["share", "--fields", "email,skills", "--json"]).json["fields"] == ["name", "email", "skills"])
+        #expect(try cli.run(["share", "--json"]).json["fields"] == ["name", "email", "skills"], "kept")
+        let bad = try cli.run(["share", "--fields", "name,age"])
+        #expect(bad.code == 2)
+        #expect(bad.stderr.contains("age"))
+    }
+
+    @Test func importVCardAndJSON() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let vcf = try cli.write("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Grace Hopper\r\nEMAIL:grace@navy.mil\r\nORG:US Navy\r\nEND:VCARD\r\n", to: "g.vcf")
+        let imported = try cli.run(["card", "import", vcf, "--json"])
+        #expect(imported.code == 0, "\(imported.stderr)")
+        #expect(imported.json["name"] == "Grace Hopper" && imported.json["company"] == "US Navy")
+        let json = try cli.write("{\"name\":\"Ada\",\"skills\":[{\"name\":\"Maths\"}]}", to: "a.json")
+        #expect(try cli.run(["card", "import", json, "--json"]).json["skills"]?.arrayValue?.count == 1)
+
+        let truncated = try cli.write("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Grace", to: "t.vcf")
+        let r1 = try cli.run(["card", "import", truncated])
+        #expect(r1.code == 2)
+        #expect(r1.stderr.contains(truncated) && r1.stderr.contains("END:VCARD"))
+        let badKey = try cli.write("{\"name\":\"Ada\",\"emial\":\"x\"}", to: "b.json")
+        let r2 = try cli.run(["card", "import", badKey])
+        #expect(r2.code == 2)
+        #expect(r2.stderr.contains("emial"))
+        let badJSON = try cli.write("{\"name\":\n\"Ada\",}", to: "c.json")
+        #expect(try cli.run(["card", "import", badJSON]).stderr.contains("line 2"))
+        #expect(try cli.run(["card", "show", "--json"]).json["name"] == "Ada", "failed imports changed nothing")
+    }
+}
+
+@Suite struct ContactsCommandTests {
+    @Test func addListShowDeleteExport() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let added = try cli.run(["contacts", "add", "--name", "Grace Hopper", "--email", "grace@navy.mil", "--note", "COBOL", "--json"]).json
+        #expect(added["source"] == "manual")
+        #expect(added["verificationStatus"] == "unverified")
+        let id = added["id"]!.stringValue!
+        #expect(id == id.uppercased())
+        try cli.run(["contacts", "add", "--name", "Alan Turing"])
+
+        let list = try cli.run(["contacts", "--json"]).json.arrayValue!
+        #expect(list.map { $0["name"]!.stringValue! } == ["Alan Turing", "Grace Hopper"])
+        let human = try cli.run(["contacts"]).stdout
+        #expect(human.contains("Grace Hopper") && human.contains("unverified"))
+        #expect(try cli.run(["contacts", "show", String(id.prefix(6)), "--json"]).json["email"] == "grace@navy.mil")
+        #expect(try cli.run(["contacts", "show", "hopper"]).stdout.contains("grace@navy.mil"))
+        #expect(try cli.run(["contacts", "show", "nobody"]).code == 6)
+
+        let vcard = try cli.run(["contacts", "export", "--vcard"]).stdout
+        #expect(vcard.components(separatedBy: "BEGIN:VCARD").count == 3)
+        #expect(vcard.contains("FN:Grace Hopper\r\n"))
+        let out = cli.home.path + "-export.json"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        #expect(try cli.run(["contacts", "export", "--graph", "--out", out]).code == 0)
+        let graph = try JSONParser.parse(String(contentsOfFile: out, encoding: .utf8))
+        #expect(graph["edges"]?.arrayValue?.count == 2)
+        #expect(fileMode(out) == 0o600)
+        #expect(try cli.run(["contacts", "export"]).code == 64, "a format must be chosen")
+
+        #expect(try cli.run(["contacts", "delete", id]).code == 0)
+        #expect(try cli.run(["contacts", "--json"]).json.arrayValue?.count == 1)
+    }
+
+    @Test func corruptDatabaseIsAOneLineErrorAndUntouched() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try FileManager.default.createDirectory(at: cli.home, withIntermediateDirectories: true)
+        let path = cli.home.appendingPathComponent("nearcard.sqlite").path
+        try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: path))
+        let r = try cli.run(["contacts"])
+        #expect(r.code == 5)
+        #expect(r.stderr.contains(path) && r.stderr.split(separator: "\n").count == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(repeating: 0x42, count: 4096))
+    }
+}

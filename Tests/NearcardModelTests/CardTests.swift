@@ -1,0 +1,85 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import Testing
+
+@Suite struct CardTests {
+    @Test func argumentsParse() throws {
+        #expect(try SocialProfile(argument: "github:ada:https://github.com/ada") == SocialProfile(platform: "github", username: "ada", url: "https://github.com/ada"))
+        #expect(try SocialProfile(argument: "x:ada") == SocialProfile(platform: "x", username: "ada"))
+        #expect(throws: ModelError.self) { try SocialProfile(argument: "nohandle") }
+        #expect(try Skill(argument: "Swift:programming:expert") == Skill(name: "Swift", category: "programming", proficiency: "expert"))
+        #expect(try CardField.parseList("name, Company,TITLE") == [.name, .company, .title])
+        #expect(throws: ModelError.self) { try CardField.parseList("name,age") }
+    }
+
+    @Test func jsonErrorsNameTheKey() {
+        #expect { try Card(json: JSONParser.parse("{\"name\":\"x\",\"skills\":[{\"category\":\"y\"}]}")) } throws: {
+            ($0 as? ModelError)?.message.contains("skills[0]") == true
+        }
+        #expect { try Card(json: JSONParser.parse("{\"name\":5}")) } throws: { ($0 as? ModelError)?.message.contains("\"name\"") == true }
+        #expect { try Card(json: JSONParser.parse("{\"name\":\"\(String(repeating: "x", count: 300))\"}")) } throws: { ($0 as? ModelError)?.kind == .limitExceeded }
+    }
+
+    @Test func sharingPolicyAlwaysIncludesName() {
+        #expect(SharingPolicy(fields: [.email]).fields == [.name, .email])
+        #expect(SharingPolicy(fields: [.skills, .email, .name]).orderedFieldNames == ["name", "email", "skills"])
+    }
+
+    @Test func graphEdgeIDIsTheSameOnBothSides() {
+        let b = Sodium.randomBytes(32)
+        #expect(Contact.graphEdgeID("did:key:zA", "did:key:zB", sessionBinding: b) == Contact.graphEdgeID("did:key:zB", "did:key:zA", sessionBinding: b))
+        #expect(Contact.graphEdgeID("did:key:zA", "did:key:zB", sessionBinding: b) != Contact.graphEdgeID("did:key:zA", "did:key:zB", sessionBinding: Sodium.randomBytes(32)))
+    }
+
+    @Test func graphExportShape() {
+        let c = Contact(card: ada, source: .proximity, verificationStatus: .verified, receivedAt: Date(timeIntervalSince1970: 0),
+                        exchangeSignature: "their", myExchangeSignature: "mine", exchangeTimestamp: Date(timeIntervalSince1970: 60),
+                        myEphemeralMessage: "hi", theirEphemeralMessage: "hello", graphExportEdgeId: "e1")
+        let g = GraphExport.json(contacts: [c], exportedAt: Date(timeIntervalSince1970: 120))
+        #expect(g["version"] == 1)
+        #expect(g["exported_at"] == "1970-01-01T00:02:00Z")
+        let edge = g["edges"]!.arrayValue![0]
+        #expect(Set(edge.objectValue!.keys) == ["id", "name", "verification", "exchange_timestamp", "graph_edge_id", "my_signature", "their_signature", "my_message", "their_message"])
+        #expect(edge["my_signature"] == "mine" && edge["their_signature"] == "their")
+        #expect(edge["my_message"] == "hi" && edge["their_message"] == "hello")
+        #expect(edge["exchange_timestamp"] == "1970-01-01T00:01:00Z")
+    }
+}
+
+@Suite struct VCardTests {
+    @Test func roundTripsACard() throws {
+        let text = VCard.serialize(ada, notes: "met at a conference; talked about looms")
+        #expect(text.hasPrefix("BEGIN:VCARD\r\nVERSION:4.0\r\n"))
+        #expect(text.split(separator: "\r\n").allSatisfy { $0.utf8.count <= 75 }, "folded at 75 octets")
+        let back = try VCard.parse(text)
+        #expect(back.count == 1)
+        #expect(back[0].card == ada)
+        #expect(back[0].notes == "met at a conference; talked about looms")
+    }
+
+    @Test func readsFoldingEscapesGroupsAndQuotedParameters() throws {
+        let text = "BEGIN:VCARD\r\nVERSION:4.0\r\nitem1.FN:Grace\r\n  Hopper\r\nN:Hopper;Grace;;;\r\nORG:US Navy;Computing\r\n"
+            + "TITLE:Rear Admiral\\, retired\r\nTEL;VALUE=uri;TYPE=\"work,voice\":tel:+1-555-0100\r\nEMAIL;TYPE=work:grace@navy.mil\r\n"
+            + "X-SOCIALPROFILE;TYPE=github;X-USER=ghopper:https://github.com/ghopper\r\nPHOTO:data:image/png;base64,AAAA\r\nEND:VCARD\r\n"
+        let card = try VCard.parse(text)[0].card
+        #expect(card.name == "Grace Hopper")
+        #expect(card.company == "US Navy")
+        #expect(card.title == "Rear Admiral, retired")
+        #expect(card.phone == "+1-555-0100")
+        #expect(card.socialNetworks == [SocialProfile(platform: "github", username: "ghopper", url: "https://github.com/ghopper")])
+    }
+
+    @Test(arguments: [
+        ("FN:x\r\n", "no BEGIN:VCARD"),
+        ("BEGIN:VCARD\r\nFN:x\r\nEND:VCARD\r\nNOTE:y\r\n", "outside BEGIN:VCARD"),
+        ("BEGIN:VCARD\r\nFN:x\r\n", "no END:VCARD"),
+        ("BEGIN:VCARD\r\nVERSION:4.0\r\nEND:VCARD\r\n", "no FN"),
+        ("BEGIN:VCARD\r\nVERSION:4.0\r\nFN x\r\nEND:VCARD\r\n", "line 3"),
+        ("BEGIN:VCARD\r\nVERSION:2.1\r\nFN:x\r\nEND:VCARD\r\n", "VERSION 2.1"),
+        ("hello", "no BEGIN:VCARD"),
+    ])
+    func errorsNameTheProblem(text: String, expected: String) {
+        #expect { try VCard.parse(text) } throws: { ($0 as? ModelError)?.message.contains(expected) == true }
+    }
+}
