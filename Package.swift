@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "nearcard", targets: ["nearcard"]),
         .library(name: "NearcardCrypto", targets: ["NearcardCrypto"]),
         .library(name: "NearcardModel", targets: ["NearcardModel"]),
+        .library(name: "NearcardProtocol", targets: ["NearcardProtocol"]),
         .library(name: "NearcardStore", targets: ["NearcardStore"]),
     ],
     dependencies: [
@@ -26,6 +27,8 @@ let package = Package(
         .target(name: "NearcardCrypto", dependencies: ["CSodium", "COpenSSL"]),
         // Card, sharing policy, ProximityPayload, selective-disclosure proof, Contact, vCard.
         .target(name: "NearcardModel", dependencies: ["NearcardCrypto"]),
+        // PURE: framing, Noise XX, the exchange state machine, SAS. No sockets, no clock, no disk.
+        .target(name: "NearcardProtocol", dependencies: ["NearcardCrypto", "NearcardModel"]),
         // Identity key files and the SQLite database (GRDB).
         .target(name: "NearcardStore", dependencies: [
             "NearcardCrypto", "NearcardModel",
@@ -39,6 +42,7 @@ let package = Package(
 
         .testTarget(name: "NearcardCryptoTests", dependencies: ["NearcardCrypto"]),
         .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel"]),
+        .testTarget(name: "NearcardProtocolTests", dependencies: ["NearcardProtocol"]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto"]),
     ],

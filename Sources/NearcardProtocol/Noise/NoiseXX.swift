@@ -1,0 +1,168 @@
+import NearcardCrypto
+
+/// The Noise XX handshake, `Noise_XX_25519_ChaChaPoly_SHA256` (noiseprotocol.org, revision 34):
+///
+///     XX:
+///       -> e
+///       <- e, ee, s, es
+///       -> s, se
+///
+/// A pure state machine: it takes and returns bytes; the caller supplies the ephemeral key
+/// (fresh randomness in use, fixed keys in the known-answer tests) and moves the bytes.
+public struct NoiseXXHandshake: Sendable {
+    public static let protocolName = "Noise_XX_25519_ChaChaPoly_SHA256"
+
+    public enum Role: String, Sendable { case initiator, responder }
+
+    /// Where the handshake is; each case names what has happened.
+    enum State: Sendable {
+        case initiatorReady
+        case initiatorSentE
+        case initiatorReceivedResponse
+        case responderReady
+        case responderReceivedE
+        case responderSentResponse
+        case complete
+        case failed
+    }
+
+    public let role: Role
+    private var state: State
+    private var symmetric: NoiseSymmetricState
+    private let localStatic: X25519.PrivateKey
+    private let localEphemeral: X25519.PrivateKey
+    private var remoteEphemeral: X25519.PublicKey?
+    public private(set) var remoteStatic: X25519.PublicKey?
+
+    public init(role: Role, prologue: [UInt8], staticKey: X25519.PrivateKey, ephemeralKey: X25519.PrivateKey) {
+        self.role = role
+        self.state = role == .initiator ? .initiatorReady : .responderReady
+        self.symmetric = NoiseSymmetricState(protocolName: Self.protocolName)
+        self.localStatic = staticKey
+        self.localEphemeral = ephemeralKey
+        symmetric.mixHash(prologue)
+    }
+
+    public var isComplete: Bool { if case .complete = state { true } else { false } }
+
+    /// h: the handshake hash. Final once `isComplete`; Nearcard's channel binding.
+    public var handshakeHash: [UInt8] { symmetric.handshakeHash }
+
+    private func dh(_ local: X25519.PrivateKey, _ remote: X25519.PublicKey?) throws(ProtocolError) -> SecureBytes {
+        guard let remote else { preconditionFailure("DH before the remote key is known") }
+        do { return try local.sharedSecret(with: remote) } catch {
+            throw ProtocolError(.decryptFailed, "the peer's key has low order")
+        }
+    }
+
+    /// Writes the next handshake message carrying `payload`.
+    public mutating func writeMessage(payload: [UInt8] = []) throws(ProtocolError) -> [UInt8] {
+        var out: [UInt8] = []
+        switch (role, state) {
+        case (.initiator, .initiatorReady):
+            // -> e
+            out += localEphemeral.publicKey.rawRepresentation
+            symmetric.mixHash(localEphemeral.publicKey.rawRepresentation)
+            out += try symmetric.encryptAndHash(payload)
+            state = .initiatorSentE
+        case (.responder, .responderReceivedE):
+            // <- e, ee, s, es
+            out += localEphemeral.publicKey.rawRepresentation
+            symmetric.mixHash(localEphemeral.publicKey.rawRepresentation)
+            symmetric.mixKey(try dh(localEphemeral, remoteEphemeral))
+            out += try symmetric.encryptAndHash(localStatic.publicKey.rawRepresentation)
+            symmetric.mixKey(try dh(localStatic, remoteEphemeral))
+            out += try symmetric.encryptAndHash(payload)
+            state = .responderSentResponse
+        case (.initiator, .initiatorReceivedResponse):
+            // -> s, se
+            out += try symmetric.encryptAndHash(localStatic.publicKey.rawRepresentation)
+            symmetric.mixKey(try dh(localStatic, remoteEphemeral))
+            out += try symmetric.encryptAndHash(payload)
+            state = .complete
+        default:
+            preconditionFailure("writeMessage in state \(state) as \(role)")
+        }
+        guard out.count <= ProtocolLimits.maximumFrameLength else { throw ProtocolError(.tooLarge, "handshake message over 65535 bytes") }
+        return out
+    }
+
+    /// Reads the peer's next handshake message; returns its payload. Any failure ends the handshake.
+    public mutating func readMessage(_ message: [UInt8]) throws(ProtocolError) -> [UInt8] {
+        do {
+            return try read(message)
+        } catch {
+            state = .failed
+            throw error
+        }
+    }
+
+    private mutating func read(_ message: [UInt8]) throws(ProtocolError) -> [UInt8] {
+        var rest = message[...]
+        func take(_ n: Int) throws(ProtocolError) -> [UInt8] {
+            guard rest.count >= n else { throw ProtocolError(.protocolError, "a handshake message is too short") }
+            defer { rest = rest.dropFirst(n) }
+            return Array(rest.prefix(n))
+        }
+        func publicKey(_ bytes: [UInt8]) throws(ProtocolError) -> X25519.PublicKey {
+            do { return try X25519.PublicKey(rawRepresentation: bytes) } catch { throw ProtocolError(.protocolError, "bad key length") }
+        }
+        switch (role, state) {
+        case (.responder, .responderReady):
+            // -> e
+            let re = try publicKey(try take(32))
+            remoteEphemeral = re
+            symmetric.mixHash(re.rawRepresentation)
+            let payload = try symmetric.decryptAndHash(Array(rest))
+            state = .responderReceivedE
+            return payload
+        case (.initiator, .initiatorSentE):
+            // <- e, ee, s, es
+            let re = try publicKey(try take(32))
+            remoteEphemeral = re
+            symmetric.mixHash(re.rawRepresentation)
+            symmetric.mixKey(try dh(localEphemeral, re))
+            let rs = try publicKey(try symmetric.decryptAndHash(try take(32 + ProtocolLimits.noiseTagLength)))
+            remoteStatic = rs
+            symmetric.mixKey(try dh(localEphemeral, rs))
+            let payload = try symmetric.decryptAndHash(Array(rest))
+            state = .initiatorReceivedResponse
+            return payload
+        case (.responder, .responderSentResponse):
+            // -> s, se
+            let rs = try publicKey(try symmetric.decryptAndHash(try take(32 + ProtocolLimits.noiseTagLength)))
+            remoteStatic = rs
+            symmetric.mixKey(try dh(localEphemeral, rs))
+            let payload = try symmetric.decryptAndHash(Array(rest))
+            state = .complete
+            return payload
+        default:
+            throw ProtocolError(.protocolError, "a handshake message arrived out of turn")
+        }
+    }
+
+    /// The transport ciphers once complete: (send, receive) from this side's point of view.
+    public func split() -> NoiseTransport {
+        precondition(isComplete, "split before the handshake is complete")
+        let (c1, c2) = symmetric.split()
+        return role == .initiator ? NoiseTransport(send: c1, receive: c2) : NoiseTransport(send: c2, receive: c1)
+    }
+}
+
+/// The two CipherStates of an established session.
+public struct NoiseTransport: Sendable {
+    var send: NoiseCipherState
+    var receive: NoiseCipherState
+
+    /// Encrypts one application message (at most `ProtocolLimits.maximumMessageLength` bytes).
+    public mutating func encrypt(_ plaintext: [UInt8]) throws(ProtocolError) -> [UInt8] {
+        guard plaintext.count <= ProtocolLimits.maximumMessageLength else {
+            throw ProtocolError(.tooLarge, "a message of \(plaintext.count) bytes is over the \(ProtocolLimits.maximumMessageLength)-byte limit; Nearcard refuses rather than splits it")
+        }
+        return try send.encrypt(associatedData: [], plaintext: plaintext)
+    }
+
+    public mutating func decrypt(_ ciphertext: [UInt8]) throws(ProtocolError) -> [UInt8] {
+        try receive.decrypt(associatedData: [], ciphertext: ciphertext)
+    }
+}
