@@ -17,11 +17,13 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // System libraries: the only modules that see C.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
 
         // did:key, multibase, JCS, JSON, ECDSA P-256 (libcrypto), X25519/Ed25519/sealed box/AEAD/Argon2id (libsodium), JWS/JWT.
         .target(name: "NearcardCrypto", dependencies: ["CSodium", "COpenSSL"]),
@@ -29,6 +31,8 @@ let package = Package(
         .target(name: "NearcardModel", dependencies: ["NearcardCrypto"]),
         // PURE: framing, Noise XX, the exchange state machine, SAS. No sockets, no clock, no disk.
         .target(name: "NearcardProtocol", dependencies: ["NearcardCrypto", "NearcardModel"]),
+        // DNS-SD: the Avahi implementation (libavahi-client) and the TXT record.
+        .target(name: "NearcardDiscovery", dependencies: ["CAvahi"]),
         // Identity key files and the SQLite database (GRDB).
         .target(name: "NearcardStore", dependencies: [
             "NearcardCrypto", "NearcardModel",
@@ -36,15 +40,30 @@ let package = Package(
         ]),
         // The command-line interface: the only place that prints for humans.
         .executableTarget(name: "nearcard", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardStore",
+            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardProtocol", "NearcardNode",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
+
+        // Composition: listener/dialer (SwiftNIO), session driver, consent and admission, events.
+        .target(name: "NearcardNode", dependencies: [
+            "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
+
+        // Helpers for the tests that drive the real executable and the real daemons.
+        .target(name: "NearcardTestSupport", dependencies: ["NearcardCrypto"], path: "Tests/Support"),
 
         .testTarget(name: "NearcardCryptoTests", dependencies: ["NearcardCrypto"]),
         .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel"]),
         .testTarget(name: "NearcardProtocolTests", dependencies: ["NearcardProtocol"]),
+        .testTarget(name: "NearcardDiscoveryTests", dependencies: ["NearcardDiscovery"]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
-        .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto"]),
+        .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardTestSupport"]),
+        .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

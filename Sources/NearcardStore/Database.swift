@@ -96,6 +96,19 @@ public final class NearcardDatabase: Sendable {
                 );
                 """)
         }
+        m.registerMigration("v2-issued-routes") { db in
+            // The sealed routes we handed out: the mailbox token is how a contact proves who it is
+            // when it delivers a follow-up message later.
+            try db.execute(sql: """
+                CREATE TABLE issuedRoute (
+                    mailboxToken TEXT PRIMARY KEY,
+                    contactDID TEXT NOT NULL,
+                    issuedAt REAL NOT NULL,
+                    expiresAt REAL NOT NULL
+                );
+                CREATE INDEX issuedRoute_contact ON issuedRoute(contactDID);
+                """)
+        }
         return m
     }()
 
@@ -204,22 +217,61 @@ public final class NearcardDatabase: Sendable {
     /// stay), otherwise a new one is inserted; the social graph gains the DID's hash.
     @discardableResult
     public func recordContact(_ incoming: Contact, payloadJSON: String?, now: Date = Date()) throws(StoreError) -> Contact {
+        try write { db in try Self.upsertContact(incoming, payloadJSON: payloadJSON, now: now, db: db) }
+    }
+
+    static func upsertContact(_ incoming: Contact, payloadJSON: String?, now: Date, db: GRDB.Database) throws -> Contact {
+        var contact = incoming
+        if let did = incoming.didPublicKey, let row = try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE did = ?", arguments: [did]) {
+            let old = try Self.contact(row)
+            contact.id = old.id
+            contact.tags = old.tags
+            contact.notes = old.notes
+            contact.receivedAt = old.receivedAt
+            contact.lastInteraction = now
+            contact.credentialIds = Array(Set(old.credentialIds + incoming.credentialIds)).sorted()
+        }
+        try Self.insert(contact, payloadJSON: payloadJSON, db: db)
+        if let did = contact.didPublicKey {
+            try db.execute(sql: "INSERT OR IGNORE INTO socialGraph (didHash) VALUES (?)", arguments: [Contact.socialGraphHash(did: did)])
+        }
+        return contact
+    }
+
+    /// A route we issued to a contact in an exchange.
+    public struct IssuedRoute: Sendable, Equatable {
+        public var mailboxToken: [UInt8]
+        public var contactDID: String
+        public var issuedAt: Date
+        public var expiresAt: Date
+        public init(mailboxToken: [UInt8], contactDID: String, issuedAt: Date, expiresAt: Date) {
+            self.mailboxToken = mailboxToken
+            self.contactDID = contactDID
+            self.issuedAt = issuedAt
+            self.expiresAt = expiresAt
+        }
+    }
+
+    /// Records a completed exchange in one transaction: the contact (inserted, or updated in place
+    /// when the DID is known), its social-graph entry, and the route we issued to it.
+    @discardableResult
+    public func recordExchange(_ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, now: Date = Date()) throws(StoreError) -> Contact {
         try write { db in
-            var contact = incoming
-            if let did = incoming.didPublicKey, let row = try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE did = ?", arguments: [did]) {
-                let old = try Self.contact(row)
-                contact.id = old.id
-                contact.tags = old.tags
-                contact.notes = old.notes
-                contact.receivedAt = old.receivedAt
-                contact.lastInteraction = now
-                contact.credentialIds = Array(Set(old.credentialIds + incoming.credentialIds)).sorted()
+            let saved = try Self.upsertContact(contact, payloadJSON: payloadJSON, now: now, db: db)
+            try db.execute(sql: "INSERT OR REPLACE INTO issuedRoute (mailboxToken, contactDID, issuedAt, expiresAt) VALUES (?, ?, ?, ?)",
+                           arguments: [Base64.urlEncode(issuedRoute.mailboxToken), issuedRoute.contactDID,
+                                       issuedRoute.issuedAt.timeIntervalSince1970, issuedRoute.expiresAt.timeIntervalSince1970])
+            return saved
+        }
+    }
+
+    /// The routes issued to a contact, newest first.
+    public func issuedRoutes(contactDID: String) throws(StoreError) -> [IssuedRoute] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM issuedRoute WHERE contactDID = ? ORDER BY issuedAt DESC", arguments: [contactDID]).map { row in
+                IssuedRoute(mailboxToken: (try? Base64.urlDecode(row["mailboxToken"])) ?? [], contactDID: row["contactDID"],
+                            issuedAt: Date(timeIntervalSince1970: row["issuedAt"]), expiresAt: Date(timeIntervalSince1970: row["expiresAt"]))
             }
-            try Self.insert(contact, payloadJSON: payloadJSON, db: db)
-            if let did = contact.didPublicKey {
-                try db.execute(sql: "INSERT OR IGNORE INTO socialGraph (didHash) VALUES (?)", arguments: [Contact.socialGraphHash(did: did)])
-            }
-            return contact
         }
     }
 

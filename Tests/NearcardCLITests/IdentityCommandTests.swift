@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardTestSupport
 import Testing
 
 @Suite struct IdentityCommandTests {

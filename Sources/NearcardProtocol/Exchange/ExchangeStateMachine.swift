@@ -206,17 +206,19 @@ public struct ExchangeStateMachine: Sendable {
         }
     }
 
-    /// Our person's (or policy's) decision, and the ephemeral message to send with our card.
-    public mutating func decide(accept: Bool, message: String?, now: Int64) -> [Action] {
+    /// Our person's (or policy's) decision, and the ephemeral message to send with our card; a
+    /// refusal's `reason` is sent to the peer.
+    public mutating func decide(accept: Bool, message: String?, reason: String? = nil, now: Int64) -> [Action] {
         guard case .deciding(let mine, let theirs) = phase, mine == nil else { return [] }
         do throws(ProtocolError) {
             if let message, let problem = ProximityPayload.messageProblem(message) {
                 throw ProtocolError(.protocolError, problem)
             }
             guard accept else {
-                var actions = try send(.decision(accept: false, reason: "declined"))
+                let why = String((reason ?? "declined").prefix(200))
+                var actions = try send(.decision(accept: false, reason: why))
                 phase = .failed
-                actions.append(.failed(ProtocolError(.declined, "you declined the exchange"), byPeer: false))
+                actions.append(.failed(ProtocolError(.declined, "declined here (\(why))"), byPeer: false))
                 return actions
             }
             let decision = Decision(accept: true, message: message?.isEmpty == true ? nil : message)

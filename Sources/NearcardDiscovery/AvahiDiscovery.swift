@@ -1,0 +1,351 @@
+import CAvahi
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// DNS-SD through avahi-daemon (libavahi-client over D-Bus), on an Avahi threaded poll.
+///
+/// Avahi calls back on its own thread; those callbacks only touch per-browse/per-publication state and
+/// hand events to Swift concurrency through `AsyncStream`. Calls from any other thread take the poll's
+/// lock first (`avahi_threaded_poll_lock`), as Avahi requires.
+public final class AvahiDiscovery: @unchecked Sendable {
+    let poll: OpaquePointer
+    let client: OpaquePointer
+    private let context: ClientContext
+
+    final class ClientContext: @unchecked Sendable {
+        var failure: DiscoveryError?
+        var onFailure: [(DiscoveryError) -> Void] = []
+    }
+
+    /// Connects to avahi-daemon. Fails with `.daemonUnavailable` and a message naming the fix when
+    /// avahi-daemon or the D-Bus system bus is not running.
+    public init() throws(DiscoveryError) {
+        guard let poll = avahi_threaded_poll_new() else { throw DiscoveryError(.avahi, "avahi_threaded_poll_new failed") }
+        let context = ClientContext()
+        var error: Int32 = 0
+        guard let client = avahi_client_new(avahi_threaded_poll_get(poll), AvahiClientFlags(rawValue: 0), clientCallback,
+                                            Unmanaged.passUnretained(context).toOpaque(), &error) else {
+            avahi_threaded_poll_free(poll)
+            throw Self.unavailable(error)
+        }
+        self.poll = poll
+        self.client = client
+        self.context = context
+        guard avahi_threaded_poll_start(poll) >= 0 else {
+            avahi_client_free(client)
+            avahi_threaded_poll_free(poll)
+            throw DiscoveryError(.avahi, "cannot start Avahi's event thread")
+        }
+    }
+
+    static func unavailable(_ error: Int32) -> DiscoveryError {
+        let why = String(cString: avahi_strerror(error))
+        let dbus = FileManager_exists("/run/dbus/system_bus_socket") || (getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil)
+        let fix = dbus
+            ? "start avahi-daemon (systemctl start avahi-daemon)"
+            : "start the D-Bus system bus and avahi-daemon (systemctl start dbus avahi-daemon)"
+        return DiscoveryError(.daemonUnavailable, "cannot reach avahi-daemon (\(why)): \(fix), or exchange by address with `nearcard exchange HOST:PORT`")
+    }
+
+    deinit {
+        avahi_threaded_poll_stop(poll)
+        avahi_client_free(client)
+        avahi_threaded_poll_free(poll)
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        avahi_threaded_poll_lock(poll)
+        defer { avahi_threaded_poll_unlock(poll) }
+        return try body()
+    }
+
+    /// The host name avahi-daemon announces.
+    public var hostName: String {
+        withLock { avahi_client_get_host_name(client).map { String(cString: $0) } ?? "" }
+    }
+
+    // MARK: browsing
+
+    /// Browses `_nearcard._tcp` and reports peers as they come, change and go. Stop iterating to stop browsing.
+    public func browse(filter: InterfaceFilter = InterfaceFilter()) -> AsyncStream<DiscoveryEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self, bufferingPolicy: .unbounded)
+        let ctx = BrowseContext(client: client, filter: filter, continuation: continuation)
+        let opaque = Unmanaged.passRetained(ctx).toOpaque()
+        let browser: OpaquePointer? = withLock {
+            avahi_service_browser_new(client, nearcard_avahi_if_unspec(), nearcard_avahi_proto_unspec(), TXTRecord.serviceType,
+                                      nil, AvahiLookupFlags(rawValue: 0), browseCallback, opaque)
+        }
+        guard let browser else {
+            let error = DiscoveryError(.avahi, "cannot browse: \(String(cString: avahi_strerror(avahi_client_errno(client))))")
+            continuation.yield(.failed(error))
+            continuation.finish()
+            Unmanaged<BrowseContext>.fromOpaque(opaque).release()
+            return stream
+        }
+        ctx.browser = browser
+        // Stopping the iteration frees the browser and its resolvers under the poll lock (so no
+        // callback runs during or after), then drops the context's retain.
+        continuation.onTermination = { [self] _ in
+            withLock {
+                ctx.close()
+            }
+            Unmanaged.passUnretained(ctx).release()
+        }
+        return stream
+    }
+
+    // MARK: publishing
+
+    /// Publishes this node; the returned publication stays until `withdraw()` or until it is released.
+    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String] = []) throws(DiscoveryError) -> Publication {
+        var indices: [Int32] = []
+        for name in interfaces {
+            let index = if_nametoindex(name)
+            guard index != 0 else { throw DiscoveryError(.invalidInput, "no network interface named \(name)") }
+            indices.append(Int32(index))
+        }
+        let publication = Publication(discovery: self, name: instanceName, port: port, txt: txt, interfaces: indices)
+        var failure: DiscoveryError?
+        withLock {
+            do throws(DiscoveryError) { try publication.register() } catch { failure = error }
+        }
+        if let failure { throw failure }
+        return publication
+    }
+}
+
+private func FileManager_exists(_ path: String) -> Bool {
+    var st = stat()
+    return stat(path, &st) == 0
+}
+
+private let clientCallback: AvahiClientCallback = { client, state, userdata in
+    guard let userdata else { return }
+    let ctx = Unmanaged<AvahiDiscovery.ClientContext>.fromOpaque(userdata).takeUnretainedValue()
+    if state == AVAHI_CLIENT_FAILURE {
+        let e = DiscoveryError(.daemonUnavailable, "lost avahi-daemon (\(String(cString: avahi_strerror(avahi_client_errno(client))))); discovery has stopped")
+        ctx.failure = e
+        for f in ctx.onFailure { f(e) }
+    }
+}
+
+/// One browse: its Avahi objects and the peers it has seen, touched only on Avahi's thread (or under its lock).
+final class BrowseContext: @unchecked Sendable {
+    let client: OpaquePointer
+    let filter: InterfaceFilter
+    let continuation: AsyncStream<DiscoveryEvent>.Continuation
+    var browser: OpaquePointer?
+    var resolvers: Set<OpaquePointer> = []
+    var closed = false
+
+    struct Key: Hashable {
+        var interface: Int32
+        var proto: Int32
+    }
+
+    struct Entry {
+        var hostName: String
+        var port: Int
+        var txt: TXTRecord
+        var addresses: [PeerAddress]
+    }
+
+    /// instance name → (interface, protocol) → what that announcement resolved to.
+    var peers: [String: [Key: Entry]] = [:]
+    var announced: Set<String> = []
+
+    init(client: OpaquePointer, filter: InterfaceFilter, continuation: AsyncStream<DiscoveryEvent>.Continuation) {
+        self.client = client
+        self.filter = filter
+        self.continuation = continuation
+    }
+
+    func close() {
+        closed = true
+        for r in resolvers { avahi_service_resolver_free(r) }
+        resolvers.removeAll()
+        if let browser { avahi_service_browser_free(browser) }
+        browser = nil
+    }
+
+    func peer(named name: String) -> DiscoveredPeer? {
+        guard let entries = peers[name], !entries.isEmpty else { return nil }
+        let all = entries.values.sorted { $0.hostName < $1.hostName }
+        var addresses: [PeerAddress] = []
+        for e in all { for a in e.addresses where !addresses.contains(a) { addresses.append(a) } }
+        let first = all[0]
+        return DiscoveredPeer(instanceName: name, hostName: first.hostName, port: first.port, txt: first.txt, addresses: addresses)
+    }
+
+    func publish(_ name: String) {
+        guard let p = peer(named: name) else {
+            if announced.remove(name) != nil { continuation.yield(.lost(instanceName: name)) }
+            return
+        }
+        if announced.insert(name).inserted { continuation.yield(.found(p)) } else { continuation.yield(.updated(p)) }
+    }
+}
+
+func interfaceName(_ index: Int32) -> String {
+    var buf = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+    guard index > 0, if_indextoname(UInt32(index), &buf) != nil else { return "if\(index)" }
+    return String(cString: buf)
+}
+
+private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, proto, event, name, type, domain, flags, userdata in
+    guard let userdata, let name else { return }
+    let ctx = Unmanaged<BrowseContext>.fromOpaque(userdata).takeUnretainedValue()
+    guard !ctx.closed else { return }
+    let instance = String(cString: name)
+    switch event {
+    case AVAHI_BROWSER_NEW:
+        guard ctx.filter.permits(interfaceName(interface)) else { return }
+        if let r = avahi_service_resolver_new(ctx.client, interface, proto, name, type, domain, nearcard_avahi_proto_unspec(),
+                                              AvahiLookupFlags(rawValue: 0), resolveCallback, userdata) {
+            ctx.resolvers.insert(r)
+        }
+    case AVAHI_BROWSER_REMOVE:
+        ctx.peers[instance]?[BrowseContext.Key(interface: interface, proto: proto)] = nil
+        if ctx.peers[instance]?.isEmpty == true { ctx.peers[instance] = nil }
+        ctx.publish(instance)
+    case AVAHI_BROWSER_FAILURE:
+        let why = String(cString: avahi_strerror(avahi_client_errno(ctx.client)))
+        ctx.continuation.yield(.failed(DiscoveryError(.avahi, "browsing failed: \(why)")))
+    default:
+        break  // CACHE_EXHAUSTED, ALL_FOR_NOW: nothing to report
+    }
+}
+
+private let resolveCallback: AvahiServiceResolverCallback = { resolver, interface, proto, event, name, type, domain, host, address, port, txt, flags, userdata in
+    guard let userdata, let resolver else { return }
+    let ctx = Unmanaged<BrowseContext>.fromOpaque(userdata).takeUnretainedValue()
+    defer {
+        if ctx.resolvers.remove(resolver) != nil { avahi_service_resolver_free(resolver) }
+    }
+    guard !ctx.closed, event == AVAHI_RESOLVER_FOUND, let name, let address else { return }
+    var buf = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
+    avahi_address_snprint(&buf, buf.count, address)
+    var strings: [[UInt8]] = []
+    var item = txt
+    while let node = item, strings.count < TXTRecord.maximumEntries {
+        let size = avahi_string_list_get_size(node)
+        if let text = avahi_string_list_get_text(node) { strings.append(Array(UnsafeBufferPointer(start: text, count: size))) }
+        item = avahi_string_list_get_next(node)
+    }
+    let instance = String(cString: name)
+    let entry = BrowseContext.Entry(
+        hostName: host.map { String(cString: $0) } ?? "", port: Int(port), txt: TXTRecord(parsing: strings),
+        addresses: [PeerAddress(ip: String(cString: buf), port: Int(port), interfaceName: interfaceName(interface), interfaceIndex: interface)])
+    ctx.peers[instance, default: [:]][BrowseContext.Key(interface: interface, proto: proto)] = entry
+    ctx.publish(instance)
+}
+
+/// A published service. Withdraws when released.
+public final class Publication: @unchecked Sendable {
+    weak var discovery: AvahiDiscovery?
+    private let discoveryRef: AvahiDiscovery
+    private(set) var group: OpaquePointer?
+    private let baseName: String
+    private(set) var name: String
+    let port: Int
+    let txt: TXTRecord
+    let interfaces: [Int32]
+    private var state: (established: Bool, error: DiscoveryError?) = (false, nil)
+    private var waiters: [CheckedContinuation<String, Error>] = []
+
+    init(discovery: AvahiDiscovery, name: String, port: Int, txt: TXTRecord, interfaces: [Int32]) {
+        self.discovery = discovery
+        self.discoveryRef = discovery
+        self.baseName = name
+        self.name = name
+        self.port = port
+        self.txt = txt
+        self.interfaces = interfaces
+    }
+
+    /// Called with the poll lock held.
+    func register() throws(DiscoveryError) {
+        if group == nil {
+            group = avahi_entry_group_new(discoveryRef.client, groupCallback, Unmanaged.passUnretained(self).toOpaque())
+            guard group != nil else { throw DiscoveryError(.avahi, "cannot create an Avahi entry group: \(String(cString: avahi_strerror(avahi_client_errno(discoveryRef.client))))") }
+        }
+        var list: UnsafeMutablePointer<AvahiStringList>? = nil
+        for entry in txt.entries.reversed() {
+            list = entry.withUnsafeBufferPointer { avahi_string_list_add_arbitrary(list, $0.baseAddress, $0.count) }
+        }
+        defer { avahi_string_list_free(list) }
+        for index in (interfaces.isEmpty ? [nearcard_avahi_if_unspec()] : interfaces) {
+            let rc = avahi_entry_group_add_service_strlst(group, index, nearcard_avahi_proto_unspec(), AvahiPublishFlags(rawValue: 0),
+                                                          name, TXTRecord.serviceType, nil, nil, UInt16(port), list)
+            guard rc >= 0 else {
+                if rc == Int32(AVAHI_ERR_COLLISION) { try rename(); return }
+                throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(String(cString: avahi_strerror(rc)))")
+            }
+        }
+        let rc = avahi_entry_group_commit(group)
+        guard rc >= 0 else { throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(String(cString: avahi_strerror(rc)))") }
+    }
+
+    /// Another node has our name: take Avahi's alternative ("Name #2") and try again.
+    func rename() throws(DiscoveryError) {
+        if let alt = avahi_alternative_service_name(name) {
+            name = String(cString: alt)
+            avahi_free(alt)
+        }
+        if let group { avahi_entry_group_reset(group) }
+        try register()
+    }
+
+    func groupEvent(_ event: AvahiEntryGroupState) {
+        switch event {
+        case AVAHI_ENTRY_GROUP_ESTABLISHED:
+            state.established = true
+            let w = waiters
+            waiters = []
+            for c in w { c.resume(returning: name) }
+        case AVAHI_ENTRY_GROUP_COLLISION:
+            do { try rename() } catch { fail(error) }
+        case AVAHI_ENTRY_GROUP_FAILURE:
+            fail(DiscoveryError(.avahi, "publishing failed: \(String(cString: avahi_strerror(avahi_client_errno(discoveryRef.client))))"))
+        default:
+            break
+        }
+    }
+
+    private func fail(_ error: DiscoveryError) {
+        state.error = error
+        let w = waiters
+        waiters = []
+        for c in w { c.resume(throwing: error) }
+    }
+
+    /// Waits until Avahi reports the service established (probing done, name settled); returns the name.
+    public func established() async throws -> String {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<String, Error>) in
+            discoveryRef.withLock {
+                if let e = state.error { c.resume(throwing: e) } else if state.established { c.resume(returning: name) } else { waiters.append(c) }
+            }
+        }
+    }
+
+    /// The name currently published (Avahi may have changed it after a collision).
+    public var currentName: String { discoveryRef.withLock { name } }
+
+    /// Takes the service off the network (a goodbye is sent).
+    public func withdraw() {
+        discoveryRef.withLock {
+            if let group { avahi_entry_group_free(group) }
+            group = nil
+        }
+    }
+
+    deinit {
+        if group != nil { withdraw() }
+    }
+}
+
+private let groupCallback: AvahiEntryGroupCallback = { group, state, userdata in
+    guard let userdata else { return }
+    Unmanaged<Publication>.fromOpaque(userdata).takeUnretainedValue().groupEvent(state)
+}

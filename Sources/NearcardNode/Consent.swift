@@ -1,0 +1,58 @@
+import NearcardModel
+import NearcardProtocol
+
+/// A request for a person's (or a policy's) consent: who, and the SAS both screens show.
+public struct ConsentRequest: Sendable {
+    public let exchangeID: String
+    public let peer: PeerIdentity
+    public let role: NoiseXXHandshake.Role
+    public let remoteAddress: String
+}
+
+/// The answer, and the ephemeral message to send with our card if accepted.
+public struct ConsentAnswer: Sendable, Equatable {
+    public var accept: Bool
+    public var message: String?
+    public var reason: String?
+
+    public init(accept: Bool, message: String? = nil, reason: String? = nil) {
+        self.accept = accept
+        self.message = message
+        self.reason = reason
+    }
+
+    public static func decline(_ reason: String) -> ConsentAnswer { ConsentAnswer(accept: false, reason: reason) }
+}
+
+/// Whoever decides: a person at a terminal, or a written policy. The node applies the consent
+/// timeout; a late answer is ignored.
+public protocol ConsentProvider: Sendable {
+    func decide(_ request: ConsentRequest) async -> ConsentAnswer
+}
+
+/// Accept everyone (`--accept all`, and `exchange --yes`).
+public struct AcceptAll: ConsentProvider {
+    public let message: String?
+    public init(message: String?) { self.message = message }
+    public func decide(_ request: ConsentRequest) async -> ConsentAnswer { ConsentAnswer(accept: true, message: message) }
+}
+
+/// Accept only DIDs on a list (`--accept allowlist:FILE`).
+public struct AcceptAllowlist: ConsentProvider {
+    public let dids: Set<String>
+    public let message: String?
+    public init(dids: Set<String>, message: String?) {
+        self.dids = dids
+        self.message = message
+    }
+    public func decide(_ request: ConsentRequest) async -> ConsentAnswer {
+        dids.contains(request.peer.did) ? ConsentAnswer(accept: true, message: message) : .decline("not on the allowlist")
+    }
+}
+
+/// Decline with a reason (no terminal to ask and no policy given).
+public struct DeclineAll: ConsentProvider {
+    public let reason: String
+    public init(reason: String) { self.reason = reason }
+    public func decide(_ request: ConsentRequest) async -> ConsentAnswer { .decline(reason) }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import NearcardDiscovery
+import NearcardProtocol
+import NIOCore
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where to dial, and who we expect to find there.
+public struct DialTarget: Sendable {
+    public var addresses: [PeerAddress]
+    public var expected: ExpectedPeer
+    public var label: String
+
+    public init(addresses: [PeerAddress], expected: ExpectedPeer, label: String) {
+        self.addresses = addresses
+        self.expected = expected
+        self.label = label
+    }
+}
+
+/// The error of a dial that never reached a session.
+public struct DialError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
+
+/// Dials a peer and runs one exchange as the initiator.
+public enum Dialer {
+    public static let connectTimeout: TimeAmount = .seconds(5)
+
+    public static func exchange(with target: DialTarget, service: ExchangeService,
+                                group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> SessionResult {
+        var failures: [String] = []
+        for address in target.addresses {
+            let socketAddress: SocketAddress
+            do { socketAddress = try address.socketAddress() } catch {
+                failures.append("\(address): \(error)")
+                continue
+            }
+            let promise = group.next().makePromise(of: SessionResult.self)
+            let machine = try service.makeMachine(role: .initiator, expected: target.expected)
+            let bootstrap = ClientBootstrap(group: group)
+                .connectTimeout(connectTimeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ExchangeHandler(machine: machine, service: service, remote: address.description, result: promise))
+                    }
+                }
+            let channel: Channel
+            do {
+                channel = try await bootstrap.connect(to: socketAddress).get()
+            } catch {
+                promise.fail(error)
+                failures.append("\(address): \(error)")
+                continue
+            }
+            _ = channel
+            // The handler always reports: completed, failed, or lost when the connection closes early.
+            return try await promise.futureResult.get()
+        }
+        throw DialError(message: "cannot connect to \(target.label): " + (failures.isEmpty ? "no addresses" : failures.joined(separator: "; ")))
+    }
+}
+
+extension PeerAddress {
+    /// The socket address, for reachability probes.
+    public func socketAddressForProbe() throws -> SocketAddress { try socketAddress() }
+
+    /// A socket address, with the scope id for IPv6 link-local addresses.
+    func socketAddress() throws -> SocketAddress {
+        if isIPv6 {
+            var sin6 = sockaddr_in6()
+            sin6.sin6_family = sa_family_t(AF_INET6)
+            sin6.sin6_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET6, ip, &sin6.sin6_addr) == 1 else { throw DialError(message: "\(ip) is not an IPv6 address") }
+            if isLinkLocal { sin6.sin6_scope_id = UInt32(interfaceIndex) }
+            return SocketAddress(sin6, host: ip)
+        }
+        return try SocketAddress(ipAddress: ip, port: port)
+    }
+}

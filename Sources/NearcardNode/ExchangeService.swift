@@ -1,0 +1,62 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardProtocol
+import NearcardStore
+
+/// What every session of a node shares: the identity, the database, consent, events and limits.
+public final class ExchangeService: Sendable {
+    public let keys: IdentityKeys
+    public let identity: PublicIdentity
+    public let database: NearcardDatabase
+    public let consent: ConsentProvider
+    public let events: EventBus
+    public let limits: NodeLimits
+    /// Addresses to put in the routes we hand out (set when a listener knows its port).
+    let routeHints: [RouteRecord.Hint]
+
+    public init(keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: ConsentProvider,
+                events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = []) {
+        self.keys = keys
+        self.identity = identity
+        self.database = database
+        self.consent = consent
+        self.events = events
+        self.limits = limits
+        self.routeHints = routeHints
+    }
+
+    public func with(routeHints: [RouteRecord.Hint]) -> ExchangeService {
+        ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits, routeHints: routeHints)
+    }
+
+    /// This side of a new exchange: the card and sharing policy as they are now.
+    func localParty() throws -> LocalParty {
+        let card = try database.myCard()?.card ?? Card(name: identity.name ?? "Nearcard user")
+        return LocalParty(keys: keys, name: identity.name, card: card, policy: try database.sharingPolicy(), routeHints: routeHints)
+    }
+
+    /// A fresh state machine for one session.
+    func makeMachine(role: NoiseXXHandshake.Role, expected: ExpectedPeer) throws -> ExchangeStateMachine {
+        ExchangeStateMachine(role: role, local: try localParty(), expected: expected, ephemeralKey: X25519.PrivateKey(),
+                             sasNonce: Sodium.randomBytes(SAS.nonceByteCount), mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
+    }
+
+    /// Stores a completed exchange: one transaction for the contact, its graph entry and our route.
+    public func record(_ outcome: ExchangeOutcome) throws -> Contact {
+        let their = outcome.theirPayload.payload
+        let at = Date(timeIntervalSince1970: TimeInterval(outcome.completedAt))
+        let contact = Contact(
+            card: their.cardFields, source: .proximity, verificationStatus: .verified, receivedAt: at,
+            sealedRoute: outcome.theirSealedRoute, pubKey: Base64.encode(outcome.peer.pubKey.rawRepresentation),
+            signPubKey: Base64.encode(outcome.peer.signPubKey.rawRepresentation), didPublicKey: outcome.peer.did,
+            exchangeSignature: their.payloadSignature, myExchangeSignature: outcome.myPayload.payloadSignature,
+            exchangeTimestamp: at, myEphemeralMessage: outcome.myMessage, theirEphemeralMessage: outcome.theirMessage,
+            graphExportEdgeId: outcome.graphEdgeID)
+        let route = NearcardDatabase.IssuedRoute(
+            mailboxToken: outcome.myRoute.mailboxToken, contactDID: outcome.peer.did,
+            issuedAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.issuedAt)),
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.expiresAt)))
+        return try database.recordExchange(contact, issuedRoute: route, payloadJSON: outcome.theirPayloadJSON.canonicalText, now: at)
+    }
+}

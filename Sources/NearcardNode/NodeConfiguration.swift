@@ -1,0 +1,26 @@
+import Foundation
+
+/// Every wait has a timeout and every peer a limit (docs/PROTOCOL.md "Limits", docs/SECURITY.md).
+public struct NodeLimits: Sendable, Equatable {
+    /// From TCP connect to the SAS being shown (handshake, hello, reveal).
+    public var handshakeTimeout: TimeInterval = 10
+    /// How long a person (or policy) has to decide, and how long we wait for the peer's decision.
+    public var consentTimeout: TimeInterval = 60
+    /// Between frames once cards are being exchanged.
+    public var idleTimeout: TimeInterval = 30
+    /// A whole session, whatever happens.
+    public var sessionTimeout: TimeInterval = 300
+    /// Sessions open at once on a listening node.
+    public var maximumSessions = 256
+    /// Sessions open at once from one address.
+    public var maximumSessionsPerAddress = 8
+    /// New connections per address per minute.
+    public var connectionsPerAddressPerMinute = 120
+    /// Bytes a peer may have buffered that do not yet form a frame (two maximal frames).
+    public var maximumBufferedBytes = 2 * (65535 + 2)
+
+    public init() {}
+}
+
+/// The default TCP port of `nearcard listen`.
+public let defaultPort = 7447

@@ -1,0 +1,49 @@
+import NearcardDiscovery
+import NearcardModel
+import NearcardProtocol
+import NIOConcurrencyHelpers
+
+/// What a node reports: the CLI prints these for people; the JSON-lines interface serialises them.
+public enum NodeEvent: Sendable {
+    case listening(port: Int, addresses: [String])
+    case published(name: String)
+    case discoveryUnavailable(message: String)
+    case peerFound(DiscoveredPeer)
+    case peerLost(instanceName: String)
+    /// A connection arrived or was dialled; nothing is known of the peer yet.
+    case exchangeStarted(id: String, role: NoiseXXHandshake.Role, remote: String)
+    /// The peer proved its identity; the SAS is known; a decision is needed.
+    case exchangeRequested(id: String, peer: PeerIdentity, role: NoiseXXHandshake.Role)
+    case exchangeCompleted(id: String, contact: Contact, myMessage: String?, theirMessage: String?)
+    case exchangeFailed(id: String, peer: PeerIdentity?, error: ProtocolError, byPeer: Bool)
+    /// An address hit a limit; reported once per address per minute, not per connection.
+    case rateLimited(address: String, reason: String)
+    case error(message: String)
+}
+
+/// Fans node events out to any number of subscribers.
+public final class EventBus: Sendable {
+    private let subscribers = NIOLockedValueBox<[Int: AsyncStream<NodeEvent>.Continuation]>([:])
+    private let nextID = NIOLockedValueBox(0)
+
+    public init() {}
+
+    public func subscribe() -> AsyncStream<NodeEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: NodeEvent.self, bufferingPolicy: .unbounded)
+        let id = nextID.withLockedValue { n in
+            n += 1
+            return n
+        }
+        subscribers.withLockedValue { $0[id] = continuation }
+        continuation.onTermination = { [subscribers] _ in _ = subscribers.withLockedValue { $0.removeValue(forKey: id) } }
+        return stream
+    }
+
+    public func emit(_ event: NodeEvent) {
+        for c in subscribers.withLockedValue({ Array($0.values) }) { c.yield(event) }
+    }
+
+    public func finish() {
+        for c in subscribers.withLockedValue({ Array($0.values) }) { c.finish() }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import NearcardDiscovery
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a user names a peer by: `host:port` (no multicast needed), an instance name, or a
+/// fingerprint prefix (4+ hex digits).
+public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
+    case address(host: String, port: Int)
+    case name(String)
+
+    public init(parsing text: String) {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        if t.hasPrefix("["), let close = t.firstIndex(of: "]"), t[t.index(after: close)...].hasPrefix(":"),
+           let port = Int(t[t.index(close, offsetBy: 2)...]), (1...65535).contains(port) {
+            self = .address(host: String(t[t.index(after: t.startIndex)..<close]), port: port)
+            return
+        }
+        if let colon = t.lastIndex(of: ":"), t.firstIndex(of: ":") == colon, let port = Int(t[t.index(after: colon)...]), (1...65535).contains(port) {
+            self = .address(host: String(t[..<colon]), port: port)
+            return
+        }
+        self = .name(t)
+    }
+
+    public var description: String {
+        switch self {
+        case .address(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        case .name(let n): n
+        }
+    }
+
+    /// Whether a discovered peer answers to this name: its instance name or display name
+    /// (case-insensitive), or a fingerprint starting with it.
+    public func matches(_ peer: DiscoveredPeer) -> Bool {
+        guard case .name(let n) = self, !n.isEmpty else { return false }
+        if peer.instanceName.caseInsensitiveCompare(n) == .orderedSame { return true }
+        if let name = peer.txt.name, name.caseInsensitiveCompare(n) == .orderedSame { return true }
+        if n.count >= 4, n.allSatisfy(\.isHexDigit), let fp = peer.txt.fingerprint, fp.hasPrefix(n.lowercased()) { return true }
+        return false
+    }
+
+    /// Resolves `host` (a literal address or a name) to addresses to dial.
+    public static func resolve(host: String, port: Int) throws -> [PeerAddress] {
+        var (name, scope) = (host, "")
+        if let pct = host.firstIndex(of: "%") {
+            name = String(host[..<pct])
+            scope = String(host[host.index(after: pct)...])
+        }
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(name, String(port), &hints, &list)
+        guard rc == 0, let first = list else { throw DialError(message: "cannot resolve \(host): \(String(cString: gai_strerror(rc)))") }
+        defer { freeaddrinfo(list) }
+        var out: [PeerAddress] = []
+        var node: UnsafeMutablePointer<addrinfo>? = first
+        while let n = node {
+            var buf = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            if getnameinfo(n.pointee.ai_addr, n.pointee.ai_addrlen, &buf, socklen_t(buf.count), nil, 0, NI_NUMERICHOST) == 0 {
+                var ip = String(cString: buf)
+                if let pct = ip.firstIndex(of: "%") { ip = String(ip[..<pct]) }
+                let index = scope.isEmpty ? 0 : Int32(if_nametoindex(scope))
+                let a = PeerAddress(ip: ip, port: port, interfaceName: scope, interfaceIndex: index)
+                if !out.contains(a) { out.append(a) }
+            }
+            node = n.pointee.ai_next
+        }
+        return out
+    }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+import NearcardDiscovery
+import NearcardNode
+import NIOCore
+import NIOPosix
+
+/// `nearcard peers`: the Nearcard nodes on the LAN.
+struct Peers: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the Nearcard nodes on the LAN (DNS-SD through avahi-daemon).",
+        discussion: """
+        Browses for --timeout seconds, then checks that each node answers on TCP: nodes that said \
+        goodbye or do not answer are left out (--all lists them, marked). Names and fingerprints are \
+        as advertised, not proven: `nearcard exchange` proves them.
+        """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Seconds to browse.")
+    var timeout: Double = 3
+
+    @Flag(help: "Print the peers as JSON.")
+    var json = false
+
+    @Flag(help: "Also list nodes that do not answer on TCP.")
+    var all = false
+
+    @Option(name: .customLong("interface"), help: ArgumentHelp("Browse only on this interface; repeatable.", valueName: "IF"))
+    var interfaces: [String] = []
+
+    @Option(name: .customLong("exclude-interface"), help: ArgumentHelp("Never browse on this interface; repeatable.", valueName: "IF"))
+    var excluded: [String] = []
+
+    func validate() throws {
+        if timeout <= 0 || timeout > 600 { throw ValidationError("--timeout must be between 0 and 600 seconds") }
+    }
+
+    func run() async throws {
+        let discovery = try NodeSetup.discovery()
+        let filter = InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded)
+        let found = try await PeerFinder.collect(discovery: discovery, filter: filter, until: { _ in false }, timeout: timeout)
+            .sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
+        var rows: [(peer: DiscoveredPeer, reachable: Bool)] = []
+        await withTaskGroup(of: (DiscoveredPeer, Bool).self) { group in
+            for p in found { group.addTask { (p, await Reachability.answers(p)) } }
+            for await r in group { rows.append(r) }
+        }
+        rows.sort { $0.peer.instanceName.localizedCaseInsensitiveCompare($1.peer.instanceName) == .orderedAscending }
+        if !all { rows = rows.filter(\.reachable) }
+        if json {
+            Console.json(.array(rows.map { Self.json($0.peer, reachable: $0.reachable) }))
+            return
+        }
+        if rows.isEmpty {
+            Console.out("No Nearcard nodes found on the LAN in \(Int(timeout)) s.")
+            return
+        }
+        ContactDisplay.columns(["INSTANCE", "NAME", "FINGERPRINT", "PORT", "ADDRESSES"] + (all ? ["ANSWERS"] : []), rows.map { r in
+            [r.peer.instanceName, r.peer.txt.name ?? "-", r.peer.txt.fingerprint ?? "-", String(r.peer.port),
+             r.peer.dialOrder.map { "\($0.ip) (\($0.interfaceName))" }.joined(separator: ", ")] + (all ? [r.reachable ? "yes" : "no"] : [])
+        })
+    }
+
+    static func json(_ p: DiscoveredPeer, reachable: Bool) -> JSONValue {
+        var o = JSONObject()
+        o["instance"] = .string(p.instanceName)
+        o["name"] = p.txt.name.map { .string($0) } ?? .null
+        o["fingerprint"] = p.txt.fingerprint.map { .string($0) } ?? .null
+        o["version"] = p.txt.version.map { .number(Double($0)) } ?? .null
+        o["host"] = .string(p.hostName)
+        o["port"] = .number(Double(p.port))
+        o["addresses"] = .array(p.dialOrder.map { ["ip": .string($0.ip), "interface": .string($0.interfaceName), "port": .number(Double($0.port))] })
+        o["reachable"] = .bool(reachable)
+        return .object(o)
+    }
+}
+
+/// Whether a node answers on TCP at any of its addresses (connect, then close at once).
+enum Reachability {
+    static func answers(_ peer: DiscoveredPeer, timeout: TimeAmount = .seconds(1)) async -> Bool {
+        for address in peer.dialOrder {
+            guard let socket = try? address.socketAddressForProbe() else { continue }
+            let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(timeout)
+            if let channel = try? await bootstrap.connect(to: socket).get() {
+                try? await channel.close()
+                return true
+            }
+        }
+        return false
+    }
+}

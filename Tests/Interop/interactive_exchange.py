@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Drives two interactive nearcard processes through pseudo-terminals, as two people would.
+
+  interactive_exchange.py LAB NS NEARCARD HOME_A HOME_B MODE
+
+The listener (HOME_A, `listen --accept ask`) and the dialer (HOME_B, `exchange 127.0.0.1:PORT`) both
+run inside lab namespace NS. MODE:
+  accept   both read the check code and answer y (with a message each)
+  decline  the listener answers n after reading the code
+  vanish   the dialer is killed (SIGKILL) while the listener's prompt is open; then a second dialer
+           exchanges with the same listener, which must still serve
+Prints one JSON object with what each side showed and how the dialer exited.
+"""
+import json
+import re
+import signal
+import sys
+
+import pexpect
+
+lab, ns, nearcard, home_a, home_b, mode = sys.argv[1:7]
+CODE = re.compile(rb"Check code\s+(\d{3} \d{3})")
+
+
+def spawn(*args):
+    return pexpect.spawn(lab, ["exec", ns, nearcard, *args], timeout=30, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TERM": "dumb"})
+
+
+out = {}
+listener = spawn("listen", "--home", home_a, "--port", "0", "--no-discovery")
+listener.expect(rb"Listening on port (\d+)")
+port = listener.match.group(1).decode()
+
+
+def dial():
+    return spawn("exchange", f"127.0.0.1:{port}", "--home", home_b, "--json")
+
+
+dialer = dial()
+listener.expect(CODE)
+out["listenerCode"] = listener.match.group(1).decode()
+dialer.expect(CODE)
+out["dialerCode"] = dialer.match.group(1).decode()
+
+if mode == "accept":
+    dialer.expect(rb"\[y/N\]")
+    dialer.sendline("y")
+    dialer.expect(rb"Message for them")
+    dialer.sendline("Hello from the dialer")
+    listener.expect(rb"\[y/N\]")
+    listener.sendline("y")
+    listener.expect(rb"Message for them")
+    listener.sendline("Hello from the listener")
+    listener.expect(rb"Exchanged cards with")
+    dialer.expect(pexpect.EOF)
+    dialer.close()
+    out["dialerExit"] = dialer.exitstatus
+    out["dialerOutput"] = dialer.before.decode(errors="replace")
+elif mode == "decline":
+    dialer.expect(rb"\[y/N\]")
+    dialer.sendline("y")
+    dialer.expect(rb"Message for them")
+    dialer.sendline("")
+    listener.expect(rb"\[y/N\]")
+    listener.sendline("n")
+    listener.expect(rb"failed")
+    dialer.expect(pexpect.EOF)
+    dialer.close()
+    out["dialerExit"] = dialer.exitstatus
+    out["dialerOutput"] = dialer.before.decode(errors="replace")
+elif mode == "vanish":
+    listener.expect(rb"\[y/N\]")
+    # The dialer's process group (lab.sh → ip netns exec → nearcard) dies at once.
+    dialer.kill(signal.SIGKILL)
+    dialer.close(force=True)
+    listener.expect(rb"(ended by them|failed): ([^\r\n]*)")
+    out["listenerFailure"] = listener.match.group(2).decode(errors="replace")
+    # The listener keeps serving: a second exchange completes.
+    second = dial()
+    listener.expect(CODE)
+    second.expect(rb"\[y/N\]")
+    second.sendline("y")
+    second.expect(rb"Message for them")
+    second.sendline("")
+    listener.expect(rb"\[y/N\]")
+    listener.sendline("y")
+    listener.expect(rb"Message for them")
+    listener.sendline("")
+    listener.expect(rb"Exchanged cards with")
+    second.expect(pexpect.EOF)
+    second.close()
+    out["dialerExit"] = second.exitstatus
+else:
+    sys.exit(f"unknown mode {mode}")
+
+listener.kill(signal.SIGINT)
+listener.expect(pexpect.EOF)
+listener.close()
+out["listenerExit"] = listener.exitstatus
+print(json.dumps(out))

@@ -1,0 +1,162 @@
+import Foundation
+import NearcardCrypto
+import NearcardTestSupport
+import Testing
+
+/// End-to-end exchanges with the real daemons: avahi-daemon and D-Bus in network namespaces,
+/// the real `nearcard` executable, TCP on loopback or a veth pair.
+@Suite(.serialized) struct LANExchangeTests {
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
+
+    /// The fields issue 4 promises on both contacts.
+    func checkContact(_ c: JSONValue, of peer: TestPerson, theirs: String?, mine: String?) throws {
+        #expect(c["source"] == "proximity")
+        #expect(c["verificationStatus"] == "verified")
+        #expect(c["didPublicKey"]?.stringValue == peer.did)
+        let id = try peer.cli.run(["id", "--json"]).json
+        #expect(c["pubKey"] == id["pubKey"] && c["signPubKey"] == id["signPubKey"])
+        #expect(c["sealedRoute"]?.stringValue?.isEmpty == false)
+        #expect(try Base64.decode(c["exchangeSignature"]!.stringValue!).count == 64)
+        #expect(try Base64.decode(c["myExchangeSignature"]!.stringValue!).count == 64)
+        #expect(c["exchangeTimestamp"]?.stringValue != nil)
+        #expect(c["theirEphemeralMessage"]?.stringValue == theirs)
+        #expect(c["myEphemeralMessage"]?.stringValue == mine)
+        #expect(c["graphExportEdgeId"]?.stringValue?.count == 32)
+    }
+
+    /// Two nodes on one machine (one namespace, avahi on its loopback): found by name over DNS-SD.
+    @Test func twoNodesOverLoopbackFindEachOtherAndExchange() throws {
+        let lab = try Lab("lo")
+        let ada = try TestPerson(name: "Ada Lovelace", card: ["--email", "ada@example.org", "--company", "Analytical Engines", "--title", "Programmer"])
+        let grace = try TestPerson(name: "Grace Hopper", card: ["--company", "US Navy", "--title", "Rear Admiral", "--phone", "+1 555 0100"])
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        try grace.cli.run(["share", "--fields", "name,company,phone"])
+        _ = try lab.listen(home: ada.home, ["--accept", "all", "--message", "Hello from Ada"], log: log("ada"))
+
+        let peers = try lab.nearcard(["peers", "--json", "--timeout", "2"], home: grace.home).json.arrayValue ?? []
+        let found = try #require(peers.first { $0["name"] == "Ada Lovelace" })
+        #expect(found["fingerprint"]?.stringValue == ada.fingerprint)
+
+        let r = try lab.nearcard(["exchange", "Ada Lovelace", "--yes", "--message", "Hi Ada, Grace here", "--json"], home: grace.home)
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json["name"] == "Ada Lovelace")
+        #expect(r.json["sas"]?.stringValue?.count == 7)
+
+        let atGrace = try #require(grace.contacts().first)
+        try checkContact(atGrace, of: ada, theirs: "Hello from Ada", mine: "Hi Ada, Grace here")
+        #expect(atGrace["company"] == "Analytical Engines" && atGrace["email"] == .null, "only Ada's shared fields")
+        // The listener stores its contact as the exchange ends; allow it a moment.
+        var atAda: JSONValue?
+        for _ in 0..<50 where atAda == nil {
+            atAda = try ada.contacts().first
+            if atAda == nil { usleep(100_000) }
+        }
+        try checkContact(try #require(atAda), of: grace, theirs: "Hi Ada, Grace here", mine: "Hello from Ada")
+        #expect(atAda?["phone"] == "+1 555 0100" && atAda?["title"] == .null, "only Grace's shared fields")
+        #expect(atAda?["graphExportEdgeId"] == atGrace["graphExportEdgeId"], "both sides name the edge alike")
+        #expect(atAda?["exchangeSignature"] == atGrace["myExchangeSignature"])
+    }
+
+    /// Two "laptops": two namespaces joined by a veth pair, each with its own avahi-daemon.
+    @Test func twoLaptopsExchangeThroughDiscovery() throws {
+        let (a, b) = try Lab.pair()
+        let ada = try TestPerson(name: "Ada Lovelace", card: ["--company", "Analytical Engines"])
+        let grace = try TestPerson(name: "Grace Hopper", card: ["--company", "US Navy"])
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        _ = try a.listen(home: ada.home, ["--accept", "all"], log: log("ada"))
+
+        // Found on B's side over its own avahi-daemon, with IPv4 and IPv6 link-local addresses on the veth
+        // (the IPv6 address appears once duplicate-address detection on the new link is done).
+        var peer: JSONValue?
+        for _ in 0..<10 {
+            peer = try b.nearcard(["peers", "--json", "--timeout", "1.5"], home: grace.home).json.arrayValue?.first
+            if peer?["addresses"]?.arrayValue?.count ?? 0 >= 2 { break }
+        }
+        let p = try #require(peer)
+        let addresses = p["addresses"]?.arrayValue ?? []
+        #expect(addresses.contains { $0["ip"]?.stringValue == "10.77.0.1" })
+        #expect(addresses.contains { ($0["ip"]?.stringValue ?? "").hasPrefix("fe80:") && $0["interface"]?.stringValue == "nc-\(b.name)" })
+
+        let byFingerprint = String(ada.fingerprint.prefix(8))
+        let r = try b.nearcard(["exchange", byFingerprint, "--yes", "--json"], home: grace.home)
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json["didPublicKey"]?.stringValue == ada.did)
+
+        // And the IPv6 link-local address with its scope, dialled directly.
+        let ll = try #require(addresses.first { ($0["ip"]?.stringValue ?? "").hasPrefix("fe80:") })
+        let target = "[\(ll["ip"]!.stringValue!)%nc-\(b.name)]:\(p["port"]!.integerValue!)"
+        let r6 = try b.nearcard(["exchange", target, "--yes"], home: grace.home)
+        #expect(r6.code == 0, "\(r6.stderr)")
+        #expect(try grace.contacts().count == 1, "re-exchanging updates the same contact")
+    }
+
+    /// A listener whose allowlist does not hold the dialer: declined on both sides, nothing stored.
+    @Test func declinedConsentStoresNothing() throws {
+        let lab = try Lab("dc")
+        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace"), other = try TestPerson(name: "Other")
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp(); other.cli.cleanUp() }
+        let list = try ada.cli.write("# only Other\n\(other.did)\n", to: "allow.txt")
+        let (_, port) = try lab.listen(home: ada.home, ["--accept", "allowlist:\(list)", "--no-discovery"], log: log("ada"))
+        let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: grace.home)
+        #expect(r.code == 1)
+        #expect(r.stderr.contains("declined"))
+        #expect(try grace.contacts().isEmpty && ada.contacts().isEmpty)
+        // The one on the list is accepted, by address (no multicast involved).
+        #expect(try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: other.home).code == 0)
+    }
+
+    /// A listener without a terminal and without a policy declines, and says why.
+    @Test func noTerminalNoPolicyDeclines() throws {
+        let lab = try Lab("nt")
+        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let logURL = log("ada")
+        let (_, port) = try lab.listen(home: ada.home, ["--no-discovery"], log: logURL)
+        let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: grace.home)
+        #expect(r.code == 1)
+        #expect(r.stderr.contains("no terminal"))
+        #expect(try String(contentsOf: logURL, encoding: .utf8).contains("every request will be declined"))
+    }
+
+    func interactive(_ mode: String) throws -> JSONValue {
+        let lab = try Lab("ix")
+        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/interactive_exchange.py").path
+        let r = try CLI.run(executable: CLI.python, [script, CLI.packageRoot.appendingPathComponent("scripts/lab.sh").path, lab.name,
+                                                      CLI.executable.path, ada.home.path, grace.home.path, mode])
+        #expect(r.code == 0, "driver failed: \(r.stderr)")
+        var out = r.json.objectValue ?? [:]
+        out["adaContacts"] = .array(try ada.contacts())
+        out["graceContacts"] = .array(try grace.contacts())
+        return .object(out)
+    }
+
+    /// Both screens show the same check code; both people say yes and type a message.
+    @Test func interactiveConsentShowsTheSameCodeOnBothScreens() throws {
+        let out = try interactive("accept")
+        #expect(out["listenerCode"] != nil && out["listenerCode"] == out["dialerCode"])
+        #expect(out["dialerExit"] == 0)
+        #expect(out["listenerExit"] == 0, "Ctrl-C stops listen cleanly")
+        #expect(out["graceContacts"]?.arrayValue?.first?["theirEphemeralMessage"] == "Hello from the listener")
+        #expect(out["adaContacts"]?.arrayValue?.first?["theirEphemeralMessage"] == "Hello from the dialer")
+    }
+
+    /// The person at the listener reads the code and says no (as they would if it did not match):
+    /// the dialer is told it was declined; nobody stores anything.
+    @Test func declinedAfterReadingTheCode() throws {
+        let out = try interactive("decline")
+        #expect(out["dialerExit"] == 1)
+        #expect(out["dialerOutput"]?.stringValue?.contains("declined") == true)
+        #expect(out["adaContacts"]?.arrayValue?.isEmpty == true && out["graceContacts"]?.arrayValue?.isEmpty == true)
+    }
+
+    /// The dialer vanishes while the listener's prompt is open: the listener reports the lost
+    /// connection, stores nothing from it, and still completes the next exchange.
+    @Test func peerVanishingMidExchange() throws {
+        let out = try interactive("vanish")
+        #expect(out["listenerFailure"]?.stringValue?.contains("connection") == true)
+        #expect(out["dialerExit"] == 0)
+        #expect(out["adaContacts"]?.arrayValue?.count == 1, "only the second exchange")
+    }
+}
