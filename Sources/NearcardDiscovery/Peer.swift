@@ -76,9 +76,9 @@ public struct InterfaceFilter: Sendable, Equatable {
 
     static func matches(pattern: String, _ name: String) -> Bool {
         if pattern == "veth[0-9a-f]*" {
-            // Container veth ends are named veth<hex>; the project's own test veths are not.
-            guard name.hasPrefix("veth"), let c = name.dropFirst(4).first else { return false }
-            return c.isHexDigit
+            // Container veth ends are named veth + 6 or more hex digits (Docker uses 7); others are not.
+            let rest = name.dropFirst(4)
+            return name.hasPrefix("veth") && rest.count >= 6 && rest.allSatisfy(\.isHexDigit)
         }
         if pattern.hasSuffix("*") { return name.hasPrefix(pattern.dropLast()) }
         return name == pattern

@@ -1,0 +1,65 @@
+import Foundation
+import NearcardCrypto
+import NearcardTestSupport
+import Testing
+
+/// A peer written in Python from docs/PROTOCOL.md alone (noiseprotocol, cryptography, PyNaCl)
+/// exchanges cards with a real node over loopback: the spec is precise enough to implement.
+@Suite struct IndependentPeerTests {
+    let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/python_peer.py").path
+
+    func startNode(_ person: TestPerson) throws -> (Spawned, Int, URL) {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString).log")
+        let node = try Spawned(CLI.executable.path, ["listen", "--home", person.home.path, "--port", "0", "--no-discovery",
+                                                     "--accept", "all", "--message", "hello python"], log: log)
+        for _ in 0..<100 {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let r = text.range(of: "Listening on port "), let port = Int(text[r.upperBound...].prefix { $0.isNumber }) { return (node, port, log) }
+            usleep(50_000)
+        }
+        throw LabError("the node did not start")
+    }
+
+    @Test func pythonPeerCompletesAnExchangeAndEachSideVerifiesTheOther() throws {
+        let node = try TestPerson(name: "Swift Node", card: ["--company", "Nearcard", "--email", "swift@example.org"])
+        defer { node.cli.cleanUp() }
+        let (process, port, _) = try startNode(node)
+        defer { process.kill() }
+        let r = try CLI.run(executable: CLI.python, [peer, "127.0.0.1", String(port), "--name", "Python Peer", "--message", "hello swift"])
+        #expect(r.code == 0, "\(r.stderr)")
+        let report = r.json
+        #expect(report["completed"] == true)
+        for (check, ok) in report["checks"]?.objectValue ?? [:] { #expect(ok == true, "python's check \(check)") }
+        #expect(report["theirCard"] == ["company": "Nearcard", "name": "Swift Node"], "only the default shared fields")
+        #expect(report["hiddenFields"] == 5)
+        #expect(report["theirMessage"] == "hello python")
+        #expect(report["peerFingerprint"]?.stringValue == node.fingerprint)
+        // The node stored the Python peer as a verified contact.
+        var contact: JSONValue?
+        for _ in 0..<50 where contact == nil {
+            contact = try node.contacts().first
+            if contact == nil { usleep(100_000) }
+        }
+        #expect(contact?["name"] == "Python Peer" && contact?["verificationStatus"] == "verified")
+        #expect(contact?["didPublicKey"] == report["myDid"])
+        #expect(contact?["theirEphemeralMessage"] == "hello swift")
+        #expect(contact?["company"] == "Python Software" && contact?["email"] == .null, "only what Python disclosed")
+    }
+
+    /// A dishonest peer's card, each way: the node refuses it with the specific reason and stores nothing.
+    @Test(arguments: [("binding", "binding_mismatch_session"), ("receiver", "binding_mismatch_receiver"),
+                      ("field", "field_not_disclosed"), ("route", "sealed route")])
+    func tamperedCardsAreRefusedWithTheirReason(tamper: String, reason: String) throws {
+        let node = try TestPerson(name: "Swift Node")
+        defer { node.cli.cleanUp() }
+        let (process, port, log) = try startNode(node)
+        defer { process.kill() }
+        let r = try CLI.run(executable: CLI.python, [peer, "127.0.0.1", String(port), "--tamper", tamper])
+        #expect(r.code == 1)
+        #expect(r.json["aborted"]?["code"] == "bad_card", "\(r.stdout)")
+        #expect(r.json["aborted"]?["reason"]?.stringValue?.contains(reason) == true)
+        usleep(200_000)
+        #expect(try node.contacts().isEmpty)
+        #expect(try String(contentsOf: log, encoding: .utf8).contains("nothing was stored"))
+    }
+}

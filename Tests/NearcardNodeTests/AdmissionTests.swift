@@ -1,0 +1,61 @@
+import NearcardDiscovery
+import NearcardNode
+import Testing
+
+@Suite struct AdmissionTests {
+    var limits: NodeLimits {
+        var l = NodeLimits()
+        l.maximumSessions = 4
+        l.maximumSessionsPerAddress = 2
+        l.connectionsPerAddressPerMinute = 3
+        return l
+    }
+
+    @Test func perAddressConcurrencyAndRate() {
+        let a = Admission(limits: limits)
+        #expect(a.admit(address: "10.0.0.1", now: 0) == .admit)
+        #expect(a.admit(address: "10.0.0.1", now: 0) == .admit)
+        // Two open from one address: the third is refused, reported the first time only.
+        #expect(a.admit(address: "10.0.0.1", now: 0) == .refuse(reason: "more than 2 sessions at once from one address", report: true))
+        guard case .refuse(_, false) = a.admit(address: "10.0.0.1", now: 1) else { Issue.record("reported twice in a minute"); return }
+        a.release(address: "10.0.0.1")
+        // One slot free, but the bucket (3 a minute) has one token left after two admissions... used now:
+        #expect(a.admit(address: "10.0.0.1", now: 1) == .admit)
+        a.release(address: "10.0.0.1")
+        guard case .refuse(let reason, _) = a.admit(address: "10.0.0.1", now: 2) else { Issue.record("rate not applied"); return }
+        #expect(reason.contains("a minute"))
+        // The bucket refills over the minute.
+        #expect(a.admit(address: "10.0.0.1", now: 40) == .admit)
+    }
+
+    @Test func nodeWideCap() {
+        let a = Admission(limits: limits)
+        for i in 0..<4 { #expect(a.admit(address: "10.0.0.\(i)", now: 0) == .admit) }
+        guard case .refuse(let reason, _) = a.admit(address: "10.0.0.9", now: 0) else { Issue.record("cap not applied"); return }
+        #expect(reason.contains("limit of 4"))
+        a.release(address: "10.0.0.0")
+        #expect(a.admit(address: "10.0.0.9", now: 0) == .admit)
+        #expect(a.openSessions == 4)
+    }
+}
+
+@Suite struct PeerQueryTests {
+    @Test func parsesAddressesAndNames() {
+        #expect(PeerQuery(parsing: "192.0.2.1:7447") == .address(host: "192.0.2.1", port: 7447))
+        #expect(PeerQuery(parsing: "[fe80::1%eth0]:7447") == .address(host: "fe80::1%eth0", port: 7447))
+        #expect(PeerQuery(parsing: "laptop.local:9000") == .address(host: "laptop.local", port: 9000))
+        #expect(PeerQuery(parsing: "Ada Lovelace") == .name("Ada Lovelace"))
+        #expect(PeerQuery(parsing: "fe80::1") == .name("fe80::1"), "an IPv6 address needs brackets and a port")
+        #expect(PeerQuery(parsing: "host:99999") == .name("host:99999"))
+    }
+
+    @Test func matchesInstanceDisplayNameOrFingerprintPrefix() {
+        let p = DiscoveredPeer(instanceName: "Ada Lovelace #2", hostName: "a.local", port: 7447,
+                               txt: TXTRecord(fingerprint: "0123456789abcdef", name: "Ada Lovelace"), addresses: [])
+        #expect(PeerQuery.name("ada lovelace #2").matches(p))
+        #expect(PeerQuery.name("Ada Lovelace").matches(p))
+        #expect(PeerQuery.name("0123").matches(p))
+        #expect(!PeerQuery.name("012").matches(p), "at least 4 hex digits")
+        #expect(!PeerQuery.name("Grace").matches(p))
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+@testable import NearcardProtocol
+import Testing
+
+/// docs/PROTOCOL.md's worked example: fixed keys → handshake bytes → hashes → signed bytes.
+/// The test recomputes every value from the fixed inputs and compares it with the JSON block in the
+/// document, so the document cannot drift from the code. (ECDSA signatures are randomised: for
+/// those the document gives one valid example, and the test checks that it verifies.)
+@Suite struct WorkedExampleTests {
+    static let docURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md")
+
+    /// 32 fixed bytes: SHA-256 of a label.
+    static func fixed(_ label: String) -> [UInt8] { SHA256.hash(Array("nearcard worked example: \(label)".utf8)) }
+
+    struct Side {
+        let keys: IdentityKeys
+        let ephemeral: X25519.PrivateKey
+        let sasNonce: [UInt8]
+        let name: String
+
+        init(_ role: String, name: String) throws {
+            keys = IdentityKeys(p256: try P256.PrivateKey(rawRepresentation: SecureBytes(WorkedExampleTests.fixed("\(role) p256"))),
+                                x25519: try X25519.PrivateKey(secret: SecureBytes(WorkedExampleTests.fixed("\(role) x25519"))),
+                                ed25519: try Ed25519.PrivateKey(seed: SecureBytes(WorkedExampleTests.fixed("\(role) ed25519"))))
+            ephemeral = try X25519.PrivateKey(secret: SecureBytes(WorkedExampleTests.fixed("\(role) ephemeral")))
+            sasNonce = WorkedExampleTests.fixed("\(role) sas nonce")
+            self.name = name
+        }
+
+        var identity: PublicIdentity { keys.publicIdentity(name: name) }
+
+        func hello(role: NoiseXXHandshake.Role, h: [UInt8], commit: [UInt8]?, nonce: [UInt8]?) -> ExchangeMessage.Hello {
+            ExchangeMessage.Hello(did: identity.did, name: name, signPubKey: keys.ed25519.publicKey.rawRepresentation,
+                                  sasCommit: commit, sasNonce: nonce, signature: [])
+        }
+    }
+
+    /// Everything the worked example states, computed.
+    static func compute() throws -> (JSONValue, Side, Side) {
+        let ada = try Side("initiator", name: "Ada"), grace = try Side("responder", name: "Grace")
+        var i = NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: ada.keys.x25519, ephemeralKey: ada.ephemeral)
+        var r = NoiseXXHandshake(role: .responder, prologue: ExchangeStateMachine.prologue, staticKey: grace.keys.x25519, ephemeralKey: grace.ephemeral)
+        let m1 = try i.writeMessage(payload: ExchangeStateMachine.versionTag)
+        _ = try r.readMessage(m1)
+        let m2 = try r.writeMessage()
+        _ = try i.readMessage(m2)
+        let m3 = try i.writeMessage()
+        _ = try r.readMessage(m3)
+        let h = i.handshakeHash
+        var ti = i.split()
+        let firstTransport = try ti.encrypt(ExchangeMessage.done.encoded)
+
+        let commit = SAS.commitment(handshakeHash: h, nonce: ada.sasNonce)
+        let helloI = ada.hello(role: .initiator, h: h, commit: commit, nonce: nil)
+        let helloR = grace.hello(role: .responder, h: h, commit: nil, nonce: grace.sasNonce)
+        let signedI = helloI.signedObject(role: .initiator, handshakeHash: h)
+        let signedR = helloR.signedObject(role: .responder, handshakeHash: h)
+        let sas = SAS.value(handshakeHash: h, initiatorNonce: ada.sasNonce, responderNonce: grace.sasNonce)
+
+        // A payload from Grace to Ada without the randomised parts (SD-JWT, sealed route), fixed nonce.
+        let payload = ProximityPayload(
+            cardFields: Card(name: "Grace", company: "US Navy"), senderDID: grace.identity.did, timestamp: 1_795_000_000,
+            pubKey: Base64.encode(grace.keys.x25519.publicKey.rawRepresentation), signPubKey: Base64.encode(grace.keys.ed25519.publicKey.rawRepresentation),
+            receiver: ada.identity.did, nonce: Base64.urlEncode(fixed("payload nonce").prefix(16)), sessionBinding: Base64.urlEncode(h),
+            ephemeralMessageHash: ProximityPayload.messageHash("Hello, Ada"), payloadSignature: "")
+        let payloadInput = ProximityPayload.signingInput(unsigned: payload.unsignedJSON)
+
+        // A disclosure with a fixed salt, and a route record with its (deterministic) Ed25519 signature.
+        let disclosure = SelectiveDisclosure.makeDisclosure(salt: Base64.urlEncode(fixed("salt").prefix(16)), field: .company, value: "US Navy")
+        let route = RouteRecord(did: grace.identity.did, pubKey: grace.keys.x25519.publicKey, signPubKey: grace.keys.ed25519.publicKey,
+                                fingerprint: grace.identity.fingerprint, mailboxToken: fixed("mailbox token"), recipient: ada.identity.did,
+                                issuedAt: 1_795_000_000, expiresAt: 1_795_000_000 + RouteRecord.defaultValidity,
+                                hints: [RouteRecord.Hint(host: "192.0.2.10", port: 7447)])
+        let routeSignature = grace.keys.ed25519.signature(for: SealedRoute.signingInput(route))
+
+        func party(_ s: Side) -> JSONValue {
+            ["did": .string(s.identity.did), "pubKey": .string(Base64.encode(s.identity.pubKey.rawRepresentation)),
+             "signPubKey": .string(Base64.encode(s.identity.signPubKey.rawRepresentation)), "fingerprint": .string(s.identity.fingerprint)]
+        }
+        let example: JSONValue = [
+            "initiator": party(ada),
+            "responder": party(grace),
+            "noise": ["message1": .string(Hex.encode(m1)), "message2": .string(Hex.encode(m2)), "message3": .string(Hex.encode(m3)),
+                      "handshakeHash": .string(Hex.encode(h)), "firstTransportMessage({\"type\":\"done\"})": .string(Hex.encode(firstTransport))],
+            "hello": ["initiatorSignedObject": .string(signedI.canonicalText), "responderSignedObject": .string(signedR.canonicalText)],
+            "sas": ["initiatorCommitment": .string(Hex.encode(commit)), "value": .number(Double(sas)), "display": .string(SAS.display(sas))],
+            "payload": ["signingInput": .string(String(decoding: payloadInput, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: "\\u0000")),
+                        "signingInputSHA256": .string(Hex.encode(SHA256.hash(payloadInput)))],
+            "disclosure": ["disclosure": .string(disclosure), "digest": .string(SelectiveDisclosure.digest(of: disclosure))],
+            "route": ["signedRecord": .string(route.json.canonicalText), "signature": .string(Base64.encode(routeSignature))],
+            "graphEdgeID": .string(Contact.graphEdgeID(ada.identity.did, grace.identity.did, sessionBinding: h)),
+        ]
+        return (example, ada, grace)
+    }
+
+    /// The JSON block between <!-- worked-example --> and the end of its code fence.
+    static func documented() throws -> JSONValue {
+        let text = try String(contentsOf: docURL, encoding: .utf8)
+        guard let marker = text.range(of: "<!-- worked-example -->"),
+              let open = text.range(of: "```json\n", range: marker.upperBound..<text.endIndex),
+              let close = text.range(of: "\n```", range: open.upperBound..<text.endIndex) else {
+            throw LabeledError("docs/PROTOCOL.md has no worked-example JSON block")
+        }
+        return try JSONParser.parse(String(text[open.upperBound..<close.lowerBound]))
+    }
+
+    struct LabeledError: Error { let m: String; init(_ m: String) { self.m = m } }
+
+    @Test func documentMatchesTheCode() throws {
+        let (computed, ada, grace) = try Self.compute()
+        if let path = ProcessInfo.processInfo.environment["NEARCARD_PRINT_WORKED_EXAMPLE"] {
+            try (computed.prettyText + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        var doc = try Self.documented()
+        // Example ECDSA signatures in the document: they must verify over the documented objects.
+        let exampleSigs = doc["exampleSignatures"]
+        if var o = doc.objectValue { o["exampleSignatures"] = nil; doc = .object(o) }
+        for (key, value) in computed.objectValue! {
+            #expect(doc[key] == value, "docs/PROTOCOL.md worked example: \"\(key)\" differs from the code")
+        }
+        let h = try Hex.decode(computed["noise"]!["handshakeHash"]!.stringValue!)
+        let signedI = ExchangeMessage.Hello.signingInput(try JSONParser.parse(computed["hello"]!["initiatorSignedObject"]!.stringValue!))
+        let signedR = ExchangeMessage.Hello.signingInput(try JSONParser.parse(computed["hello"]!["responderSignedObject"]!.stringValue!))
+        _ = h
+        let sigI = try Base64.decode(try #require(exampleSigs?["initiatorHello"]?.stringValue))
+        let sigR = try Base64.decode(try #require(exampleSigs?["responderHello"]?.stringValue))
+        #expect(ada.keys.p256.publicKey.isValidRawSignature(sigI, for: signedI))
+        #expect(grace.keys.p256.publicKey.isValidRawSignature(sigR, for: signedR))
+        let payloadHash = try Hex.decode(computed["payload"]!["signingInputSHA256"]!.stringValue!)
+        _ = payloadHash
+        let input = computed["payload"]!["signingInput"]!.stringValue!.replacingOccurrences(of: "\\u0000", with: "\u{0}")
+        let sigP = try Base64.decode(try #require(exampleSigs?["payload"]?.stringValue))
+        #expect(grace.keys.p256.publicKey.isValidRawSignature(sigP, for: Array(input.utf8)))
+    }
+
+    /// Prints example signatures for the document (run with NEARCARD_PRINT_WORKED_EXAMPLE=1).
+    @Test func exampleSignaturesCanBeMade() throws {
+        let (computed, ada, grace) = try Self.compute()
+        let signedI = ExchangeMessage.Hello.signingInput(try JSONParser.parse(computed["hello"]!["initiatorSignedObject"]!.stringValue!))
+        let signedR = ExchangeMessage.Hello.signingInput(try JSONParser.parse(computed["hello"]!["responderSignedObject"]!.stringValue!))
+        let input = Array(computed["payload"]!["signingInput"]!.stringValue!.replacingOccurrences(of: "\\u0000", with: "\u{0}").utf8)
+        let sigs: JSONValue = ["initiatorHello": .string(Base64.encode(try ada.keys.p256.signature(for: signedI))),
+                               "responderHello": .string(Base64.encode(try grace.keys.p256.signature(for: signedR))),
+                               "payload": .string(Base64.encode(try grace.keys.p256.signature(for: input)))]
+        if let path = ProcessInfo.processInfo.environment["NEARCARD_PRINT_WORKED_EXAMPLE"] {
+            try (sigs.prettyText + "\n").write(toFile: path + ".sigs", atomically: true, encoding: .utf8)
+        }
+        #expect(ada.keys.p256.publicKey.isValidRawSignature(try Base64.decode(sigs["initiatorHello"]!.stringValue!), for: signedI))
+    }
+}
