@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel"]),
         .testTarget(name: "NearcardProtocolTests", dependencies: ["NearcardProtocol"]),
         .testTarget(name: "NearcardDiscoveryTests", dependencies: ["NearcardDiscovery"]),
-        .testTarget(name: "NearcardNodeTests", dependencies: ["NearcardNode", "NearcardDiscovery"]),
+        .testTarget(name: "NearcardNodeTests", dependencies: ["NearcardNode", "NearcardDiscovery", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardTestSupport"]),
         .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardTestSupport"]),

@@ -79,6 +79,14 @@ public struct Contact: Sendable, Equatable {
 
     public var name: String { card.name }
 
+    /// The fingerprint of the keys pinned for this contact (nil for contacts without them).
+    public var fingerprint: String? {
+        guard let did = didPublicKey, let key = try? DIDKey(parsing: did),
+              let pub = pubKey.flatMap({ try? X25519.PublicKey(rawRepresentation: Base64.decode($0)) }),
+              let sign = signPubKey.flatMap({ try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) }) else { return nil }
+        return PublicIdentity.fingerprint(didKey: key, pubKey: pub, signPubKey: sign)
+    }
+
     /// `nearcard contacts show --json`: every member, absent optionals as null.
     public var json: JSONValue {
         func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }

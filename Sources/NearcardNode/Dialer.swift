@@ -1,5 +1,7 @@
 import Foundation
+import NearcardCrypto
 import NearcardDiscovery
+import NearcardModel
 import NearcardProtocol
 import NIOCore
 import NIOPosix
@@ -46,7 +48,7 @@ public enum Dialer {
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(ExchangeHandler(machine: machine, service: service, remote: address.description, result: promise))
+                        try channel.pipeline.syncOperations.addHandler(SessionHandler(exchange: machine, service: service, remote: address.description, result: promise))
                     }
                 }
             let channel: Channel
@@ -54,7 +56,7 @@ public enum Dialer {
                 channel = try await bootstrap.connect(to: socketAddress).get()
             } catch {
                 promise.fail(error)
-                failures.append("\(address): \(error)")
+                failures.append("\(address): \(describeConnectError(error))")
                 continue
             }
             _ = channel
@@ -63,6 +65,45 @@ public enum Dialer {
         }
         throw DialError(message: "cannot connect to \(target.label): " + (failures.isEmpty ? "no addresses" : failures.joined(separator: "; ")))
     }
+}
+
+extension Dialer {
+    /// Delivers one follow-up message to `address`, pinning the recipient's key. `.success(true)` means
+    /// the recipient already had it.
+    public static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
+                               service: ExchangeService, group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async -> Result<Bool, ProtocolError> {
+        let socketAddress: SocketAddress
+        do { socketAddress = try address.socketAddress() } catch {
+            return .failure(ProtocolError(.connectionLost, "\(address): \(error)"))
+        }
+        let promise = group.next().makePromise(of: Result<Bool, ProtocolError>.self)
+        let machine = MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: service.keys.x25519, ephemeralKey: X25519.PrivateKey())
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(connectTimeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(SessionHandler(mail: machine, service: service, remote: address.description, result: promise))
+                }
+            }
+        do {
+            _ = try await bootstrap.connect(to: socketAddress).get()
+        } catch {
+            promise.succeed(.failure(ProtocolError(.connectionLost, "\(address): \(describeConnectError(error))")))
+        }
+        return (try? await promise.futureResult.get()) ?? .failure(ProtocolError(.internalError, "the delivery ended without a result"))
+    }
+}
+
+/// A short reason for a failed connect ("connection refused", "no answer within 5 s").
+func describeConnectError(_ error: Error) -> String {
+    if let e = error as? NIOConnectionError {
+        if let first = e.connectionErrors.first { return describeConnectError(first.error) }
+        if let dns = e.dnsAAAAError ?? e.dnsAError { return describeConnectError(dns) }
+        return "cannot connect"
+    }
+    if let e = error as? IOError { return String(cString: strerror(e.errnoCode)).lowercased() }
+    if case ChannelError.connectTimeout(let t) = error as? ChannelError ?? .ioOnClosedChannel { return "no answer within \(t.nanoseconds / 1_000_000_000) s" }
+    return "\(error)"
 }
 
 extension PeerAddress {

@@ -31,7 +31,7 @@ public final class ExchangeService: Sendable {
     }
 
     /// This side of a new exchange: the card and sharing policy as they are now.
-    func localParty() throws -> LocalParty {
+    public func localParty() throws -> LocalParty {
         let card = try database.myCard()?.card ?? Card(name: identity.name ?? "Nearcard user")
         return LocalParty(keys: keys, name: identity.name, card: card, policy: try database.sharingPolicy(), routeHints: routeHints)
     }

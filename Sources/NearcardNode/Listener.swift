@@ -32,15 +32,10 @@ public final class Listener: Sendable {
                 case .admit:
                     channel.closeFuture.whenComplete { _ in admission.release(address: address) }
                     let current = serviceBox.service
-                    do {
-                        let machine = try current.makeMachine(role: .responder, expected: ExpectedPeer())
-                        let remote = channel.remoteAddress.map(displayAddress) ?? address
-                        return channel.eventLoop.makeCompletedFuture {
-                            try channel.pipeline.syncOperations.addHandler(ExchangeHandler(machine: machine, service: current, remote: remote, result: nil))
-                        }
-                    } catch {
-                        current.events.emit(.error(message: "cannot start a session: \(error)"))
-                        return channel.close()
+                    let remote = channel.remoteAddress.map(displayAddress) ?? address
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            SessionHandler(responderFor: current, mailbox: serviceBox.mailbox, remote: remote))
                     }
                 }
             }
@@ -76,7 +71,11 @@ public final class Listener: Sendable {
 final class ServiceBox: @unchecked Sendable {
     private let lock = NSLock()
     private var value: ExchangeService
-    init(_ service: ExchangeService) { value = service }
+    let mailbox: MailboxAuthority
+    init(_ service: ExchangeService) {
+        value = service
+        mailbox = MailboxAuthority(service: service)
+    }
     var service: ExchangeService {
         get { lock.withLock { value } }
         set { lock.withLock { value = newValue } }

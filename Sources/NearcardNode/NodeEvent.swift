@@ -1,6 +1,7 @@
 import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
+import NearcardStore
 import NIOConcurrencyHelpers
 
 /// What a node reports: the CLI prints these for people; the JSON-lines interface serialises them.
@@ -16,6 +17,13 @@ public enum NodeEvent: Sendable {
     case exchangeRequested(id: String, peer: PeerIdentity, role: NoiseXXHandshake.Role)
     case exchangeCompleted(id: String, contact: Contact, myMessage: String?, theirMessage: String?)
     case exchangeFailed(id: String, peer: PeerIdentity?, error: ProtocolError, byPeer: Bool)
+    /// A follow-up message arrived from a contact and was stored.
+    case messageReceived(InboxItem)
+    /// A delivery to this node was refused (or failed); `byPeer` when the sender ended it.
+    case messageRefused(remote: String, reason: String, byPeer: Bool)
+    /// A queued message was delivered (or found already delivered), or failed for good.
+    case messageDelivered(OutboxItem)
+    case messageGaveUp(OutboxItem)
     /// An address hit a limit; reported once per address per minute, not per connection.
     case rateLimited(address: String, reason: String)
     case error(message: String)

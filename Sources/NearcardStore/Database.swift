@@ -109,6 +109,38 @@ public final class NearcardDatabase: Sendable {
                 CREATE INDEX issuedRoute_contact ON issuedRoute(contactDID);
                 """)
         }
+        m.registerMigration("v3-messages") { db in
+            try db.execute(sql: """
+                CREATE TABLE outboxMessage (
+                    id TEXT PRIMARY KEY,
+                    contactID TEXT NOT NULL REFERENCES contact(id) ON DELETE CASCADE,
+                    contactDID TEXT NOT NULL,
+                    text TEXT NOT NULL,
+                    envelopeJSON TEXT NOT NULL,
+                    createdAt REAL NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    nextAttemptAt REAL NOT NULL,
+                    leaseUntil REAL,
+                    lastError TEXT,
+                    deliveredAt REAL
+                );
+                CREATE INDEX outboxMessage_due ON outboxMessage(state, nextAttemptAt);
+                CREATE TABLE inboxMessage (
+                    fromDID TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    contactID TEXT,
+                    text TEXT NOT NULL,
+                    sentAt REAL NOT NULL,
+                    receivedAt REAL NOT NULL,
+                    senderPubKey TEXT NOT NULL,
+                    senderSignPubKey TEXT NOT NULL,
+                    envelopeJSON TEXT NOT NULL,
+                    PRIMARY KEY (fromDID, id)
+                );
+                CREATE INDEX inboxMessage_received ON inboxMessage(receivedAt);
+                """)
+        }
         return m
     }()
 
@@ -238,19 +270,7 @@ public final class NearcardDatabase: Sendable {
         return contact
     }
 
-    /// A route we issued to a contact in an exchange.
-    public struct IssuedRoute: Sendable, Equatable {
-        public var mailboxToken: [UInt8]
-        public var contactDID: String
-        public var issuedAt: Date
-        public var expiresAt: Date
-        public init(mailboxToken: [UInt8], contactDID: String, issuedAt: Date, expiresAt: Date) {
-            self.mailboxToken = mailboxToken
-            self.contactDID = contactDID
-            self.issuedAt = issuedAt
-            self.expiresAt = expiresAt
-        }
-    }
+    public typealias IssuedRoute = NearcardStore.IssuedRoute
 
     /// Records a completed exchange in one transaction: the contact (inserted, or updated in place
     /// when the DID is known), its social-graph entry, and the route we issued to it.

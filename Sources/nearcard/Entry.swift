@@ -17,7 +17,8 @@ struct Nearcard: AsyncParsableCommand {
         5 storage · 6 not found · 64 usage · 70 internal error · 130 interrupted.
         """,
         version: "0.1.0",
-        subcommands: [Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Peers.self, Exchange.self, Contacts.self, DID.self, JWT.self]
+        subcommands: [Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Peers.self, Exchange.self, Contacts.self,
+                      Message.self, Inbox.self, Outbox.self, DID.self, JWT.self]
     )
 }
 

@@ -121,7 +121,11 @@ def main():
     ap.add_argument("--name", default="Python Peer")
     ap.add_argument("--message")
     ap.add_argument("--tamper", choices=["binding", "receiver", "field", "route"])
+    ap.add_argument("--mail-stranger", action="store_true",
+                    help="open a mail session (nearcard-mail/1) as a stranger with a made-up token; print how the node answers")
     args = ap.parse_args()
+    if args.mail_stranger:
+        return mail_stranger(args)
     report = {}
 
     did_key = P256()
@@ -256,6 +260,30 @@ def main():
         report["aborted"] = done
     print(json.dumps(report))
     return 0 if report["completed"] else 1
+
+
+def mail_stranger(args):
+    """A node that is not a contact tries to deliver a follow-up message (§16)."""
+    did_key = P256()
+    x_static = X25519Private.generate()
+    ed = SigningKey.generate()
+    wire = Wire(args.host, args.port)
+    noise = NoiseConnection.from_name(b"Noise_XX_25519_ChaChaPoly_SHA256")
+    noise.set_as_initiator()
+    noise.set_keypair_from_private_bytes(Keypair.STATIC, bytes(x_static))
+    noise.set_prologue(b"nearcard-exchange")
+    noise.start_handshake()
+    wire.send(noise.write_message(b"nearcard-mail/1"))
+    noise.read_message(wire.recv())
+    recipient_static = noise.noise_protocol.handshake_state.rs.public_bytes
+    wire.send(noise.write_message(b""))
+    envelope = {"version": 1, "id": b64u(os.urandom(16)), "from": did_key.did, "to": "did:key:zDnaeUnknown", "sentAt": int(time.time()),
+                "text": "buy cheap followers"}
+    envelope["signature"] = b64(ed.sign(b"nearcard/message/v1\0" + jcs(envelope)).signature)
+    wire.send(noise.encrypt(jcs({"type": "deliver", "mailboxToken": b64u(os.urandom(32)), "envelope": envelope})))
+    answer = json.loads(noise.decrypt(wire.recv()))
+    print(json.dumps({"answer": answer, "recipientStatic": b64(recipient_static)}))
+    return 0 if answer.get("type") == "ack" else 1
 
 
 if __name__ == "__main__":

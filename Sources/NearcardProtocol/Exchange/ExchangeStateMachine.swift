@@ -154,6 +154,17 @@ public struct ExchangeStateMachine: Sendable {
         self.phase = .handshaking(NoiseXXHandshake(role: role, prologue: Self.prologue, staticKey: local.keys.x25519, ephemeralKey: ephemeralKey))
     }
 
+    /// A responder whose message 1 was already read by `SessionDispatch`.
+    public init(resuming noise: NoiseXXHandshake, local: LocalParty, sasNonce: [UInt8], mailboxToken: [UInt8]) {
+        precondition(noise.role == .responder && noise.isResponderReadyToAnswer, "resume only after message 1")
+        self.role = .responder
+        self.local = local
+        self.expected = ExpectedPeer()
+        self.sasNonce = sasNonce
+        self.mailboxToken = mailboxToken
+        self.phase = .handshaking(noise)
+    }
+
     /// True once the exchange has completed or failed.
     public var isFinished: Bool {
         switch phase {
@@ -185,13 +196,14 @@ public struct ExchangeStateMachine: Sendable {
 
     // MARK: events
 
-    /// The initiator's first message; the responder has nothing to send.
+    /// The initiator's first message; a resumed responder's message 2; otherwise nothing.
     public mutating func start() -> [Action] {
-        guard role == .initiator, case .handshaking(var noise) = phase else { return [] }
+        guard case .handshaking(var noise) = phase else { return [] }
+        guard role == .initiator || noise.isResponderReadyToAnswer else { return [] }
         do {
-            let m1 = try noise.writeMessage(payload: Self.versionTag)
+            let m = try noise.writeMessage(payload: role == .initiator ? Self.versionTag : [])
             phase = .handshaking(noise)
-            return [.send(m1)]
+            return [.send(m)]
         } catch {
             return fail(error)
         }

@@ -45,6 +45,9 @@ public struct NoiseXXHandshake: Sendable {
 
     public var isComplete: Bool { if case .complete = state { true } else { false } }
 
+    /// A responder that has read message 1 and has message 2 to write.
+    public var isResponderReadyToAnswer: Bool { if case .responderReceivedE = state { true } else { false } }
+
     /// h: the handshake hash. Final once `isComplete`; Nearcard's channel binding.
     public var handshakeHash: [UInt8] { symmetric.handshakeHash }
 

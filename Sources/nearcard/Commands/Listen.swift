@@ -84,6 +84,11 @@ struct Listen: AsyncParsableCommand {
         let label = identity.name.map { "“\($0)”" } ?? "(no name)"
         Console.out("Listening on port \(listener.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
 
+        // Queued follow-up messages go out while we listen: every few seconds, and when a peer appears.
+        let peers = PeerTable()
+        let (appeared, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self, bufferingPolicy: .bufferingNewest(16))
+        let outbox = Task { await OutboxWorker(service: service).run(peers: peers, appeared: appeared) }
+
         var publication: (AvahiDiscovery, Publication)?
         if !noDiscovery {
             switch Self.publish(identity: identity, port: listener.port, private: `private`, interfaces: interfaces) {
@@ -96,9 +101,21 @@ struct Listen: AsyncParsableCommand {
                 Console.err("nearcard: discovery unavailable: \(e.message). Peers can still reach you at HOST:\(listener.port).")
             }
         }
+        let discovery = publication?.0
+        let filter = InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded)
+        let browsing = Task {
+            guard let discovery else { return }
+            for await event in discovery.browse(filter: filter) {
+                peers.apply(event)
+                if case .found(let peer) = event { appear.yield(peer) }
+            }
+        }
 
         for await _ in NodeSetup.interrupts() { break }
         Console.out("\nStopping…")
+        browsing.cancel()
+        appear.finish()
+        outbox.cancel()
         publication?.1.withdraw()
         await listener.close()
         events.finish()
@@ -124,6 +141,14 @@ struct Listen: AsyncParsableCommand {
             case .exchangeFailed(_, let peer, let error, let byPeer):
                 let who = peer?.name ?? peer?.did ?? "a peer"
                 Console.out("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message) (\(error.code.rawValue)); nothing was stored")
+            case .messageReceived(let m):
+                Console.out("✉ Message from \(m.contactName ?? m.fromDID): \(m.text)")
+            case .messageRefused(let remote, let reason, _):
+                Console.err("nearcard: refused a message delivery from \(remote): \(reason)")
+            case .messageDelivered(let m):
+                Console.out("✔ Delivered your message to \(m.contactName)")
+            case .messageGaveUp(let m):
+                Console.out("✘ Gave up delivering your message to \(m.contactName): \(m.lastError ?? "")")
             case .rateLimited(let address, let reason):
                 Console.err("nearcard: refusing connections from \(address): \(reason)")
             case .error(let message):

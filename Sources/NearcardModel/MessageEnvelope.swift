@@ -1,0 +1,82 @@
+import NearcardCrypto
+
+/// A private follow-up message between contacts (docs/PROTOCOL.md "Follow-up messages"):
+/// `{"version":1,"id","from","to","sentAt","text","signature"}`, signed with the sender's Ed25519
+/// key over `"nearcard/message/v1" ‖ 0x00 ‖ JCS(envelope without signature)`.
+public struct MessageEnvelope: Sendable, Equatable {
+    public static let version = 1
+    public static let signatureDomain = "nearcard/message/v1"
+    /// Longest text, in bytes of UTF-8.
+    public static let maximumTextLength = 4096
+    public static let idByteCount = 16
+
+    /// 16 random bytes, base64url: the de-duplication key (with `from`).
+    public var id: String
+    public var from: String
+    public var to: String
+    public var sentAt: Int64
+    public var text: String
+    public var signature: [UInt8]
+
+    public init(id: String, from: String, to: String, sentAt: Int64, text: String, signature: [UInt8] = []) {
+        self.id = id
+        self.from = from
+        self.to = to
+        self.sentAt = sentAt
+        self.text = text
+        self.signature = signature
+    }
+
+    /// A new signed envelope with a fresh id.
+    public static func make(text: String, from: String, to: String, sentAt: Int64, signer: Ed25519.PrivateKey) -> MessageEnvelope {
+        var e = MessageEnvelope(id: Base64.urlEncode(Sodium.randomBytes(idByteCount)), from: from, to: to, sentAt: sentAt, text: text)
+        e.signature = signer.signature(for: e.signingInput)
+        return e
+    }
+
+    /// Why a text cannot be sent; nil when it can.
+    public static func textProblem(_ text: String) -> String? {
+        if text.isEmpty { return "the message is empty" }
+        if text.utf8.count > maximumTextLength { return "a message is at most \(maximumTextLength) bytes" }
+        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
+            return "a message must not contain control characters"
+        }
+        return nil
+    }
+
+    var unsignedJSON: JSONObject {
+        ["version": .number(Double(Self.version)), "id": .string(id), "from": .string(from), "to": .string(to),
+         "sentAt": .number(Double(sentAt)), "text": .string(text)]
+    }
+
+    public var signingInput: [UInt8] { Array(Self.signatureDomain.utf8) + [0] + JCS.canonicalize(.object(unsignedJSON)) }
+
+    public var json: JSONValue {
+        var o = unsignedJSON
+        o["signature"] = .string(Base64.encode(signature))
+        return .object(o)
+    }
+
+    public init(json: JSONValue) throws(ModelError) {
+        guard let o = json.objectValue else { throw ModelError(.malformedPayload, "a message must be a JSON object") }
+        for key in o.keys where !["version", "id", "from", "to", "sentAt", "text", "signature"].contains(key) {
+            throw ModelError(.malformedPayload, "unknown member \"\(key)\" in the message")
+        }
+        guard o["version"]?.integerValue == Int64(Self.version) else { throw ModelError(.malformedPayload, "message version is not 1") }
+        guard let id = o["id"]?.stringValue, let idBytes = try? Base64.urlDecode(id), idBytes.count == Self.idByteCount else {
+            throw ModelError(.malformedPayload, "the message id is not 16 bytes of base64url")
+        }
+        guard let from = o["from"]?.stringValue, let to = o["to"]?.stringValue, from.utf8.count <= 256, to.utf8.count <= 256 else {
+            throw ModelError(.malformedPayload, "the message has no from/to DID")
+        }
+        guard let sentAt = o["sentAt"]?.integerValue else { throw ModelError(.malformedPayload, "sentAt must be an integer") }
+        guard let text = o["text"]?.stringValue else { throw ModelError(.malformedPayload, "the message has no text") }
+        if let problem = Self.textProblem(text) { throw ModelError(.limitExceeded, problem) }
+        guard let sig = o["signature"]?.stringValue, let signature = try? Base64.decode(sig), signature.count == 64 else {
+            throw ModelError(.malformedPayload, "the message signature is not 64 bytes of base64")
+        }
+        self.init(id: id, from: from, to: to, sentAt: sentAt, text: text, signature: signature)
+    }
+
+    public func isSigned(by key: Ed25519.PublicKey) -> Bool { key.isValidSignature(signature, for: signingInput) }
+}

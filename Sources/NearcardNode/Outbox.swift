@@ -1,0 +1,117 @@
+import Foundation
+import NearcardDiscovery
+import NearcardModel
+import NearcardProtocol
+import NearcardStore
+import NIOConcurrencyHelpers
+
+/// The peers discovery has shown, kept up to date from a browse.
+public final class PeerTable: Sendable {
+    private let peers = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
+
+    public init() {}
+
+    public func apply(_ event: DiscoveryEvent) {
+        peers.withLockedValue { p in
+            switch event {
+            case .found(let peer), .updated(let peer): p[peer.instanceName] = peer
+            case .lost(let name): p[name] = nil
+            case .failed: break
+            }
+        }
+    }
+
+    public var all: [DiscoveredPeer] { peers.withLockedValue { Array($0.values) } }
+
+    public func peer(fingerprint: String) -> DiscoveredPeer? { all.first { $0.txt.fingerprint == fingerprint } }
+}
+
+/// Delivers queued follow-up messages: claims what is due, finds each contact, delivers, and records
+/// the outcome (delivered, or retry later with back-off, or failed for good with the reason).
+public struct OutboxWorker: Sendable {
+    let service: ExchangeService
+    let sender: MailSender
+
+    public init(service: ExchangeService) {
+        self.service = service
+        self.sender = MailSender(service: service)
+    }
+
+    /// One pass over the due messages (of one contact, if given). `ignoringBackoff` also takes
+    /// messages whose next attempt is later (the contact has just appeared). Returns them in their new state.
+    @discardableResult
+    public func deliverDue(peers: [DiscoveredPeer], contactDID: String? = nil, ignoringBackoff: Bool = false, now: Date = Date()) async -> [OutboxItem] {
+        let db = service.database
+        let horizon = ignoringBackoff ? now.addingTimeInterval(365 * 24 * 3600) : now
+        guard let due = try? db.claimDueMessages(now: horizon, leaseFrom: now, contactDID: contactDID), !due.isEmpty else { return [] }
+        var results: [OutboxItem] = []
+        for item in due {
+            let outcome: Result<Bool, ProtocolError>
+            do {
+                guard let contact = try db.contact(id: item.contactID) else {
+                    throw DialError(message: "the contact was deleted")
+                }
+                let target = try sender.target(for: contact)
+                outcome = await sender.deliver(item, to: target, addresses: MailSender.addresses(for: target.route, discovered: peers))
+            } catch {
+                outcome = .failure(ProtocolError(.internalError, "\(error)"))
+            }
+            switch outcome {
+            case .success:
+                try? db.markDelivered(id: item.id)
+            case .failure(let error):
+                // A refusal by the right node will not change on its own; unreachable nodes may come back.
+                let final = [.badIdentity, .identityMismatch, .protocolError, .tooLarge].contains(error.code)
+                let retry = final ? nil : MailSender.retryAt(attempts: item.attempts + 1, createdAt: item.createdAt, now: now)
+                try? db.markAttemptFailed(id: item.id, error: error.message, retryAt: retry)
+            }
+            if let updated = try? db.outboxItem(id: item.id) {
+                results.append(updated)
+                if updated.state == .delivered { service.events.emit(.messageDelivered(updated)) }
+                if updated.state == .failed { service.events.emit(.messageGaveUp(updated)) }
+            }
+        }
+        return results
+    }
+
+    /// The contacts with queued messages whose fingerprint is `fingerprint`.
+    func contactsWaiting(for fingerprint: String) -> [String] {
+        guard let items = try? service.database.outbox() else { return [] }
+        var dids: [String] = []
+        for item in items where item.state == .queued && !dids.contains(item.contactDID) {
+            guard let c = try? service.database.contact(id: item.contactID), c.fingerprint == fingerprint else { continue }
+            dids.append(item.contactDID)
+        }
+        return dids
+    }
+
+    /// Runs until cancelled: a pass every `interval`; and when a peer appears, at once for the
+    /// contacts behind it, whatever their back-off.
+    public func run(peers: PeerTable, appeared: AsyncStream<DiscoveredPeer>, interval: TimeInterval = 5) async {
+        await withTaskGroup(of: Void.self) { group in
+            let (ticks, tick) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            group.addTask {
+                while !Task.isCancelled {
+                    tick.yield()
+                    try? await Task.sleep(nanoseconds: UInt64(interval * 1_000_000_000))
+                }
+                tick.finish()
+            }
+            group.addTask {
+                for await peer in appeared {
+                    guard let fp = peer.txt.fingerprint else { continue }
+                    for did in contactsWaiting(for: fp) {
+                        await deliverDue(peers: peers.all, contactDID: did, ignoringBackoff: true)
+                    }
+                }
+            }
+            group.addTask {
+                for await _ in ticks {
+                    if Task.isCancelled { break }
+                    await deliverDue(peers: peers.all)
+                }
+            }
+            await group.waitForAll()
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import GRDB
+import NearcardCrypto
+import NearcardModel
+
+/// A message waiting to be delivered, or the record of one that was (or that failed for good).
+public struct OutboxItem: Sendable, Equatable {
+    public enum State: String, Sendable { case queued, delivered, failed }
+
+    public let id: String
+    public let contactID: String
+    public let contactDID: String
+    public let contactName: String
+    public let text: String
+    public let envelope: MessageEnvelope
+    public let createdAt: Date
+    public let state: State
+    public let attempts: Int
+    public let nextAttemptAt: Date
+    public let lastError: String?
+    public let deliveredAt: Date?
+
+    public var json: JSONValue {
+        func date(_ d: Date?) -> JSONValue { d.map { .string(ISO8601.string($0)) } ?? .null }
+        return ["id": .string(id), "contactId": .string(contactID), "contact": .string(contactName), "did": .string(contactDID),
+                "text": .string(text), "state": .string(state.rawValue), "attempts": .number(Double(attempts)),
+                "createdAt": date(createdAt), "nextAttemptAt": state == .queued ? date(nextAttemptAt) : .null,
+                "lastError": lastError.map { .string($0) } ?? .null, "deliveredAt": date(deliveredAt)]
+    }
+}
+
+/// A message received from a contact.
+public struct InboxItem: Sendable, Equatable {
+    public let id: String
+    public let fromDID: String
+    public let contactID: String?
+    public let contactName: String?
+    public let text: String
+    public let sentAt: Date
+    public let receivedAt: Date
+    /// Whether the keys it arrived with are the contact's keys as they stand now.
+    public let keysMatched: Bool
+
+    public var json: JSONValue {
+        ["id": .string(id), "from": .string(fromDID), "contactId": contactID.map { .string($0) } ?? .null,
+         "contact": contactName.map { .string($0) } ?? .null, "text": .string(text), "sentAt": .string(ISO8601.string(sentAt)),
+         "receivedAt": .string(ISO8601.string(receivedAt)), "keysMatched": .bool(keysMatched)]
+    }
+}
+
+extension NearcardDatabase {
+    // MARK: outbox
+
+    /// Queues a message for a contact; it is due at once.
+    @discardableResult
+    public func enqueue(_ envelope: MessageEnvelope, for contact: Contact, now: Date = Date()) throws(StoreError) -> OutboxItem {
+        guard let did = contact.didPublicKey else { throw StoreError(.invalidInput, "\(contact.name) has no DID: only contacts from an exchange can be messaged") }
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO outboxMessage (id, contactID, contactDID, text, envelopeJSON, createdAt, state, attempts, nextAttemptAt)
+                VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?)
+                """, arguments: [envelope.id, contact.id, did, envelope.text, envelope.json.canonicalText,
+                                 now.timeIntervalSince1970, now.timeIntervalSince1970])
+        }
+        guard let item = try outboxItem(id: envelope.id) else { throw StoreError(.database, "the queued message vanished") }
+        return item
+    }
+
+    /// Claims up to `limit` due messages for `lease` seconds, so two senders (a running node and a
+    /// `nearcard message` command) do not work on the same one at once. A crash lets the lease lapse.
+    /// `now` is the due horizon; `leaseFrom` (default `now`) is the clock the lease runs on.
+    public func claimDueMessages(now: Date = Date(), leaseFrom: Date? = nil, lease: TimeInterval = 60, limit: Int = 16, contactDID: String? = nil) throws(StoreError) -> [OutboxItem] {
+        let ids: [String] = try write { db in
+            let due = now.timeIntervalSince1970
+            let t = (leaseFrom ?? now).timeIntervalSince1970
+            var sql = "SELECT id FROM outboxMessage WHERE state = 'queued' AND nextAttemptAt <= ? AND (leaseUntil IS NULL OR leaseUntil < ?)"
+            var args: [DatabaseValueConvertible] = [due, t]
+            if let contactDID { sql += " AND contactDID = ?"; args.append(contactDID) }
+            sql += " ORDER BY nextAttemptAt LIMIT ?"
+            args.append(limit)
+            let ids = try String.fetchAll(db, sql: sql, arguments: StatementArguments(args))
+            for id in ids { try db.execute(sql: "UPDATE outboxMessage SET leaseUntil = ? WHERE id = ?", arguments: [t + lease, id]) }
+            return ids
+        }
+        var items: [OutboxItem] = []
+        for id in ids { if let item = try outboxItem(id: id) { items.append(item) } }
+        return items
+    }
+
+    public func markDelivered(id: String, at: Date = Date()) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "UPDATE outboxMessage SET state = 'delivered', deliveredAt = ?, leaseUntil = NULL, attempts = attempts + 1, lastError = NULL WHERE id = ?",
+                           arguments: [at.timeIntervalSince1970, id])
+        }
+    }
+
+    /// Records a failed attempt: queued again at `retryAt`, or failed for good when `retryAt` is nil.
+    public func markAttemptFailed(id: String, error: String, retryAt: Date?) throws(StoreError) {
+        try write { db in
+            if let retryAt {
+                try db.execute(sql: "UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, leaseUntil = NULL WHERE id = ?",
+                               arguments: [error, retryAt.timeIntervalSince1970, id])
+            } else {
+                try db.execute(sql: "UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, state = 'failed', leaseUntil = NULL WHERE id = ?",
+                               arguments: [error, id])
+            }
+        }
+    }
+
+    public func outboxItem(id: String) throws(StoreError) -> OutboxItem? {
+        try read { db in try Row.fetchOne(db, sql: Self.outboxSelect + " WHERE o.id = ?", arguments: [id]).map(Self.outboxItem) }
+    }
+
+    /// Messages not yet delivered (queued or failed); with `all`, delivered ones too. Oldest first.
+    public func outbox(all: Bool = false) throws(StoreError) -> [OutboxItem] {
+        try read { db in
+            try Row.fetchAll(db, sql: Self.outboxSelect + (all ? "" : " WHERE o.state != 'delivered'") + " ORDER BY o.createdAt").map(Self.outboxItem)
+        }
+    }
+
+    static let outboxSelect = "SELECT o.*, c.name AS contactName FROM outboxMessage o LEFT JOIN contact c ON c.id = o.contactID"
+
+    static func outboxItem(_ row: Row) throws -> OutboxItem {
+        let envelope = try MessageEnvelope(json: try JSONParser.parse(row["envelopeJSON"] as String))
+        return OutboxItem(
+            id: row["id"], contactID: row["contactID"], contactDID: row["contactDID"], contactName: row["contactName"] ?? "(deleted contact)",
+            text: row["text"], envelope: envelope, createdAt: Date(timeIntervalSince1970: row["createdAt"]),
+            state: OutboxItem.State(rawValue: row["state"]) ?? .failed, attempts: row["attempts"],
+            nextAttemptAt: Date(timeIntervalSince1970: row["nextAttemptAt"]), lastError: row["lastError"],
+            deliveredAt: (row["deliveredAt"] as Double?).map { Date(timeIntervalSince1970: $0) })
+    }
+
+    // MARK: inbox
+
+    /// The route we issued with this mailbox token, if any.
+    public func issuedRoute(mailboxToken: [UInt8]) throws(StoreError) -> IssuedRoute? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM issuedRoute WHERE mailboxToken = ?", arguments: [Base64.urlEncode(mailboxToken)]).map { row in
+                IssuedRoute(mailboxToken: mailboxToken, contactDID: row["contactDID"], issuedAt: Date(timeIntervalSince1970: row["issuedAt"]),
+                            expiresAt: Date(timeIntervalSince1970: row["expiresAt"]))
+            }
+        }
+    }
+
+    /// Stores a received message unless it is already there (same sender and id): returns false for
+    /// a duplicate. The caller acknowledges only after this returns, so a crash never loses one.
+    public func storeReceived(_ envelope: MessageEnvelope, contactID: String?, senderPubKey: X25519.PublicKey,
+                              senderSignPubKey: Ed25519.PublicKey, at: Date = Date()) throws(StoreError) -> Bool {
+        try write { db in
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO inboxMessage (fromDID, id, contactID, text, sentAt, receivedAt, senderPubKey, senderSignPubKey, envelopeJSON)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [envelope.from, envelope.id, contactID, envelope.text, Double(envelope.sentAt), at.timeIntervalSince1970,
+                                 Base64.encode(senderPubKey.rawRepresentation), Base64.encode(senderSignPubKey.rawRepresentation),
+                                 envelope.json.canonicalText])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Messages received from `since` on, from one sender.
+    public func receivedCount(fromDID: String, since: Date) throws(StoreError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM inboxMessage WHERE fromDID = ? AND receivedAt >= ?", arguments: [fromDID, since.timeIntervalSince1970]) ?? 0 }
+    }
+
+    /// Received messages, newest first; `contactDID` narrows to one sender.
+    public func inbox(contactDID: String? = nil) throws(StoreError) -> [InboxItem] {
+        try read { db in
+            var sql = """
+                SELECT i.*, c.name AS contactName, c.pubKey AS contactPubKey, c.signPubKey AS contactSignPubKey
+                FROM inboxMessage i LEFT JOIN contact c ON c.did = i.fromDID
+                """
+            var args: [DatabaseValueConvertible] = []
+            if let contactDID { sql += " WHERE i.fromDID = ?"; args.append(contactDID) }
+            sql += " ORDER BY i.receivedAt DESC"
+            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map { row in
+                let matched = (row["contactPubKey"] as String?) == (row["senderPubKey"] as String)
+                    && (row["contactSignPubKey"] as String?) == (row["senderSignPubKey"] as String)
+                return InboxItem(id: row["id"], fromDID: row["fromDID"], contactID: row["contactID"], contactName: row["contactName"],
+                                 text: row["text"], sentAt: Date(timeIntervalSince1970: row["sentAt"]),
+                                 receivedAt: Date(timeIntervalSince1970: row["receivedAt"]), keysMatched: matched)
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import NearcardCrypto
+import NearcardTestSupport
+import Testing
+
+/// Follow-up messages between contacts, end to end: delivered now, delivered later when the contact
+/// appears, refused from a stranger, refused through a tampered route, never doubled.
+@Suite struct MessagingTests {
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
+
+    /// Ada and Grace after an exchange in `lab` (Grace listening on `port`).
+    func exchanged(in lab: Lab, graceArgs: [String] = []) throws -> (TestPerson, TestPerson, Spawned, Int) {
+        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
+        let (listener, port) = try lab.listen(home: grace.home, ["--accept", "all"] + graceArgs, log: log("grace"))
+        let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: ada.home)
+        #expect(r.code == 0, "\(r.stderr)")
+        return (ada, grace, listener, port)
+    }
+
+    func waitFor(_ seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(200_000)
+        }
+        return try condition()
+    }
+
+    @Test func deliveredNowWhenTheContactIsOnTheLAN() throws {
+        let lab = try Lab("mn")
+        let (ada, grace, _, _) = try exchanged(in: lab)
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let r = try lab.nearcard(["message", "Grace", "Lunch tomorrow?\nSay 12:30.", "--json"], home: ada.home)
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json["state"] == "delivered")
+        let inbox = try grace.cli.run(["inbox", "--json"]).json.arrayValue ?? []
+        #expect(inbox.count == 1)
+        #expect(inbox.first?["text"] == "Lunch tomorrow?\nSay 12:30.")
+        #expect(inbox.first?["contact"] == "Ada" && inbox.first?["keysMatched"] == true)
+        #expect(inbox.first?["from"]?.stringValue == ada.did)
+        #expect(try ada.cli.run(["outbox", "--json"]).json.arrayValue?.isEmpty == true)
+    }
+
+    /// Grace is away: the message waits; Ada's running node delivers it when Grace's node appears.
+    @Test func deliveredLaterWhenTheContactAppears() throws {
+        let (a, b) = try Lab.pair()
+        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let (graceNode, _) = try b.listen(home: grace.home, ["--accept", "all"], log: log("grace1"))
+        var exchanged = false
+        for _ in 0..<5 where !exchanged {
+            exchanged = try a.nearcard(["exchange", "Grace", "--yes", "--timeout", "3"], home: ada.home).code == 0
+        }
+        #expect(exchanged)
+        graceNode.kill(SIGTERM)
+        graceNode.wait()
+
+        let queued = try a.nearcard(["message", "Grace", "Are you still at the conference?", "--wait", "1", "--json"], home: ada.home)
+        #expect(queued.code == 0)
+        #expect(queued.json["state"] == "queued")
+        #expect(queued.json["lastError"]?.stringValue?.isEmpty == false, "the outbox says why")
+        #expect(try ada.cli.run(["outbox", "--json"]).json.arrayValue?.first?["state"] == "queued")
+
+        _ = try a.listen(home: ada.home, ["--accept", "all"], log: log("ada"))
+        _ = try b.listen(home: grace.home, ["--accept", "all"], log: log("grace2"))
+        #expect(try waitFor(15) { try grace.cli.run(["inbox", "--json"]).json.arrayValue?.count == 1 })
+        #expect(try waitFor(5) { try ada.cli.run(["outbox", "--all", "--json"]).json.arrayValue?.first?["state"] == "delivered" })
+        #expect(try grace.cli.run(["inbox", "--json"]).json.arrayValue?.first?["text"] == "Are you still at the conference?")
+    }
+
+    /// Someone who is not a contact (no token we issued) is refused, and nothing is stored.
+    @Test func strangerIsRefused() throws {
+        let lab = try Lab("ms")
+        let grace = try TestPerson(name: "Grace")
+        defer { grace.cli.cleanUp() }
+        let logURL = log("grace")
+        let (_, port) = try lab.listen(home: grace.home, ["--accept", "all", "--no-discovery"], log: logURL)
+        let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/python_peer.py").path
+        let r = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--mail-stranger"])
+        #expect(r.code == 1)
+        #expect(r.json["answer"]?["code"] == "bad_identity")
+        #expect(try grace.cli.run(["inbox", "--json"]).json.arrayValue?.isEmpty == true)
+        #expect(try waitFor(3) { (try? String(contentsOf: logURL, encoding: .utf8))?.contains("refused a message delivery") == true })
+    }
+
+    /// A route altered in the sender's store does not open: the message is refused before anything is sent.
+    @Test func tamperedRouteIsRefused() throws {
+        let lab = try Lab("mt")
+        let (ada, grace, _, _) = try exchanged(in: lab)
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let db = ada.home.appendingPathComponent("nearcard.sqlite").path
+        // Flip one base64 character in the middle of the stored sealed route.
+        let sql = "UPDATE contact SET sealedRoute = substr(sealedRoute, 1, 100) || (CASE substr(sealedRoute, 101, 1) WHEN 'A' THEN 'B' ELSE 'A' END) || substr(sealedRoute, 102)"
+        #expect(try CLI.run(executable: "/usr/bin/sqlite3", [db, sql]).code == 0)
+        let r = try lab.nearcard(["message", "Grace", "hello"], home: ada.home)
+        #expect(r.code == 1)
+        #expect(r.stderr.contains("route"))
+        #expect(try grace.cli.run(["inbox", "--json"]).json.arrayValue?.isEmpty == true)
+    }
+
+    /// Sent again (a crash after delivery but before it was recorded): acknowledged as a duplicate, stored once.
+    @Test func resentMessageIsNotDoubled() throws {
+        let lab = try Lab("md")
+        let (ada, grace, _, _) = try exchanged(in: lab)
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        #expect(try lab.nearcard(["message", "Grace", "only once"], home: ada.home).code == 0)
+        let db = ada.home.appendingPathComponent("nearcard.sqlite").path
+        #expect(try CLI.run(executable: "/usr/bin/sqlite3", [db, "UPDATE outboxMessage SET state = 'queued', nextAttemptAt = 0"]).code == 0)
+        let again = try lab.nearcard(["outbox", "--send", "--json"], home: ada.home)
+        #expect(again.code == 0, "\(again.stderr)")
+        #expect(try ada.cli.run(["outbox", "--all", "--json"]).json.arrayValue?.first?["state"] == "delivered")
+        #expect(try grace.cli.run(["inbox", "--json"]).json.arrayValue?.count == 1)
+    }
+}
