@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "NearcardModel", targets: ["NearcardModel"]),
         .library(name: "NearcardProtocol", targets: ["NearcardProtocol"]),
         .library(name: "NearcardStore", targets: ["NearcardStore"]),
+        .library(name: "NearcardQR", targets: ["NearcardQR"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -24,6 +25,10 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // did:key, multibase, JCS, JSON, ECDSA P-256 (libcrypto), X25519/Ed25519/sealed box/AEAD/Argon2id (libsodium), JWS/JWT.
         .target(name: "NearcardCrypto", dependencies: ["CSodium", "COpenSSL"]),
@@ -33,6 +38,8 @@ let package = Package(
         .target(name: "NearcardProtocol", dependencies: ["NearcardCrypto", "NearcardModel"]),
         // DNS-SD: the Avahi implementation (libavahi-client) and the TXT record.
         .target(name: "NearcardDiscovery", dependencies: ["CAvahi"]),
+        // QR envelopes: generate, render (libqrencode, libpng), scan (zbar), route, verify; OID4VP.
+        .target(name: "NearcardQR", dependencies: ["NearcardCrypto", "NearcardModel", "CQREncode", "CZBar", "CPNG", "CZlib"]),
         // Identity key files and the SQLite database (GRDB).
         .target(name: "NearcardStore", dependencies: [
             "NearcardCrypto", "NearcardModel",
@@ -40,7 +47,7 @@ let package = Package(
         ]),
         // The command-line interface: the only place that prints for humans.
         .executableTarget(name: "nearcard", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardProtocol", "NearcardNode",
+            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardProtocol", "NearcardNode", "NearcardQR",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -61,6 +68,7 @@ let package = Package(
         .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel"]),
         .testTarget(name: "NearcardProtocolTests", dependencies: ["NearcardProtocol"]),
         .testTarget(name: "NearcardDiscoveryTests", dependencies: ["NearcardDiscovery"]),
+        .testTarget(name: "NearcardQRTests", dependencies: ["NearcardQR", "NearcardModel", "NearcardCrypto", "NearcardTestSupport"]),
         .testTarget(name: "NearcardNodeTests", dependencies: ["NearcardNode", "NearcardDiscovery", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardTestSupport"]),

@@ -14,9 +14,10 @@ packages=(
   libavahi-client-dev  # DNS-SD through avahi-daemon
   libqrencode-dev      # QR rendering
   libzbar-dev          # QR scanning from images
-  libpng-dev           # PNG output
+  libpng-dev           # QR images: PNG in and out
+  zlib1g-dev           # raw DEFLATE for compressed QR payloads (sce1:)
   avahi-daemon avahi-utils dbus iproute2 procps
-  openssl qrencode zbar-tools
+  openssl qrencode zbar-tools sqlite3
   python3-venv
 )
 

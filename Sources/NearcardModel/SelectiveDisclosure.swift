@@ -17,7 +17,9 @@ public enum SelectiveDisclosure {
     public static let maximumLength = 16 * 1024
 
     /// Issues a proof committing to every field of `card` and disclosing `fields` (those the card has).
-    public static func issue(card: Card, disclosing fields: Set<CardField>, signer: P256.PrivateKey, issuedAt: Int64) throws(CryptoError) -> String {
+    /// `extraClaims` (for instance `exp` and `jti` in a QR code) are signed with the digests.
+    public static func issue(card: Card, disclosing fields: Set<CardField>, signer: P256.PrivateKey, issuedAt: Int64,
+                             extraClaims: JSONObject = [:]) throws(CryptoError) -> String {
         let did = DIDKey(signer.publicKey).did
         var digests: [String] = []
         var disclosures: [String] = []
@@ -27,9 +29,12 @@ public enum SelectiveDisclosure {
             digests.append(digest(of: disclosure))
             if fields.contains(field), value != nil { disclosures.append(disclosure) }
         }
-        let claims: JSONValue = ["iss": .string(did), "iat": .number(Double(issuedAt)), "_sd_alg": "sha-256",
-                                 "_sd": .array(digests.sorted().map { .string($0) })]
-        let jwt = try CompactJWS.sign(payload: JCS.canonicalize(claims), header: ["typ": .string(typ)], signer: signer)
+        var claims: JSONObject = extraClaims
+        claims["iss"] = .string(did)
+        claims["iat"] = .number(Double(issuedAt))
+        claims["_sd_alg"] = "sha-256"
+        claims["_sd"] = .array(digests.sorted().map { .string($0) })
+        let jwt = try CompactJWS.sign(payload: JCS.canonicalize(.object(claims)), header: ["typ": .string(typ)], signer: signer)
         return ([jwt] + disclosures).joined(separator: "~") + "~"
     }
 
@@ -49,6 +54,8 @@ public enum SelectiveDisclosure {
         public let fields: [CardField: JSONValue]
         /// Commitments not opened: the number of hidden fields.
         public let hiddenCount: Int
+        /// Every signed claim (for `exp`, `jti` and other extra claims).
+        public let claims: JSONObject
     }
 
     /// Verifies the proof against the issuer's did:key; every failure says why.
@@ -95,7 +102,7 @@ public enum SelectiveDisclosure {
             guard fields[field] == nil else { return .failure(.malformed("the field \(name) is disclosed twice")) }
             fields[field] = array[2]
         }
-        return .success(Disclosed(issuer: issuer.did, issuedAt: issuedAt, fields: fields, hiddenCount: sd.count - fields.count))
+        return .success(Disclosed(issuer: issuer.did, issuedAt: issuedAt, fields: fields, hiddenCount: sd.count - fields.count, claims: claims))
     }
 }
 

@@ -141,6 +141,27 @@ public final class NearcardDatabase: Sendable {
                 CREATE INDEX inboxMessage_received ON inboxMessage(receivedAt);
                 """)
         }
+        m.registerMigration("v4-trust-credentials") { db in
+            try db.execute(sql: """
+                CREATE TABLE trustAnchor (
+                    did TEXT PRIMARY KEY,
+                    addedAt REAL NOT NULL,
+                    note TEXT
+                );
+                CREATE TABLE credential (
+                    id TEXT PRIMARY KEY,
+                    issuer TEXT NOT NULL,
+                    subject TEXT,
+                    typesJSON TEXT NOT NULL,
+                    jwt TEXT NOT NULL,
+                    issuedAt REAL,
+                    expiresAt REAL,
+                    status TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    importedAt REAL NOT NULL
+                );
+                """)
+        }
         return m
     }()
 

@@ -1,0 +1,122 @@
+import CPNG
+
+/// Drawing a QR matrix for a terminal, as SVG, or as PNG (libpng's simplified API).
+extension QRMatrix {
+    /// The quiet zone around a code, in modules (ISO/IEC 18004 asks for 4).
+    public static let quietZone = 4
+
+    /// Two rows per text line with half blocks. With `ansi`, dark-on-light colours are forced so the
+    /// code scans on dark terminals too.
+    public func terminalText(ansi: Bool) -> String {
+        let q = Self.quietZone
+        var out = ""
+        var y = -q
+        while y < size + q {
+            if ansi { out += "\u{1B}[30;47m" }
+            for x in -q..<(size + q) {
+                let top = self[x, y], bottom = self[x, y + 1]
+                // Dark modules are drawn in the foreground colour on a light background.
+                switch (top, bottom) {
+                case (true, true): out += "█"
+                case (true, false): out += "▀"
+                case (false, true): out += "▄"
+                case (false, false): out += " "
+                }
+            }
+            if ansi { out += "\u{1B}[0m" }
+            out += "\n"
+            y += 2
+        }
+        return out
+    }
+
+    /// A self-contained SVG, one path of unit squares.
+    public func svg(moduleSize: Int = 8) -> String {
+        let q = Self.quietZone
+        let total = (size + 2 * q) * moduleSize
+        var path = ""
+        for y in 0..<size {
+            for x in 0..<size where self[x, y] {
+                path += "M\((x + q) * moduleSize),\((y + q) * moduleSize)h\(moduleSize)v\(moduleSize)h-\(moduleSize)z"
+            }
+        }
+        return """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <svg xmlns="http://www.w3.org/2000/svg" width="\(total)" height="\(total)" viewBox="0 0 \(total) \(total)" shape-rendering="crispEdges">
+        <rect width="\(total)" height="\(total)" fill="#ffffff"/>
+        <path fill="#000000" d="\(path)"/>
+        </svg>
+
+        """
+    }
+
+    /// 8-bit grayscale pixels, `moduleSize` pixels per module, with the quiet zone.
+    public func pixels(moduleSize: Int = 8) -> (width: Int, pixels: [UInt8]) {
+        let q = Self.quietZone
+        let width = (size + 2 * q) * moduleSize
+        var px = [UInt8](repeating: 255, count: width * width)
+        for y in 0..<size {
+            for x in 0..<size where self[x, y] {
+                for dy in 0..<moduleSize {
+                    let row = ((y + q) * moduleSize + dy) * width
+                    for dx in 0..<moduleSize { px[row + (x + q) * moduleSize + dx] = 0 }
+                }
+            }
+        }
+        return (width, px)
+    }
+
+    public func png(moduleSize: Int = 8) throws(QRError) -> [UInt8] {
+        let (width, px) = pixels(moduleSize: moduleSize)
+        return try PNG.encodeGray(width: width, height: width, pixels: px)
+    }
+}
+
+/// PNG through libpng's simplified API (no setjmp/longjmp in sight).
+public enum PNG {
+    public static let maximumDimension = 8192
+
+    public static func encodeGray(width: Int, height: Int, pixels: [UInt8]) throws(QRError) -> [UInt8] {
+        var image = png_image()
+        image.version = nearcard_png_image_version()
+        image.width = UInt32(width)
+        image.height = UInt32(height)
+        image.format = UInt32(PNG_FORMAT_GRAY)
+        var size = 0
+        guard png_image_write_to_memory(&image, nil, &size, 0, pixels, Int32(width), nil) != 0, size > 0 else {
+            throw QRError(.library, "libpng: \(message(image))")
+        }
+        var out = [UInt8](repeating: 0, count: size)
+        guard png_image_write_to_memory(&image, &out, &size, 0, pixels, Int32(width), nil) != 0 else {
+            throw QRError(.library, "libpng: \(message(image))")
+        }
+        return Array(out.prefix(size))
+    }
+
+    /// Decodes any PNG libpng reads (all colour types and depths, interlaced or not) to 8-bit gray.
+    public static func decodeGray(_ data: [UInt8]) throws(QRError) -> (width: Int, height: Int, pixels: [UInt8]) {
+        var image = png_image()
+        image.version = nearcard_png_image_version()
+        guard png_image_begin_read_from_memory(&image, data, data.count) != 0 else {
+            throw QRError(.image, "not a PNG image libpng can read (\(message(image)))")
+        }
+        let width = Int(image.width), height = Int(image.height)
+        guard width > 0, height > 0, width <= maximumDimension, height <= maximumDimension else {
+            png_image_free(&image)
+            throw QRError(.image, "the image is \(width)×\(height); Nearcard reads images up to \(maximumDimension) pixels a side")
+        }
+        image.format = UInt32(PNG_FORMAT_GRAY)
+        var pixels = [UInt8](repeating: 0, count: width * height)
+        guard png_image_finish_read(&image, nil, &pixels, Int32(width), nil) != 0 else {
+            throw QRError(.image, "the PNG image is damaged (\(message(image)))")
+        }
+        return (width, height, pixels)
+    }
+
+    static func message(_ image: png_image) -> String {
+        var m = image.message
+        return withUnsafeBytes(of: &m) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+}

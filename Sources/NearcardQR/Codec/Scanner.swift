@@ -1,0 +1,41 @@
+import CZBar
+
+/// Finding QR codes in pixels (zbar), returning each code's raw bytes.
+public enum QRScanner {
+    /// Every QR code in an 8-bit grayscale image, as the bytes it carries (zbar's binary mode: no
+    /// guessing at character sets).
+    public static func scan(width: Int, height: Int, pixels: [UInt8]) throws(QRError) -> [[UInt8]] {
+        guard let scanner = zbar_image_scanner_create() else { throw QRError(.library, "zbar_image_scanner_create failed") }
+        defer { zbar_image_scanner_destroy(scanner) }
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
+        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
+        guard let image = zbar_image_create() else { throw QRError(.library, "zbar_image_create failed") }
+        defer { zbar_image_destroy(image) }
+        zbar_image_set_format(image, nearcard_zbar_y800())
+        zbar_image_set_size(image, UInt32(width), UInt32(height))
+        return pixels.withUnsafeBytes { buffer in
+            // zbar reads the buffer during zbar_scan_image only; no cleanup handler is needed.
+            zbar_image_set_data(image, buffer.baseAddress, UInt(buffer.count), nil)
+            guard zbar_scan_image(scanner, image) > 0 else { return [] }
+            var out: [[UInt8]] = []
+            var symbol = zbar_image_first_symbol(image)
+            while let s = symbol {
+                if let data = zbar_symbol_get_data(s) {
+                    let n = Int(zbar_symbol_get_data_length(s))
+                    out.append(data.withMemoryRebound(to: UInt8.self, capacity: n) { Array(UnsafeBufferPointer(start: $0, count: n)) })
+                }
+                symbol = zbar_symbol_next(s)
+            }
+            return out
+        }
+    }
+
+    /// QR codes in a PNG file's bytes.
+    public static func scan(png: [UInt8]) throws(QRError) -> [[UInt8]] {
+        let (w, h, px) = try PNG.decodeGray(png)
+        let found = try scan(width: w, height: h, pixels: px)
+        guard !found.isEmpty else { throw QRError(.image, "no QR code found in the image (is it sharp, and the whole code in view?)") }
+        return found
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+import NearcardCrypto
+import NearcardModel
+
+/// A credential kept in the store (imported from a QR code or a presentation).
+public struct StoredCredential: Sendable, Equatable {
+    public let id: String
+    public let issuer: String
+    public let subject: String?
+    public let types: [String]
+    public let jwt: String
+    public let issuedAt: Date?
+    public let expiresAt: Date?
+    public let status: VerificationStatus
+    public let reason: String
+    public let importedAt: Date
+
+    public init(id: String, issuer: String, subject: String?, types: [String], jwt: String, issuedAt: Date?, expiresAt: Date?,
+                status: VerificationStatus, reason: String, importedAt: Date) {
+        self.id = id
+        self.issuer = issuer
+        self.subject = subject
+        self.types = types
+        self.jwt = jwt
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.status = status
+        self.reason = reason
+        self.importedAt = importedAt
+    }
+
+    public var json: JSONValue {
+        func date(_ d: Date?) -> JSONValue { d.map { .string(ISO8601.string($0)) } ?? .null }
+        return ["id": .string(id), "issuer": .string(issuer), "subject": subject.map { .string($0) } ?? .null,
+                "types": .array(types.map { .string($0) }), "issuedAt": date(issuedAt), "expiresAt": date(expiresAt),
+                "status": .string(status.rawValue), "reason": .string(reason), "importedAt": date(importedAt), "jwt": .string(jwt)]
+    }
+}
+
+extension NearcardDatabase {
+    // MARK: trust anchors
+
+    public func addTrustAnchor(_ did: String, note: String? = nil, now: Date = Date()) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "INSERT INTO trustAnchor (did, addedAt, note) VALUES (?, ?, ?) ON CONFLICT(did) DO UPDATE SET note = excluded.note",
+                           arguments: [did, now.timeIntervalSince1970, note])
+        }
+    }
+
+    @discardableResult
+    public func removeTrustAnchor(_ did: String) throws(StoreError) -> Bool {
+        try write { db in
+            try db.execute(sql: "DELETE FROM trustAnchor WHERE did = ?", arguments: [did])
+            return db.changesCount > 0
+        }
+    }
+
+    public func trustAnchors() throws(StoreError) -> [(did: String, addedAt: Date, note: String?)] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM trustAnchor ORDER BY addedAt").map { ($0["did"], Date(timeIntervalSince1970: $0["addedAt"]), $0["note"]) }
+        }
+    }
+
+    /// A trusted issuer: a trust anchor, or a contact verified in person (an exchange).
+    public func isTrustedIssuer(_ did: String) throws(StoreError) -> Bool {
+        try read { db in
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM trustAnchor WHERE did = ?", arguments: [did]) != nil { return true }
+            return try Bool.fetchOne(db, sql: "SELECT 1 FROM contact WHERE did = ? AND source = 'proximity' AND verificationStatus = 'verified'",
+                                     arguments: [did]) != nil
+        }
+    }
+
+    // MARK: credentials
+
+    public func saveCredential(_ c: StoredCredential) throws(StoreError) {
+        try write { db in try Self.saveCredential(c, db: db) }
+    }
+
+    static func saveCredential(_ c: StoredCredential, db: GRDB.Database) throws {
+        try db.execute(sql: """
+            INSERT INTO credential (id, issuer, subject, typesJSON, jwt, issuedAt, expiresAt, status, reason, importedAt)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET status = excluded.status, reason = excluded.reason, jwt = excluded.jwt
+            """, arguments: [c.id, c.issuer, c.subject, JSONValue.array(c.types.map { .string($0) }).compactText, c.jwt,
+                             c.issuedAt?.timeIntervalSince1970, c.expiresAt?.timeIntervalSince1970, c.status.rawValue, c.reason,
+                             c.importedAt.timeIntervalSince1970])
+    }
+
+    public func credentials() throws(StoreError) -> [StoredCredential] {
+        try read { db in try Row.fetchAll(db, sql: "SELECT * FROM credential ORDER BY importedAt").map(Self.credential) }
+    }
+
+    /// By id, or a unique part of it.
+    public func credential(_ query: String) throws(StoreError) -> StoredCredential {
+        let all = try credentials()
+        if let exact = all.first(where: { $0.id == query }) { return exact }
+        let matches = all.filter { $0.id.localizedCaseInsensitiveContains(query) }
+        guard matches.count == 1 else {
+            throw StoreError(.notFound, matches.isEmpty ? "no credential matches \"\(query)\"" : "\"\(query)\" matches \(matches.count) credentials; give more of the id")
+        }
+        return matches[0]
+    }
+
+    static func credential(_ row: Row) -> StoredCredential {
+        StoredCredential(id: row["id"], issuer: row["issuer"], subject: row["subject"],
+                         types: ((try? JSONParser.parse(row["typesJSON"] as String))?.arrayValue ?? []).compactMap(\.stringValue),
+                         jwt: row["jwt"], issuedAt: (row["issuedAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
+                         expiresAt: (row["expiresAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
+                         status: VerificationStatus(rawValue: row["status"]) ?? .unverified, reason: row["reason"],
+                         importedAt: Date(timeIntervalSince1970: row["importedAt"]))
+    }
+
+    /// Records a contact from a QR code (with its credential, when it carried one) in one transaction.
+    /// A contact verified in person is never downgraded by a scan: its card and status stay; the
+    /// credential is linked to it.
+    @discardableResult
+    public func recordScannedContact(_ incoming: Contact, credential: StoredCredential?, source: String, now: Date = Date()) throws(StoreError) -> Contact {
+        try write { db in
+            if let credential { try Self.saveCredential(credential, db: db) }
+            var contact = incoming
+            if let did = incoming.didPublicKey, let row = try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE did = ?", arguments: [did]) {
+                let old = try Self.contact(row)
+                if old.verificationStatus == .verified && incoming.verificationStatus != .verified {
+                    contact = old
+                    contact.lastInteraction = now
+                }
+            }
+            if let credential, !contact.credentialIds.contains(credential.id) { contact.credentialIds.append(credential.id) }
+            return try Self.upsertContact(contact, payloadJSON: source, now: now, db: db)
+        }
+    }
+}

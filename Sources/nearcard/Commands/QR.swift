@@ -1,0 +1,252 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardQR
+import NearcardStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `nearcard qr …`: one-way sharing through QR codes.
+struct QR: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "qr",
+        abstract: "Make a QR code of your card, or scan one (text or image).",
+        subcommands: [Make.self, Scan.self])
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case plaintext, zk, didSigned = "did-signed"
+    }
+
+    struct Make: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show your card as a QR code (terminal), or write it as PNG/SVG or raw text.",
+            discussion: """
+            plaintext: the iOS app's plain card (anyone can read it; nobody can verify it). zk: a \
+            selective-disclosure proof any scanner can check (Nearcard's zkProof). did-signed: a \
+            BusinessCardCredential VC-JWT signed with your DID key (what the iOS app calls didSigned). \
+            Payloads over 2950 bytes are compressed (sce1:) and, if still too large, split into sqc1 \
+            frames: the terminal shows them one after another, --out writes FILE-1.png, FILE-2.png…
+            """)
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "plaintext, zk, or did-signed.") var format: Format = .zk
+        @Option(help: ArgumentHelp("Fields to include (default: your sharing selection).", valueName: "FIELDS")) var fields: String?
+        @Option(help: ArgumentHelp("How long the code is valid: 30m, 24h, 7d (at most 365d).", valueName: "DURATION")) var expires: String = "24h"
+        @Option(help: ArgumentHelp("Write FILE.png or FILE.svg instead of drawing in the terminal.", valueName: "FILE")) var out: String?
+        @Flag(help: "Print the raw QR text (one frame per line).") var text = false
+
+        func validate() throws {
+            _ = try Durations.parse(expires)
+            if let out, !(out.hasSuffix(".png") || out.hasSuffix(".svg")) { throw ValidationError("--out must end in .png or .svg") }
+        }
+
+        func run() async throws {
+            let db = try global.database()
+            guard let mine = try db.myCard() else { throw CLIError(.notFound, "you have no card yet; make one with: nearcard card set --name …") }
+            let policy = try fields.map { SharingPolicy(fields: try CardField.parseList($0)) } ?? (try db.sharingPolicy())
+            let now = Date()
+            let until = now.addingTimeInterval(try Durations.parse(expires))
+            let payload: String
+            switch format {
+            case .plaintext:
+                payload = Envelope.plaintext(card: mine.card, fields: policy.fields, cardId: mine.cardId, updatedAt: mine.updatedAt, createdAt: now, expires: until)
+            case .zk:
+                payload = try Envelope.zkProof(card: mine.card, fields: policy.fields, keys: try global.unlockIdentity(), createdAt: now, expires: until)
+            case .didSigned:
+                payload = try BusinessCardCredential.make(card: mine.card, fields: policy.fields, signer: try global.unlockIdentity().p256,
+                                                          issuedAt: now, expires: until)
+            }
+            var frames = [payload]
+            if payload.utf8.count > QRMatrix.maximumFrameBytes {
+                let packed = payload.hasPrefix("eyJ") ? payload : try Compressed.encode(payload)
+                frames = packed.utf8.count > QRMatrix.maximumFrameBytes ? try Chunks.split(Array(packed.utf8)) : [packed]
+            }
+            if text {
+                for f in frames { Console.out(f) }
+                return
+            }
+            let codes = try frames.map { try QRMatrix.encode(Array($0.utf8)) }
+            if let out {
+                for (i, code) in codes.enumerated() {
+                    let path = codes.count == 1 ? out : Self.numbered(out, i + 1)
+                    let bytes = out.hasSuffix(".svg") ? Array(code.svg().utf8) : try code.png()
+                    try FileIO.writeAtomically(SecureBytes(bytes), to: path, mode: 0o644, replace: true)
+                    Console.err("Wrote \(path)")
+                }
+                return
+            }
+            try await Self.show(codes, ansi: Console.stdoutIsTerminal, caption: "\(format.rawValue) card of \(mine.card.name), valid until \(ISO8601.string(until))")
+        }
+
+        static func numbered(_ path: String, _ n: Int) -> String {
+            let dot = path.lastIndex(of: ".")!
+            return String(path[..<dot]) + "-\(n)" + String(path[dot...])
+        }
+
+        /// One code, or the frames of a chunked payload one after another (until Ctrl-C on a terminal).
+        static func show(_ codes: [QRMatrix], ansi: Bool, caption: String) async throws {
+            if codes.count == 1 || !ansi {
+                for (i, c) in codes.enumerated() {
+                    Console.write(STDOUT_FILENO, c.terminalText(ansi: ansi))
+                    Console.out(codes.count == 1 ? caption : "\(caption) — frame \(i + 1) of \(codes.count)")
+                }
+                return
+            }
+            let interrupted = NodeSetup.interrupts()
+            let stopper = Task { for await _ in interrupted { return } }
+            var i = 0
+            while !stopper.isCancelled {
+                Console.write(STDOUT_FILENO, "\u{1B}[H\u{1B}[2J" + codes[i % codes.count].terminalText(ansi: true))
+                Console.out("\(caption) — frame \(i % codes.count + 1) of \(codes.count) (Ctrl-C to stop)")
+                try? await Task.sleep(nanoseconds: 800_000_000)
+                if Task.isCancelled { break }
+                i += 1
+                if await Self.finished(stopper) { break }
+            }
+        }
+
+        static func finished(_ task: Task<Void, Never>) async -> Bool {
+            await withTaskGroup(of: Bool.self) { g in
+                g.addTask { await task.value; return true }
+                g.addTask { try? await Task.sleep(nanoseconds: 1_000_000); return false }
+                let first = await g.next() ?? false
+                g.cancelAll()
+                return first
+            }
+        }
+    }
+
+    struct Scan: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read QR codes (text, images, or - for lines on stdin) and keep what they carry.",
+            discussion: """
+            Routes each code: chunk frames (collected until complete), OpenID requests (nothing stored; \
+            answer with `nearcard present`), credentials (imported), cards (stored as contacts, source \
+            qrCode: plaintext → unverified; did-signed → verified if the signer is trusted, unverified if \
+            unknown, failed if the signature fails; zk → verified when the proof checks). Exit 0 stored or \
+            shown, 1 a check failed or expired, 2 unreadable or unusable.
+            """)
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "QR texts; - reads one per line from stdin.") var texts: [String] = []
+        @Option(name: .customLong("image"), help: ArgumentHelp("A PNG image to scan; repeatable.", valueName: "FILE")) var images: [String] = []
+        @Flag(help: "Print what was found as JSON.") var json = false
+
+        func validate() throws {
+            if texts.isEmpty && images.isEmpty { throw ValidationError("give QR text, - for stdin, or --image FILE") }
+        }
+
+        func run() async throws {
+            var inputs: [String] = []
+            for t in texts {
+                if t == "-" {
+                    let data = try Console.readStdin(limit: Chunks.maximumTotal * 2, what: "QR text")
+                    inputs += String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
+                } else {
+                    inputs.append(t)
+                }
+            }
+            for path in images {
+                guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(.malformedInput, "cannot read the image \(path)") }
+                do {
+                    for code in try QRScanner.scan(png: [UInt8](data)) {
+                        guard let text = String(validating: code, as: UTF8.self) else { throw CLIError(.malformedInput, "\(path): the QR code does not hold UTF-8 text") }
+                        inputs.append(text)
+                    }
+                } catch let e as QRError {
+                    throw CLIError(.malformedInput, "\(path): \(e.message)")
+                }
+            }
+            let db = try global.database()
+            let context = ScanContext(isTrustedIssuer: { (try? db.isTrustedIssuer($0)) ?? false })
+            var router = ScanRouter()
+            var reports: [JSONValue] = []
+            var worst = Exit.ok
+            for input in inputs {
+                do {
+                    let outcome = try router.scan(input, context: context)
+                    let (report, code) = try Self.keep(outcome, db: db)
+                    if let report { reports.append(report) }
+                    if code.rawValue > worst.rawValue { worst = code }
+                } catch let e as QRError {
+                    let code: Exit = e.kind == .expired ? .checkFailed : .malformedInput
+                    reports.append(["result": "error", "kind": .string("\(e.kind)"), "message": .string(e.message)])
+                    if !json { Console.err("nearcard: \(e.message)") }
+                    if code.rawValue > worst.rawValue { worst = code }
+                }
+            }
+            if json { Console.json(.array(reports)) } else { Self.print(reports) }
+            if worst != .ok { throw CLIError(worst, worst == .checkFailed ? "a scanned code failed its checks" : "a scanned code could not be used") }
+        }
+
+        static func keep(_ outcome: ScanOutcome, db: NearcardDatabase) throws -> (JSONValue?, Exit) {
+            switch outcome {
+            case .needMoreFrames(let received, let total, let missing):
+                return (["result": "partial", "received": .number(Double(received)), "total": .number(Double(total)),
+                         "missing": .array(missing.map { .number(Double($0)) })], .ok)
+            case .presentationRequest(let r):
+                return (["result": "presentation-request", "verifier": .string(r.clientID), "host": .string(r.verifierHost),
+                         "claims": .array(r.requestedClaims.map { .string($0) }), "responseMode": r.responseMode.map { .string($0) } ?? .null,
+                         "note": "nothing was stored; answer it with: nearcard present REQUEST"], .ok)
+            case .credentials(let list):
+                for c in list { try db.saveCredential(Self.stored(c)) }
+                return (["result": "credentials", "credentials": .array(list.map(\.json))], list.contains { $0.status == .failed } ? .checkFailed : .ok)
+            case .contact(let s):
+                let contact = Contact(cardId: s.cardId, card: s.card, source: .qrCode, verificationStatus: s.status, receivedAt: Date(),
+                                      didPublicKey: s.did)
+                let saved = try db.recordScannedContact(contact, credential: s.credential.map(Self.stored), source: s.source)
+                var o = saved.json.objectValue ?? [:]
+                o["result"] = "contact"
+                o["format"] = .string(s.format.rawValue)
+                o["reason"] = .string(saved.verificationStatus == s.status ? s.reason
+                    : "\(s.reason); the contact stays \(saved.verificationStatus.rawValue) from an earlier, stronger proof")
+                return (.object(o), s.status == .failed ? .checkFailed : .ok)
+            }
+        }
+
+        static func stored(_ c: ImportedCredential) -> StoredCredential {
+            StoredCredential(id: c.id, issuer: c.issuer, subject: c.subject, types: c.types, jwt: c.jwt, issuedAt: c.issuedAt,
+                             expiresAt: c.expiresAt, status: c.status, reason: c.reason, importedAt: Date())
+        }
+
+        static func print(_ reports: [JSONValue]) {
+            for r in reports {
+                switch r["result"]?.stringValue {
+                case "contact":
+                    Console.out("Stored \(r["name"]?.stringValue ?? "") as a contact (\(r["format"]?.stringValue ?? ""), \(r["verificationStatus"]?.stringValue ?? "")): \(r["reason"]?.stringValue ?? "")")
+                case "credentials":
+                    for c in r["credentials"]?.arrayValue ?? [] {
+                        Console.out("Imported credential \(c["id"]?.stringValue ?? "") from \(c["issuer"]?.stringValue ?? "") (\(c["status"]?.stringValue ?? "")): \(c["reason"]?.stringValue ?? "")")
+                    }
+                case "presentation-request":
+                    Console.out("A presentation request from \(r["verifier"]?.stringValue ?? "") asking for: \((r["claims"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ").ifEmpty("(nothing specific)")).")
+                    Console.out("Nothing was stored. Answer it with: nearcard present 'REQUEST'")
+                case "partial":
+                    Console.out("Chunked code: \(r["received"]?.integerValue ?? 0) of \(r["total"]?.integerValue ?? 0) frames; scan the rest (missing: \((r["missing"]?.arrayValue ?? []).compactMap(\.integerValue).map(String.init).joined(separator: ", "))).")
+                default:
+                    break
+                }
+            }
+        }
+    }
+}
+
+extension String {
+    func ifEmpty(_ other: String) -> String { isEmpty ? other : self }
+}
+
+/// "30m", "24h", "7d", "3600" → seconds.
+enum Durations {
+    static func parse(_ text: String) throws -> TimeInterval {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        var number = text
+        var unit = 1.0
+        if let last = text.last, let u = units[last] { unit = u; number = String(text.dropLast()) }
+        guard let n = Double(number), n > 0, n * unit <= 365 * 86400 else {
+            throw ValidationError("\"\(text)\" is not a duration like 30m, 24h or 7d (at most 365d)")
+        }
+        return n * unit
+    }
+}

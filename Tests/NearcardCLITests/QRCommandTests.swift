@@ -1,0 +1,163 @@
+import Foundation
+import NearcardCrypto
+import NearcardTestSupport
+import Testing
+
+/// QR end to end: the CLI against QR texts built from the iOS app's documented format by an
+/// independent Python peer, images from other generators, and independent verifiers.
+@Suite struct QRCommandTests {
+    let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/qr_peer.py").path
+
+    func py(_ args: [String]) throws -> CLI.Result { try CLI.run(executable: CLI.python, [peer] + args) }
+
+    func ada() throws -> CLI {
+        let cli = try CLI()
+        try cli.run(["init", "--name", "Ada"])
+        try cli.run(["card", "set", "--name", "Ada Lovelace", "--email", "ada@example.org", "--company", "Analytical Engines",
+                     "--title", "Programmer", "--skill", "Mathematics", "--social", "mastodon:ada:https://example.social/@ada"])
+        return cli
+    }
+
+    @Test func importsTheIOSAppsPlaintextEnvelope() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let text = try py(["ios-plaintext"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let r = try cli.run(["qr", "scan", text, "--json"])
+        #expect(r.code == 0, "\(r.stderr)")
+        let c = try #require(r.json.arrayValue?.first)
+        #expect(c["source"] == "qrCode" && c["verificationStatus"] == "unverified" && c["format"] == "plaintext")
+        #expect(c["name"] == "Grace Hopper" && c["company"] == "US Navy" && c["email"] == "grace@navy.mil")
+        #expect(c["socialNetworks"]?.arrayValue?.first?["username"] == "ghopper")
+        // Expired: refused, nothing stored.
+        let expired = try py(["ios-plaintext", "--expired"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let e = try cli.run(["qr", "scan", expired])
+        #expect(e.code == 1 && e.stderr.contains("expired"))
+        #expect(try cli.run(["contacts", "--json"]).json.arrayValue?.count == 1)
+    }
+
+    @Test func importsTheIOSAppsDIDSignedCredentialByTrust() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let made = try py(["ios-didsigned"]).json
+        let text = made["text"]!.stringValue!, did = made["did"]!.stringValue!
+        let first = try cli.run(["qr", "scan", text, "--json"]).json.arrayValue?.first
+        #expect(first?["verificationStatus"] == "unverified", "unknown issuer")
+        #expect(first?["didPublicKey"]?.stringValue == did)
+        #expect(try cli.run(["credentials", "--json"]).json.arrayValue?.first?["types"]?.arrayValue?.contains("BusinessCardCredential") == true)
+        // Trusted: the same credential scans as verified; the envelope-wrapped form too.
+        #expect(try cli.run(["trust", "add", did, "--note", "met at the booth"]).code == 0)
+        #expect(try cli.run(["qr", "scan", text, "--json"]).json.arrayValue?.first?["verificationStatus"] == "verified")
+        let wrapped = try py(["ios-didsigned", "--envelope"]).json["text"]!.stringValue!
+        #expect(try cli.run(["qr", "scan", wrapped]).code == 0)
+        #expect(try cli.run(["trust", "list", "--json"]).json.arrayValue?.first?["note"] == "met at the booth")
+        // A credential altered after signing: failed.
+        let tampered = try py(["ios-didsigned", "--tamper"]).json["text"]!.stringValue!
+        let t = try cli.run(["qr", "scan", tampered, "--json"])
+        #expect(t.code == 1)
+        #expect(t.json.arrayValue?.first?["verificationStatus"] == "failed")
+    }
+
+    @Test func theIOSAppsEncryptedFormatsAreExplainedAndNothingStored() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let zk = try py(["ios-zk"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let r = try cli.run(["qr", "scan", zk])
+        #expect(r.code == 2 && r.stderr.contains("own devices"))
+        let legacy = try cli.run(["qr", "scan", Base64.encode(Sodium.randomBytes(120))])
+        #expect(legacy.code == 2 && legacy.stderr.contains("encrypted"))
+        #expect(try cli.run(["contacts", "--json"]).json.arrayValue?.isEmpty == true)
+    }
+
+    /// What Nearcard makes, checked by the independent side as the iOS app (or any scanner) would.
+    @Test func ourCodesAreReadableByOthers() throws {
+        let cli = try ada()
+        defer { cli.cleanUp() }
+        try cli.run(["share", "--fields", "name,company,title,skills"])
+        let plain = try cli.run(["qr", "make", "--format", "plaintext", "--text"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let p = try py(["check-plaintext", plain])
+        #expect(p.code == 0, "\(p.stderr)")
+        #expect(p.json["fields"] == ["name", "company", "title", "skills"])
+        let signed = try cli.run(["qr", "make", "--format", "did-signed", "--text"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let s = try py(["check-didsigned", signed])
+        #expect(s.code == 0, "\(s.stderr)")
+        #expect(s.json["subject"]?["company"] == "Analytical Engines" && s.json["subject"]?["email"] == nil)
+        let zk = try cli.run(["qr", "make", "--format", "zk", "--text", "--fields", "name,email"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let z = try py(["verify-zk", zk])
+        #expect(z.code == 0, "\(z.stderr)")
+        #expect(z.json["fields"] == ["name": "Ada Lovelace", "email": "ada@example.org"] && z.json["hidden"] == 5)
+    }
+
+    /// PNG out → zbarimg reads the exact text; PNGs from qrencode and segno → Nearcard reads them.
+    @Test func imagesInteroperateWithOtherTools() throws {
+        let cli = try ada()
+        defer { cli.cleanUp() }
+        let text = try cli.run(["qr", "make", "--format", "plaintext", "--text"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let png = cli.home.path + "-card.png"
+        defer { try? FileManager.default.removeItem(atPath: png) }
+        #expect(try cli.run(["qr", "make", "--format", "plaintext", "--out", png]).code == 0)
+        let z = try CLI.run(executable: "/usr/bin/zbarimg", ["--quiet", "--raw", "-Sbinary", png])
+        #expect(z.stdout.trimmingCharacters(in: .newlines).components(separatedBy: "\"createdAt\"").first == text.components(separatedBy: "\"createdAt\"").first)
+
+        let other = try py(["ios-plaintext"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let viaQrencode = cli.home.path + "-qrencode.png", viaSegno = cli.home.path + "-segno.png"
+        defer { try? FileManager.default.removeItem(atPath: viaQrencode); try? FileManager.default.removeItem(atPath: viaSegno) }
+        #expect(try CLI.run(executable: "/usr/bin/qrencode", ["-o", viaQrencode, "-s", "4", other]).code == 0)
+        #expect(try py(["segno", other, viaSegno]).code == 0)
+        for image in [viaQrencode, viaSegno] {
+            let r = try cli.run(["qr", "scan", "--image", image, "--json"])
+            #expect(r.code == 0, "\(image): \(r.stderr)")
+            #expect(r.json.arrayValue?.first?["name"] == "Grace Hopper")
+        }
+        #expect(try cli.run(["qr", "scan", "--image", "/etc/hostname"]).code == 2)
+    }
+
+    /// A card too large for one code: compressed, then chunked; frames scanned in any order.
+    @Test func largeCardsAreChunkedAndReassembled() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Big"])
+        let skills = (0..<32).map { _ in "--skill=" + Base64.urlEncode(Sodium.randomBytes(180)) + ":cat:expert" }
+        #expect(try cli.run(["card", "set", "--name", "Big Card"] + skills).code == 0)
+        let frames = try cli.run(["qr", "make", "--format", "plaintext", "--fields", "name,skills", "--text"]).stdout
+            .split(separator: "\n").map(String.init)
+        #expect(frames.count > 1 && frames.allSatisfy { $0.hasPrefix("sqc1.") && $0.utf8.count <= 2950 })
+        let viewer = try CLI()
+        defer { viewer.cleanUp() }
+        let r = try viewer.run(["qr", "scan", "-", "--json"], stdin: frames.reversed().joined(separator: "\n"))
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json.arrayValue?.last?["skills"]?.arrayValue?.count == 32)
+        // One frame short: nothing stored, and the missing frame is named.
+        let partial = try viewer.run(["qr", "scan", "-", "--json"], stdin: frames.dropFirst().joined(separator: "\n"))
+        #expect(partial.json.arrayValue?.last?["missing"] == [0])
+    }
+
+    @Test func sce1IsRawDeflateBothWays() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let plain = try py(["ios-plaintext"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let packed = try py(["sce1-encode", plain]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try cli.run(["qr", "scan", packed]).code == 0, "Python's raw DEFLATE reads in Nearcard")
+    }
+
+    /// OID4VP: shown, consented, answered with a pairwise DID; the VP verifies in joserfc.
+    @Test func presentAnswersARequestWithAPairwiseDID() throws {
+        let cli = try ada()
+        defer { cli.cleanUp() }
+        let request = "openid4vp://authorize?client_id=https%3A%2F%2Fverifier.example.org&response_type=vp_token&response_mode=direct_post&nonce=abc123&state=st&response_uri=https%3A%2F%2Fverifier.example.org%2Fcb&dcql_query=%7B%22credentials%22%3A%5B%7B%22claims%22%3A%5B%7B%22path%22%3A%5B%22credentialSubject%22%2C%22company%22%5D%7D%5D%7D%5D%7D"
+        let scan = try cli.run(["qr", "scan", request, "--json"])
+        #expect(scan.json.arrayValue?.first?["result"] == "presentation-request")
+        #expect(try cli.run(["contacts", "--json"]).json.arrayValue?.isEmpty == true, "a request stores no contact")
+        let r = try cli.run(["present", request, "--yes", "--json"])
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json["state"] == "st" && r.json["response_uri"] == "https://verifier.example.org/cb")
+        let did = r.json["did"]!.stringValue!
+        #expect(did != (try cli.run(["id", "--json"]).json["did"]!.stringValue!), "not the main DID")
+        let v = try py(["verify-vp", r.json["vp_token"]!.stringValue!, "https://verifier.example.org", "abc123"])
+        #expect(v.code == 0, "\(v.stderr)")
+        #expect(v.json["subject"]?["company"] == "Analytical Engines" && v.json["subject"]?["email"] == nil)
+        // The same verifier gets the same DID again; a malformed request is refused with its reason.
+        #expect(try cli.run(["present", request, "--yes", "--json"]).json["did"]?.stringValue == did)
+        let bad = try cli.run(["present", "openid4vp://authorize?client_id=x&state=s", "--yes"])
+        #expect(bad.code == 2 && bad.stderr.contains("nonce"))
+    }
+}

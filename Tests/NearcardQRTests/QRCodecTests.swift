@@ -1,0 +1,205 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardQR
+import NearcardTestSupport
+import Testing
+
+@Suite struct QRCodecTests {
+    /// Encode with libqrencode, render to PNG, read back with libpng + zbar: the exact bytes.
+    @Test func pngRoundTripThroughZbar() throws {
+        for text in ["hello", String(repeating: "{\"name\":\"Ada Lovelace — ünïcödé\"}", count: 40), "sqc1." + String(repeating: "a", count: 2000)] {
+            let png = try QRMatrix.encode(Array(text.utf8)).png()
+            #expect(try QRScanner.scan(png: png) == [Array(text.utf8)])
+        }
+    }
+
+    @Test func tooLargeForOneCodeSaysSo() {
+        #expect { try QRMatrix.encode([UInt8](repeating: 0x41, count: 4000)) } throws: { ($0 as? QRError)?.kind == .tooLarge }
+    }
+
+    @Test func svgAndTerminalRenderings() throws {
+        let m = try QRMatrix.encode(Array("svg".utf8))
+        let svg = m.svg()
+        #expect(svg.contains("<svg") && svg.contains("viewBox"))
+        let lines = m.terminalText(ansi: false).split(separator: "\n")
+        #expect(lines.count == (m.size + 2 * QRMatrix.quietZone + 1) / 2)
+        #expect(m.terminalText(ansi: true).contains("\u{1B}[30;47m"))
+    }
+
+    @Test func unreadableImagesAreClearErrors() {
+        #expect { try QRScanner.scan(png: Array("not a png".utf8)) } throws: { ($0 as? QRError)?.kind == .image }
+        let blank = try! PNG.encodeGray(width: 64, height: 64, pixels: [UInt8](repeating: 255, count: 64 * 64))
+        #expect { try QRScanner.scan(png: blank) } throws: { ($0 as? QRError)?.message.contains("no QR code") == true }
+    }
+
+    @Test func rawDeflateRoundTripAndBombLimit() throws {
+        let text = String(repeating: "{\"skills\":[\"Mathematics\"]} ", count: 200)
+        let packed = try Compressed.encode(text)
+        #expect(packed.hasPrefix("sce1:") && packed.count < text.count)
+        #expect(try Compressed.decode(packed) == text)
+        // 10 MB of zeros compresses to a few KB; decoding refuses to expand it past the limit.
+        let bomb = try RawDeflate.compress([UInt8](repeating: 0, count: 10_000_000))
+        #expect { try RawDeflate.decompress(bomb, limit: Chunks.maximumTotal) } throws: { ($0 as? QRError)?.kind == .tooLarge }
+        #expect { try Compressed.decode("sce1:" + Base64.urlEncode([1, 2, 3, 4, 5])) } throws: { $0 is QRError }
+    }
+}
+
+@Suite struct ChunkTests {
+    let payload = Array((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    @Test func splitAndReassembleInAnyOrder() throws {
+        let frames = try Chunks.split(payload)
+        #expect(frames.count > 1 && frames.allSatisfy { $0.utf8.count <= Chunks.maximumFrameLength })
+        var a = Chunks.Assembler()
+        var result: [UInt8]?
+        for f in frames.shuffled() { result = try a.add(try Chunks.parse(f)) ?? result }
+        #expect(result == payload)
+    }
+
+    @Test func framesNumberedFromOneAreReadToo() throws {
+        let frames = try Chunks.split(payload).map { f -> String in
+            var parts = f.split(separator: ".").map(String.init)
+            parts[2] = String(Int(parts[2])! + 1)
+            return parts.joined(separator: ".")
+        }
+        var a = Chunks.Assembler()
+        var result: [UInt8]?
+        for f in frames { result = try a.add(try Chunks.parse(f)) ?? result }
+        #expect(result == payload)
+    }
+
+    @Test func badHashMissingFrameAndForeignFrameAreRefused() throws {
+        let frames = try Chunks.split(payload)
+        // A frame altered (same length, other bytes): the whole fails its hash.
+        var altered = frames
+        var parts = altered[0].split(separator: ".").map(String.init)
+        var data = try Base64.urlDecode(parts[5])
+        data[0] ^= 1
+        parts[5] = Base64.urlEncode(data)
+        altered[0] = parts.joined(separator: ".")
+        var a = Chunks.Assembler()
+        #expect {
+            for f in altered { _ = try a.add(try Chunks.parse(f)) }
+        } throws: { ($0 as? QRError)?.message.contains("SHA-256") == true }
+        // A missing frame: never complete, and the missing index is named.
+        var b = Chunks.Assembler()
+        for f in frames.dropFirst() { #expect(try b.add(try Chunks.parse(f)) == nil) }
+        #expect(b.missing == [0])
+        // A frame of another payload mixed in.
+        var c = Chunks.Assembler()
+        _ = try c.add(try Chunks.parse(frames[0]))
+        let other = try Chunks.split(Array(payload.reversed()))
+        #expect { try c.add(try Chunks.parse(other[1])) } throws: { ($0 as? QRError)?.message.contains("another") == true }
+    }
+
+    @Test(arguments: ["sqc1.", "sqc1.zz.0.1.00.AA", "sqc1.\(String(repeating: "a", count: 32)).5.3.\(String(repeating: "b", count: 64)).QQ",
+                      "sqc1.\(String(repeating: "a", count: 32)).0.999.\(String(repeating: "b", count: 64)).QQ",
+                      "sqc1.\(String(repeating: "a", count: 32)).0.1.\(String(repeating: "b", count: 64)).!!"])
+    func malformedFramesAreRefused(frame: String) {
+        #expect(throws: QRError.self) { try Chunks.parse(frame) }
+    }
+}
+
+@Suite struct ScanRouterTests {
+    let context = ScanContext(now: Date(), isTrustedIssuer: { _ in false })
+
+    func scan(_ text: String) throws -> ScanOutcome {
+        var r = ScanRouter()
+        return try r.scan(text, context: context)
+    }
+
+    @Test func openIDRequestsAreRoutedAndValidated() throws {
+        let ok = "openid4vp://authorize?client_id=https%3A%2F%2Fverifier.example.org&response_type=vp_token&response_mode=direct_post&nonce=n-0S6&state=s1&response_uri=https%3A%2F%2Fverifier.example.org%2Fpost&presentation_definition=%7B%22input_descriptors%22%3A%5B%7B%22constraints%22%3A%7B%22fields%22%3A%5B%7B%22path%22%3A%5B%22%24.credentialSubject.name%22%5D%7D%5D%7D%7D%5D%7D"
+        guard case .presentationRequest(let r) = try scan(ok) else { Issue.record("not a request"); return }
+        #expect(r.verifierHost == "verifier.example.org")
+        #expect(r.requestedClaims == ["credentialSubject.name"])
+        guard case .presentationRequest = try scan(ok.replacingOccurrences(of: "openid4vp://", with: "OID4VP://")) else { Issue.record("upper-case scheme"); return }
+        for (change, reason) in [("client_id=https%3A%2F%2Fverifier.example.org&", "client_id"), ("nonce=n-0S6&", "nonce"), ("state=s1&", "state"),
+                                 ("response_uri=https%3A%2F%2Fverifier.example.org%2Fpost&", "response_uri")] {
+            #expect { try scan(ok.replacingOccurrences(of: change, with: "")) } throws: { ($0 as? QRError)?.message.contains(reason) == true }
+        }
+        #expect { try scan(ok + "&redirect_uri=https%3A%2F%2Fx") } throws: { ($0 as? QRError)?.message.contains("redirect_uri") == true }
+        let dcql = "openid4vp://?client_id=x.example&nonce=1&state=2&dcql_query=%7B%22credentials%22%3A%5B%7B%22claims%22%3A%5B%7B%22path%22%3A%5B%22credentialSubject%22%2C%22company%22%5D%7D%5D%7D%5D%7D"
+        guard case .presentationRequest(let d) = try scan(dcql) else { Issue.record("dcql"); return }
+        #expect(d.requestedFields(from: [.name]) == [.name, .company])
+    }
+
+    @Test func unusableCodesSayWhyAndStoreNothing() {
+        for (text, words) in [("openid-credential-offer://?credential_offer=%7B%7D", "credential offer"),
+                              ("solidarity://share?id=1", "link"),
+                              (Base64.encode(Sodium.randomBytes(80)), "encrypted"),
+                              ("{\"version\":2,\"format\":\"zkProof\",\"shareId\":\"X\",\"encryptedPayload\":\"AAAA\"}", "own devices")] {
+            #expect { try scan(text) } throws: { e in
+                guard let e = e as? QRError else { return false }
+                return e.kind == .unusable && e.message.contains(words)
+            }
+        }
+    }
+
+    /// Whatever the text, an answer and never a crash: random bytes, truncations of real codes.
+    @Test func fuzzedAndTruncatedInputsGetAnAnswer() throws {
+        let keys = IdentityKeys.generate()
+        let card = Card(name: "Ada", company: "AE")
+        let real = [
+            Envelope.plaintext(card: card, fields: [.name, .company], cardId: UUID().uuidString, updatedAt: Date(), createdAt: Date(), expires: nil),
+            try Envelope.zkProof(card: card, fields: [.name], keys: keys, createdAt: Date(), expires: Date().addingTimeInterval(60)),
+            try BusinessCardCredential.make(card: card, fields: [.name], signer: keys.p256, issuedAt: Date(), expires: nil),
+        ]
+        var answered = 0
+        for text in real {
+            for cut in stride(from: 1, to: text.count, by: max(1, text.count / 40)) {
+                var r = ScanRouter()
+                _ = try? r.scan(String(text.prefix(cut)), context: context)
+                answered += 1
+            }
+        }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            let n = Int.random(in: 1...400, using: &rng)
+            let text = String(decoding: (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }, as: UTF8.self)
+            var r = ScanRouter()
+            _ = try? r.scan(text, context: context)
+            answered += 1
+        }
+        #expect(answered > 300)
+    }
+
+    @Test func ourZkProofVerifiesAndTamperingFails() throws {
+        let keys = IdentityKeys.generate()
+        let card = Card(name: "Ada Lovelace", email: "ada@example.org", company: "AE", title: "Programmer")
+        let text = try Envelope.zkProof(card: card, fields: [.name, .company], keys: keys, createdAt: Date(), expires: Date().addingTimeInterval(3600))
+        guard case .contact(let c) = try scan(text) else { Issue.record("no contact"); return }
+        #expect(c.status == .verified && c.card == card.filtered(to: [.name, .company]) && c.did == keys.publicIdentity(name: nil).did)
+
+        var env = try JSONParser.parse(text).objectValue!
+        // Claim a field the proof does not disclose.
+        env["selectedFields"] = ["name", "company", "email"]
+        guard case .contact(let claimed) = try scan(JSONValue.object(env).canonicalText) else { Issue.record("no answer"); return }
+        #expect(claimed.status == .failed && claimed.reason.contains("email"))
+        // The proof moved into another QR code (another shareId).
+        env = try JSONParser.parse(text).objectValue!
+        env["shareId"] = .string(UUID().uuidString)
+        guard case .contact(let moved) = try scan(JSONValue.object(env).canonicalText) else { Issue.record("no answer"); return }
+        #expect(moved.status == .failed && moved.reason.contains("another QR code"))
+        // Expired: refused, nothing to store.
+        let old = try Envelope.zkProof(card: card, fields: [.name], keys: keys, createdAt: Date().addingTimeInterval(-7200), expires: Date().addingTimeInterval(-3600))
+        #expect { try scan(old) } throws: { ($0 as? QRError)?.kind == .expired }
+        // Compressed form reads the same.
+        guard case .contact(let z) = try scan(try Compressed.encode(text)) else { Issue.record("sce1"); return }
+        #expect(z.status == .verified)
+    }
+
+    @Test func pairwiseDIDsAreDeterministicPerVerifier() throws {
+        let keys = IdentityKeys.generate()
+        let a1 = try Presentation.pairwiseKey(identity: keys, verifierHost: "verifier.example.org")
+        let a2 = try Presentation.pairwiseKey(identity: keys, verifierHost: "VERIFIER.example.org")
+        let b = try Presentation.pairwiseKey(identity: keys, verifierHost: "other.example.com")
+        #expect(a1.publicKey == a2.publicKey)
+        #expect(a1.publicKey != b.publicKey)
+        #expect(a1.publicKey != keys.p256.publicKey)
+        // From a restored copy of the identity (same secret), the same DID.
+        let restored = IdentityKeys(p256: try P256.PrivateKey(rawRepresentation: keys.p256.rawRepresentation), x25519: keys.x25519, ed25519: keys.ed25519)
+        #expect(try Presentation.pairwiseKey(identity: restored, verifierHost: "verifier.example.org").publicKey == a1.publicKey)
+    }
+}
