@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "NearcardProtocol", targets: ["NearcardProtocol"]),
         .library(name: "NearcardStore", targets: ["NearcardStore"]),
         .library(name: "NearcardQR", targets: ["NearcardQR"]),
+        .library(name: "NearcardSemaphore", targets: ["NearcardSemaphore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -38,6 +39,8 @@ let package = Package(
         .target(name: "NearcardProtocol", dependencies: ["NearcardCrypto", "NearcardModel"]),
         // DNS-SD: the Avahi implementation (libavahi-client) and the TXT record.
         .target(name: "NearcardDiscovery", dependencies: ["CAvahi"]),
+        // Semaphore v4 group proofs: Groth16 over BN254 and Keccak-256, in Swift (no C, nothing fetched).
+        .target(name: "NearcardSemaphore", dependencies: ["NearcardCrypto"]),
         // QR envelopes: generate, render (libqrencode, libpng), scan (zbar), route, verify; OID4VP.
         .target(name: "NearcardQR", dependencies: ["NearcardCrypto", "NearcardModel", "CQREncode", "CZBar", "CPNG", "CZlib"]),
         // Identity key files and the SQLite database (GRDB).
@@ -48,6 +51,7 @@ let package = Package(
         // The command-line interface: the only place that prints for humans.
         .executableTarget(name: "nearcard", dependencies: [
             "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardProtocol", "NearcardNode", "NearcardQR",
+            "NearcardSemaphore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -55,7 +59,7 @@ let package = Package(
 
         // Composition: listener/dialer (SwiftNIO), session driver, consent and admission, events.
         .target(name: "NearcardNode", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore",
+            "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardQR", "NearcardSemaphore",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -68,6 +72,7 @@ let package = Package(
         .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel"]),
         .testTarget(name: "NearcardProtocolTests", dependencies: ["NearcardProtocol"]),
         .testTarget(name: "NearcardDiscoveryTests", dependencies: ["NearcardDiscovery"]),
+        .testTarget(name: "NearcardSemaphoreTests", dependencies: ["NearcardSemaphore", "NearcardCrypto"]),
         .testTarget(name: "NearcardQRTests", dependencies: ["NearcardQR", "NearcardModel", "NearcardCrypto", "NearcardTestSupport"]),
         .testTarget(name: "NearcardNodeTests", dependencies: ["NearcardNode", "NearcardDiscovery", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),

@@ -162,6 +162,16 @@ public final class NearcardDatabase: Sendable {
                 );
                 """)
         }
+        m.registerMigration("v5-groups") { db in
+            try db.execute(sql: """
+                CREATE TABLE trustedGroup (
+                    root TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    depth INTEGER,
+                    addedAt REAL NOT NULL
+                );
+                """)
+        }
         return m
     }()
 

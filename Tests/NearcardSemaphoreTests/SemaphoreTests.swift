@@ -1,0 +1,178 @@
+import Foundation
+import NearcardCrypto
+@testable import NearcardSemaphore
+import Testing
+
+let vectorURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Vectors/semaphore/v4-depth10-proof.json")
+
+func vectorProof() throws -> (text: String, json: JSONObject) {
+    let v = try JSONParser.parse(String(contentsOf: vectorURL, encoding: .utf8))
+    let p = v["semaphore_proof"]!
+    return (p.canonicalText, p.objectValue!)
+}
+
+func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
+    if case .failure(let f) = r { return f }
+    return nil
+}
+
+@Suite struct SemaphoreTests {
+    @Test func realDepth10ProofVerifies() throws {
+        let (text, _) = try vectorProof()
+        let proof = try SemaphoreProof(json: text)
+        #expect(proof.depth == 10)
+        // The public signals match the vector's (including the Keccak hashes of message and scope).
+        let v = try JSONParser.parse(String(contentsOf: vectorURL, encoding: .utf8))
+        #expect(proof.publicSignals.map(\.description) == v["publicSignals"]!.arrayValue!.map { $0.stringValue! })
+        #expect(throws: Never.self) { try SemaphoreVerifier.verify(proof).get() }
+    }
+
+    /// Changing any public input makes the proof fail.
+    @Test(arguments: ["merkle_tree_root", "nullifier", "message", "scope"])
+    func changedPublicInputFails(member: String) throws {
+        var (_, o) = try vectorProof()
+        let old = UInt256(decimal: o[member]!.stringValue!)!
+        o[member] = .string(old.subtracting(UInt256(1)).0.description)
+        let proof = try SemaphoreProof(json: JSONValue.object(o).canonicalText)
+        #expect(failure(SemaphoreVerifier.verify(proof)) == .invalid)
+    }
+
+    /// Changing any proof point: refused (off the curve) or fails verification; never accepted.
+    @Test(arguments: 0..<8)
+    func changedPointFails(index: Int) throws {
+        var (_, o) = try vectorProof()
+        var pts = o["points"]!.arrayValue!
+        pts[index] = .string((UInt256(decimal: pts[index].stringValue!)!.subtracting(UInt256(1)).0).description)
+        o["points"] = .array(pts)
+        let result: Result<Void, SemaphoreFailure> = Result { () throws(SemaphoreFailure) in
+            try SemaphoreVerifier.verify(try SemaphoreProof(json: JSONValue.object(o).canonicalText)).get()
+        }
+        guard case .failure(let f) = result else { Issue.record("point \(index) changed and still accepted"); return }
+        #expect(f == .invalid || { if case .notOnCurve = f { true } else { false } }())
+    }
+
+    /// A valid point swapped in (C := A, another curve point): passes the curve checks, fails the equation.
+    @Test func validButWrongPointFails() throws {
+        var (_, o) = try vectorProof()
+        var pts = o["points"]!.arrayValue!
+        pts[6] = pts[0]
+        pts[7] = pts[1]
+        o["points"] = .array(pts)
+        let proof = try SemaphoreProof(json: JSONValue.object(o).canonicalText)
+        #expect(failure(SemaphoreVerifier.verify(proof)) == .invalid)
+    }
+
+    @Test func malformedAndOutOfRangeInputsAreRefusedWithAReason() throws {
+        let (_, o) = try vectorProof()
+        func refusal(_ change: (inout JSONObject) -> Void) -> SemaphoreFailure? {
+            var x = o
+            change(&x)
+            do { _ = try SemaphoreProof(json: JSONValue.object(x).canonicalText); return nil } catch { return error }
+        }
+        #expect(refusal { $0["points"] = ["1", "2"] } == .malformed("\"points\" must hold 8 numbers"))
+        #expect(refusal { $0["nullifier"] = nil } == .malformed("no \"nullifier\""))
+        #expect(refusal { $0["merkle_tree_depth"] = 33 } == .unsupportedDepth(33))
+        #expect(refusal { $0["merkle_tree_root"] = .string(Groth16.scalarModulus.description) } == .outOfRange("merkle_tree_root is not below r"))
+        #expect(refusal { $0["message"] = "12x" } == .outOfRange("\"message\" is not a decimal number below 2^256"))
+        #expect(refusal { $0["message"] = .string(String(repeating: "9", count: 80)) } != nil)
+        var pts = o["points"]!.arrayValue!
+        pts[0] = .string(Fq.modulus.description)
+        #expect(refusal { $0["points"] = .array(pts) } == .outOfRange("points[0] is not below the field modulus p"))
+        pts = o["points"]!.arrayValue!
+        pts[1] = "5"
+        #expect(refusal { $0["points"] = .array(pts) } == .notOnCurve("A is not on G1"))
+        #expect(throws: SemaphoreFailure.self) { try SemaphoreProof(json: "not json") }
+        #expect(throws: SemaphoreFailure.self) { try SemaphoreProof(json: "[1,2]") }
+    }
+
+    /// A point on the twist but outside G2's prime-order subgroup is refused.
+    @Test func twistPointOutsideTheSubgroupIsRefused() {
+        // Search a small x for a point on the twist; with a cofactor this large it is almost surely outside the subgroup.
+        var x = Fq2(Fq(UInt256(1)), .one)
+        var found: G2Point?
+        for _ in 0..<200 where found == nil {
+            let rhs = x.squared * x + G2Point.b
+            if let y = sqrt(rhs) { found = G2Point(x: x, y: y) }
+            x = x + .one
+        }
+        guard let p = found else { Issue.record("no twist point found"); return }
+        #expect(p.isOnCurve)
+        #expect(!p.isInSubgroup)
+        #expect(G2Point.generator.isInSubgroup)
+    }
+
+    /// sqrt in Fq2 for the test above (p ≡ 3 mod 4): a = (x + y·u)², solved through the norm.
+    func sqrt(_ a: Fq2) -> Fq2? {
+        let e = Fq.modulus.subtracting(UInt256(3)).0.divided(by: 4).quotient  // (p − 3)/4
+        func fqSqrt(_ v: Fq) -> Fq? {
+            let r = v.power(e) * v
+            return r.squared == v ? r : nil
+        }
+        guard let n = fqSqrt(a.c0.squared + a.c1.squared) else { return nil }
+        let half = Fq(UInt256(2)).inverse
+        for t in [(a.c0 + n) * half, (a.c0 - n) * half] {
+            if let x0 = fqSqrt(t), !x0.isZero {
+                let x1 = a.c1 * (x0.doubled).inverse
+                let cand = Fq2(x0, x1)
+                if cand.squared == a { return cand }
+            }
+        }
+        return nil
+    }
+}
+
+@Suite struct PairingTests {
+    func random() -> UInt256 { UInt256(bigEndian: [0] + Sodium.randomBytes(31)) }
+
+    /// e(aP, bQ) = e(P, Q)^(ab), e(aP, Q) = e(P, aQ), and e(P, Q) ≠ 1.
+    @Test func bilinearityOnRandomPoints() {
+        let a = random(), b = random()
+        let p = G1Point.generator.multiplied(by: random()), q = G2Point.generator.multiplied(by: random())
+        let e = Pairing.pairing(p, q)
+        let nonDegenerate = e != .one
+        #expect(nonDegenerate)
+        let bilinear = Pairing.pairing(p.multiplied(by: a), q.multiplied(by: b)) == e.power(a).power(b)
+        #expect(bilinear)
+        let symmetric = Pairing.pairing(p.multiplied(by: a), q) == Pairing.pairing(p, q.multiplied(by: a))
+        #expect(symmetric)
+        // And through the product check: e(aP, Q) · e(−P, aQ) = 1, but not e(aP, Q) · e(−P, bQ).
+        let productOne = Pairing.productIsOne([(p.multiplied(by: a), Pairing.Prepared(q)), (p.negated, Pairing.Prepared(q.multiplied(by: a)))])
+        #expect(productOne)
+        let productNotOne = Pairing.productIsOne([(p.multiplied(by: a), Pairing.Prepared(q)), (p.negated, Pairing.Prepared(q.multiplied(by: b)))])
+        #expect(!productNotOne)
+    }
+
+    /// The final exponentiation lands in the order-r subgroup of Fq12* (for any input).
+    @Test func finalExponentiationHasOrderR() {
+        func rfq() -> Fq { Fq(UInt256(bigEndian: [0, 0] + Sodium.randomBytes(30))) }
+        func rfq6() -> Fq6 { Fq6(Fq2(rfq(), rfq()), Fq2(rfq(), rfq()), Fq2(rfq(), rfq())) }
+        let out = Pairing.finalExponentiation(Fq12(rfq6(), rfq6()))
+        #expect(out.power(Groth16.scalarModulus) == .one)
+        #expect(out != .one)
+    }
+
+    @Test func groupOrders() {
+        #expect(G1Point.generator.multiplied(by: Groth16.scalarModulus).isInfinity)
+        #expect(G2Point.generator.multiplied(by: Groth16.scalarModulus).isInfinity)
+        #expect(G2Point.generator.isOnCurve && G1Point.generator.isOnCurve)
+    }
+
+    @Test func fieldArithmetic() {
+        let x = Fq(decimal: "1234567890123456789012345678901234567890")!
+        #expect(x * x.inverse == .one)
+        #expect(x.value.description == "1234567890123456789012345678901234567890")
+        #expect((x - x) == .zero && (-x + x) == .zero)
+        #expect(Fq(decimal: Fq.modulus.description) == nil)
+        let y = Fq2(x, Fq(UInt256(7)))
+        #expect(y * y.inverse == .one)
+        #expect(Fq2(.zero, .one).squared == Fq2(-Fq.one, .zero), "u² = −1")
+    }
+
+    /// Keccak-256 (not SHA3-256) known answers.
+    @Test func keccak256() {
+        #expect(Hex.encode(Keccak256.hash([])) == "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470")
+        #expect(Hex.encode(Keccak256.hash(Array("abc".utf8))) == "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45")
+        #expect(Hex.encode(Keccak256.hash([UInt8](repeating: 0x61, count: 200))).count == 64, "multi-block input")
+    }
+}
