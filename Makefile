@@ -27,6 +27,7 @@ demo: deps
 	@scripts/demo.sh "$$($(SWIFT) build --show-bin-path $(SWIFT_BUILD_FLAGS))/nearcard"
 
 bench: deps
+	scripts/setup-bench-python.sh
 	cd benchmarks && $(SWIFT) run -c release nearcard-bench
 
 clean:

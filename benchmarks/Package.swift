@@ -14,6 +14,7 @@ let package = Package(
         .target(name: "CBaseline", linkerSettings: [.linkedLibrary("sodium"), .linkedLibrary("crypto")]),
         .executableTarget(name: "nearcard-bench", dependencies: [
             .product(name: "NearcardCrypto", package: "Nearcard"),
+            .product(name: "NearcardSemaphore", package: "Nearcard"),
             "CBaseline",
         ]),
     ],

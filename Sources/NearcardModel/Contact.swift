@@ -47,13 +47,16 @@ public struct Contact: Sendable, Equatable {
     public var graphExportEdgeId: String?
     public var credentialIds: [String]
     public var declaredProofClaims: [String]
+    /// The trusted group whose Semaphore proof this contact's card carried (verified and bound to its DID).
+    public var memberOf: String?
 
     public init(id: String = UUID().uuidString, cardId: String? = nil, card: Card, source: ContactSource,
                 verificationStatus: VerificationStatus, receivedAt: Date, lastInteraction: Date? = nil, tags: [String] = [],
                 notes: String? = nil, sealedRoute: String? = nil, pubKey: String? = nil, signPubKey: String? = nil,
                 didPublicKey: String? = nil, exchangeSignature: String? = nil, myExchangeSignature: String? = nil,
                 exchangeTimestamp: Date? = nil, myEphemeralMessage: String? = nil, theirEphemeralMessage: String? = nil,
-                graphExportEdgeId: String? = nil, credentialIds: [String] = [], declaredProofClaims: [String] = []) {
+                graphExportEdgeId: String? = nil, credentialIds: [String] = [], declaredProofClaims: [String] = [],
+                memberOf: String? = nil) {
         self.id = id
         self.cardId = cardId
         self.card = card
@@ -75,6 +78,7 @@ public struct Contact: Sendable, Equatable {
         self.graphExportEdgeId = graphExportEdgeId
         self.credentialIds = credentialIds
         self.declaredProofClaims = declaredProofClaims
+        self.memberOf = memberOf
     }
 
     public var name: String { card.name }
@@ -119,6 +123,7 @@ public struct Contact: Sendable, Equatable {
         o["graphExportEdgeId"] = opt(graphExportEdgeId)
         o["credentialIds"] = .array(credentialIds.map { .string($0) })
         o["declaredProofClaims"] = .array(declaredProofClaims.map { .string($0) })
+        o["memberOf"] = opt(memberOf)
         return .object(o)
     }
 

@@ -84,10 +84,11 @@ public struct ProximityPayload: Sendable, Equatable {
     /// Builds and signs a payload: the card reduced to the sharing policy, a fresh SD-JWT over the whole
     /// card, and the bindings to this session, receiver and message.
     public static func make(card: Card, policy: SharingPolicy, keys: IdentityKeys, receiver: String?, sessionBinding: [UInt8]?,
-                            ephemeralMessage: String?, sealedRoute: String?, now: Int64) throws(CryptoError) -> ProximityPayload {
+                            ephemeralMessage: String?, sealedRoute: String?, issuerProof: String? = nil,
+                            now: Int64) throws(CryptoError) -> ProximityPayload {
         let disclosed = card.filtered(to: policy.fields)
         var payload = ProximityPayload(
-            cardFields: disclosed, senderDID: DIDKey(keys.p256.publicKey).did, timestamp: now,
+            cardFields: disclosed, senderDID: DIDKey(keys.p256.publicKey).did, timestamp: now, issuerProof: issuerProof,
             sdProof: try SelectiveDisclosure.issue(card: card, disclosing: disclosed.presentFields, signer: keys.p256, issuedAt: now),
             sealedRoute: sealedRoute,
             pubKey: Base64.encode(keys.x25519.publicKey.rawRepresentation),

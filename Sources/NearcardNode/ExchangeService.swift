@@ -33,7 +33,8 @@ public final class ExchangeService: Sendable {
     /// This side of a new exchange: the card and sharing policy as they are now.
     public func localParty() throws -> LocalParty {
         let card = try database.myCard()?.card ?? Card(name: identity.name ?? "Nearcard user")
-        return LocalParty(keys: keys, name: identity.name, card: card, policy: try database.sharingPolicy(), routeHints: routeHints)
+        return LocalParty(keys: keys, name: identity.name, card: card, policy: try database.sharingPolicy(), routeHints: routeHints,
+                          issuerProof: try database.issuerProof())
     }
 
     /// A fresh state machine for one session.
@@ -42,17 +43,30 @@ public final class ExchangeService: Sendable {
                              sasNonce: Sodium.randomBytes(SAS.nonceByteCount), mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
     }
 
+    /// The contact's status given the group proof its card carries (docs/PROTOCOL.md §18): verified only
+    /// when the proof verifies, is bound to the sender's DID and its root is a trusted group's; a card
+    /// without a group proof is verified by the exchange alone.
+    func groupStatus(issuerProof: String?, senderDID: String) -> (status: VerificationStatus, memberOf: String?) {
+        guard let issuerProof else { return (.verified, nil) }
+        switch GroupProofs(database: database).verdict(issuerProof, holderDID: senderDID) {
+        case .trusted(let group, _): return (.verified, group)
+        case .untrustedGroup: return (.unverified, nil)
+        case .failed: return (.failed, nil)
+        }
+    }
+
     /// Stores a completed exchange: one transaction for the contact, its graph entry and our route.
     public func record(_ outcome: ExchangeOutcome) throws -> Contact {
         let their = outcome.theirPayload.payload
         let at = Date(timeIntervalSince1970: TimeInterval(outcome.completedAt))
+        let group = groupStatus(issuerProof: their.issuerProof, senderDID: outcome.peer.did)
         let contact = Contact(
-            card: their.cardFields, source: .proximity, verificationStatus: .verified, receivedAt: at,
+            card: their.cardFields, source: .proximity, verificationStatus: group.status, receivedAt: at,
             sealedRoute: outcome.theirSealedRoute, pubKey: Base64.encode(outcome.peer.pubKey.rawRepresentation),
             signPubKey: Base64.encode(outcome.peer.signPubKey.rawRepresentation), didPublicKey: outcome.peer.did,
             exchangeSignature: their.payloadSignature, myExchangeSignature: outcome.myPayload.payloadSignature,
             exchangeTimestamp: at, myEphemeralMessage: outcome.myMessage, theirEphemeralMessage: outcome.theirMessage,
-            graphExportEdgeId: outcome.graphEdgeID)
+            graphExportEdgeId: outcome.graphEdgeID, memberOf: group.memberOf)
         let route = NearcardDatabase.IssuedRoute(
             mailboxToken: outcome.myRoute.mailboxToken, contactDID: outcome.peer.did,
             issuedAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.issuedAt)),

@@ -9,14 +9,17 @@ public struct GroupProofs: GroupProofChecker {
     public init(database: NearcardDatabase) { self.database = database }
 
     public func verdict(_ proof: String, holderDID: String) -> SemaphoreBinding.Verdict {
-        SemaphoreBinding.check(proof, holderDID: holderDID) { root in (try? database.trustedGroup(root: root))?.name }
+        SemaphoreBinding.check(proof, holderDID: holderDID) { root in
+            (try? database.trustedGroup(root: root))?.map { SemaphoreBinding.TrustedGroup(name: $0.name, depth: $0.depth) }
+        }
     }
 
-    public func check(issuerProof: String, holderDID: String, shareID: String) -> (valid: Bool, trusted: Bool, reason: String) {
-        switch verdict(issuerProof, holderDID: holderDID) {
-        case .trusted(let group, _): (true, true, "a member of the trusted group “\(group)” (Semaphore proof verified)")
-        case .untrustedGroup(let root): (true, false, "a valid group proof, but root \(String(root.description.prefix(12)))… is not a group you trust")
-        case .failed(let why): (false, false, why)
+    public func check(issuerProof: String, holderDID: String) -> (valid: Bool, group: String?, reason: String) {
+        let verdict = verdict(issuerProof, holderDID: holderDID)
+        switch verdict {
+        case .trusted(let group, _): return (true, group, verdict.description)
+        case .untrustedGroup: return (true, nil, verdict.description)
+        case .failed(let why): return (false, nil, why)
         }
     }
 }

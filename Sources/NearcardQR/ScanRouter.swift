@@ -12,6 +12,8 @@ public struct ScannedContact: Sendable {
     public let did: String?
     public let status: VerificationStatus
     public let reason: String
+    /// The trusted group a verified, bound group proof in the code names.
+    public var memberOf: String? = nil
     /// The credential the code carried (didSigned), to import alongside the contact.
     public let credential: ImportedCredential?
     /// The code's content, kept with the contact for audit.
@@ -40,9 +42,9 @@ public struct ImportedCredential: Sendable, Equatable {
 
 /// Checks a Semaphore group proof carried as an issuer proof (provided by the group-proof verifier).
 public protocol GroupProofChecker: Sendable {
-    /// `.success(group name)` when the proof verifies against a trusted group root and is bound to this
-    /// card; `.failure` with the reason otherwise; `trusted: false` when it verifies but the root is not trusted.
-    func check(issuerProof: String, holderDID: String, shareID: String) -> (valid: Bool, trusted: Bool, reason: String)
+    /// `valid` when the proof verifies and is bound to the holder's DID; `group` names the trusted group
+    /// whose root it proves membership of (nil: the root is not trusted); `reason` says what was found.
+    func check(issuerProof: String, holderDID: String) -> (valid: Bool, group: String?, reason: String)
 }
 
 /// What the scanner knows that the code does not carry.
@@ -203,19 +205,22 @@ public struct ScanRouter: Sendable {
             return failed("the code claims \(missing.map(\.rawValue).sorted().joined(separator: ", ")) but the proof does not disclose it", card: card)
         }
         var status = VerificationStatus.verified
+        var memberOf: String?
         var reason = "selective-disclosure proof checks: \(disclosed.fields.count) fields disclosed, \(disclosed.hiddenCount) hidden, signed by \(iss)"
         if let group = proof["issuerProof"]?.stringValue {
             if let checker = context.groupProofs {
-                let r = checker.check(issuerProof: group, holderDID: iss, shareID: shareId.uppercased())
+                let r = checker.check(issuerProof: group, holderDID: iss)
                 if !r.valid { return failed("the group proof fails: \(r.reason)", card: card) }
-                if !r.trusted { status = .unverified }
+                if r.group == nil { status = .unverified }
+                memberOf = r.group
                 reason += "; \(r.reason)"
             } else {
                 status = .unverified
                 reason += "; it carries a group proof this scanner cannot check"
             }
         }
-        return .contact(ScannedContact(format: .zkProof, card: card, cardId: nil, did: iss, status: status, reason: reason, credential: nil, source: source))
+        return .contact(ScannedContact(format: .zkProof, card: card, cardId: nil, did: iss, status: status, reason: reason,
+                                       memberOf: memberOf, credential: nil, source: source))
     }
 
     // MARK: JWTs and presentations

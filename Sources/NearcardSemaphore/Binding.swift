@@ -15,23 +15,51 @@ public enum SemaphoreBinding {
     }
 
     /// What a verified group proof says about a card.
-    public enum Verdict: Sendable, Equatable {
+    public enum Verdict: Sendable, Equatable, CustomStringConvertible {
         /// Verifies, is bound to the holder, and its root is a trusted group's.
         case trusted(group: String, nullifier: UInt256)
         /// Verifies and is bound, but its root is not a group the user trusts.
         case untrustedGroup(root: UInt256)
         case failed(String)
+
+        public var description: String {
+            switch self {
+            case .trusted(let group, _): "a member of the trusted group “\(group)” (Semaphore proof verified)"
+            case .untrustedGroup(let root):
+                "a valid group proof, but its root \(root) is not a group you trust (nearcard group trust ROOT --name …)"
+            case .failed(let why): "the group proof fails: \(why)"
+            }
+        }
     }
 
-    /// Checks a proof for a holder; `trustedName(root)` names the group when its root is trusted.
-    public static func check(_ text: String, holderDID: String, trustedName: (String) -> String?) -> Verdict {
+    /// A trusted group as the check needs it: its name and, if pinned, the only tree depth it accepts.
+    public struct TrustedGroup: Sendable {
+        public let name: String
+        public let depth: Int?
+        public init(name: String, depth: Int?) {
+            self.name = name
+            self.depth = depth
+        }
+    }
+
+    /// Checks a proof for a holder; `trusted(root)` gives the group when its root (decimal) is trusted.
+    public static func check(_ text: String, holderDID: String, trusted: (String) -> TrustedGroup?) -> Verdict {
+        check(text, holderDID: holderDID, trusted: trusted, verify: SemaphoreVerifier.verify)
+    }
+
+    /// The same, with the pairing check passed in (tests exercise the binding and trust rules with it).
+    static func check(_ text: String, holderDID: String, trusted: (String) -> TrustedGroup?,
+                      verify: (SemaphoreProof) -> Result<Void, SemaphoreFailure>) -> Verdict {
         let proof: SemaphoreProof
         do { proof = try SemaphoreProof(json: text) } catch { return .failed(error.description) }
         guard proof.message == message(holderDID: holderDID), proof.scope == scope(holderDID: holderDID) else {
             return .failed("the group proof is not bound to \(holderDID) (its message and scope are for another card)")
         }
-        if case .failure(let f) = SemaphoreVerifier.verify(proof) { return .failed(f.description) }
-        guard let name = trustedName(proof.root.description) else { return .untrustedGroup(root: proof.root) }
-        return .trusted(group: name, nullifier: proof.nullifier)
+        if case .failure(let f) = verify(proof) { return .failed(f.description) }
+        guard let group = trusted(proof.root.description) else { return .untrustedGroup(root: proof.root) }
+        if let depth = group.depth, depth != proof.depth {
+            return .failed("the group “\(group.name)” accepts only depth-\(depth) proofs; this one has depth \(proof.depth)")
+        }
+        return .trusted(group: group.name, nullifier: proof.nullifier)
     }
 }

@@ -46,9 +46,16 @@ public struct SemaphoreProof: Sendable, Equatable {
         guard let value = try? JSONParser(maximumDepth: 8, maximumLength: Self.maximumLength).parse(Array(text.utf8)), let o = value.objectValue else {
             throw .malformed("not a JSON object")
         }
-        if unwrapping, let inner = o["semaphore_proof"]?.stringValue {
-            return try parse(inner, unwrapping: false)
+        if unwrapping, let inner = o["semaphore_proof"] {
+            // The iOS wrapper holds the proof as a JSON string; test bundles hold it as an object.
+            if let text = inner.stringValue { return try parse(text, unwrapping: false) }
+            guard let object = inner.objectValue else { throw .malformed("\"semaphore_proof\" is neither a JSON string nor an object") }
+            return try parse(object: object)
         }
+        return try parse(object: o)
+    }
+
+    static func parse(object o: JSONObject) throws(SemaphoreFailure) -> SemaphoreProof {
         func number(_ key: String) throws(SemaphoreFailure) -> UInt256 {
             guard let v = o[key] else { throw .malformed("no \"\(key)\"") }
             let text = v.stringValue ?? v.integerValue.map(String.init)
@@ -100,6 +107,17 @@ public struct SemaphoreProof: Sendable, Equatable {
 
     /// [root, nullifier, hash(message), hash(scope)].
     public var publicSignals: [UInt256] { [root, nullifier, Self.hash(message), Self.hash(scope)] }
+    /// The Semaphore v4 export JSON (keys sorted, decimal strings, no wrapper): what a card carries.
+    public var exportJSON: String {
+        let p = proof
+        let points = [p.a.x.value, p.a.y.value, p.b.x.c1.value, p.b.x.c0.value, p.b.y.c1.value, p.b.y.c0.value, p.c.x.value, p.c.y.value]
+        let object: JSONValue = .object([
+            "merkle_tree_depth": .number(Double(depth)), "merkle_tree_root": .string(root.description),
+            "message": .string(message.description), "nullifier": .string(nullifier.description), "scope": .string(scope.description),
+            "points": .array(points.map { .string($0.description) }),
+        ])
+        return object.canonicalText
+    }
 }
 
 /// Verifies Semaphore v4 proofs with the verification keys built into Nearcard (depths 1…32).

@@ -172,6 +172,9 @@ public final class NearcardDatabase: Sendable {
                 );
                 """)
         }
+        m.registerMigration("v6-contact-group") { db in
+            try db.execute(sql: "ALTER TABLE contact ADD COLUMN memberOf TEXT")
+        }
         return m
     }()
 
@@ -293,6 +296,8 @@ public final class NearcardDatabase: Sendable {
             contact.receivedAt = old.receivedAt
             contact.lastInteraction = now
             contact.credentialIds = Array(Set(old.credentialIds + incoming.credentialIds)).sorted()
+            // A membership once proven stays known until a card proves another.
+            if contact.memberOf == nil { contact.memberOf = old.memberOf }
         }
         try Self.insert(contact, payloadJSON: payloadJSON, db: db)
         if let did = contact.didPublicKey {
@@ -349,8 +354,9 @@ public final class NearcardDatabase: Sendable {
         try db.execute(sql: """
             INSERT INTO contact (id, did, cardId, name, cardJSON, source, verificationStatus, receivedAt, lastInteraction,
                 tagsJSON, notes, sealedRoute, pubKey, signPubKey, exchangeSignature, myExchangeSignature, exchangeTimestamp,
-                myEphemeralMessage, theirEphemeralMessage, graphExportEdgeId, credentialIdsJSON, declaredProofClaimsJSON, payloadJSON)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                myEphemeralMessage, theirEphemeralMessage, graphExportEdgeId, credentialIdsJSON, declaredProofClaimsJSON, payloadJSON,
+                memberOf)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET
                 did = excluded.did, cardId = excluded.cardId, name = excluded.name, cardJSON = excluded.cardJSON,
                 source = excluded.source, verificationStatus = excluded.verificationStatus, receivedAt = excluded.receivedAt,
@@ -360,13 +366,13 @@ public final class NearcardDatabase: Sendable {
                 exchangeTimestamp = excluded.exchangeTimestamp, myEphemeralMessage = excluded.myEphemeralMessage,
                 theirEphemeralMessage = excluded.theirEphemeralMessage, graphExportEdgeId = excluded.graphExportEdgeId,
                 credentialIdsJSON = excluded.credentialIdsJSON, declaredProofClaimsJSON = excluded.declaredProofClaimsJSON,
-                payloadJSON = excluded.payloadJSON
+                payloadJSON = excluded.payloadJSON, memberOf = excluded.memberOf
             """, arguments: [
                 c.id, c.didPublicKey, c.cardId, c.name, c.card.json.canonicalText, c.source.rawValue, c.verificationStatus.rawValue,
                 c.receivedAt.timeIntervalSince1970, c.lastInteraction?.timeIntervalSince1970, json(c.tags), c.notes, c.sealedRoute,
                 c.pubKey, c.signPubKey, c.exchangeSignature, c.myExchangeSignature, c.exchangeTimestamp?.timeIntervalSince1970,
                 c.myEphemeralMessage, c.theirEphemeralMessage, c.graphExportEdgeId, json(c.credentialIds), json(c.declaredProofClaims),
-                payloadJSON,
+                payloadJSON, c.memberOf,
             ])
     }
 
@@ -387,7 +393,7 @@ public final class NearcardDatabase: Sendable {
             didPublicKey: row["did"], exchangeSignature: row["exchangeSignature"], myExchangeSignature: row["myExchangeSignature"],
             exchangeTimestamp: date("exchangeTimestamp"), myEphemeralMessage: row["myEphemeralMessage"],
             theirEphemeralMessage: row["theirEphemeralMessage"], graphExportEdgeId: row["graphExportEdgeId"],
-            credentialIds: list("credentialIdsJSON"), declaredProofClaims: list("declaredProofClaimsJSON"))
+            credentialIds: list("credentialIdsJSON"), declaredProofClaims: list("declaredProofClaimsJSON"), memberOf: row["memberOf"])
     }
 
     static func decodeCard(_ text: String, what: String) throws -> Card {

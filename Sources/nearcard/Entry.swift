@@ -18,7 +18,7 @@ struct Nearcard: AsyncParsableCommand {
         """,
         version: "0.1.0",
         subcommands: [Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Peers.self, Exchange.self, Contacts.self,
-                      Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, DID.self, JWT.self]
+                      Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, Group.self, Semaphore.self, DID.self, JWT.self]
     )
 }
 

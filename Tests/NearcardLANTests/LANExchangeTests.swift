@@ -105,6 +105,33 @@ import Testing
         #expect(try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: other.home).code == 0)
     }
 
+    /// A card carrying a group proof copied from someone else (its message and scope are not bound to the
+    /// sender's DID): the exchange completes, but the receiver stores the contact as failed and says why;
+    /// the sender's view of the receiver (no proof) stays verified.
+    @Test func aCopiedGroupProofMarksTheContactFailed() throws {
+        let lab = try Lab("gp")
+        let ada = try TestPerson(name: "Ada", card: ["--company", "Analytical Engines"]), grace = try TestPerson(name: "Grace")
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let vector = try JSONParser.parse(String(contentsOf: CLI.packageRoot.appendingPathComponent("Tests/Vectors/semaphore/v4-depth10-proof.json"),
+                                                 encoding: .utf8))["semaphore_proof"]!
+        // Put it on Ada's card behind `card set`'s back, as a modified client would.
+        let sql = "INSERT INTO setting (key, value) VALUES ('card.issuerProof', '\(vector.canonicalText)')"
+        #expect(try CLI.run(executable: "/usr/bin/sqlite3", [ada.home.appendingPathComponent("nearcard.sqlite").path, sql]).code == 0)
+        #expect(try grace.cli.run(["group", "trust", vector["merkle_tree_root"]!.stringValue!, "--name", "Attendees"]).code == 0)
+        let (_, port) = try lab.listen(home: ada.home, ["--accept", "all", "--no-discovery"], log: log("ada"))
+        let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: grace.home)
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("(failed)") && r.stdout.contains("not bound to \(ada.did)"), "\(r.stdout)")
+        let atGrace = try #require(grace.contacts().first)
+        #expect(atGrace["verificationStatus"] == "failed" && atGrace["memberOf"] == .null)
+        var atAda: JSONValue?
+        for _ in 0..<50 where atAda == nil {
+            atAda = try ada.contacts().first
+            if atAda == nil { usleep(100_000) }
+        }
+        #expect(atAda?["verificationStatus"] == "verified")
+    }
+
     /// A listener without a terminal and without a policy declines, and says why.
     @Test func noTerminalNoPolicyDeclines() throws {
         let lab = try Lab("nt")

@@ -176,3 +176,67 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
         #expect(Hex.encode(Keccak256.hash([UInt8](repeating: 0x61, count: 200))).count == 64, "multi-block input")
     }
 }
+
+/// How a group proof is tied to the card that carries it (docs/PROTOCOL.md §18).
+@Suite struct BindingTests {
+    let holder = "did:key:zDnaeZbzLstTujAWhG3v6FXZc6tcvTKeXFTc3VckdXq3qzNvj"
+    let root = "4990292586352433503726012711155167179034286198473030768981544541070532815155"
+
+    /// The vector proof with its message and scope replaced by the binding for `holder`.
+    func bound(to did: String) throws -> String {
+        var (_, o) = try vectorProof()
+        o["message"] = .string(SemaphoreBinding.message(holderDID: did).description)
+        o["scope"] = .string(SemaphoreBinding.scope(holderDID: did).description)
+        return JSONValue.object(o).canonicalText
+    }
+
+    func pairingAccepts(_: SemaphoreProof) -> Result<Void, SemaphoreFailure> { .success(()) }
+
+    @Test func theVectorProofIsNotBoundToAnyCard() throws {
+        let verdict = SemaphoreBinding.check(try vectorProof().text, holderDID: holder) { _ in .init(name: "Attendees", depth: nil) }
+        guard case .failed(let why) = verdict else { Issue.record("an unbound proof was accepted: \(verdict)"); return }
+        #expect(why.contains("not bound to \(holder)"))
+    }
+
+    /// The binding values are fixed by the spec: SHA-256 of the label, a zero byte and the DID.
+    @Test func bindingValuesFollowTheSpec() {
+        let m = SemaphoreBinding.message(holderDID: holder), s = SemaphoreBinding.scope(holderDID: holder)
+        #expect(m.bigEndianBytes == SHA256.hash(Array("nearcard/semaphore/message/v1".utf8) + [0] + Array(holder.utf8)))
+        #expect(s.bigEndianBytes == SHA256.hash(Array("nearcard/semaphore/scope/v1".utf8) + [0] + Array(holder.utf8)))
+        #expect(m != SemaphoreBinding.message(holderDID: holder + "x"))
+    }
+
+    /// The trust and binding rules, with the pairing check stubbed to accept (no prover exists offline to
+    /// make a real bound proof; the pairing itself is tested with the real vector above).
+    @Test func trustAndBindingRules() throws {
+        let text = try bound(to: holder)
+        let trusted: (String) -> SemaphoreBinding.TrustedGroup? = { $0 == root ? .init(name: "Attendees", depth: nil) : nil }
+        let nullifier = UInt256(decimal: "17540473064543782218297133630279824063352907908315494138425986188962403570231")!
+        #expect(SemaphoreBinding.check(text, holderDID: holder, trusted: trusted, verify: pairingAccepts) == .trusted(group: "Attendees", nullifier: nullifier))
+        // Copied into another holder's card: refused.
+        guard case .failed = SemaphoreBinding.check(text, holderDID: holder + "x", trusted: trusted, verify: pairingAccepts) else {
+            Issue.record("a proof bound to one DID was accepted for another"); return
+        }
+        // A root nobody trusts: valid, not trusted.
+        #expect(SemaphoreBinding.check(text, holderDID: holder, trusted: { _ in nil }, verify: pairingAccepts)
+                == .untrustedGroup(root: UInt256(decimal: root)!))
+        // A group pinned to another depth: refused.
+        guard case .failed(let why) = SemaphoreBinding.check(text, holderDID: holder, trusted: { _ in .init(name: "A", depth: 16) }, verify: pairingAccepts) else {
+            Issue.record("a depth-pinned group accepted another depth"); return
+        }
+        #expect(why.contains("depth-16"))
+        // With the real pairing check, rebinding a proof by editing its message and scope fails: they are public inputs.
+        #expect(SemaphoreBinding.check(text, holderDID: holder, trusted: trusted) == .failed(SemaphoreFailure.invalid.description))
+    }
+
+    /// The iOS wrapper (the proof as a JSON string inside) and Nearcard's export form both parse to the same proof.
+    @Test func iosWrapperAndExportForm() throws {
+        let (text, _) = try vectorProof()
+        let wrapper: JSONValue = .object(["version": 1, "semaphore_proof": .string(text), "group_root": "1", "signal": "x", "scope": "y",
+                                          "member_count": 3, "group_commitments": ["1", "2", "3"]])
+        let proof = try SemaphoreProof(json: text)
+        #expect(try SemaphoreProof(json: wrapper.canonicalText) == proof)
+        #expect(try SemaphoreProof(json: proof.exportJSON) == proof)
+        #expect(throws: Never.self) { try SemaphoreVerifier.verify(SemaphoreProof(json: wrapper.canonicalText)).get() }
+    }
+}

@@ -10,15 +10,18 @@ public struct LocalParty: Sendable {
     /// Addresses to put in the sealed route we hand over.
     public var routeHints: [RouteRecord.Hint]
     public var routeValidity: Int64
+    /// A group-membership proof (Semaphore JSON, bound to our DID) the card carries, if any.
+    public var issuerProof: String?
 
     public init(keys: IdentityKeys, name: String?, card: Card, policy: SharingPolicy, routeHints: [RouteRecord.Hint] = [],
-                routeValidity: Int64 = RouteRecord.defaultValidity) {
+                routeValidity: Int64 = RouteRecord.defaultValidity, issuerProof: String? = nil) {
         self.keys = keys
         self.name = name
         self.card = card
         self.policy = policy
         self.routeHints = routeHints
         self.routeValidity = routeValidity
+        self.issuerProof = issuerProof
     }
 
     public var identity: PublicIdentity { keys.publicIdentity(name: name) }
@@ -416,7 +419,8 @@ public struct ExchangeStateMachine: Sendable {
         let payload: ProximityPayload
         do {
             payload = try ProximityPayload.make(card: local.card, policy: local.policy, keys: local.keys, receiver: peer.did,
-                                                sessionBinding: handshakeHash, ephemeralMessage: decision.message, sealedRoute: sealed, now: now)
+                                                sessionBinding: handshakeHash, ephemeralMessage: decision.message, sealedRoute: sealed,
+                                                issuerProof: local.issuerProof, now: now)
         } catch {
             throw ProtocolError(.internalError, "building our card failed: \(error.message)")
         }

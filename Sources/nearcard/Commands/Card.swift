@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardModel
+import NearcardSemaphore
 import NearcardStore
 
 /// `nearcard card …`: your own card.
@@ -29,11 +30,33 @@ struct CardCommand: AsyncParsableCommand {
         var skill: [String] = []
         @Flag(help: "Remove all social profiles.") var clearSocial = false
         @Flag(help: "Remove all skills.") var clearSkills = false
+        @Option(help: ArgumentHelp("A Semaphore group proof your card carries from now on; it must verify and be bound to your DID (see: nearcard semaphore binding).", valueName: "FILE"))
+        var issuerProof: String?
+        @Flag(help: "Stop carrying a group proof.") var clearIssuerProof = false
         @Flag(help: "Print the card as JSON afterwards.") var json = false
+
+        func validate() throws {
+            if issuerProof != nil && clearIssuerProof { throw ValidationError("give --issuer-proof or --clear-issuer-proof, not both") }
+        }
 
         func run() async throws {
             let db = try global.database()
             let existing = try db.myCard()?.card
+            if let issuerProof {
+                let proof = try IssuerProofs.checked(issuerProof, holderDID: try global.identityStore.loadPublic().did)
+                try db.setIssuerProof(proof.exportJSON)
+                Console.err("Your card now carries a proof of membership of root \(proof.root) (depth \(proof.depth)).")
+            }
+            if clearIssuerProof {
+                try db.setIssuerProof(nil)
+                Console.err("Your card no longer carries a group proof.")
+            }
+            let fieldsGiven = name != nil || email != nil || phone != nil || company != nil || title != nil || !social.isEmpty
+                || !skill.isEmpty || clearSocial || clearSkills
+            if !fieldsGiven && (issuerProof != nil || clearIssuerProof) {
+                if let existing { if json { Console.json(existing.json) } else { try CardDisplay.show(existing, database: db) } }
+                return
+            }
             guard existing != nil || (name.map { !$0.isEmpty } ?? false) else {
                 throw CLIError(.malformedInput, "you have no card yet: give at least --name")
             }
@@ -56,7 +79,7 @@ struct CardCommand: AsyncParsableCommand {
             if !social.isEmpty { card.socialNetworks = try social.map { try SocialProfile(argument: $0) } }
             if !skill.isEmpty { card.skills = try skill.map { try Skill(argument: $0) } }
             let saved = try db.saveMyCard(card)
-            if json { Console.json(saved.card.json) } else { CardDisplay.show(saved.card, policy: try db.sharingPolicy()) }
+            if json { Console.json(saved.card.json) } else { try CardDisplay.show(saved.card, database: db) }
         }
     }
 
@@ -70,7 +93,7 @@ struct CardCommand: AsyncParsableCommand {
             guard let mine = try db.myCard() else {
                 throw CLIError(.notFound, "you have no card yet; make one with: nearcard card set --name \"Your Name\" --email …")
             }
-            if json { Console.json(mine.card.json) } else { CardDisplay.show(mine.card, policy: try db.sharingPolicy()) }
+            if json { Console.json(mine.card.json) } else { try CardDisplay.show(mine.card, database: db) }
         }
     }
 
@@ -87,7 +110,7 @@ struct CardCommand: AsyncParsableCommand {
             let saved = try db.saveMyCard(card)
             if json { Console.json(saved.card.json) } else {
                 Console.out("Imported your card from \(file)")
-                CardDisplay.show(saved.card, policy: try db.sharingPolicy())
+                try CardDisplay.show(saved.card, database: db)
             }
         }
     }
@@ -129,9 +152,13 @@ enum CardDisplay {
         return rows
     }
 
-    static func show(_ card: Card, policy: SharingPolicy) {
-        Console.table(rows(card))
+    static func show(_ card: Card, database: NearcardDatabase) throws {
+        var rows = rows(card)
+        if let text = try database.issuerProof(), let proof = try? SemaphoreProof(json: text) {
+            rows.append(("Group proof", "member of root \(proof.root) (Semaphore, depth \(proof.depth))"))
+        }
+        Console.table(rows)
         Console.out("")
-        Console.out("Exchanges disclose: \(policy.orderedFieldNames.joined(separator: ", "))  (change with: nearcard share --fields …)")
+        Console.out("Exchanges disclose: \(try database.sharingPolicy().orderedFieldNames.joined(separator: ", "))  (change with: nearcard share --fields …)")
     }
 }

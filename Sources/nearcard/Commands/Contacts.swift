@@ -41,8 +41,9 @@ struct Contacts: AsyncParsableCommand {
         @Flag(help: "Print every field as JSON.") var json = false
 
         func run() async throws {
-            let contact = try global.database().findContact(id)
-            if json { Console.json(contact.json) } else { ContactDisplay.show(contact) }
+            let db = try global.database()
+            let contact = try db.findContact(id)
+            if json { Console.json(contact.json) } else { ContactDisplay.show(contact, database: db) }
         }
     }
 
@@ -121,9 +122,10 @@ enum ContactDisplay {
         for r in rows { Console.out(line(r)) }
     }
 
-    static func show(_ c: Contact) {
+    static func show(_ c: Contact, database: NearcardDatabase?) {
         var rows = CardDisplay.rows(c.card)
         rows.append(("Status", c.verificationStatus.rawValue + " (source \(c.source.rawValue))"))
+        if let note = GroupNote.note(for: c, database: database) { rows.append(("Group", note)) }
         if let did = c.didPublicKey { rows.append(("DID", did)) }
         rows.append(("Received", ISO8601.string(c.receivedAt)))
         if let t = c.exchangeTimestamp { rows.append(("Exchanged", ISO8601.string(t))) }

@@ -74,7 +74,7 @@ struct Exchange: AsyncParsableCommand {
                 o["sas"] = .string(outcome.peer.sas)
                 Console.json(.object(o))
             } else {
-                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage)
+                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: service.database)
             }
         case .failed(let error, _, _):
             throw NodeSetup.failure(error)

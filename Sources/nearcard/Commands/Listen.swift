@@ -5,6 +5,7 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardProtocol
+import NearcardStore
 
 /// `nearcard listen`: publish this node and serve exchanges until Ctrl-C.
 struct Listen: AsyncParsableCommand {
@@ -80,7 +81,7 @@ struct Listen: AsyncParsableCommand {
         do { listener = try await Listener.start(service: service, port: port) } catch {
             throw CLIError(.environment, "cannot listen on port \(port): \(error)")
         }
-        let printer = Task { await Self.printEvents(events.subscribe()) }
+        let printer = Task { await Self.printEvents(events.subscribe(), database: service.database) }
         let label = identity.name.map { "“\($0)”" } ?? "(no name)"
         Console.out("Listening on port \(listener.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
 
@@ -132,12 +133,12 @@ struct Listen: AsyncParsableCommand {
         }
     }
 
-    static func printEvents(_ stream: AsyncStream<NodeEvent>) async {
+    static func printEvents(_ stream: AsyncStream<NodeEvent>, database: NearcardDatabase) async {
         for await event in stream {
             switch event {
             case .exchangeCompleted(_, let contact, let mine, let theirs):
                 Console.out("")
-                ExchangeDisplay.completed(contact, myMessage: mine, theirMessage: theirs)
+                ExchangeDisplay.completed(contact, myMessage: mine, theirMessage: theirs, database: database)
             case .exchangeFailed(_, let peer, let error, let byPeer):
                 let who = peer?.name ?? peer?.did ?? "a peer"
                 Console.out("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message) (\(error.code.rawValue)); nothing was stored")

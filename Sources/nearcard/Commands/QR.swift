@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardModel
+import NearcardNode
 import NearcardQR
 import NearcardStore
 #if canImport(Glibc)
@@ -53,7 +54,8 @@ struct QR: AsyncParsableCommand {
             case .plaintext:
                 payload = Envelope.plaintext(card: mine.card, fields: policy.fields, cardId: mine.cardId, updatedAt: mine.updatedAt, createdAt: now, expires: until)
             case .zk:
-                payload = try Envelope.zkProof(card: mine.card, fields: policy.fields, keys: try global.unlockIdentity(), createdAt: now, expires: until)
+                payload = try Envelope.zkProof(card: mine.card, fields: policy.fields, keys: try global.unlockIdentity(), createdAt: now,
+                                               expires: until, issuerProof: try db.issuerProof())
             case .didSigned:
                 payload = try BusinessCardCredential.make(card: mine.card, fields: policy.fields, signer: try global.unlockIdentity().p256,
                                                           issuedAt: now, expires: until)
@@ -160,7 +162,7 @@ struct QR: AsyncParsableCommand {
                 }
             }
             let db = try global.database()
-            let context = ScanContext(isTrustedIssuer: { (try? db.isTrustedIssuer($0)) ?? false })
+            let context = ScanContext(isTrustedIssuer: { (try? db.isTrustedIssuer($0)) ?? false }, groupProofs: GroupProofs(database: db))
             var router = ScanRouter()
             var reports: [JSONValue] = []
             var worst = Exit.ok
@@ -195,7 +197,7 @@ struct QR: AsyncParsableCommand {
                 return (["result": "credentials", "credentials": .array(list.map(\.json))], list.contains { $0.status == .failed } ? .checkFailed : .ok)
             case .contact(let s):
                 let contact = Contact(cardId: s.cardId, card: s.card, source: .qrCode, verificationStatus: s.status, receivedAt: Date(),
-                                      didPublicKey: s.did)
+                                      didPublicKey: s.did, memberOf: s.memberOf)
                 let saved = try db.recordScannedContact(contact, credential: s.credential.map(Self.stored), source: s.source)
                 var o = saved.json.objectValue ?? [:]
                 o["result"] = "contact"

@@ -73,8 +73,8 @@ enum NodeSetup {
 
 /// How a contact from an exchange is shown.
 enum ExchangeDisplay {
-    static func completed(_ contact: Contact, myMessage: String?, theirMessage: String?) {
+    static func completed(_ contact: Contact, myMessage: String?, theirMessage: String?, database: NearcardDatabase) {
         Console.out("✔ Exchanged cards with \(contact.name) — contact \(contact.id.prefix(8)) (\(contact.verificationStatus.rawValue))")
-        ContactDisplay.show(contact)
+        ContactDisplay.show(contact, database: database)
     }
 }
