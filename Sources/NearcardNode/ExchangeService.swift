@@ -14,9 +14,12 @@ public final class ExchangeService: Sendable {
     public let limits: NodeLimits
     /// Addresses to put in the routes we hand out (set when a listener knows its port).
     let routeHints: [RouteRecord.Hint]
+    /// Fields a peer's card must disclose for an exchange to complete (a bot policy's `requireFields`).
+    public let requiredFields: Set<CardField>
 
     public init(keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: ConsentProvider,
-                events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = []) {
+                events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = [],
+                requiredFields: Set<CardField> = []) {
         self.keys = keys
         self.identity = identity
         self.database = database
@@ -24,17 +27,25 @@ public final class ExchangeService: Sendable {
         self.events = events
         self.limits = limits
         self.routeHints = routeHints
+        self.requiredFields = requiredFields
     }
 
     public func with(routeHints: [RouteRecord.Hint]) -> ExchangeService {
-        ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits, routeHints: routeHints)
+        ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
+                        routeHints: routeHints, requiredFields: requiredFields)
+    }
+
+    /// The same node deciding with another consent provider (a dial the user asked for consents by itself).
+    public func with(consent: ConsentProvider) -> ExchangeService {
+        ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
+                        routeHints: routeHints, requiredFields: requiredFields)
     }
 
     /// This side of a new exchange: the card and sharing policy as they are now.
     public func localParty() throws -> LocalParty {
         let card = try database.myCard()?.card ?? Card(name: identity.name ?? "Nearcard user")
         return LocalParty(keys: keys, name: identity.name, card: card, policy: try database.sharingPolicy(), routeHints: routeHints,
-                          issuerProof: try database.issuerProof())
+                          issuerProof: try database.issuerProof(), requiredFields: requiredFields)
     }
 
     /// A fresh state machine for one session.

@@ -46,17 +46,23 @@ public final class Listener: Sendable {
             channel = try await bootstrap.bind(host: "0.0.0.0", port: port).get()
         }
         let bound = channel.localAddress?.port ?? port
-        let listener = Listener(service: service, port: bound, channel: channel, admission: admission)
+        let listener = Listener(service: service, port: bound, channel: channel, admission: admission, serviceBox: serviceBox)
         serviceBox.service = service.with(routeHints: LocalAddresses.current(filter: InterfaceFilter()).map { RouteRecord.Hint(host: $0, port: bound) })
         return listener
     }
 
-    private init(service: ExchangeService, port: Int, channel: Channel, admission: Admission) {
+    private let serviceBox: ServiceBox
+
+    private init(service: ExchangeService, port: Int, channel: Channel, admission: Admission, serviceBox: ServiceBox) {
+        self.serviceBox = serviceBox
         self.service = service
         self.port = port
         self.channel = channel
         self.admission = admission
     }
+
+    /// The service sessions run with: the one given, with route hints for the bound port.
+    public var currentService: ExchangeService { serviceBox.service }
 
     /// Stops accepting; open sessions end on their own timeouts or when the process exits.
     public func close() async {

@@ -15,7 +15,8 @@ public enum NodeEvent: Sendable {
     case exchangeStarted(id: String, role: NoiseXXHandshake.Role, remote: String)
     /// The peer proved its identity; the SAS is known; a decision is needed.
     case exchangeRequested(id: String, peer: PeerIdentity, role: NoiseXXHandshake.Role)
-    case exchangeCompleted(id: String, contact: Contact, myMessage: String?, theirMessage: String?)
+    /// `elapsed`: seconds from the connection opening to the contact being committed.
+    case exchangeCompleted(id: String, contact: Contact, myMessage: String?, theirMessage: String?, elapsed: Double)
     case exchangeFailed(id: String, peer: PeerIdentity?, error: ProtocolError, byPeer: Bool)
     /// A follow-up message arrived from a contact and was stored.
     case messageReceived(InboxItem)

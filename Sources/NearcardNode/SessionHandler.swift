@@ -48,6 +48,8 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var heardFromPeer = false
     /// The pending consent request; cancelled when the session ends first (the prompt is withdrawn).
     private var consentTask: Task<Void, Never>?
+    /// When the connection was set up (for the exchange's elapsed time).
+    private var startedAt = NIODeadline.now()
 
     /// A responder (listener side).
     init(responderFor service: ExchangeService, mailbox: MailboxAuthority, remote: String) {
@@ -101,6 +103,7 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        startedAt = .now()
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -387,7 +390,8 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
         consentTask?.cancel()
         switch outcome {
         case .completed(let contact, let o):
-            service.events.emit(.exchangeCompleted(id: id, contact: contact, myMessage: o.myMessage, theirMessage: o.theirMessage))
+            let elapsed = Double((NIODeadline.now() - startedAt).nanoseconds) / 1e9
+            service.events.emit(.exchangeCompleted(id: id, contact: contact, myMessage: o.myMessage, theirMessage: o.theirMessage, elapsed: elapsed))
         case .failed(let error, let peer, let byPeer):
             service.events.emit(.exchangeFailed(id: id, peer: peer, error: error, byPeer: byPeer))
         }

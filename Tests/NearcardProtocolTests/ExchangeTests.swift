@@ -120,6 +120,27 @@ extension [ExchangeStateMachine.Action] {
         }
     }
 
+    /// A side whose policy requires fields the peer's card does not disclose ends the session with
+    /// `declined` instead of `done`: neither side completes, so neither stores anything.
+    @Test func aCardWithoutRequiredFieldsIsDeclinedAndNeitherSideCompletes() throws {
+        var bot = party("Bot")
+        bot.requiredFields = [.email]
+        var pair = Pair(party("Ada", fields: [.name, .company]), bot)
+        pair.start()
+        pair.decide(initiator: true, accept: true)
+        pair.decide(initiator: false, accept: true)
+        #expect(pair.iEvents.completed == nil && pair.rEvents.completed == nil)
+        #expect(pair.rEvents.failure?.code == .declined && pair.rEvents.failedByPeer == false)
+        #expect(pair.rEvents.failure?.message.contains("does not disclose email") == true)
+        #expect(pair.iEvents.failure?.code == .declined && pair.iEvents.failedByPeer == true)
+        // Disclosing it, the same policy completes.
+        var ok = Pair(party("Ada", fields: [.name, .email]), bot)
+        ok.start()
+        ok.decide(initiator: true, accept: true)
+        ok.decide(initiator: false, accept: true)
+        #expect(ok.iEvents.completed != nil && ok.rEvents.completed != nil)
+    }
+
     @Test func timeoutAbortReachesThePeer() {
         var pair = Pair(party("Ada"), party("Grace"))
         pair.start()

@@ -12,9 +12,12 @@ public struct LocalParty: Sendable {
     public var routeValidity: Int64
     /// A group-membership proof (Semaphore JSON, bound to our DID) the card carries, if any.
     public var issuerProof: String?
+    /// Fields the peer's card must disclose (a bot policy); a card without them ends the session with
+    /// `declined` instead of `done`, so neither side stores the exchange.
+    public var requiredFields: Set<CardField>
 
     public init(keys: IdentityKeys, name: String?, card: Card, policy: SharingPolicy, routeHints: [RouteRecord.Hint] = [],
-                routeValidity: Int64 = RouteRecord.defaultValidity, issuerProof: String? = nil) {
+                routeValidity: Int64 = RouteRecord.defaultValidity, issuerProof: String? = nil, requiredFields: Set<CardField> = []) {
         self.keys = keys
         self.name = name
         self.card = card
@@ -22,6 +25,7 @@ public struct LocalParty: Sendable {
         self.routeHints = routeHints
         self.routeValidity = routeValidity
         self.issuerProof = issuerProof
+        self.requiredFields = requiredFields
     }
 
     public var identity: PublicIdentity { keys.publicIdentity(name: name) }
@@ -49,6 +53,16 @@ public struct PeerIdentity: Sendable, Equatable {
     public let fingerprint: String
     /// The short authentication string both screens show ("123 456").
     public let sas: String
+
+    public init(did: String, didKey: DIDKey, name: String?, pubKey: X25519.PublicKey, signPubKey: Ed25519.PublicKey, fingerprint: String, sas: String) {
+        self.did = did
+        self.didKey = didKey
+        self.name = name
+        self.pubKey = pubKey
+        self.signPubKey = signPubKey
+        self.fingerprint = fingerprint
+        self.sas = sas
+    }
 }
 
 /// Everything a completed exchange produced.
@@ -446,6 +460,10 @@ public struct ExchangeStateMachine: Sendable {
         }
         guard verified.signPubKey == peer.signPubKey else {
             throw ProtocolError(.badCard, "the card's signPubKey is not the one the peer proved in its hello")
+        }
+        let missing = local.requiredFields.subtracting(verified.payload.cardFields.presentFields)
+        guard missing.isEmpty else {
+            throw ProtocolError(.declined, "the card does not disclose \(missing.map(\.rawValue).sorted().joined(separator: ", ")), which this node requires")
         }
         guard let sealed = verified.payload.sealedRoute else { throw ProtocolError(.badCard, "the peer's card carries no sealed route") }
         switch SealedRoute.open(sealed, with: local.keys.x25519, expectedIssuer: peer.did, expectedRecipient: local.identity.did,

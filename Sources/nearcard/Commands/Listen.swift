@@ -14,10 +14,13 @@ struct Listen: AsyncParsableCommand {
         discussion: """
         With --accept ask (the default) each request shows who is asking and the check code, and waits \
         for y/N at the terminal. Without a terminal, ask declines every request and says why: give \
-        --accept all or --accept allowlist:FILE (one DID per line) to run unattended. Exits 0 on Ctrl-C.
+        --accept all or --accept allowlist:FILE (one DID per line) to run unattended. With --jsonl the \
+        node speaks JSON lines (docs/JSONL.md): events on stdout, commands on stdin, and --accept ask \
+        waits for accept/decline commands. Exits 0 on Ctrl-C (SIGINT or SIGTERM) or a quit command.
         """)
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var node: NodeOptions
 
     @Option(help: ArgumentHelp("Who to accept: ask, all, or allowlist:FILE.", valueName: "POLICY"))
     var accept: String = "ask"
@@ -25,6 +28,99 @@ struct Listen: AsyncParsableCommand {
     @Option(help: "Ephemeral message sent with your card in every exchange (at most 140 characters).")
     var message: String?
 
+    @Flag(help: "Speak JSON lines: events on stdout, commands on stdin (docs/JSONL.md).")
+    var jsonl = false
+
+    func validate() throws {
+        if let message, let problem = ProximityPayload.messageProblem(message) { throw ValidationError(problem) }
+        if !(accept == "ask" || accept == "all" || accept.hasPrefix("allowlist:")) {
+            throw ValidationError("--accept is ask, all, or allowlist:FILE")
+        }
+    }
+
+    func run() async throws {
+        var decisions: PendingDecisions?
+        let consent: ConsentProvider
+        switch accept {
+        case "all":
+            consent = AcceptAll(message: message)
+        case "ask" where jsonl:
+            let pending = PendingDecisions()
+            decisions = pending
+            consent = MessageDefault(pending, message: message)
+        case "ask":
+            if Console.stdinIsTerminal {
+                consent = TerminalConsent(prompter: Prompter(), message: message, timeout: node.consentTimeout)
+            } else {
+                consent = DeclineAll(reason: "no terminal to ask on and no --accept policy")
+                Console.err("nearcard: no terminal: every request will be declined (use --accept all or --accept allowlist:FILE)")
+            }
+        default:
+            consent = AcceptAllowlist(dids: try NodeSetup.allowlist(String(accept.dropFirst("allowlist:".count))), message: message)
+        }
+        try await NodeCommand.serve(global: global, node: node, consent: consent, limits: node.limits(), requiredFields: [],
+                                    jsonl: jsonl, decisions: decisions)
+    }
+}
+
+/// `nearcard bot --policy FILE`: an unattended node whose written policy decides, speaking JSON lines.
+struct Bot: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run an unattended exchange bot: a policy file decides, events go out as JSON lines.",
+        discussion: """
+        The policy (docs/JSONL.md "Bot policy") says whom to accept (everyone, an allowlist of DIDs, only \
+        peers whose card discloses given fields), the message to send ({name} is the peer's name), rate \
+        limits per peer and overall, the most sessions at once, and what to do with people already in the \
+        contact book. Commands on stdin as for listen --jsonl (accept and decline are the policy's). \
+        --check reads the policy, prints it as JSON and exits. See examples/bot for a ready bot and a systemd unit.
+        """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var node: NodeOptions
+
+    @Option(help: ArgumentHelp("The policy file (JSON).", valueName: "FILE"))
+    var policy: String
+
+    @Flag(help: "Only check the policy file and print what it means.")
+    var check = false
+
+    func run() async throws {
+        guard let data = FileManager.default.contents(atPath: policy) else {
+            throw CLIError(.malformedInput, "cannot read the policy file \(policy)")
+        }
+        let parsed: BotPolicy
+        do {
+            parsed = try BotPolicy.parse(Array(data), source: policy, directory: (policy as NSString).deletingLastPathComponent.ifEmpty("."))
+        } catch {
+            throw CLIError(.malformedInput, error.description)
+        }
+        if check {
+            Console.json(Self.describe(parsed))
+            return
+        }
+        let db = try global.database()
+        try await NodeCommand.serve(global: global, node: node, consent: PolicyConsent(policy: parsed, database: db),
+                                    limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true, decisions: nil)
+    }
+
+    static func describe(_ p: BotPolicy) -> JSONValue {
+        var o = JSONObject()
+        switch p.accept {
+        case .everyone: o["accept"] = "everyone"
+        case .allowlist(let dids): o["accept"] = ["allowlist": .array(dids.sorted().map { .string($0) })]
+        }
+        o["requireFields"] = .array(p.requireFields.map(\.rawValue).sorted().map { .string($0) })
+        o["message"] = p.messageTemplate.map { .string($0) } ?? .null
+        func rate(_ r: BotPolicy.Rate?) -> JSONValue { r.map { ["count": .number(Double($0.count)), "seconds": .number($0.seconds)] } ?? .null }
+        o["rateLimits"] = ["perPeer": rate(p.perPeer), "overall": rate(p.overall)]
+        o["maxConcurrentSessions"] = p.maxConcurrentSessions.map { .number(Double($0)) } ?? .null
+        o["knownContact"] = .string(p.knownContact.rawValue)
+        return .object(o)
+    }
+}
+
+/// The options of a serving node (listen, bot).
+struct NodeOptions: ParsableArguments {
     @Option(help: "TCP port (0 picks a free one).")
     var port: Int = NearcardNode.defaultPort
 
@@ -40,103 +136,126 @@ struct Listen: AsyncParsableCommand {
     @Flag(help: "Do not publish over DNS-SD; peers reach you by host:port only.")
     var noDiscovery = false
 
-    @Option(help: "Seconds a person has to decide on a request.")
+    @Option(help: "Seconds a person (or program) has to decide on a request.")
     var consentTimeout: Double = 60
 
+    @Option(help: "Sessions open at once (default 256).")
+    var maxSessions: Int?
+
+    @Option(help: "Sessions open at once from one address (default 8).")
+    var maxSessionsPerAddress: Int?
+
+    @Option(help: "New connections per address per minute (default 120).")
+    var connectionsPerMinute: Int?
+
     func validate() throws {
-        if let message, let problem = ProximityPayload.messageProblem(message) { throw ValidationError(problem) }
         if !(0...65535).contains(port) { throw ValidationError("--port must be 0…65535") }
-        if !(accept == "ask" || accept == "all" || accept.hasPrefix("allowlist:")) {
-            throw ValidationError("--accept is ask, all, or allowlist:FILE")
-        }
         if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be between 0 and 3600 seconds") }
+        for (name, v, top) in [("--max-sessions", maxSessions, 100_000), ("--max-sessions-per-address", maxSessionsPerAddress, 100_000),
+                               ("--connections-per-minute", connectionsPerMinute, 1_000_000)] {
+            if let v, !(1...top).contains(v) { throw ValidationError("\(name) must be between 1 and \(top)") }
+        }
     }
 
-    func run() async throws {
-        let consent: ConsentProvider
-        switch accept {
-        case "all":
-            consent = AcceptAll(message: message)
-        case "ask":
-            if Console.stdinIsTerminal {
-                consent = TerminalConsent(prompter: Prompter(), message: message, timeout: consentTimeout)
-            } else {
-                consent = DeclineAll(reason: "no terminal to ask on and no --accept policy")
-                Console.err("nearcard: no terminal: every request will be declined (use --accept all or --accept allowlist:FILE)")
-            }
-        default:
-            consent = AcceptAllowlist(dids: try NodeSetup.allowlist(String(accept.dropFirst("allowlist:".count))), message: message)
-        }
-        var limits = NodeLimits()
-        limits.consentTimeout = consentTimeout
+    func limits() -> NodeLimits {
+        var l = NodeLimits()
+        l.consentTimeout = consentTimeout
+        if let maxSessions { l.maximumSessions = maxSessions }
+        if let maxSessionsPerAddress { l.maximumSessionsPerAddress = maxSessionsPerAddress }
+        if let connectionsPerMinute { l.connectionsPerAddressPerMinute = connectionsPerMinute }
+        return l
+    }
+
+    var runtime: NodeRuntime.Options {
+        var o = NodeRuntime.Options()
+        o.port = port
+        o.discovery = !noDiscovery
+        o.isPrivate = `private`
+        o.interfaces = interfaces
+        o.excludedInterfaces = excluded
+        return o
+    }
+}
+
+/// `--accept ask` under --jsonl: the program decides; its accept without a message sends --message.
+struct MessageDefault: ConsentProvider {
+    let pending: PendingDecisions
+    let message: String?
+    init(_ pending: PendingDecisions, message: String?) {
+        self.pending = pending
+        self.message = message
+    }
+    func decide(_ request: ConsentRequest) async -> ConsentAnswer {
+        var answer = await pending.decide(request)
+        if answer.accept && answer.message == nil { answer.message = message }
+        return answer
+    }
+}
+
+/// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
+enum NodeCommand {
+    static func serve(global: GlobalOptions, node: NodeOptions, consent: ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
+                      jsonl: Bool, decisions: PendingDecisions?) async throws {
         let events = EventBus()
         let base = try NodeSetup.service(global, consent: consent, events: events)
-        let service = ExchangeService(keys: base.keys, identity: base.identity, database: base.database, consent: consent, events: events, limits: limits)
+        let service = ExchangeService(keys: base.keys, identity: base.identity, database: base.database, consent: consent, events: events,
+                                      limits: limits, requiredFields: requiredFields)
         let identity = service.identity
         if try service.database.myCard() == nil {
-            Console.err("nearcard: you have no card yet; peers will get only your name (set one with: nearcard card set …)")
+            let note = "you have no card yet; peers will get only your name (set one with: nearcard card set …)"
+            if jsonl { Console.line(JSONLines.line("warning", ["message": .string(note)])) } else { Console.err("nearcard: \(note)") }
         }
-
-        let listener: Listener
-        do { listener = try await Listener.start(service: service, port: port) } catch {
-            throw CLIError(.environment, "cannot listen on port \(port): \(error)")
-        }
-        let printer = Task { await Self.printEvents(events.subscribe(), database: service.database) }
-        let label = identity.name.map { "“\($0)”" } ?? "(no name)"
-        Console.out("Listening on port \(listener.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
-
-        // Queued follow-up messages go out while we listen: every few seconds, and when a peer appears.
-        let peers = PeerTable()
-        let (appeared, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self, bufferingPolicy: .bufferingNewest(16))
-        let outbox = Task { await OutboxWorker(service: service).run(peers: peers, appeared: appeared) }
-
-        var publication: (AvahiDiscovery, Publication)?
-        if !noDiscovery {
-            switch Self.publish(identity: identity, port: listener.port, private: `private`, interfaces: interfaces) {
-            case .success(let p):
-                publication = p
-                Task {
-                    if let name = try? await p.1.established() { Console.out("Published on the LAN as “\(name)” (\(TXTRecord.serviceType)).") }
+        // Subscribe before starting, so the first events (started, published) are not missed.
+        let stream = events.subscribe()
+        let printer = Task {
+            if jsonl {
+                for await event in stream {
+                    if let line = JSONLines.encode(event, identity: identity, pendingDecisions: decisions != nil) { Console.line(line) }
                 }
-            case .failure(let e):
-                Console.err("nearcard: discovery unavailable: \(e.message). Peers can still reach you at HOST:\(listener.port).")
+            } else {
+                await printEvents(stream, database: service.database)
             }
         }
-        let discovery = publication?.0
-        let filter = InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded)
-        let browsing = Task {
-            guard let discovery else { return }
-            for await event in discovery.browse(filter: filter) {
-                peers.apply(event)
-                if case .found(let peer) = event { appear.yield(peer) }
-            }
+        let runtime: NodeRuntime
+        do { runtime = try await NodeRuntime.start(service: service, options: node.runtime) } catch {
+            printer.cancel()
+            throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
+        }
+        if !jsonl {
+            let label = identity.name.map { "“\($0)”" } ?? "(no name)"
+            Console.out("Listening on port \(runtime.listener.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
         }
 
-        for await _ in NodeSetup.interrupts() { break }
-        Console.out("\nStopping…")
-        browsing.cancel()
-        appear.finish()
-        outbox.cancel()
-        publication?.1.withdraw()
-        await listener.close()
+        let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
+        var reader: Task<Void, Never>?
+        var controller: Controller?
+        if jsonl {
+            let c = Controller(runtime: runtime, decisions: decisions, output: { Console.line($0) }, quit: { stopper.yield() })
+            controller = c
+            // Commands, one per line; end of input stops reading, not the node (a service's stdin is /dev/null).
+            reader = Task.detached {
+                for await line in StdinLines.stream() { c.handle(line: line) }
+            }
+        }
+        let interrupts = NodeSetup.interrupts()
+        let signals = Task { for await _ in interrupts { stopper.yield(); return } }
+        for await _ in stop { break }
+        signals.cancel()
+        reader?.cancel()
+        await controller?.drain(timeout: 1)
+        if !jsonl { Console.out("\nStopping…") }
+        await runtime.stop()
+        // Let the printer write what is already queued, then say goodbye.
+        try? await Task.sleep(nanoseconds: 50_000_000)
         events.finish()
-        printer.cancel()
-    }
-
-    /// Publishes the node over DNS-SD: the display name (or, in private mode, only the fingerprint).
-    static func publish(identity: PublicIdentity, port: Int, private isPrivate: Bool, interfaces: [String]) -> Result<(AvahiDiscovery, Publication), DiscoveryError> {
-        Result { () throws(DiscoveryError) in
-            let discovery = try AvahiDiscovery()
-            let instance = (isPrivate ? nil : identity.name) ?? "nearcard-\(identity.fingerprint.prefix(8))"
-            let txt = TXTRecord(fingerprint: identity.fingerprint, name: isPrivate ? nil : identity.name)
-            return (discovery, try discovery.publish(instanceName: instance, port: port, txt: txt, interfaces: interfaces))
-        }
+        await printer.value
+        if jsonl { Console.line(JSONLines.line("stopped")) }
     }
 
     static func printEvents(_ stream: AsyncStream<NodeEvent>, database: NearcardDatabase) async {
         for await event in stream {
             switch event {
-            case .exchangeCompleted(_, let contact, let mine, let theirs):
+            case .exchangeCompleted(_, let contact, let mine, let theirs, _):
                 Console.out("")
                 ExchangeDisplay.completed(contact, myMessage: mine, theirMessage: theirs, database: database)
             case .exchangeFailed(_, let peer, let error, let byPeer):
@@ -150,6 +269,10 @@ struct Listen: AsyncParsableCommand {
                 Console.out("✔ Delivered your message to \(m.contactName)")
             case .messageGaveUp(let m):
                 Console.out("✘ Gave up delivering your message to \(m.contactName): \(m.lastError ?? "")")
+            case .published(let name):
+                Console.out("Published on the LAN as “\(name)” (\(TXTRecord.serviceType)).")
+            case .discoveryUnavailable(let message):
+                Console.err("nearcard: discovery unavailable: \(message). Peers can still reach you at HOST:PORT.")
             case .rateLimited(let address, let reason):
                 Console.err("nearcard: refusing connections from \(address): \(reason)")
             case .error(let message):

@@ -64,14 +64,7 @@ struct Peers: AsyncParsableCommand {
     }
 
     static func json(_ p: DiscoveredPeer, reachable: Bool) -> JSONValue {
-        var o = JSONObject()
-        o["instance"] = .string(p.instanceName)
-        o["name"] = p.txt.name.map { .string($0) } ?? .null
-        o["fingerprint"] = p.txt.fingerprint.map { .string($0) } ?? .null
-        o["version"] = p.txt.version.map { .number(Double($0)) } ?? .null
-        o["host"] = .string(p.hostName)
-        o["port"] = .number(Double(p.port))
-        o["addresses"] = .array(p.dialOrder.map { ["ip": .string($0.ip), "interface": .string($0.interfaceName), "port": .number(Double($0.port))] })
+        var o = p.json.objectValue ?? [:]
         o["reachable"] = .bool(reachable)
         return .object(o)
     }

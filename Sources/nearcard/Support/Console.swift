@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import NearcardCrypto
+import NearcardNode
 
 /// The CLI's only way to print: stdout for results, stderr for diagnostics.
 enum Console {
@@ -23,6 +25,13 @@ enum Console {
         }
         bytes.removeAll()
     }
+
+    /// One compact JSON object per line on stdout (JSON-lines output); whole lines, never interleaved.
+    static func line(_ value: JSONValue) {
+        lineLock.withLock { out(value.compactText) }
+    }
+
+    static let lineLock = NSLock()
 
     /// Pretty JSON on stdout (one document).
     static func json(_ value: JSONValue) {
@@ -58,4 +67,40 @@ enum Console {
 
 extension String {
     func padding(toLength n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
+}
+
+/// Lines read from standard input, on a thread of their own (reads block).
+enum StdinLines {
+    static func stream() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(1024))
+        let thread = Thread {
+            var pending: [UInt8] = []
+            var buf = [UInt8](repeating: 0, count: 16384)
+            var discarding = false
+            while true {
+                let n = read(STDIN_FILENO, &buf, buf.count)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                for byte in buf[0..<n] {
+                    if byte == 0x0A {
+                        if !discarding { continuation.yield(String(decoding: pending, as: UTF8.self)) }
+                        pending.removeAll(keepingCapacity: true)
+                        discarding = false
+                    } else if !discarding {
+                        pending.append(byte)
+                        // An over-long line is refused once (the parser reports it) and the rest of it skipped.
+                        if pending.count > JSONLines.maximumCommandLength {
+                            continuation.yield(String(decoding: pending, as: UTF8.self))
+                            pending.removeAll(keepingCapacity: true)
+                            discarding = true
+                        }
+                    }
+                }
+            }
+            if !pending.isEmpty && !discarding { continuation.yield(String(decoding: pending, as: UTF8.self)) }
+            continuation.finish()
+        }
+        thread.start()
+        return stream
+    }
 }

@@ -1,0 +1,178 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardProtocol
+import NearcardStore
+import NIOConcurrencyHelpers
+
+/// Consent given by a program over the JSON-lines interface: each request waits for an `accept ID`
+/// or `decline ID` command (the node's consent timeout still applies).
+public final class PendingDecisions: ConsentProvider, Sendable {
+    enum Slot {
+        case waiting(CheckedContinuation<ConsentAnswer, Never>)
+        case withdrawn
+    }
+
+    private let slots = NIOLockedValueBox<[String: Slot]>([:])
+
+    public init() {}
+
+    public func decide(_ request: ConsentRequest) async -> ConsentAnswer {
+        let id = request.exchangeID
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<ConsentAnswer, Never>) in
+                let early = slots.withLockedValue { s -> Bool in
+                    if case .withdrawn = s[id] { s[id] = nil; return true }
+                    s[id] = .waiting(c)
+                    return false
+                }
+                if early { c.resume(returning: .decline("the request was withdrawn")) }
+            }
+        } onCancel: {
+            // The session ended (or timed out) first: release the waiter.
+            let c = slots.withLockedValue { s -> CheckedContinuation<ConsentAnswer, Never>? in
+                if case .waiting(let c) = s[id] { s[id] = nil; return c }
+                s[id] = .withdrawn
+                return nil
+            }
+            c?.resume(returning: .decline("the request was withdrawn"))
+        }
+    }
+
+    /// Answers a waiting request; false when there is none with this id (answered, timed out, or unknown).
+    public func resolve(_ id: String, _ answer: ConsentAnswer) -> Bool {
+        let c = slots.withLockedValue { s -> CheckedContinuation<ConsentAnswer, Never>? in
+            guard case .waiting(let c) = s[id] else { return nil }
+            s[id] = nil
+            return c
+        }
+        c?.resume(returning: answer)
+        return c != nil
+    }
+
+    /// The ids waiting for a decision.
+    public var pending: [String] {
+        slots.withLockedValue { s in s.compactMap { if case .waiting = $0.value { $0.key } else { nil } }.sorted() }
+    }
+}
+
+/// Runs JSON-lines commands against a running node and writes one `reply` line per command
+/// (docs/JSONL.md). Commands that take time (exchange, message) run concurrently; their replies come
+/// when they finish, carrying the caller's `ref`.
+public final class Controller: Sendable {
+    let runtime: NodeRuntime
+    let decisions: PendingDecisions?
+    let output: @Sendable (JSONValue) -> Void
+    let quit: @Sendable () -> Void
+    private let running = NIOLockedValueBox<[UUID: Task<Void, Never>]>([:])
+
+    /// `decisions`: where accept/decline commands go (nil when a policy decides and they are refused).
+    public init(runtime: NodeRuntime, decisions: PendingDecisions?, output: @escaping @Sendable (JSONValue) -> Void,
+                quit: @escaping @Sendable () -> Void) {
+        self.runtime = runtime
+        self.decisions = decisions
+        self.output = output
+        self.quit = quit
+    }
+
+    /// Handles one input line; a line that cannot be read gets an `error` event and nothing else happens.
+    public func handle(line: String) {
+        guard let parsed = ControlCommand.parse(line) else { return }
+        switch parsed {
+        case .failure(let e):
+            output(JSONLines.line("error", ["message": .string(e.message), "ref": e.ref ?? .null]))
+        case .success(let p):
+            run(p.command, ref: p.ref)
+        }
+    }
+
+    func reply(_ command: ControlCommand, ref: JSONValue?, ok: Bool, _ members: JSONObject = [:]) {
+        var o = members
+        o["cmd"] = .string(command.name)
+        o["ref"] = ref ?? .null
+        o["ok"] = .bool(ok)
+        output(JSONLines.line("reply", o))
+    }
+
+    func failure(_ command: ControlCommand, ref: JSONValue?, code: String, _ message: String) {
+        reply(command, ref: ref, ok: false, ["error": ["code": .string(code), "message": .string(message)]])
+    }
+
+    func run(_ command: ControlCommand, ref: JSONValue?) {
+        switch command {
+        case .exchange(let peer, let message):
+            if let message, let problem = ProximityPayload.messageProblem(message) {
+                return failure(command, ref: ref, code: "invalid", problem)
+            }
+            spawn { [runtime] in
+                do {
+                    switch try await runtime.exchange(with: peer, message: message) {
+                    case .completed(let contact, let outcome):
+                        self.reply(command, ref: ref, ok: true, ["contact": contact.json, "sas": .string(outcome.peer.sas)])
+                    case .failed(let error, _, _):
+                        self.failure(command, ref: ref, code: error.code.rawValue, error.message)
+                    }
+                } catch let e as DialError {
+                    self.failure(command, ref: ref, code: "unreachable", e.message)
+                } catch {
+                    self.failure(command, ref: ref, code: "internal_error", "\(error)")
+                }
+            }
+        case .accept(let id, let message):
+            if let message, let problem = ProximityPayload.messageProblem(message) {
+                return failure(command, ref: ref, code: "invalid", problem)
+            }
+            decide(command, id: id, ConsentAnswer(accept: true, message: message), ref: ref)
+        case .decline(let id, let reason):
+            decide(command, id: id, .decline(reason.map { "declined: \($0)" } ?? "declined by the operator"), ref: ref)
+        case .message(let contact, let text):
+            spawn { [runtime] in
+                do {
+                    let item = try await runtime.send(message: text, to: contact)
+                    self.reply(command, ref: ref, ok: item.state != .failed, ["message": item.json])
+                } catch let e as StoreError {
+                    self.failure(command, ref: ref, code: e.kind == .notFound ? "not_found" : "storage", e.message)
+                } catch let e as DialError {
+                    self.failure(command, ref: ref, code: "invalid", e.message)
+                } catch {
+                    self.failure(command, ref: ref, code: "internal_error", "\(error)")
+                }
+            }
+        case .peers:
+            reply(command, ref: ref, ok: true, ["peers": .array(runtime.peers.all.sorted { $0.instanceName < $1.instanceName }.map(\.json))])
+        case .quit:
+            reply(command, ref: ref, ok: true)
+            quit()
+        }
+    }
+
+    func decide(_ command: ControlCommand, id: String, _ answer: ConsentAnswer, ref: JSONValue?) {
+        guard let decisions else {
+            return failure(command, ref: ref, code: "invalid", "this node decides by its policy; accept and decline are not taken")
+        }
+        if decisions.resolve(id, answer) {
+            reply(command, ref: ref, ok: true, ["id": .string(id)])
+        } else {
+            failure(command, ref: ref, code: "not_found", "no request \(id) is waiting for a decision (it may have timed out or ended)")
+        }
+    }
+
+    private func spawn(_ body: @escaping @Sendable () async -> Void) {
+        let id = UUID()
+        let task = Task { [running] in
+            await body()
+            _ = running.withLockedValue { $0.removeValue(forKey: id) }
+        }
+        running.withLockedValue { $0[id] = task }
+    }
+
+    /// Waits up to `timeout` for the commands still running (so their replies are written at quit),
+    /// then cancels what is left.
+    public func drain(timeout: TimeInterval) async {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline, !running.withLockedValue({ $0.isEmpty }) {
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+        for t in running.withLockedValue({ Array($0.values) }) { t.cancel() }
+    }
+}

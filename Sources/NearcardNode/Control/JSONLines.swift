@@ -1,0 +1,214 @@
+import Foundation
+import NearcardCrypto
+import NearcardDiscovery
+import NearcardModel
+import NearcardProtocol
+import NearcardStore
+
+/// The JSON-lines interface for programs (docs/JSONL.md): every node event as one JSON object, and
+/// commands read one per line. Schema version 1; a reader must ignore members it does not know.
+public enum JSONLines {
+    public static let schemaVersion = 1
+    /// The longest command line read; longer lines are refused (and skipped) with an error event.
+    public static let maximumCommandLength = 64 * 1024
+
+    /// An event line: `{"v":1,"event":NAME,"time":…, …members}`.
+    public static func line(_ event: String, _ members: JSONObject = [:], now: Date = Date()) -> JSONValue {
+        var o: JSONObject = ["v": .number(Double(schemaVersion)), "event": .string(event), "time": .string(timestamp(now))]
+        for (k, v) in members where o[k] == nil { o[k] = v }
+        return .object(o)
+    }
+
+    /// ISO 8601, UTC, milliseconds.
+    static func timestamp(_ date: Date) -> String {
+        let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let base = ISO8601.string(Date(timeIntervalSince1970: TimeInterval(ms / 1000)))
+        return String(base.dropLast()) + String(format: ".%03dZ", Int(ms % 1000))
+    }
+
+    /// The line for a node event; `pendingDecisions` says whether requests wait for accept/decline commands.
+    public static func encode(_ event: NodeEvent, identity: PublicIdentity, pendingDecisions: Bool) -> JSONValue? {
+        switch event {
+        case .listening(let port, let addresses):
+            return line("started", ["did": .string(identity.did), "fingerprint": .string(identity.fingerprint),
+                                    "name": identity.name.map { .string($0) } ?? .null, "port": .number(Double(port)),
+                                    "addresses": .array(addresses.map { .string($0) }), "schema": .number(Double(schemaVersion))])
+        case .published(let name):
+            return line("published", ["instance": .string(name)])
+        case .discoveryUnavailable(let message):
+            return line("discovery-unavailable", ["message": .string(message)])
+        case .peerFound(let p):
+            return line("peer.found", p.json.objectValue ?? [:])
+        case .peerLost(let name):
+            return line("peer.lost", ["instance": .string(name)])
+        case .exchangeStarted(let id, let role, let remote):
+            return line("exchange.started", ["id": .string(id), "role": .string(role.rawValue), "remote": .string(remote)])
+        case .exchangeRequested(let id, let peer, let role):
+            return line("exchange.requested", ["id": .string(id), "role": .string(role.rawValue), "peer": peer.json, "sas": .string(peer.sas),
+                                               "decision": .string(role == .responder && pendingDecisions ? "pending" : "automatic")])
+        case .exchangeCompleted(let id, let contact, let mine, let theirs, let elapsed):
+            return line("exchange.completed", ["id": .string(id), "elapsedMs": .number((elapsed * 1e4).rounded() / 10),
+                                               "contact": contact.json, "myMessage": mine.map { .string($0) } ?? .null,
+                                               "theirMessage": theirs.map { .string($0) } ?? .null])
+        case .exchangeFailed(let id, let peer, let error, let byPeer):
+            return line("exchange.failed", ["id": .string(id), "peer": peer?.json ?? .null, "code": .string(error.code.rawValue),
+                                            "reason": .string(error.message), "byPeer": .bool(byPeer)])
+        case .messageReceived(let item):
+            return line("message.received", item.json.objectValue ?? [:])
+        case .messageRefused(let remote, let reason, let byPeer):
+            return line("message.refused", ["remote": .string(remote), "reason": .string(reason), "byPeer": .bool(byPeer)])
+        case .messageDelivered(let item):
+            return line("message.delivered", item.json.objectValue ?? [:])
+        case .messageGaveUp(let item):
+            return line("message.failed", item.json.objectValue ?? [:])
+        case .rateLimited(let address, let reason):
+            return line("rate-limited", ["address": .string(address), "reason": .string(reason)])
+        case .error(let message):
+            return line("error", ["message": .string(message)])
+        }
+    }
+}
+
+extension PeerIdentity {
+    /// Who the peer proved to be: DID, name and fingerprint (no keys).
+    public var json: JSONValue {
+        ["did": .string(did), "name": name.map { .string($0) } ?? .null, "fingerprint": .string(fingerprint)]
+    }
+}
+
+extension DiscoveredPeer {
+    /// The shape `nearcard peers --json` and the `peer.found` event share.
+    public var json: JSONValue {
+        var o = JSONObject()
+        o["instance"] = .string(instanceName)
+        o["name"] = txt.name.map { .string($0) } ?? .null
+        o["fingerprint"] = txt.fingerprint.map { .string($0) } ?? .null
+        o["version"] = txt.version.map { .number(Double($0)) } ?? .null
+        o["host"] = .string(hostName)
+        o["port"] = .number(Double(port))
+        o["addresses"] = .array(dialOrder.map { ["ip": .string($0.ip), "interface": .string($0.interfaceName), "port": .number(Double($0.port))] })
+        return .object(o)
+    }
+}
+
+/// A command read from a JSON line or typed as words (`exchange Ada "Hello there"`).
+public enum ControlCommand: Sendable, Equatable {
+    case exchange(peer: String, message: String?)
+    case accept(id: String, message: String?)
+    case decline(id: String, reason: String?)
+    case message(contact: String, text: String)
+    case peers
+    case quit
+
+    public var name: String {
+        switch self {
+        case .exchange: "exchange"
+        case .accept: "accept"
+        case .decline: "decline"
+        case .message: "message"
+        case .peers: "peers"
+        case .quit: "quit"
+        }
+    }
+
+    /// A parsed line: the command and the caller's `ref` (echoed in the reply), or why it was refused.
+    public struct Parsed: Sendable {
+        public let command: ControlCommand
+        public let ref: JSONValue?
+    }
+
+    public struct ParseError: Error, Sendable {
+        public let message: String
+        public let ref: JSONValue?
+    }
+
+    /// Parses one line. JSON objects: `{"cmd": NAME, …members, "ref"?}`; otherwise words with
+    /// "double quotes" for spaces. Returns nil for a blank line.
+    public static func parse(_ line: String) -> Result<Parsed, ParseError>? {
+        let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty { return nil }
+        guard text.utf8.count <= JSONLines.maximumCommandLength else {
+            return .failure(ParseError(message: "command longer than \(JSONLines.maximumCommandLength) bytes", ref: nil))
+        }
+        if text.hasPrefix("{") {
+            guard let value = try? JSONParser(maximumDepth: 4, maximumLength: JSONLines.maximumCommandLength).parse(Array(text.utf8)),
+                  let o = value.objectValue else {
+                return .failure(ParseError(message: "not a JSON object: \(text.prefix(60))", ref: nil))
+            }
+            let ref = o["ref"]
+            guard let cmd = o["cmd"]?.stringValue else { return .failure(ParseError(message: "no \"cmd\" member", ref: ref)) }
+            func string(_ key: String, required: Bool) -> Result<String?, ParseError> {
+                guard let v = o[key], v != .null else {
+                    return required ? .failure(ParseError(message: "\(cmd): \"\(key)\" is required", ref: ref)) : .success(nil)
+                }
+                guard let s = v.stringValue else { return .failure(ParseError(message: "\(cmd): \"\(key)\" must be a string", ref: ref)) }
+                return .success(s)
+            }
+            let allowed: Set<String>
+            let command: Result<ControlCommand, ParseError>
+            switch cmd {
+            case "exchange":
+                allowed = ["peer", "message"]
+                command = string("peer", required: true).flatMap { p in string("message", required: false).map { .exchange(peer: p!, message: $0) } }
+            case "accept":
+                allowed = ["id", "message"]
+                command = string("id", required: true).flatMap { i in string("message", required: false).map { .accept(id: i!, message: $0) } }
+            case "decline":
+                allowed = ["id", "reason"]
+                command = string("id", required: true).flatMap { i in string("reason", required: false).map { .decline(id: i!, reason: $0) } }
+            case "message":
+                allowed = ["contact", "text"]
+                command = string("contact", required: true).flatMap { c in string("text", required: true).map { .message(contact: c!, text: $0!) } }
+            case "peers":
+                allowed = []
+                command = .success(.peers)
+            case "quit":
+                allowed = []
+                command = .success(.quit)
+            default:
+                return .failure(ParseError(message: "unknown command \"\(cmd)\" (exchange, accept, decline, message, peers, quit)", ref: ref))
+            }
+            if let extra = o.keys.first(where: { !allowed.contains($0) && $0 != "cmd" && $0 != "ref" }) {
+                return .failure(ParseError(message: "\(cmd): unknown member \"\(extra)\"", ref: ref))
+            }
+            return command.map { Parsed(command: $0, ref: ref) }
+        }
+        let words = Self.words(text)
+        guard let first = words.first else { return nil }
+        let rest = Array(words.dropFirst())
+        func joined(_ from: Int) -> String? { rest.count > from ? rest[from...].joined(separator: " ") : nil }
+        let command: ControlCommand
+        switch first.lowercased() {
+        case "exchange" where !rest.isEmpty: command = .exchange(peer: rest[0], message: joined(1))
+        case "accept" where !rest.isEmpty: command = .accept(id: rest[0], message: joined(1))
+        case "decline" where !rest.isEmpty: command = .decline(id: rest[0], reason: joined(1))
+        case "message" where rest.count >= 2: command = .message(contact: rest[0], text: joined(1)!)
+        case "peers" where rest.isEmpty: command = .peers
+        case "quit" where rest.isEmpty, "exit" where rest.isEmpty: command = .quit
+        default:
+            return .failure(ParseError(message: """
+                cannot read "\(text.prefix(60))": use exchange PEER [MESSAGE], accept ID [MESSAGE], decline ID [REASON], \
+                message CONTACT TEXT, peers, quit — or one JSON object per line
+                """, ref: nil))
+        }
+        return .success(Parsed(command: command, ref: nil))
+    }
+
+    /// Splits on spaces, keeping "double-quoted" runs together (backslash escapes a quote).
+    static func words(_ text: String) -> [String] {
+        var out: [String] = [], current = "", quoted = false, escaped = false, started = false
+        for ch in text {
+            if escaped { current.append(ch); escaped = false; continue }
+            if ch == "\\" && quoted { escaped = true; continue }
+            if ch == "\"" { quoted.toggle(); started = true; continue }
+            if ch.isWhitespace && !quoted {
+                if started { out.append(current); current = ""; started = false }
+                continue
+            }
+            current.append(ch)
+            started = true
+        }
+        if started { out.append(current) }
+        return out
+    }
+}

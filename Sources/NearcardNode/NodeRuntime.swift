@@ -1,0 +1,167 @@
+import Foundation
+import NearcardDiscovery
+import NearcardModel
+import NearcardProtocol
+import NearcardStore
+import NIOConcurrencyHelpers
+
+/// A running node, as `nearcard listen` and `nearcard bot` run it: the TCP listener, the DNS-SD
+/// publication and browse (peers found and lost become events), and the outbox worker that delivers
+/// queued follow-up messages when their contacts appear. Everything it learns goes to the service's
+/// event bus; it prints nothing.
+public final class NodeRuntime: Sendable {
+    public struct Options: Sendable {
+        /// TCP port; 0 picks a free one.
+        public var port: Int = defaultPort
+        /// Publish and browse over DNS-SD (false: reachable by host:port only).
+        public var discovery = true
+        /// Publish only the fingerprint, not the display name.
+        public var isPrivate = false
+        /// Publish and browse only on these interfaces (empty: all but the denied ones).
+        public var interfaces: [String] = []
+        /// Never use these (in addition to VPN and container bridges).
+        public var excludedInterfaces: [String] = []
+
+        public init() {}
+    }
+
+    public let listener: Listener
+    public let peers: PeerTable
+    public let options: Options
+    private let discovery: AvahiDiscovery?
+    private let publication: Publication?
+    private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
+    private let appear: AsyncStream<DiscoveredPeer>.Continuation
+
+    /// The service sessions run with (route hints included once the port is known).
+    public var service: ExchangeService { listener.currentService }
+
+    /// Binds, publishes and starts browsing. Discovery failing (no avahi-daemon, no D-Bus) is not
+    /// fatal: it is reported as `.discoveryUnavailable` and the node serves by address.
+    public static func start(service: ExchangeService, options: Options) async throws -> NodeRuntime {
+        let listener = try await Listener.start(service: service, port: options.port)
+        let events = service.events
+        var discovery: AvahiDiscovery?
+        var publication: Publication?
+        if options.discovery {
+            do {
+                let d = try AvahiDiscovery()
+                let identity = service.identity
+                let instance = (options.isPrivate ? nil : identity.name) ?? "nearcard-\(identity.fingerprint.prefix(8))"
+                let txt = TXTRecord(fingerprint: identity.fingerprint, name: options.isPrivate ? nil : identity.name)
+                publication = try d.publish(instanceName: instance, port: listener.port, txt: txt, interfaces: options.interfaces)
+                discovery = d
+            } catch {
+                events.emit(.discoveryUnavailable(message: error.message))
+            }
+        }
+        let (appeared, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self, bufferingPolicy: .bufferingNewest(64))
+        let runtime = NodeRuntime(listener: listener, options: options, discovery: discovery, publication: publication, appear: appear)
+        events.emit(.listening(port: listener.port, addresses: LocalAddresses.current(filter: runtime.filter)))
+        runtime.startTasks(appeared: appeared)
+        return runtime
+    }
+
+    private init(listener: Listener, options: Options, discovery: AvahiDiscovery?, publication: Publication?,
+                 appear: AsyncStream<DiscoveredPeer>.Continuation) {
+        self.listener = listener
+        self.options = options
+        self.discovery = discovery
+        self.publication = publication
+        self.appear = appear
+        self.peers = PeerTable()
+        self.tasks = NIOLockedValueBox([])
+    }
+
+    var filter: InterfaceFilter { InterfaceFilter(allow: options.interfaces, deny: InterfaceFilter.defaultDeny + options.excludedInterfaces) }
+
+    private func startTasks(appeared: AsyncStream<DiscoveredPeer>) {
+        let service = self.service
+        let events = service.events
+        let own = service.identity.fingerprint
+        var started: [Task<Void, Never>] = []
+        // Queued follow-up messages go out every few seconds, and when a peer appears.
+        started.append(Task { [peers] in await OutboxWorker(service: service).run(peers: peers, appeared: appeared) })
+        if let publication {
+            started.append(Task {
+                if let name = try? await publication.established() { events.emit(.published(name: name)) }
+            })
+        }
+        if let discovery {
+            let filter = self.filter
+            started.append(Task { [peers, appear] in
+                for await event in discovery.browse(filter: filter) {
+                    switch event {
+                    case .found(let p) where p.txt.fingerprint == own, .updated(let p) where p.txt.fingerprint == own:
+                        continue  // ourselves
+                    case .found(let p):
+                        let known = peers.all.contains { $0.instanceName == p.instanceName }
+                        peers.apply(event)
+                        if !known { events.emit(.peerFound(p)) }
+                        appear.yield(p)
+                    case .updated:
+                        peers.apply(event)
+                    case .lost(let name):
+                        guard peers.all.contains(where: { $0.instanceName == name }) else { continue }
+                        peers.apply(event)
+                        events.emit(.peerLost(instanceName: name))
+                    case .failed(let e):
+                        events.emit(.error(message: "discovery: \(e.message)"))
+                    }
+                }
+            })
+        }
+        tasks.withLockedValue { $0 = started }
+    }
+
+    /// Finds a peer by what a user calls it: host:port, or a name or fingerprint prefix among the peers
+    /// discovered so far (waiting up to `wait` seconds for it to appear).
+    public func target(for text: String, wait: TimeInterval = 5) async throws -> DialTarget {
+        let query = PeerQuery(parsing: text)
+        switch query {
+        case .address(let host, let port):
+            return DialTarget(addresses: try PeerQuery.resolve(host: host, port: port), expected: ExpectedPeer(), label: query.description)
+        case .name(let name):
+            let deadline = Date().addingTimeInterval(wait)
+            repeat {
+                if let found = peers.all.first(where: query.matches) {
+                    return DialTarget(addresses: found.dialOrder, expected: ExpectedPeer(fingerprint: found.txt.fingerprint),
+                                      label: found.instanceName)
+                }
+                try await Task.sleep(nanoseconds: 50_000_000)
+            } while Date() < deadline
+            throw DialError(message: "no peer named \"\(name)\" has been seen on the LAN (use an instance name, a fingerprint prefix, or HOST:PORT)")
+        }
+    }
+
+    /// Dials a peer and runs one exchange, consenting for this node (the user asked for it).
+    public func exchange(with text: String, message: String?) async throws -> SessionResult {
+        let target = try await target(for: text)
+        return try await Dialer.exchange(with: target, service: service.with(consent: AcceptAll(message: message)))
+    }
+
+    /// Queues a follow-up message to a contact and tries to deliver it at once.
+    public func send(message text: String, to contact: String) async throws -> OutboxItem {
+        if let problem = MessageEnvelope.textProblem(text) { throw DialError(message: problem) }
+        let service = self.service
+        let found = try service.database.findContact(contact)
+        guard let did = found.didPublicKey, found.sealedRoute != nil else {
+            throw DialError(message: "\(found.name) has no sealed route: only contacts from an in-person exchange can be messaged")
+        }
+        _ = try MailSender(service: service).target(for: found)
+        let envelope = MessageEnvelope.make(text: text, from: service.identity.did, to: did, sentAt: Int64(Date().timeIntervalSince1970),
+                                            signer: service.keys.ed25519)
+        let queued = try service.database.enqueue(envelope, for: found)
+        let results = await OutboxWorker(service: service).deliverDue(peers: peers.all, contactDID: did)
+        if let result = results.first(where: { $0.id == queued.id }) { return result }
+        return try service.database.outboxItem(id: queued.id) ?? queued
+    }
+
+    /// Withdraws the publication, stops browsing and the outbox, and closes the listener.
+    public func stop() async {
+        for t in tasks.withLockedValue({ $0 }) { t.cancel() }
+        appear.finish()
+        publication?.withdraw()
+        await listener.close()
+    }
+}

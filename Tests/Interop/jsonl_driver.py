@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Drives two Nearcard nodes entirely through the JSON-lines interface (docs/JSONL.md), as a program
+would: a bot (`nearcard bot --policy FILE`) and an operator-driven node (`nearcard listen --jsonl
+--accept ask`). Written from docs/JSONL.md only.
+
+usage: jsonl_driver.py --nearcard PATH --bot-home DIR --visitor-home DIR --policy FILE [--wrap CMD…]
+
+--wrap runs each node under a prefix (e.g. `scripts/lab.sh exec NS`). Prints a JSON summary and exits
+0 when every check passed, 1 otherwise (the failed check on stderr).
+"""
+import argparse
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--nearcard", required=True)
+ap.add_argument("--bot-home", required=True)
+ap.add_argument("--visitor-home", required=True)
+ap.add_argument("--policy", required=True)
+ap.add_argument("--wrap", nargs=argparse.REMAINDER, default=[])
+args = ap.parse_args()
+
+
+class Node:
+    def __init__(self, name, argv):
+        self.name = name
+        self.proc = subprocess.Popen(args.wrap + argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.events = queue.Queue()
+        self.seen = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            event = json.loads(line)  # every stdout line must be one JSON object
+            assert event["v"] == 1, event
+            self.events.put(event)
+        self.events.put(None)
+
+    def send(self, command):
+        self.proc.stdin.write((command if isinstance(command, str) else json.dumps(command)) + "\n")
+        self.proc.stdin.flush()
+
+    def wait(self, predicate, what, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                e = self.events.get(timeout=max(0.01, deadline - time.time()))
+            except queue.Empty:
+                break
+            if e is None:
+                fail(f"{self.name} exited while waiting for {what}: {self.proc.stderr.read()}")
+            self.seen.append(e)
+            if predicate(e):
+                return e
+        fail(f"{self.name}: no {what} within {timeout} s; saw {[x['event'] for x in self.seen[-12:]]}")
+
+
+def fail(why):
+    print(f"jsonl_driver: {why}", file=sys.stderr)
+    for n in nodes:
+        n.proc.kill()
+    sys.exit(1)
+
+
+def check(cond, why):
+    if not cond:
+        fail(why)
+
+
+nodes = []
+bot = Node("bot", [args.nearcard, "bot", "--policy", args.policy, "--home", args.bot_home, "--port", "0"])
+nodes.append(bot)
+visitor = Node("visitor", [args.nearcard, "listen", "--jsonl", "--accept", "ask", "--home", args.visitor_home, "--port", "0"])
+nodes.append(visitor)
+
+b = bot.wait(lambda e: e["event"] == "started", "started")
+v = visitor.wait(lambda e: e["event"] == "started", "started")
+check(b["did"].startswith("did:key:zDn") and isinstance(b["port"], int) and b["schema"] == 1, f"bot started line: {b}")
+
+# Discovery: each sees the other.
+found = visitor.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == b["fingerprint"], "peer.found for the bot")
+bot.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == v["fingerprint"], "peer.found for the visitor")
+visitor.send({"cmd": "peers", "ref": "p1"})
+r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "p1", "peers reply")
+check(r["ok"] and any(p["fingerprint"] == b["fingerprint"] for p in r["peers"]), f"peers reply: {r}")
+
+# 1. The visitor asks the bot (by fingerprint prefix): the bot's policy accepts with its template.
+visitor.send({"cmd": "exchange", "peer": b["fingerprint"][:8], "message": "Hello bot", "ref": "x1"})
+r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "x1", "exchange reply")
+check(r["ok"], f"exchange with the bot failed: {r}")
+contact = r["contact"]
+check(contact["didPublicKey"] == b["did"] and contact["verificationStatus"] == "verified", f"visitor's contact: {contact}")
+check(contact["theirEphemeralMessage"] == "Thanks for stopping by, Visitor!", f"templated message: {contact['theirEphemeralMessage']}")
+check(len(r["sas"]) == 7, f"sas: {r['sas']}")
+done = bot.wait(lambda e: e["event"] == "exchange.completed", "exchange.completed at the bot")
+check(done["contact"]["didPublicKey"] == v["did"] and done["theirMessage"] == "Hello bot" and done["elapsedMs"] > 0, f"bot completed: {done}")
+
+# 2. The policy's knownContact "decline": a second exchange is refused, with the reason.
+visitor.send({"cmd": "exchange", "peer": b["fingerprint"][:8], "ref": "x2"})
+r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "x2", "second exchange reply")
+check(not r["ok"] and r["error"]["code"] == "declined" and "already" in r["error"]["message"], f"second exchange: {r}")
+
+# 3. The bot dials the visitor, whose operator decides by command: decline, then accept.
+bot.send(f"exchange {v['fingerprint'][:8]}")
+req = visitor.wait(lambda e: e["event"] == "exchange.requested", "exchange.requested")
+check(req["decision"] == "pending" and req["peer"]["did"] == b["did"] and len(req["sas"]) == 7, f"request: {req}")
+visitor.send({"cmd": "decline", "id": req["id"], "reason": "not now", "ref": "d1"})
+r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "d1", "decline reply")
+check(r["ok"], f"decline: {r}")
+failed = bot.wait(lambda e: e["event"] == "reply" and e["cmd"] == "exchange", "bot's exchange reply")
+check(not failed["ok"] and failed["error"]["code"] == "declined", f"bot after decline: {failed}")
+visitor.send({"cmd": "decline", "id": req["id"], "ref": "d2"})
+r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "d2", "second decline reply")
+check(not r["ok"] and r["error"]["code"] == "not_found", f"deciding twice: {r}")
+
+bot.send({"cmd": "exchange", "peer": v["fingerprint"][:8], "ref": "x3"})
+req = visitor.wait(lambda e: e["event"] == "exchange.requested", "second exchange.requested")
+visitor.send({"cmd": "accept", "id": req["id"], "message": "Nice booth"})
+r = bot.wait(lambda e: e["event"] == "reply" and e["ref"] == "x3", "bot's second exchange reply")
+check(r["ok"] and r["contact"]["theirEphemeralMessage"] == "Nice booth", f"accepted exchange: {r}")
+
+# 4. A follow-up message from the visitor to the bot, by the bot's DID.
+visitor.send({"cmd": "message", "contact": b["did"], "text": "See you tomorrow", "ref": "m1"})
+r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "m1", "message reply")
+check(r["ok"] and r["message"]["state"] == "delivered", f"message: {r}")
+got = bot.wait(lambda e: e["event"] == "message.received", "message.received")
+check(got["text"] == "See you tomorrow" and got["from"] == v["did"] and got["keysMatched"], f"received: {got}")
+
+# 5. Bad input gets an error line and the node keeps serving; accept is not the bot's to take.
+visitor.send("{not json")
+visitor.wait(lambda e: e["event"] == "error", "error for a bad line")
+bot.send({"cmd": "accept", "id": "abc", "ref": "a9"})
+r = bot.wait(lambda e: e["event"] == "reply" and e["ref"] == "a9", "bot accept reply")
+check(not r["ok"] and "policy" in r["error"]["message"], f"accept on a bot: {r}")
+
+# 6. Quit: each says stopped and exits 0.
+for n in nodes:
+    n.send({"cmd": "quit"})
+for n in nodes:
+    n.wait(lambda e: e["event"] == "stopped", "stopped")
+    check(n.proc.wait(timeout=10) == 0, f"{n.name} exit code {n.proc.returncode}")
+print(json.dumps({"ok": True, "botEvents": sorted({e["event"] for e in bot.seen}),
+                  "visitorEvents": sorted({e["event"] for e in visitor.seen})}))

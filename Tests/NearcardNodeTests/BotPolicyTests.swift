@@ -1,0 +1,140 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardNode
+import NearcardProtocol
+import NearcardStore
+import Testing
+
+@Suite struct BotPolicyTests {
+    func parse(_ text: String, directory: String = "/nonexistent") -> Result<BotPolicy, BotPolicy.Failure> {
+        Result { () throws(BotPolicy.Failure) in try BotPolicy.parse(Array(text.utf8), source: "policy.json", directory: directory) }
+    }
+
+    func error(_ text: String) -> String? {
+        if case .failure(let f) = parse(text) { return f.description }
+        return nil
+    }
+
+    func peer(_ keys: IdentityKeys, name: String? = "Ada Lovelace") -> PeerIdentity {
+        let id = keys.publicIdentity(name: name)
+        return PeerIdentity(did: id.did, didKey: try! DIDKey(parsing: id.did), name: name, pubKey: keys.x25519.publicKey,
+                            signPubKey: keys.ed25519.publicKey, fingerprint: id.fingerprint, sas: "123 456")
+    }
+
+    @Test func readsEveryMember() throws {
+        let did = IdentityKeys.generate().publicIdentity(name: nil).did
+        let p = try parse("""
+            {"version": 1, "accept": {"allowlist": ["\(did)"]}, "requireFields": ["email", "company"],
+             "message": "Hi {name} ({fingerprint})", "rateLimits": {"perPeer": {"count": 2, "seconds": 60}, "overall": {"count": 10, "seconds": 1}},
+             "maxConcurrentSessions": 5, "knownContact": "decline"}
+            """).get()
+        #expect(p.accept == .allowlist([did]) && p.requireFields == [.email, .company] && p.knownContact == .decline)
+        #expect(p.perPeer == BotPolicy.Rate(count: 2, seconds: 60) && p.overall == BotPolicy.Rate(count: 10, seconds: 1))
+        #expect(p.limits(NodeLimits()).maximumSessions == 5)
+        let keys = IdentityKeys.generate()
+        #expect(p.message(for: peer(keys)) == "Hi Ada Lovelace (\(keys.publicIdentity(name: nil).fingerprint))")
+        #expect(p.message(for: peer(keys, name: nil))?.hasPrefix("Hi there") == true)
+        // Defaults: everyone, update, no message.
+        let d = try parse(#"{"version": 1}"#).get()
+        #expect(d.accept == .everyone && d.knownContact == .update && d.messageTemplate == nil && d.requireFields.isEmpty)
+    }
+
+    /// A typo or a bad value is refused with the file and the member named, never ignored.
+    @Test func refusesWhatItCannotRead() {
+        #expect(error(#"{"version": 1, "acept": "everyone"}"#)?.contains("unknown member \"acept\"") == true)
+        #expect(error(#"{"version": 2}"#)?.contains("\"version\" must be 1") == true)
+        #expect(error(#"{"version": 1, "accept": "nobody"}"#)?.hasPrefix("policy.json: \"accept\"") == true)
+        #expect(error(#"{"version": 1, "accept": {"allowlist": ["did:web:x"]}}"#)?.contains("not a did:key") == true)
+        #expect(error(#"{"version": 1, "requireFields": ["shoeSize"]}"#)?.contains("shoeSize") == true)
+        #expect(error(#"{"version": 1, "message": "\#(String(repeating: "x", count: 100)) {name}"}"#)?.contains("64-character name") == true)
+        #expect(error(#"{"version": 1, "rateLimits": {"perPeer": {"count": 0, "seconds": 60}}}"#)?.contains("rateLimits.perPeer") == true)
+        #expect(error(#"{"version": 1, "maxConcurrentSessions": 0}"#) != nil)
+        #expect(error(#"{"version": 1, "knownContact": "ignore"}"#) != nil)
+        #expect(error(#"{"version": 1, "accept": {"allowlistFile": "missing.txt"}}"#)?.contains("cannot read the allowlist file /nonexistent/missing.txt") == true)
+        #expect(error("[1]") != nil && error("{") != nil)
+    }
+
+    @Test func decidesByAllowlistKnownContactsAndRates() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-bot-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let db = try NearcardDatabase(path: dir + "/nearcard.sqlite")
+        let ada = IdentityKeys.generate(), grace = IdentityKeys.generate(), eve = IdentityKeys.generate()
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+        var policy = try parse(#"{"version": 1, "message": "Hi {name}", "rateLimits": {"perPeer": {"count": 2, "seconds": 60}, "overall": {"count": 3, "seconds": 10}}}"#).get()
+        let consent = PolicyConsent(policy: policy, database: db)
+        #expect(consent.decide(peer(ada), now: t0) == ConsentAnswer(accept: true, message: "Hi Ada Lovelace"))
+        #expect(consent.decide(peer(ada), now: t0.addingTimeInterval(1)).accept)
+        let third = consent.decide(peer(ada), now: t0.addingTimeInterval(2))
+        #expect(!third.accept && third.reason?.contains("2 exchanges per 1 min with one person") == true)
+        #expect(consent.decide(peer(grace), now: t0.addingTimeInterval(3)).accept, "per-peer limits are per peer")
+        let overall = consent.decide(peer(eve), now: t0.addingTimeInterval(4))
+        #expect(!overall.accept && overall.reason?.contains("this bot is at its limit") == true)
+        #expect(consent.decide(peer(eve), now: t0.addingTimeInterval(15)).accept, "the overall window slides")
+        #expect(consent.decide(peer(ada), now: t0.addingTimeInterval(70)).accept, "the per-peer window slides")
+
+        policy = try parse(#"{"version": 1, "accept": {"allowlist": ["\#(ada.publicIdentity(name: nil).did)"]}, "knownContact": "decline"}"#).get()
+        let strict = PolicyConsent(policy: policy, database: db)
+        #expect(strict.decide(peer(grace), now: t0).reason == "not on this bot's allowlist")
+        #expect(strict.decide(peer(ada), now: t0).accept)
+        try db.recordExchange(Contact(card: Card(name: "Ada"), source: .proximity, verificationStatus: .verified, receivedAt: t0,
+                                      didPublicKey: ada.publicIdentity(name: nil).did),
+                              issuedRoute: IssuedRoute(mailboxToken: Sodium.randomBytes(32), contactDID: ada.publicIdentity(name: nil).did,
+                                                       issuedAt: t0, expiresAt: t0.addingTimeInterval(60)), payloadJSON: "{}")
+        #expect(strict.decide(peer(ada), now: t0).reason == "this bot has already exchanged cards with you")
+    }
+}
+
+@Suite struct JSONLinesTests {
+    func parsed(_ line: String) -> ControlCommand? {
+        if case .success(let p)? = ControlCommand.parse(line) { return p.command }
+        return nil
+    }
+
+    func refused(_ line: String) -> String? {
+        if case .failure(let e)? = ControlCommand.parse(line) { return e.message }
+        return nil
+    }
+
+    @Test func readsJSONAndWordCommands() throws {
+        #expect(parsed(#"{"cmd":"exchange","peer":"Ada","message":"hi","ref":7}"#) == .exchange(peer: "Ada", message: "hi"))
+        if case .success(let p)? = ControlCommand.parse(#"{"cmd":"peers","ref":{"n":1}}"#) { #expect(p.ref == ["n": 1]) } else { Issue.record("peers") }
+        #expect(parsed(#"exchange "Ada Lovelace" Hello there"#) == .exchange(peer: "Ada Lovelace", message: "Hello there"))
+        #expect(parsed("accept 1a2b3c4d") == .accept(id: "1a2b3c4d", message: nil))
+        #expect(parsed(#"decline 1a2b "not today""#) == .decline(id: "1a2b", reason: "not today"))
+        #expect(parsed(#"message did:key:zDn… "See you \"soon\"""#) == .message(contact: "did:key:zDn…", text: "See you \"soon\""))
+        #expect(parsed("  quit  ") == .quit && parsed("peers") == .peers)
+        #expect(ControlCommand.parse("   ") == nil)
+    }
+
+    @Test func refusesBadCommandsWithAReason() {
+        #expect(refused(#"{"cmd":"exchange"}"#) == "exchange: \"peer\" is required")
+        #expect(refused(#"{"cmd":"exchange","peer":"a","mesage":"x"}"#) == "exchange: unknown member \"mesage\"")
+        #expect(refused(#"{"cmd":"fly"}"#)?.hasPrefix("unknown command \"fly\"") == true)
+        #expect(refused(#"{"cmd":"message","contact":"a","text":5}"#) == "message: \"text\" must be a string")
+        #expect(refused("{nope")?.hasPrefix("not a JSON object") == true)
+        #expect(refused("dance now")?.contains("use exchange PEER") == true)
+        #expect(refused(String(repeating: "x", count: JSONLines.maximumCommandLength + 1))?.contains("longer than") == true)
+        if case .failure(let e)? = ControlCommand.parse(#"{"cmd":"fly","ref":"r1"}"#) { #expect(e.ref == "r1") }
+    }
+
+    @Test func eventLinesCarryVersionNameAndTime() throws {
+        let keys = IdentityKeys.generate()
+        let identity = keys.publicIdentity(name: "Bot")
+        let started = try #require(JSONLines.encode(.listening(port: 7447, addresses: ["192.0.2.1"]), identity: identity, pendingDecisions: false))
+        #expect(started["v"] == 1 && started["event"] == "started" && started["port"] == 7447 && started["did"]?.stringValue == identity.did)
+        #expect(started["time"]?.stringValue?.count == 24, "ISO 8601 with milliseconds")
+        let otherKeys = IdentityKeys.generate()
+        let other = otherKeys.publicIdentity(name: "Ada")
+        let peer = PeerIdentity(did: other.did, didKey: try DIDKey(parsing: other.did), name: "Ada", pubKey: otherKeys.x25519.publicKey,
+                                signPubKey: otherKeys.ed25519.publicKey, fingerprint: other.fingerprint, sas: "111 222")
+        let asked = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, role: .responder), identity: identity, pendingDecisions: true))
+        #expect(asked["decision"] == "pending" && asked["sas"] == "111 222" && asked["peer"]?["did"]?.stringValue == other.did)
+        let auto = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, role: .responder), identity: identity, pendingDecisions: false))
+        #expect(auto["decision"] == "automatic")
+        let failed = try #require(JSONLines.encode(.exchangeFailed(id: "ab", peer: nil, error: ProtocolError(.busy, "full"), byPeer: true),
+                                                   identity: identity, pendingDecisions: false))
+        #expect(failed["code"] == "busy" && failed["byPeer"] == true && failed["peer"] == .null)
+    }
+}
