@@ -7,6 +7,13 @@ public struct ConsentRequest: Sendable {
     public let peer: PeerIdentity
     public let role: NoiseXXHandshake.Role
     public let remoteAddress: String
+
+    public init(exchangeID: String, peer: PeerIdentity, role: NoiseXXHandshake.Role, remoteAddress: String) {
+        self.exchangeID = exchangeID
+        self.peer = peer
+        self.role = role
+        self.remoteAddress = remoteAddress
+    }
 }
 
 /// The answer, and the ephemeral message to send with our card if accepted.

@@ -138,3 +138,35 @@ import Testing
         #expect(failed["code"] == "busy" && failed["byPeer"] == true && failed["peer"] == .null)
     }
 }
+
+/// Consent by command (listen --jsonl --accept ask): the program may answer the moment it reads
+/// exchange.requested, possibly before the session has started waiting.
+@Suite struct PendingDecisionsTests {
+    func request(_ id: String) -> ConsentRequest {
+        let keys = IdentityKeys.generate(), identity = keys.publicIdentity(name: "Ada")
+        let peer = PeerIdentity(did: identity.did, didKey: try! DIDKey(parsing: identity.did), name: "Ada", pubKey: keys.x25519.publicKey,
+                                signPubKey: keys.ed25519.publicKey, fingerprint: identity.fingerprint, sas: "123 456")
+        return ConsentRequest(exchangeID: id, peer: peer, role: .responder, remoteAddress: "127.0.0.1:1")
+    }
+
+    @Test func anAnswerBeforeTheSessionAsksIsKept() async {
+        let pending = PendingDecisions()
+        pending.announce("a1")
+        #expect(pending.pending == ["a1"])
+        #expect(pending.resolve("a1", ConsentAnswer(accept: true, message: "hi")))
+        #expect(!pending.resolve("a1", .decline("again")), "a request is decided once")
+        let answer = await pending.decide(request("a1"))
+        #expect(answer == ConsentAnswer(accept: true, message: "hi"))
+        #expect(pending.pending.isEmpty)
+    }
+
+    @Test func anUnknownRequestIsRefusedAndAWaitingOneIsAnswered() async throws {
+        let pending = PendingDecisions()
+        #expect(!pending.resolve("nope", .decline("x")))
+        let waiter = Task { await pending.decide(request("b2")) }
+        while pending.pending != ["b2"] { try await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(pending.resolve("b2", .decline("not now")))
+        #expect(await waiter.value.accept == false)
+        #expect(pending.pending.isEmpty)
+    }
+}

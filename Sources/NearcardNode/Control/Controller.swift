@@ -9,6 +9,10 @@ import NIOConcurrencyHelpers
 /// or `decline ID` command (the node's consent timeout still applies).
 public final class PendingDecisions: ConsentProvider, Sendable {
     enum Slot {
+        /// Announced to the program (exchange.requested) but the session has not asked yet.
+        case announced
+        /// Answered before the session asked: the answer waits for it.
+        case answered(ConsentAnswer)
         case waiting(CheckedContinuation<ConsentAnswer, Never>)
         case withdrawn
     }
@@ -17,16 +21,24 @@ public final class PendingDecisions: ConsentProvider, Sendable {
 
     public init() {}
 
+    /// Marks a request as shown to the program. Call it before the `exchange.requested` line is
+    /// written, so that an answer arriving before the session asks is kept rather than refused.
+    public func announce(_ id: String) {
+        slots.withLockedValue { s in if s[id] == nil { s[id] = .announced } }
+    }
+
     public func decide(_ request: ConsentRequest) async -> ConsentAnswer {
         let id = request.exchangeID
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<ConsentAnswer, Never>) in
-                let early = slots.withLockedValue { s -> Bool in
-                    if case .withdrawn = s[id] { s[id] = nil; return true }
-                    s[id] = .waiting(c)
-                    return false
+                let ready = slots.withLockedValue { s -> ConsentAnswer? in
+                    switch s[id] {
+                    case .withdrawn?: s[id] = nil; return .decline("the request was withdrawn")
+                    case .answered(let a)?: s[id] = nil; return a
+                    default: s[id] = .waiting(c); return nil
+                    }
                 }
-                if early { c.resume(returning: .decline("the request was withdrawn")) }
+                if let ready { c.resume(returning: ready) }
             }
         } onCancel: {
             // The session ended (or timed out) first: release the waiter.
@@ -39,20 +51,24 @@ public final class PendingDecisions: ConsentProvider, Sendable {
         }
     }
 
-    /// Answers a waiting request; false when there is none with this id (answered, timed out, or unknown).
+    /// Answers a request; false when none with this id is open (answered, timed out, or unknown).
     public func resolve(_ id: String, _ answer: ConsentAnswer) -> Bool {
-        let c = slots.withLockedValue { s -> CheckedContinuation<ConsentAnswer, Never>? in
-            guard case .waiting(let c) = s[id] else { return nil }
-            s[id] = nil
-            return c
+        let (found, c) = slots.withLockedValue { s -> (Bool, CheckedContinuation<ConsentAnswer, Never>?) in
+            switch s[id] {
+            case .waiting(let c)?: s[id] = nil; return (true, c)
+            case .announced?: s[id] = .answered(answer); return (true, nil)
+            default: return (false, nil)
+            }
         }
         c?.resume(returning: answer)
-        return c != nil
+        return found
     }
 
     /// The ids waiting for a decision.
     public var pending: [String] {
-        slots.withLockedValue { s in s.compactMap { if case .waiting = $0.value { $0.key } else { nil } }.sorted() }
+        slots.withLockedValue { s in
+            s.compactMap { switch $0.value { case .waiting, .announced: $0.key; default: nil } }.sorted()
+        }
     }
 }
 

@@ -210,6 +210,8 @@ enum NodeCommand {
         let printer = Task {
             if jsonl {
                 for await event in stream {
+                    // Registered before the line is out, so an immediate answer finds its request.
+                    if case .exchangeRequested(let id, _, .responder) = event { decisions?.announce(id) }
                     if let line = JSONLines.encode(event, identity: identity, pendingDecisions: decisions != nil) { Console.line(line) }
                 }
             } else {
