@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "NearcardStore", targets: ["NearcardStore"]),
         .library(name: "NearcardQR", targets: ["NearcardQR"]),
         .library(name: "NearcardSemaphore", targets: ["NearcardSemaphore"]),
+        .library(name: "NearcardSimulation", targets: ["NearcardSimulation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -51,11 +52,14 @@ let package = Package(
         // The command-line interface: the only place that prints for humans.
         .executableTarget(name: "nearcard", dependencies: [
             "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardProtocol", "NearcardNode", "NearcardQR",
-            "NearcardSemaphore",
+            "NearcardSemaphore", "NearcardSimulation",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
+
+        // Scripted simulations: N real node processes in network namespaces, driven through JSON lines.
+        .target(name: "NearcardSimulation", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore"]),
 
         // Composition: listener/dialer (SwiftNIO), session driver, consent and admission, events.
         .target(name: "NearcardNode", dependencies: [

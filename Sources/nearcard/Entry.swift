@@ -17,7 +17,7 @@ struct Nearcard: AsyncParsableCommand {
         5 storage · 6 not found · 64 usage · 70 internal error · 130 interrupted.
         """,
         version: "0.1.0",
-        subcommands: [Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Bot.self, Peers.self, Exchange.self, Contacts.self,
+        subcommands: [Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Bot.self, Simulate.self, Peers.self, Exchange.self, Contacts.self,
                       Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, Group.self, Semaphore.self, DID.self, JWT.self]
     )
 }

@@ -55,20 +55,15 @@ enum NodeSetup {
         return dids
     }
 
-    /// Waits for SIGINT or SIGTERM (Ctrl-C), without killing the process.
+    /// SIGINT and SIGTERM (Ctrl-C, `kill`, systemd's stop) as a stream, instead of killing the process.
+    /// A plain handler writes the signal number to a pipe and a thread turns that into stream elements:
+    /// signals may arrive on any thread (SwiftNIO's, the cooperative pool's), so masking them is no option.
     static func interrupts() -> AsyncStream<Int32> {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
-            source.setEventHandler { continuation.yield(sig) }
-            source.resume()
-            signalSources.append(source)
-        }
+        Interrupts.shared.add(continuation)
         return stream
     }
 
-    nonisolated(unsafe) static var signalSources: [DispatchSourceSignal] = []
 }
 
 /// How a contact from an exchange is shown.
@@ -76,5 +71,45 @@ enum ExchangeDisplay {
     static func completed(_ contact: Contact, myMessage: String?, theirMessage: String?, database: NearcardDatabase) {
         Console.out("✔ Exchanged cards with \(contact.name) — contact \(contact.id.prefix(8)) (\(contact.verificationStatus.rawValue))")
         ContactDisplay.show(contact, database: database)
+    }
+}
+
+/// The process-wide signal pipe behind `NodeSetup.interrupts()`.
+final class Interrupts: @unchecked Sendable {
+    static let shared = Interrupts()
+    nonisolated(unsafe) static var writeFD: Int32 = -1
+    private let lock = NSLock()
+    private var continuations: [AsyncStream<Int32>.Continuation] = []
+
+    private init() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+        Interrupts.writeFD = fds[1]
+        let readFD = fds[0]
+        let thread = Thread { [self] in
+            var byte: UInt8 = 0
+            while true {
+                let n = read(readFD, &byte, 1)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                let sig = Int32(byte)
+                for c in lock.withLock({ continuations }) { c.yield(sig) }
+            }
+        }
+        thread.start()
+        for sig in [SIGINT, SIGTERM] {
+            // Only async-signal-safe work in the handler: one write(2).
+            signal(sig) { number in
+                var b = UInt8(truncatingIfNeeded: number)
+                _ = write(Interrupts.writeFD, &b, 1)
+            }
+        }
+    }
+
+    func add(_ c: AsyncStream<Int32>.Continuation) {
+        lock.withLock { continuations.append(c) }
     }
 }

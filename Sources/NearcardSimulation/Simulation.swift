@@ -1,0 +1,413 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `nearcard simulate`: N real nodes (separate processes, each with its own home and port) on this
+/// machine, driven through their JSON-lines interface: they discover each other over DNS-SD and
+/// exchange cards by a topology, and the run is summarised.
+public final class Simulation: @unchecked Sendable {
+    public enum Mode: String, Sendable {
+        /// All nodes in one private namespace whose avahi-daemon uses its loopback.
+        case loopback
+        /// Each node in its own namespace with its own avahi-daemon, on one bridge.
+        case netns
+        /// No namespaces and no discovery: nodes dial each other at 127.0.0.1:PORT.
+        case direct
+    }
+
+    public enum Topology: String, Sendable, CaseIterable {
+        /// Every pair once per round.
+        case all
+        /// Each node with the next (n−1 with 0).
+        case ring
+        /// Node 0 with every other.
+        case star
+    }
+
+    public struct Options: Sendable {
+        public var peers: Int
+        public var rounds = 1
+        public var mode = Mode.loopback
+        public var topology = Topology.all
+        /// Exchanges in flight at once, over the whole simulation.
+        public var concurrency = 8
+        /// The whole run (set-up, discovery, exchanges) must finish within this; what is left fails as `deadline`.
+        public var deadline: TimeInterval = 300
+        /// How long discovery may take before the exchanges start anyway.
+        public var discoveryTimeout: TimeInterval = 30
+        /// The `nearcard` executable the nodes run.
+        public var executable: String
+        /// Keep the work directory (homes, logs) afterwards.
+        public var keep = false
+
+        public init(peers: Int, executable: String) {
+            self.peers = peers
+            self.executable = executable
+        }
+    }
+
+    public struct Report: Sendable {
+        public var options: Options
+        public var attempts = 0
+        public var successes = 0
+        public var failures: [String: Int] = [:]
+        public var latenciesMs: [Double] = []
+        public var discoveryMs: Double?
+        public var undiscovered = 0
+        public var setupSeconds = 0.0
+        public var exchangeSeconds = 0.0
+        public var wallSeconds = 0.0
+        public var contactsStored = 0
+        public var contactsExpected = 0
+        public var workDirectory: String?
+
+        public func percentile(_ p: Double) -> Double? {
+            guard !latenciesMs.isEmpty else { return nil }
+            let s = latenciesMs.sorted()
+            let rank = Int((p / 100 * Double(s.count)).rounded(.up)) - 1
+            return s[min(max(rank, 0), s.count - 1)]
+        }
+
+        public var json: JSONValue {
+            func ms(_ v: Double?) -> JSONValue { v.map { .number(($0 * 10).rounded() / 10) } ?? .null }
+            return [
+                "peers": .number(Double(options.peers)), "rounds": .number(Double(options.rounds)),
+                "topology": .string(options.topology.rawValue), "mode": .string(options.mode.rawValue),
+                "attempts": .number(Double(attempts)), "successes": .number(Double(successes)),
+                "failures": .object(JSONObject(failures.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.number(Double($0.value))) })),
+                "latencyMs": ["p50": ms(percentile(50)), "p95": ms(percentile(95)), "p99": ms(percentile(99)), "max": ms(latenciesMs.max())],
+                "discoveryMs": ms(discoveryMs), "undiscoveredPeers": .number(Double(undiscovered)),
+                "setupSeconds": .number((setupSeconds * 100).rounded() / 100), "exchangeSeconds": .number((exchangeSeconds * 100).rounded() / 100),
+                "wallSeconds": .number((wallSeconds * 100).rounded() / 100),
+                "exchangesPerSecond": .number(exchangeSeconds > 0 ? (Double(successes) / exchangeSeconds * 10).rounded() / 10 : 0),
+                "contactsStored": .number(Double(contactsStored)), "contactsExpected": .number(Double(contactsExpected)),
+                "workDirectory": workDirectory.map { .string($0) } ?? .null,
+            ]
+        }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// One node: its process, and what it has said.
+    final class Node: @unchecked Sendable {
+        let index: Int
+        let home: String
+        let process: ChildProcess
+        let lock = NSLock()
+        var port: Int?
+        var fingerprint = ""
+        var did = ""
+        var found: Set<String> = []
+        var exited = false
+        var replies: [String: CheckedContinuation<JSONValue, Never>] = [:]
+        var early: [String: JSONValue] = [:]
+
+        init(index: Int, home: String, process: ChildProcess) {
+            self.index = index
+            self.home = home
+            self.process = process
+        }
+
+        func reply(for ref: String) async -> JSONValue {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { c in
+                    let ready = lock.withLock { () -> JSONValue? in
+                        if let r = early.removeValue(forKey: ref) { return r }
+                        if exited { return ["ok": false, "error": ["code": "node_exited", "message": "the node exited"]] }
+                        replies[ref] = c
+                        return nil
+                    }
+                    if let ready { c.resume(returning: ready) }
+                }
+            } onCancel: {
+                // The run was interrupted: stop waiting (a late reply is dropped).
+                let c = lock.withLock { replies.removeValue(forKey: ref) }
+                c?.resume(returning: ["ok": false, "error": ["code": "cancelled", "message": "the simulation was interrupted"]])
+            }
+        }
+
+        func deliver(_ line: JSONValue) {
+            guard let ref = line["ref"]?.stringValue else { return }
+            let c = lock.withLock { () -> CheckedContinuation<JSONValue, Never>? in
+                if let c = replies.removeValue(forKey: ref) { return c }
+                early[ref] = line
+                return nil
+            }
+            c?.resume(returning: line)
+        }
+
+        func ended() {
+            let waiting = lock.withLock { () -> [CheckedContinuation<JSONValue, Never>] in
+                exited = true
+                defer { replies = [:] }
+                return Array(replies.values)
+            }
+            for c in waiting { c.resume(returning: ["ok": false, "error": ["code": "node_exited", "message": "the node exited"]]) }
+        }
+    }
+
+    public let options: Options
+    let progress: @Sendable (String) -> Void
+    let work: String
+    let tag: String
+    private var lab: NetLab?
+    private var nodes: [Node] = []
+    private let cleanupLock = NSLock()
+    private var cleaned = false
+
+    public init(options: Options, progress: @escaping @Sendable (String) -> Void) {
+        self.options = options
+        self.progress = progress
+        tag = "ncs\(getpid())"
+        work = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-sim-\(getpid())-\(UUID().uuidString.prefix(8))").path
+    }
+
+    /// The pairs (initiator, responder) of one round.
+    public static func pairs(_ topology: Topology, peers n: Int) -> [(Int, Int)] {
+        switch topology {
+        case .all:
+            // By distance first, so consecutive exchanges involve different nodes.
+            var out: [(Int, Int)] = []
+            for d in 1..<max(n, 1) { for i in 0..<(n - d) { out.append((i, i + d)) } }
+            return out
+        case .ring:
+            guard n > 1 else { return [] }
+            return n == 2 ? [(0, 1)] : (0..<n).map { ($0, ($0 + 1) % n) }
+        case .star:
+            return (1..<max(n, 1)).map { (0, $0) }
+        }
+    }
+
+    public func run() async throws -> Report {
+        let start = Date()
+        var report = Report(options: options)
+        defer { cleanUp() }
+        NetLab.removeStale(prefix: "ncs")
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if options.keep { report.workDirectory = work }
+
+        // Set-up: identities and cards (in-process), namespaces and daemons, node processes.
+        progress("Creating \(options.peers) identities…")
+        for i in 0..<options.peers {
+            let home = NearcardHome(path: "\(work)/node-\(i)")
+            let name = "Peer \(i)"
+            _ = try IdentityStore(home: home).create(name: name, passphrase: nil)
+            let db = try NearcardDatabase(home: home)
+            _ = try db.saveMyCard(Card(name: name, email: "peer\(i)@sim.example", company: "Simulation", title: "Node \(i)"))
+            try db.saveSharingPolicy(SharingPolicy(fields: [.name, .email, .company, .title]))
+        }
+        var spaces: [NetLab.Space?] = Array(repeating: nil, count: options.peers)
+        switch options.mode {
+        case .direct:
+            break
+        case .loopback:
+            if let problem = NetLab.checkPrerequisites() { throw Failure(description: problem) }
+            let lab = NetLab(tag: tag, root: work)
+            self.lab = lab
+            progress("Starting a private namespace with its own D-Bus and avahi-daemon…")
+            let space = try lab.loopbackSpace()
+            spaces = Array(repeating: space, count: options.peers)
+        case .netns:
+            if let problem = NetLab.checkPrerequisites() { throw Failure(description: problem) }
+            let lab = NetLab(tag: tag, root: work)
+            self.lab = lab
+            progress("Starting \(options.peers) namespaces on a bridge, each with its own D-Bus and avahi-daemon…")
+            let n = options.peers
+            spaces = try lab.bridgedSpaces(n) { done in if done % 10 == 0 || done == n { self.progress("  \(done)/\(n) namespaces ready") } }
+        }
+        try Task.checkCancellation()
+
+        progress("Starting \(options.peers) nodes…")
+        for i in 0..<options.peers {
+            let home = "\(work)/node-\(i)"
+            var argv = [options.executable, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", home,
+                        "--max-sessions", "1024", "--max-sessions-per-address", "10000", "--connections-per-minute", "1000000"]
+            var environment = ProcessInfo.processInfo.environment
+            if let space = spaces[i] {
+                argv = space.prefix + argv + ["--interface", space.interface]
+                environment.merge(space.environment) { $1 }
+            } else {
+                argv += ["--no-discovery"]
+            }
+            let process = try ChildProcess(argv, environment: environment, log: "\(home)/node.log", pipes: true)
+            let node = Node(index: i, home: home, process: process)
+            nodes.append(node)
+            Task.detached { [weak self] in await self?.read(node) }
+        }
+        let nodesUp = Date()
+        while nodes.contains(where: { n in n.lock.withLock { n.port == nil && !n.exited } }) {
+            if Date().timeIntervalSince(nodesUp) > 30 { throw Failure(description: "nodes did not start within 30 s (see \(work)/node-*/node.log)") }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        if let dead = nodes.first(where: { n in n.lock.withLock { n.exited } }) {
+            let log = (try? String(contentsOfFile: "\(dead.home)/node.log", encoding: .utf8)) ?? ""
+            throw Failure(description: "node \(dead.index) exited at start: \(log.split(separator: "\n").last ?? "")")
+        }
+        let pairs = Self.pairs(options.topology, peers: options.peers)
+        report.setupSeconds = Date().timeIntervalSince(start)
+
+        // Discovery: every node sees the peers it will dial.
+        var needs: [Int: Set<String>] = [:]
+        for (i, j) in pairs { needs[i, default: []].insert(nodes[j].fingerprint) }
+        if options.mode != .direct {
+            progress("Discovering…")
+            let t0 = Date()
+            while true {
+                let missing = needs.reduce(0) { sum, entry in
+                    let seen = nodes[entry.key].lock.withLock { nodes[entry.key].found }
+                    return sum + entry.value.subtracting(seen).count
+                }
+                if missing == 0 {
+                    report.discoveryMs = Date().timeIntervalSince(t0) * 1000
+                    progress("  every node sees the peers it needs (\(Int(report.discoveryMs!)) ms)")
+                    break
+                }
+                if Date().timeIntervalSince(t0) > options.discoveryTimeout || Date().timeIntervalSince(start) > options.deadline {
+                    report.undiscovered = missing
+                    progress("  \(missing) peer sightings still missing after \(Int(options.discoveryTimeout)) s; exchanging anyway")
+                    break
+                }
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
+
+        // Exchanges, at most `concurrency` at once.
+        var work: [(round: Int, i: Int, j: Int)] = []
+        for r in 0..<options.rounds { for (i, j) in pairs { work.append((r, i, j)) } }
+        progress("Exchanging: \(work.count) exchanges (\(options.topology.rawValue), \(options.rounds) round\(options.rounds == 1 ? "" : "s"))…")
+        let t0 = Date()
+        let results = try await exchange(work, deadline: start.addingTimeInterval(options.deadline))
+        report.exchangeSeconds = Date().timeIntervalSince(t0)
+        for r in results {
+            report.attempts += 1
+            if let code = r.failure { report.failures[code, default: 0] += 1 } else {
+                report.successes += 1
+                report.latenciesMs.append(r.milliseconds)
+            }
+        }
+        let succeededPairs = Set(results.filter { $0.failure == nil }.map { [min($0.i, $0.j), max($0.i, $0.j)] })
+        report.contactsExpected = 2 * succeededPairs.count
+
+        // Stop the nodes, then count what they stored (both sides of every exchange).
+        stopNodes()
+        for node in nodes {
+            if let db = try? NearcardDatabase(home: NearcardHome(path: node.home)), let contacts = try? db.contacts() {
+                report.contactsStored += contacts.filter { $0.verificationStatus == .verified }.count
+            }
+        }
+        report.wallSeconds = Date().timeIntervalSince(start)
+        return report
+    }
+
+    struct Outcome {
+        let i: Int
+        let j: Int
+        let failure: String?
+        let milliseconds: Double
+    }
+
+    private func exchange(_ work: [(round: Int, i: Int, j: Int)], deadline: Date) async throws -> [Outcome] {
+        let total = work.count
+        var results: [Outcome] = []
+        var next = 0
+        var lastReported = 0
+        try await withThrowingTaskGroup(of: Outcome.self) { group in
+            func launch() {
+                let (r, i, j) = work[next]
+                next += 1
+                let ref = "r\(r)-\(i)-\(j)"
+                let target = options.mode == .direct ? "127.0.0.1:\(nodes[j].port ?? 0)" : nodes[j].fingerprint
+                let node = nodes[i]
+                group.addTask {
+                    if Date() > deadline { return Outcome(i: i, j: j, failure: "deadline", milliseconds: 0) }
+                    let t0 = DispatchTime.now().uptimeNanoseconds
+                    let command: JSONValue = ["cmd": "exchange", "peer": .string(target), "ref": .string(ref)]
+                    guard node.process.send(line: command.compactText) else { return Outcome(i: i, j: j, failure: "node_exited", milliseconds: 0) }
+                    let reply = await node.reply(for: ref)
+                    let ms = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6
+                    if reply["ok"] == true { return Outcome(i: i, j: j, failure: nil, milliseconds: ms) }
+                    return Outcome(i: i, j: j, failure: reply["error"]?["code"]?.stringValue ?? "unknown", milliseconds: ms)
+                }
+            }
+            while next < min(options.concurrency, total) { launch() }
+            while let outcome = try await group.next() {
+                results.append(outcome)
+                if next < total { launch() }
+                let step = max(total / 10, 1)
+                if results.count - lastReported >= step || results.count == total {
+                    lastReported = results.count
+                    let failed = results.filter { $0.failure != nil }.count
+                    progress("  \(results.count)/\(total) done\(failed > 0 ? ", \(failed) failed" : "")")
+                }
+                try Task.checkCancellation()
+            }
+        }
+        return results
+    }
+
+    /// Reads a node's JSON lines: its port and identity, the peers it finds, replies to commands.
+    private func read(_ node: Node) async {
+        for await text in node.process.lines() {
+            guard let line = try? JSONParser.parse(text) else { continue }
+            switch line["event"]?.stringValue {
+            case "started":
+                node.lock.withLock {
+                    node.port = line["port"]?.integerValue.map(Int.init)
+                    node.fingerprint = line["fingerprint"]?.stringValue ?? ""
+                    node.did = line["did"]?.stringValue ?? ""
+                }
+            case "peer.found":
+                if let fp = line["fingerprint"]?.stringValue { node.lock.withLock { _ = node.found.insert(fp) } }
+            case "peer.lost":
+                break
+            case "reply":
+                node.deliver(line)
+            default:
+                break
+            }
+        }
+        node.ended()
+    }
+
+    private func stopNodes() {
+        for n in nodes { n.process.send(line: #"{"cmd":"quit"}"#) }
+        for n in nodes { n.process.stop(after: 3, signal: nil) }
+    }
+
+    /// Stops every node and daemon, deletes the namespaces and (unless kept) the work directory.
+    /// Called at the end of `run`, and safe to call from a signal handler's path (Ctrl-C).
+    public func cleanUp() {
+        let first = cleanupLock.withLock { () -> Bool in
+            defer { cleaned = true }
+            return !cleaned
+        }
+        guard first else { return }
+        for n in nodes { n.process.stop(after: 1, signal: SIGTERM) }
+        lab?.tearDown()
+        if !options.keep { try? FileManager.default.removeItem(atPath: work) }
+    }
+}
+
+extension NetLab {
+    /// Removes namespaces an earlier simulation left behind when it was killed (named PREFIX<pid>…,
+    /// with that process gone).
+    static func removeStale(prefix: String) {
+        guard geteuid() == 0, let (code, list) = try? ChildProcess.run([tool("ip"), "netns", "list"]), code == 0 else { return }
+        for line in list.split(separator: "\n") {
+            let name = String(line.split(separator: " ").first ?? "")
+            guard name.hasPrefix(prefix) else { continue }
+            let digits = name.dropFirst(prefix.count).prefix { $0.isNumber }
+            guard let pid = pid_t(digits), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            if let (c, pids) = try? ChildProcess.run([tool("ip"), "netns", "pids", name]), c == 0 {
+                for p in pids.split(whereSeparator: \.isWhitespace).compactMap({ pid_t($0) }) { kill(p, SIGKILL) }
+            }
+            _ = try? ChildProcess.run([tool("ip"), "netns", "del", name])
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+import NearcardSimulation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `nearcard simulate --peers N`: many real nodes on this machine exchanging cards.
+struct Simulate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start N nodes on this machine, let them discover each other and exchange cards, and summarise.",
+        discussion: """
+        Each node is a `nearcard listen --jsonl` process with its own home and port, driven through its \
+        JSON-lines interface. By default all nodes share one private network namespace whose own \
+        avahi-daemon works on its loopback; --netns gives each node its own namespace and avahi-daemon \
+        on a bridge (like laptops on one LAN); --no-discovery needs no root: nodes dial 127.0.0.1:PORT. \
+        Nothing reaches the machine's real network. Everything the run made (processes, daemons, \
+        namespaces, homes) is removed at the end, also on Ctrl-C. Exit 0 when every exchange succeeded, \
+        1 when some failed, 4 when the environment is missing (root, avahi-daemon).
+        """)
+
+    @Option(help: "How many nodes (2…500).")
+    var peers: Int
+
+    @Option(help: "How many times to run the topology.")
+    var rounds: Int = 1
+
+    @Option(help: "Who exchanges with whom: all (every pair), ring, or star (node 0 with everyone).")
+    var topology: Simulation.Topology = .all
+
+    @Flag(help: "Each node in its own network namespace, with its own avahi-daemon, on one bridge.")
+    var netns = false
+
+    @Flag(help: "No namespaces and no DNS-SD: nodes dial each other at 127.0.0.1:PORT (no root needed).")
+    var noDiscovery = false
+
+    @Option(help: "Exchanges in flight at once.")
+    var concurrency: Int = 8
+
+    @Option(help: "Seconds the whole run may take; exchanges not done by then fail as \"deadline\".")
+    var timeout: Double = 300
+
+    @Flag(help: "Keep the nodes' homes and logs (the path is printed).")
+    var keep = false
+
+    @Flag(help: "Print the summary as JSON.")
+    var json = false
+
+    func validate() throws {
+        if !(2...500).contains(peers) { throw ValidationError("--peers must be between 2 and 500") }
+        if !(1...1000).contains(rounds) { throw ValidationError("--rounds must be between 1 and 1000") }
+        if !(1...1024).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 1024") }
+        if timeout <= 0 || timeout > 86400 { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
+        if netns && noDiscovery { throw ValidationError("--netns and --no-discovery exclude each other") }
+    }
+
+    func run() async throws {
+        var options = Simulation.Options(peers: peers, executable: Self.ownExecutable())
+        options.rounds = rounds
+        options.topology = topology
+        options.mode = netns ? .netns : (noDiscovery ? .direct : .loopback)
+        options.concurrency = concurrency
+        options.deadline = timeout
+        options.keep = keep
+        let simulation = Simulation(options: options) { Console.err($0) }
+        let task = Task { try await simulation.run() }
+        // Ctrl-C (or SIGTERM): stop, remove everything the run made, exit 130. A second one does not wait.
+        let interrupts = NodeSetup.interrupts()
+        let watcher = Task {
+            var count = 0
+            for await _ in interrupts {
+                count += 1
+                if count == 1 {
+                    Console.err("\nInterrupted: stopping the nodes and removing what the simulation made…")
+                    task.cancel()
+                } else {
+                    simulation.cleanUp()
+                    Glibc.exit(Exit.interrupted.rawValue)
+                }
+            }
+        }
+        defer { watcher.cancel() }
+        let report: Simulation.Report
+        do { report = try await task.value } catch let e as Simulation.Failure {
+            throw CLIError(.environment, e.description)
+        } catch let e as NetLab.Failure {
+            throw CLIError(.environment, e.description)
+        } catch is CancellationError {
+            throw CLIError(.interrupted, "interrupted; the nodes, daemons and namespaces the simulation made are gone")
+        }
+        if json {
+            Console.json(report.json)
+        } else {
+            Self.print(report)
+        }
+        if report.successes < report.attempts {
+            throw CLIError(.checkFailed, "\(report.attempts - report.successes) of \(report.attempts) exchanges failed")
+        }
+    }
+
+    static func ownExecutable() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    static func print(_ r: Simulation.Report) {
+        func ms(_ v: Double?) -> String { v.map { String(format: "%.1f ms", $0) } ?? "-" }
+        var rows: [(String, String)] = [
+            ("Peers", "\(r.options.peers) (\(r.options.mode.rawValue), \(r.options.topology.rawValue), \(r.options.rounds) round\(r.options.rounds == 1 ? "" : "s"))"),
+            ("Exchanges", "\(r.successes) of \(r.attempts) succeeded"),
+        ]
+        for (code, n) in r.failures.sorted(by: { $0.key < $1.key }) { rows.append(("  failed", "\(n) × \(code)")) }
+        rows += [
+            ("Latency", "p50 \(ms(r.percentile(50)))  p95 \(ms(r.percentile(95)))  p99 \(ms(r.percentile(99)))"),
+            ("Discovery", r.options.mode == .direct ? "not used (--no-discovery)" : ms(r.discoveryMs) + (r.undiscovered > 0 ? " (\(r.undiscovered) sightings missing)" : "")),
+            ("Contacts", "\(r.contactsStored) verified contacts stored (expected \(r.contactsExpected))"),
+            ("Wall time", String(format: "%.2f s (set-up %.2f s, exchanges %.2f s, %.0f exchanges/s)", r.wallSeconds, r.setupSeconds, r.exchangeSeconds,
+                                 r.exchangeSeconds > 0 ? Double(r.successes) / r.exchangeSeconds : 0)),
+        ]
+        if let dir = r.workDirectory { rows.append(("Kept", dir)) }
+        Console.table(rows)
+    }
+}
+
+extension Simulation.Topology: ExpressibleByArgument {}

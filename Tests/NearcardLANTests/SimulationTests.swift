@@ -1,0 +1,78 @@
+import Foundation
+import NearcardCrypto
+import NearcardTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `nearcard simulate`: real node processes discover each other and exchange; the summary is true
+/// (checked against the contacts the nodes stored), and nothing the run made outlives it.
+@Suite(.serialized) struct SimulationTests {
+    func namespaces(of pid: pid_t) throws -> [String] {
+        let r = try CLI.run(executable: "/usr/sbin/ip", ["netns", "list"])
+        return r.stdout.split(separator: "\n").map { String($0.split(separator: " ")[0]) }.filter { $0.hasPrefix("ncs\(pid)") }
+    }
+
+    @Test func allPairsOnLoopbackWithoutRoot() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let r = try cli.run(["simulate", "--peers", "4", "--no-discovery", "--json"])
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json["attempts"] == 6 && r.json["successes"] == 6 && r.json["failures"] == [:])
+        #expect(r.json["contactsStored"] == 12 && r.json["contactsExpected"] == 12, "both sides of every exchange stored a verified contact")
+        #expect((r.json["latencyMs"]?["p50"]?.doubleValue ?? 0) > 0 && r.json["mode"] == "direct")
+        #expect(r.stderr.contains("Exchanging: 6 exchanges"), "progress on stderr")
+    }
+
+    /// The default: one private namespace whose avahi-daemon works on its loopback; nodes find each
+    /// other over DNS-SD and exchange, two rounds.
+    @Test func nodesDiscoverEachOtherAndExchangeInAPrivateNamespace() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let r = try cli.run(["simulate", "--peers", "5", "--rounds", "2", "--json"])
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json["attempts"] == 20 && r.json["successes"] == 20 && r.json["undiscoveredPeers"] == 0)
+        #expect(r.json["discoveryMs"]?.doubleValue != nil && r.json["contactsStored"] == 20)
+        // The human summary names the figures.
+        let text = try cli.run(["simulate", "--peers", "3", "--topology", "star"])
+        #expect(text.code == 0 && text.stdout.contains("2 of 2 succeeded") && text.stdout.contains("p95"), "\(text.stdout)\(text.stderr)")
+    }
+
+    /// --netns: each node in its own namespace with its own avahi-daemon, on a bridge.
+    @Test func eachNodeInItsOwnNamespace() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let r = try cli.run(["simulate", "--peers", "4", "--netns", "--topology", "ring", "--json"])
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json["attempts"] == 4 && r.json["successes"] == 4 && r.json["mode"] == "netns" && r.json["contactsStored"] == 8)
+    }
+
+    /// Ctrl-C mid-run: exit 130, and every namespace, daemon and node the run made is gone.
+    @Test func ctrlCCleansUpEverything() throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-sim-int-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let run = try Spawned(CLI.executable.path, ["simulate", "--peers", "6", "--netns", "--rounds", "500"], log: log)
+        var exchanging = false
+        for _ in 0..<300 where !exchanging {
+            exchanging = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("Exchanging:")
+            if !exchanging { usleep(50_000) }
+        }
+        #expect(exchanging, "the simulation did not get to its exchanges")
+        #expect(try namespaces(of: run.pid).count == 7, "six nodes and the hub")
+        run.kill(SIGINT)
+        #expect(run.wait() == 130)
+        #expect(try namespaces(of: run.pid).isEmpty)
+        let ps = try CLI.run(executable: "/bin/ps", ["-eo", "args"]).stdout
+        #expect(!ps.contains("ncs\(run.pid)"), "no daemon of the run is left")
+        let text = try String(contentsOf: log, encoding: .utf8)
+        #expect(text.contains("Interrupted") && text.contains("are gone"))
+    }
+
+    @Test func refusesImpossibleRequests() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        #expect(try cli.run(["simulate", "--peers", "1"]).code == 64)
+        #expect(try cli.run(["simulate", "--peers", "3", "--netns", "--no-discovery"]).code == 64)
+    }
+}
