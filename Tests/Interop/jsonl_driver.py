@@ -3,7 +3,9 @@
 would: a bot (`nearcard bot --policy FILE`) and an operator-driven node (`nearcard listen --jsonl
 --accept ask`). Written from docs/JSONL.md only.
 
-usage: jsonl_driver.py --nearcard PATH --bot-home DIR --visitor-home DIR --policy FILE [--wrap CMD…]
+usage: jsonl_driver.py --nearcard PATH --bot-home DIR --visitor-home DIR --policy FILE [--transcript FILE] [--wrap CMD…]
+
+--transcript writes every line both nodes printed (stdout and stderr) to FILE, for the caller to check.
 
 --wrap runs each node under a prefix (e.g. `scripts/lab.sh exec NS`). Prints a JSON summary and exits
 0 when every check passed, 1 otherwise (the failed check on stderr).
@@ -21,6 +23,7 @@ ap.add_argument("--nearcard", required=True)
 ap.add_argument("--bot-home", required=True)
 ap.add_argument("--visitor-home", required=True)
 ap.add_argument("--policy", required=True)
+ap.add_argument("--transcript")
 ap.add_argument("--wrap", nargs=argparse.REMAINDER, default=[])
 args = ap.parse_args()
 
@@ -32,10 +35,12 @@ class Node:
                                      stderr=subprocess.PIPE, text=True, bufsize=1)
         self.events = queue.Queue()
         self.seen = []
+        self.lines = []
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
         for line in self.proc.stdout:
+            self.lines.append(line)
             event = json.loads(line)  # every stdout line must be one JSON object
             assert event["v"] == 1, event
             self.events.put(event)
@@ -144,5 +149,10 @@ for n in nodes:
 for n in nodes:
     n.wait(lambda e: e["event"] == "stopped", "stopped")
     check(n.proc.wait(timeout=10) == 0, f"{n.name} exit code {n.proc.returncode}")
+if args.transcript:
+    with open(args.transcript, "w") as f:
+        for n in nodes:
+            f.writelines(n.lines)
+            f.write(n.proc.stderr.read())
 print(json.dumps({"ok": True, "botEvents": sorted({e["event"] for e in bot.seen}),
                   "visitorEvents": sorted({e["event"] for e in visitor.seen})}))

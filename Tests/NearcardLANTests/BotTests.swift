@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardStore
 import NearcardTestSupport
 import Testing
 
@@ -17,8 +18,10 @@ import Testing
              "rateLimits": {"perPeer": {"count": 5, "seconds": 3600}}, "maxConcurrentSessions": 32}
             """, to: "policy.json")
         let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/jsonl_driver.py").path
+        let transcript = log("transcript")
+        defer { try? FileManager.default.removeItem(at: transcript) }
         let r = try CLI.run(executable: CLI.python, [script, "--nearcard", CLI.executable.path, "--bot-home", bot.home.path,
-                                                     "--visitor-home", visitor.home.path, "--policy", policy,
+                                                     "--visitor-home", visitor.home.path, "--policy", policy, "--transcript", transcript.path,
                                                      "--wrap", CLI.packageRoot.appendingPathComponent("scripts/lab.sh").path, "exec", lab.name])
         #expect(r.code == 0, "\(r.stderr)")
         let summary = r.json
@@ -28,6 +31,23 @@ import Testing
         }
         // What the script did is what the contact books hold.
         #expect(try bot.contacts().count == 1 && visitor.contacts().count == 1)
+        // Everything both nodes printed (events, replies, errors) holds none of their secret keys, in any encoding.
+        let printed = try String(contentsOf: transcript, encoding: .utf8)
+        #expect(printed.contains(try bot.cli.run(["id", "--json"]).json["did"]?.stringValue ?? "?"), "the transcript is the real one")
+        for person in [bot, visitor] {
+            for secret in try secretEncodings(home: person.home) {
+                #expect(!printed.contains(secret), "a secret key of \(person.home.lastPathComponent) was printed")
+            }
+        }
+    }
+
+    /// The node's three secret keys as base64, base64url and hex.
+    func secretEncodings(home: URL) throws -> [String] {
+        let keys = try IdentityStore(home: NearcardHome(path: home.path)).unlock(passphrase: { nil })
+        let secrets = [keys.p256.rawRepresentation.bytes, keys.x25519.secret.bytes, keys.ed25519.seed.bytes]
+        return secrets.flatMap { s in
+            [Base64.encode(s), Base64.urlEncode(s), s.map { String(format: "%02x", $0) }.joined()].map { String($0.prefix(24)) }
+        }
     }
 
     /// examples/bot as shipped: run-bot.sh makes the identity and card, checks the policy and serves;

@@ -196,6 +196,7 @@ struct MessageDefault: ConsentProvider {
 enum NodeCommand {
     static func serve(global: GlobalOptions, node: NodeOptions, consent: ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
                       jsonl: Bool, decisions: PendingDecisions?) async throws {
+        NodeSetup.raiseOpenFileLimit()
         let events = EventBus()
         let base = try NodeSetup.service(global, consent: consent, events: events)
         let service = ExchangeService(keys: base.keys, identity: base.identity, database: base.database, consent: consent, events: events,

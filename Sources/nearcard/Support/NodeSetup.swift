@@ -58,6 +58,15 @@ enum NodeSetup {
     /// SIGINT and SIGTERM (Ctrl-C, `kill`, systemd's stop) as a stream, instead of killing the process.
     /// A plain handler writes the signal number to a pipe and a thread turns that into stream elements:
     /// signals may arrive on any thread (SwiftNIO's, the cooperative pool's), so masking them is no option.
+    /// A serving node holds a socket per session: raise the open-file limit to the hard limit, so
+    /// `--max-sessions` above the usual soft limit of 1024 works without `ulimit -n`.
+    static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
     static func interrupts() -> AsyncStream<Int32> {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
         Interrupts.shared.add(continuation)
