@@ -9,7 +9,7 @@ all: build
 help:
 	@echo "make demo   two nodes on this machine find each other and exchange cards"
 	@echo "make test   install what is missing, build, run every test"
-	@echo "make bench  run the benchmarks (benchmarks/), print the tables for docs/PERFORMANCE.md"
+	@echo "make bench  run the benchmarks (benchmarks/), print the tables for docs/PERFORMANCE.md [GROUPS=\"exchange throughput …\"]"
 
 # System packages (apt-get only when something is missing) and the Python test peers (.venv).
 deps:
@@ -26,9 +26,12 @@ demo: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 	@scripts/demo.sh "$$($(SWIFT) build --show-bin-path $(SWIFT_BUILD_FLAGS))/nearcard"
 
+# All groups take about 15 minutes; one group: make bench GROUPS="exchange memory".
+GROUPS ?=
 bench: deps
 	scripts/setup-bench-python.sh
-	cd benchmarks && $(SWIFT) run -c release nearcard-bench
+	$(SWIFT) build -c release --product nearcard
+	cd benchmarks && $(SWIFT) run -c release nearcard-bench $(GROUPS)
 
 clean:
 	rm -rf .build benchmarks/.build

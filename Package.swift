@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "NearcardModel", targets: ["NearcardModel"]),
         .library(name: "NearcardProtocol", targets: ["NearcardProtocol"]),
         .library(name: "NearcardStore", targets: ["NearcardStore"]),
+        .library(name: "NearcardDiscovery", targets: ["NearcardDiscovery"]),
+        .library(name: "NearcardNode", targets: ["NearcardNode"]),
         .library(name: "NearcardQR", targets: ["NearcardQR"]),
         .library(name: "NearcardSemaphore", targets: ["NearcardSemaphore"]),
         .library(name: "NearcardSimulation", targets: ["NearcardSimulation"]),
@@ -81,7 +83,7 @@ let package = Package(
         .testTarget(name: "NearcardNodeTests", dependencies: ["NearcardNode", "NearcardDiscovery", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardTestSupport"]),
-        .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardTestSupport"]),
+        .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

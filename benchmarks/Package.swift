@@ -11,10 +11,16 @@ let package = Package(
     ],
     targets: [
         // The floor: the same primitives called straight through libsodium and libcrypto from C.
-        .target(name: "CBaseline", linkerSettings: [.linkedLibrary("sodium"), .linkedLibrary("crypto")]),
+        .target(name: "CBaseline", linkerSettings: [.linkedLibrary("sodium"), .linkedLibrary("crypto"), .linkedLibrary("ssl")]),
         .executableTarget(name: "nearcard-bench", dependencies: [
             .product(name: "NearcardCrypto", package: "Nearcard"),
             .product(name: "NearcardSemaphore", package: "Nearcard"),
+            .product(name: "NearcardModel", package: "Nearcard"),
+            .product(name: "NearcardProtocol", package: "Nearcard"),
+            .product(name: "NearcardStore", package: "Nearcard"),
+            .product(name: "NearcardDiscovery", package: "Nearcard"),
+            .product(name: "NearcardNode", package: "Nearcard"),
+            .product(name: "NearcardSimulation", package: "Nearcard"),
             "CBaseline",
         ]),
     ],

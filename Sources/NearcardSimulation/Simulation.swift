@@ -397,7 +397,7 @@ public final class Simulation: @unchecked Sendable {
 extension NetLab {
     /// Removes namespaces an earlier simulation left behind when it was killed (named PREFIX<pid>…,
     /// with that process gone).
-    static func removeStale(prefix: String) {
+    public static func removeStale(prefix: String) {
         guard geteuid() == 0, let (code, list) = try? ChildProcess.run([tool("ip"), "netns", "list"]), code == 0 else { return }
         for line in list.split(separator: "\n") {
             let name = String(line.split(separator: " ").first ?? "")

@@ -62,3 +62,121 @@ int cb_seal(const uint8_t *msg, size_t len, const uint8_t pk[32], uint8_t *out) 
 int cb_seal_open(const uint8_t *c, size_t len, const uint8_t pk[32], const uint8_t sk[32], uint8_t *out) {
     return crypto_box_seal_open(out, c, len, pk, sk);
 }
+
+int cb_x25519_keypair(uint8_t pk[32], uint8_t sk[32]) { return crypto_box_keypair(pk, sk); }
+
+// ---- loopback round trip ------------------------------------------------------------------------
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t cb_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void *cb_echo(void *arg) {
+    int fd = *(int *)arg;
+    char c;
+    while (read(fd, &c, 1) == 1) {
+        if (write(fd, &c, 1) != 1) break;
+    }
+    return NULL;
+}
+
+static int cb_cmp64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int64_t cb_loopback_rtt_ns(int rounds) {
+    int one = 1, ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof addr;
+    if (ls < 0 || bind(ls, (struct sockaddr *)&addr, sizeof addr) || listen(ls, 1) || getsockname(ls, (struct sockaddr *)&addr, &alen)) return -1;
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(c, (struct sockaddr *)&addr, sizeof addr)) return -1;
+    int s = accept(ls, NULL, NULL);
+    close(ls);
+    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    pthread_t t;
+    pthread_create(&t, NULL, cb_echo, &s);
+    int64_t *times = malloc(sizeof(int64_t) * rounds);
+    char b = 'x';
+    for (int i = 0; i < rounds; i++) {
+        int64_t t0 = cb_now();
+        if (write(c, &b, 1) != 1 || read(c, &b, 1) != 1) { free(times); return -1; }
+        times[i] = cb_now() - t0;
+    }
+    close(c);
+    pthread_join(t, NULL);
+    close(s);
+    qsort(times, rounds, sizeof(int64_t), cb_cmp64);
+    int64_t median = times[rounds / 2];
+    free(times);
+    return median;
+}
+
+// ---- TLS 1.3 client (libssl) --------------------------------------------------------------------
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <stdio.h>
+
+static void cb_ssl_error(char *err, size_t len, const char *what) {
+    unsigned long e = ERR_get_error();
+    snprintf(err, len, "%s: %s", what, e ? ERR_reason_error_string(e) : "failed");
+}
+
+void *cb_tls_client_ctx(const char *cert, const char *key, const char *ca, char *err, size_t err_len) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx) { cb_ssl_error(err, err_len, "SSL_CTX_new"); return NULL; }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);  // every connection a full handshake
+    if (SSL_CTX_use_certificate_file(ctx, cert, SSL_FILETYPE_PEM) != 1 || SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
+        cb_ssl_error(err, err_len, "client certificate"); SSL_CTX_free(ctx); return NULL;
+    }
+    if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) { cb_ssl_error(err, err_len, "CA file"); SSL_CTX_free(ctx); return NULL; }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return ctx;
+}
+
+int64_t cb_tls_connection_ns(void *vctx, int port, char *err, size_t err_len) {
+    SSL_CTX *ctx = vctx;
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int one = 1;
+    int64_t t0 = cb_now();
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr)) { snprintf(err, err_len, "connect failed"); if (fd >= 0) close(fd); return -1; }
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    SSL *ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    int64_t result = -1;
+    char line[64];
+    if (SSL_connect(ssl) != 1) {
+        cb_ssl_error(err, err_len, "handshake");
+    } else if (SSL_write(ssl, "nearcard\n", 9) != 9) {
+        cb_ssl_error(err, err_len, "write");
+    } else {
+        // Read the server's answer (s_server -rev echoes the line reversed): only after it has
+        // checked our certificate and Finished does the server process application data.
+        int got = 0, n;
+        while (got < (int)sizeof line && (n = SSL_read(ssl, line + got, (int)sizeof line - got)) > 0) {
+            got += n;
+            if (memchr(line, '\n', got)) break;
+        }
+        if (got > 0 && memchr(line, '\n', got)) result = cb_now() - t0;
+        else cb_ssl_error(err, err_len, "read");
+    }
+    SSL_shutdown(ssl);
+    SSL_free(ssl);
+    close(fd);
+    return result;
+}

@@ -3,23 +3,48 @@ import Foundation
 import Glibc
 #endif
 
-// nearcard-bench [crypto] [semaphore]: runs the benchmarks and prints a Markdown table per group.
-let args = CommandLine.arguments.dropFirst()
-let groups = args.filter { !$0.hasPrefix("--") }
-let wanted = groups.isEmpty ? ["crypto", "semaphore"] : Array(groups)
+// nearcard-bench [GROUP…]: runs the benchmarks and prints a Markdown table per group.
+// The node groups run the release `nearcard` of the package one level up (make bench builds it).
+let groups: [(name: String, title: String)] = [
+    ("crypto", "Crypto wrappers against their C libraries (median of 21 alternating batches, same run)"),
+    ("semaphore", "Semaphore v4 proof verification (depth 10), beside arkworks and py_ecc on the same proof, same run"),
+    ("exchange", "One exchange on loopback, beside its crypto floor and a mutual-TLS 1.3 handshake, same run"),
+    ("throughput", "One bot serving K concurrent clients for 30 s, beside the crypto floor"),
+    ("memory", "Resident size of a node, idle and holding 1,000 open sessions"),
+    ("discovery", "Node start → seen by another node, beside avahi-browse on the same event"),
+    ("parts", "Where one side's time goes in an exchange: each step alone, median of 201"),
+    ("scale", "nearcard simulate --peers N --timeout 60: the largest N with every pair exchanged"),
+]
+let args = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--") }
+let wanted = args.isEmpty ? groups.map(\.name) : Array(args)
+/// Printed at once (a pipe would otherwise hold the tables of a long run until the end).
+func emit(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
 
-for group in wanted {
-    switch group {
-    case "crypto":
-        print("## Crypto wrappers against their C libraries (median of 21 alternating batches, same run)\n")
-        print(markdownTable(try cryptoBenchmarks()))
-    case "semaphore":
-        print("## Semaphore v4 proof verification (depth 10), beside arkworks and py_ecc on the same proof, same run\n")
-        // Run from benchmarks/ (make bench): the package root is one level up.
-        let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).deletingLastPathComponent()
-        print(try semaphoreBenchmarks(root: root))
-    default:
-        print("unknown benchmark group \(group); known: crypto, semaphore")
+for name in wanted {
+    guard let group = groups.first(where: { $0.name == name }) else {
+        emit("unknown benchmark group \(name); known: \(groups.map(\.name).joined(separator: ", "))")
         exit(64)
+    }
+    emit("## \(group.title)\n")
+    do {
+        switch name {
+        case "crypto": emit(markdownTable(try cryptoBenchmarks()))
+        case "semaphore":
+            // Run from benchmarks/ (make bench): the package root is one level up.
+            let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).deletingLastPathComponent()
+            emit(try semaphoreBenchmarks(root: root))
+        case "exchange": emit(try await exchangeLatencyBenchmark(rounds: Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_ROUNDS"] ?? "") ?? 41))
+        case "throughput": emit(try await botThroughputBenchmark())
+        case "memory": emit(try await memoryBenchmark())
+        case "discovery": emit(try await discoveryBenchmark())
+        case "scale":
+            let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_SIZES"]?.split(separator: ",").compactMap { Int($0) }
+            emit(try sizes.map { try simulationScaleBenchmark(sizes: $0) } ?? simulationScaleBenchmark())
+        case "parts": emit(try exchangePartsBenchmark())
+        default: break
+        }
+    } catch {
+        emit("nearcard-bench: \(name) failed: \(error)\n")
+        exit(1)
     }
 }

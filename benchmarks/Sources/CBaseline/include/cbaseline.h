@@ -18,4 +18,15 @@ int cb_ed25519_verify(const uint8_t pk[32], const uint8_t *msg, size_t len, cons
 int cb_x25519(const uint8_t sk[32], const uint8_t pk[32], uint8_t out[32]);
 int cb_seal(const uint8_t *msg, size_t len, const uint8_t pk[32], uint8_t *out);
 int cb_seal_open(const uint8_t *c, size_t len, const uint8_t pk[32], const uint8_t sk[32], uint8_t *out);
+int cb_x25519_keypair(uint8_t pk[32], uint8_t sk[32]);
+
+// One loopback TCP round trip (1 byte each way) between this thread and an echo thread, over a
+// connection set up once. Returns the median of `rounds` round trips in nanoseconds, or -1.
+int64_t cb_loopback_rtt_ns(int rounds);
+
+// TLS 1.3 through libssl: a client context with a certificate (mutual authentication), and one
+// fresh connection to 127.0.0.1:port: TCP connect, full handshake, one line sent and its answer read
+// (so the server has verified our certificate), close. Returns nanoseconds, or -1 with a reason in err.
+void *cb_tls_client_ctx(const char *cert, const char *key, const char *ca, char *err, size_t err_len);
+int64_t cb_tls_connection_ns(void *ctx, int port, char *err, size_t err_len);
 #endif
