@@ -2,13 +2,14 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all deps build test demo bench clean help
+.PHONY: all deps build test demo bench fuzz clean help
 
 all: build
 
 help:
 	@echo "make demo   two nodes on this machine find each other and exchange cards"
 	@echo "make test   install what is missing, build, run every test"
+	@echo "make fuzz   run every libFuzzer target 10 min or 5M runs (FUZZ_SECONDS, FUZZ_RUNS, FUZZ_TARGETS)"
 	@echo "make bench  run the benchmarks (benchmarks/), print the tables for docs/PERFORMANCE.md [GROUPS=\"exchange throughput …\"]"
 
 # System packages (apt-get only when something is missing) and the Python test peers (.venv).
@@ -33,5 +34,9 @@ bench: deps
 	$(SWIFT) build -c release --product nearcard
 	cd benchmarks && $(SWIFT) run -c release nearcard-bench $(GROUPS)
 
+# libFuzzer targets for the parsers and state machines (fuzz/): not part of `make test`.
+fuzz: deps
+	scripts/fuzz.sh
+
 clean:
-	rm -rf .build benchmarks/.build
+	rm -rf .build benchmarks/.build fuzz/.build
