@@ -48,8 +48,14 @@ public struct CLI: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "NEARCARD_PASSPHRASE_FILE")
         for (k, v) in env { environment[k] = v }
+        SecretWatch.shared.learn(arguments: args, environment: env)
         let o = try Subprocess.run(executable, args, environment: environment, stdin: stdin.map { Array($0.utf8) })
-        return Result(code: o.code, stdout: String(decoding: o.stdout, as: UTF8.self), stderr: String(decoding: o.stderr, as: UTF8.self))
+        let result = Result(code: o.code, stdout: String(decoding: o.stdout, as: UTF8.self), stderr: String(decoding: o.stderr, as: UTF8.self))
+        // A command that made or unsealed keys: learn them now, then look for every known secret in what it printed.
+        SecretWatch.shared.learn(arguments: args, environment: env)
+        SecretWatch.shared.check(result.stdout, what: "the output of `\(URL(fileURLWithPath: executable).lastPathComponent) \(args.first ?? "")`")
+        SecretWatch.shared.check(result.stderr, what: "the errors of `\(URL(fileURLWithPath: executable).lastPathComponent) \(args.first ?? "")`")
+        return result
     }
 
     public func write(_ text: String, to name: String) throws -> String {

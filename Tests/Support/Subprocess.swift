@@ -103,9 +103,13 @@ public enum Subprocess {
 /// A long-running child started with posix_spawn, output to a file; reaped with waitpid.
 public final class Spawned: @unchecked Sendable {
     public let pid: pid_t
+    /// Where its stdout and stderr go.
+    public let log: URL
     private var status: Int32?
 
     public init(_ path: String, _ args: [String], log: URL) throws {
+        self.log = log
+        SecretWatch.shared.learn(arguments: args, environment: [:])
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
