@@ -1,0 +1,86 @@
+import Foundation
+import NearcardCrypto
+import NearcardTestSupport
+import Testing
+
+/// An attacker on the LAN floods a node (Tests/Interop/flood.py: 500 connections of garbage,
+/// slowloris and open-and-close, from a handful of addresses) while people keep exchanging with it.
+@Suite(.serialized) struct FloodTests {
+    @Test func honestExchangesSucceedThroughAFlood() throws {
+        let lab = try Lab("fl")
+        let node = try TestPerson(name: "Busy Node", card: ["--company", "Nearcard"])
+        let people = try (0..<5).map { try TestPerson(name: "Visitor \($0)") }
+        defer { node.cli.cleanUp(); for p in people { p.cli.cleanUp() } }
+        let nodeLog = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-flood-node-\(UUID().uuidString).log")
+        let floodLog = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-flood-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: nodeLog); try? FileManager.default.removeItem(at: floodLog) }
+        let (server, port) = try lab.listen(home: node.home, ["--accept", "all", "--no-discovery"], log: nodeLog)
+
+        // The flood, from five addresses the people do not use (they come from 127.0.0.1).
+        let attackers = (66...70).map { "127.0.0.\($0)" }
+        let flood = try lab.spawn([CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/flood.py").path, "127.0.0.1", "\(port)",
+                                   "--sources", attackers.joined(separator: ","), "--count", "500", "--hold", "14"], log: floodLog)
+        usleep(300_000)
+
+        // Meanwhile 50 honest exchanges, four at a time (the per-address limit is eight).
+        let tally = Tally()
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            for i in stride(from: worker, to: 50, by: 4) {
+                let person = people[i % people.count]
+                tally.add(try? lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes", "--json"], home: person.home))
+            }
+        }
+        let (codes, failures) = tally.results
+        #expect(codes.count == 50 && codes.allSatisfy { $0 == 0 }, "failed honest exchanges: \(failures.prefix(3))")
+
+        // The flood ends; every bad connection was closed by the node, none outlived the handshake timeout.
+        #expect(flood.wait() == 0)
+        let text = try String(contentsOf: floodLog, encoding: .utf8)
+        let report = try JSONParser.parse(String(text.split(separator: "\n").last(where: { $0.hasPrefix("{") }) ?? ""))
+        var opened = 0.0, refused = 0.0
+        for kind in ["garbage", "slowloris", "churn"] {
+            let r = report[kind]
+            opened += r?["opened"]?.doubleValue ?? 0
+            refused += r?["refused"]?.doubleValue ?? 0
+            #expect(r?["stillOpen"]?.doubleValue == 0, "\(kind) connections the node left open: \(r ?? .null)")
+        }
+        #expect(opened + refused == 500, "flood report: \(report)")
+        for kind in ["garbage", "slowloris"] {
+            let seconds = report[kind]?["medianCloseSeconds"]?.doubleValue ?? 99
+            #expect(seconds <= 11, "\(kind) connections lasted \(seconds) s (handshake timeout 10 s)")
+        }
+
+        // The per-address limits kicked in, and each address is reported once, not per connection.
+        let logText = try String(contentsOf: nodeLog, encoding: .utf8)
+        let refusals = logText.split(separator: "\n").filter { $0.contains("refusing connections from") }
+        #expect(!refusals.isEmpty, "no per-address refusal was logged")
+        for address in attackers {
+            #expect(refusals.filter { $0.contains("from \(address):") }.count <= 1, "\(address) reported more than once a minute")
+        }
+        #expect(!refusals.contains { $0.contains("127.0.0.1:") }, "an honest address was refused: \(refusals)")
+
+        // Memory stayed bounded, and the node still answers.
+        let rss = (try? String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
+        #expect(rss > 0 && rss < 150_000, "node resident size after the flood: \(rss) kB")
+        #expect(try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: people[0].home).code == 0)
+        #expect(try node.contacts().count == people.count)
+    }
+}
+
+/// Exit codes of commands run from several threads.
+final class Tally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var codes: [Int32] = []
+    private var failures: [String] = []
+
+    func add(_ r: CLI.Result?) {
+        lock.withLock {
+            codes.append(r?.code ?? -1)
+            if r?.code != 0 { failures.append(r?.stderr ?? "did not run") }
+        }
+    }
+
+    var results: ([Int32], [String]) { lock.withLock { (codes, failures) } }
+}
