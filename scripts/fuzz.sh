@@ -16,14 +16,30 @@ SECONDS_EACH=${FUZZ_SECONDS:-600}
 RUNS=${FUZZ_RUNS:-5000000}
 TIMEOUT=${FUZZ_TIMEOUT:-10}
 TARGETS=${FUZZ_TARGETS:-"fuzz-frame fuzz-noise fuzz-session fuzz-payload fuzz-qr fuzz-jwt fuzz-route fuzz-txt"}
-FLAGS="--scratch-path .build/fuzz --sanitize=fuzzer --sanitize=address"
+# One combined -sanitize value: given `--sanitize=fuzzer --sanitize=address`, swift-driver 6.3 hands
+# the compiler only one of them, at random, so a build could lack coverage or AddressSanitizer.
+FLAGS="--scratch-path .build/fuzz --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address"
 SWIFT=${SWIFT:-swift}
 
-for t in $TARGETS; do
-    echo "fuzz: building $t…"
-    $SWIFT build $FLAGS --product "$t" >/dev/null || { $SWIFT build $FLAGS --product "$t"; exit 1; }
-done
+build() {
+    for t in $TARGETS; do
+        echo "fuzz: building $t…"
+        $SWIFT build $FLAGS --product "$t" >/dev/null || { $SWIFT build $FLAGS --product "$t"; exit 1; }
+    done
+}
+# Both instrumentations must be in the code under test, or the run proves nothing.
+instrumented() {
+    o="$bin/NearcardProtocol.build/Framing.swift.o"
+    [ -f "$o" ] && objdump -h "$o" | grep -q sancov && objdump -h "$o" | grep -q asan
+}
 bin=$($SWIFT build $FLAGS --show-bin-path)
+build
+if ! instrumented; then
+    echo "fuzz: the build lacks coverage or AddressSanitizer instrumentation; rebuilding from scratch"
+    rm -rf .build/fuzz
+    build
+    instrumented || { echo "fuzz: still not instrumented (see $bin/NearcardProtocol.build)"; exit 1; }
+fi
 mkdir -p logs
 summary=""
 failed=0
