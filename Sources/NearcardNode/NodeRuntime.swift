@@ -124,9 +124,14 @@ public final class NodeRuntime: Sendable {
         case .name(let name):
             let deadline = Date().addingTimeInterval(wait)
             repeat {
-                if let found = peers.all.first(where: query.matches) {
+                switch query.select(from: peers.all) {
+                case .success(let found?):
                     return DialTarget(addresses: found.dialOrder, expected: ExpectedPeer(fingerprint: found.txt.fingerprint),
                                       label: found.instanceName)
+                case .success(nil):
+                    break
+                case .failure(let ambiguous):
+                    throw DialError(message: ambiguous.description)
                 }
                 try await Task.sleep(nanoseconds: 50_000_000)
             } while Date() < deadline

@@ -41,6 +41,21 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
         return false
     }
 
+    /// The one peer among `peers` this query names, nil when none does, or why it is ambiguous.
+    /// Names are not identities (anyone can publish "Bob"): an exact instance name is taken only when
+    /// no other match shows that name too; otherwise the answer lists every match with its fingerprint,
+    /// so the user can tell them apart.
+    public func select(from peers: [DiscoveredPeer]) -> Result<DiscoveredPeer?, AmbiguousPeer> {
+        let matches = peers.filter(matches)
+        guard matches.count > 1 else { return .success(matches.first) }
+        let q = description
+        if let exact = matches.first(where: { $0.instanceName.caseInsensitiveCompare(q) == .orderedSame }) {
+            let lookalikes = matches.filter { $0 != exact && ($0.txt.name?.caseInsensitiveCompare(q) == .orderedSame) }
+            if lookalikes.isEmpty { return .success(exact) }
+        }
+        return .failure(AmbiguousPeer(query: q, matches: matches))
+    }
+
     /// Resolves `host` (a literal address or a name) to addresses to dial.
     public static func resolve(host: String, port: Int) throws -> [PeerAddress] {
         var (name, scope) = (host, "")
@@ -68,5 +83,17 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
             node = n.pointee.ai_next
         }
         return out
+    }
+}
+
+/// A name that several discovered peers answer to.
+public struct AmbiguousPeer: Error, Sendable, CustomStringConvertible {
+    public let query: String
+    public let matches: [DiscoveredPeer]
+
+    public var description: String {
+        let list = matches.map { "\($0.instanceName) (fingerprint \($0.txt.fingerprint.map { String($0.prefix(12)) } ?? "none"))" }.sorted()
+        return "\"\(query)\" matches \(matches.count) peers: \(list.joined(separator: ", ")); names are not proof of identity: "
+            + "use more of the fingerprint the person shows you, or the exact instance name"
     }
 }

@@ -58,4 +58,23 @@ import Testing
         #expect(!PeerQuery.name("012").matches(p), "at least 4 hex digits")
         #expect(!PeerQuery.name("Grace").matches(p))
     }
+
+    /// Anyone can publish "Ada Lovelace": a name two peers show is ambiguous, even when one of them
+    /// holds it as its exact instance name, and the refusal lists both fingerprints.
+    @Test func aNameTwoPeersShowIsAmbiguous() {
+        func peer(_ instance: String, _ fp: String, _ name: String) -> DiscoveredPeer {
+            DiscoveredPeer(instanceName: instance, hostName: "h.local", port: 7447, txt: TXTRecord(fingerprint: fp, name: name), addresses: [])
+        }
+        let real = peer("Ada Lovelace #2", "0123456789abcdef", "Ada Lovelace"), fake = peer("Ada Lovelace", "fedcba9876543210", "Ada Lovelace")
+        let other = peer("Grace", "aaaa000011112222", "Grace")
+        guard case .failure(let e) = PeerQuery.name("Ada Lovelace").select(from: [fake, real, other]) else {
+            Issue.record("a name two peers show must not pick one")
+            return
+        }
+        #expect(e.description.contains("0123456789ab") && e.description.contains("fedcba987654"))
+        #expect(try! PeerQuery.name("Ada Lovelace #2").select(from: [fake, real, other]).get() == real, "an instance name only one peer shows")
+        #expect(try! PeerQuery.name("0123").select(from: [fake, real, other]).get() == real)
+        #expect(try! PeerQuery.name("Grace").select(from: [fake, real, other]).get() == other)
+        #expect(try! PeerQuery.name("Nobody").select(from: [fake, real]).get() == nil)
+    }
 }

@@ -139,7 +139,7 @@ enum PeerFinder {
     }
 
     /// The peer `query` names: waits until a match has been seen for 0.3 s (to gather its addresses on
-    /// every interface). An exact instance name wins; several other matches are an error naming them.
+    /// every interface). Several matches are an error naming them with their fingerprints (PeerQuery.select).
     static func find(_ query: PeerQuery, discovery: AvahiDiscovery, filter: InterfaceFilter, timeout: Double) async throws -> DiscoveredPeer? {
         var firstMatch: Date?
         let peers = try await collect(discovery: discovery, filter: filter, until: { peers in
@@ -147,11 +147,9 @@ enum PeerFinder {
             if firstMatch == nil { firstMatch = Date() }
             return Date().timeIntervalSince(firstMatch!) >= 0.3
         }, timeout: timeout)
-        let matches = peers.filter { query.matches($0) }
-        if let exact = matches.first(where: { $0.instanceName == "\(query)" }) { return exact }
-        if matches.count > 1 {
-            throw CLIError(.notFound, "\"\(query)\" matches \(matches.count) peers: \(matches.map(\.instanceName).sorted().joined(separator: ", ")); use the instance name or more of the fingerprint")
+        switch query.select(from: peers) {
+        case .success(let found): return found
+        case .failure(let ambiguous): throw CLIError(.notFound, ambiguous.description)
         }
-        return matches.first
     }
 }

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""A man in the middle on the LAN, driven through the JSON-lines interface (docs/JSONL.md).
+
+usage: relay_driver.py --nearcard PATH --alice HOME --bob HOME --mallory HOME [--wrap CMD…]
+
+Mallory's node is named like Bob ("Bob Honest") and sits between Alice and Bob: when Alice asks
+Mallory for an exchange, Mallory holds Alice's request and asks the real Bob. Bob reads his code,
+compares it with the one on Alice's screen, and declines; Mallory then lets Alice's exchange finish.
+Prints a JSON report: the codes each person saw, what each decided, and what each stored.
+"""
+import argparse
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--nearcard", required=True)
+ap.add_argument("--alice", required=True)
+ap.add_argument("--bob", required=True)
+ap.add_argument("--mallory", required=True)
+ap.add_argument("--wrap", nargs=argparse.REMAINDER, default=[])
+args = ap.parse_args()
+
+
+class Node:
+    def __init__(self, name, home):
+        self.name = name
+        self.proc = subprocess.Popen(args.wrap + [args.nearcard, "listen", "--jsonl", "--accept", "ask", "--home", home, "--port", "0"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.events = queue.Queue()
+        self.seen = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.events.put(json.loads(line))
+
+    def send(self, command):
+        self.proc.stdin.write(json.dumps(command) + "\n")
+        self.proc.stdin.flush()
+
+    def wait(self, predicate, what, timeout=30):
+        for e in self.seen:
+            if predicate(e):
+                self.seen.remove(e)
+                return e
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                e = self.events.get(timeout=max(0.01, deadline - time.time()))
+            except queue.Empty:
+                break
+            if predicate(e):
+                return e
+            self.seen.append(e)
+        fail(f"{self.name}: no {what} within {timeout} s; saw {[x['event'] for x in self.seen[-10:]]}")
+
+
+def fail(why):
+    print(f"relay_driver: {why}", file=sys.stderr)
+    for n in nodes:
+        n.proc.kill()
+    sys.exit(1)
+
+
+nodes = [Node("alice", args.alice), Node("bob", args.bob), Node("mallory", args.mallory)]
+alice, bob, mallory = nodes
+started = {n.name: n.wait(lambda e: e["event"] == "started", "started") for n in nodes}
+published = {n.name: n.wait(lambda e: e["event"] == "published", "published")["instance"] for n in nodes}
+
+# Alice finds "Bob Honest" on the LAN: two services carry that name; she picks Mallory's (she was fooled).
+alice.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == started["mallory"]["fingerprint"], "Mallory's service")
+mallory.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == started["bob"]["fingerprint"], "Bob's service")
+alice.send({"cmd": "exchange", "peer": started["mallory"]["fingerprint"][:12], "ref": "a1"})
+a_req = alice.wait(lambda e: e["event"] == "exchange.requested", "Alice's request")
+m_from_alice = mallory.wait(lambda e: e["event"] == "exchange.requested" and e["role"] == "responder", "Alice's request at Mallory")
+
+# Mallory relays: she asks the real Bob while Alice waits.
+mallory.send({"cmd": "exchange", "peer": started["bob"]["fingerprint"][:12], "ref": "m1"})
+b_req = bob.wait(lambda e: e["event"] == "exchange.requested", "the relayed request at Bob")
+
+# Bob compares his code with Alice's screen: they differ, so he declines.
+bob_decision = "decline" if b_req["sas"] != a_req["sas"] else "accept"
+bob.send({"cmd": bob_decision, "id": b_req["id"], "ref": "b1"})
+m_to_bob = mallory.wait(lambda e: e["event"] == "reply" and e.get("ref") == "m1", "Mallory's exchange with Bob")
+
+# Mallory lets Alice's exchange finish: Alice (a program that consented when it dialled) stores a contact.
+mallory.send({"cmd": "accept", "id": m_from_alice["id"], "ref": "m2"})
+a_done = alice.wait(lambda e: e["event"] == "reply" and e.get("ref") == "a1", "Alice's exchange reply")
+
+for n in nodes:
+    n.send({"cmd": "quit"})
+for n in nodes:
+    n.proc.wait(timeout=10)
+print(json.dumps({
+    "dids": {k: v["did"] for k, v in started.items()},
+    "fingerprints": {k: v["fingerprint"] for k, v in started.items()},
+    "names": published,
+    "sas": {"alice": a_req["sas"], "malloryWithAlice": m_from_alice["sas"], "bob": b_req["sas"]},
+    "alicePeerDID": a_req["peer"]["did"], "bobPeerDID": b_req["peer"]["did"],
+    "bobDecision": bob_decision, "malloryToBob": m_to_bob, "alice": a_done,
+}))

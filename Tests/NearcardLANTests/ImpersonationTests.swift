@@ -1,0 +1,91 @@
+import Foundation
+import NearcardCrypto
+import NearcardTestSupport
+import Testing
+
+/// An active attacker on the LAN (docs/SECURITY.md "The man in the middle"): Mallory advertises
+/// Bob's name or fingerprint, or sits between Alice and Bob. Names and adverts are free to forge;
+/// the handshake proves who is at the other end, and the codes on the two screens differ.
+@Suite(.serialized) struct ImpersonationTests {
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
+
+    func waitForPeer(_ lab: Lab, as person: TestPerson, fingerprint: String) throws {
+        for _ in 0..<20 {
+            let peers = try lab.nearcard(["peers", "--json", "--timeout", "1"], home: person.home).json.arrayValue ?? []
+            if peers.contains(where: { $0["fingerprint"]?.stringValue == fingerprint }) { return }
+        }
+        throw LabError("no peer with fingerprint \(fingerprint) appeared")
+    }
+
+    /// Mallory announces Bob's name and fingerprint (copied from his TXT record) at her own port.
+    /// Alice asks for Bob by fingerprint, as she reads it on his screen: the handshake shows that the
+    /// node there cannot prove it, and nothing is stored on either side.
+    @Test func aSpoofedFingerprintIsExposedByTheHandshake() throws {
+        let lab = try Lab("sf")
+        let bob = try TestPerson(name: "Bob Honest"), mallory = try TestPerson(name: "Mallory"), alice = try TestPerson(name: "Alice")
+        defer { for p in [bob, mallory, alice] { p.cli.cleanUp() } }
+        let (_, port) = try lab.listen(home: mallory.home, ["--accept", "all", "--no-discovery"], log: log("mallory"))
+        _ = try lab.spawn(["/usr/bin/avahi-publish-service", "Bob Honest", "_nearcard._tcp", "\(port)",
+                           "v=1", "fp=\(bob.fingerprint)", "name=Bob Honest"], log: log("spoof"))
+        try waitForPeer(lab, as: alice, fingerprint: bob.fingerprint)
+
+        let r = try lab.nearcard(["exchange", String(bob.fingerprint.prefix(10)), "--yes", "--json"], home: alice.home)
+        #expect(r.code != 0, "an exchange with a node that cannot prove Bob's fingerprint must fail")
+        #expect(r.stderr.lowercased().contains("fingerprint"), "the error names the fingerprint: \(r.stderr)")
+        #expect(try alice.contacts().isEmpty && mallory.contacts().isEmpty)
+    }
+
+    /// Mallory takes Bob's display name. Alice sees two "Bob Honest" with different fingerprints;
+    /// asking by Bob's fingerprint reaches Bob, and the contact holds Bob's DID.
+    @Test func aBorrowedNameDoesNotBorrowTheIdentity() throws {
+        let lab = try Lab("bn")
+        let bob = try TestPerson(name: "Bob Honest"), mallory = try TestPerson(name: "Bob Honest"), alice = try TestPerson(name: "Alice")
+        defer { for p in [bob, mallory, alice] { p.cli.cleanUp() } }
+        _ = try lab.listen(home: bob.home, ["--accept", "all"], log: log("bob"))
+        _ = try lab.listen(home: mallory.home, ["--accept", "all"], log: log("mallory"))
+        try waitForPeer(lab, as: alice, fingerprint: bob.fingerprint)
+        try waitForPeer(lab, as: alice, fingerprint: mallory.fingerprint)
+
+        let peers = try lab.nearcard(["peers", "--json", "--timeout", "1"], home: alice.home).json.arrayValue ?? []
+        let bobs = peers.filter { $0["name"] == "Bob Honest" }
+        #expect(Set(bobs.compactMap { $0["fingerprint"]?.stringValue }) == [bob.fingerprint, mallory.fingerprint])
+        // The name alone is ambiguous, and the CLI says so rather than guessing, with both fingerprints.
+        let byName = try lab.nearcard(["exchange", "Bob Honest", "--yes"], home: alice.home)
+        #expect(byName.code != 0)
+        #expect(byName.stderr.contains(String(bob.fingerprint.prefix(12))) && byName.stderr.contains(String(mallory.fingerprint.prefix(12))),
+                "\(byName.stderr)")
+
+        let r = try lab.nearcard(["exchange", String(bob.fingerprint.prefix(10)), "--yes", "--json"], home: alice.home)
+        #expect(r.code == 0, "\(r.stderr)")
+        let contacts = try alice.contacts()
+        #expect(contacts.count == 1 && contacts.first?["didPublicKey"]?.stringValue == bob.did)
+    }
+
+    /// Mallory, named like Bob, relays: Alice's request to her becomes her request to Bob. The codes
+    /// on Alice's and Bob's screens differ; Bob, comparing, declines; Alice never holds Bob's DID
+    /// and Bob never holds Alice's. What Alice stores (she consented when she dialled) is Mallory's
+    /// own DID and fingerprint, which do not match the ones on Bob's screen.
+    @Test func aRelayInTheMiddleShowsDifferentCodes() throws {
+        let lab = try Lab("mm")
+        let bob = try TestPerson(name: "Bob Honest"), mallory = try TestPerson(name: "Bob Honest"), alice = try TestPerson(name: "Alice")
+        defer { for p in [bob, mallory, alice] { p.cli.cleanUp() } }
+        let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/relay_driver.py").path
+        let r = try CLI.run(executable: CLI.python, [script, "--nearcard", CLI.executable.path, "--alice", alice.home.path, "--bob", bob.home.path,
+                                                     "--mallory", mallory.home.path, "--wrap",
+                                                     CLI.packageRoot.appendingPathComponent("scripts/lab.sh").path, "exec", lab.name])
+        #expect(r.code == 0, "\(r.stderr)")
+        let report = r.json
+        let sas = report["sas"]
+        #expect(sas?["alice"] == sas?["malloryWithAlice"], "Alice's session is with Mallory")
+        #expect(sas?["alice"] != sas?["bob"], "the two people see different codes")
+        #expect(report["alicePeerDID"]?.stringValue == mallory.did && report["bobPeerDID"]?.stringValue == mallory.did)
+        #expect(report["bobDecision"] == "decline")
+        #expect(report["malloryToBob"]?["ok"] == false)
+        // What each book holds.
+        #expect(try bob.contacts().isEmpty, "Bob declined: he stores nothing")
+        let aliceBook = try alice.contacts()
+        #expect(!aliceBook.contains { $0["didPublicKey"]?.stringValue == bob.did }, "Alice never holds Bob's DID")
+        #expect(aliceBook.allSatisfy { $0["didPublicKey"]?.stringValue == mallory.did })
+        #expect(try mallory.contacts().allSatisfy { $0["didPublicKey"]?.stringValue != bob.did })
+    }
+}
