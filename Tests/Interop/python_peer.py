@@ -97,8 +97,10 @@ class Wire:
     def __init__(self, host, port):
         self.sock = socket.create_connection((host, port), timeout=15)
         self.buf = b""
+        self.sent = []  # every frame, as it went on the wire (for --record)
 
     def send(self, data: bytes):
+        self.sent.append(data)
         self.sock.sendall(struct.pack(">H", len(data)) + data)
 
     def recv(self) -> bytes:
@@ -121,11 +123,16 @@ def main():
     ap.add_argument("--name", default="Python Peer")
     ap.add_argument("--message")
     ap.add_argument("--tamper", choices=["binding", "receiver", "field", "route"])
+    ap.add_argument("--record", metavar="FILE", help="write the frames this exchange sent to FILE (JSON, base64)")
+    ap.add_argument("--replay", metavar="FILE",
+                    help="send the frames recorded in FILE to the node, one per frame it sends back; print how far it got")
     ap.add_argument("--mail-stranger", action="store_true",
                     help="open a mail session (nearcard-mail/1) as a stranger with a made-up token; print how the node answers")
     args = ap.parse_args()
     if args.mail_stranger:
         return mail_stranger(args)
+    if args.replay:
+        return replay(args)
     report = {}
 
     did_key = P256()
@@ -258,8 +265,32 @@ def main():
     report["completed"] = done["type"] == "done"
     if done["type"] == "abort":
         report["aborted"] = done
+    if args.record:
+        with open(args.record, "w") as f:
+            json.dump([b64(x) for x in wire.sent], f)
     print(json.dumps(report))
     return 0 if report["completed"] else 1
+
+
+def replay(args):
+    """Replays a recorded session's frames as they were: the node's fresh ephemeral key makes every
+    frame after the first undecryptable, so it must end the session. Exit 0 when the node refused."""
+    frames = [b64d(x) for x in json.load(open(args.replay))]
+    wire = Wire(args.host, args.port)
+    accepted = 0
+    try:
+        wire.send(frames[0])
+        accepted = 1
+        for f in frames[1:]:
+            wire.recv()  # whatever the node answers
+            wire.send(f)
+            accepted += 1
+        wire.recv()
+        closed = False
+    except (ConnectionError, OSError, socket.timeout):
+        closed = True
+    print(json.dumps({"framesSent": accepted, "framesRecorded": len(frames), "closedByNode": closed}))
+    return 0 if closed else 1
 
 
 def mail_stranger(args):

@@ -46,6 +46,27 @@ import Testing
         #expect(contact?["company"] == "Python Software" && contact?["email"] == .null, "only what Python disclosed")
     }
 
+    /// A recorded session replayed byte for byte: the node's fresh ephemeral key makes the recorded
+    /// handshake's last message undecryptable, so the session ends there and nothing new is stored.
+    @Test func aReplayedSessionIsRefused() throws {
+        let node = try TestPerson(name: "Swift Node")
+        defer { node.cli.cleanUp() }
+        let (process, port, _) = try startNode(node)
+        defer { process.kill() }
+        let recording = try node.cli.write("", to: "session.json")
+        let honest = try CLI.run(executable: CLI.python, [peer, "127.0.0.1", String(port), "--record", recording])
+        #expect(honest.code == 0, "\(honest.stderr)")
+        #expect(try node.contacts().count == 1)
+        let before = try node.contacts()
+
+        let r = try CLI.run(executable: CLI.python, [peer, "127.0.0.1", String(port), "--replay", recording])
+        #expect(r.code == 0, "the node went along with a replay: \(r.stdout)")
+        #expect(r.json["closedByNode"] == true)
+        #expect((r.json["framesSent"]?.doubleValue ?? 99) <= 2, "refused at the handshake's last message: \(r.stdout)")
+        #expect((r.json["framesRecorded"]?.doubleValue ?? 0) > 3)
+        #expect(try node.contacts() == before, "a replay changes nothing in the contact book")
+    }
+
     /// A dishonest peer's card, each way: the node refuses it with the specific reason and stores nothing.
     @Test(arguments: [("binding", "binding_mismatch_session"), ("receiver", "binding_mismatch_receiver"),
                       ("field", "field_not_disclosed"), ("route", "sealed route")])
