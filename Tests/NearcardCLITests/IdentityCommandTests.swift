@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardStore
 import NearcardTestSupport
 import Testing
 
@@ -96,6 +97,44 @@ import Testing
         #expect(sha(cli.secretsPath) == before)
         // `id` needs no passphrase.
         #expect(try cli.run(["id"]).code == 0)
+    }
+
+    /// Every command that writes to a sealed identity's home leaves each file 0600 (the home 0700),
+    /// and none of them holds a secret key in the clear, in any encoding, or raw.
+    @Test func aSealedIdentityIsNeverWrittenUnsealed() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let pass = try cli.write("correct horse battery staple\n", to: "pw")
+        let env = ["NEARCARD_PASSPHRASE_FILE": pass]
+        #expect(try cli.run(["init", "--name", "Sealed Sam", "--passphrase-file", pass]).code == 0)
+        for args in [["card", "set", "--name", "Sealed Sam", "--email", "sam@example.org", "--company", "Vault"],
+                     ["share", "--fields", "name,company"], ["contacts", "add", "--name", "Manual Mo"],
+                     ["qr", "make", "--format", "zk", "--text"], ["qr", "make", "--format", "did-signed", "--text"],
+                     ["trust", "add", "did:key:zDnaerDaTF5BXEavCrfRZEk316dpbLsfPDZ3WJ5hRTPFU2169"]] {
+            let r = try cli.run(args, env: env)
+            #expect(r.code == 0, "\(args.joined(separator: " ")): \(r.stderr)")
+        }
+        #expect(try cli.run(["jwt", "sign"], stdin: "{\"sub\":\"x\"}", env: env).code == 0)
+
+        let keys = try IdentityStore(home: NearcardHome(path: cli.home.path)).unlock(passphrase: { SecureBytes(Array("correct horse battery staple".utf8)) })
+        let secrets = [keys.p256.rawRepresentation.bytes, keys.x25519.secret.bytes, keys.ed25519.seed.bytes]
+        let needles: [[UInt8]] = secrets.flatMap { s in [s, Array(Base64.urlEncode(s).utf8), Array(Base64.encode(s).utf8), Array(Hex.encode(s).utf8)] }
+        #expect(fileMode(cli.home.path) == 0o700)
+        let files = try FileManager.default.contentsOfDirectory(atPath: cli.home.path)
+        #expect(files.contains("nearcard.sqlite") && files.contains("secret-keys.json"))
+        for name in files {
+            let path = cli.home.appendingPathComponent(name).path
+            #expect(fileMode(path) == 0o600, "\(name) is \(String(fileMode(path), radix: 8))")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            for needle in needles {
+                #expect(!contains(bytes, needle), "\(name) holds a secret key unsealed")
+            }
+        }
+    }
+
+    func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { i in haystack[i..<(i + needle.count)].elementsEqual(needle) }
     }
 
     @Test func sealedKeysWithoutPassphraseOrTerminalFailClearly() throws {
