@@ -8,24 +8,20 @@ import Testing
 @Suite struct IndependentPeerTests {
     let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/python_peer.py").path
 
-    func startNode(_ person: TestPerson) throws -> (Spawned, Int, URL) {
+    /// The node in a network namespace of its own; the Python peer is run in it too (`lab.run`).
+    func startNode(_ person: TestPerson) throws -> (Lab, Spawned, Int, URL) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString).log")
-        let node = try Spawned(CLI.executable.path, ["listen", "--home", person.home.path, "--port", "0", "--no-discovery",
-                                                     "--accept", "all", "--message", "hello python"], log: log)
-        for _ in 0..<100 {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let r = text.range(of: "Listening on port "), let port = Int(text[r.upperBound...].prefix { $0.isNumber }) { return (node, port, log) }
-            usleep(50_000)
-        }
-        throw LabError("the node did not start")
+        let lab = try Lab("ip")
+        let (node, port) = try lab.listen(home: person.home, ["--no-discovery", "--accept", "all", "--message", "hello python"], log: log)
+        return (lab, node, port, log)
     }
 
     @Test func pythonPeerCompletesAnExchangeAndEachSideVerifiesTheOther() throws {
         let node = try TestPerson(name: "Swift Node", card: ["--company", "Nearcard", "--email", "swift@example.org"])
         defer { node.cli.cleanUp() }
-        let (process, port, _) = try startNode(node)
+        let (lab, process, port, _) = try startNode(node)
         defer { process.kill() }
-        let r = try CLI.run(executable: CLI.python, [peer, "127.0.0.1", String(port), "--name", "Python Peer", "--message", "hello swift"])
+        let r = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--name", "Python Peer", "--message", "hello swift"])
         #expect(r.code == 0, "\(r.stderr)")
         let report = r.json
         #expect(report["completed"] == true)
@@ -51,15 +47,15 @@ import Testing
     @Test func aReplayedSessionIsRefused() throws {
         let node = try TestPerson(name: "Swift Node")
         defer { node.cli.cleanUp() }
-        let (process, port, _) = try startNode(node)
+        let (lab, process, port, _) = try startNode(node)
         defer { process.kill() }
         let recording = try node.cli.write("", to: "session.json")
-        let honest = try CLI.run(executable: CLI.python, [peer, "127.0.0.1", String(port), "--record", recording])
+        let honest = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--record", recording])
         #expect(honest.code == 0, "\(honest.stderr)")
         #expect(try node.contacts().count == 1)
         let before = try node.contacts()
 
-        let r = try CLI.run(executable: CLI.python, [peer, "127.0.0.1", String(port), "--replay", recording])
+        let r = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--replay", recording])
         #expect(r.code == 0, "the node went along with a replay: \(r.stdout)")
         #expect(r.json["closedByNode"] == true)
         #expect((r.json["framesSent"]?.doubleValue ?? 99) <= 2, "refused at the handshake's last message: \(r.stdout)")
@@ -73,9 +69,9 @@ import Testing
     func tamperedCardsAreRefusedWithTheirReason(tamper: String, reason: String) throws {
         let node = try TestPerson(name: "Swift Node")
         defer { node.cli.cleanUp() }
-        let (process, port, log) = try startNode(node)
+        let (lab, process, port, log) = try startNode(node)
         defer { process.kill() }
-        let r = try CLI.run(executable: CLI.python, [peer, "127.0.0.1", String(port), "--tamper", tamper])
+        let r = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--tamper", tamper])
         #expect(r.code == 1)
         #expect(r.json["aborted"]?["code"] == "bad_card", "\(r.stdout)")
         #expect(r.json["aborted"]?["reason"]?.stringValue?.contains(reason) == true)
