@@ -12,11 +12,11 @@ usage: jsonl_driver.py --nearcard PATH --bot-home DIR --visitor-home DIR --polic
 """
 import argparse
 import json
-import queue
-import subprocess
+import os
 import sys
-import threading
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from jsonl_node import JsonlNode  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--nearcard", required=True)
@@ -26,43 +26,6 @@ ap.add_argument("--policy", required=True)
 ap.add_argument("--transcript")
 ap.add_argument("--wrap", nargs=argparse.REMAINDER, default=[])
 args = ap.parse_args()
-
-
-class Node:
-    def __init__(self, name, argv):
-        self.name = name
-        self.proc = subprocess.Popen(args.wrap + argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, bufsize=1)
-        self.events = queue.Queue()
-        self.seen = []
-        self.lines = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            event = json.loads(line)  # every stdout line must be one JSON object
-            assert event["v"] == 1, event
-            self.events.put(event)
-        self.events.put(None)
-
-    def send(self, command):
-        self.proc.stdin.write((command if isinstance(command, str) else json.dumps(command)) + "\n")
-        self.proc.stdin.flush()
-
-    def wait(self, predicate, what, timeout=20):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                e = self.events.get(timeout=max(0.01, deadline - time.time()))
-            except queue.Empty:
-                break
-            if e is None:
-                fail(f"{self.name} exited while waiting for {what}: {self.proc.stderr.read()}")
-            self.seen.append(e)
-            if predicate(e):
-                return e
-        fail(f"{self.name}: no {what} within {timeout} s; saw {[x['event'] for x in self.seen[-12:]]}")
 
 
 def fail(why):
@@ -78,9 +41,9 @@ def check(cond, why):
 
 
 nodes = []
-bot = Node("bot", [args.nearcard, "bot", "--policy", args.policy, "--home", args.bot_home, "--port", "0"])
+bot = JsonlNode("bot", [args.nearcard, "bot", "--policy", args.policy, "--home", args.bot_home, "--port", "0"], lambda why: fail(why), args.wrap)
 nodes.append(bot)
-visitor = Node("visitor", [args.nearcard, "listen", "--jsonl", "--accept", "ask", "--home", args.visitor_home, "--port", "0"])
+visitor = JsonlNode("visitor", [args.nearcard, "listen", "--jsonl", "--accept", "ask", "--home", args.visitor_home, "--port", "0"], lambda why: fail(why), args.wrap)
 nodes.append(visitor)
 
 b = bot.wait(lambda e: e["event"] == "started", "started")
@@ -112,7 +75,7 @@ check(not r["ok"] and r["error"]["code"] == "declined" and "already" in r["error
 
 # 3. The bot dials the visitor, whose operator decides by command: decline, then accept.
 bot.send(f"exchange {v['fingerprint'][:8]}")
-req = visitor.wait(lambda e: e["event"] == "exchange.requested", "exchange.requested")
+req = visitor.wait(lambda e: e["event"] == "exchange.requested" and e["role"] == "responder", "exchange.requested")
 check(req["decision"] == "pending" and req["peer"]["did"] == b["did"] and len(req["sas"]) == 7, f"request: {req}")
 visitor.send({"cmd": "decline", "id": req["id"], "reason": "not now", "ref": "d1"})
 r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "d1", "decline reply")
@@ -124,7 +87,7 @@ r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "d2", "second d
 check(not r["ok"] and r["error"]["code"] == "not_found", f"deciding twice: {r}")
 
 bot.send({"cmd": "exchange", "peer": v["fingerprint"][:8], "ref": "x3"})
-req = visitor.wait(lambda e: e["event"] == "exchange.requested", "second exchange.requested")
+req = visitor.wait(lambda e: e["event"] == "exchange.requested" and e["role"] == "responder", "second exchange.requested")
 visitor.send({"cmd": "accept", "id": req["id"], "message": "Nice booth"})
 r = bot.wait(lambda e: e["event"] == "reply" and e["ref"] == "x3", "bot's second exchange reply")
 check(r["ok"] and r["contact"]["theirEphemeralMessage"] == "Nice booth", f"accepted exchange: {r}")
@@ -154,5 +117,5 @@ if args.transcript:
         for n in nodes:
             f.writelines(n.lines)
             f.write(n.proc.stderr.read())
-print(json.dumps({"ok": True, "botEvents": sorted({e["event"] for e in bot.seen}),
-                  "visitorEvents": sorted({e["event"] for e in visitor.seen})}))
+print(json.dumps({"ok": True, "botEvents": sorted({e["event"] for e in bot.all}),
+                  "visitorEvents": sorted({e["event"] for e in visitor.all})}))

@@ -10,11 +10,11 @@ Prints a JSON report: the codes each person saw, what each decided, and what eac
 """
 import argparse
 import json
-import queue
-import subprocess
+import os
 import sys
-import threading
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from jsonl_node import JsonlNode  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--nearcard", required=True)
@@ -25,40 +25,6 @@ ap.add_argument("--wrap", nargs=argparse.REMAINDER, default=[])
 args = ap.parse_args()
 
 
-class Node:
-    def __init__(self, name, home):
-        self.name = name
-        self.proc = subprocess.Popen(args.wrap + [args.nearcard, "listen", "--jsonl", "--accept", "ask", "--home", home, "--port", "0"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self.events = queue.Queue()
-        self.seen = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.events.put(json.loads(line))
-
-    def send(self, command):
-        self.proc.stdin.write(json.dumps(command) + "\n")
-        self.proc.stdin.flush()
-
-    def wait(self, predicate, what, timeout=30):
-        for e in self.seen:
-            if predicate(e):
-                self.seen.remove(e)
-                return e
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            try:
-                e = self.events.get(timeout=max(0.01, deadline - time.time()))
-            except queue.Empty:
-                break
-            if predicate(e):
-                return e
-            self.seen.append(e)
-        fail(f"{self.name}: no {what} within {timeout} s; saw {[x['event'] for x in self.seen[-10:]]}")
-
-
 def fail(why):
     print(f"relay_driver: {why}", file=sys.stderr)
     for n in nodes:
@@ -66,7 +32,12 @@ def fail(why):
     sys.exit(1)
 
 
-nodes = [Node("alice", args.alice), Node("bob", args.bob), Node("mallory", args.mallory)]
+def node(name, home):
+    return JsonlNode(name, [args.nearcard, "listen", "--jsonl", "--accept", "ask", "--home", home, "--port", "0"],
+                     lambda why: fail(why), args.wrap)
+
+
+nodes = [node("alice", args.alice), node("bob", args.bob), node("mallory", args.mallory)]
 alice, bob, mallory = nodes
 started = {n.name: n.wait(lambda e: e["event"] == "started", "started") for n in nodes}
 published = {n.name: n.wait(lambda e: e["event"] == "published", "published")["instance"] for n in nodes}
