@@ -50,6 +50,16 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
     public let keyType: KeyType
     /// The raw key as did:key carries it (compressed SEC1 for the NIST curves).
     public let publicKeyBytes: [UInt8]
+    /// For the NIST curves, the libcrypto key built when the point was checked, kept so that each
+    /// verification does not decompress the point and build the key again.
+    private let ecKey: ECPublicKey?
+
+    // Equality and hashing are of the key itself (the cached libcrypto object is not part of it).
+    public static func == (a: DIDKey, b: DIDKey) -> Bool { a.keyType == b.keyType && a.publicKeyBytes == b.publicKeyBytes }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(keyType)
+        hasher.combine(publicKeyBytes)
+    }
 
     /// `z…`: the method-specific identifier, also the fragment of the key's verification method.
     public var multibaseValue: String {
@@ -69,8 +79,9 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
             throw CryptoError(.didKey(.invalidPublicKeyLength),
                               "invalidPublicKeyLength: a \(keyType.rawValue) did:key carries \(keyType.keyByteCount) key bytes, this one \(publicKeyBytes.count)")
         }
+        var ecKey: ECPublicKey?
         if let curve = keyType.curve {
-            do { _ = try ECPublicKey(curve: curve, sec1: publicKeyBytes) } catch {
+            do { ecKey = try ECPublicKey(curve: curve, sec1: publicKeyBytes) } catch {
                 throw CryptoError(.didKey(.invalidPublicKey), "invalidPublicKey: the key bytes are not a point on \(curve.rawValue)")
             }
         }
@@ -82,6 +93,7 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
         }
         self.keyType = keyType
         self.publicKeyBytes = publicKeyBytes
+        self.ecKey = ecKey
     }
 
     public init(_ key: ECPublicKey) {
@@ -92,16 +104,19 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
         }
         self.keyType = type
         self.publicKeyBytes = key.compressedRepresentation
+        self.ecKey = key
     }
 
     public init(_ key: Ed25519.PublicKey) {
         keyType = .ed25519
         publicKeyBytes = key.rawRepresentation
+        ecKey = nil
     }
 
     public init(_ key: X25519.PublicKey) {
         keyType = .x25519
         publicKeyBytes = key.rawRepresentation
+        ecKey = nil
     }
 
     /// Parses a DID (`did:key:z…`, optionally `did:key:1:z…`). Errors carry the spec's error names.
@@ -154,10 +169,7 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The key as a NIST curve point, when it is one.
-    public func ecPublicKey() -> ECPublicKey? {
-        guard let curve = keyType.curve else { return nil }
-        return try? ECPublicKey(curve: curve, sec1: publicKeyBytes)
-    }
+    public func ecPublicKey() -> ECPublicKey? { ecKey }
 
     public func ed25519PublicKey() -> Ed25519.PublicKey? {
         guard keyType == .ed25519 else { return nil }
