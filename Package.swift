@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(name: "NearcardNodeTests", dependencies: ["NearcardNode", "NearcardDiscovery", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardTestSupport"]),
-        .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardTestSupport"]),
+        .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """A man in the middle on the LAN, driven through the JSON-lines interface (docs/JSONL.md).
 
-usage: relay_driver.py --nearcard PATH --alice HOME --bob HOME --mallory HOME [--wrap CMD…]
+usage: relay_driver.py --nearcard PATH --alice HOME --bob HOME --mallory HOME
+                       [--wrap-alice CMD] [--wrap-bob CMD] [--wrap-mallory CMD] [--wrap CMD…]
+
+Each node runs under its --wrap-NAME prefix (one shell-style string, e.g. "ip netns exec nsA env
+DBUS_SYSTEM_BUS_ADDRESS=…": three laptops in three namespaces), or under --wrap for all of them.
 
 Mallory's node is named like Bob ("Bob Honest") and sits between Alice and Bob: when Alice asks
 Mallory for an exchange, Mallory holds Alice's request and asks the real Bob. Bob reads his code,
@@ -9,6 +13,7 @@ compares it with the one on Alice's screen, and declines; Mallory then lets Alic
 Prints a JSON report: the codes each person saw, what each decided, and what each stored.
 """
 import argparse
+import shlex
 import json
 import os
 import sys
@@ -21,6 +26,8 @@ ap.add_argument("--nearcard", required=True)
 ap.add_argument("--alice", required=True)
 ap.add_argument("--bob", required=True)
 ap.add_argument("--mallory", required=True)
+for who in ("alice", "bob", "mallory"):
+    ap.add_argument(f"--wrap-{who}", default="")
 ap.add_argument("--wrap", nargs=argparse.REMAINDER, default=[])
 args = ap.parse_args()
 
@@ -34,7 +41,7 @@ def fail(why):
 
 def node(name, home):
     return JsonlNode(name, [args.nearcard, "listen", "--jsonl", "--accept", "ask", "--home", home, "--port", "0"],
-                     lambda why: fail(why), args.wrap)
+                     lambda why: fail(why), shlex.split(getattr(args, f"wrap_{name}")) or args.wrap)
 
 
 nodes = [node("alice", args.alice), node("bob", args.bob), node("mallory", args.mallory)]

@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
 
@@ -61,18 +62,26 @@ import Testing
         #expect(contacts.count == 1 && contacts.first?["didPublicKey"]?.stringValue == bob.did)
     }
 
+    /// Three laptops in three network namespaces on one bridge, each with its own avahi-daemon.
     /// Mallory, named like Bob, relays: Alice's request to her becomes her request to Bob. The codes
     /// on Alice's and Bob's screens differ; Bob, comparing, declines; Alice never holds Bob's DID
     /// and Bob never holds Alice's. What Alice stores (she consented when she dialled) is Mallory's
     /// own DID and fingerprint, which do not match the ones on Bob's screen.
     @Test func aRelayInTheMiddleShowsDifferentCodes() throws {
-        let lab = try Lab("mm")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-mitm-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let net = NetLab(tag: "ncm\(getpid() % 100_000)\(Int.random(in: 0..<100))", root: root)
+        defer { net.tearDown(); try? FileManager.default.removeItem(atPath: root) }
+        let spaces = try net.bridgedSpaces(3)
         let bob = try TestPerson(name: "Bob Honest"), mallory = try TestPerson(name: "Bob Honest"), alice = try TestPerson(name: "Alice")
         defer { for p in [bob, mallory, alice] { p.cli.cleanUp() } }
+        func wrap(_ s: NetLab.Space) -> String {
+            (s.prefix + ["env"] + s.environment.map { "\($0)=\($1)" }).joined(separator: " ")
+        }
         let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/relay_driver.py").path
         let r = try CLI.run(executable: CLI.python, [script, "--nearcard", CLI.executable.path, "--alice", alice.home.path, "--bob", bob.home.path,
-                                                     "--mallory", mallory.home.path, "--wrap",
-                                                     CLI.packageRoot.appendingPathComponent("scripts/lab.sh").path, "exec", lab.name])
+                                                     "--mallory", mallory.home.path, "--wrap-alice", wrap(spaces[0]),
+                                                     "--wrap-bob", wrap(spaces[1]), "--wrap-mallory", wrap(spaces[2])])
         #expect(r.code == 0, "\(r.stderr)")
         let report = r.json
         let sas = report["sas"]
