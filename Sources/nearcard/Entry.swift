@@ -25,6 +25,8 @@ struct Nearcard: AsyncParsableCommand {
 @main
 enum Main {
     static func main() async {
+        // A closed pipe is an EPIPE from write (handled in Console), not a signal that kills us mid-line.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try Nearcard.parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -137,6 +137,17 @@ import Testing
         return (0...(haystack.count - needle.count)).contains { i in haystack[i..<(i + needle.count)].elementsEqual(needle) }
     }
 
+    /// Output into a pipe whose reader has gone (`nearcard id | head -1`): the command stops quietly
+    /// with 0, not killed by SIGPIPE (141, which fails a `set -o pipefail` script such as the demo).
+    @Test func aClosedPipeEndsTheCommandQuietly() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        #expect(try cli.run(["init", "--name", "Pipe Reader"]).code == 0)
+        let r = try CLI.run(executable: "/bin/bash", ["-c", "set -o pipefail; '\(CLI.executable.path)' id --home '\(cli.home.path)' | true"])
+        #expect(r.code == 0, "exit \(r.code): \(r.stderr)")
+        #expect(r.stderr.isEmpty)
+    }
+
     @Test func sealedKeysWithoutPassphraseOrTerminalFailClearly() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

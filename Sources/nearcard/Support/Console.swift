@@ -19,6 +19,9 @@ enum Console {
             let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
+                // Whoever read our output has gone (`nearcard id | head -3`): stop quietly, as a
+                // filter does. SIGPIPE is ignored (Main), so this is where a closed pipe shows.
+                if errno == EPIPE && fd == STDOUT_FILENO { Glibc.exit(0) }
                 return
             }
             offset += n
