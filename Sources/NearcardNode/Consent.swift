@@ -35,6 +35,13 @@ public struct ConsentAnswer: Sendable, Equatable {
 /// timeout; a late answer is ignored.
 public protocol ConsentProvider: Sendable {
     func decide(_ request: ConsentRequest) async -> ConsentAnswer
+    /// The answer, when a fixed rule gives it without waiting or reading anything: the session then
+    /// takes it on its own event loop instead of handing the request to a task and back.
+    func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer?
+}
+
+extension ConsentProvider {
+    public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? { nil }
 }
 
 /// Accept everyone (`--accept all`, and `exchange --yes`).
@@ -42,6 +49,7 @@ public struct AcceptAll: ConsentProvider {
     public let message: String?
     public init(message: String?) { self.message = message }
     public func decide(_ request: ConsentRequest) async -> ConsentAnswer { ConsentAnswer(accept: true, message: message) }
+    public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? { ConsentAnswer(accept: true, message: message) }
 }
 
 /// Accept only DIDs on a list (`--accept allowlist:FILE`).

@@ -304,6 +304,17 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loop = context.eventLoop
         let consent = service.consent
+        if let answer = consent.immediateAnswer(request) {
+            // Decided by a fixed rule: answer on this loop once the current actions are done.
+            loop.execute {
+                let handler = bound.value
+                guard case .exchange(var m) = handler.machine else { return }
+                let actions = m.decide(accept: answer.accept, message: answer.message, reason: answer.reason, now: handler.now)
+                handler.machine = .exchange(m)
+                handler.perform(actions)
+            }
+            return
+        }
         consentTask = Task {
             let answer = await consent.decide(request)
             if Task.isCancelled { return }
