@@ -38,10 +38,32 @@ public protocol ConsentProvider: Sendable {
     /// The answer, when a fixed rule gives it without waiting or reading anything: the session then
     /// takes it on its own event loop instead of handing the request to a task and back.
     func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer?
+    /// Whether the answer comes from an `accept`/`decline` command (JSON lines): the request is then
+    /// announced with `"decision": "pending"`.
+    var waitsForCommand: Bool { get }
 }
 
 extension ConsentProvider {
     public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? { nil }
+    public var waitsForCommand: Bool { false }
+}
+
+/// Consent given by `accept`/`decline` commands (JSON lines): for requests to a node run with
+/// `listen --jsonl --accept ask`, and for its own dials with `"confirm": true`. An accept without a
+/// message sends `message`.
+public struct DecidedByCommand: ConsentProvider {
+    public let decisions: PendingDecisions
+    public let message: String?
+    public init(decisions: PendingDecisions, message: String?) {
+        self.decisions = decisions
+        self.message = message
+    }
+    public func decide(_ request: ConsentRequest) async -> ConsentAnswer {
+        var answer = await decisions.decide(request)
+        if answer.accept && answer.message == nil { answer.message = message }
+        return answer
+    }
+    public var waitsForCommand: Bool { true }
 }
 
 /// Accept everyone (`--accept all`, and `exchange --yes`).

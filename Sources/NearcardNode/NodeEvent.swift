@@ -14,7 +14,8 @@ public enum NodeEvent: Sendable {
     /// A connection arrived or was dialled; nothing is known of the peer yet.
     case exchangeStarted(id: String, role: NoiseXXHandshake.Role, remote: String)
     /// The peer proved its identity; the SAS is known; a decision is needed.
-    case exchangeRequested(id: String, peer: PeerIdentity, role: NoiseXXHandshake.Role)
+    /// `awaitsCommand`: an `accept`/`decline` command decides (JSON lines); otherwise a person or policy does.
+    case exchangeRequested(id: String, peer: PeerIdentity, role: NoiseXXHandshake.Role, awaitsCommand: Bool)
     /// `elapsed`: seconds from the connection opening to the contact being committed.
     case exchangeCompleted(id: String, contact: Contact, myMessage: String?, theirMessage: String?, elapsed: Double)
     case exchangeFailed(id: String, peer: PeerIdentity?, error: ProtocolError, byPeer: Bool)

@@ -140,9 +140,10 @@ public final class NodeRuntime: Sendable {
     }
 
     /// Dials a peer and runs one exchange, consenting for this node (the user asked for it).
-    public func exchange(with text: String, message: String?) async throws -> SessionResult {
+    /// `consent`: how this side decides once the code is known; by default it consents at once.
+    public func exchange(with text: String, message: String?, consent: ConsentProvider? = nil) async throws -> SessionResult {
         let target = try await target(for: text)
-        return try await Dialer.exchange(with: target, service: service.with(consent: AcceptAll(message: message)))
+        return try await Dialer.exchange(with: target, service: service.with(consent: consent ?? AcceptAll(message: message)))
     }
 
     /// Queues a follow-up message to a contact and tries to deliver it at once.

@@ -249,7 +249,7 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .send(let bytes):
                 write(bytes)
             case .identified(let peer):
-                if case .exchange(let m) = machine { service.events.emit(.exchangeRequested(id: id, peer: peer, role: m.role)) }
+                if case .exchange(let m) = machine { service.events.emit(.exchangeRequested(id: id, peer: peer, role: m.role, awaitsCommand: service.consent.waitsForCommand)) }
                 askConsent(peer, context: context)
             case .peerDecided:
                 break

@@ -8,9 +8,9 @@ Each node runs under its --wrap-NAME prefix (one shell-style string, e.g. "ip ne
 DBUS_SYSTEM_BUS_ADDRESS=…": three laptops in three namespaces), or under --wrap for all of them.
 
 Mallory's node is named like Bob ("Bob Honest") and sits between Alice and Bob: when Alice asks
-Mallory for an exchange, Mallory holds Alice's request and asks the real Bob. Bob reads his code,
-compares it with the one on Alice's screen, and declines; Mallory then lets Alice's exchange finish.
-Prints a JSON report: the codes each person saw, what each decided, and what each stored.
+Mallory for an exchange (with "confirm": she decides after seeing the code, as a person at the CLI
+does), Mallory holds Alice's request and asks the real Bob. Alice and Bob read their codes to each
+other; they differ, so both decline. Prints a JSON report: the codes each saw and what each decided.
 """
 import argparse
 import shlex
@@ -52,22 +52,27 @@ published = {n.name: n.wait(lambda e: e["event"] == "published", "published")["i
 # Alice finds "Bob Honest" on the LAN: two services carry that name; she picks Mallory's (she was fooled).
 alice.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == started["mallory"]["fingerprint"], "Mallory's service")
 mallory.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == started["bob"]["fingerprint"], "Bob's service")
-alice.send({"cmd": "exchange", "peer": started["mallory"]["fingerprint"][:12], "ref": "a1"})
+alice.send({"cmd": "exchange", "peer": started["mallory"]["fingerprint"][:12], "confirm": True, "ref": "a1"})
 a_req = alice.wait(lambda e: e["event"] == "exchange.requested", "Alice's request")
+if a_req["decision"] != "pending" or a_req["role"] != "initiator":
+    fail(f"Alice's own request should wait for her decision: {a_req}")
 m_from_alice = mallory.wait(lambda e: e["event"] == "exchange.requested" and e["role"] == "responder", "Alice's request at Mallory")
 
 # Mallory relays: she asks the real Bob while Alice waits.
 mallory.send({"cmd": "exchange", "peer": started["bob"]["fingerprint"][:12], "ref": "m1"})
 b_req = bob.wait(lambda e: e["event"] == "exchange.requested", "the relayed request at Bob")
 
-# Bob compares his code with Alice's screen: they differ, so he declines.
-bob_decision = "decline" if b_req["sas"] != a_req["sas"] else "accept"
-bob.send({"cmd": bob_decision, "id": b_req["id"], "ref": "b1"})
+# Alice and Bob compare the codes on their two screens: they differ, so each declines.
+same = b_req["sas"] == a_req["sas"]
+decisions = {}
+for person, req in ((bob, b_req), (alice, a_req)):
+    decisions[person.name] = "accept" if same else "decline"
+    person.send({"cmd": decisions[person.name], "id": req["id"], "ref": "d-" + person.name})
 m_to_bob = mallory.wait(lambda e: e["event"] == "reply" and e.get("ref") == "m1", "Mallory's exchange with Bob")
-
-# Mallory lets Alice's exchange finish: Alice (a program that consented when it dialled) stores a contact.
-mallory.send({"cmd": "accept", "id": m_from_alice["id"], "ref": "m2"})
 a_done = alice.wait(lambda e: e["event"] == "reply" and e.get("ref") == "a1", "Alice's exchange reply")
+# Mallory would accept Alice's request; it is too late: Alice has declined.
+mallory.send({"cmd": "accept", "id": m_from_alice["id"], "ref": "m2"})
+mallory.wait(lambda e: e["event"] == "reply" and e.get("ref") == "m2", "Mallory's accept reply")
 
 for n in nodes:
     n.send({"cmd": "quit"})
@@ -79,5 +84,5 @@ print(json.dumps({
     "names": published,
     "sas": {"alice": a_req["sas"], "malloryWithAlice": m_from_alice["sas"], "bob": b_req["sas"]},
     "alicePeerDID": a_req["peer"]["did"], "bobPeerDID": b_req["peer"]["did"],
-    "bobDecision": bob_decision, "malloryToBob": m_to_bob, "alice": a_done,
+    "decisions": decisions, "malloryToBob": m_to_bob, "alice": a_done,
 }))

@@ -101,6 +101,7 @@ import Testing
         #expect(parsed(#"{"cmd":"exchange","peer":"Ada","message":"hi","ref":7}"#) == .exchange(peer: "Ada", message: "hi"))
         if case .success(let p)? = ControlCommand.parse(#"{"cmd":"peers","ref":{"n":1}}"#) { #expect(p.ref == ["n": 1]) } else { Issue.record("peers") }
         #expect(parsed(#"exchange "Ada Lovelace" Hello there"#) == .exchange(peer: "Ada Lovelace", message: "Hello there"))
+        #expect(parsed(#"{"cmd":"exchange","peer":"Ada","confirm":true}"#) == .exchange(peer: "Ada", message: nil, confirm: true))
         #expect(parsed("accept 1a2b3c4d") == .accept(id: "1a2b3c4d", message: nil))
         #expect(parsed(#"decline 1a2b "not today""#) == .decline(id: "1a2b", reason: "not today"))
         #expect(parsed(#"message did:key:zDn… "See you \"soon\"""#) == .message(contact: "did:key:zDn…", text: "See you \"soon\""))
@@ -112,6 +113,7 @@ import Testing
         #expect(refused(#"{"cmd":"exchange"}"#) == "exchange: \"peer\" is required")
         #expect(refused(#"{"cmd":"exchange","peer":"a","mesage":"x"}"#) == "exchange: unknown member \"mesage\"")
         #expect(refused(#"{"cmd":"fly"}"#)?.hasPrefix("unknown command \"fly\"") == true)
+        #expect(refused(#"{"cmd":"exchange","peer":"a","confirm":"yes"}"#) == "exchange: \"confirm\" must be true or false")
         #expect(refused(#"{"cmd":"message","contact":"a","text":5}"#) == "message: \"text\" must be a string")
         #expect(refused("{nope")?.hasPrefix("not a JSON object") == true)
         #expect(refused("dance now")?.contains("use exchange PEER") == true)
@@ -122,19 +124,18 @@ import Testing
     @Test func eventLinesCarryVersionNameAndTime() throws {
         let keys = IdentityKeys.generate()
         let identity = keys.publicIdentity(name: "Bot")
-        let started = try #require(JSONLines.encode(.listening(port: 7447, addresses: ["192.0.2.1"]), identity: identity, pendingDecisions: false))
+        let started = try #require(JSONLines.encode(.listening(port: 7447, addresses: ["192.0.2.1"]), identity: identity))
         #expect(started["v"] == 1 && started["event"] == "started" && started["port"] == 7447 && started["did"]?.stringValue == identity.did)
         #expect(started["time"]?.stringValue?.count == 24, "ISO 8601 with milliseconds")
         let otherKeys = IdentityKeys.generate()
         let other = otherKeys.publicIdentity(name: "Ada")
         let peer = PeerIdentity(did: other.did, didKey: try DIDKey(parsing: other.did), name: "Ada", pubKey: otherKeys.x25519.publicKey,
                                 signPubKey: otherKeys.ed25519.publicKey, fingerprint: other.fingerprint, sas: "111 222")
-        let asked = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, role: .responder), identity: identity, pendingDecisions: true))
+        let asked = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, role: .responder, awaitsCommand: true), identity: identity))
         #expect(asked["decision"] == "pending" && asked["sas"] == "111 222" && asked["peer"]?["did"]?.stringValue == other.did)
-        let auto = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, role: .responder), identity: identity, pendingDecisions: false))
+        let auto = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, role: .responder, awaitsCommand: false), identity: identity))
         #expect(auto["decision"] == "automatic")
-        let failed = try #require(JSONLines.encode(.exchangeFailed(id: "ab", peer: nil, error: ProtocolError(.busy, "full"), byPeer: true),
-                                                   identity: identity, pendingDecisions: false))
+        let failed = try #require(JSONLines.encode(.exchangeFailed(id: "ab", peer: nil, error: ProtocolError(.busy, "full"), byPeer: true), identity: identity))
         #expect(failed["code"] == "busy" && failed["byPeer"] == true && failed["peer"] == .null)
     }
 }

@@ -21,6 +21,8 @@ public final class PendingDecisions: ConsentProvider, Sendable {
 
     public init() {}
 
+    public var waitsForCommand: Bool { true }
+
     /// Marks a request as shown to the program. Call it before the `exchange.requested` line is
     /// written, so that an answer arriving before the session asks is kept rather than refused.
     public func announce(_ id: String) {
@@ -116,13 +118,20 @@ public final class Controller: Sendable {
 
     func run(_ command: ControlCommand, ref: JSONValue?) {
         switch command {
-        case .exchange(let peer, let message):
+        case .exchange(let peer, let message, let confirm):
             if let message, let problem = ProximityPayload.messageProblem(message) {
                 return failure(command, ref: ref, code: "invalid", problem)
             }
-            spawn { [runtime] in
+            var consent: ConsentProvider?
+            if confirm {
+                guard let decisions else {
+                    return failure(command, ref: ref, code: "invalid", "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
+                }
+                consent = DecidedByCommand(decisions: decisions, message: message)
+            }
+            spawn { [runtime, consent] in
                 do {
-                    switch try await runtime.exchange(with: peer, message: message) {
+                    switch try await runtime.exchange(with: peer, message: message, consent: consent) {
                     case .completed(let contact, let outcome):
                         self.reply(command, ref: ref, ok: true, ["contact": contact.json, "sas": .string(outcome.peer.sas)])
                     case .failed(let error, _, _):

@@ -26,8 +26,8 @@ public enum JSONLines {
         return String(base.dropLast()) + String(format: ".%03dZ", Int(ms % 1000))
     }
 
-    /// The line for a node event; `pendingDecisions` says whether requests wait for accept/decline commands.
-    public static func encode(_ event: NodeEvent, identity: PublicIdentity, pendingDecisions: Bool) -> JSONValue? {
+    /// The line for a node event.
+    public static func encode(_ event: NodeEvent, identity: PublicIdentity) -> JSONValue? {
         switch event {
         case .listening(let port, let addresses):
             return line("started", ["did": .string(identity.did), "fingerprint": .string(identity.fingerprint),
@@ -43,9 +43,9 @@ public enum JSONLines {
             return line("peer.lost", ["instance": .string(name)])
         case .exchangeStarted(let id, let role, let remote):
             return line("exchange.started", ["id": .string(id), "role": .string(role.rawValue), "remote": .string(remote)])
-        case .exchangeRequested(let id, let peer, let role):
+        case .exchangeRequested(let id, let peer, let role, let awaitsCommand):
             return line("exchange.requested", ["id": .string(id), "role": .string(role.rawValue), "peer": peer.json, "sas": .string(peer.sas),
-                                               "decision": .string(role == .responder && pendingDecisions ? "pending" : "automatic")])
+                                               "decision": .string(awaitsCommand ? "pending" : "automatic")])
         case .exchangeCompleted(let id, let contact, let mine, let theirs, let elapsed):
             return line("exchange.completed", ["id": .string(id), "elapsedMs": .number((elapsed * 1e4).rounded() / 10),
                                                "contact": contact.json, "myMessage": mine.map { .string($0) } ?? .null,
@@ -93,7 +93,8 @@ extension DiscoveredPeer {
 
 /// A command read from a JSON line or typed as words (`exchange Ada "Hello there"`).
 public enum ControlCommand: Sendable, Equatable {
-    case exchange(peer: String, message: String?)
+    /// `confirm`: this side decides by `accept`/`decline` after seeing the code, like a responder.
+    case exchange(peer: String, message: String?, confirm: Bool = false)
     case accept(id: String, message: String?)
     case decline(id: String, reason: String?)
     case message(contact: String, text: String)
@@ -148,8 +149,14 @@ public enum ControlCommand: Sendable, Equatable {
             let command: Result<ControlCommand, ParseError>
             switch cmd {
             case "exchange":
-                allowed = ["peer", "message"]
-                command = string("peer", required: true).flatMap { p in string("message", required: false).map { .exchange(peer: p!, message: $0) } }
+                allowed = ["peer", "message", "confirm"]
+                if let c = o["confirm"], c.boolValue == nil {
+                    return .failure(ParseError(message: "exchange: \"confirm\" must be true or false", ref: ref))
+                }
+                let confirm = o["confirm"]?.boolValue ?? false
+                command = string("peer", required: true).flatMap { p in
+                    string("message", required: false).map { .exchange(peer: p!, message: $0, confirm: confirm) }
+                }
             case "accept":
                 allowed = ["id", "message"]
                 command = string("id", required: true).flatMap { i in string("message", required: false).map { .accept(id: i!, message: $0) } }

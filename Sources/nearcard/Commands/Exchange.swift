@@ -57,7 +57,7 @@ struct Exchange: AsyncParsableCommand {
         let events = service.events.subscribe()
         let shower = Task {
             for await event in events {
-                if case .exchangeRequested(_, let p, _) = event, yes, !json {
+                if case .exchangeRequested(_, let p, _, _) = event, yes, !json {
                     Console.out("\(p.name ?? "(no name)") — \(p.did)\n  Check code \(p.sas) (compare with their screen)")
                 }
             }

@@ -47,7 +47,7 @@ struct Listen: AsyncParsableCommand {
         case "ask" where jsonl:
             let pending = PendingDecisions()
             decisions = pending
-            consent = MessageDefault(pending, message: message)
+            consent = DecidedByCommand(decisions: pending, message: message)
         case "ask":
             if Console.stdinIsTerminal {
                 consent = TerminalConsent(prompter: Prompter(), message: message, timeout: node.consentTimeout)
@@ -177,21 +177,6 @@ struct NodeOptions: ParsableArguments {
     }
 }
 
-/// `--accept ask` under --jsonl: the program decides; its accept without a message sends --message.
-struct MessageDefault: ConsentProvider {
-    let pending: PendingDecisions
-    let message: String?
-    init(_ pending: PendingDecisions, message: String?) {
-        self.pending = pending
-        self.message = message
-    }
-    func decide(_ request: ConsentRequest) async -> ConsentAnswer {
-        var answer = await pending.decide(request)
-        if answer.accept && answer.message == nil { answer.message = message }
-        return answer
-    }
-}
-
 /// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
 enum NodeCommand {
     static func serve(global: GlobalOptions, node: NodeOptions, consent: ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
@@ -212,8 +197,8 @@ enum NodeCommand {
             if jsonl {
                 for await event in stream {
                     // Registered before the line is out, so an immediate answer finds its request.
-                    if case .exchangeRequested(let id, _, .responder) = event { decisions?.announce(id) }
-                    if let line = JSONLines.encode(event, identity: identity, pendingDecisions: decisions != nil) { Console.line(line) }
+                    if case .exchangeRequested(let id, _, _, true) = event { decisions?.announce(id) }
+                    if let line = JSONLines.encode(event, identity: identity) { Console.line(line) }
                 }
             } else {
                 await printEvents(stream, database: service.database)
