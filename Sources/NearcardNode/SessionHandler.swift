@@ -306,26 +306,22 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
         let consent = service.consent
         if let answer = consent.immediateAnswer(request) {
             // Decided by a fixed rule: answer on this loop once the current actions are done.
-            loop.execute {
-                let handler = bound.value
-                guard case .exchange(var m) = handler.machine else { return }
-                let actions = m.decide(accept: answer.accept, message: answer.message, reason: answer.reason, now: handler.now)
-                handler.machine = .exchange(m)
-                handler.perform(actions)
-            }
+            loop.execute { bound.value.apply(answer) }
             return
         }
         consentTask = Task {
             let answer = await consent.decide(request)
             if Task.isCancelled { return }
-            loop.execute {
-                let handler = bound.value
-                guard case .exchange(var m) = handler.machine else { return }
-                let actions = m.decide(accept: answer.accept, message: answer.message, reason: answer.reason, now: handler.now)
-                handler.machine = .exchange(m)
-                handler.perform(actions)
-            }
+            loop.execute { bound.value.apply(answer) }
         }
+    }
+
+    /// This side's decision, into the state machine (on the event loop).
+    private func apply(_ answer: ConsentAnswer) {
+        guard case .exchange(var m) = machine else { return }
+        let actions = m.decide(accept: answer.accept, message: answer.message, reason: answer.reason, now: now)
+        machine = .exchange(m)
+        perform(actions)
     }
 
     /// Checks and stores a delivery off the event loop (SQLite blocks), then answers.
