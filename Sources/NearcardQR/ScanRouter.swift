@@ -21,24 +21,7 @@ public struct ScannedContact: Sendable {
 }
 
 /// A verifiable credential imported from a QR code.
-public struct ImportedCredential: Sendable, Equatable {
-    public let id: String
-    public let issuer: String
-    public let subject: String?
-    public let types: [String]
-    public let jwt: String
-    public let issuedAt: Date?
-    public let expiresAt: Date?
-    public let status: VerificationStatus
-    public let reason: String
-
-    public var json: JSONValue {
-        func date(_ d: Date?) -> JSONValue { d.map { .string(ISO8601.string($0)) } ?? .null }
-        return ["id": .string(id), "issuer": .string(issuer), "subject": subject.map { .string($0) } ?? .null,
-                "types": .array(types.map { .string($0) }), "issuedAt": date(issuedAt), "expiresAt": date(expiresAt),
-                "status": .string(status.rawValue), "reason": .string(reason), "jwt": .string(jwt)]
-    }
-}
+public typealias ImportedCredential = Credential
 
 /// Checks a Semaphore group proof carried as an issuer proof (provided by the group-proof verifier).
 public protocol GroupProofChecker: Sendable {

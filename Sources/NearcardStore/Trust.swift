@@ -3,39 +3,21 @@ import GRDB
 import NearcardCrypto
 import NearcardModel
 
-/// A credential kept in the store (imported from a QR code or a presentation).
+/// A credential kept in the store (imported from a QR code or a presentation): the credential's
+/// members read through (`stored.issuer`), and when it was imported.
+@dynamicMemberLookup
 public struct StoredCredential: Sendable, Equatable {
-    public let id: String
-    public let issuer: String
-    public let subject: String?
-    public let types: [String]
-    public let jwt: String
-    public let issuedAt: Date?
-    public let expiresAt: Date?
-    public let status: VerificationStatus
-    public let reason: String
+    public let credential: Credential
     public let importedAt: Date
 
-    public init(id: String, issuer: String, subject: String?, types: [String], jwt: String, issuedAt: Date?, expiresAt: Date?,
-                status: VerificationStatus, reason: String, importedAt: Date) {
-        self.id = id
-        self.issuer = issuer
-        self.subject = subject
-        self.types = types
-        self.jwt = jwt
-        self.issuedAt = issuedAt
-        self.expiresAt = expiresAt
-        self.status = status
-        self.reason = reason
+    public init(_ credential: Credential, importedAt: Date) {
+        self.credential = credential
         self.importedAt = importedAt
     }
 
-    public var json: JSONValue {
-        func date(_ d: Date?) -> JSONValue { d.map { .string(ISO8601.string($0)) } ?? .null }
-        return ["id": .string(id), "issuer": .string(issuer), "subject": subject.map { .string($0) } ?? .null,
-                "types": .array(types.map { .string($0) }), "issuedAt": date(issuedAt), "expiresAt": date(expiresAt),
-                "status": .string(status.rawValue), "reason": .string(reason), "importedAt": date(importedAt), "jwt": .string(jwt)]
-    }
+    public subscript<T>(dynamicMember member: KeyPath<Credential, T>) -> T { credential[keyPath: member] }
+
+    public var json: JSONValue { credential.json(importedAt: importedAt) }
 }
 
 extension NearcardDatabase {
@@ -103,11 +85,11 @@ extension NearcardDatabase {
     }
 
     static func credential(_ row: Row) -> StoredCredential {
-        StoredCredential(id: row["id"], issuer: row["issuer"], subject: row["subject"],
-                         types: ((try? JSONParser.parse(row["typesJSON"] as String))?.arrayValue ?? []).compactMap(\.stringValue),
-                         jwt: row["jwt"], issuedAt: (row["issuedAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
-                         expiresAt: (row["expiresAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
-                         status: VerificationStatus(rawValue: row["status"]) ?? .unverified, reason: row["reason"],
+        StoredCredential(Credential(id: row["id"], issuer: row["issuer"], subject: row["subject"],
+                                    types: ((try? JSONParser.parse(row["typesJSON"] as String))?.arrayValue ?? []).compactMap(\.stringValue),
+                                    jwt: row["jwt"], issuedAt: (row["issuedAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
+                                    expiresAt: (row["expiresAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
+                                    status: VerificationStatus(rawValue: row["status"]) ?? .unverified, reason: row["reason"]),
                          importedAt: Date(timeIntervalSince1970: row["importedAt"]))
     }
 

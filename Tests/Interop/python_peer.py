@@ -116,6 +116,22 @@ class Wire:
             self.buf += chunk
 
 
+def dial(host, port, x_static, version: bytes):
+    """Connects and runs Noise XX as the initiator, message 1 carrying `version`. Returns the wire,
+    the Noise connection, and the responder's static key (read before message 3 discards it)."""
+    wire = Wire(host, port)
+    noise = NoiseConnection.from_name(b"Noise_XX_25519_ChaChaPoly_SHA256")
+    noise.set_as_initiator()
+    noise.set_keypair_from_private_bytes(Keypair.STATIC, bytes(x_static))
+    noise.set_prologue(b"nearcard-exchange")
+    noise.start_handshake()
+    wire.send(noise.write_message(version))
+    noise.read_message(wire.recv())
+    remote_static = noise.noise_protocol.handshake_state.rs.public_bytes
+    wire.send(noise.write_message(b""))
+    return wire, noise, remote_static
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("host")
@@ -140,17 +156,7 @@ def main():
     ed = SigningKey.generate()
     me_fp = fingerprint(did_key.compressed, bytes(x_static.public_key), bytes(ed.verify_key))
 
-    wire = Wire(args.host, args.port)
-    noise = NoiseConnection.from_name(b"Noise_XX_25519_ChaChaPoly_SHA256")
-    noise.set_as_initiator()
-    noise.set_keypair_from_private_bytes(Keypair.STATIC, bytes(x_static))
-    noise.set_prologue(b"nearcard-exchange")
-    noise.start_handshake()
-    wire.send(noise.write_message(b"nearcard/1"))
-    noise.read_message(wire.recv())
-    # The responder's static key, read before the handshake state is discarded by message 3.
-    remote_static = noise.noise_protocol.handshake_state.rs.public_bytes
-    wire.send(noise.write_message(b""))
+    wire, noise, remote_static = dial(args.host, args.port, x_static, b"nearcard/1")
     h = noise.get_handshake_hash()
 
     def send(msg):
@@ -298,16 +304,7 @@ def mail_stranger(args):
     did_key = P256()
     x_static = X25519Private.generate()
     ed = SigningKey.generate()
-    wire = Wire(args.host, args.port)
-    noise = NoiseConnection.from_name(b"Noise_XX_25519_ChaChaPoly_SHA256")
-    noise.set_as_initiator()
-    noise.set_keypair_from_private_bytes(Keypair.STATIC, bytes(x_static))
-    noise.set_prologue(b"nearcard-exchange")
-    noise.start_handshake()
-    wire.send(noise.write_message(b"nearcard-mail/1"))
-    noise.read_message(wire.recv())
-    recipient_static = noise.noise_protocol.handshake_state.rs.public_bytes
-    wire.send(noise.write_message(b""))
+    wire, noise, recipient_static = dial(args.host, args.port, x_static, b"nearcard-mail/1")
     envelope = {"version": 1, "id": b64u(os.urandom(16)), "from": did_key.did, "to": "did:key:zDnaeUnknown", "sentAt": int(time.time()),
                 "text": "buy cheap followers"}
     envelope["signature"] = b64(ed.sign(b"nearcard/message/v1\0" + jcs(envelope)).signature)

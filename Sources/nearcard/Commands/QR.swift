@@ -209,8 +209,7 @@ struct QR: AsyncParsableCommand {
         }
 
         static func stored(_ c: ImportedCredential) -> StoredCredential {
-            StoredCredential(id: c.id, issuer: c.issuer, subject: c.subject, types: c.types, jwt: c.jwt, issuedAt: c.issuedAt,
-                             expiresAt: c.expiresAt, status: c.status, reason: c.reason, importedAt: Date())
+            StoredCredential(c, importedAt: Date())
         }
 
         static func print(_ reports: [JSONValue]) {
