@@ -14,65 +14,9 @@ public struct G1Point: Sendable, Equatable {
     public var negated: G1Point { isInfinity ? self : G1Point(x: x, y: -y) }
 
     /// k·P, double-and-add in Jacobian coordinates.
-    public func multiplied(by k: UInt256) -> G1Point {
-        var acc = G1Jacobian.infinity
-        let p = G1Jacobian(self)
-        for i in (0..<k.bitWidth).reversed() {
-            acc = acc.doubled
-            if k.bit(i) { acc = acc + p }
-        }
-        return acc.affine
-    }
+    public func multiplied(by k: UInt256) -> G1Point { scalarMultiple(k) }
 
     public static func + (a: G1Point, b: G1Point) -> G1Point { (G1Jacobian(a) + G1Jacobian(b)).affine }
-}
-
-/// Jacobian coordinates: (X, Y, Z) is (X/Z², Y/Z³).
-struct G1Jacobian {
-    var x: Fq, y: Fq, z: Fq
-    static let infinity = G1Jacobian(x: .one, y: .one, z: .zero)
-
-    init(x: Fq, y: Fq, z: Fq) { self.x = x; self.y = y; self.z = z }
-    init(_ p: G1Point) { self = p.isInfinity ? .infinity : G1Jacobian(x: p.x, y: p.y, z: .one) }
-
-    var isInfinity: Bool { z.isZero }
-
-    var doubled: G1Jacobian {
-        if isInfinity { return self }
-        // dbl-2009-l (a = 0)
-        let a = x.squared, b = y.squared, c = b.squared
-        let d = ((x + b).squared - a - c).doubled
-        let e = a.doubled + a
-        let f = e.squared
-        let x3 = f - d.doubled
-        let y3 = e * (d - x3) - c.doubled.doubled.doubled
-        return G1Jacobian(x: x3, y: y3, z: (y * z).doubled)
-    }
-
-    static func + (p: G1Jacobian, q: G1Jacobian) -> G1Jacobian {
-        if p.isInfinity { return q }
-        if q.isInfinity { return p }
-        // add-2007-bl
-        let z1z1 = p.z.squared, z2z2 = q.z.squared
-        let u1 = p.x * z2z2, u2 = q.x * z1z1
-        let s1 = p.y * q.z * z2z2, s2 = q.y * p.z * z1z1
-        if u1 == u2 { return s1 == s2 ? p.doubled : .infinity }
-        let h = u2 - u1
-        let i = h.doubled.squared
-        let j = h * i
-        let r = (s2 - s1).doubled
-        let v = u1 * i
-        let x3 = r.squared - j - v.doubled
-        let y3 = r * (v - x3) - (s1 * j).doubled
-        let z3 = ((p.z + q.z).squared - z1z1 - z2z2) * h
-        return G1Jacobian(x: x3, y: y3, z: z3)
-    }
-
-    var affine: G1Point {
-        if isInfinity { return .infinity }
-        let zi = z.inverse, zi2 = zi.squared
-        return G1Point(x: x * zi2, y: y * zi2 * zi)
-    }
 }
 
 /// G2: y² = x³ + 3/ξ over Fq2 (the D-type sextic twist), restricted to the order-r subgroup.
@@ -98,15 +42,7 @@ public struct G2Point: Sendable, Equatable {
     /// proof escape the pairing equation's meaning.
     public var isInSubgroup: Bool { multiplied(by: Groth16.scalarModulus).isInfinity }
 
-    public func multiplied(by k: UInt256) -> G2Point {
-        var acc = G2Jacobian.infinity
-        let p = G2Jacobian(self)
-        for i in (0..<k.bitWidth).reversed() {
-            acc = acc.doubled
-            if k.bit(i) { acc = acc + p }
-        }
-        return acc.affine
-    }
+    public func multiplied(by k: UInt256) -> G2Point { scalarMultiple(k) }
 
     public var negated: G2Point { isInfinity ? self : G2Point(x: x, y: -y) }
 
@@ -114,29 +50,77 @@ public struct G2Point: Sendable, Equatable {
     var frobenius: G2Point { G2Point(x: x.conjugate * Frobenius.twistX, y: y.conjugate * Frobenius.twistY) }
 }
 
-struct G2Jacobian {
-    var x: Fq2, y: Fq2, z: Fq2
-    static let infinity = G2Jacobian(x: .one, y: .one, z: .zero)
+extension G1Point: AffinePoint {}
+extension G2Point: AffinePoint {}
+typealias G1Jacobian = Jacobian<G1Point>
+typealias G2Jacobian = Jacobian<G2Point>
 
-    init(x: Fq2, y: Fq2, z: Fq2) { self.x = x; self.y = y; self.z = z }
-    init(_ p: G2Point) { self = p.isInfinity ? .infinity : G2Jacobian(x: p.x, y: p.y, z: .one) }
+/// The field arithmetic the curve formulas need: Fq for G1, Fq2 for G2.
+protocol CurveField: Equatable {
+    static var zero: Self { get }
+    static var one: Self { get }
+    var isZero: Bool { get }
+    var doubled: Self { get }
+    var squared: Self { get }
+    var inverse: Self { get }
+    static func + (a: Self, b: Self) -> Self
+    static func - (a: Self, b: Self) -> Self
+    static func * (a: Self, b: Self) -> Self
+}
+
+extension Fq: CurveField {}
+extension Fq2: CurveField {}
+
+/// An affine point of y² = x³ + b (a = 0) over a CurveField; `isInfinity` marks the point at infinity.
+protocol AffinePoint {
+    associatedtype Field: CurveField
+    var x: Field { get }
+    var y: Field { get }
+    var isInfinity: Bool { get }
+    init(x: Field, y: Field)
+    static var infinity: Self { get }
+}
+
+extension AffinePoint {
+    /// k·P, double-and-add in Jacobian coordinates.
+    func scalarMultiple(_ k: UInt256) -> Self {
+        var acc = Jacobian<Self>.infinity
+        let p = Jacobian(self)
+        for i in (0..<k.bitWidth).reversed() {
+            acc = acc.doubled
+            if k.bit(i) { acc = acc + p }
+        }
+        return acc.affine
+    }
+}
+
+/// Jacobian coordinates: (X, Y, Z) is (X/Z², Y/Z³).
+struct Jacobian<Point: AffinePoint> {
+    typealias F = Point.Field
+    var x: F, y: F, z: F
+    static var infinity: Jacobian { Jacobian(x: .one, y: .one, z: .zero) }
+
+    init(x: F, y: F, z: F) { self.x = x; self.y = y; self.z = z }
+    init(_ p: Point) { self = p.isInfinity ? .infinity : Jacobian(x: p.x, y: p.y, z: .one) }
 
     var isInfinity: Bool { z.isZero }
 
-    var doubled: G2Jacobian {
+    var doubled: Jacobian {
         if isInfinity { return self }
+        // dbl-2009-l (a = 0)
         let a = x.squared, b = y.squared, c = b.squared
         let d = ((x + b).squared - a - c).doubled
         let e = a.doubled + a
         let f = e.squared
         let x3 = f - d.doubled
         let y3 = e * (d - x3) - c.doubled.doubled.doubled
-        return G2Jacobian(x: x3, y: y3, z: (y * z).doubled)
+        return Jacobian(x: x3, y: y3, z: (y * z).doubled)
     }
 
-    static func + (p: G2Jacobian, q: G2Jacobian) -> G2Jacobian {
+    static func + (p: Jacobian, q: Jacobian) -> Jacobian {
         if p.isInfinity { return q }
         if q.isInfinity { return p }
+        // add-2007-bl
         let z1z1 = p.z.squared, z2z2 = q.z.squared
         let u1 = p.x * z2z2, u2 = q.x * z1z1
         let s1 = p.y * q.z * z2z2, s2 = q.y * p.z * z1z1
@@ -149,12 +133,12 @@ struct G2Jacobian {
         let x3 = r.squared - j - v.doubled
         let y3 = r * (v - x3) - (s1 * j).doubled
         let z3 = ((p.z + q.z).squared - z1z1 - z2z2) * h
-        return G2Jacobian(x: x3, y: y3, z: z3)
+        return Jacobian(x: x3, y: y3, z: z3)
     }
 
-    var affine: G2Point {
+    var affine: Point {
         if isInfinity { return .infinity }
         let zi = z.inverse, zi2 = zi.squared
-        return G2Point(x: x * zi2, y: y * zi2 * zi)
+        return Point(x: x * zi2, y: y * zi2 * zi)
     }
 }
