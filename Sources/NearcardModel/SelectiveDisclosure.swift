@@ -61,7 +61,7 @@ public enum SelectiveDisclosure {
     /// Verifies the proof against the issuer's did:key; every failure says why.
     public static func verify(_ sdJWT: String, issuer: DIDKey) -> Result<Disclosed, SDProofFailure> {
         guard sdJWT.utf8.count <= maximumLength else { return .failure(.malformed("the proof is longer than \(maximumLength) bytes")) }
-        let parts = sdJWT.split(separator: "~", omittingEmptySubsequences: false).map(String.init)
+        let parts = sdJWT.split(ascii: "~")
         guard parts.count >= 2, parts.last == "" else {
             return .failure(.malformed("an SD-JWT is <JWT>~<disclosure>~…~ with a trailing '~' (key-binding JWTs are not used)"))
         }

@@ -43,9 +43,9 @@ public final class ExchangeService: Sendable {
 
     /// This side of a new exchange: the card and sharing policy as they are now.
     public func localParty() throws -> LocalParty {
-        let card = try database.myCard()?.card ?? Card(name: identity.name ?? "Nearcard user")
-        return LocalParty(keys: keys, name: identity.name, card: card, policy: try database.sharingPolicy(), routeHints: routeHints,
-                          issuerProof: try database.issuerProof(), requiredFields: requiredFields)
+        let shared = try database.sharedCard()
+        return LocalParty(keys: keys, name: identity.name, card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
+                          routeHints: routeHints, issuerProof: shared.issuerProof, requiredFields: requiredFields)
     }
 
     /// A fresh state machine for one session.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import NearcardCrypto
 import NearcardModel
 
@@ -9,6 +10,8 @@ public final class NearcardDatabase: Sendable {
     public let path: String
     let pool: DatabasePool
     let busyTimeoutUsed: TimeInterval
+    /// The last card text `sharedCard()` parsed, and the card.
+    private let parsedCard = Mutex<(json: String, card: Card)?>(nil)
 
     /// How long a write waits for another process holding the database before giving up.
     public static let busyTimeout: TimeInterval = 5
@@ -212,6 +215,35 @@ public final class NearcardDatabase: Sendable {
         }
     }
 
+    /// What this node brings to an exchange, as it is now: the card, the sharing policy and the group
+    /// proof, read in one transaction (so an edit from another process is seen by the next session).
+    public struct SharedCard: Sendable {
+        public let card: Card?
+        public let policy: SharingPolicy
+        public let issuerProof: String?
+    }
+
+    public func sharedCard() throws(StoreError) -> SharedCard {
+        let (cardJSON, fields, proof) = try read { db in
+            let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT (SELECT cardJSON FROM myCard WHERE id = 1),
+                       (SELECT value FROM setting WHERE key = 'share.fields'),
+                       (SELECT value FROM setting WHERE key = 'card.issuerProof')
+                """))
+            return (row?[0] as String?, row?[1] as String?, row?[2] as String?)
+        }
+        let policy = fields.map { SharingPolicy(fields: (try? CardField.parseList($0)) ?? SharingPolicy.default.fields) } ?? .default
+        guard let cardJSON else { return SharedCard(card: nil, policy: policy, issuerProof: proof) }
+        // The stored card rarely changes: parse it again only when its text did.
+        if let hit = parsedCard.withLock({ $0?.json == cardJSON ? $0?.card : nil }) {
+            return SharedCard(card: hit, policy: policy, issuerProof: proof)
+        }
+        let card: Card
+        do { card = try Self.decodeCard(cardJSON, what: "your card") } catch { throw error as? StoreError ?? StoreError(.database, "\(error)") }
+        parsedCard.withLock { $0 = (cardJSON, card) }
+        return SharedCard(card: card, policy: policy, issuerProof: proof)
+    }
+
     public func sharingPolicy() throws(StoreError) -> SharingPolicy {
         try read { db in
             guard let text = try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = 'share.fields'") else { return .default }
@@ -288,7 +320,8 @@ public final class NearcardDatabase: Sendable {
 
     static func upsertContact(_ incoming: Contact, payloadJSON: String?, now: Date, db: GRDB.Database) throws -> Contact {
         var contact = incoming
-        if let did = incoming.didPublicKey, let row = try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE did = ?", arguments: [did]) {
+        if let did = incoming.didPublicKey,
+           let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM contact WHERE did = ?"), arguments: [did]) {
             let old = try Self.contact(row)
             contact.id = old.id
             contact.tags = old.tags
@@ -301,7 +334,7 @@ public final class NearcardDatabase: Sendable {
         }
         try Self.insert(contact, payloadJSON: payloadJSON, db: db)
         if let did = contact.didPublicKey {
-            try db.execute(sql: "INSERT OR IGNORE INTO socialGraph (didHash) VALUES (?)", arguments: [Contact.socialGraphHash(did: did)])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO socialGraph (didHash) VALUES (?)").execute(arguments: [Contact.socialGraphHash(did: did)])
         }
         return contact
     }
@@ -314,8 +347,8 @@ public final class NearcardDatabase: Sendable {
     public func recordExchange(_ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, now: Date = Date()) throws(StoreError) -> Contact {
         try write { db in
             let saved = try Self.upsertContact(contact, payloadJSON: payloadJSON, now: now, db: db)
-            try db.execute(sql: "INSERT OR REPLACE INTO issuedRoute (mailboxToken, contactDID, issuedAt, expiresAt) VALUES (?, ?, ?, ?)",
-                           arguments: [Base64.urlEncode(issuedRoute.mailboxToken), issuedRoute.contactDID,
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO issuedRoute (mailboxToken, contactDID, issuedAt, expiresAt) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [Base64.urlEncode(issuedRoute.mailboxToken), issuedRoute.contactDID,
                                        issuedRoute.issuedAt.timeIntervalSince1970, issuedRoute.expiresAt.timeIntervalSince1970])
             return saved
         }
@@ -351,7 +384,8 @@ public final class NearcardDatabase: Sendable {
     /// Inserts a contact, or updates the one with the same id.
     static func insert(_ c: Contact, payloadJSON: String?, db: GRDB.Database) throws {
         func json(_ a: [String]) -> String { JSONValue.array(a.map { .string($0) }).compactText }
-        try db.execute(sql: """
+        // Cached: this runs for every exchange, and compiling it costs more than running it.
+        try db.cachedStatement(sql: """
             INSERT INTO contact (id, did, cardId, name, cardJSON, source, verificationStatus, receivedAt, lastInteraction,
                 tagsJSON, notes, sealedRoute, pubKey, signPubKey, exchangeSignature, myExchangeSignature, exchangeTimestamp,
                 myEphemeralMessage, theirEphemeralMessage, graphExportEdgeId, credentialIdsJSON, declaredProofClaimsJSON, payloadJSON,
@@ -367,7 +401,7 @@ public final class NearcardDatabase: Sendable {
                 theirEphemeralMessage = excluded.theirEphemeralMessage, graphExportEdgeId = excluded.graphExportEdgeId,
                 credentialIdsJSON = excluded.credentialIdsJSON, declaredProofClaimsJSON = excluded.declaredProofClaimsJSON,
                 payloadJSON = excluded.payloadJSON, memberOf = excluded.memberOf
-            """, arguments: [
+            """).execute(arguments: [
                 c.id, c.didPublicKey, c.cardId, c.name, c.card.json.canonicalText, c.source.rawValue, c.verificationStatus.rawValue,
                 c.receivedAt.timeIntervalSince1970, c.lastInteraction?.timeIntervalSince1970, json(c.tags), c.notes, c.sealedRoute,
                 c.pubKey, c.signPubKey, c.exchangeSignature, c.myExchangeSignature, c.exchangeTimestamp?.timeIntervalSince1970,

@@ -74,6 +74,30 @@ import Testing
         #expect(v.canonicalText == "{\"a\":{},\"b\":[true,false,null,1.5,\"x\\n\\\"\"]}")
         #expect(try JSONParser.parse(v.prettyText) == v)
     }
+
+    /// Escapes at the start, in the middle, back to back and at the end of a string, around runs of
+    /// plain and multi-byte text, are written as RFC 8785 says and read back to the same string.
+    @Test func stringsWithEscapesAnywhereRoundTrip() throws {
+        let cases: [(String, String)] = [
+            ("plain", #""plain""#),
+            ("", #""""#),
+            ("\"start", #""\"start""#),
+            ("end\\", #""end\\""#),
+            ("a\u{1}\u{1f}b\tc\n", #""a\u0001\u001fb\tc\n""#),
+            ("\"\"\\", #""\"\"\\""#),
+            ("é\u{8}ü\u{c}✓\r", #""é\bü\f✓\r""#),
+            ("\u{7f}/<>", "\"\u{7f}/<>\""),
+        ]
+        for (value, text) in cases {
+            #expect(JSONValue.string(value).compactText == text, "\(value.debugDescription)")
+            #expect(try JSONParser.parse(text) == .string(value), "\(text)")
+        }
+        // Every control character, each between two runs.
+        for c in 0..<0x20 {
+            let value = "x" + String(UnicodeScalar(UInt8(c))) + "é"
+            #expect(try JSONParser.parse(JSONValue.string(value).compactText) == .string(value))
+        }
+    }
 }
 
 @Suite struct EncodingTests {
@@ -84,12 +108,29 @@ import Testing
             #expect(try Base64.urlDecode(Base64.urlEncode(bytes)) == bytes)
         }
         #expect(Base64.encode(Array("Möbius".utf8)) == "TcO2Yml1cw==")
+        // RFC 4648 §10, and the two alphabets' last characters.
+        for (text, padded, url) in [("", "", ""), ("f", "Zg==", "Zg"), ("fo", "Zm8=", "Zm8"), ("foo", "Zm9v", "Zm9v"),
+                                    ("foob", "Zm9vYg==", "Zm9vYg"), ("fooba", "Zm9vYmE=", "Zm9vYmE"), ("foobar", "Zm9vYmFy", "Zm9vYmFy")] {
+            #expect(Base64.encode(Array(text.utf8)) == padded)
+            #expect(Base64.urlEncode(Array(text.utf8)) == url)
+        }
+        #expect(Base64.encode([0xFB, 0xFF]) == "+/8=")
+        #expect(Base64.urlEncode([0xFB, 0xFF]) == "-_8")
         for bad in ["TQ=", "TR==", "T===", "TQ==\n", "T Q==", "@@@@"] {
             #expect(throws: CryptoError.self, "\(bad)") { try Base64.decode(bad) }
         }
         for bad in ["TQ==", "TR", "T", "a+b/"] {
             #expect(throws: CryptoError.self, "\(bad)") { try Base64.urlDecode(bad) }
         }
+    }
+
+    /// Token parts are split on the separator byte: empty parts are kept, and a separator followed by
+    /// a combining mark still separates.
+    @Test func splitsOnAnASCIISeparatorByte() {
+        #expect("a~~b~".split(ascii: "~") == ["a", "", "b", ""])
+        #expect("".split(ascii: ".") == [""])
+        #expect("h.\u{301}p.s".split(ascii: ".") == ["h", "\u{301}p", "s"])
+        #expect("é.ü".split(ascii: ".") == ["é", "ü"])
     }
 
     @Test func base58MatchesKnownValues() throws {

@@ -39,6 +39,25 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         #expect(throws: StoreError.self) { try db.saveMyCard(Card(name: " ")) }
     }
 
+    /// What a running node shares is read per session: an edit made by another process (another
+    /// connection to the same file) is in the next session's card, policy and proof.
+    @Test func theSharedCardFollowsEditsFromAnotherConnection() throws {
+        let (node, dir) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let first = try node.sharedCard()
+        #expect(first.card == nil && first.policy == .default && first.issuerProof == nil)
+        let cli = try NearcardDatabase(path: node.path)
+        try cli.saveMyCard(Card(name: "Ada", company: "Engines"))
+        try cli.saveSharingPolicy(SharingPolicy(fields: [.company]))
+        #expect(try node.sharedCard().card?.company == "Engines")
+        #expect(try node.sharedCard().policy.fields == [.name, .company])
+        try cli.saveMyCard(Card(name: "Ada", company: "Analytical Engines"))
+        try cli.setIssuerProof("{}")
+        let later = try node.sharedCard()
+        #expect(later.card?.company == "Analytical Engines")
+        #expect(later.issuerProof == "{}")
+    }
+
     @Test func reExchangingUpdatesTheSameContact() throws {
         let (db, dir) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: dir) }

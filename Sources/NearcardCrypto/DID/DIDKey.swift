@@ -61,8 +61,11 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(publicKeyBytes)
     }
 
-    /// `z…`: the method-specific identifier, also the fragment of the key's verification method.
-    public var multibaseValue: String {
+    /// `z…`: the method-specific identifier, also the fragment of the key's verification method
+    /// (encoded once: a session reads the DID many times).
+    public let multibaseValue: String
+
+    private static func multibase(_ keyType: KeyType, _ publicKeyBytes: [UInt8]) -> String {
         Multibase.encodeBase58btc(Varint.encode(keyType.multicodec) + publicKeyBytes)
     }
 
@@ -94,6 +97,7 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
         self.keyType = keyType
         self.publicKeyBytes = publicKeyBytes
         self.ecKey = ecKey
+        self.multibaseValue = Self.multibase(keyType, publicKeyBytes)
     }
 
     public init(_ key: ECPublicKey) {
@@ -105,18 +109,21 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
         self.keyType = type
         self.publicKeyBytes = key.compressedRepresentation
         self.ecKey = key
+        self.multibaseValue = Self.multibase(type, publicKeyBytes)
     }
 
     public init(_ key: Ed25519.PublicKey) {
         keyType = .ed25519
         publicKeyBytes = key.rawRepresentation
         ecKey = nil
+        multibaseValue = Self.multibase(keyType, publicKeyBytes)
     }
 
     public init(_ key: X25519.PublicKey) {
         keyType = .x25519
         publicKeyBytes = key.rawRepresentation
         ecKey = nil
+        multibaseValue = Self.multibase(keyType, publicKeyBytes)
     }
 
     /// Parses a DID (`did:key:z…`, optionally `did:key:1:z…`). Errors carry the spec's error names.

@@ -33,25 +33,27 @@ public enum Base64 {
     }
 
     private static func encode(_ b: [UInt8], alphabet: [UInt8], pad: Bool) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity((b.count + 2) / 3 * 4)
-        var i = 0
-        while i + 3 <= b.count {
-            let n = UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2])
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            i += 3
+        let rest = b.count % 3
+        let length = b.count / 3 * 4 + (rest == 0 ? 0 : pad ? 4 : rest + 1)
+        // Written straight into the string's storage: this runs for every key, signature and token.
+        return String(unsafeUninitializedCapacity: length) { out in
+            alphabet.withUnsafeBufferPointer { a in
+                var o = 0
+                func put(_ n: UInt32, _ count: Int) {
+                    for k in 0..<count { out[o + k] = a[Int(n >> UInt32(18 - 6 * k) & 63)] }
+                    o += count
+                }
+                var i = 0
+                while i + 3 <= b.count {
+                    put(UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]), 4)
+                    i += 3
+                }
+                if rest == 1 { put(UInt32(b[i]) << 16, 2) }
+                if rest == 2 { put(UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8, 3) }
+                while o < length { out[o] = UInt8(ascii: "="); o += 1 }
+            }
+            return length
         }
-        let rest = b.count - i
-        if rest == 1 {
-            let n = UInt32(b[i]) << 16
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
-            if pad { out += Array("==".utf8) }
-        } else if rest == 2 {
-            let n = UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
-            if pad { out.append(UInt8(ascii: "=")) }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     private static func decode(_ text: [UInt8], table: [UInt8], padded: Bool, name: String) throws(CryptoError) -> [UInt8] {

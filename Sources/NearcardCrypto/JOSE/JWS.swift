@@ -38,7 +38,7 @@ public struct CompactJWS: Sendable {
         guard token.utf8.count <= CompactJWS.maximumLength else {
             throw CryptoError(.malformedToken, "the token is \(token.utf8.count) bytes, over the limit of \(CompactJWS.maximumLength)")
         }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        let parts = token.split(ascii: ".")
         guard parts.count == 3 else {
             throw CryptoError(.malformedToken, "a compact JWS has three dot-separated parts; this has \(parts.count)")
         }

@@ -167,6 +167,12 @@ public struct JSONParser {
                 guard i < bytes.count else { throw error("the text ends inside a string") }
                 let b = bytes[i]
                 if b == UInt8(ascii: "\"") {
+                    if scalars.isEmpty {
+                        // No escape before the run (the usual case): the bytes are the string.
+                        let s = String(decoding: bytes[runStart..<i], as: UTF8.self)
+                        i += 1
+                        return s
+                    }
                     flushRun(&scalars, runStart, i, bytes)
                     i += 1
                     return String(scalars)

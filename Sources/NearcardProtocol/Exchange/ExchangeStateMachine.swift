@@ -143,13 +143,16 @@ public struct ExchangeStateMachine: Sendable {
 
     public let role: NoiseXXHandshake.Role
     private let local: LocalParty
+    /// `local.identity`, derived once.
+    private let me: PublicIdentity
     private let expected: ExpectedPeer
     private let sasNonce: [UInt8]
     private let mailboxToken: [UInt8]
     private var phase: Phase
     private var transport: NoiseTransport?
     private var handshakeHash: [UInt8] = []
-    private var peerHello: ExchangeMessage.Hello?
+    /// The peer as its hello proved it (verified once, on arrival); the SAS is added at the reveal.
+    private var provenPeer: PeerIdentity?
     private var peer: PeerIdentity?
     private var myDecision: Decision?
     private var myPayload: ProximityPayload?
@@ -165,6 +168,7 @@ public struct ExchangeStateMachine: Sendable {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
         self.role = role
         self.local = local
+        self.me = local.identity
         self.expected = expected
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
@@ -176,6 +180,7 @@ public struct ExchangeStateMachine: Sendable {
         precondition(noise.role == .responder && noise.isResponderReadyToAnswer, "resume only after message 1")
         self.role = .responder
         self.local = local
+        self.me = local.identity
         self.expected = ExpectedPeer()
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
@@ -319,7 +324,7 @@ public struct ExchangeStateMachine: Sendable {
         case (.awaitingPeerHello, .hello(let hello)):
             // Verified now, so a bad identity ends the session before we reveal anything more.
             let identity = try verifyHello(hello)
-            peerHello = hello
+            provenPeer = identity
             switch role {
             case .responder:
                 guard let commitment = hello.sasCommit else { throw ProtocolError(.protocolError, "the initiator's hello has no SAS commitment") }
@@ -340,9 +345,9 @@ public struct ExchangeStateMachine: Sendable {
             guard Sodium.constantTimeEquals(SAS.commitment(handshakeHash: handshakeHash, nonce: nonce), commitment) else {
                 throw ProtocolError(.badCommitment, "the initiator's SAS nonce does not match its commitment")
             }
-            guard let hello = peerHello else { preconditionFailure("reveal without hello") }
+            guard let identity = provenPeer else { preconditionFailure("reveal without hello") }
             let sas = SAS.display(SAS.value(handshakeHash: handshakeHash, initiatorNonce: nonce, responderNonce: sasNonce))
-            let p = try verifyHello(hello).with(sas: sas)
+            let p = identity.with(sas: sas)
             peer = p
             phase = .deciding(mine: nil, theirs: false)
             return [.identified(p)]
@@ -384,7 +389,7 @@ public struct ExchangeStateMachine: Sendable {
 
     private func makeHello() throws(ProtocolError) -> ExchangeMessage.Hello {
         var hello = ExchangeMessage.Hello(
-            did: local.identity.did, name: local.name, signPubKey: local.keys.ed25519.publicKey.rawRepresentation,
+            did: me.did, name: local.name, signPubKey: local.keys.ed25519.publicKey.rawRepresentation,
             sasCommit: role == .initiator ? SAS.commitment(handshakeHash: handshakeHash, nonce: sasNonce) : nil,
             sasNonce: role == .responder ? sasNonce : nil, signature: [])
         let input = ExchangeMessage.Hello.signingInput(hello.signedObject(role: role, handshakeHash: handshakeHash))
@@ -416,7 +421,7 @@ public struct ExchangeStateMachine: Sendable {
         if let want = expected.did, want != hello.did {
             throw ProtocolError(.identityMismatch, "expected \(want) but the peer proved \(hello.did)")
         }
-        if hello.did == local.identity.did {
+        if hello.did == me.did {
             throw ProtocolError(.badIdentity, "the peer uses this node's own identity")
         }
         return PeerIdentity(did: hello.did, didKey: didKey, name: hello.name, pubKey: remoteStatic, signPubKey: sign,
@@ -425,7 +430,6 @@ public struct ExchangeStateMachine: Sendable {
 
     private mutating func sendCard(now: Int64) throws(ProtocolError) -> [Action] {
         guard let peer, let decision = myDecision else { preconditionFailure("card before identification and decision") }
-        let me = local.identity
         let route = RouteRecord(did: me.did, pubKey: me.pubKey, signPubKey: me.signPubKey, fingerprint: me.fingerprint,
                                 mailboxToken: mailboxToken, recipient: peer.did, issuedAt: now, expiresAt: now + local.routeValidity,
                                 hints: Array(local.routeHints.prefix(RouteRecord.maximumHints)))
@@ -450,7 +454,7 @@ public struct ExchangeStateMachine: Sendable {
         if let message, let problem = ProximityPayload.messageProblem(message) {
             throw ProtocolError(.badCard, "the peer's message: \(problem)")
         }
-        let context = PayloadVerificationContext(expectedSenderDID: peer.did, receiverDID: local.identity.did, sessionBinding: handshakeHash,
+        let context = PayloadVerificationContext(expectedSenderDID: peer.did, receiverDID: me.did, sessionBinding: handshakeHash,
                                                  peerStaticKey: peer.pubKey, ephemeralMessage: message, now: now,
                                                  maximumSkew: Self.maximumClockSkew, requireDisclosureProof: true)
         let verified: ProximityPayload.Verified
@@ -466,7 +470,7 @@ public struct ExchangeStateMachine: Sendable {
             throw ProtocolError(.declined, "the card does not disclose \(missing.map(\.rawValue).sorted().joined(separator: ", ")), which this node requires")
         }
         guard let sealed = verified.payload.sealedRoute else { throw ProtocolError(.badCard, "the peer's card carries no sealed route") }
-        switch SealedRoute.open(sealed, with: local.keys.x25519, expectedIssuer: peer.did, expectedRecipient: local.identity.did,
+        switch SealedRoute.open(sealed, with: local.keys.x25519, expectedIssuer: peer.did, expectedRecipient: me.did,
                                 expectedSignKey: peer.signPubKey, now: now) {
         case .success(let route):
             guard route.pubKey == peer.pubKey, route.fingerprint == peer.fingerprint else {
@@ -483,7 +487,7 @@ public struct ExchangeStateMachine: Sendable {
         return ExchangeOutcome(
             peer: peer, handshakeHash: handshakeHash, myPayload: myPayload, theirPayload: received.verified, theirPayloadJSON: received.json,
             myMessage: myDecision?.message, theirMessage: received.message, theirSealedRoute: received.sealedRoute, theirRoute: received.route,
-            myRoute: myRoute, graphEdgeID: Contact.graphEdgeID(local.identity.did, peer.did, sessionBinding: handshakeHash), completedAt: now)
+            myRoute: myRoute, graphEdgeID: Contact.graphEdgeID(me.did, peer.did, sessionBinding: handshakeHash), completedAt: now)
     }
 
     private mutating func send(_ message: ExchangeMessage) throws(ProtocolError) -> [Action] {

@@ -40,5 +40,41 @@ func exchangePartsBenchmark(rounds: Int = 201) throws -> String {
     rows.append(("DIDKey.ecPublicKey() (point decompression → EVP_PKEY)", time { blackHole(didKey.ecPublicKey()) }))
     rows.append(("DIDKey.did (Base58 encode)", time { blackHole(DIDKey(a.keys.p256.publicKey).did) }))
     rows.append(("P-256 sign (raw)", try time { blackHole(try a.keys.p256.signature(for: bytes)) }))
+    rows.append(("both sides' state machines, one whole exchange in memory (no sockets, no SQLite)", try time { blackHole(try inMemoryExchange(a, b)) }))
+    let outcome = try inMemoryExchange(a, b)
+    rows.append(("record the outcome (contact, graph edge, issued route: one SQLite transaction)", try time { blackHole(try b.record(outcome)) }))
     return "| step (one side) | median |\n|---|---|\n" + rows.map { "| \($0.0) | \(format($0.1)) |" }.joined(separator: "\n") + "\n"
+}
+
+/// Runs an initiator (`a`) and a responder (`b`) against each other in memory, both accepting, and
+/// returns the responder's outcome: the protocol's CPU without sockets, threads or SQLite writes.
+func inMemoryExchange(_ a: ExchangeService, _ b: ExchangeService) throws -> ExchangeOutcome {
+    func machine(_ s: ExchangeService, _ role: NoiseXXHandshake.Role) throws -> ExchangeStateMachine {
+        ExchangeStateMachine(role: role, local: try s.localParty(), ephemeralKey: X25519.PrivateKey(),
+                             sasNonce: Sodium.randomBytes(SAS.nonceByteCount), mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
+    }
+    var sides = [try machine(a, .initiator), try machine(b, .responder)]
+    var queue: [(to: Int, frame: [UInt8])] = []
+    var outcome: ExchangeOutcome?
+    let t = Int64(Date().timeIntervalSince1970)
+    func run(_ actions: [ExchangeStateMachine.Action], from side: Int) throws {
+        var decide = false
+        for action in actions {
+            switch action {
+            case .send(let frame): queue.append((1 - side, frame))
+            case .identified: decide = true
+            case .peerDecided: break
+            case .completed(let o): if side == 1 { outcome = o }
+            case .failed(let e, _): throw BenchError("in-memory exchange failed: \(e.message)")
+            }
+        }
+        if decide { try run(sides[side].decide(accept: true, message: "hi", now: t), from: side) }
+    }
+    try run(sides[0].start(), from: 0)
+    while !queue.isEmpty {
+        let (to, frame) = queue.removeFirst()
+        try run(sides[to].receive(frame, now: t), from: to)
+    }
+    guard let outcome else { throw BenchError("the in-memory exchange did not complete") }
+    return outcome
 }

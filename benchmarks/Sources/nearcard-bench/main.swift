@@ -40,7 +40,7 @@ for name in wanted {
         case "scale":
             let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_SIZES"]?.split(separator: ",").compactMap { Int($0) }
             emit(try sizes.map { try simulationScaleBenchmark(sizes: $0) } ?? simulationScaleBenchmark())
-        case "parts": emit(try exchangePartsBenchmark())
+        case "parts": emit(try exchangePartsBenchmark(rounds: Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_ROUNDS"] ?? "") ?? 201))
         default: break
         }
     } catch {
