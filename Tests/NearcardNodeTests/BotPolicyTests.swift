@@ -127,6 +127,10 @@ import Testing
         let started = try #require(JSONLines.encode(.listening(port: 7447, addresses: ["192.0.2.1"]), identity: identity))
         #expect(started["v"] == 1 && started["event"] == "started" && started["port"] == 7447 && started["did"]?.stringValue == identity.did)
         #expect(started["time"]?.stringValue?.count == 24, "ISO 8601 with milliseconds")
+        for (seconds, text) in [(1_700_000_000.0, "2023-11-14T22:13:20.000Z"), (1_700_000_000.007, "2023-11-14T22:13:20.007Z"),
+                                (1_700_000_000.045, "2023-11-14T22:13:20.045Z"), (1_700_000_000.9995, "2023-11-14T22:13:20.999Z")] {
+            #expect(JSONLines.line("x", now: Date(timeIntervalSince1970: seconds))["time"]?.stringValue == text)
+        }
         let otherKeys = IdentityKeys.generate()
         let other = otherKeys.publicIdentity(name: "Ada")
         let peer = PeerIdentity(did: other.did, didKey: try DIDKey(parsing: other.did), name: "Ada", pubKey: otherKeys.x25519.publicKey,

@@ -23,7 +23,8 @@ public enum JSONLines {
     static func timestamp(_ date: Date) -> String {
         let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         let base = ISO8601.string(Date(timeIntervalSince1970: TimeInterval(ms / 1000)))
-        return String(base.dropLast()) + String(format: ".%03dZ", Int(ms % 1000))
+        let millis = String(ms % 1000)
+        return String(base.dropLast()) + "." + String(repeating: "0", count: 3 - millis.count) + millis + "Z"
     }
 
     /// The line for a node event.

@@ -1,4 +1,9 @@
+#define _GNU_SOURCE
 #include "cbaseline.h"
+#include <dirent.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/ec.h>
@@ -179,4 +184,27 @@ int64_t cb_tls_connection_ns(void *vctx, int port, char *err, size_t err_len) {
     SSL_free(ssl);
     close(fd);
     return result;
+}
+
+int cb_pin_process(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpu >= 0) {
+        if (cpu >= online) return -1;
+        CPU_SET(cpu, &set);
+    } else {
+        for (long c = 0; c < online && c < CPU_SETSIZE; c++) CPU_SET((int)c, &set);
+    }
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return -1;
+    int changed = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        pid_t tid = (pid_t)atoi(e->d_name);
+        if (sched_setaffinity(tid, sizeof set, &set) == 0) changed++;
+    }
+    closedir(dir);
+    return changed;
 }

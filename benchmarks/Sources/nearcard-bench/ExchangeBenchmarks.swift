@@ -10,52 +10,81 @@ import Glibc
 /// Issue 7: one exchange on loopback (TCP connect → both contacts committed, both sides accepting
 /// automatically), beside the floor (the same crypto through the C libraries plus one loopback round
 /// trip) and beside a TLS 1.3 handshake with certificates on both sides against `openssl s_server`.
+///
+/// The responder is the release `nearcard listen --jsonl --accept all` (its own process, as
+/// `s_server` is); the initiator dials from this process (as the libssl client does). The clock stops
+/// when both contacts are committed: the initiator's result and the responder's `exchange.completed`
+/// line, time-stamped as it is read. Two placements, interleaved round by round: both processes
+/// free to use both cores, and each party on a core of its own (the server side on CPU 1, this
+/// process on CPU 0), which is what two machines give each person. Both references run in both.
 func exchangeLatencyBenchmark(rounds: Int = 41) async throws -> String {
     precondition(cb_init() == 0)
     let scratch = try Scratch("latency")
+    let exe = try nearcardExecutable()
     var limits = NodeLimits()
-    limits.connectionsPerAddressPerMinute = 1_000_000  // every round comes from 127.0.0.1
-    let responder = try scratch.service("Rita Responder", limits: limits)
-    let initiator = try scratch.service("Ivan Initiator")
-    let listener = try await Listener.start(service: responder, host: "127.0.0.1", port: 0)
-    let completions = responder.events.subscribe()
-    var events = completions.makeAsyncIterator()
-    let target = loopbackTarget(port: listener.port, did: responder.identity.did)
-    let floor = ExchangeCryptoFloor()
-    let tls = try TLSReference(directory: scratch.root)
-    defer { tls.stop() }
+    limits.connectionsPerAddressPerMinute = 1_000_000
+    let initiator = try scratch.service("Ivan Initiator", limits: limits)
+    let twoCores = sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2
 
-    var ours: [Double] = [], crypto: [Double] = [], tlsLib: [Double] = [], tlsTool: [Double] = []
+    final class Placement {
+        let name: String
+        let pinned: Bool
+        let responder: NodeProcess
+        let target: DialTarget
+        let tls: TLSReference
+        var ours: [Double] = [], tlsLib: [Double] = []
+        init(name: String, pinned: Bool, responder: NodeProcess, target: DialTarget, tls: TLSReference) {
+            self.name = name; self.pinned = pinned; self.responder = responder; self.target = target; self.tls = tls
+        }
+    }
+    var placements: [Placement] = []
+    defer { for p in placements { p.responder.stop(); p.tls.stop() } }
+    for pinned in twoCores ? [false, true] : [false] {
+        let tag = pinned ? "pinned" : "shared"
+        let home = try scratch.home("Rita Responder \(tag)")
+        let argv = (pinned ? ["/usr/bin/taskset", "-c", "1"] : []) + [exe, "listen", "--jsonl", "--accept", "all", "--home", home.path, "--port", "0",
+                    "--no-discovery", "--connections-per-minute", "1000000", "--max-sessions-per-address", "1000"]
+        let node = try NodeProcess(argv, log: scratch.root + "/responder-\(tag).log")
+        let started = try waitForStarted(node)
+        let tls = try TLSReference(directory: scratch.root + "/\(tag)", pinnedTo: pinned ? 1 : nil)
+        placements.append(Placement(name: pinned ? "each party on its own core" : "both parties on both cores", pinned: pinned, responder: node,
+                                    target: loopbackTarget(port: started.port, did: started.did), tls: tls))
+    }
+    let floor = ExchangeCryptoFloor()
+    var crypto: [Double] = [], tlsTool: [Double] = []
     for round in -3..<rounds {  // three warm-up rounds, not counted
-        let t0 = now()
-        guard case .completed = try await Dialer.exchange(with: target, service: initiator) else {
-            throw BenchError("an exchange failed")
+        for p in placements {
+            _ = cb_pin_process(p.pinned ? 0 : -1)
+            let before = p.responder.count("exchange.completed")
+            let t0 = now()
+            guard case .completed = try await Dialer.exchange(with: p.target, service: initiator) else {
+                throw BenchError("an exchange failed (\(p.name)); see \(scratch.root)")
+            }
+            let initiatorDone = now()
+            let responderDone = try p.responder.waitForNth("exchange.completed", before + 1)
+            let ours = Double(max(initiatorDone, responderDone) - t0)
+            let l = try p.tls.libsslConnection()
+            if round >= 0 { p.ours.append(ours); p.tlsLib.append(l) }
         }
-        // The responder commits its contact on its own; wait for it.
-        while let e = await events.next() {
-            if case .exchangeCompleted = e { break }
-            if case .exchangeFailed(_, _, let error, _) = e { throw BenchError("the responder failed: \(error.message)") }
-        }
-        let t1 = now()
+        _ = cb_pin_process(-1)
         let c = floor.run()
-        let l = try tls.libsslConnection()
-        let t = round % 4 == 0 ? try tls.sClientConnection() : nil
+        let t = round % 4 == 0 ? try placements[0].tls.sClientConnection() : nil
         guard round >= 0 else { continue }
-        ours.append(Double(t1 - t0))
         crypto.append(c)
-        tlsLib.append(l)
         if let t { tlsTool.append(t) }
     }
-    await listener.close()
     let rtt = Double(cb_loopback_rtt_ns(2001))
     guard rtt > 0 else { throw BenchError("the loopback round trip could not be measured") }
 
-    let o = median(ours), f = median(crypto) + rtt, l = median(tlsLib), t = median(tlsTool)
-    var out = "| measurement | median | runs | Nearcard ÷ it |\n|---|---|---|---|\n"
-    out += "| **Nearcard exchange** (TCP connect → both contacts committed; Noise XX, signed hellos, SAS reveal, signed cards with SD-JWT and sealed routes, two SQLite commits) | \(format(o)) | \(ours.count) | 1.00× |\n"
-    out += "| floor: both sides' crypto through libcrypto/libsodium (\(ExchangeCryptoFloor.summary)) + one loopback round trip (\(format(rtt))) | \(format(f)) | \(crypto.count) | \(format2(o / f))× |\n"
-    out += "| TLS 1.3, certificates on both sides (P-256, X25519): libssl client ↔ `openssl s_server -Verify 1 -rev`, connect → handshake → one line echoed | \(format(l)) | \(tlsLib.count) | \(format2(o / l))× |\n"
-    out += "| the same with `openssl s_client` (a process per connection, as a person would run it) | \(format(t)) | \(tlsTool.count) | \(format2(o / t))× |\n"
+    let f = median(crypto) + rtt, t = median(tlsTool)
+    var out = "| placement | Nearcard exchange (TCP connect → both contacts committed) | TLS 1.3 mutual-certificate handshake (libssl client ↔ `openssl s_server`) | Nearcard ÷ TLS | Nearcard ÷ crypto floor |\n|---|---|---|---|---|\n"
+    for p in placements {
+        let o = median(p.ours), l = median(p.tlsLib)
+        out += "| \(p.name) | \(format(o)) (\(p.ours.count) runs) | \(format(l)) | **\(format2(o / l))×** | \(format2(o / f))× |\n"
+    }
+    out += "\nFloor: both sides' crypto through libcrypto/libsodium (\(ExchangeCryptoFloor.summary)) + one loopback round trip (\(format(rtt))): \(format(f)) (median of \(crypto.count)). "
+    out += "`openssl s_client` run as a command (a process per connection, as a person would run it), both cores: \(format(t)) (median of \(tlsTool.count)). "
+    out += "The exchange does Noise XX, a signed hello each way, the SAS commit/reveal, a signed card with its SD-JWT and a sealed route each way, and a SQLite commit on each side; the TLS handshake's client sends one line and reads the server's answer, so the server has checked the client certificate.\n"
     return out
 }
 
@@ -123,7 +152,8 @@ final class TLSReference {
     let context: UnsafeMutableRawPointer
     let openssl: String
 
-    init(directory root: String) throws {
+    /// `pinnedTo`: the CPU `s_server` runs on (nil: any).
+    init(directory root: String, pinnedTo cpu: Int? = nil) throws {
         directory = root + "/tls"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
@@ -144,7 +174,7 @@ final class TLSReference {
                      "-out", "\(d)/\(name).pem", "-days", "2"])
         }
         port = try freeLoopbackPort()
-        server = try ChildProcess([openssl, "s_server", "-accept", "127.0.0.1:\(port)", "-cert", "\(d)/server.pem", "-key", "\(d)/server.key",
+        server = try ChildProcess((cpu.map { ["/usr/bin/taskset", "-c", "\($0)"] } ?? []) + [openssl, "s_server", "-accept", "127.0.0.1:\(port)", "-cert", "\(d)/server.pem", "-key", "\(d)/server.key",
                                    "-CAfile", "\(d)/ca.pem", "-Verify", "1", "-tls1_3", "-rev", "-quiet"],
                                   log: "\(d)/s_server.log", pipes: false)
         var err = [CChar](repeating: 0, count: 256)

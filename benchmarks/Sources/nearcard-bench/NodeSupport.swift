@@ -131,6 +131,21 @@ final class NodeProcess: @unchecked Sendable {
         throw BenchError("no \(what) within \(Int(timeout)) s")
     }
 
+    /// When the `n`-th (1-based) line of `event` was read; waits up to `timeout` seconds for it.
+    func waitForNth(_ event: String, _ n: Int, timeout: TimeInterval = 30) throws -> UInt64 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            lock.lock()
+            let hits = events.lazy.filter { $0.json["event"] as? String == event }
+            let hit = hits.dropFirst(n - 1).first
+            lock.unlock()
+            if let hit { return hit.at }
+            guard child.isRunning else { throw BenchError("\(child.argv.dropFirst().first ?? "the node") exited before \(event) #\(n)") }
+            usleep(200)
+        }
+        throw BenchError("no \(event) #\(n) within \(Int(timeout)) s")
+    }
+
     func stop() { _ = child.stop(after: 5) }
 }
 

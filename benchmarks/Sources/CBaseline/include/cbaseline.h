@@ -29,4 +29,8 @@ int64_t cb_loopback_rtt_ns(int rounds);
 // (so the server has verified our certificate), close. Returns nanoseconds, or -1 with a reason in err.
 void *cb_tls_client_ctx(const char *cert, const char *key, const char *ca, char *err, size_t err_len);
 int64_t cb_tls_connection_ns(void *ctx, int port, char *err, size_t err_len);
+
+// Sets the CPU affinity of every thread of this process (and so of threads it starts later): to the
+// one CPU `cpu`, or to every online CPU when cpu < 0. Returns the number of threads changed, -1 on error.
+int cb_pin_process(int cpu);
 #endif
