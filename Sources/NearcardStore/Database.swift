@@ -232,7 +232,7 @@ public final class NearcardDatabase: Sendable {
                 """))
             return (row?[0] as String?, row?[1] as String?, row?[2] as String?)
         }
-        let policy = fields.map { SharingPolicy(fields: (try? CardField.parseList($0)) ?? SharingPolicy.default.fields) } ?? .default
+        let policy = Self.sharingPolicy(stored: fields)
         guard let cardJSON else { return SharedCard(card: nil, policy: policy, issuerProof: proof) }
         // The stored card rarely changes: parse it again only when its text did.
         if let hit = parsedCard.withLock({ $0?.json == cardJSON ? $0?.card : nil }) {
@@ -246,9 +246,14 @@ public final class NearcardDatabase: Sendable {
 
     public func sharingPolicy() throws(StoreError) -> SharingPolicy {
         try read { db in
-            guard let text = try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = 'share.fields'") else { return .default }
-            return SharingPolicy(fields: (try? CardField.parseList(text)) ?? SharingPolicy.default.fields)
+            Self.sharingPolicy(stored: try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = 'share.fields'"))
         }
+    }
+
+    /// The policy a `share.fields` setting holds: the default when there is none or it cannot be read.
+    static func sharingPolicy(stored text: String?) -> SharingPolicy {
+        guard let text, let fields = try? CardField.parseList(text) else { return .default }
+        return SharingPolicy(fields: fields)
     }
 
     public func saveSharingPolicy(_ policy: SharingPolicy) throws(StoreError) {
