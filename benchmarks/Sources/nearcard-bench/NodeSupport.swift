@@ -52,7 +52,7 @@ func nearcardExecutable() throws -> String {
     let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).deletingLastPathComponent().path
     let path = "\(root)/.build/release/nearcard"
     guard FileManager.default.isExecutableFile(atPath: path) else {
-        throw BenchError("no release build at \(path): run `swift build -c release --product nearcard` in \(root) (make bench does)")
+        throw BenchError("no release build at \(path): run `make release` in \(root) (make bench does)")
     }
     return path
 }
