@@ -46,6 +46,9 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Whether the peer has sent anything: a connection that closes silently (a reachability probe,
     /// a port scan) is not reported as a failed exchange.
     private var heardFromPeer = false
+    /// Frames of one read are being handled: what they cause is written, and flushed once after the
+    /// last of them, so answers to frames that arrived together leave together.
+    private var handlingRead = false
     /// The pending consent request; cancelled when the session ends first (the prompt is withdrawn).
     private var consentTask: Task<Void, Never>?
     /// When the connection was set up (for the exchange's elapsed time).
@@ -135,6 +138,11 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
         parser.append(bytes: buffer.readableBytesView)
         buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
         do throws(ProtocolError) {
+            handlingRead = true
+            defer {
+                handlingRead = false
+                self.context?.flush()
+            }
             while let frame = try parser.nextFrame() {
                 receive(frame)
                 if isFinished || reported { return }
@@ -244,13 +252,14 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func perform(_ actions: [ExchangeStateMachine.Action]) {
         guard let context else { return }
+        var fixedAnswer: ConsentAnswer?
         for action in actions {
             switch action {
             case .send(let bytes):
                 write(bytes)
             case .identified(let peer):
                 if case .exchange(let m) = machine { service.events.emit(.exchangeRequested(id: id, peer: peer, role: m.role, awaitsCommand: service.consent.waitsForCommand)) }
-                askConsent(peer, context: context)
+                fixedAnswer = askConsent(peer, context: context)
             case .peerDecided:
                 break
             case .completed(let outcome):
@@ -262,7 +271,13 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
                 context.close(promise: nil)
             }
         }
-        context.flush()
+        if let fixedAnswer, !isFinished {
+            // Decided by a fixed rule (--accept all, a bot policy): the decision leaves in the same
+            // write as the SAS message before it, so the peer wakes once for both.
+            apply(fixedAnswer)
+            return
+        }
+        if !handlingRead { context.flush() }
         armTimer()
     }
 
@@ -298,22 +313,21 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func perform(_ actions: [MailboxStateMachine.Action]) { perform(mail: actions) }
 
-    private func askConsent(_ peer: PeerIdentity, context: ChannelHandlerContext) {
-        guard case .exchange(let m) = machine else { return }
+    /// Asks the person or the policy; returns the answer at once when a fixed rule gives it
+    /// (the caller applies it after the current actions), otherwise answers later on the loop.
+    private func askConsent(_ peer: PeerIdentity, context: ChannelHandlerContext) -> ConsentAnswer? {
+        guard case .exchange(let m) = machine else { return nil }
         let request = ConsentRequest(exchangeID: id, peer: peer, role: m.role, remoteAddress: remote)
+        let consent = service.consent
+        if let answer = consent.immediateAnswer(request) { return answer }
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loop = context.eventLoop
-        let consent = service.consent
-        if let answer = consent.immediateAnswer(request) {
-            // Decided by a fixed rule: answer on this loop once the current actions are done.
-            loop.execute { bound.value.apply(answer) }
-            return
-        }
         consentTask = Task {
             let answer = await consent.decide(request)
             if Task.isCancelled { return }
             loop.execute { bound.value.apply(answer) }
         }
+        return nil
     }
 
     /// This side's decision, into the state machine (on the event loop).

@@ -325,17 +325,19 @@ public final class NearcardDatabase: Sendable {
 
     static func upsertContact(_ incoming: Contact, payloadJSON: String?, now: Date, db: GRDB.Database) throws -> Contact {
         var contact = incoming
+        // Only the members an update keeps are read back (by position: this runs for every exchange
+        // with a returning peer).
         if let did = incoming.didPublicKey,
-           let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM contact WHERE did = ?"), arguments: [did]) {
-            let old = try Self.contact(row)
-            contact.id = old.id
-            contact.tags = old.tags
-            contact.notes = old.notes
-            contact.receivedAt = old.receivedAt
+           let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, tagsJSON, notes, receivedAt, credentialIdsJSON, memberOf FROM contact WHERE did = ?"),
+                                      arguments: [did]) {
+            contact.id = row[0]
+            contact.tags = Self.stringList(row[1])
+            contact.notes = row[2]
+            contact.receivedAt = Date(timeIntervalSince1970: row[3])
             contact.lastInteraction = now
-            contact.credentialIds = Array(Set(old.credentialIds + incoming.credentialIds)).sorted()
+            contact.credentialIds = Array(Set(Self.stringList(row[4]) + incoming.credentialIds)).sorted()
             // A membership once proven stays known until a card proves another.
-            if contact.memberOf == nil { contact.memberOf = old.memberOf }
+            if contact.memberOf == nil { contact.memberOf = row[5] }
         }
         try Self.insert(contact, payloadJSON: payloadJSON, db: db)
         if let did = contact.didPublicKey {
@@ -415,11 +417,13 @@ public final class NearcardDatabase: Sendable {
             ])
     }
 
+    /// A JSON array of strings as stored in the `…JSON` list columns (NULL or unreadable: empty).
+    static func stringList(_ text: String?) -> [String] {
+        ((try? JSONParser.parse(text ?? "[]"))?.arrayValue ?? []).compactMap(\.stringValue)
+    }
+
     static func contact(_ row: Row) throws -> Contact {
-        func list(_ column: String) -> [String] {
-            let text: String = row[column] ?? "[]"
-            return ((try? JSONParser.parse(text))?.arrayValue ?? []).compactMap(\.stringValue)
-        }
+        func list(_ column: String) -> [String] { stringList(row[column]) }
         func date(_ column: String) -> Date? { (row[column] as Double?).map { Date(timeIntervalSince1970: $0) } }
         let id: String = row["id"]
         guard let source = ContactSource(rawValue: row["source"]), let status = VerificationStatus(rawValue: row["verificationStatus"]) else {

@@ -62,14 +62,26 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         let (db, dir) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let did = "did:key:zDnaerDaTF5BXEavCrfRZEk316dpbLsfPDZ3WJ5hRTPFU2169"
-        let first = try db.recordContact(proximityContact(did: did, name: "Grace", message: "first"), payloadJSON: "{}")
-        let second = try db.recordContact(proximityContact(did: did, name: "Grace Hopper", message: "second"), payloadJSON: "{}")
+        var met = proximityContact(did: did, name: "Grace", message: "first")
+        met.receivedAt = Date(timeIntervalSince1970: 1_700_000_000)
+        met.tags = ["conf", "navy"]
+        met.notes = "met at the COBOL talk"
+        met.credentialIds = ["cred-b"]
+        met.memberOf = "group-1"
+        let first = try db.recordContact(met, payloadJSON: "{}")
+        var again = proximityContact(did: did, name: "Grace Hopper", message: "second")
+        again.credentialIds = ["cred-a", "cred-b"]
+        let second = try db.recordContact(again, payloadJSON: "{}")
         let all = try db.contacts()
         #expect(all.count == 1)
         #expect(second.id == first.id)
         #expect(all[0].name == "Grace Hopper")
         #expect(all[0].theirEphemeralMessage == "second")
         #expect(all[0].lastInteraction != nil)
+        // What the person added, when they first met, and what was proven before stay.
+        #expect(all[0].tags == ["conf", "navy"] && all[0].notes == "met at the COBOL talk")
+        #expect(all[0].receivedAt == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(all[0].credentialIds == ["cred-a", "cred-b"] && all[0].memberOf == "group-1")
         #expect(try db.socialGraphHashes() == [Contact.socialGraphHash(did: did)])
         try db.deleteContact(id: first.id)
         #expect(try db.contacts().isEmpty)
