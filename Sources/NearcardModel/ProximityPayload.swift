@@ -88,7 +88,7 @@ public struct ProximityPayload: Sendable, Equatable {
                             now: Int64) throws(CryptoError) -> ProximityPayload {
         let disclosed = card.filtered(to: policy.fields)
         var payload = ProximityPayload(
-            cardFields: disclosed, senderDID: DIDKey(keys.p256.publicKey).did, timestamp: now, issuerProof: issuerProof,
+            cardFields: disclosed, senderDID: keys.p256.didKey.did, timestamp: now, issuerProof: issuerProof,
             sdProof: try SelectiveDisclosure.issue(card: card, disclosing: disclosed.presentFields, signer: keys.p256, issuedAt: now),
             sealedRoute: sealedRoute,
             pubKey: Base64.encode(keys.x25519.publicKey.rawRepresentation),

@@ -20,7 +20,7 @@ public enum SelectiveDisclosure {
     /// `extraClaims` (for instance `exp` and `jti` in a QR code) are signed with the digests.
     public static func issue(card: Card, disclosing fields: Set<CardField>, signer: P256.PrivateKey, issuedAt: Int64,
                              extraClaims: JSONObject = [:]) throws(CryptoError) -> String {
-        let did = DIDKey(signer.publicKey).did
+        let did = signer.didKey.did
         var digests: [String] = []
         var disclosures: [String] = []
         for field in CardField.allCases {

@@ -46,9 +46,6 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Whether the peer has sent anything: a connection that closes silently (a reachability probe,
     /// a port scan) is not reported as a failed exchange.
     private var heardFromPeer = false
-    /// Frames of one read are being handled: what they cause is written, and flushed once after the
-    /// last of them, so answers to frames that arrived together leave together.
-    private var handlingRead = false
     /// The pending consent request; cancelled when the session ends first (the prompt is withdrawn).
     private var consentTask: Task<Void, Never>?
     /// When the connection was set up (for the exchange's elapsed time).
@@ -138,11 +135,6 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
         parser.append(bytes: buffer.readableBytesView)
         buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
         do throws(ProtocolError) {
-            handlingRead = true
-            defer {
-                handlingRead = false
-                self.context?.flush()
-            }
             while let frame = try parser.nextFrame() {
                 receive(frame)
                 if isFinished || reported { return }
@@ -277,7 +269,7 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
             apply(fixedAnswer)
             return
         }
-        if !handlingRead { context.flush() }
+        context.flush()
         armTimer()
     }
 

@@ -125,6 +125,25 @@ import Testing
         }
     }
 
+    /// Parsed DIDs are remembered by their exact text (a session reads its peer's DID three times):
+    /// a remembered DID still verifies its own signatures and no other's, a refused one is refused
+    /// again, and more DIDs than the cache holds all still parse to their own keys.
+    @Test func rememberedDIDsStayTheirOwnKeys() throws {
+        let message = Array("nearcard".utf8)
+        let keys = (0..<(DIDKey.parsedCacheLimit + 20)).map { _ in P256.PrivateKey() }
+        for _ in 0..<2 {
+            for (i, key) in keys.enumerated() {
+                let parsed = try DIDKey(parsing: DIDKey(key.publicKey).did)
+                #expect(parsed.ecPublicKey() == key.publicKey)
+                let other = keys[(i + 1) % keys.count]
+                #expect(parsed.ecPublicKey()?.isValidRawSignature(try other.signature(for: message), for: message) == false)
+                #expect(parsed.ecPublicKey()?.isValidRawSignature(try key.signature(for: message), for: message) == true)
+            }
+        }
+        let offCurve = "did:key:" + Multibase.encodeBase58btc([0x80, 0x24, 0x02] + [UInt8](repeating: 0xFF, count: 32))
+        for _ in 0..<2 { #expect(throws: CryptoError.self) { try DIDKey(parsing: offCurve) } }
+    }
+
     @Test func didURLFragments() throws {
         let did = "did:key:zDnaerDaTF5BXEavCrfRZEk316dpbLsfPDZ3WJ5hRTPFU2169"
         let (key, fragment) = try DIDKey.parse(didURL: did + "#keys-1")

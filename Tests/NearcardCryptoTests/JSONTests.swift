@@ -10,6 +10,19 @@ import Testing
         #expect(try JCS.canonicalize(jsonText: input) == expected)
     }
 
+    /// Member order is by UTF-16 code units, also after a shared non-ASCII prefix and where UTF-8
+    /// order differs (U+FB33 sorts after U+1F602 in UTF-16, before it in UTF-8), against a plain
+    /// UTF-16 sort of the same keys.
+    @Test func membersSortByUTF16CodeUnits() throws {
+        let keys = ["é", "éb", "éa", "é\u{FB33}", "é\u{1F602}", "éa\u{FB33}", "éa\u{1F602}", "", "b", "a", "ab", "\u{7F}", "\u{80}",
+                    "\u{FFFF}", "\u{10000}", "z\u{E000}", "z\u{10FFFF}", "zz"]
+        let object = JSONValue.object(JSONObject(keys.map { ($0, JSONValue.number(1)) }))
+        let order = keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
+        let expected = "{" + order.map { JSONValue.string($0).canonicalText + ":1" }.joined(separator: ",") + "}"
+        #expect(object.canonicalText == expected)
+        #expect(order.firstIndex(of: "é\u{1F602}")! < order.firstIndex(of: "é\u{FB33}")!)
+    }
+
     /// ECMAScript number formatting (RFC 8785 appendix B samples).
     @Test(arguments: [
         (0.0, "0"), (-0.0, "0"), (1.0, "1"), (-1.5, "-1.5"), (1e21, "1e+21"), (1e20, "100000000000000000000"),
@@ -51,6 +64,16 @@ import Testing
         let ok = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
         #expect(throws: Never.self) { try JSONParser.parse(ok) }
         #expect(throws: CryptoError.self) { try JSONParser(maximumLength: 10).parse(Array("[1,2,3,4,5,6]".utf8)) }
+    }
+
+    /// A repeated member name is refused wherever it repeats, in small objects and in large ones
+    /// (the parser scans the first 16 names and keeps a set after that), escaped or not.
+    @Test(arguments: [(2, 1), (15, 3), (16, 0), (17, 16), (40, 3), (40, 39)])
+    func refusesARepeatedNameAnywhere(members: Int, repeatOf: Int) throws {
+        let distinct = (0..<members).map { "\"k\($0)\":\($0)" }
+        #expect(throws: Never.self) { try JSONParser.parse("{" + distinct.joined(separator: ",") + "}") }
+        let repeated = distinct + ["\"k\\u00\(String(Array("\(repeatOf)".utf8)[0], radix: 16))\(String("\(repeatOf)".dropFirst()))\":0"]
+        #expect(throws: CryptoError.self) { try JSONParser.parse("{" + repeated.joined(separator: ",") + "}") }
     }
 
     /// Keys that are canonically equivalent in Unicode but different code points are different keys.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A public key written as a did:key (https://w3c-ccg.github.io/did-key-spec/):
 /// `did:key:` + multibase base58btc(multicodec varint ‖ raw public key).
 public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
@@ -126,11 +128,31 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
         multibaseValue = Self.multibase(keyType, publicKeyBytes)
     }
 
+    /// DIDs parsed recently, by their exact text: a session reads its peer's DID in the hello, the
+    /// card and the card's SD-JWT, and decompressing the point and building the libcrypto key is
+    /// most of a parse. Only keys that parsed and checked are kept; at `parsedCacheLimit` the cache
+    /// starts over.
+    private static let parsed = Mutex<[String: DIDKey]>([:])
+    public static let parsedCacheLimit = 256
+
     /// Parses a DID (`did:key:z…`, optionally `did:key:1:z…`). Errors carry the spec's error names.
     public init(parsing text: String) throws(CryptoError) {
         guard text.utf8.count <= DIDKey.maximumLength else {
             throw CryptoError(.didKey(.invalidDid), "invalidDid: longer than \(DIDKey.maximumLength) characters")
         }
+        if let known = Self.parsed.withLock({ $0[text] }) {
+            self = known
+            return
+        }
+        try self.init(uncachedParsing: text)
+        let key = self
+        Self.parsed.withLock { cache in
+            if cache.count >= Self.parsedCacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[text] = key
+        }
+    }
+
+    private init(uncachedParsing text: String) throws(CryptoError) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3 || parts.count == 4, parts[0] == "did" else {
             throw CryptoError(.didKey(.invalidDid), "invalidDid: \"\(Self.clip(text))\" is not of the form did:key:<multibase>")

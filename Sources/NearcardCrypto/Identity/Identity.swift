@@ -65,9 +65,9 @@ public struct IdentityKeys: Sendable {
     }
 
     public func publicIdentity(name: String?) -> PublicIdentity {
-        PublicIdentity(didKey: DIDKey(p256.publicKey), pubKey: x25519.publicKey, signPubKey: ed25519.publicKey, name: name)
+        PublicIdentity(didKey: p256.didKey, pubKey: x25519.publicKey, signPubKey: ed25519.publicKey, name: name)
     }
 
     /// `kid` for JWS made with the DID key: `<did>#<multibase>`.
-    public var keyID: String { DIDKey(p256.publicKey).keyID }
+    public var keyID: String { p256.didKey.keyID }
 }

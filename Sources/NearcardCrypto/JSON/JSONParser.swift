@@ -84,7 +84,8 @@ public struct JSONParser {
             guard depth <= maximumDepth else { throw error("nesting deeper than \(maximumDepth) levels") }
             i += 1
             var members: [(key: String, value: JSONValue)] = []
-            var seen = Set<[UInt8]>()
+            // Duplicate names: a scan of the few members most objects have, a set once there are more.
+            var seen: Set<[UInt8]>?
             skipWhitespace()
             if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(JSONObject()) }
             while true {
@@ -92,7 +93,14 @@ public struct JSONParser {
                 guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a member name in double quotes") }
                 let keyStart = i
                 let key = try parseString()
-                if !seen.insert(Array(key.utf8)).inserted {
+                let duplicate: Bool
+                if seen == nil, members.count < 16 {
+                    duplicate = members.contains { JSONObject.sameKey($0.key, key) }
+                } else {
+                    if seen == nil { seen = Set(members.map { Array($0.key.utf8) }) }
+                    duplicate = !seen!.insert(Array(key.utf8)).inserted
+                }
+                if duplicate {
                     i = keyStart
                     throw error("duplicate member name \"\(key)\"")
                 }

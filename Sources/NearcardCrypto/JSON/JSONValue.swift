@@ -44,7 +44,13 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// Members already known to have distinct keys (the parser checks).
     init(uniqueMembers: [(key: String, value: JSONValue)]) { members = uniqueMembers }
 
-    static func sameKey(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+    static func sameKey(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let byBytes: Bool?? = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in x.elementsEqual(y) }
+        }
+        return (byBytes ?? nil) ?? a.utf8.elementsEqual(b.utf8)
+    }
 
     public subscript(key: String) -> JSONValue? {
         get { members.first { Self.sameKey($0.key, key) }?.value }
@@ -65,7 +71,27 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// Members sorted by key (UTF-16 code units, as RFC 8785 orders them).
     public var sortedMembers: [(key: String, value: JSONValue)] {
-        members.sorted { $0.key.utf16.lexicographicallyPrecedes($1.key.utf16) }
+        members.sorted { Self.keyPrecedes($0.key, $1.key) }
+    }
+
+    /// RFC 8785 order: by UTF-16 code units. UTF-8 bytes order the same way up to the first byte
+    /// that differs; when both of those bytes are ASCII they decide, otherwise (U+E000…U+FFFF and
+    /// supplementary characters order differently in UTF-16) the UTF-16 views are compared.
+    static func keyPrecedes(_ a: String, _ b: String) -> Bool {
+        let byBytes: Bool?? = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y -> Bool? in
+                let n = Swift.min(x.count, y.count)
+                var i = 0
+                while i < n {
+                    let p = x[i], q = y[i]
+                    if p != q { return (p | q) < 0x80 ? p < q : nil }
+                    i += 1
+                }
+                return x.count < y.count
+            } ?? nil
+        }
+        if let decided = byBytes ?? nil { return decided }
+        return a.utf16.lexicographicallyPrecedes(b.utf16)
     }
 
     public static func == (a: JSONObject, b: JSONObject) -> Bool {

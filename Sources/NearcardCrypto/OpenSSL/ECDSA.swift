@@ -139,6 +139,8 @@ public enum P256 {
     public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
         let key: EVPKey
         public let publicKey: ECPublicKey
+        /// The public key as a did:key, encoded once (every card and proof names it).
+        public let didKey: DIDKey
 
         /// A fresh key from OpenSSL's CSPRNG.
         public convenience init() {
@@ -183,6 +185,7 @@ public enum P256 {
                 throw OpenSSL.error(.library, "reading the P-256 public key failed")
             }
             self.publicKey = try ECPublicKey(curve: .p256, sec1: pub)
+            self.didKey = DIDKey(publicKey)
         }
 
         /// The 32-byte private scalar (for key files only).

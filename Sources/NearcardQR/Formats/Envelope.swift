@@ -63,7 +63,7 @@ public enum BusinessCardCredential {
 
     public static func make(card: Card, fields: Set<CardField>, signer: P256.PrivateKey, issuedAt: Date, expires: Date?,
                             id: String = UUID().uuidString) throws(CryptoError) -> String {
-        let did = DIDKey(signer.publicKey).did
+        let did = signer.didKey.did
         var subject: JSONObject = ["id": .string(did)]
         for (k, v) in card.filtered(to: fields).json.objectValue ?? [:] { subject[k] = v }
         var claims: JSONObject = ["jti": .string("urn:uuid:" + id.uppercased()), "iss": .string(did), "sub": .string(did),

@@ -111,7 +111,7 @@ public enum Presentation {
     public static func token(for request: PresentationRequest, card: Card, fields: Set<CardField>, identity: IdentityKeys,
                              now: Date = Date()) throws(CryptoError) -> (token: String, did: String) {
         let key = try pairwiseKey(identity: identity, verifierHost: request.verifierHost)
-        let did = DIDKey(key.publicKey)
+        let did = key.didKey
         let vc = try BusinessCardCredential.make(card: card, fields: fields, signer: key, issuedAt: now, expires: now.addingTimeInterval(300))
         let iat = Int64(now.timeIntervalSince1970)
         let claims: JSONObject = [
