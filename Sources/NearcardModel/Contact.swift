@@ -50,7 +50,7 @@ public struct Contact: Sendable, Equatable {
     /// The trusted group whose Semaphore proof this contact's card carried (verified and bound to its DID).
     public var memberOf: String?
 
-    public init(id: String = UUID().uuidString, cardId: String? = nil, card: Card, source: ContactSource,
+    public init(id: String = Sodium.randomUUIDString(), cardId: String? = nil, card: Card, source: ContactSource,
                 verificationStatus: VerificationStatus, receivedAt: Date, lastInteraction: Date? = nil, tags: [String] = [],
                 notes: String? = nil, sealedRoute: String? = nil, pubKey: String? = nil, signPubKey: String? = nil,
                 didPublicKey: String? = nil, exchangeSignature: String? = nil, myExchangeSignature: String? = nil,

@@ -53,7 +53,7 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// A responder (listener side).
     init(responderFor service: ExchangeService, mailbox: MailboxAuthority, remote: String) {
-        self.id = String(UUID().uuidString.prefix(8)).lowercased()
+        self.id = Hex.encode(Sodium.randomBytes(4))
         self.machine = .dispatching
         self.service = service
         self.mailbox = mailbox
@@ -63,7 +63,7 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// An exchange initiator.
     init(exchange: ExchangeStateMachine, service: ExchangeService, remote: String, result: EventLoopPromise<SessionResult>) {
-        self.id = String(UUID().uuidString.prefix(8)).lowercased()
+        self.id = Hex.encode(Sodium.randomBytes(4))
         self.machine = .exchange(exchange)
         self.service = service
         self.mailbox = nil
@@ -73,7 +73,7 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// A mail sender.
     init(mail: MailboxStateMachine, service: ExchangeService, remote: String, result: EventLoopPromise<Result<Bool, ProtocolError>>) {
-        self.id = String(UUID().uuidString.prefix(8)).lowercased()
+        self.id = Hex.encode(Sodium.randomBytes(4))
         self.machine = .mail(mail)
         self.service = service
         self.mailbox = nil

@@ -35,6 +35,8 @@ import Testing
         let keys = IdentityKeys.generate()
         #expect(p.message(for: peer(keys)) == "Hi Ada Lovelace (\(keys.publicIdentity(name: nil).fingerprint))")
         #expect(p.message(for: peer(keys, name: nil))?.hasPrefix("Hi there") == true)
+        // A placeholder in the peer's own name is their text, not the template's.
+        #expect(p.message(for: peer(keys, name: "{fingerprint} {x"))?.hasPrefix("Hi {fingerprint} {x (") == true)
         // Defaults: everyone, update, no message.
         let d = try parse(#"{"version": 1}"#).get()
         #expect(d.accept == .everyone && d.knownContact == .update && d.messageTemplate == nil && d.requireFields.isEmpty)

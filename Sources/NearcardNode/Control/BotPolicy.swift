@@ -148,8 +148,25 @@ public struct BotPolicy: Sendable, Equatable {
         return dids
     }
 
+    /// One pass over the template: a placeholder inside the peer's name stays as the peer wrote it.
     static func render(_ template: String, name: String, fingerprint: String) -> String {
-        template.replacingOccurrences(of: "{name}", with: name).replacingOccurrences(of: "{fingerprint}", with: fingerprint)
+        var out = ""
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            out += rest[..<open]
+            let tail = rest[open...]
+            if tail.hasPrefix("{name}") {
+                out += name
+                rest = tail.dropFirst("{name}".count)
+            } else if tail.hasPrefix("{fingerprint}") {
+                out += fingerprint
+                rest = tail.dropFirst("{fingerprint}".count)
+            } else {
+                out += "{"
+                rest = tail.dropFirst()
+            }
+        }
+        return out + rest
     }
 
     /// The message for a peer, or nil when the policy sends none.
