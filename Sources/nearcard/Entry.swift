@@ -27,6 +27,7 @@ enum Main {
     static func main() async {
         // A closed pipe is an EPIPE from write (handled in Console), not a signal that kills us mid-line.
         signal(SIGPIPE, SIG_IGN)
+        NodeSetup.sizeEventLoopsToAllowedCPUs()
         do {
             var command = try Nearcard.parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

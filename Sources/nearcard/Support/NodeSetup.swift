@@ -5,6 +5,7 @@ import NearcardModel
 import NearcardNode
 import NearcardProtocol
 import NearcardStore
+import NIOCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,9 +56,6 @@ enum NodeSetup {
         return dids
     }
 
-    /// SIGINT and SIGTERM (Ctrl-C, `kill`, systemd's stop) as a stream, instead of killing the process.
-    /// A plain handler writes the signal number to a pipe and a thread turns that into stream elements:
-    /// signals may arrive on any thread (SwiftNIO's, the cooperative pool's), so masking them is no option.
     /// A serving node holds a socket per session: raise the open-file limit to the hard limit, so
     /// `--max-sessions` above the usual soft limit of 1024 works without `ulimit -n`.
     static func raiseOpenFileLimit() {
@@ -67,6 +65,25 @@ enum NodeSetup {
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
+    /// SwiftNIO sizes its shared event-loop group by the machine's cores and cgroup limits, not by the
+    /// CPUs this process may run on: under `taskset` or systemd's `CPUAffinity=` a node would run more
+    /// event loops than it has CPUs, and every hand-over between two loops (each accepted connection
+    /// moves to the next loop) would wait for a context switch. So, unless NIO_SINGLETON_GROUP_LOOP_COUNT
+    /// is set already, the group gets as many loops as the affinity mask allows when that is fewer.
+    /// Runs before anything touches the group.
+    static func sizeEventLoopsToAllowedCPUs() {
+        guard getenv("NIO_SINGLETON_GROUP_LOOP_COUNT") == nil,
+              let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") }) else { return }
+        // "Cpus_allowed:\tff,ffffffff": the affinity mask in hex, in comma-separated 32-bit groups.
+        let allowed = line.dropFirst("Cpus_allowed:".count).reduce(0) { n, c in n + (c.hexDigitValue?.nonzeroBitCount ?? 0) }
+        guard allowed >= 1, allowed < System.coreCount else { return }
+        setenv("NIO_SINGLETON_GROUP_LOOP_COUNT", String(allowed), 0)
+    }
+
+    /// SIGINT and SIGTERM (Ctrl-C, `kill`, systemd's stop) as a stream, instead of killing the process.
+    /// A plain handler writes the signal number to a pipe and a thread turns that into stream elements:
+    /// signals may arrive on any thread (SwiftNIO's, the cooperative pool's), so masking them is no option.
     static func interrupts() -> AsyncStream<Int32> {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
         Interrupts.shared.add(continuation)
