@@ -51,9 +51,12 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// When the connection was set up (for the exchange's elapsed time).
     private var startedAt = NIODeadline.now()
 
+    /// 8 hex digits naming the session in events and commands.
+    private static func newID() -> String { Hex.encode(Sodium.randomBytes(4)) }
+
     /// A responder (listener side).
     init(responderFor service: ExchangeService, mailbox: MailboxAuthority, remote: String) {
-        self.id = Hex.encode(Sodium.randomBytes(4))
+        self.id = Self.newID()
         self.machine = .dispatching
         self.service = service
         self.mailbox = mailbox
@@ -63,7 +66,7 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// An exchange initiator.
     init(exchange: ExchangeStateMachine, service: ExchangeService, remote: String, result: EventLoopPromise<SessionResult>) {
-        self.id = Hex.encode(Sodium.randomBytes(4))
+        self.id = Self.newID()
         self.machine = .exchange(exchange)
         self.service = service
         self.mailbox = nil
@@ -73,7 +76,7 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// A mail sender.
     init(mail: MailboxStateMachine, service: ExchangeService, remote: String, result: EventLoopPromise<Result<Bool, ProtocolError>>) {
-        self.id = Hex.encode(Sodium.randomBytes(4))
+        self.id = Self.newID()
         self.machine = .mail(mail)
         self.service = service
         self.mailbox = nil

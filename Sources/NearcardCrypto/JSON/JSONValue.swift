@@ -44,12 +44,16 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// Members already known to have distinct keys (the parser checks).
     init(uniqueMembers: [(key: String, value: JSONValue)]) { members = uniqueMembers }
 
+    /// `body` over the UTF-8 bytes of both strings; nil when either has no contiguous storage (or
+    /// `body` leaves the answer open).
+    static func withUTF8<T>(_ a: String, _ b: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> T?) -> T? {
+        let result: T?? = a.utf8.withContiguousStorageIfAvailable { x in b.utf8.withContiguousStorageIfAvailable { y in body(x, y) } ?? nil }
+        return result ?? nil
+    }
+
     static func sameKey(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
-        let byBytes: Bool?? = a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y in x.elementsEqual(y) }
-        }
-        return (byBytes ?? nil) ?? a.utf8.elementsEqual(b.utf8)
+        return withUTF8(a, b) { x, y in x.elementsEqual(y) } ?? a.utf8.elementsEqual(b.utf8)
     }
 
     public subscript(key: String) -> JSONValue? {
@@ -78,20 +82,13 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// that differs; when both of those bytes are ASCII they decide, otherwise (U+E000…U+FFFF and
     /// supplementary characters order differently in UTF-16) the UTF-16 views are compared.
     static func keyPrecedes(_ a: String, _ b: String) -> Bool {
-        let byBytes: Bool?? = a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y -> Bool? in
-                let n = Swift.min(x.count, y.count)
-                var i = 0
-                while i < n {
-                    let p = x[i], q = y[i]
-                    if p != q { return (p | q) < 0x80 ? p < q : nil }
-                    i += 1
-                }
-                return x.count < y.count
-            } ?? nil
+        let byBytes: Bool? = withUTF8(a, b) { x, y in
+            for i in 0..<Swift.min(x.count, y.count) where x[i] != y[i] {
+                return (x[i] | y[i]) < 0x80 ? x[i] < y[i] : nil
+            }
+            return x.count < y.count
         }
-        if let decided = byBytes ?? nil { return decided }
-        return a.utf16.lexicographicallyPrecedes(b.utf16)
+        return byBytes ?? a.utf16.lexicographicallyPrecedes(b.utf16)
     }
 
     public static func == (a: JSONObject, b: JSONObject) -> Bool {
