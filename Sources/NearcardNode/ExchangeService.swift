@@ -3,6 +3,7 @@ import NearcardCrypto
 import NearcardModel
 import NearcardProtocol
 import NearcardStore
+import Synchronization
 
 /// What every session of a node shares: the identity, the database, consent, events and limits.
 public final class ExchangeService: Sendable {
@@ -16,6 +17,9 @@ public final class ExchangeService: Sendable {
     let routeHints: [RouteRecord.Hint]
     /// Fields a peer's card must disclose for an exchange to complete (a bot policy's `requireFields`).
     public let requiredFields: Set<CardField>
+    /// What the last `localParty()` read: a session starts with it and reads the store again before it
+    /// makes its card (SessionHandler), so the read is not on the way to the peer's first answer.
+    private let lastRead = Mutex<LocalParty?>(nil)
 
     public init(keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: ConsentProvider,
                 events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = [],
@@ -44,13 +48,22 @@ public final class ExchangeService: Sendable {
     /// This side of a new exchange: the card and sharing policy as they are now.
     public func localParty() throws -> LocalParty {
         let shared = try database.sharedCard()
-        return LocalParty(keys: keys, name: identity.name, card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
-                          routeHints: routeHints, issuerProof: shared.issuerProof, requiredFields: requiredFields)
+        let party = LocalParty(keys: keys, name: identity.name, card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
+                               routeHints: routeHints, issuerProof: shared.issuerProof, requiredFields: requiredFields)
+        lastRead.withLock { $0 = party }
+        return party
     }
 
-    /// A fresh state machine for one session.
+    /// This side as a new session starts: the last party read (the store is read again before the card
+    /// is made, `ExchangeStateMachine.refreshLocal`), or read now if there is none yet.
+    func startingParty() throws -> LocalParty {
+        if let party = lastRead.withLock({ $0 }) { return party }
+        return try localParty()
+    }
+
+    /// A fresh state machine for one session (its card is brought up to date once the session runs).
     func makeMachine(role: NoiseXXHandshake.Role, expected: ExpectedPeer) throws -> ExchangeStateMachine {
-        ExchangeStateMachine(role: role, local: try localParty(), expected: expected, ephemeralKey: X25519.PrivateKey(),
+        ExchangeStateMachine(role: role, local: try startingParty(), expected: expected, ephemeralKey: X25519.PrivateKey(),
                              sasNonce: Sodium.randomBytes(SAS.nonceByteCount), mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
     }
 

@@ -48,6 +48,9 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var heardFromPeer = false
     /// The pending consent request; cancelled when the session ends first (the prompt is withdrawn).
     private var consentTask: Task<Void, Never>?
+    /// Whether this exchange's card, sharing policy and proof were read from the store since the
+    /// session began (the machine starts with the last read; see `refreshCard`).
+    private var cardIsCurrent = false
     /// When the connection was set up (for the exchange's elapsed time).
     private var startedAt = NIODeadline.now()
 
@@ -120,6 +123,7 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
             let actions = m.start()
             machine = .exchange(m)
             perform(actions)
+            scheduleCardRefresh()
         case .mail(var m):
             let actions = m.start()
             machine = .mail(m)
@@ -158,11 +162,14 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
                 switch kind {
                 case .exchange:
                     service.events.emit(.exchangeStarted(id: id, role: .responder, remote: remote))
-                    var m = ExchangeStateMachine(resuming: noise, local: try localParty(), sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
+                    let local: LocalParty
+                    do { local = try service.startingParty() } catch { throw ProtocolError(.internalError, "cannot read this node's card: \(error)") }
+                    var m = ExchangeStateMachine(resuming: noise, local: local, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
                                                  mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
                     let actions = m.start()
                     machine = .exchange(m)
                     perform(actions)
+                    scheduleCardRefresh()
                 case .mail:
                     var m = MailboxStateMachine(receivingAfter: noise)
                     let actions = m.start()
@@ -184,10 +191,27 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func localParty() throws(ProtocolError) -> LocalParty {
-        do { return try service.localParty() } catch {
-            throw ProtocolError(.internalError, "cannot read this node's card: \(error)")
+    /// Reads this node's card, sharing policy and proof from the store into the machine, once per
+    /// session and before the card is made. It is scheduled for the idle moment after our first flight
+    /// (the peer is computing its answer), so the read is off the way to the peer; `receive` and `apply`
+    /// do it first should that moment not have come. A card changed by another process (`nearcard card
+    /// set`) is therefore the one the next session sends.
+    private func refreshCard() {
+        guard !cardIsCurrent, case .exchange(var m) = machine, !m.isFinished else { return }
+        cardIsCurrent = true
+        let fresh: LocalParty
+        do { fresh = try service.localParty() } catch {
+            abort(ProtocolError(.internalError, "cannot read this node's card: \(error)"))
+            return
         }
+        _ = m.refreshLocal(fresh)
+        machine = .exchange(m)
+    }
+
+    private func scheduleCardRefresh() {
+        guard let context, !cardIsCurrent else { return }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.execute { bound.value.refreshCard() }
     }
 
     private func abort(_ error: ProtocolError) {
@@ -327,6 +351,7 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// This side's decision, into the state machine (on the event loop).
     private func apply(_ answer: ConsentAnswer) {
+        if !cardIsCurrent { refreshCard() }
         guard case .exchange(var m) = machine else { return }
         let actions = m.decide(accept: answer.accept, message: answer.message, reason: answer.reason, now: now)
         machine = .exchange(m)

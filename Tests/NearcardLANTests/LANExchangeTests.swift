@@ -105,6 +105,30 @@ import Testing
         #expect(try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: other.home).code == 0)
     }
 
+    /// A running node sends the card and sharing choice as they are when each exchange happens: changed
+    /// by `card set` and `share` (other processes) between two exchanges, the next peer gets the new ones.
+    @Test func aCardChangedWhileListeningIsTheOneSent() throws {
+        let lab = try Lab("cc")
+        let ada = try TestPerson(name: "Ada", card: ["--title", "Programmer", "--company", "Analytical Engines"])
+        let peers = try (1...3).map { try TestPerson(name: "Visitor \($0)") }
+        defer { ada.cli.cleanUp(); for p in peers { p.cli.cleanUp() } }
+        try ada.cli.run(["share", "--fields", "name,title"])
+        let (_, port) = try lab.listen(home: ada.home, ["--accept", "all", "--no-discovery"], log: log("ada"))
+        func exchange(_ peer: TestPerson) throws -> JSONValue? {
+            let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: peer.home)
+            #expect(r.code == 0, "\(r.stderr)")
+            return try peer.contacts().first
+        }
+        let first = try exchange(peers[0])
+        #expect(first?["title"] == "Programmer" && first?["company"] == .null)
+        #expect(try ada.cli.run(["card", "set", "--title", "Countess"]).code == 0)
+        let second = try exchange(peers[1])
+        #expect(second?["title"] == "Countess", "the card set while the node ran")
+        #expect(try ada.cli.run(["share", "--fields", "name,company"]).code == 0)
+        let third = try exchange(peers[2])
+        #expect(third?["company"] == "Analytical Engines" && third?["title"] == .null, "the sharing choice made while the node ran")
+    }
+
     /// A card carrying a group proof copied from someone else (its message and scope are not bound to the
     /// sender's DID): the exchange completes, but the receiver stores the contact as failed and says why;
     /// the sender's view of the receiver (no proof) stays verified.

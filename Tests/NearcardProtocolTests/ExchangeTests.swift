@@ -105,6 +105,26 @@ extension [ExchangeStateMachine.Action] {
         #expect(pair.i.isFinished && pair.r.isFinished)
     }
 
+    /// A node starts a session with its last-read card and reads it again while waiting for the peer:
+    /// the card sent is the one given last before it was made; later, or another identity's, changes nothing.
+    @Test func theCardSentIsTheOneRefreshedBeforeItIsMade() throws {
+        let a = party("Ada"), b = party("Grace")
+        var pair = Pair(a, b)
+        pair.start()
+        var newer = b
+        newer.card.title = "Rear Admiral"
+        newer.policy = SharingPolicy(fields: [.name, .title])
+        let stranger = pair.r.refreshLocal(party("Grace")), fresher = pair.r.refreshLocal(newer)
+        #expect(!stranger, "another identity under the same name")
+        #expect(fresher)
+        pair.decide(initiator: false, accept: true)
+        pair.decide(initiator: true, accept: true)
+        let oi = try #require(pair.iEvents.completed)
+        #expect(oi.theirPayload.payload.cardFields == newer.card.filtered(to: [.name, .title]))
+        let late = pair.r.refreshLocal(b)
+        #expect(!late, "the card was made and sent")
+    }
+
     @Test func declineOnEitherSideStoresNothingAndSaysWhy() {
         for decliner in [true, false] {
             var pair = Pair(party("Ada"), party("Grace"))

@@ -142,7 +142,7 @@ public struct ExchangeStateMachine: Sendable {
     }
 
     public let role: NoiseXXHandshake.Role
-    private let local: LocalParty
+    private var local: LocalParty
     /// `local.identity`, derived once.
     private let me: PublicIdentity
     private let expected: ExpectedPeer
@@ -185,6 +185,16 @@ public struct ExchangeStateMachine: Sendable {
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
         self.phase = .handshaking(noise)
+    }
+
+    /// Replaces what this side's card will carry (card, sharing policy, group proof, route hints, required
+    /// fields) with `fresh`, e.g. the store read again while waiting for the peer. Only until the card is
+    /// made and only for the same identity and name (the hello may have gone already); returns whether
+    /// it took `fresh`.
+    public mutating func refreshLocal(_ fresh: LocalParty) -> Bool {
+        guard myPayload == nil, !isFinished, fresh.identity == me else { return false }
+        local = fresh
+        return true
     }
 
     /// True once the exchange has completed or failed.
