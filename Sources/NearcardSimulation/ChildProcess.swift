@@ -99,9 +99,17 @@ public final class ChildProcess: @unchecked Sendable {
     /// Reads the child's stdout line by line on a thread of its own, until it closes.
     public func lines() -> AsyncStream<String> {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        readLines({ continuation.yield($0) }, atEnd: { continuation.finish() })
+        return stream
+    }
+
+    /// Reads the child's stdout line by line on a thread of its own and hands each line to `body` on
+    /// that thread as soon as it is read (no hop to another thread, for callers that time lines), then
+    /// calls `atEnd` when it closes. A line longer than 4 MiB is cut there.
+    public func readLines(_ body: @escaping @Sendable (String) -> Void, atEnd: @escaping @Sendable () -> Void = {}) {
         guard let fd = stdoutFD else {
-            continuation.finish()
-            return stream
+            atEnd()
+            return
         }
         let thread = Thread {
             var pending: [UInt8] = []
@@ -112,7 +120,7 @@ public final class ChildProcess: @unchecked Sendable {
                 if n <= 0 { break }
                 for byte in buf[0..<n] {
                     if byte == 0x0A {
-                        continuation.yield(String(decoding: pending, as: UTF8.self))
+                        body(String(decoding: pending, as: UTF8.self))
                         pending.removeAll(keepingCapacity: true)
                     } else if pending.count < 4 << 20 {
                         pending.append(byte)
@@ -120,10 +128,9 @@ public final class ChildProcess: @unchecked Sendable {
                 }
             }
             close(fd)
-            continuation.finish()
+            atEnd()
         }
         thread.start()
-        return stream
     }
 
     /// Whether it is still running (reaps it if it has exited).

@@ -44,7 +44,7 @@ func exchangeLatencyBenchmark(rounds: Int = 41) async throws -> String {
         let home = try scratch.home("Rita Responder \(tag)")
         let argv = (pinned ? ["/usr/bin/taskset", "-c", "1"] : []) + [exe, "listen", "--jsonl", "--accept", "all", "--home", home.path, "--port", "0",
                     "--no-discovery", "--connections-per-minute", "1000000", "--max-sessions-per-address", "1000"]
-        let node = try NodeProcess(argv, log: scratch.root + "/responder-\(tag).log")
+        let node = try NodeProcess(argv, log: scratch.root + "/responder-\(tag).log", keep: false)
         let started = try waitForStarted(node)
         let tls = try TLSReference(directory: scratch.root + "/\(tag)", pinnedTo: pinned ? 1 : nil)
         placements.append(Placement(name: pinned ? "each party on its own core" : "both parties on both cores", pinned: pinned, responder: node,
