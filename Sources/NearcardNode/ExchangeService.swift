@@ -35,14 +35,22 @@ public final class ExchangeService: Sendable {
     }
 
     public func with(routeHints: [RouteRecord.Hint]) -> ExchangeService {
-        ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
-                        routeHints: routeHints, requiredFields: requiredFields)
+        inheriting(ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
+                                   routeHints: routeHints, requiredFields: requiredFields))
     }
 
     /// The same node deciding with another consent provider (a dial the user asked for consents by itself).
     public func with(consent: ConsentProvider) -> ExchangeService {
-        ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
-                        routeHints: routeHints, requiredFields: requiredFields)
+        inheriting(ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
+                                   routeHints: routeHints, requiredFields: requiredFields))
+    }
+
+    /// `copy` starting its sessions with what this service last read (each session reads the store
+    /// again before its card is made, so other route hints in it are replaced too).
+    private func inheriting(_ copy: ExchangeService) -> ExchangeService {
+        let last = lastRead.withLock { $0 }
+        copy.lastRead.withLock { $0 = last }
+        return copy
     }
 
     /// This side of a new exchange: the card and sharing policy as they are now.
