@@ -42,13 +42,13 @@ public enum Dialer {
                 continue
             }
             let promise = group.next().makePromise(of: SessionResult.self)
-            let machine = try service.makeMachine(role: .initiator, expected: target.expected)
+            let (machine, cardIsCurrent) = try service.makeMachine(role: .initiator, expected: target.expected)
             let bootstrap = ClientBootstrap(group: group)
                 .connectTimeout(connectTimeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(SessionHandler(exchange: machine, service: service, remote: address.description, result: promise))
+                        try channel.pipeline.syncOperations.addHandler(SessionHandler(exchange: machine, cardIsCurrent: cardIsCurrent, service: service, remote: address.description, result: promise))
                     }
                 }
             let channel: Channel

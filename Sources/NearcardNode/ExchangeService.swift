@@ -62,17 +62,22 @@ public final class ExchangeService: Sendable {
         return party
     }
 
-    /// This side as a new session starts: the last party read (the store is read again before the card
-    /// is made, `ExchangeStateMachine.refreshLocal`), or read now if there is none yet.
-    func startingParty() throws -> LocalParty {
-        if let party = lastRead.withLock({ $0 }) { return party }
-        return try localParty()
+    /// This side as a new session starts: the last party read, which the session reads again before its
+    /// card is made (`ExchangeStateMachine.refreshLocal`), or — the first time — read now, which is
+    /// current already (`isCurrent`).
+    func startingParty() throws -> (party: LocalParty, isCurrent: Bool) {
+        if let party = lastRead.withLock({ $0 }) { return (party, false) }
+        return (try localParty(), true)
     }
 
-    /// A fresh state machine for one session (its card is brought up to date once the session runs).
-    func makeMachine(role: NoiseXXHandshake.Role, expected: ExpectedPeer) throws -> ExchangeStateMachine {
-        ExchangeStateMachine(role: role, local: try startingParty(), expected: expected, ephemeralKey: X25519.PrivateKey(),
-                             sasNonce: Sodium.randomBytes(SAS.nonceByteCount), mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
+    /// A fresh state machine for one session, and whether its card was read just now (if not, the
+    /// session brings it up to date once it runs).
+    func makeMachine(role: NoiseXXHandshake.Role, expected: ExpectedPeer) throws -> (machine: ExchangeStateMachine, cardIsCurrent: Bool) {
+        let start = try startingParty()
+        let machine = ExchangeStateMachine(role: role, local: start.party, expected: expected, ephemeralKey: X25519.PrivateKey(),
+                                           sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
+                                           mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
+        return (machine, start.isCurrent)
     }
 
     /// The contact's status given the group proof its card carries (docs/PROTOCOL.md §18): verified only

@@ -67,10 +67,11 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.completion = .none
     }
 
-    /// An exchange initiator.
-    init(exchange: ExchangeStateMachine, service: ExchangeService, remote: String, result: EventLoopPromise<SessionResult>) {
+    /// An exchange initiator (`cardIsCurrent`: its card was read from the store just now).
+    init(exchange: ExchangeStateMachine, cardIsCurrent: Bool, service: ExchangeService, remote: String, result: EventLoopPromise<SessionResult>) {
         self.id = Self.newID()
         self.machine = .exchange(exchange)
+        self.cardIsCurrent = cardIsCurrent
         self.service = service
         self.mailbox = nil
         self.remote = remote
@@ -162,9 +163,10 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
                 switch kind {
                 case .exchange:
                     service.events.emit(.exchangeStarted(id: id, role: .responder, remote: remote))
-                    let local: LocalParty
-                    do { local = try service.startingParty() } catch { throw ProtocolError(.internalError, "cannot read this node's card: \(error)") }
-                    var m = ExchangeStateMachine(resuming: noise, local: local, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
+                    let start: (party: LocalParty, isCurrent: Bool)
+                    do { start = try service.startingParty() } catch { throw Self.cardUnreadable(error) }
+                    cardIsCurrent = start.isCurrent
+                    var m = ExchangeStateMachine(resuming: noise, local: start.party, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
                                                  mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
                     let actions = m.start()
                     machine = .exchange(m)
@@ -201,11 +203,15 @@ final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
         cardIsCurrent = true
         let fresh: LocalParty
         do { fresh = try service.localParty() } catch {
-            abort(ProtocolError(.internalError, "cannot read this node's card: \(error)"))
+            abort(Self.cardUnreadable(error))
             return
         }
         _ = m.refreshLocal(fresh)
         machine = .exchange(m)
+    }
+
+    private static func cardUnreadable(_ error: Error) -> ProtocolError {
+        ProtocolError(.internalError, "cannot read this node's card: \(error)")
     }
 
     private func scheduleCardRefresh() {
