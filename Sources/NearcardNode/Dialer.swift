@@ -45,7 +45,7 @@ public enum Dialer {
             let (machine, cardIsCurrent) = try service.makeMachine(role: .initiator, expected: target.expected)
             let bootstrap = ClientBootstrap(group: group)
                 .connectTimeout(connectTimeout)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(SessionHandler(exchange: machine, cardIsCurrent: cardIsCurrent, service: service, remote: address.description, result: promise))
@@ -80,6 +80,7 @@ extension Dialer {
         let machine = MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: service.keys.x25519, ephemeralKey: X25519.PrivateKey())
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(connectTimeout)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(SessionHandler(mail: machine, service: service, remote: address.description, result: promise))

@@ -21,7 +21,7 @@ public final class Listener: Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 var address = channel.remoteAddress?.ipAddress ?? "unknown"
                 if address.hasPrefix("::ffff:") && address.contains(".") { address.removeFirst(7) }

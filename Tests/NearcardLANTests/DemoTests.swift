@@ -8,7 +8,7 @@ import Testing
 @Suite(.serialized) struct DemoTests {
     @Test func theDemoFindsThePeerExchangesAndPrintsBothContacts() throws {
         let script = CLI.packageRoot.appendingPathComponent("scripts/demo.sh").path
-        let r = try CLI.run(executable: script, [CLI.executable.path])
+        let r = try CLI.run(executable: script, [CLI.builtExecutable.path])
         #expect(r.code == 0, "demo.sh exited \(r.code): \(r.stderr.suffix(800))")
         #expect(r.stdout.contains("== Ada's new contact") && r.stdout.contains("== Grace's new contact"))
         #expect(r.stdout.components(separatedBy: "Status         verified (source proximity)").count - 1 >= 2)

@@ -30,12 +30,13 @@ import Glibc
     @Test func nodesDiscoverEachOtherAndExchangeInAPrivateNamespace() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        let r = try cli.run(["simulate", "--peers", "5", "--rounds", "2", "--json"])
+        // Namespaces need root: this is the one command the tests run as root (its nodes, too).
+        let r = try cli.runBuilt(["simulate", "--peers", "5", "--rounds", "2", "--json"])
         #expect(r.code == 0, "\(r.stderr)")
         #expect(r.json["attempts"] == 20 && r.json["successes"] == 20 && r.json["undiscoveredPeers"] == 0)
         #expect(r.json["discoveryMs"]?.doubleValue != nil && r.json["contactsStored"] == 20)
         // The human summary names the figures.
-        let text = try cli.run(["simulate", "--peers", "3", "--topology", "star"])
+        let text = try cli.runBuilt(["simulate", "--peers", "3", "--topology", "star"])
         #expect(text.code == 0 && text.stdout.contains("2 of 2 succeeded") && text.stdout.contains("p95"), "\(text.stdout)\(text.stderr)")
     }
 
@@ -43,7 +44,7 @@ import Glibc
     @Test func eachNodeInItsOwnNamespace() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        let r = try cli.run(["simulate", "--peers", "4", "--netns", "--topology", "ring", "--json"])
+        let r = try cli.runBuilt(["simulate", "--peers", "4", "--netns", "--topology", "ring", "--json"])
         #expect(r.code == 0, "\(r.stderr)")
         #expect(r.json["attempts"] == 4 && r.json["successes"] == 4 && r.json["mode"] == "netns" && r.json["contactsStored"] == 8)
     }
@@ -52,7 +53,7 @@ import Glibc
     @Test func ctrlCCleansUpEverything() throws {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-sim-int-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: log) }
-        let run = try Spawned(CLI.executable.path, ["simulate", "--peers", "6", "--netns", "--rounds", "500"], log: log)
+        let run = try Spawned(CLI.builtExecutable.path, ["simulate", "--peers", "6", "--netns", "--rounds", "500"], log: log)
         var exchanging = false
         for _ in 0..<300 where !exchanging {
             exchanging = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("Exchanging:")

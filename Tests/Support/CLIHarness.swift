@@ -5,8 +5,13 @@ import NearcardCrypto
 public struct CLI: Sendable {
     public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The built executable: in the same directory as the test bundle.
-    public static let executable: URL = {
+    /// What the tests run as `nearcard`: as an unprivileged account when the tests have root
+    /// (TestAccount), the built binary itself otherwise.
+    public static var executable: URL { URL(fileURLWithPath: TestAccount.nearcardCommand) }
+
+    /// The built executable: in the same directory as the test bundle. Run it directly only where root
+    /// is the point (building namespaces: `simulate --netns`, the demo script that drops to its own users).
+    public static let builtExecutable: URL = {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var dir = bundle.deletingLastPathComponent()
         if dir.lastPathComponent == "MacOS" { dir = dir.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
@@ -34,7 +39,10 @@ public struct CLI: Sendable {
         home = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-cli-\(UUID().uuidString)")
     }
 
-    public func cleanUp() { try? FileManager.default.removeItem(at: home) }
+    public func cleanUp() {
+        try? FileManager.default.removeItem(at: home)
+        try? FileManager.default.removeItem(at: home.deletingLastPathComponent().appendingPathComponent("aux-\(home.lastPathComponent)"))
+    }
 
     public var identityPath: String { home.appendingPathComponent("identity.json").path }
     public var secretsPath: String { home.appendingPathComponent("secret-keys.json").path }
@@ -42,6 +50,13 @@ public struct CLI: Sendable {
     @discardableResult
     public func run(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
         try CLI.run(executable: CLI.executable.path, args, stdin: stdin, env: ["NEARCARD_HOME": home.path].merging(env) { $1 })
+    }
+
+    /// Runs the built binary itself, with this home, as whoever runs the tests: only for commands whose
+    /// point is root's work (`simulate` building network namespaces).
+    @discardableResult
+    public func runBuilt(_ args: [String], env: [String: String] = [:]) throws -> Result {
+        try CLI.run(executable: CLI.builtExecutable.path, args, env: ["NEARCARD_HOME": home.path].merging(env) { $1 })
     }
 
     public static func run(executable: String, _ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
@@ -58,9 +73,18 @@ public struct CLI: Sendable {
         return result
     }
 
+    /// A folder beside the home for the test's own files (inputs, `--out` targets); the node's account may write there.
+    public var auxiliary: URL {
+        let dir = home.deletingLastPathComponent().appendingPathComponent("aux-\(home.lastPathComponent)")
+        if !FileManager.default.fileExists(atPath: dir.path) {
+            try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            TestAccount.give(dir.path)
+        }
+        return dir
+    }
+
     public func write(_ text: String, to name: String) throws -> String {
-        try FileManager.default.createDirectory(at: home.deletingLastPathComponent().appendingPathComponent("aux-\(home.lastPathComponent)"), withIntermediateDirectories: true)
-        let url = home.deletingLastPathComponent().appendingPathComponent("aux-\(home.lastPathComponent)").appendingPathComponent(name)
+        let url = auxiliary.appendingPathComponent(name)
         try text.write(to: url, atomically: true, encoding: .utf8)
         return url.path
     }

@@ -1,0 +1,86 @@
+import Foundation
+import NearcardCrypto
+import NearcardTestSupport
+import Testing
+
+/// Everything a person does, done by an ordinary account (TestAccount): set up, listen with discovery
+/// on the namespace's system avahi-daemon, find the peer, exchange by name, message, read the inbox,
+/// make and scan a QR code, and meet a bot. Their files stay theirs (0700/0600): another account can
+/// read none of them. When the tests run without root they are that ordinary user already.
+@Suite(.serialized) struct UnprivilegedUserTests {
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
+
+    @Test func aPersonsWholeDayWithoutRoot() throws {
+        let lab = try Lab("up")
+        let ada = try TestPerson(name: "Ada Lovelace", card: ["--email", "ada@example.org", "--company", "Analytical Engines"])
+        let grace = try TestPerson(name: "Grace Hopper", card: ["--email", "grace@example.org", "--company", "US Navy"])
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        try ada.cli.run(["share", "--fields", "name,email,company"])
+
+        // Ada listens, published on the LAN; the node really runs as the ordinary account.
+        let (adaNode, _) = try lab.listen(home: ada.home, ["--accept", "all", "--message", "Hello Grace"], log: log("ada"))
+        let uid = try #require(TestAccount.uid(ofProcess: adaNode.pid))
+        #expect(uid != 0, "the listening node runs as root")
+        if TestAccount.isRoot { #expect(uid == TestAccount.ids(TestAccount.name)?.uid) }
+
+        // Grace finds her by name and exchanges; both contacts are verified.
+        let peers = try lab.nearcard(["peers", "--json", "--timeout", "2"], home: grace.home)
+        #expect(peers.code == 0 && peers.json.arrayValue?.contains { $0["name"] == "Ada Lovelace" } == true, "\(peers.stdout) \(peers.stderr)")
+        let exchanged = try lab.nearcard(["exchange", "Ada Lovelace", "--yes", "--message", "Hi Ada", "--json"], home: grace.home)
+        #expect(exchanged.code == 0, "exchange as an ordinary user: \(exchanged.stderr)")
+        #expect(exchanged.json["verificationStatus"] == "verified" && exchanged.json["email"] == "ada@example.org")
+        var atAda: JSONValue?
+        for _ in 0..<50 where atAda == nil {
+            atAda = try ada.contacts().first
+            if atAda == nil { usleep(100_000) }
+        }
+        #expect(atAda?["name"] == "Grace Hopper" && atAda?["verificationStatus"] == "verified" && atAda?["theirEphemeralMessage"] == "Hi Ada")
+
+        // A follow-up message, delivered to Ada's running node and read in her inbox.
+        let sent = try lab.nearcard(["message", "Ada Lovelace", "Coffee at four?", "--json"], home: grace.home)
+        #expect(sent.code == 0 && sent.json["state"] == "delivered", "\(sent.stdout) \(sent.stderr)")
+        let inbox = try ada.cli.run(["inbox", "--json"]).json.arrayValue ?? []
+        #expect(inbox.first?["text"] == "Coffee at four?" && inbox.first?["contact"] == "Grace Hopper")
+
+        // A QR code written to a file the person owns, and scanned back by another person.
+        let png = grace.cli.auxiliary.appendingPathComponent("grace.png").path
+        let made = try grace.cli.run(["qr", "make", "--format", "did-signed", "--out", png])
+        #expect(made.code == 0 && FileManager.default.fileExists(atPath: png), "\(made.stderr)")
+        let reader = try TestPerson(name: "Reader")
+        defer { reader.cli.cleanUp() }
+        let scanned = try reader.cli.run(["qr", "scan", "--image", png, "--json"])
+        #expect(scanned.code == 0 && scanned.stdout.contains("Grace Hopper"), "\(scanned.stdout) \(scanned.stderr)")
+
+        // A bot, run by the same kind of account, takes a visitor.
+        let bot = try TestPerson(name: "Booth Bot")
+        defer { bot.cli.cleanUp() }
+        let policy = try bot.cli.write(#"{"version": 1, "accept": "everyone", "message": "Thanks, {name}!"}"#, to: "policy.json")
+        let botLog = log("bot")
+        let botNode = try lab.spawn([CLI.executable.path, "bot", "--policy", policy, "--home", bot.home.path, "--port", "0", "--no-discovery"], log: botLog)
+        var port: Int?
+        for _ in 0..<200 where port == nil {
+            for line in ((try? String(contentsOf: botLog, encoding: .utf8)) ?? "").split(separator: "\n") where line.hasPrefix("{") {
+                if let e = try? JSONParser.parse(String(line)), e["event"] == "started" { port = e["port"]?.integerValue.map(Int.init) }
+            }
+            if port == nil { usleep(50_000) }
+        }
+        let botPort = try #require(port, "the bot did not start: \((try? String(contentsOf: botLog, encoding: .utf8)) ?? "")")
+        #expect(TestAccount.uid(ofProcess: botNode.pid) != 0)
+        let visit = try lab.nearcard(["exchange", "127.0.0.1:\(botPort)", "--yes", "--json"], home: grace.home)
+        #expect(visit.code == 0 && visit.json["theirEphemeralMessage"] == "Thanks, Grace Hopper!", "\(visit.stderr)")
+
+        // Every file is the person's alone.
+        for person in [ada, grace] {
+            let home = person.home.path
+            #expect(fileMode(home) == 0o700, "home \(home)")
+            #expect(fileMode(home + "/secret-keys.json") == 0o600)
+            #expect(fileMode(home + "/nearcard.sqlite") & 0o077 == 0, "nearcard.sqlite is \(String(fileMode(home + "/nearcard.sqlite"), radix: 8))")
+            if TestAccount.isRoot {
+                for file in ["secret-keys.json", "nearcard.sqlite", "identity.json"] {
+                    let r = try TestAccount.run(as: TestAccount.stranger, "/bin/cat", [home + "/" + file])
+                    #expect(r.code != 0 && r.stdout.isEmpty, "another account read \(file)")
+                }
+            }
+        }
+    }
+}
