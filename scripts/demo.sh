@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 nearcard=$(readlink -f "${1:?usage: demo.sh PATH/TO/nearcard}")
 lab=scripts/lab.sh
-ns=nearcard-demo
+ns=nearcard-demo-$$   # unique: two demos (or test runs) at once do not meet
 
 [ "$(id -u)" -eq 0 ] || { echo "demo: needs root to build its stage (a network namespace and two accounts); the nodes themselves run unprivileged" >&2; exit 4; }
 
