@@ -80,7 +80,11 @@ let package = Package(
         .testTarget(name: "NearcardDiscoveryTests", dependencies: ["NearcardDiscovery"]),
         .testTarget(name: "NearcardSemaphoreTests", dependencies: ["NearcardSemaphore", "NearcardCrypto"]),
         .testTarget(name: "NearcardQRTests", dependencies: ["NearcardQR", "NearcardModel", "NearcardCrypto", "NearcardTestSupport"]),
-        .testTarget(name: "NearcardNodeTests", dependencies: ["NearcardNode", "NearcardDiscovery", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
+        .testTarget(name: "NearcardNodeTests", dependencies: [
+            "NearcardNode", "NearcardDiscovery", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+        ]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardTestSupport"]),
         .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),

@@ -1,0 +1,339 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+@testable import NearcardNode
+import NearcardProtocol
+import NearcardStore
+import NIOCore
+import NIOEmbedded
+import Testing
+
+// The session handlers over two connected in-memory channels (the swift-nio-ssh habit): what one side
+// writes the other reads, time moves only when the test says, and everything else is real — keys,
+// the state machines, consent, SQLite. `Pipelines` is the one place that names the node's handler types.
+
+/// A node for these tests: real keys and a real database in a folder of its own.
+final class TestNode: @unchecked Sendable {
+    let keys = IdentityKeys.generate()
+    let name: String
+    let dir: String
+    let database: NearcardDatabase
+    let events = EventBus()
+    let recorded: EventRecorder
+
+    init(_ name: String, title: String = "Engineer") throws {
+        self.name = name
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-pipe-\(UUID().uuidString)").path
+        database = try NearcardDatabase(path: dir + "/nearcard.sqlite")
+        try database.saveMyCard(Card(name: name, email: "\(name.lowercased())@example.org", company: "\(name) Ltd", title: title))
+        try database.saveSharingPolicy(SharingPolicy(fields: [.name, .company, .title]))
+        recorded = EventRecorder(events.subscribe())
+    }
+
+    var identity: PublicIdentity { keys.publicIdentity(name: name) }
+
+    func context(consent: ConsentProvider) -> ExchangeService {
+        ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
+}
+
+/// Keeps every event a node emitted, in order.
+final class EventRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [NodeEvent] = []
+    private var task: Task<Void, Never>?
+
+    init(_ stream: AsyncStream<NodeEvent>) {
+        task = Task { [weak self] in for await e in stream { self?.append(e) } }
+    }
+
+    private func append(_ e: NodeEvent) { lock.withLock { seen.append(e) } }
+    var all: [NodeEvent] { lock.withLock { seen } }
+
+    var failures: [(code: String, byPeer: Bool)] {
+        all.compactMap { if case .exchangeFailed(_, _, let e, let byPeer) = $0 { (e.code.rawValue, byPeer) } else { nil } }
+    }
+    var completed: [Contact] { all.compactMap { if case .exchangeCompleted(_, let c, _, _, _) = $0 { c } else { nil } } }
+    var requestedSAS: [String] { all.compactMap { if case .exchangeRequested(_, let p, _, _) = $0 { p.sas } else { nil } } }
+    var started: Int { all.filter { if case .exchangeStarted = $0 { true } else { false } }.count }
+    var messagesReceived: [InboxItem] { all.compactMap { if case .messageReceived(let m) = $0 { m } else { nil } } }
+}
+
+/// How a dialled session ended, as the dialling face sees it.
+enum Ended: Sendable {
+    case completed(Contact, sas: String)
+    case failed(code: String, byPeer: Bool)
+
+    var contact: Contact? { if case .completed(let c, _) = self { c } else { nil } }
+    var code: String? { if case .failed(let c, _) = self { c } else { nil } }
+    var byPeer: Bool? { if case .failed(_, let b) = self { b } else { nil } }
+}
+
+/// The handlers a connection gets, as the listener and the dialler build them.
+enum Pipelines {
+    static func responder(_ node: TestNode, consent: ConsentProvider) -> @Sendable (Channel) throws -> Void {
+        let service = node.context(consent: consent)
+        return { channel in
+            try channel.pipeline.syncOperations.addHandler(
+                SessionHandler(responderFor: service, mailbox: MailboxAuthority(service: service), remote: "192.0.2.2:50000"))
+        }
+    }
+
+    static func exchangeInitiator(_ node: TestNode, consent: ConsentProvider, expected: ExpectedPeer = ExpectedPeer(),
+                                  loop: EventLoop) throws -> (@Sendable (Channel) throws -> Void, Outcome<Ended>) {
+        let service = node.context(consent: consent)
+        let promise = loop.makePromise(of: SessionResult.self)
+        let (machine, current) = try service.makeMachine(role: .initiator, expected: expected)
+        let ended = promise.futureResult.map { result -> Ended in
+            switch result {
+            case .completed(let c, let o): .completed(c, sas: o.peer.sas)
+            case .failed(let e, _, let byPeer): .failed(code: e.code.rawValue, byPeer: byPeer)
+            }
+        }
+        return ({ channel in
+            try channel.pipeline.syncOperations.addHandler(SessionHandler(exchange: machine, cardIsCurrent: current, service: service,
+                                                                          remote: "192.0.2.1:7447", result: promise))
+        }, Outcome(ended))
+    }
+
+    /// A follow-up message from `node` to the contact `to`; the future says stored (false) or duplicate (true), or the failure code.
+    static func mailSender(_ node: TestNode, envelope: MessageEnvelope, to contact: Contact,
+                           loop: EventLoop) throws -> (@Sendable (Channel) throws -> Void, Outcome<Result<Bool, ProtocolError>>) {
+        let service = node.context(consent: DeclineAll(reason: "not listening"))
+        let target = try MailSender(service: service).target(for: contact)
+        let promise = loop.makePromise(of: Result<Bool, ProtocolError>.self)
+        let machine = MailboxStateMachine(sending: envelope, token: target.route.mailboxToken, to: target.route.pubKey,
+                                          staticKey: node.keys.x25519, ephemeralKey: X25519.PrivateKey())
+        return ({ channel in
+            try channel.pipeline.syncOperations.addHandler(SessionHandler(mail: machine, service: service, remote: "192.0.2.1:7447", result: promise))
+        }, Outcome(promise.futureResult))
+    }
+}
+
+/// Two channels joined back to back on one loop: bytes written on one are read by the other.
+struct Wire {
+    let loop: NIOAsyncTestingEventLoop
+    let dialler: NIOAsyncTestingChannel
+    let listener: NIOAsyncTestingChannel
+
+    init(loop: NIOAsyncTestingEventLoop, dialler: @escaping @Sendable (Channel) throws -> Void,
+         listener: @escaping @Sendable (Channel) throws -> Void) async throws {
+        self.loop = loop
+        self.listener = try await NIOAsyncTestingChannel(loop: loop) { try listener($0) }
+        self.dialler = try await NIOAsyncTestingChannel(loop: loop) { try dialler($0) }
+        try await self.listener.connect(to: SocketAddress(ipAddress: "192.0.2.2", port: 50000))
+        try await self.dialler.connect(to: SocketAddress(ipAddress: "192.0.2.1", port: 7447))
+    }
+
+    /// Moves what each side wrote to the other. A side that closed closes the other (as TCP would tell it).
+    /// Returns whether anything moved.
+    @discardableResult
+    func step() async throws -> Bool {
+        var moved = false
+        for (from, to) in [(dialler, listener), (listener, dialler)] {
+            while let buffer = try await from.readOutbound(as: ByteBuffer.self) {
+                moved = true
+                if to.isActive { try? await to.writeInbound(buffer) }
+            }
+        }
+        for (a, b) in [(dialler, listener), (listener, dialler)] where !a.isActive && b.isActive {
+            try? await b.close()
+            moved = true
+        }
+        await loop.run()
+        return moved
+    }
+
+    /// Steps until `done` holds (work done off the loop — consent, SQLite — takes real time), or fails after `seconds`.
+    func run(until done: @Sendable () async -> Bool, seconds: Double = 10) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if await done() { return }
+            if try await !step() { try await Task.sleep(nanoseconds: 2_000_000) }
+        }
+        Issue.record("the sessions did not reach the expected state within \(seconds) s")
+    }
+}
+
+/// A listener-side channel alone, for tests that play the peer by hand.
+struct LoneListener {
+    let loop = NIOAsyncTestingEventLoop()
+    let channel: NIOAsyncTestingChannel
+
+    init(_ setup: @escaping @Sendable (Channel) throws -> Void) async throws {
+        channel = try await NIOAsyncTestingChannel(loop: loop) { try setup($0) }
+        try await channel.connect(to: SocketAddress(ipAddress: "192.0.2.2", port: 50000))
+    }
+
+    /// Writes one frame (length-prefixed) as the peer.
+    func send(frame bytes: [UInt8]) async throws {
+        var b = channel.allocator.buffer(capacity: bytes.count + 2)
+        b.writeInteger(UInt16(bytes.count))
+        b.writeBytes(bytes)
+        try await channel.writeInbound(b)
+        await loop.run()
+    }
+
+    /// Every frame the node wrote so far.
+    func frames() async throws -> [[UInt8]] {
+        var all: [UInt8] = []
+        while let b = try await channel.readOutbound(as: ByteBuffer.self) { all += b.readableBytesView }
+        var out: [[UInt8]] = []
+        var rest = all[...]
+        while rest.count >= 2 {
+            let n = Int(rest[rest.startIndex]) << 8 | Int(rest[rest.startIndex + 1])
+            out.append(Array(rest.dropFirst(2).prefix(n)))
+            rest = rest.dropFirst(2 + n)
+        }
+        return out
+    }
+}
+
+/// A consent that never answers until the session withdraws it.
+struct NeverAnswers: ConsentProvider {
+    func decide(_ request: ConsentRequest) async -> ConsentAnswer {
+        while !Task.isCancelled { try? await Task.sleep(nanoseconds: 5_000_000) }
+        return .decline("withdrawn")
+    }
+}
+
+/// What a future completed with, readable from the test (nil until then).
+final class Outcome<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value?
+    init(_ future: EventLoopFuture<Value>) { future.whenSuccess { v in self.lock.withLock { self.value = v } } }
+    func peek() -> Value? { lock.withLock { value } }
+}
+
+/// Runs one exchange from `grace` (dialling) to `ada` (listening); returns how it ended for Grace.
+func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentProvider = AcceptAll(message: nil),
+              adaConsent: ConsentProvider = AcceptAll(message: nil), until: (@Sendable (Ended?) -> Bool)? = nil) async throws -> (Wire, Outcome<Ended>) {
+    let loop = NIOAsyncTestingEventLoop()
+    let (dial, result) = try Pipelines.exchangeInitiator(grace, consent: graceConsent, loop: loop)
+    let wire = try await Wire(loop: loop, dialler: dial, listener: Pipelines.responder(ada, consent: adaConsent))
+    try await wire.run(until: { until?(result.peek()) ?? (result.peek() != nil && !wire.listener.isActive) })
+    return (wire, result)
+}
+
+@Suite struct SessionPipelineTests {
+    @Test func anExchangeCompletesAndEachSideStoresTheOther() async throws {
+        let ada = try TestNode("Ada"), grace = try TestNode("Grace", title: "Rear Admiral")
+        let (wire, result) = try await exchange(grace, dialling: ada, graceConsent: AcceptAll(message: "Hi Ada"),
+                                                adaConsent: AcceptAll(message: "Hello Grace"))
+        let ended = result.peek()
+        let atGrace = try #require(ended?.contact)
+        #expect(atGrace.name == "Ada" && atGrace.verificationStatus == .verified && atGrace.theirEphemeralMessage == "Hello Grace")
+        try await wire.run(until: { ada.recorded.completed.count == 1 })
+        let atAda = try #require(ada.recorded.completed.first)
+        #expect(atAda.name == "Grace" && atAda.card.title == "Rear Admiral" && atAda.theirEphemeralMessage == "Hi Ada")
+        #expect(try ada.database.contacts().count == 1 && grace.database.contacts().count == 1, "each stored the other once")
+        #expect(ada.recorded.started == 1 && ada.recorded.requestedSAS.count == 1)
+        if case .completed(_, let sas)? = ended { #expect(ada.recorded.requestedSAS.first == sas, "both screens showed one code") }
+        #expect(!wire.dialler.isActive && !wire.listener.isActive, "both sides closed the connection")
+    }
+
+    @Test func aDeclineStoresNothingAndBothSidesSayWhy() async throws {
+        let ada = try TestNode("Ada"), grace = try TestNode("Grace")
+        let (wire, result) = try await exchange(grace, dialling: ada, adaConsent: DeclineAll(reason: "not today"))
+        #expect(result.peek()?.code == "declined" && result.peek()?.byPeer == true)
+        try await wire.run(until: { !ada.recorded.failures.isEmpty })
+        #expect(ada.recorded.failures.first?.code == "declined" && ada.recorded.failures.first?.byPeer == false)
+        #expect(try ada.database.contacts().isEmpty && grace.database.contacts().isEmpty)
+    }
+
+    /// Nobody answers the listener's request: after the consent timeout it gives up and tells the dialler.
+    @Test func theConsentTimeoutEndsTheSessionOnBothSides() async throws {
+        let ada = try TestNode("Ada"), grace = try TestNode("Grace")
+        let (wire, result) = try await exchange(grace, dialling: ada, adaConsent: NeverAnswers(), until: { _ in ada.recorded.requestedSAS.count == 1 })
+        #expect(result.peek() == nil, "still waiting for Ada")
+        await wire.loop.advanceTime(by: .seconds(59))
+        try await wire.step()
+        #expect(wire.listener.isActive, "not before the timeout")
+        await wire.loop.advanceTime(by: .seconds(2))
+        try await wire.run(until: { !ada.recorded.failures.isEmpty && result.peek() != nil })
+        #expect(ada.recorded.failures.first?.code == "consent_timeout" && ada.recorded.failures.first?.byPeer == false)
+        // The dialler waits for Ada's decision under the same 60 s: its own timer or Ada's abort ends it.
+        #expect(result.peek()?.code == "consent_timeout", "the dialler ends for the same reason")
+        #expect(try ada.database.contacts().isEmpty && grace.database.contacts().isEmpty)
+    }
+
+    /// A card changed in the store (`nearcard card set` from another process) is the one the next session
+    /// sends, also on a node that has served sessions before.
+    @Test func theCardSentIsTheOneInTheStoreWhenTheSessionRuns() async throws {
+        let ada = try TestNode("Ada"), grace = try TestNode("Grace"), lin = try TestNode("Lin")
+        _ = try await exchange(grace, dialling: ada)
+        try ada.database.saveMyCard(Card(name: "Ada", company: "Ada Ltd", title: "Countess"))
+        let (_, ended) = try await exchange(lin, dialling: ada)
+        #expect(ended.peek()?.contact?.card.title == "Countess")
+    }
+
+    /// A connection that opens and closes without a byte (a port scan, `nearcard peers` checking that a
+    /// node answers) is not a failed exchange.
+    @Test func aSilentProbeIsNotReported() async throws {
+        let ada = try TestNode("Ada")
+        let lone = try await LoneListener(Pipelines.responder(ada, consent: AcceptAll(message: nil)))
+        try await lone.channel.close()
+        await lone.loop.run()
+        try await Task.sleep(nanoseconds: 20_000_000)
+        #expect(ada.recorded.failures.isEmpty && ada.recorded.started == 0)
+    }
+
+    /// A first message that is not Noise message 1 of a protocol this node speaks ends the connection.
+    @Test func aFirstMessageOfAnotherProtocolIsRefused() async throws {
+        let ada = try TestNode("Ada")
+        let lone = try await LoneListener(Pipelines.responder(ada, consent: AcceptAll(message: nil)))
+        var noise = NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        try await lone.send(frame: try noise.writeMessage(payload: Array("nearcard/9".utf8)))
+        try await Task.sleep(nanoseconds: 20_000_000)
+        #expect(!lone.channel.isActive, "closed")
+        #expect(try await lone.frames().isEmpty, "nothing answered: not even the node's static key")
+        #expect(ada.recorded.failures.first?.code == "unsupported_version")
+    }
+
+    /// A dialler that sends message 1 and then nothing: the handshake timeout closes the session.
+    @Test func aStalledHandshakeTimesOut() async throws {
+        let ada = try TestNode("Ada")
+        let lone = try await LoneListener(Pipelines.responder(ada, consent: AcceptAll(message: nil)))
+        var noise = NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        try await lone.send(frame: try noise.writeMessage(payload: Array("nearcard/1".utf8)))
+        #expect(try await lone.frames().count == 1, "message 2")
+        await lone.loop.advanceTime(by: .seconds(9))
+        #expect(lone.channel.isActive)
+        await lone.loop.advanceTime(by: .seconds(2))
+        try await Task.sleep(nanoseconds: 20_000_000)
+        #expect(!lone.channel.isActive)
+        #expect(ada.recorded.failures.first?.code == "timeout")
+    }
+
+    /// The dialler vanishes after the code was shown: the listener reports a lost connection, stores nothing.
+    @Test func aConnectionLostMidExchangeIsReportedAsSuch() async throws {
+        let ada = try TestNode("Ada"), grace = try TestNode("Grace")
+        let (wire, _) = try await exchange(grace, dialling: ada, adaConsent: NeverAnswers(), until: { _ in ada.recorded.requestedSAS.count == 1 })
+        try await wire.dialler.close()
+        try await wire.run(until: { !ada.recorded.failures.isEmpty })
+        #expect(ada.recorded.failures.first?.code == "connection_lost")
+        #expect(try ada.database.contacts().isEmpty)
+    }
+
+    /// After an exchange, a follow-up message is delivered over its own session, stored once; sent again
+    /// it is acknowledged as a duplicate.
+    @Test func aMessageIsDeliveredOnceAndAcknowledged() async throws {
+        let ada = try TestNode("Ada"), grace = try TestNode("Grace")
+        let (_, ended) = try await exchange(grace, dialling: ada)
+        let contact = try #require(ended.peek()?.contact)
+        let envelope = MessageEnvelope.make(text: "Lunch?", from: grace.identity.did, to: ada.identity.did,
+                                            sentAt: Int64(Date().timeIntervalSince1970), signer: grace.keys.ed25519)
+        for expectDuplicate in [false, true] {
+            let loop = NIOAsyncTestingEventLoop()
+            let (send, delivered) = try Pipelines.mailSender(grace, envelope: envelope, to: contact, loop: loop)
+            let wire = try await Wire(loop: loop, dialler: send, listener: Pipelines.responder(ada, consent: DeclineAll(reason: "mail needs none")))
+            try await wire.run(until: { delivered.peek() != nil })
+            guard case .success(let duplicate)? = delivered.peek() else { Issue.record("not delivered: \(String(describing: delivered.peek()))"); return }
+            #expect(duplicate == expectDuplicate)
+        }
+        #expect(try ada.database.inbox().map(\.text) == ["Lunch?"])
+        #expect(ada.recorded.messagesReceived.count == 1)
+    }
+}
