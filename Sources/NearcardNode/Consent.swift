@@ -5,12 +5,15 @@ import NearcardProtocol
 public struct ConsentRequest: Sendable {
     public let exchangeID: String
     public let peer: PeerIdentity
+    /// The check code both screens show ("123 456").
+    public let sas: String
     public let role: NoiseXXHandshake.Role
     public let remoteAddress: String
 
-    public init(exchangeID: String, peer: PeerIdentity, role: NoiseXXHandshake.Role, remoteAddress: String) {
+    public init(exchangeID: String, peer: PeerIdentity, sas: String, role: NoiseXXHandshake.Role, remoteAddress: String) {
         self.exchangeID = exchangeID
         self.peer = peer
+        self.sas = sas
         self.role = role
         self.remoteAddress = remoteAddress
     }

@@ -32,7 +32,8 @@ public struct DialError: Error, Sendable, CustomStringConvertible {
 public enum Dialer {
     public static let connectTimeout: TimeAmount = .seconds(5)
 
-    public static func exchange(with target: DialTarget, service: ExchangeService,
+    /// `consent`: how this side decides once the code is known (the person dialling asked for the exchange).
+    public static func exchange(with target: DialTarget, context: NodeContext, consent: ConsentProvider,
                                 group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> SessionResult {
         var failures: [String] = []
         for address in target.addresses {
@@ -42,24 +43,22 @@ public enum Dialer {
                 continue
             }
             let promise = group.next().makePromise(of: SessionResult.self)
-            let (machine, cardIsCurrent) = try service.makeMachine(role: .initiator, expected: target.expected)
             let bootstrap = ClientBootstrap(group: group)
                 .connectTimeout(connectTimeout)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(SessionHandler(exchange: machine, cardIsCurrent: cardIsCurrent, service: service, remote: address.description, result: promise))
+                        try SessionPipeline.configureExchange(channel, context: context, consent: consent, expected: target.expected,
+                                                              remote: address.description, result: promise)
                     }
                 }
-            let channel: Channel
             do {
-                channel = try await bootstrap.connect(to: socketAddress).get()
+                _ = try await bootstrap.connect(to: socketAddress).get()
             } catch {
                 promise.fail(error)
                 failures.append("\(address): \(describeConnectError(error))")
                 continue
             }
-            _ = channel
             // The handler always reports: completed, failed, or lost when the connection closes early.
             return try await promise.futureResult.get()
         }
@@ -71,19 +70,19 @@ extension Dialer {
     /// Delivers one follow-up message to `address`, pinning the recipient's key. `.success(true)` means
     /// the recipient already had it.
     public static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
-                               service: ExchangeService, group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async -> Result<Bool, ProtocolError> {
+                               context: NodeContext, group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async -> Result<Bool, ProtocolError> {
         let socketAddress: SocketAddress
         do { socketAddress = try address.socketAddress() } catch {
             return .failure(ProtocolError(.connectionLost, "\(address): \(error)"))
         }
         let promise = group.next().makePromise(of: Result<Bool, ProtocolError>.self)
-        let machine = MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: service.keys.x25519, ephemeralKey: X25519.PrivateKey())
+        let machine = MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: context.keys.x25519, ephemeralKey: X25519.PrivateKey())
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(connectTimeout)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(SessionHandler(mail: machine, service: service, remote: address.description, result: promise))
+                    try SessionPipeline.configureMail(channel, context: context, machine: machine, remote: address.description, result: promise)
                 }
             }
         do {

@@ -11,18 +11,18 @@ public struct MailLimits: Sendable, Equatable {
     /// Messages accepted from one contact per minute.
     public var perContactPerMinute = 30
     /// How far in the future a message's `sentAt` may be (clock skew).
-    public var maximumFutureSkew: Int64 = 300
+    public var maximumFutureSkew: Int64 = ProtocolLimits.maximumClockSkew
     public init() {}
 }
 
 /// The recipient's checks on a delivery, and storing it (off the event loop: SQLite blocks).
 public struct MailboxAuthority: Sendable {
-    let service: ExchangeService
+    let context: NodeContext
     let limits: MailLimits
     private let recent = NIOLockedValueBox<[String: [TimeInterval]]>([:])
 
-    public init(service: ExchangeService, limits: MailLimits = MailLimits()) {
-        self.service = service
+    public init(context: NodeContext, limits: MailLimits = MailLimits()) {
+        self.context = context
         self.limits = limits
     }
 
@@ -35,7 +35,7 @@ public struct MailboxAuthority: Sendable {
     /// Accepts a delivery only from the contact the token was issued to, proven by both of its pinned
     /// keys, addressed to us, signed, not from the future, within the rate; stores it once.
     public func accept(_ d: MailboxStateMachine.Delivery, now: Date = Date()) -> Outcome {
-        let db = service.database
+        let db = context.database
         let refuse = { (code: ProtocolError.Code, why: String) in Outcome.refused(ProtocolError(code, why)) }
         do {
             guard let route = try db.issuedRoute(mailboxToken: d.mailboxToken) else { return refuse(.badIdentity, "unknown mailbox token") }
@@ -43,7 +43,7 @@ public struct MailboxAuthority: Sendable {
             guard let contact = try db.contact(did: route.contactDID) else { return refuse(.badIdentity, "the contact this token was for is gone") }
             let e = d.envelope
             guard e.from == route.contactDID else { return refuse(.badIdentity, "the message is not from the contact the token belongs to") }
-            guard e.to == service.identity.did else { return refuse(.badIdentity, "the message is addressed to someone else") }
+            guard e.to == context.identity.did else { return refuse(.badIdentity, "the message is addressed to someone else") }
             guard let pinnedStatic = contact.pubKey.flatMap({ try? X25519.PublicKey(rawRepresentation: Base64.decode($0)) }),
                   let pinnedSign = contact.signPubKey.flatMap({ try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) }) else {
                 return refuse(.badIdentity, "no pinned keys for this contact")
@@ -72,9 +72,9 @@ public struct MailboxAuthority: Sendable {
 /// Sending a queued message: open the contact's sealed route, find the contact's node (by
 /// fingerprint over DNS-SD, then the route's address hints), and deliver over a pinned Noise session.
 public struct MailSender: Sendable {
-    let service: ExchangeService
+    let context: NodeContext
 
-    public init(service: ExchangeService) { self.service = service }
+    public init(context: NodeContext) { self.context = context }
 
     /// Where and how to reach a contact: from the route it gave us.
     public struct Target: Sendable {
@@ -86,7 +86,7 @@ public struct MailSender: Sendable {
         guard let sealed = contact.sealedRoute, let did = contact.didPublicKey else {
             throw DialError(message: "\(contact.name) gave no sealed route (only contacts from an exchange can be messaged)")
         }
-        switch SealedRoute.open(sealed, with: service.keys.x25519, expectedIssuer: did, expectedRecipient: service.identity.did,
+        switch SealedRoute.open(sealed, with: context.keys.x25519, expectedIssuer: did, expectedRecipient: context.identity.did,
                                 expectedSignKey: contact.signPubKey.flatMap { try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) },
                                 now: Int64(Date().timeIntervalSince1970)) {
         case .success(let route): return Target(route: route, contact: contact)
@@ -98,7 +98,7 @@ public struct MailSender: Sendable {
     public func deliver(_ item: OutboxItem, to target: Target, addresses: [PeerAddress]) async -> Result<Bool, ProtocolError> {
         var last = ProtocolError(.connectionLost, "\(target.contact.name) is not reachable (no address answered)")
         for address in addresses {
-            switch await Dialer.deliver(item.envelope, token: target.route.mailboxToken, pinned: target.route.pubKey, at: address, service: service) {
+            switch await Dialer.deliver(item.envelope, token: target.route.mailboxToken, pinned: target.route.pubKey, at: address, context: context) {
             case .success(let duplicate): return .success(duplicate)
             case .failure(let e):
                 last = e

@@ -1,4 +1,5 @@
 import Foundation
+import NearcardProtocol
 
 /// Every wait has a timeout and every peer a limit (docs/PROTOCOL.md "Limits", docs/SECURITY.md).
 public struct NodeLimits: Sendable, Equatable {
@@ -20,6 +21,15 @@ public struct NodeLimits: Sendable, Equatable {
     public var maximumBufferedBytes = 2 * (65535 + 2)
 
     public init() {}
+
+    /// How long each of a session's timers runs (the state machine says which one runs when).
+    public func seconds(for timer: SessionTimer) -> TimeInterval {
+        switch timer {
+        case .handshake: handshakeTimeout
+        case .consent: consentTimeout
+        case .cards, .mail: idleTimeout
+        }
+    }
 }
 
 /// The default TCP port of `nearcard listen`.

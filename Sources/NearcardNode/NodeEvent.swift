@@ -15,7 +15,7 @@ public enum NodeEvent: Sendable {
     case exchangeStarted(id: String, role: NoiseXXHandshake.Role, remote: String)
     /// The peer proved its identity; the SAS is known; a decision is needed.
     /// `awaitsCommand`: an `accept`/`decline` command decides (JSON lines); otherwise a person or policy does.
-    case exchangeRequested(id: String, peer: PeerIdentity, role: NoiseXXHandshake.Role, awaitsCommand: Bool)
+    case exchangeRequested(id: String, peer: PeerIdentity, sas: String, role: NoiseXXHandshake.Role, awaitsCommand: Bool)
     /// `elapsed`: seconds from the connection opening to the contact being committed.
     case exchangeCompleted(id: String, contact: Contact, myMessage: String?, theirMessage: String?, elapsed: Double)
     case exchangeFailed(id: String, peer: PeerIdentity?, error: ProtocolError, byPeer: Bool)

@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 
 /// A running node, as `nearcard listen` and `nearcard bot` run it: the TCP listener, the DNS-SD
 /// publication and browse (peers found and lost become events), and the outbox worker that delivers
-/// queued follow-up messages when their contacts appear. Everything it learns goes to the service's
+/// queued follow-up messages when their contacts appear. Everything it learns goes to the node context's
 /// event bus; it prints nothing.
 public final class NodeRuntime: Sendable {
     public struct Options: Sendable {
@@ -33,20 +33,20 @@ public final class NodeRuntime: Sendable {
     private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
     private let appear: AsyncStream<DiscoveredPeer>.Continuation
 
-    /// The service sessions run with (route hints included once the port is known).
-    public var service: ExchangeService { listener.currentService }
+    /// The node every session of this runtime belongs to (route hints set once the port is known).
+    public var context: NodeContext { listener.context }
 
     /// Binds, publishes and starts browsing. Discovery failing (no avahi-daemon, no D-Bus) is not
     /// fatal: it is reported as `.discoveryUnavailable` and the node serves by address.
-    public static func start(service: ExchangeService, options: Options) async throws -> NodeRuntime {
-        let listener = try await Listener.start(service: service, port: options.port)
-        let events = service.events
+    public static func start(context: NodeContext, options: Options) async throws -> NodeRuntime {
+        let listener = try await Listener.start(context: context, port: options.port)
+        let events = context.events
         var discovery: AvahiDiscovery?
         var publication: Publication?
         if options.discovery {
             do {
                 let d = try AvahiDiscovery()
-                let identity = service.identity
+                let identity = context.identity
                 let instance = (options.isPrivate ? nil : identity.name) ?? "nearcard-\(identity.fingerprint.prefix(8))"
                 let txt = TXTRecord(fingerprint: identity.fingerprint, name: options.isPrivate ? nil : identity.name)
                 publication = try d.publish(instanceName: instance, port: listener.port, txt: txt, interfaces: options.interfaces)
@@ -76,12 +76,12 @@ public final class NodeRuntime: Sendable {
     var filter: InterfaceFilter { InterfaceFilter(allow: options.interfaces, deny: InterfaceFilter.defaultDeny + options.excludedInterfaces) }
 
     private func startTasks(appeared: AsyncStream<DiscoveredPeer>) {
-        let service = self.service
-        let events = service.events
-        let own = service.identity.fingerprint
+        let context = self.context
+        let events = context.events
+        let own = context.identity.fingerprint
         var started: [Task<Void, Never>] = []
         // Queued follow-up messages go out every few seconds, and when a peer appears.
-        started.append(Task { [peers] in await OutboxWorker(service: service).run(peers: peers, appeared: appeared) })
+        started.append(Task { [peers] in await OutboxWorker(context: context).run(peers: peers, appeared: appeared) })
         if let publication {
             started.append(Task {
                 if let name = try? await publication.established() { events.emit(.published(name: name)) }
@@ -143,24 +143,24 @@ public final class NodeRuntime: Sendable {
     /// `consent`: how this side decides once the code is known; by default it consents at once.
     public func exchange(with text: String, message: String?, consent: ConsentProvider? = nil) async throws -> SessionResult {
         let target = try await target(for: text)
-        return try await Dialer.exchange(with: target, service: service.with(consent: consent ?? AcceptAll(message: message)))
+        return try await Dialer.exchange(with: target, context: context, consent: consent ?? AcceptAll(message: message))
     }
 
     /// Queues a follow-up message to a contact and tries to deliver it at once.
     public func send(message text: String, to contact: String) async throws -> OutboxItem {
         if let problem = MessageEnvelope.textProblem(text) { throw DialError(message: problem) }
-        let service = self.service
-        let found = try service.database.findContact(contact)
+        let context = self.context
+        let found = try context.database.findContact(contact)
         guard let did = found.didPublicKey, found.sealedRoute != nil else {
             throw DialError(message: "\(found.name) has no sealed route: only contacts from an in-person exchange can be messaged")
         }
-        _ = try MailSender(service: service).target(for: found)
-        let envelope = MessageEnvelope.make(text: text, from: service.identity.did, to: did, sentAt: Int64(Date().timeIntervalSince1970),
-                                            signer: service.keys.ed25519)
-        let queued = try service.database.enqueue(envelope, for: found)
-        let results = await OutboxWorker(service: service).deliverDue(peers: peers.all, contactDID: did)
+        _ = try MailSender(context: context).target(for: found)
+        let envelope = MessageEnvelope.make(text: text, from: context.identity.did, to: did, sentAt: Int64(Date().timeIntervalSince1970),
+                                            signer: context.keys.ed25519)
+        let queued = try context.database.enqueue(envelope, for: found)
+        let results = await OutboxWorker(context: context).deliverDue(peers: peers.all, contactDID: did)
         if let result = results.first(where: { $0.id == queued.id }) { return result }
-        return try service.database.outboxItem(id: queued.id) ?? queued
+        return try context.database.outboxItem(id: queued.id) ?? queued
     }
 
     /// Withdraws the publication, stops browsing and the outbox, and closes the listener.

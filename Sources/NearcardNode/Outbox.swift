@@ -22,26 +22,24 @@ public final class PeerTable: Sendable {
     }
 
     public var all: [DiscoveredPeer] { peers.withLockedValue { Array($0.values) } }
-
-    public func peer(fingerprint: String) -> DiscoveredPeer? { all.first { $0.txt.fingerprint == fingerprint } }
 }
 
 /// Delivers queued follow-up messages: claims what is due, finds each contact, delivers, and records
 /// the outcome (delivered, or retry later with back-off, or failed for good with the reason).
 public struct OutboxWorker: Sendable {
-    let service: ExchangeService
+    let context: NodeContext
     let sender: MailSender
 
-    public init(service: ExchangeService) {
-        self.service = service
-        self.sender = MailSender(service: service)
+    public init(context: NodeContext) {
+        self.context = context
+        self.sender = MailSender(context: context)
     }
 
     /// One pass over the due messages (of one contact, if given). `ignoringBackoff` also takes
     /// messages whose next attempt is later (the contact has just appeared). Returns them in their new state.
     @discardableResult
     public func deliverDue(peers: [DiscoveredPeer], contactDID: String? = nil, ignoringBackoff: Bool = false, now: Date = Date()) async -> [OutboxItem] {
-        let db = service.database
+        let db = context.database
         let horizon = ignoringBackoff ? now.addingTimeInterval(365 * 24 * 3600) : now
         guard let due = try? db.claimDueMessages(now: horizon, leaseFrom: now, contactDID: contactDID), !due.isEmpty else { return [] }
         var results: [OutboxItem] = []
@@ -67,8 +65,8 @@ public struct OutboxWorker: Sendable {
             }
             if let updated = try? db.outboxItem(id: item.id) {
                 results.append(updated)
-                if updated.state == .delivered { service.events.emit(.messageDelivered(updated)) }
-                if updated.state == .failed { service.events.emit(.messageGaveUp(updated)) }
+                if updated.state == .delivered { context.events.emit(.messageDelivered(updated)) }
+                if updated.state == .failed { context.events.emit(.messageGaveUp(updated)) }
             }
         }
         return results
@@ -76,10 +74,10 @@ public struct OutboxWorker: Sendable {
 
     /// The contacts with queued messages whose fingerprint is `fingerprint`.
     func contactsWaiting(for fingerprint: String) -> [String] {
-        guard let items = try? service.database.outbox() else { return [] }
+        guard let items = try? context.database.outbox() else { return [] }
         var dids: [String] = []
         for item in items where item.state == .queued && !dids.contains(item.contactDID) {
-            guard let c = try? service.database.contact(id: item.contactID), c.fingerprint == fingerprint else { continue }
+            guard let c = try? context.database.contact(id: item.contactID), c.fingerprint == fingerprint else { continue }
             dids.append(item.contactDID)
         }
         return dids

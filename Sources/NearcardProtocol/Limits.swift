@@ -11,4 +11,6 @@ public enum ProtocolLimits {
     public static let maximumJSONDepth = 16
     /// Display names in hello messages and TXT records.
     public static let maximumNameLength = 64
+    /// How far (seconds) a payload's timestamp, or a follow-up message's date, may be from our clock.
+    public static let maximumClockSkew: Int64 = 300
 }

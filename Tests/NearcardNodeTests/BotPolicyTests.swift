@@ -19,7 +19,7 @@ import Testing
     func peer(_ keys: IdentityKeys, name: String? = "Ada Lovelace") -> PeerIdentity {
         let id = keys.publicIdentity(name: name)
         return PeerIdentity(did: id.did, didKey: try! DIDKey(parsing: id.did), name: name, pubKey: keys.x25519.publicKey,
-                            signPubKey: keys.ed25519.publicKey, fingerprint: id.fingerprint, sas: "123 456")
+                            signPubKey: keys.ed25519.publicKey, fingerprint: id.fingerprint)
     }
 
     @Test func readsEveryMember() throws {
@@ -136,10 +136,10 @@ import Testing
         let otherKeys = IdentityKeys.generate()
         let other = otherKeys.publicIdentity(name: "Ada")
         let peer = PeerIdentity(did: other.did, didKey: try DIDKey(parsing: other.did), name: "Ada", pubKey: otherKeys.x25519.publicKey,
-                                signPubKey: otherKeys.ed25519.publicKey, fingerprint: other.fingerprint, sas: "111 222")
-        let asked = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, role: .responder, awaitsCommand: true), identity: identity))
+                                signPubKey: otherKeys.ed25519.publicKey, fingerprint: other.fingerprint)
+        let asked = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, sas: "111 222", role: .responder, awaitsCommand: true), identity: identity))
         #expect(asked["decision"] == "pending" && asked["sas"] == "111 222" && asked["peer"]?["did"]?.stringValue == other.did)
-        let auto = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, role: .responder, awaitsCommand: false), identity: identity))
+        let auto = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, sas: "111 222", role: .responder, awaitsCommand: false), identity: identity))
         #expect(auto["decision"] == "automatic")
         let failed = try #require(JSONLines.encode(.exchangeFailed(id: "ab", peer: nil, error: ProtocolError(.busy, "full"), byPeer: true), identity: identity))
         #expect(failed["code"] == "busy" && failed["byPeer"] == true && failed["peer"] == .null)
@@ -152,8 +152,8 @@ import Testing
     func request(_ id: String) -> ConsentRequest {
         let keys = IdentityKeys.generate(), identity = keys.publicIdentity(name: "Ada")
         let peer = PeerIdentity(did: identity.did, didKey: try! DIDKey(parsing: identity.did), name: "Ada", pubKey: keys.x25519.publicKey,
-                                signPubKey: keys.ed25519.publicKey, fingerprint: identity.fingerprint, sas: "123 456")
-        return ConsentRequest(exchangeID: id, peer: peer, role: .responder, remoteAddress: "127.0.0.1:1")
+                                signPubKey: keys.ed25519.publicKey, fingerprint: identity.fingerprint)
+        return ConsentRequest(exchangeID: id, peer: peer, sas: "123 456", role: .responder, remoteAddress: "127.0.0.1:1")
     }
 
     @Test func anAnswerBeforeTheSessionAsksIsKept() async {

@@ -11,14 +11,14 @@ struct Recipient {
     let keys = IdentityKeys.generate()
     let db: NearcardDatabase
     let dir: String
-    let service: ExchangeService
+    let context: NodeContext
     let authority: MailboxAuthority
 
     init(limits: MailLimits = MailLimits()) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-mb-\(UUID().uuidString)").path
         db = try NearcardDatabase(path: dir + "/nearcard.sqlite")
-        service = ExchangeService(keys: keys, identity: keys.publicIdentity(name: "Grace"), database: db, consent: DeclineAll(reason: "test"))
-        authority = MailboxAuthority(service: service, limits: limits)
+        context = NodeContext(keys: keys, identity: keys.publicIdentity(name: "Grace"), database: db, consent: DeclineAll(reason: "test"))
+        authority = MailboxAuthority(context: context, limits: limits)
     }
 
     /// A contact (as after an exchange) and the token we issued to it.

@@ -32,8 +32,8 @@ final class TestNode: @unchecked Sendable {
 
     var identity: PublicIdentity { keys.publicIdentity(name: name) }
 
-    func context(consent: ConsentProvider) -> ExchangeService {
-        ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events)
+    func context(consent: ConsentProvider) -> NodeContext {
+        NodeContext(keys: keys, identity: identity, database: database, consent: consent, events: events)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: dir) }
@@ -56,7 +56,7 @@ final class EventRecorder: @unchecked Sendable {
         all.compactMap { if case .exchangeFailed(_, _, let e, let byPeer) = $0 { (e.code.rawValue, byPeer) } else { nil } }
     }
     var completed: [Contact] { all.compactMap { if case .exchangeCompleted(_, let c, _, _, _) = $0 { c } else { nil } } }
-    var requestedSAS: [String] { all.compactMap { if case .exchangeRequested(_, let p, _, _) = $0 { p.sas } else { nil } } }
+    var requestedSAS: [String] { all.compactMap { if case .exchangeRequested(_, _, let sas, _, _) = $0 { sas } else { nil } } }
     var started: Int { all.filter { if case .exchangeStarted = $0 { true } else { false } }.count }
     var messagesReceived: [InboxItem] { all.compactMap { if case .messageReceived(let m) = $0 { m } else { nil } } }
 }
@@ -74,40 +74,40 @@ enum Ended: Sendable {
 /// The handlers a connection gets, as the listener and the dialler build them.
 enum Pipelines {
     static func responder(_ node: TestNode, consent: ConsentProvider) -> @Sendable (Channel) throws -> Void {
-        let service = node.context(consent: consent)
+        let context = node.context(consent: consent)
+        let mailbox = MailboxAuthority(context: context)
         return { channel in
-            try channel.pipeline.syncOperations.addHandler(
-                SessionHandler(responderFor: service, mailbox: MailboxAuthority(service: service), remote: "192.0.2.2:50000"))
+            try SessionPipeline.configureResponder(channel, context: context, mailbox: mailbox, remote: "192.0.2.2:50000")
         }
     }
 
     static func exchangeInitiator(_ node: TestNode, consent: ConsentProvider, expected: ExpectedPeer = ExpectedPeer(),
                                   loop: EventLoop) throws -> (@Sendable (Channel) throws -> Void, Outcome<Ended>) {
-        let service = node.context(consent: consent)
+        // The node declines what reaches it; the dial brings its own consent.
+        let context = node.context(consent: DeclineAll(reason: "not listening"))
         let promise = loop.makePromise(of: SessionResult.self)
-        let (machine, current) = try service.makeMachine(role: .initiator, expected: expected)
         let ended = promise.futureResult.map { result -> Ended in
             switch result {
-            case .completed(let c, let o): .completed(c, sas: o.peer.sas)
+            case .completed(let c, let o): .completed(c, sas: o.sas)
             case .failed(let e, _, let byPeer): .failed(code: e.code.rawValue, byPeer: byPeer)
             }
         }
         return ({ channel in
-            try channel.pipeline.syncOperations.addHandler(SessionHandler(exchange: machine, cardIsCurrent: current, service: service,
-                                                                          remote: "192.0.2.1:7447", result: promise))
+            try SessionPipeline.configureExchange(channel, context: context, consent: consent, expected: expected,
+                                                  remote: "192.0.2.1:7447", result: promise)
         }, Outcome(ended))
     }
 
     /// A follow-up message from `node` to the contact `to`; the future says stored (false) or duplicate (true), or the failure code.
     static func mailSender(_ node: TestNode, envelope: MessageEnvelope, to contact: Contact,
                            loop: EventLoop) throws -> (@Sendable (Channel) throws -> Void, Outcome<Result<Bool, ProtocolError>>) {
-        let service = node.context(consent: DeclineAll(reason: "not listening"))
-        let target = try MailSender(service: service).target(for: contact)
+        let context = node.context(consent: DeclineAll(reason: "not listening"))
+        let target = try MailSender(context: context).target(for: contact)
         let promise = loop.makePromise(of: Result<Bool, ProtocolError>.self)
         let machine = MailboxStateMachine(sending: envelope, token: target.route.mailboxToken, to: target.route.pubKey,
                                           staticKey: node.keys.x25519, ephemeralKey: X25519.PrivateKey())
         return ({ channel in
-            try channel.pipeline.syncOperations.addHandler(SessionHandler(mail: machine, service: service, remote: "192.0.2.1:7447", result: promise))
+            try SessionPipeline.configureMail(channel, context: context, machine: machine, remote: "192.0.2.1:7447", result: promise)
         }, Outcome(promise.futureResult))
     }
 }
@@ -146,8 +146,9 @@ struct Wire {
         return moved
     }
 
-    /// Steps until `done` holds (work done off the loop — consent, SQLite — takes real time), or fails after `seconds`.
-    func run(until done: @Sendable () async -> Bool, seconds: Double = 10) async throws {
+    /// Steps until `done` holds (work done off the loop — consent, SQLite, the event recorder — takes real
+    /// time, and much more of it while the rest of the suite loads both cores), or fails after `seconds`.
+    func run(until done: @Sendable () async -> Bool, seconds: Double = 90) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if await done() { return }
@@ -284,7 +285,7 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentPr
     @Test func aFirstMessageOfAnotherProtocolIsRefused() async throws {
         let ada = try TestNode("Ada")
         let lone = try await LoneListener(Pipelines.responder(ada, consent: AcceptAll(message: nil)))
-        var noise = NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
         try await lone.send(frame: try noise.writeMessage(payload: Array("nearcard/9".utf8)))
         try await Task.sleep(nanoseconds: 20_000_000)
         #expect(!lone.channel.isActive, "closed")
@@ -296,7 +297,7 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentPr
     @Test func aStalledHandshakeTimesOut() async throws {
         let ada = try TestNode("Ada")
         let lone = try await LoneListener(Pipelines.responder(ada, consent: AcceptAll(message: nil)))
-        var noise = NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
         try await lone.send(frame: try noise.writeMessage(payload: Array("nearcard/1".utf8)))
         #expect(try await lone.frames().count == 1, "message 2")
         await lone.loop.advanceTime(by: .seconds(9))

@@ -80,14 +80,14 @@ final class SocketProbe: ConsentProvider, @unchecked Sendable {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let probe = SocketProbe()
         let ada = IdentityKeys.generate(), grace = IdentityKeys.generate()
-        let listenerService = ExchangeService(keys: ada, identity: ada.publicIdentity(name: "Ada"),
+        let listenerContext = NodeContext(keys: ada, identity: ada.publicIdentity(name: "Ada"),
                                               database: try NearcardDatabase(path: dir + "/ada/nearcard.sqlite"), consent: probe)
-        let dialerService = ExchangeService(keys: grace, identity: grace.publicIdentity(name: "Grace"),
+        let dialerContext = NodeContext(keys: grace, identity: grace.publicIdentity(name: "Grace"),
                                             database: try NearcardDatabase(path: dir + "/grace/nearcard.sqlite"), consent: AcceptAll(message: nil))
-        let listener = try await Listener.start(service: listenerService, host: "127.0.0.1", port: 0)
+        let listener = try await Listener.start(context: listenerContext, host: "127.0.0.1", port: 0)
         defer { Task { await listener.close() } }
         let target = DialTarget(addresses: try PeerQuery.resolve(host: "127.0.0.1", port: listener.port), expected: ExpectedPeer(), label: "ada")
-        let result = try await Dialer.exchange(with: target, service: dialerService)
+        let result = try await Dialer.exchange(with: target, context: dialerContext, consent: AcceptAll(message: nil))
         guard case .completed = result else { Issue.record("the exchange did not complete: \(result)"); return }
 
         let sockets = probe.sockets

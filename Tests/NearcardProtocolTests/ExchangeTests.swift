@@ -3,74 +3,6 @@ import NearcardModel
 @testable import NearcardProtocol
 import Testing
 
-let now: Int64 = 1_795_000_000
-
-func party(_ name: String, fields: Set<CardField> = [.name, .company, .title]) -> LocalParty {
-    LocalParty(keys: IdentityKeys.generate(), name: name,
-               card: Card(name: name, email: "\(name.lowercased())@example.org", company: "\(name) Ltd", title: "Engineer"),
-               policy: SharingPolicy(fields: fields), routeHints: [RouteRecord.Hint(host: "192.0.2.1", port: 7447)])
-}
-
-func machine(_ role: NoiseXXHandshake.Role, _ p: LocalParty, expected: ExpectedPeer = ExpectedPeer()) -> ExchangeStateMachine {
-    ExchangeStateMachine(role: role, local: p, expected: expected, ephemeralKey: X25519.PrivateKey(),
-                         sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32))
-}
-
-/// Two state machines joined in memory: frames go straight across, in order.
-struct Pair {
-    var i: ExchangeStateMachine
-    var r: ExchangeStateMachine
-    var iEvents: [ExchangeStateMachine.Action] = []
-    var rEvents: [ExchangeStateMachine.Action] = []
-    /// Frames in flight, for tests that tamper with or drop them.
-    var toR: [[UInt8]] = []
-    var toI: [[UInt8]] = []
-    /// Every frame sent, in order, by direction.
-    var transcript: [(toResponder: Bool, bytes: [UInt8])] = []
-
-    init(_ a: LocalParty, _ b: LocalParty, expected: ExpectedPeer = ExpectedPeer()) {
-        i = machine(.initiator, a, expected: expected)
-        r = machine(.responder, b)
-    }
-
-    mutating func collect(_ actions: [ExchangeStateMachine.Action], fromInitiator: Bool) {
-        for a in actions {
-            if case .send(let bytes) = a {
-                transcript.append((fromInitiator, bytes))
-                if fromInitiator { toR.append(bytes) } else { toI.append(bytes) }
-            }
-            if fromInitiator { iEvents.append(a) } else { rEvents.append(a) }
-        }
-    }
-
-    /// Delivers frames until both sides are quiet.
-    mutating func pump() {
-        while !toR.isEmpty || !toI.isEmpty {
-            if !toR.isEmpty { let f = toR.removeFirst(); collect(r.receive(f, now: now), fromInitiator: false) }
-            if !toI.isEmpty { let f = toI.removeFirst(); collect(i.receive(f, now: now), fromInitiator: true) }
-        }
-    }
-
-    mutating func start() {
-        collect(i.start(), fromInitiator: true)
-        pump()
-    }
-
-    mutating func decide(initiator: Bool, accept: Bool, message: String? = nil) {
-        if initiator { collect(i.decide(accept: accept, message: message, now: now), fromInitiator: true) } else {
-            collect(r.decide(accept: accept, message: message, now: now), fromInitiator: false)
-        }
-        pump()
-    }
-}
-
-extension [ExchangeStateMachine.Action] {
-    var identified: PeerIdentity? { for a in self { if case .identified(let p) = a { return p } }; return nil }
-    var completed: ExchangeOutcome? { for a in self { if case .completed(let o) = a { return o } }; return nil }
-    var failure: ProtocolError? { for a in self { if case .failed(let e, _) = a { return e } }; return nil }
-    var failedByPeer: Bool? { for a in self { if case .failed(_, let p) = a { return p } }; return nil }
-}
-
 @Suite struct ExchangeTests {
     @Test func bothSidesCompleteWithTheSameSASAndEachOthersCards() throws {
         let a = party("Ada"), b = party("Grace", fields: [.name, .email])
@@ -78,8 +10,8 @@ extension [ExchangeStateMachine.Action] {
         pair.start()
         let seenByI = try #require(pair.iEvents.identified)
         let seenByR = try #require(pair.rEvents.identified)
-        #expect(seenByI.sas == seenByR.sas, "both screens show the same code")
-        #expect(seenByI.sas.count == 7)
+        #expect(pair.iEvents.sas == pair.rEvents.sas, "both screens show the same code")
+        #expect(pair.iEvents.sas?.count == 7)
         #expect(seenByI.did == b.identity.did && seenByR.did == a.identity.did)
         #expect(seenByI.fingerprint == b.identity.fingerprint && seenByR.fingerprint == a.identity.fingerprint)
         #expect(seenByI.name == "Grace")
@@ -98,6 +30,7 @@ extension [ExchangeStateMachine.Action] {
         #expect(oi.myMessage == "Likewise!" && oi.theirMessage == "Nice to meet you")
         #expect(or.myMessage == "Nice to meet you" && or.theirMessage == "Likewise!")
         #expect(oi.graphEdgeID == or.graphEdgeID)
+        #expect(oi.sas == pair.iEvents.sas && or.sas == oi.sas, "the outcome keeps the code both screens showed")
         // Each holds the route the other issued for it, with the issuer's token.
         #expect(oi.theirRoute == or.myRoute)
         #expect(or.theirRoute == oi.myRoute)
@@ -105,24 +38,78 @@ extension [ExchangeStateMachine.Action] {
         #expect(pair.i.isFinished && pair.r.isFinished)
     }
 
-    /// A node starts a session with its last-read card and reads it again while waiting for the peer:
-    /// the card sent is the one given last before it was made; later, or another identity's, changes nothing.
-    @Test func theCardSentIsTheOneRefreshedBeforeItIsMade() throws {
+    /// The machine asks for this side's card once, after its first flight (so the store is read while
+    /// the peer computes); the card it is handed is the one sent; a second one changes nothing.
+    @Test func theCardIsAskedForOnceAfterTheFirstFlightAndTheOneHandedOverIsSent() throws {
         let a = party("Ada"), b = party("Grace")
+        var first = initiator(a)
+        let opening = first.start()
+        guard opening.count == 3, case .send = opening[0], case .arm(.handshake) = opening[1], case .loadCard = opening[2] else {
+            Issue.record("the first actions are message 1, the handshake timer, then the card request: \(opening)")
+            return
+        }
         var pair = Pair(a, b)
+        pair.holdCards = [false]
         pair.start()
-        var newer = b
+        #expect(pair.askedForCard == [true, false], "each side asked once")
+        var newer = b.localCard
         newer.card.title = "Rear Admiral"
         newer.policy = SharingPolicy(fields: [.name, .title])
-        let stranger = pair.r.refreshLocal(party("Grace")), fresher = pair.r.refreshLocal(newer)
-        #expect(!stranger, "another identity under the same name")
-        #expect(fresher)
+        pair.loadCard(initiator: false, newer)
+        pair.loadCard(initiator: false, b.localCard)
         pair.decide(initiator: false, accept: true)
         pair.decide(initiator: true, accept: true)
         let oi = try #require(pair.iEvents.completed)
-        #expect(oi.theirPayload.payload.cardFields == newer.card.filtered(to: [.name, .title]))
-        let late = pair.r.refreshLocal(b)
-        #expect(!late, "the card was made and sent")
+        #expect(oi.theirPayload.payload.cardFields == newer.card.filtered(to: [.name, .title]), "the first card handed over, not the second")
+        #expect(pair.askedForCard.count == 2)
+    }
+
+    /// A person can accept before the store answered: the acceptance waits for the card and leaves with
+    /// it, so the peer never sends its card to a side that has none to send back.
+    @Test func anAcceptanceBeforeTheCardIsLoadedWaitsForIt() throws {
+        var pair = Pair(party("Ada"), party("Grace"))
+        pair.holdCards = [false]
+        pair.start()
+        pair.decide(initiator: true, accept: true)
+        let before = pair.rEvents.count
+        pair.decide(initiator: false, accept: true)
+        #expect(pair.rEvents.count == before && pair.toI.isEmpty, "nothing sent yet: no card to follow the decision")
+        #expect(pair.iEvents.completed == nil && !pair.r.isFinished)
+        pair.loadCard(initiator: false)
+        pair.pump()
+        #expect(pair.iEvents.completed != nil && pair.rEvents.completed != nil)
+    }
+
+    /// Each state arms the timer it runs; a timer that runs out ends the session with the right code and
+    /// tells the peer; a timer the state no longer runs is ignored.
+    @Test func eachStateArmsItsTimerAndATimeoutEndsTheSession() throws {
+        var pair = Pair(party("Ada"), party("Grace"))
+        pair.start()
+        #expect(pair.iEvents.armed == [.handshake, .handshake, .consent])
+        #expect(pair.rEvents.armed == [.handshake, .handshake, .handshake, .consent])
+        #expect(pair.r.timerFired(.handshake, after: 10).isEmpty, "a handshake timer firing late, during consent, is stale")
+        #expect(pair.r.timerFired(.cards, after: 30).isEmpty)
+        pair.collect(pair.r.timerFired(.consent, after: 60), fromInitiator: false)
+        pair.pump()
+        #expect(pair.rEvents.failure?.code == .consentTimeout && pair.rEvents.failure?.message == "no decision within 60 s")
+        #expect(pair.iEvents.failure?.code == .consentTimeout && pair.iEvents.failedByPeer == true, "the peer is told")
+
+        var cards = Pair(party("Ada"), party("Grace"))
+        cards.start()
+        cards.decide(initiator: true, accept: true)
+        // Ada's card goes as soon as Grace accepts; hold Grace's frames so Ada waits for Grace's card.
+        cards.collect(cards.r.decide(accept: true, message: nil, now: now), fromInitiator: false)
+        cards.toI.removeAll()
+        #expect(cards.rEvents.armed.last == .cards)
+        let timedOut = cards.r.timerFired(.cards, after: 30)
+        #expect(timedOut.failure?.code == .timeout && timedOut.failure?.message == "no progress within 30 s")
+        #expect(cards.r.isFinished)
+
+        var silent = initiator(party("Ada"))
+        _ = silent.start()
+        let noAnswer = silent.timerFired(.handshake, after: 10)
+        #expect(noAnswer.failure?.code == .timeout && noAnswer.failure?.message == "no answer within 10 s during the handshake")
+        #expect(noAnswer.sentCount == 0, "no channel yet to say anything on")
     }
 
     @Test func declineOnEitherSideStoresNothingAndSaysWhy() {
@@ -189,20 +176,21 @@ extension [ExchangeStateMachine.Action] {
         var toGrace = Pair(mallory, grace) // Mallory dials Grace
         toAda.start()
         toGrace.start()
-        let adaSees = toAda.iEvents.identified!, graceSees = toGrace.rEvents.identified!
-        #expect(adaSees.sas != graceSees.sas)
+        let adaSees = toAda.iEvents.identified!
+        #expect(toAda.iEvents.sas != nil && toAda.iEvents.sas != toGrace.rEvents.sas)
         #expect(adaSees.did == mallory.identity.did, "and the proven DID is Mallory's, not Grace's")
     }
 
-    @Test func replayedFramesFromAnotherSessionAreRefused() {
+    @Test func replayedFramesFromAnotherSessionAreRefused() throws {
         var first = Pair(party("Ada"), party("Grace"))
         first.start()
         first.decide(initiator: true, accept: true)
         first.decide(initiator: false, accept: true)
-        // Replay the initiator's recorded frames into a fresh responder.
-        var fresh = machine(.responder, party("Grace"))
-        var actions: [ExchangeStateMachine.Action] = []
-        for (toResponder, bytes) in first.transcript where toResponder {
+        // Replay the initiator's recorded frames into a fresh responder (message 1 is accepted: it is
+        // only an ephemeral key; the rest was bound to the first session's keys).
+        let frames = first.transcript.filter(\.toResponder).map(\.bytes)
+        var (fresh, actions) = try responder(party("Grace"), reading: frames[0])
+        for bytes in frames.dropFirst() {
             actions += fresh.receive(bytes, now: now)
         }
         #expect(actions.completed == nil)
@@ -213,8 +201,8 @@ extension [ExchangeStateMachine.Action] {
     @Test func tamperedFrameEndsTheSession() {
         var pair = Pair(party("Ada"), party("Grace"))
         pair.collect(pair.i.start(), fromInitiator: true)                                      // m1
-        pair.collect(pair.r.receive(pair.toR.removeFirst(), now: now), fromInitiator: false)  // m2
-        pair.collect(pair.i.receive(pair.toI.removeFirst(), now: now), fromInitiator: true)   // m3 + hello
+        pair.stepToR()                                                                        // m2
+        pair.stepToI()                                                                        // m3 + hello
         #expect(pair.toR.count == 2)
         var hello = pair.toR.removeLast()
         hello[hello.count / 2] ^= 0x01
@@ -233,17 +221,31 @@ extension [ExchangeStateMachine.Action] {
     }
 
     @Test func wrongVersionTagIsRefused() throws {
-        var noise = NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
-        var r = machine(.responder, party("Grace"))
-        let actions = r.receive(try noise.writeMessage(payload: Array("nearcard/9".utf8)), now: now)
-        #expect(actions.failure?.code == .unsupportedVersion)
+        var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        let m1 = try noise.writeMessage(payload: Array("nearcard/9".utf8))
+        do {
+            _ = try responder(party("Grace"), reading: m1)
+            Issue.record("nearcard/9 was accepted")
+        } catch {
+            #expect(error.code == .unsupportedVersion)
+        }
     }
 
-    @Test func garbageIsRefusedInEveryPhase() {
-        for junk: [UInt8] in [[], [0], Array(repeating: 0xAB, count: 31), Array(repeating: 0xCD, count: 200)] {
-            var r = machine(.responder, party("Grace"))
-            let actions = r.receive(junk, now: now)
-            #expect(actions.failure != nil || junk.count >= 32)
+    /// Junk as message 1 is refused by the dispatch; junk later, in every state, ends the session.
+    @Test func garbageIsRefusedInEveryPhase() throws {
+        for junk: [UInt8] in [[], [0], Array(repeating: 0xAB, count: 31)] {
+            #expect(throws: ProtocolError.self) { _ = try responder(party("Grace"), reading: junk) }
+        }
+        for steps in 0..<4 {
+            var pair = Pair(party("Ada"), party("Grace"))
+            pair.collect(pair.i.start(), fromInitiator: true)
+            for _ in 0..<steps {
+                pair.stepToR()
+                pair.stepToI()
+            }
+            let junk = pair.i.receive(Array(repeating: 0xCD, count: 200), now: now)
+            #expect(junk.failure != nil, "after \(steps) steps, in the \(pair.i.phaseName)")
+            #expect(pair.i.isFinished)
         }
     }
 }

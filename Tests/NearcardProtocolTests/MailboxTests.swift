@@ -132,11 +132,11 @@ extension [MailboxStateMachine.Action] {
 
     @Test func dispatchKnowsBothKindsAndRefusesOthers() throws {
         for kind in SessionKind.allCases {
-            var noise = NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+            var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
             let (read, _) = try SessionDispatch.readFirstMessage(try noise.writeMessage(payload: kind.tag), staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
             #expect(read == kind)
         }
-        var noise = NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
         #expect { try SessionDispatch.readFirstMessage(try noise.writeMessage(payload: Array("gopher/1".utf8)), staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey()) } throws: {
             ($0 as? ProtocolError)?.code == .unsupportedVersion
         }

@@ -37,7 +37,7 @@ func hexBytes(_ s: Any?) -> [UInt8] { try! Hex.decode(s as! String) }
         #expect(responder.remoteStatic == (try key("init_static")).publicKey)
 
         // Transport: the vector continues alternating, responder first.
-        var ti = initiator.split(), tr = responder.split()
+        var ti = try initiator.split(), tr = try responder.split()
         for (i, m) in messages.dropFirst(3).enumerated() {
             let payload = hexBytes(m["payload"]), expected = hexBytes(m["ciphertext"])
             if i % 2 == 0 {
@@ -73,7 +73,7 @@ func hexBytes(_ s: Any?) -> [UInt8] { try! Hex.decode(s as! String) }
         _ = try r.readMessage(try i.writeMessage())
         _ = try i.readMessage(try r.writeMessage())
         _ = try r.readMessage(try i.writeMessage())
-        var ti = i.split(), tr = r.split()
+        var ti = try i.split(), tr = try r.split()
         let c = try ti.encrypt(Array("once".utf8))
         #expect(try tr.decrypt(c) == Array("once".utf8))
         #expect(throws: ProtocolError.self) { try tr.decrypt(c) }  // the nonce moved on

@@ -6,16 +6,16 @@ import Testing
 /// A peer that speaks Noise correctly but sends whatever messages a test asks for: for the tests that
 /// every message is refused in every state where it does not belong, and for a dishonest peer.
 struct RawPeer {
-    let party: LocalParty
+    let party: Party
     var noise: NoiseXXHandshake
     var transport: NoiseTransport?
     let role: NoiseXXHandshake.Role
     var h: [UInt8] { noise.handshakeHash }
 
-    init(role: NoiseXXHandshake.Role, party: LocalParty) {
+    init(role: NoiseXXHandshake.Role, party: Party) {
         self.role = role
         self.party = party
-        noise = NoiseXXHandshake(role: role, prologue: ExchangeStateMachine.prologue, staticKey: party.keys.x25519, ephemeralKey: X25519.PrivateKey())
+        noise = NoiseXXHandshake(role: role, prologue: SessionKind.prologue, staticKey: party.keys.x25519, ephemeralKey: X25519.PrivateKey())
     }
 
     mutating func encrypt(_ m: ExchangeMessage) -> [UInt8] { try! transport!.encrypt(m.encoded) }
@@ -45,11 +45,15 @@ struct RawInitiatorSession {
 
     init() throws {
         raw = RawPeer(role: .initiator, party: party("Mallory"))
-        responder = machine(.responder, party("Grace"))
-        let m2 = sends(responder.receive(try raw.noise.writeMessage(payload: ExchangeStateMachine.versionTag), now: now))
+        let grace = party("Grace")
+        let opened = try NearcardProtocolTests.responder(grace, reading: try raw.noise.writeMessage(payload: SessionKind.exchange.tag))
+        responder = opened.0
+        // The card the machine asked for, handed over as the node does.
+        _ = responder.cardLoaded(grace.localCard, now: now)
+        let m2 = sends(opened.1)
         _ = try raw.noise.readMessage(m2[0])
         let m3 = try raw.noise.writeMessage()
-        raw.transport = raw.noise.split()
+        raw.transport = try raw.noise.split()
         // (Mutating inside #expect's autoclosure in an initializer crashed the test process.)
         let afterM3 = responder.receive(m3, now: now)
         #expect(sends(afterM3).isEmpty)

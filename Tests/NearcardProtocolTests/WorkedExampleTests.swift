@@ -41,16 +41,16 @@ import Testing
     /// Everything the worked example states, computed.
     static func compute() throws -> (JSONValue, Side, Side) {
         let ada = try Side("initiator", name: "Ada"), grace = try Side("responder", name: "Grace")
-        var i = NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: ada.keys.x25519, ephemeralKey: ada.ephemeral)
-        var r = NoiseXXHandshake(role: .responder, prologue: ExchangeStateMachine.prologue, staticKey: grace.keys.x25519, ephemeralKey: grace.ephemeral)
-        let m1 = try i.writeMessage(payload: ExchangeStateMachine.versionTag)
+        var i = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: ada.keys.x25519, ephemeralKey: ada.ephemeral)
+        var r = NoiseXXHandshake(role: .responder, prologue: SessionKind.prologue, staticKey: grace.keys.x25519, ephemeralKey: grace.ephemeral)
+        let m1 = try i.writeMessage(payload: SessionKind.exchange.tag)
         _ = try r.readMessage(m1)
         let m2 = try r.writeMessage()
         _ = try i.readMessage(m2)
         let m3 = try i.writeMessage()
         _ = try r.readMessage(m3)
         let h = i.handshakeHash
-        var ti = i.split()
+        var ti = try i.split()
         let firstTransport = try ti.encrypt(ExchangeMessage.done.encoded)
 
         let commit = SAS.commitment(handshakeHash: h, nonce: ada.sasNonce)

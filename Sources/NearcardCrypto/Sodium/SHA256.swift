@@ -47,6 +47,28 @@ public enum HMACSHA256 {
         return out
     }
 
+    /// HMAC over secret key material, whose output is secret too (a Noise chaining key, HKDF outputs):
+    /// key and output live only in `SecureBytes`, wiped when dropped.
+    public static func authenticate(key: SecureBytes, message: SecureBytes) -> SecureBytes {
+        Sodium.ensureInitialized()
+        return SecureBytes(count: byteCount) { out in
+            var state = crypto_auth_hmacsha256_state()
+            key.withUnsafeBytes { k in
+                if let base = k.bindMemory(to: UInt8.self).baseAddress {
+                    _ = crypto_auth_hmacsha256_init(&state, base, k.count)
+                } else {
+                    _ = crypto_auth_hmacsha256_init(&state, [], 0)
+                }
+            }
+            message.withUnsafeBytes { m in
+                if let base = m.bindMemory(to: UInt8.self).baseAddress { _ = crypto_auth_hmacsha256_update(&state, base, UInt64(m.count)) }
+            }
+            // `out` is byteCount (32) bytes, so it has an address.
+            if let base = out.bindMemory(to: UInt8.self).baseAddress { crypto_auth_hmacsha256_final(&state, base) }
+            sodium_memzero(&state, MemoryLayout<crypto_auth_hmacsha256_state>.size)
+        }
+    }
+
     /// Checks a tag, possibly truncated to `tag.count` bytes (at least 10), in constant time.
     public static func isValid(tag: [UInt8], key: [UInt8], message: [UInt8]) -> Bool {
         guard tag.count >= 10, tag.count <= byteCount else { return false }

@@ -133,7 +133,7 @@ public final class Controller: Sendable {
                 do {
                     switch try await runtime.exchange(with: peer, message: message, consent: consent) {
                     case .completed(let contact, let outcome):
-                        self.reply(command, ref: ref, ok: true, ["contact": contact.json, "sas": .string(outcome.peer.sas)])
+                        self.reply(command, ref: ref, ok: true, ["contact": contact.json, "sas": .string(outcome.sas)])
                     case .failed(let error, _, _):
                         self.failure(command, ref: ref, code: error.code.rawValue, error.message)
                     }

@@ -44,8 +44,8 @@ public enum JSONLines {
             return line("peer.lost", ["instance": .string(name)])
         case .exchangeStarted(let id, let role, let remote):
             return line("exchange.started", ["id": .string(id), "role": .string(role.rawValue), "remote": .string(remote)])
-        case .exchangeRequested(let id, let peer, let role, let awaitsCommand):
-            return line("exchange.requested", ["id": .string(id), "role": .string(role.rawValue), "peer": peer.json, "sas": .string(peer.sas),
+        case .exchangeRequested(let id, let peer, let sas, let role, let awaitsCommand):
+            return line("exchange.requested", ["id": .string(id), "role": .string(role.rawValue), "peer": peer.json, "sas": .string(sas),
                                                "decision": .string(awaitsCommand ? "pending" : "automatic")])
         case .exchangeCompleted(let id, let contact, let mine, let theirs, let elapsed):
             return line("exchange.completed", ["id": .string(id), "elapsedMs": .number((elapsed * 1e4).rounded() / 10),

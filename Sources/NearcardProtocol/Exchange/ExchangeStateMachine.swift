@@ -1,91 +1,10 @@
 import NearcardCrypto
 import NearcardModel
 
-/// What this side brings to an exchange.
-public struct LocalParty: Sendable {
-    public var keys: IdentityKeys
-    public var name: String?
-    public var card: Card
-    public var policy: SharingPolicy
-    /// Addresses to put in the sealed route we hand over.
-    public var routeHints: [RouteRecord.Hint]
-    public var routeValidity: Int64
-    /// A group-membership proof (Semaphore JSON, bound to our DID) the card carries, if any.
-    public var issuerProof: String?
-    /// Fields the peer's card must disclose (a bot policy); a card without them ends the session with
-    /// `declined` instead of `done`, so neither side stores the exchange.
-    public var requiredFields: Set<CardField>
-
-    public init(keys: IdentityKeys, name: String?, card: Card, policy: SharingPolicy, routeHints: [RouteRecord.Hint] = [],
-                routeValidity: Int64 = RouteRecord.defaultValidity, issuerProof: String? = nil, requiredFields: Set<CardField> = []) {
-        self.keys = keys
-        self.name = name
-        self.card = card
-        self.policy = policy
-        self.routeHints = routeHints
-        self.routeValidity = routeValidity
-        self.issuerProof = issuerProof
-        self.requiredFields = requiredFields
-    }
-
-    public var identity: PublicIdentity { keys.publicIdentity(name: name) }
-}
-
-/// Who the initiator expects to reach (from discovery or the command line); checked against what
-/// the peer proves.
-public struct ExpectedPeer: Sendable, Equatable {
-    public var fingerprint: String?
-    public var did: String?
-    public init(fingerprint: String? = nil, did: String? = nil) {
-        self.fingerprint = fingerprint
-        self.did = did
-    }
-}
-
-/// The peer as proven in the session: its DID signed this session's handshake hash.
-public struct PeerIdentity: Sendable, Equatable {
-    public let did: String
-    public let didKey: DIDKey
-    public let name: String?
-    /// Its Noise static key (= its X25519 `pubKey`).
-    public let pubKey: X25519.PublicKey
-    public let signPubKey: Ed25519.PublicKey
-    public let fingerprint: String
-    /// The short authentication string both screens show ("123 456").
-    public let sas: String
-
-    public init(did: String, didKey: DIDKey, name: String?, pubKey: X25519.PublicKey, signPubKey: Ed25519.PublicKey, fingerprint: String, sas: String) {
-        self.did = did
-        self.didKey = didKey
-        self.name = name
-        self.pubKey = pubKey
-        self.signPubKey = signPubKey
-        self.fingerprint = fingerprint
-        self.sas = sas
-    }
-}
-
-/// Everything a completed exchange produced.
-public struct ExchangeOutcome: Sendable {
-    public let peer: PeerIdentity
-    public let handshakeHash: [UInt8]
-    public let myPayload: ProximityPayload
-    public let theirPayload: ProximityPayload.Verified
-    public let theirPayloadJSON: JSONValue
-    public let myMessage: String?
-    public let theirMessage: String?
-    /// The route the peer gave us (sealed form as received, and opened).
-    public let theirSealedRoute: String
-    public let theirRoute: RouteRecord
-    /// The route we gave the peer (its mailbox token is how we will recognise them).
-    public let myRoute: RouteRecord
-    public let graphEdgeID: String
-    public let completedAt: Int64
-}
-
 /// One exchange, from the first handshake byte to both contacts: a pure state machine.
-/// The driver feeds it received Noise messages (`receive`), the local decision (`decide`) and
-/// timeouts (`abort`), and performs the actions it returns. It never touches a socket or a clock.
+/// The driver feeds it received frames (`receive`), this side's card when it asks for it
+/// (`cardLoaded`), the local decision (`decide`), the timers it armed (`timerFired`) and local
+/// failures (`abort`), and performs the actions it returns. It never touches a socket, a clock or a disk.
 ///
 ///     I -> R   Noise XX message 1 (payload "nearcard/1")
 ///     R -> I   Noise XX message 2
@@ -96,152 +15,213 @@ public struct ExchangeOutcome: Sendable {
 ///     both     decision {accept}
 ///     both     card {payload, message?}     once both accepted
 ///     both     done                         once the peer's card verified
+///
+/// A responder starts from `SessionDispatch.readFirstMessage` (which learns what the session is for)
+/// and `init(resuming:)`; an initiator from `init(initiatorFor:)`.
 public struct ExchangeStateMachine: Sendable {
-    /// The handshake's first payload: the protocol and its version, in the clear.
-    public static let versionTag = Array("nearcard/1".utf8)
-    /// The Noise prologue, which both sides hash first.
-    public static let prologue = Array("nearcard-exchange".utf8)
-    /// How far a payload's timestamp may be from our clock.
-    public static let maximumClockSkew: Int64 = 300
-
     public enum Action: Sendable {
         /// Send these bytes as one frame.
         case send([UInt8])
+        /// Read this side's card (the store) and hand it over with `cardLoaded`. Asked once, after the
+        /// first flight, so the read happens while the peer computes its answer.
+        case loadCard
+        /// Run this timer from now (replacing the one before); report it with `timerFired` if it runs out.
+        case arm(SessionTimer)
         /// The peer is authenticated and the SAS is known: show it and ask for a decision.
-        case identified(PeerIdentity)
-        /// The peer decided (informational; `accept: false` is followed by `failed`).
-        case peerDecided(accept: Bool)
+        case identified(PeerIdentity, sas: String)
         /// Both cards verified and both `done`: store the contact.
         case completed(ExchangeOutcome)
         /// The exchange is over without a contact. `byPeer`: the peer aborted or declined.
         case failed(ProtocolError, byPeer: Bool)
     }
 
-    /// Where the exchange is. Each case is named for what has happened.
-    enum Phase: Sendable {
-        case handshaking(NoiseXXHandshake)
-        case awaitingPeerHello
-        case awaitingReveal(commitment: [UInt8])
-        case deciding(mine: Decision?, theirs: Bool)
-        case exchangingCards(received: Received?, sentDone: Bool, receivedDone: Bool)
+    // MARK: states
+
+    /// The channel and the peer as its hello proved it, with the SAS both screens show.
+    struct Identified: Sendable {
+        var channel: EstablishedChannel
+        let peer: PeerIdentity
+        let sas: String
+    }
+
+    /// This side's decision, and whether it has gone to the peer. An acceptance waits for this side's
+    /// card before it is sent, so the peer's card can never arrive before ours exists.
+    enum MyDecision: Sendable {
+        case undecided
+        case waitingForCard(message: String?)
+        case sent(message: String?, card: LocalCard)
+    }
+
+    struct Deciding: Sendable {
+        var session: Identified
+        var mine: MyDecision
+        /// The peer accepted (a refusal ends the exchange).
+        var theirsAccepted: Bool
+    }
+
+    struct CardSent: Sendable {
+        var session: Identified
+        let card: LocalCard
+        let myMessage: String?
+        let myPayload: ProximityPayload
+        let myRoute: RouteRecord
+    }
+
+    struct Received: Sendable {
+        let verified: ProximityPayload.Verified
+        let json: JSONValue
+        let message: String?
+        let sealedRoute: String
+        let route: RouteRecord
+    }
+
+    struct AwaitingDone: Sendable {
+        var sent: CardSent
+        let received: Received
+    }
+
+    /// Where the exchange is; each case is named for what this side waits for and carries what that needs.
+    enum State: Sendable {
+        /// Initiator, before `start`.
+        case idle(NoiseXXHandshake)
+        /// Responder: message 1 read by the dispatch, message 2 not yet written.
+        case resumed(NoiseXXHandshake)
+        case awaitingMessage2(NoiseXXHandshake)
+        case awaitingMessage3(NoiseXXHandshake)
+        case awaitingHello(EstablishedChannel)
+        /// Responder: the initiator's hello (and its commitment) arrived, ours went back.
+        case awaitingReveal(EstablishedChannel, peer: PeerIdentity, commitment: [UInt8])
+        case deciding(Deciding)
+        case awaitingCard(CardSent)
+        case awaitingDone(AwaitingDone)
         case completed
         case failed
     }
 
-    struct Decision: Sendable {
-        var accept: Bool
-        var message: String?
-    }
-
-    struct Received: Sendable {
-        var verified: ProximityPayload.Verified
-        var json: JSONValue
-        var message: String?
-        var sealedRoute: String
-        var route: RouteRecord
-    }
-
     public let role: NoiseXXHandshake.Role
-    private var local: LocalParty
-    /// `local.identity`, derived once.
-    private let me: PublicIdentity
+    private let me: LocalIdentity
     private let expected: ExpectedPeer
     private let sasNonce: [UInt8]
     private let mailboxToken: [UInt8]
-    private var phase: Phase
-    private var transport: NoiseTransport?
-    private var handshakeHash: [UInt8] = []
-    /// The peer as its hello proved it (verified once, on arrival); the SAS is added at the reveal.
-    private var provenPeer: PeerIdentity?
-    private var peer: PeerIdentity?
-    private var myDecision: Decision?
-    private var myPayload: ProximityPayload?
-    private var myRoute: RouteRecord?
-    private var remoteStaticKey: X25519.PublicKey?
+    private var state: State
+    /// This side's card, once loaded: it may arrive in any state before the cards go across.
+    private var card: LocalCard?
 
+    /// An initiator.
     /// - Parameters:
     ///   - ephemeralKey: this session's Noise ephemeral key (fresh per session).
     ///   - sasNonce: 32 fresh random bytes.
     ///   - mailboxToken: 32 fresh random bytes for the sealed route we hand over.
-    public init(role: NoiseXXHandshake.Role, local: LocalParty, expected: ExpectedPeer = ExpectedPeer(),
-                ephemeralKey: X25519.PrivateKey, sasNonce: [UInt8], mailboxToken: [UInt8]) {
+    public init(initiatorFor identity: LocalIdentity, expected: ExpectedPeer = ExpectedPeer(), ephemeralKey: X25519.PrivateKey,
+                sasNonce: [UInt8], mailboxToken: [UInt8]) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
-        self.role = role
-        self.local = local
-        self.me = local.identity
+        role = .initiator
+        me = identity
         self.expected = expected
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
-        self.phase = .handshaking(NoiseXXHandshake(role: role, prologue: Self.prologue, staticKey: local.keys.x25519, ephemeralKey: ephemeralKey))
+        state = .idle(NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: identity.keys.x25519, ephemeralKey: ephemeralKey))
     }
 
-    /// A responder whose message 1 was already read by `SessionDispatch`.
-    public init(resuming noise: NoiseXXHandshake, local: LocalParty, sasNonce: [UInt8], mailboxToken: [UInt8]) {
-        precondition(noise.role == .responder && noise.isResponderReadyToAnswer, "resume only after message 1")
-        self.role = .responder
-        self.local = local
-        self.me = local.identity
-        self.expected = ExpectedPeer()
+    /// A responder whose message 1 `SessionDispatch.readFirstMessage` read (and found to ask for an exchange).
+    public init(resuming noise: NoiseXXHandshake, identity: LocalIdentity, sasNonce: [UInt8], mailboxToken: [UInt8]) {
+        precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
+        role = .responder
+        me = identity
+        expected = ExpectedPeer()
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
-        self.phase = .handshaking(noise)
-    }
-
-    /// Replaces what this side's card will carry (card, sharing policy, group proof, route hints, required
-    /// fields) with `fresh`, e.g. the store read again while waiting for the peer. Only until the card is
-    /// made and only for the same identity and name (the hello may have gone already); returns whether
-    /// it took `fresh`.
-    public mutating func refreshLocal(_ fresh: LocalParty) -> Bool {
-        guard myPayload == nil, !isFinished, fresh.identity == me else { return false }
-        local = fresh
-        return true
+        state = .resumed(noise)
     }
 
     /// True once the exchange has completed or failed.
     public var isFinished: Bool {
-        switch phase {
+        switch state {
         case .completed, .failed: true
-        case .handshaking, .awaitingPeerHello, .awaitingReveal, .deciding, .exchangingCards: false
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingReveal, .deciding, .awaitingCard, .awaitingDone: false
         }
     }
 
     /// True while we wait for our own person's (or policy's) decision.
     public var awaitsLocalDecision: Bool {
-        if case .deciding(let mine, _) = phase { return mine == nil }
+        if case .deciding(let d) = state, case .undecided = d.mine { return true }
         return false
     }
 
     /// A short name of the current phase, for logs and timeouts.
     public var phaseName: String {
-        switch phase {
-        case .handshaking: "handshake"
-        case .awaitingPeerHello: "hello"
+        switch state {
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3: "handshake"
+        case .awaitingHello: "hello"
         case .awaitingReveal: "sas-reveal"
         case .deciding: "consent"
-        case .exchangingCards: "cards"
+        case .awaitingCard, .awaitingDone: "cards"
         case .completed: "completed"
         case .failed: "failed"
         }
     }
 
-    public var identifiedPeer: PeerIdentity? { peer }
+    /// The peer once its hello proved it.
+    public var identifiedPeer: PeerIdentity? {
+        switch state {
+        case .awaitingReveal(_, let peer, _): peer
+        case .deciding(let d): d.session.peer
+        case .awaitingCard(let s): s.session.peer
+        case .awaitingDone(let a): a.sent.session.peer
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .completed, .failed: nil
+        }
+    }
+
+    /// The timer the current state runs, if any.
+    private var runningTimer: SessionTimer? {
+        switch state {
+        case .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingReveal: .handshake
+        case .deciding: .consent
+        case .awaitingCard, .awaitingDone: .cards
+        case .idle, .resumed, .completed, .failed: nil
+        }
+    }
 
     // MARK: events
 
-    /// The initiator's first message; a resumed responder's message 2; otherwise nothing.
+    /// The initiator's message 1, or the resumed responder's message 2; then the first timer, then the
+    /// request for this side's card.
     public mutating func start() -> [Action] {
-        guard case .handshaking(var noise) = phase else { return [] }
-        guard role == .initiator || noise.isResponderReadyToAnswer else { return [] }
-        do {
-            let m = try noise.writeMessage(payload: role == .initiator ? Self.versionTag : [])
-            phase = .handshaking(noise)
-            return [.send(m)]
+        do throws(ProtocolError) {
+            switch state {
+            case .idle(var noise):
+                let m1 = try noise.writeMessage(payload: SessionKind.exchange.tag)
+                state = .awaitingMessage2(noise)
+                return [.send(m1), .arm(.handshake), .loadCard]
+            case .resumed(var noise):
+                let m2 = try noise.writeMessage()
+                state = .awaitingMessage3(noise)
+                return [.send(m2), .arm(.handshake), .loadCard]
+            case .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingReveal, .deciding, .awaitingCard, .awaitingDone, .completed, .failed:
+                return []
+            }
         } catch {
             return fail(error)
         }
     }
 
-    /// One received frame (a Noise message).
+    /// This side's card (the answer to `loadCard`). Taken once; an acceptance that waited for it leaves now.
+    public mutating func cardLoaded(_ loaded: LocalCard, now: Int64) -> [Action] {
+        guard card == nil, !isFinished else { return [] }
+        card = loaded
+        guard case .deciding(var d) = state, case .waitingForCard(let message) = d.mine else { return [] }
+        do throws(ProtocolError) {
+            var actions = try send(.decision(accept: true, reason: nil), on: &d.session.channel)
+            d.mine = .sent(message: message, card: loaded)
+            state = .deciding(d)
+            if d.theirsAccepted { actions += sendCardOrFail(d, card: loaded, message: message, now: now) }
+            return actions
+        } catch {
+            return fail(error)
+        }
+    }
+
+    /// One received frame.
     public mutating func receive(_ frame: [UInt8], now: Int64) -> [Action] {
         do {
             return try handle(frame, now: now)
@@ -253,220 +233,230 @@ public struct ExchangeStateMachine: Sendable {
     /// Our person's (or policy's) decision, and the ephemeral message to send with our card; a
     /// refusal's `reason` is sent to the peer.
     public mutating func decide(accept: Bool, message: String?, reason: String? = nil, now: Int64) -> [Action] {
-        guard case .deciding(let mine, let theirs) = phase, mine == nil else { return [] }
+        guard case .deciding(var d) = state, case .undecided = d.mine else { return [] }
         do throws(ProtocolError) {
             if let message, let problem = ProximityPayload.messageProblem(message) {
                 throw ProtocolError(.protocolError, problem)
             }
             guard accept else {
                 let why = String((reason ?? "declined").prefix(200))
-                var actions = try send(.decision(accept: false, reason: why))
-                phase = .failed
+                var actions = try send(.decision(accept: false, reason: why), on: &d.session.channel)
+                state = .failed
                 actions.append(.failed(ProtocolError(.declined, "declined here (\(why))"), byPeer: false))
                 return actions
             }
-            let decision = Decision(accept: true, message: message?.isEmpty == true ? nil : message)
-            myDecision = decision
-            var actions = try send(.decision(accept: true, reason: nil))
-            if theirs {
-                actions += try sendCard(now: now)
-            } else {
-                phase = .deciding(mine: decision, theirs: false)
+            let message = message?.isEmpty == true ? nil : message
+            guard let card else {
+                d.mine = .waitingForCard(message: message)
+                state = .deciding(d)
+                return []
             }
+            var actions = try send(.decision(accept: true, reason: nil), on: &d.session.channel)
+            d.mine = .sent(message: message, card: card)
+            state = .deciding(d)
+            if d.theirsAccepted { actions += sendCardOrFail(d, card: card, message: message, now: now) }
             return actions
         } catch {
             return fail(error)
         }
     }
 
-    /// Ends the exchange from our side (a timeout, a local error); tells the peer why.
+    /// A timer this machine armed ran out after `seconds`. A timer the current state no longer runs
+    /// (it was replaced as the firing was on its way) is ignored.
+    public mutating func timerFired(_ timer: SessionTimer, after seconds: Int) -> [Action] {
+        guard timer == runningTimer else { return [] }
+        switch timer {
+        case .handshake: return fail(ProtocolError(.timeout, "no answer within \(seconds) s during the \(phaseName)"))
+        case .consent: return fail(ProtocolError(.consentTimeout, "no decision within \(seconds) s"))
+        case .cards, .mail: return fail(ProtocolError(.timeout, "no progress within \(seconds) s"))
+        }
+    }
+
+    /// Ends the exchange from our side (a local error, the connection's end); tells the peer why when it can.
     public mutating func abort(_ error: ProtocolError) -> [Action] {
-        guard !isFinished else { return [] }
-        return fail(error)
+        fail(error)
     }
 
     // MARK: handling
 
     private mutating func handle(_ frame: [UInt8], now: Int64) throws(ProtocolError) -> [Action] {
-        switch phase {
-        case .handshaking(var noise):
-            let payload = try noise.readMessage(frame)
-            var actions: [Action] = []
-            switch role {
-            case .responder:
-                if !noise.isComplete {
-                    // Message 1: its payload names the protocol.
-                    guard payload == Self.versionTag else {
-                        throw ProtocolError(.unsupportedVersion, "the peer does not speak nearcard/1 (it sent \(String(decoding: payload.prefix(32), as: UTF8.self).debugDescription))")
-                    }
-                    actions.append(.send(try noise.writeMessage()))
-                    phase = .handshaking(noise)
-                    return actions
-                }
-                established(noise)
-                phase = .awaitingPeerHello
-                return []
-            case .initiator:
-                actions.append(.send(try noise.writeMessage()))
-                established(noise)
-                actions += try send(.hello(try makeHello()))
-                phase = .awaitingPeerHello
-                return actions
-            }
-        case .completed, .failed:
-            return []
-        case .awaitingPeerHello, .awaitingReveal, .deciding, .exchangingCards:
-            guard var t = transport else { preconditionFailure("no transport after the handshake") }
-            let plaintext = try t.decrypt(frame)
-            transport = t
-            let message = try ExchangeMessage(decoding: plaintext)
-            if case .abort(let code, let reason) = message {
-                phase = .failed
-                let c = ProtocolError.Code(rawValue: code) ?? .protocolError
-                return [.failed(ProtocolError(c, "the peer ended the exchange: \(reason.prefix(200))"), byPeer: true)]
-            }
-            return try handle(message, now: now)
-        }
-    }
-
-    private mutating func handle(_ message: ExchangeMessage, now: Int64) throws(ProtocolError) -> [Action] {
-        switch (phase, message) {
-        case (.awaitingPeerHello, .hello(let hello)):
+        switch state {
+        case .idle, .resumed:
+            throw ProtocolError(.protocolError, "the peer sent a frame before this side began")
+        case .awaitingMessage2(var noise):
+            // <- e, ee, s, es; then -> s, se and our hello in the same flight.
+            _ = try noise.readMessage(frame)
+            let m3 = try noise.writeMessage()
+            var channel = try EstablishedChannel(completed: noise)
+            var actions: [Action] = [.send(m3)]
+            actions += try send(.hello(try makeHello(channel)), on: &channel)
+            state = .awaitingHello(channel)
+            actions.append(.arm(.handshake))
+            return actions
+        case .awaitingMessage3(var noise):
+            _ = try noise.readMessage(frame)
+            state = .awaitingHello(try EstablishedChannel(completed: noise))
+            return [.arm(.handshake)]
+        case .awaitingHello(var channel):
+            let message = try decrypt(frame, on: &channel)
+            // On every path below the state is replaced or the exchange fails; keep the advanced cipher.
+            state = .awaitingHello(channel)
+            guard case .hello(let hello) = message else { return try unexpected(message) }
             // Verified now, so a bad identity ends the session before we reveal anything more.
-            let identity = try verifyHello(hello)
-            provenPeer = identity
+            let peer = try verifyHello(hello, channel)
             switch role {
             case .responder:
                 guard let commitment = hello.sasCommit else { throw ProtocolError(.protocolError, "the initiator's hello has no SAS commitment") }
-                let actions = try send(.hello(try makeHello()))
-                phase = .awaitingReveal(commitment: commitment)
+                var actions = try send(.hello(try makeHello(channel)), on: &channel)
+                state = .awaitingReveal(channel, peer: peer, commitment: commitment)
+                actions.append(.arm(.handshake))
                 return actions
             case .initiator:
                 guard let theirNonce = hello.sasNonce else { throw ProtocolError(.protocolError, "the responder's hello has no SAS nonce") }
-                var actions = try send(.sasReveal(nonce: sasNonce))
-                let sas = SAS.display(SAS.value(handshakeHash: handshakeHash, initiatorNonce: sasNonce, responderNonce: theirNonce))
-                let p = identity.with(sas: sas)
-                peer = p
-                phase = .deciding(mine: nil, theirs: false)
-                actions.append(.identified(p))
+                var actions = try send(.sasReveal(nonce: sasNonce), on: &channel)
+                let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: sasNonce, responderNonce: theirNonce))
+                state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas), mine: .undecided, theirsAccepted: false))
+                actions += [.arm(.consent), .identified(peer, sas: sas)]
                 return actions
             }
-        case (.awaitingReveal(let commitment), .sasReveal(let nonce)):
-            guard Sodium.constantTimeEquals(SAS.commitment(handshakeHash: handshakeHash, nonce: nonce), commitment) else {
+        case .awaitingReveal(var channel, let peer, let commitment):
+            let message = try decrypt(frame, on: &channel)
+            state = .awaitingReveal(channel, peer: peer, commitment: commitment)
+            guard case .sasReveal(let nonce) = message else { return try unexpected(message) }
+            guard Sodium.constantTimeEquals(SAS.commitment(handshakeHash: channel.handshakeHash, nonce: nonce), commitment) else {
                 throw ProtocolError(.badCommitment, "the initiator's SAS nonce does not match its commitment")
             }
-            guard let identity = provenPeer else { preconditionFailure("reveal without hello") }
-            let sas = SAS.display(SAS.value(handshakeHash: handshakeHash, initiatorNonce: nonce, responderNonce: sasNonce))
-            let p = identity.with(sas: sas)
-            peer = p
-            phase = .deciding(mine: nil, theirs: false)
-            return [.identified(p)]
-        case (.deciding(let mine, false), .decision(let accept, let reason)):
+            let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: nonce, responderNonce: sasNonce))
+            state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas), mine: .undecided, theirsAccepted: false))
+            return [.arm(.consent), .identified(peer, sas: sas)]
+        case .deciding(var d):
+            let message = try decrypt(frame, on: &d.session.channel)
+            state = .deciding(d)
+            guard case .decision(let accept, let reason) = message, !d.theirsAccepted else { return try unexpected(message) }
             guard accept else {
-                phase = .failed
-                return [.peerDecided(accept: false),
-                        .failed(ProtocolError(.declined, "the peer declined" + (reason.map { " (\($0.prefix(100)))" } ?? "")), byPeer: true)]
+                state = .failed
+                return [.failed(ProtocolError(.declined, "the peer declined" + (reason.map { " (\($0.prefix(100)))" } ?? "")), byPeer: true)]
             }
-            var actions: [Action] = [.peerDecided(accept: true)]
-            if mine != nil {
-                actions += try sendCard(now: now)
-            } else {
-                phase = .deciding(mine: nil, theirs: true)
+            d.theirsAccepted = true
+            state = .deciding(d)
+            guard case .sent(let myMessage, let card) = d.mine else { return [] }
+            return sendCardOrFail(d, card: card, message: myMessage, now: now)
+        case .awaitingCard(var sent):
+            let message = try decrypt(frame, on: &sent.session.channel)
+            state = .awaitingCard(sent)
+            switch message {
+            case .card(let payload, let theirMessage):
+                let received = try verifyCard(payload, message: theirMessage, sent: sent, now: now)
+                var actions = try send(.done, on: &sent.session.channel)
+                state = .awaitingDone(AwaitingDone(sent: sent, received: received))
+                actions.append(.arm(.cards))
+                return actions
+            case .done:
+                throw ProtocolError(.protocolError, "the peer said done before sending its card")
+            case .hello, .sasReveal, .decision, .abort:
+                return try unexpected(message)
             }
-            return actions
-        case (.exchangingCards(nil, false, false), .card(let payload, let message)):
-            let received = try verifyCard(payload, message: message, now: now)
-            let actions = try send(.done)
-            phase = .exchangingCards(received: received, sentDone: true, receivedDone: false)
-            return actions
-        case (.exchangingCards(.some(let received), true, false), .done):
-            phase = .completed
-            return [.completed(outcome(received, now: now))]
-        case (.exchangingCards(nil, _, _), .done):
-            throw ProtocolError(.protocolError, "the peer said done before sending its card")
-        default:
-            throw ProtocolError(.protocolError, "unexpected \(message.typeName) during \(phaseName)")
+        case .awaitingDone(var a):
+            let message = try decrypt(frame, on: &a.sent.session.channel)
+            state = .awaitingDone(a)
+            guard case .done = message else { return try unexpected(message) }
+            state = .completed
+            return [.completed(outcome(a, now: now))]
+        case .completed, .failed:
+            return []
         }
+    }
+
+    /// A message that has no place in this state: the peer's abort ends the exchange as the peer's
+    /// doing, anything else is a protocol error.
+    private mutating func unexpected(_ message: ExchangeMessage) throws(ProtocolError) -> [Action] {
+        if case .abort(let code, let reason) = message {
+            state = .failed
+            let c = ProtocolError.Code(rawValue: code) ?? .protocolError
+            return [.failed(ProtocolError(c, "the peer ended the exchange: \(reason.prefix(200))"), byPeer: true)]
+        }
+        throw ProtocolError(.protocolError, "unexpected \(message.typeName) during \(phaseName)")
     }
 
     // MARK: steps
 
-    private mutating func established(_ noise: NoiseXXHandshake) {
-        transport = noise.split()
-        handshakeHash = noise.handshakeHash
-        remoteStaticKey = noise.remoteStatic
-    }
-
-    private func makeHello() throws(ProtocolError) -> ExchangeMessage.Hello {
+    private func makeHello(_ channel: EstablishedChannel) throws(ProtocolError) -> ExchangeMessage.Hello {
+        let h = channel.handshakeHash
         var hello = ExchangeMessage.Hello(
-            did: me.did, name: local.name, signPubKey: local.keys.ed25519.publicKey.rawRepresentation,
-            sasCommit: role == .initiator ? SAS.commitment(handshakeHash: handshakeHash, nonce: sasNonce) : nil,
+            did: me.identity.did, name: me.name, signPubKey: me.keys.ed25519.publicKey.rawRepresentation,
+            sasCommit: role == .initiator ? SAS.commitment(handshakeHash: h, nonce: sasNonce) : nil,
             sasNonce: role == .responder ? sasNonce : nil, signature: [])
-        let input = ExchangeMessage.Hello.signingInput(hello.signedObject(role: role, handshakeHash: handshakeHash))
-        do { hello.signature = try local.keys.p256.signature(for: input) } catch {
+        let input = ExchangeMessage.Hello.signingInput(hello.signedObject(role: role, handshakeHash: h))
+        do { hello.signature = try me.keys.p256.signature(for: input) } catch {
             throw ProtocolError(.internalError, "signing the hello failed: \(error.message)")
         }
         return hello
     }
 
     /// Checks the peer's DID proof over this session's h, and what we expected of the peer.
-    private func verifyHello(_ hello: ExchangeMessage.Hello) throws(ProtocolError) -> PeerIdentity {
+    private func verifyHello(_ hello: ExchangeMessage.Hello, _ channel: EstablishedChannel) throws(ProtocolError) -> PeerIdentity {
         let didKey: DIDKey
         do { didKey = try DIDKey(parsing: hello.did) } catch {
             throw ProtocolError(.badIdentity, "the peer's DID is unusable: \(error.message)")
         }
         guard didKey.keyType == .p256, let ec = didKey.ecPublicKey() else { throw ProtocolError(.badIdentity, "the peer's DID is not a P-256 did:key") }
         let peerRole: NoiseXXHandshake.Role = role == .initiator ? .responder : .initiator
-        let input = ExchangeMessage.Hello.signingInput(hello.signedObject(role: peerRole, handshakeHash: handshakeHash))
+        let input = ExchangeMessage.Hello.signingInput(hello.signedObject(role: peerRole, handshakeHash: channel.handshakeHash))
         guard ec.isValidRawSignature(hello.signature, for: input) else {
             throw ProtocolError(.badIdentity, "the peer's DID signature over this session does not verify")
         }
-        guard let remoteStatic = remoteStaticKey else { preconditionFailure("no remote static after the handshake") }
         let sign: Ed25519.PublicKey
         do { sign = try Ed25519.PublicKey(rawRepresentation: hello.signPubKey) } catch { throw ProtocolError(.badIdentity, "bad signPubKey") }
-        let fingerprint = PublicIdentity.fingerprint(didKey: didKey, pubKey: remoteStatic, signPubKey: sign)
+        let fingerprint = PublicIdentity.fingerprint(didKey: didKey, pubKey: channel.remoteStatic, signPubKey: sign)
         if let want = expected.fingerprint, !fingerprint.hasPrefix(want.lowercased()) {
             throw ProtocolError(.identityMismatch, "the peer advertised fingerprint \(want) but proved \(fingerprint): someone else is answering")
         }
         if let want = expected.did, want != hello.did {
             throw ProtocolError(.identityMismatch, "expected \(want) but the peer proved \(hello.did)")
         }
-        if hello.did == me.did {
+        if hello.did == me.identity.did {
             throw ProtocolError(.badIdentity, "the peer uses this node's own identity")
         }
-        return PeerIdentity(did: hello.did, didKey: didKey, name: hello.name, pubKey: remoteStatic, signPubKey: sign,
-                            fingerprint: fingerprint, sas: "")
+        return PeerIdentity(did: hello.did, didKey: didKey, name: hello.name, pubKey: channel.remoteStatic, signPubKey: sign, fingerprint: fingerprint)
     }
 
-    private mutating func sendCard(now: Int64) throws(ProtocolError) -> [Action] {
-        guard let peer, let decision = myDecision else { preconditionFailure("card before identification and decision") }
-        let route = RouteRecord(did: me.did, pubKey: me.pubKey, signPubKey: me.signPubKey, fingerprint: me.fingerprint,
-                                mailboxToken: mailboxToken, recipient: peer.did, issuedAt: now, expiresAt: now + local.routeValidity,
-                                hints: Array(local.routeHints.prefix(RouteRecord.maximumHints)))
-        let sealed = SealedRoute.seal(route, signer: local.keys.ed25519, to: peer.pubKey)
+    /// `sendCard`, or the abort after what this flight already sent (our decision went with a nonce the
+    /// abort must follow).
+    private mutating func sendCardOrFail(_ d: Deciding, card: LocalCard, message: String?, now: Int64) -> [Action] {
+        do { return try sendCard(d, card: card, message: message, now: now) } catch { return fail(error) }
+    }
+
+    /// Both accepted and our card is loaded: make it, send it, wait for theirs.
+    private mutating func sendCard(_ d: Deciding, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> [Action] {
+        var session = d.session
+        let peer = session.peer
+        let route = RouteRecord(did: me.identity.did, pubKey: me.identity.pubKey, signPubKey: me.identity.signPubKey,
+                                fingerprint: me.identity.fingerprint, mailboxToken: mailboxToken, recipient: peer.did, issuedAt: now,
+                                expiresAt: now + card.routeValidity, hints: Array(card.routeHints.prefix(RouteRecord.maximumHints)))
+        let sealed = SealedRoute.seal(route, signer: me.keys.ed25519, to: peer.pubKey)
         let payload: ProximityPayload
         do {
-            payload = try ProximityPayload.make(card: local.card, policy: local.policy, keys: local.keys, receiver: peer.did,
-                                                sessionBinding: handshakeHash, ephemeralMessage: decision.message, sealedRoute: sealed,
-                                                issuerProof: local.issuerProof, now: now)
+            payload = try ProximityPayload.make(card: card.card, policy: card.policy, keys: me.keys, receiver: peer.did,
+                                                sessionBinding: session.channel.handshakeHash, ephemeralMessage: message, sealedRoute: sealed,
+                                                issuerProof: card.issuerProof, now: now)
         } catch {
             throw ProtocolError(.internalError, "building our card failed: \(error.message)")
         }
-        myPayload = payload
-        myRoute = route
-        let actions = try send(.card(payload: payload.json, message: decision.message))
-        phase = .exchangingCards(received: nil, sentDone: false, receivedDone: false)
+        var actions = try send(.card(payload: payload.json, message: message), on: &session.channel)
+        state = .awaitingCard(CardSent(session: session, card: card, myMessage: message, myPayload: payload, myRoute: route))
+        actions.append(.arm(.cards))
         return actions
     }
 
-    private func verifyCard(_ json: JSONValue, message: String?, now: Int64) throws(ProtocolError) -> Received {
-        guard let peer else { preconditionFailure("card before identification") }
+    private func verifyCard(_ json: JSONValue, message: String?, sent: CardSent, now: Int64) throws(ProtocolError) -> Received {
+        let peer = sent.session.peer
         if let message, let problem = ProximityPayload.messageProblem(message) {
             throw ProtocolError(.badCard, "the peer's message: \(problem)")
         }
-        let context = PayloadVerificationContext(expectedSenderDID: peer.did, receiverDID: me.did, sessionBinding: handshakeHash,
-                                                 peerStaticKey: peer.pubKey, ephemeralMessage: message, now: now,
-                                                 maximumSkew: Self.maximumClockSkew, requireDisclosureProof: true)
+        let context = PayloadVerificationContext(expectedSenderDID: peer.did, receiverDID: me.identity.did,
+                                                 sessionBinding: sent.session.channel.handshakeHash, peerStaticKey: peer.pubKey,
+                                                 ephemeralMessage: message, now: now, maximumSkew: ProtocolLimits.maximumClockSkew,
+                                                 requireDisclosureProof: true)
         let verified: ProximityPayload.Verified
         switch ProximityPayload.verify(json: json, context: context) {
         case .success(let v): verified = v
@@ -475,12 +465,12 @@ public struct ExchangeStateMachine: Sendable {
         guard verified.signPubKey == peer.signPubKey else {
             throw ProtocolError(.badCard, "the card's signPubKey is not the one the peer proved in its hello")
         }
-        let missing = local.requiredFields.subtracting(verified.payload.cardFields.presentFields)
+        let missing = sent.card.requiredFields.subtracting(verified.payload.cardFields.presentFields)
         guard missing.isEmpty else {
             throw ProtocolError(.declined, "the card does not disclose \(missing.map(\.rawValue).sorted().joined(separator: ", ")), which this node requires")
         }
         guard let sealed = verified.payload.sealedRoute else { throw ProtocolError(.badCard, "the peer's card carries no sealed route") }
-        switch SealedRoute.open(sealed, with: local.keys.x25519, expectedIssuer: peer.did, expectedRecipient: me.did,
+        switch SealedRoute.open(sealed, with: me.keys.x25519, expectedIssuer: peer.did, expectedRecipient: me.identity.did,
                                 expectedSignKey: peer.signPubKey, now: now) {
         case .success(let route):
             guard route.pubKey == peer.pubKey, route.fingerprint == peer.fingerprint else {
@@ -492,36 +482,43 @@ public struct ExchangeStateMachine: Sendable {
         }
     }
 
-    private func outcome(_ received: Received, now: Int64) -> ExchangeOutcome {
-        guard let peer, let myPayload, let myRoute else { preconditionFailure("outcome before both cards") }
+    private func outcome(_ a: AwaitingDone, now: Int64) -> ExchangeOutcome {
+        let s = a.sent.session
         return ExchangeOutcome(
-            peer: peer, handshakeHash: handshakeHash, myPayload: myPayload, theirPayload: received.verified, theirPayloadJSON: received.json,
-            myMessage: myDecision?.message, theirMessage: received.message, theirSealedRoute: received.sealedRoute, theirRoute: received.route,
-            myRoute: myRoute, graphEdgeID: Contact.graphEdgeID(me.did, peer.did, sessionBinding: handshakeHash), completedAt: now)
+            peer: s.peer, sas: s.sas, handshakeHash: s.channel.handshakeHash, myPayload: a.sent.myPayload, theirPayload: a.received.verified,
+            theirPayloadJSON: a.received.json, myMessage: a.sent.myMessage, theirMessage: a.received.message,
+            theirSealedRoute: a.received.sealedRoute, theirRoute: a.received.route, myRoute: a.sent.myRoute,
+            graphEdgeID: Contact.graphEdgeID(me.identity.did, s.peer.did, sessionBinding: s.channel.handshakeHash), completedAt: now)
     }
 
-    private mutating func send(_ message: ExchangeMessage) throws(ProtocolError) -> [Action] {
-        guard var t = transport else { preconditionFailure("sending \(message.typeName) before the handshake completed") }
-        let c = try t.encrypt(message.encoded)
-        transport = t
-        return [.send(c)]
+    private func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> ExchangeMessage {
+        try ExchangeMessage(decoding: try channel.decrypt(frame))
+    }
+
+    private func send(_ message: ExchangeMessage, on channel: inout EstablishedChannel) throws(ProtocolError) -> [Action] {
+        [.send(try channel.encrypt(message.encoded))]
+    }
+
+    /// The encrypted channel, when there is one (to tell the peer why we end).
+    private var channel: EstablishedChannel? {
+        switch state {
+        case .awaitingHello(let c), .awaitingReveal(let c, _, _): c
+        case .deciding(let d): d.session.channel
+        case .awaitingCard(let s): s.session.channel
+        case .awaitingDone(let a): a.sent.session.channel
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .completed, .failed: nil
+        }
     }
 
     private mutating func fail(_ error: ProtocolError) -> [Action] {
         guard !isFinished else { return [] }
         var actions: [Action] = []
         // Tell the peer why, when there is a channel to tell it on.
-        if transport != nil, let sent = try? send(.abort(code: error.code.rawValue, reason: error.message)) {
+        if var c = channel, let sent = try? send(.abort(code: error.code.rawValue, reason: error.message), on: &c) {
             actions += sent
         }
-        phase = .failed
+        state = .failed
         actions.append(.failed(error, byPeer: false))
         return actions
-    }
-}
-
-extension PeerIdentity {
-    func with(sas: String) -> PeerIdentity {
-        PeerIdentity(did: did, didKey: didKey, name: name, pubKey: pubKey, signPubKey: signPubKey, fingerprint: fingerprint, sas: sas)
     }
 }

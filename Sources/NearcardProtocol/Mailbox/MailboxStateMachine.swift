@@ -15,6 +15,8 @@ import NearcardModel
 public struct MailboxStateMachine: Sendable {
     public enum Action: Sendable {
         case send([UInt8])
+        /// Run this timer from now; report it with `timerFired` if it runs out.
+        case arm(SessionTimer)
         /// Recipient: check and store this delivery, then call `authorized` or `refused`.
         case authorize(Delivery)
         /// Sender: the recipient stored it (or already had it).
@@ -36,56 +38,67 @@ public struct MailboxStateMachine: Sendable {
         }
     }
 
-    enum Phase: Sendable {
-        case handshaking(NoiseXXHandshake)
-        case awaitingDelivery
-        case authorizing(id: String)
-        case awaitingAck(id: String)
+    /// What the sender brings: the message, the token the recipient issued, and the key pinned for it.
+    struct Sending: Sendable {
+        let envelope: MessageEnvelope
+        let token: [UInt8]
+        let pinnedRecipient: X25519.PublicKey
+    }
+
+    /// Where the delivery is; each case is named for what this side waits for and carries what that needs.
+    enum State: Sendable {
+        /// Sender, before `start`.
+        case idle(NoiseXXHandshake, Sending)
+        /// Recipient: message 1 read by the dispatch.
+        case resumed(NoiseXXHandshake)
+        case awaitingMessage2(NoiseXXHandshake, Sending)
+        case awaitingMessage3(NoiseXXHandshake)
+        case awaitingDelivery(EstablishedChannel)
+        /// Recipient: the node checks and stores the delivery.
+        case authorizing(EstablishedChannel, id: String)
+        case awaitingAck(EstablishedChannel, id: String)
         case done
         case failed
     }
 
     public let role: NoiseXXHandshake.Role
-    private var phase: Phase
-    private var transport: NoiseTransport?
-    private var remoteStatic: X25519.PublicKey?
-    // Sender only.
-    private let pinnedRecipient: X25519.PublicKey?
-    private let token: [UInt8]
-    private let envelope: MessageEnvelope?
+    private var state: State
 
     /// The sender.
     public init(sending envelope: MessageEnvelope, token: [UInt8], to pinned: X25519.PublicKey, staticKey: X25519.PrivateKey, ephemeralKey: X25519.PrivateKey) {
         role = .initiator
-        phase = .handshaking(NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey))
-        pinnedRecipient = pinned
-        self.token = token
-        self.envelope = envelope
+        state = .idle(NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
+                      Sending(envelope: envelope, token: token, pinnedRecipient: pinned))
     }
 
     /// The recipient, after `SessionDispatch` read message 1.
     public init(receivingAfter noise: NoiseXXHandshake) {
         role = .responder
-        phase = .handshaking(noise)
-        pinnedRecipient = nil
-        token = []
-        envelope = nil
+        state = .resumed(noise)
     }
 
     public var isFinished: Bool {
-        switch phase {
+        switch state {
         case .done, .failed: true
-        case .handshaking, .awaitingDelivery, .authorizing, .awaitingAck: false
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingDelivery, .authorizing, .awaitingAck: false
         }
     }
 
-    /// Sender: message 1. Recipient: message 2 (message 1 was read by the dispatch).
+    /// Sender: message 1. Recipient: message 2 (message 1 was read by the dispatch). Then the session's timer.
     public mutating func start() -> [Action] {
-        guard case .handshaking(var noise) = phase else { return [] }
-        do {
-            let m = try noise.writeMessage(payload: role == .initiator ? SessionKind.mail.tag : [])
-            phase = .handshaking(noise)
-            return [.send(m)]
+        do throws(ProtocolError) {
+            switch state {
+            case .idle(var noise, let sending):
+                let m1 = try noise.writeMessage(payload: SessionKind.mail.tag)
+                state = .awaitingMessage2(noise, sending)
+                return [.send(m1), .arm(.mail)]
+            case .resumed(var noise):
+                let m2 = try noise.writeMessage()
+                state = .awaitingMessage3(noise)
+                return [.send(m2), .arm(.mail)]
+            case .awaitingMessage2, .awaitingMessage3, .awaitingDelivery, .authorizing, .awaitingAck, .done, .failed:
+                return []
+            }
         } catch {
             return fail(error)
         }
@@ -101,10 +114,10 @@ public struct MailboxStateMachine: Sendable {
 
     /// Recipient: the delivery was checked and stored (or was a duplicate).
     public mutating func authorized(duplicate: Bool) -> [Action] {
-        guard case .authorizing(let id) = phase else { return [] }
+        guard case .authorizing(var channel, let id) = state else { return [] }
         do {
-            let actions = try send(["type": "ack", "id": .string(id), "status": .string(duplicate ? "duplicate" : "stored")])
-            phase = .done
+            let actions = try send(["type": "ack", "id": .string(id), "status": .string(duplicate ? "duplicate" : "stored")], on: &channel)
+            state = .done
             return actions
         } catch {
             return fail(error)
@@ -113,94 +126,112 @@ public struct MailboxStateMachine: Sendable {
 
     /// Recipient: the delivery was refused.
     public mutating func refused(_ error: ProtocolError) -> [Action] {
-        guard case .authorizing = phase else { return [] }
+        guard case .authorizing = state else { return [] }
         return fail(error)
+    }
+
+    /// The timer armed at the start ran out after `seconds`.
+    public mutating func timerFired(_ timer: SessionTimer, after seconds: Int) -> [Action] {
+        guard timer == .mail else { return [] }
+        return fail(ProtocolError(.timeout, "no progress within \(seconds) s"))
     }
 
     public mutating func abort(_ error: ProtocolError) -> [Action] {
-        guard !isFinished else { return [] }
-        return fail(error)
+        fail(error)
     }
 
     private mutating func handle(_ frame: [UInt8]) throws(ProtocolError) -> [Action] {
-        switch phase {
-        case .handshaking(var noise):
+        switch state {
+        case .idle, .resumed:
+            throw ProtocolError(.protocolError, "the peer sent a frame before this side began")
+        case .awaitingMessage2(var noise, let sending):
             _ = try noise.readMessage(frame)
-            switch role {
-            case .initiator:
-                guard let rs = noise.remoteStatic, rs == pinnedRecipient else {
-                    phase = .failed
-                    return [.failed(ProtocolError(.identityMismatch, "the node that answered is not the contact (its key is not the one pinned when you exchanged cards)"), byPeer: false)]
-                }
-                let m3 = try noise.writeMessage()
-                transport = noise.split()
-                remoteStatic = rs
-                guard let envelope else { preconditionFailure("sender without an envelope") }
-                var actions: [Action] = [.send(m3)]
-                actions += try send(["type": "deliver", "mailboxToken": .string(Base64.urlEncode(token)), "envelope": envelope.json])
-                phase = .awaitingAck(id: envelope.id)
-                return actions
-            case .responder:
-                transport = noise.split()
-                remoteStatic = noise.remoteStatic
-                phase = .awaitingDelivery
-                return []
+            guard let rs = noise.remoteStatic, rs == sending.pinnedRecipient else {
+                state = .failed
+                return [.failed(ProtocolError(.identityMismatch, "the node that answered is not the contact (its key is not the one pinned when you exchanged cards)"), byPeer: false)]
             }
+            let m3 = try noise.writeMessage()
+            var channel = try EstablishedChannel(completed: noise)
+            var actions: [Action] = [.send(m3)]
+            actions += try send(["type": "deliver", "mailboxToken": .string(Base64.urlEncode(sending.token)), "envelope": sending.envelope.json], on: &channel)
+            state = .awaitingAck(channel, id: sending.envelope.id)
+            return actions
+        case .awaitingMessage3(var noise):
+            _ = try noise.readMessage(frame)
+            state = .awaitingDelivery(try EstablishedChannel(completed: noise))
+            return []
+        case .awaitingDelivery(var channel):
+            let (type, o) = try decrypt(frame, on: &channel)
+            state = .awaitingDelivery(channel)
+            guard type == "deliver" else { return try unexpected(type, o) }
+            guard Set(o.keys) == ["type", "mailboxToken", "envelope"], let tokenText = o["mailboxToken"]?.stringValue,
+                  let token = try? Base64.urlDecode(tokenText), token.count == RouteRecord.mailboxTokenByteCount, let e = o["envelope"] else {
+                throw ProtocolError(.protocolError, "deliver: needs mailboxToken (32 bytes) and envelope")
+            }
+            let envelope: MessageEnvelope
+            do { envelope = try MessageEnvelope(json: e) } catch {
+                throw ProtocolError(error.kind == .limitExceeded ? .tooLarge : .protocolError, "deliver: \(error.message)")
+            }
+            state = .authorizing(channel, id: envelope.id)
+            return [.authorize(Delivery(mailboxToken: token, envelope: envelope, senderStatic: channel.remoteStatic))]
+        case .authorizing(var channel, let id):
+            // Nothing is due from the sender while the node checks; anything but an abort is out of turn.
+            let (type, o) = try decrypt(frame, on: &channel)
+            state = .authorizing(channel, id: id)
+            return try unexpected(type, o)
+        case .awaitingAck(var channel, let id):
+            let (type, o) = try decrypt(frame, on: &channel)
+            state = .awaitingAck(channel, id: id)
+            guard type == "ack" else { return try unexpected(type, o) }
+            guard o["id"]?.stringValue == id, let status = o["status"]?.stringValue, status == "stored" || status == "duplicate" else {
+                throw ProtocolError(.protocolError, "ack: not for this message")
+            }
+            state = .done
+            return [.delivered(id: id, duplicate: status == "duplicate")]
         case .done, .failed:
             return []
-        case .awaitingDelivery, .authorizing, .awaitingAck:
-            guard var t = transport else { preconditionFailure("no transport") }
-            let plaintext = try t.decrypt(frame)
-            transport = t
-            let value: JSONValue
-            do { value = try JSONParser(maximumDepth: 8, maximumLength: ProtocolLimits.maximumMessageLength).parse(plaintext) } catch {
-                throw ProtocolError(.protocolError, "a message is not JSON: \(error.message)")
-            }
-            guard let o = value.objectValue, let type = o["type"]?.stringValue else { throw ProtocolError(.protocolError, "a message without a type") }
-            if type == "abort" {
-                phase = .failed
-                let code = ProtocolError.Code(rawValue: o["code"]?.stringValue ?? "") ?? .protocolError
-                return [.failed(ProtocolError(code, "the recipient refused: \(o["reason"]?.stringValue?.prefix(200) ?? "")"), byPeer: true)]
-            }
-            switch (phase, type) {
-            case (.awaitingDelivery, "deliver"):
-                guard Set(o.keys) == ["type", "mailboxToken", "envelope"], let tokenText = o["mailboxToken"]?.stringValue,
-                      let token = try? Base64.urlDecode(tokenText), token.count == RouteRecord.mailboxTokenByteCount, let e = o["envelope"] else {
-                    throw ProtocolError(.protocolError, "deliver: needs mailboxToken (32 bytes) and envelope")
-                }
-                let envelope: MessageEnvelope
-                do { envelope = try MessageEnvelope(json: e) } catch {
-                    throw ProtocolError(error.kind == .limitExceeded ? .tooLarge : .protocolError, "deliver: \(error.message)")
-                }
-                guard let remoteStatic else { preconditionFailure("no remote static") }
-                phase = .authorizing(id: envelope.id)
-                return [.authorize(Delivery(mailboxToken: token, envelope: envelope, senderStatic: remoteStatic))]
-            case (.awaitingAck(let id), "ack"):
-                guard o["id"]?.stringValue == id, let status = o["status"]?.stringValue, status == "stored" || status == "duplicate" else {
-                    throw ProtocolError(.protocolError, "ack: not for this message")
-                }
-                phase = .done
-                return [.delivered(id: id, duplicate: status == "duplicate")]
-            default:
-                throw ProtocolError(.protocolError, "unexpected \(type.prefix(32)) in a mail session")
-            }
         }
     }
 
-    private mutating func send(_ message: JSONValue) throws(ProtocolError) -> [Action] {
-        guard var t = transport else { preconditionFailure("sending before the handshake") }
-        let c = try t.encrypt(JCS.canonicalize(message))
-        transport = t
-        return [.send(c)]
+    /// A message with no place in this state: the peer's abort ends the session as the peer's doing.
+    private mutating func unexpected(_ type: String, _ o: JSONObject) throws(ProtocolError) -> [Action] {
+        if type == "abort" {
+            state = .failed
+            let code = ProtocolError.Code(rawValue: o["code"]?.stringValue ?? "") ?? .protocolError
+            return [.failed(ProtocolError(code, "the recipient refused: \(o["reason"]?.stringValue?.prefix(200) ?? "")"), byPeer: true)]
+        }
+        throw ProtocolError(.protocolError, "unexpected \(type.prefix(32)) in a mail session")
+    }
+
+    private func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> (String, JSONObject) {
+        let plaintext = try channel.decrypt(frame)
+        let value: JSONValue
+        do { value = try JSONParser(maximumDepth: 8, maximumLength: ProtocolLimits.maximumMessageLength).parse(plaintext) } catch {
+            throw ProtocolError(.protocolError, "a message is not JSON: \(error.message)")
+        }
+        guard let o = value.objectValue, let type = o["type"]?.stringValue else { throw ProtocolError(.protocolError, "a message without a type") }
+        return (type, o)
+    }
+
+    private func send(_ message: JSONValue, on channel: inout EstablishedChannel) throws(ProtocolError) -> [Action] {
+        [.send(try channel.encrypt(JCS.canonicalize(message)))]
+    }
+
+    /// The encrypted channel, when there is one (to tell the peer why we end).
+    private var channel: EstablishedChannel? {
+        switch state {
+        case .awaitingDelivery(let c), .authorizing(let c, _), .awaitingAck(let c, _): c
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .done, .failed: nil
+        }
     }
 
     private mutating func fail(_ error: ProtocolError) -> [Action] {
         guard !isFinished else { return [] }
         var actions: [Action] = []
-        if transport != nil, let sent = try? send(["type": "abort", "code": .string(error.code.rawValue), "reason": .string(error.message)]) {
+        if var c = channel, let sent = try? send(["type": "abort", "code": .string(error.code.rawValue), "reason": .string(error.message)], on: &c) {
             actions += sent
         }
-        phase = .failed
+        state = .failed
         actions.append(.failed(error, byPeer: false))
         return actions
     }

@@ -8,8 +8,6 @@ public struct NoiseCipherState: Sendable {
 
     public init(key: SecureBytes? = nil) { self.key = key }
 
-    public var hasKey: Bool { key != nil }
-
     static func nonceBytes(_ n: UInt64) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 12)
         for i in 0..<8 { out[4 + i] = UInt8(truncatingIfNeeded: n >> (8 * UInt64(i))) }
@@ -39,9 +37,11 @@ public struct NoiseCipherState: Sendable {
     }
 }
 
-/// Noise SymmetricState (§5.2) for SHA-256: chaining key, handshake hash, and a CipherState.
+/// Noise SymmetricState (§5.2) for SHA-256: chaining key, handshake hash, and a CipherState. The
+/// chaining key and every HKDF output are secrets: they live only in `SecureBytes` (wiped when replaced),
+/// never in arrays.
 struct NoiseSymmetricState: Sendable {
-    private(set) var chainingKey: [UInt8]
+    private var chainingKey: SecureBytes
     private(set) var handshakeHash: [UInt8]
     private var cipher = NoiseCipherState()
 
@@ -52,25 +52,21 @@ struct NoiseSymmetricState: Sendable {
         } else {
             handshakeHash = SHA256.hash(name)
         }
-        chainingKey = handshakeHash
+        chainingKey = SecureBytes(handshakeHash)
     }
 
-    /// HKDF as the Noise spec defines it (§4.3), returning two or three 32-byte outputs.
-    static func hkdf(_ chainingKey: [UInt8], _ input: [UInt8], outputs: Int) -> [[UInt8]] {
+    /// HKDF as the Noise spec defines it (§4.3): two 32-byte outputs.
+    static func hkdf(_ chainingKey: SecureBytes, _ input: SecureBytes) -> (SecureBytes, SecureBytes) {
         let temp = HMACSHA256.authenticate(key: chainingKey, message: input)
-        var out: [[UInt8]] = []
-        var previous: [UInt8] = []
-        for i in 1...outputs {
-            previous = HMACSHA256.authenticate(key: temp, message: previous + [UInt8(i)])
-            out.append(previous)
-        }
-        return out
+        let first = HMACSHA256.authenticate(key: temp, message: SecureBytes([1]))
+        let second = HMACSHA256.authenticate(key: temp, message: first.bytesFollowed(by: 2))
+        return (first, second)
     }
 
     mutating func mixKey(_ input: SecureBytes) {
-        let o = input.withUnsafeBytes { Self.hkdf(chainingKey, Array($0), outputs: 2) }
-        chainingKey = o[0]
-        cipher = NoiseCipherState(key: SecureBytes(o[1]))
+        let (ck, k) = Self.hkdf(chainingKey, input)
+        chainingKey = ck
+        cipher = NoiseCipherState(key: k)
     }
 
     mutating func mixHash(_ data: [UInt8]) {
@@ -89,11 +85,21 @@ struct NoiseSymmetricState: Sendable {
         return p
     }
 
-    var hasKey: Bool { cipher.hasKey }
-
     /// The two transport CipherStates: (initiator → responder, responder → initiator).
     func split() -> (NoiseCipherState, NoiseCipherState) {
-        let o = Self.hkdf(chainingKey, [], outputs: 2)
-        return (NoiseCipherState(key: SecureBytes(o[0])), NoiseCipherState(key: SecureBytes(o[1])))
+        let (k1, k2) = Self.hkdf(chainingKey, SecureBytes(count: 0) { _ in })
+        return (NoiseCipherState(key: k1), NoiseCipherState(key: k2))
+    }
+}
+
+extension SecureBytes {
+    /// These bytes and one more, in a new secret buffer (HKDF's `T(i-1) || i`).
+    fileprivate func bytesFollowed(by byte: UInt8) -> SecureBytes {
+        withUnsafeBytes { mine in
+            SecureBytes(count: mine.count + 1) { out in
+                out.copyMemory(from: mine)
+                out[mine.count] = byte
+            }
+        }
     }
 }

@@ -52,7 +52,7 @@ public struct NoiseXXHandshake: Sendable {
     public var handshakeHash: [UInt8] { symmetric.handshakeHash }
 
     private func dh(_ local: X25519.PrivateKey, _ remote: X25519.PublicKey?) throws(ProtocolError) -> SecureBytes {
-        guard let remote else { preconditionFailure("DH before the remote key is known") }
+        guard let remote else { throw ProtocolError(.internalError, "a Noise DH before the peer's key is known") }
         do { return try local.sharedSecret(with: remote) } catch {
             throw ProtocolError(.decryptFailed, "the peer's key has low order")
         }
@@ -84,7 +84,7 @@ public struct NoiseXXHandshake: Sendable {
             out += try symmetric.encryptAndHash(payload)
             state = .complete
         default:
-            preconditionFailure("writeMessage in state \(state) as \(role)")
+            throw ProtocolError(.internalError, "no Noise message to write in state \(state) as the \(role)")
         }
         guard out.count <= ProtocolLimits.maximumFrameLength else { throw ProtocolError(.tooLarge, "handshake message over 65535 bytes") }
         return out
@@ -145,8 +145,8 @@ public struct NoiseXXHandshake: Sendable {
     }
 
     /// The transport ciphers once complete: (send, receive) from this side's point of view.
-    public func split() -> NoiseTransport {
-        precondition(isComplete, "split before the handshake is complete")
+    public func split() throws(ProtocolError) -> NoiseTransport {
+        guard isComplete else { throw ProtocolError(.internalError, "the Noise handshake is not complete") }
         let (c1, c2) = symmetric.split()
         return role == .initiator ? NoiseTransport(send: c1, receive: c2) : NoiseTransport(send: c2, receive: c1)
     }

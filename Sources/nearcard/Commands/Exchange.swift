@@ -51,30 +51,31 @@ struct Exchange: AsyncParsableCommand {
         } else {
             throw CLIError(.malformedInput, "no terminal to ask for consent on: pass --yes to consent")
         }
-        let service = try NodeSetup.service(global, consent: consent)
+        // This node declines anything that reaches it; the dial brings the consent the person gave.
+        let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
         let target = try await resolveTarget()
         if !json { Console.out("Connecting to \(target.label)…") }
-        let events = service.events.subscribe()
+        let events = context.events.subscribe()
         let shower = Task {
             for await event in events {
-                if case .exchangeRequested(_, let p, _, _) = event, yes, !json {
-                    Console.out("\(p.name ?? "(no name)") — \(p.did)\n  Check code \(p.sas) (compare with their screen)")
+                if case .exchangeRequested(_, let p, let sas, _, _) = event, yes, !json {
+                    Console.out("\(p.name ?? "(no name)") — \(p.did)\n  Check code \(sas) (compare with their screen)")
                 }
             }
         }
         defer { shower.cancel() }
         let result: SessionResult
-        do { result = try await Dialer.exchange(with: target, service: service) } catch let e as DialError {
+        do { result = try await Dialer.exchange(with: target, context: context, consent: consent) } catch let e as DialError {
             throw CLIError(.environment, e.message)
         }
         switch result {
         case .completed(let contact, let outcome):
             if json {
                 var o = contact.json.objectValue!
-                o["sas"] = .string(outcome.peer.sas)
+                o["sas"] = .string(outcome.sas)
                 Console.json(.object(o))
             } else {
-                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: service.database)
+                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: context.database)
             }
         case .failed(let error, _, _):
             throw NodeSetup.failure(error)

@@ -183,11 +183,9 @@ enum NodeCommand {
                       jsonl: Bool, decisions: PendingDecisions?) async throws {
         NodeSetup.raiseOpenFileLimit()
         let events = EventBus()
-        let base = try NodeSetup.service(global, consent: consent, events: events)
-        let service = ExchangeService(keys: base.keys, identity: base.identity, database: base.database, consent: consent, events: events,
-                                      limits: limits, requiredFields: requiredFields)
-        let identity = service.identity
-        if try service.database.myCard() == nil {
+        let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields)
+        let identity = context.identity
+        if try context.database.myCard() == nil {
             let note = "you have no card yet; peers will get only your name (set one with: nearcard card set …)"
             if jsonl { Console.line(JSONLines.line("warning", ["message": .string(note)])) } else { Console.err("nearcard: \(note)") }
         }
@@ -197,15 +195,15 @@ enum NodeCommand {
             if jsonl {
                 for await event in stream {
                     // Registered before the line is out, so an immediate answer finds its request.
-                    if case .exchangeRequested(let id, _, _, true) = event { decisions?.announce(id) }
+                    if case .exchangeRequested(let id, _, _, _, true) = event { decisions?.announce(id) }
                     if let line = JSONLines.encode(event, identity: identity) { Console.line(line) }
                 }
             } else {
-                await printEvents(stream, database: service.database)
+                await printEvents(stream, database: context.database)
             }
         }
         let runtime: NodeRuntime
-        do { runtime = try await NodeRuntime.start(service: service, options: node.runtime) } catch {
+        do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
             printer.cancel()
             throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
         }

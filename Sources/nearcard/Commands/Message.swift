@@ -37,17 +37,17 @@ struct Message: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let service = try NodeSetup.service(global, consent: DeclineAll(reason: "not listening"))
-        let db = service.database
+        let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
+        let db = context.database
         let found = try db.findContact(contact)
         guard let did = found.didPublicKey, found.sealedRoute != nil else {
             throw CLIError(.malformedInput, "\(found.name) has no sealed route: only contacts from an in-person exchange can be messaged")
         }
-        let sender = MailSender(service: service)
+        let sender = MailSender(context: context)
         let target: MailSender.Target
         do { target = try sender.target(for: found) } catch let e as DialError { throw CLIError(.checkFailed, e.message) }
-        let envelope = MessageEnvelope.make(text: text, from: service.identity.did, to: did, sentAt: Int64(Date().timeIntervalSince1970),
-                                            signer: service.keys.ed25519)
+        let envelope = MessageEnvelope.make(text: text, from: context.identity.did, to: did, sentAt: Int64(Date().timeIntervalSince1970),
+                                            signer: context.keys.ed25519)
         let queued = try db.enqueue(envelope, for: found)
 
         // Look for the contact's node for up to --wait seconds (by its fingerprint), then try it and its hints.
@@ -57,7 +57,7 @@ struct Message: AsyncParsableCommand {
                                                         until: { $0.contains { $0.txt.fingerprint == target.route.fingerprint } },
                                                         timeout: wait)) ?? []
         }
-        let results = await OutboxWorker(service: service).deliverDue(peers: discovered, contactDID: did)
+        let results = await OutboxWorker(context: context).deliverDue(peers: discovered, contactDID: did)
         let current = try db.outboxItem(id: queued.id)
         let item = results.first { $0.id == queued.id } ?? current ?? queued
         if json {
@@ -116,12 +116,12 @@ struct Outbox: AsyncParsableCommand {
 
     func run() async throws {
         if send {
-            let service = try NodeSetup.service(global, consent: DeclineAll(reason: "not listening"))
+            let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
             var discovered: [DiscoveredPeer] = []
             if wait > 0, let discovery = try? AvahiDiscovery() {
                 discovered = (try? await PeerFinder.collect(discovery: discovery, filter: InterfaceFilter(), until: { _ in false }, timeout: wait)) ?? []
             }
-            let sent = await OutboxWorker(service: service).deliverDue(peers: discovered, ignoringBackoff: true)
+            let sent = await OutboxWorker(context: context).deliverDue(peers: discovered, ignoringBackoff: true)
             if !json { Console.out("Tried \(sent.count) message(s): \(sent.filter { $0.state == .delivered }.count) delivered.") }
         }
         let items = try global.database().outbox(all: all)

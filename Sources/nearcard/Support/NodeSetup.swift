@@ -12,12 +12,15 @@ import Glibc
 
 /// Shared set-up of the LAN commands: identity, database, discovery, and how outcomes are shown.
 enum NodeSetup {
-    static func service(_ global: GlobalOptions, consent: ConsentProvider, events: EventBus = EventBus()) throws -> ExchangeService {
+    /// The node, built once per command: identity, database, how incoming requests are decided.
+    static func context(_ global: GlobalOptions, consent: ConsentProvider, events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(),
+                        requiredFields: Set<CardField> = []) throws -> NodeContext {
         let store = global.identityStore
         let identity = try store.loadPublic()
         let keys = try global.unlockIdentity()
         let database = try global.database()
-        return ExchangeService(keys: keys, identity: identity, database: database, consent: consent, events: events)
+        return NodeContext(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
+                           requiredFields: requiredFields)
     }
 
     static func discovery() throws -> AvahiDiscovery {

@@ -100,7 +100,7 @@ struct TerminalConsent: ConsentProvider {
         Console.out("Exchange request from \(p.name ?? "(no name)") at \(request.remoteAddress)")
         Console.out("  DID          \(p.did)")
         Console.out("  Fingerprint  \(p.fingerprint)")
-        Console.out("  Check code   \(p.sas)   ← must match the code on the other screen")
+        Console.out("  Check code   \(request.sas)   ← must match the code on the other screen")
         guard let answer = await prompter.ask("Accept and exchange cards? [y/N] ", timeout: timeout),
               ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
             return .decline("declined at the terminal")

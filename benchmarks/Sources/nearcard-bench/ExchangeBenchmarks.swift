@@ -57,7 +57,7 @@ func exchangeLatencyBenchmark(rounds: Int = 41) async throws -> String {
             _ = cb_pin_process(p.pinned ? 0 : -1)
             let before = p.responder.count("exchange.completed")
             let t0 = now()
-            guard case .completed = try await Dialer.exchange(with: p.target, service: initiator) else {
+            guard case .completed = try await Dialer.exchange(with: p.target, context: initiator, consent: initiator.consent) else {
                 throw BenchError("an exchange failed (\(p.name)); see \(scratch.root)")
             }
             let initiatorDone = now()

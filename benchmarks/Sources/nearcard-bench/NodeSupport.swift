@@ -33,11 +33,11 @@ final class Scratch: @unchecked Sendable {
     }
 
     /// An in-process node that says yes to everything.
-    func service(_ name: String, limits: NodeLimits = NodeLimits(), consent: ConsentProvider = AcceptAll(message: nil)) throws -> ExchangeService {
+    func service(_ name: String, limits: NodeLimits = NodeLimits(), consent: ConsentProvider = AcceptAll(message: nil)) throws -> NodeContext {
         let home = try self.home(name)
         let store = IdentityStore(home: home)
         let keys = try store.unlock(passphrase: { nil })
-        return ExchangeService(keys: keys, identity: try store.loadPublic(), database: try NearcardDatabase(home: home), consent: consent, limits: limits)
+        return NodeContext(keys: keys, identity: try store.loadPublic(), database: try NearcardDatabase(home: home), consent: consent, limits: limits)
     }
 }
 

@@ -19,14 +19,14 @@ func exchangePartsBenchmark(rounds: Int = 201) throws -> String {
         return median(xs)
     }
     var rows: [(String, Double)] = []
-    rows.append(("localParty() (card, policy, proof from SQLite)", try time { blackHole(try a.localParty()) }))
-    let party = try a.localParty()
+    rows.append(("loadCard() (card, policy, proof from SQLite)", try time { blackHole(try a.loadCard()) }))
+    let party = try a.loadCard()
     let t = Int64(Date().timeIntervalSince1970)
     rows.append(("ProximityPayload.make (SD-JWT + signature)", try time {
-        blackHole(try ProximityPayload.make(card: party.card, policy: party.policy, keys: party.keys, receiver: b.identity.did,
+        blackHole(try ProximityPayload.make(card: party.card, policy: party.policy, keys: a.keys, receiver: b.identity.did,
                                             sessionBinding: [UInt8](repeating: 1, count: 32), ephemeralMessage: "hi", sealedRoute: nil, now: t))
     }))
-    let p = try ProximityPayload.make(card: party.card, policy: party.policy, keys: party.keys, receiver: b.identity.did,
+    let p = try ProximityPayload.make(card: party.card, policy: party.policy, keys: a.keys, receiver: b.identity.did,
                                       sessionBinding: [UInt8](repeating: 1, count: 32), ephemeralMessage: "hi", sealedRoute: nil, now: t)
     let json = p.json
     let bytes = JCS.canonicalize(json)
@@ -49,41 +49,48 @@ func exchangePartsBenchmark(rounds: Int = 201) throws -> String {
     rows.append(("record the outcome (contact, graph edge, issued route: one SQLite transaction)", try time { blackHole(try b.record(outcome)) }))
     // What a node pays at the start of each session: its previous session just committed a contact,
     // which drops the page cache of the SQLite connection that reads the local card.
-    rows.append(("record, then localParty() (the read right after a commit)", try time {
+    rows.append(("record, then loadCard() (the read right after a commit)", try time {
         blackHole(try b.record(outcome))
-        blackHole(try b.localParty())
+        blackHole(try b.loadCard())
     }))
     return "| step (one side) | median |\n|---|---|\n" + rows.map { "| \($0.0) | \(format($0.1)) |" }.joined(separator: "\n") + "\n"
 }
 
 /// Runs an initiator (`a`) and a responder (`b`) against each other in memory, both accepting, and
 /// returns the responder's outcome: the protocol's CPU without sockets, threads or SQLite writes.
-func inMemoryExchange(_ a: ExchangeService, _ b: ExchangeService) throws -> ExchangeOutcome {
-    func machine(_ s: ExchangeService, _ role: NoiseXXHandshake.Role) throws -> ExchangeStateMachine {
-        ExchangeStateMachine(role: role, local: try s.localParty(), ephemeralKey: X25519.PrivateKey(),
-                             sasNonce: Sodium.randomBytes(SAS.nonceByteCount), mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
-    }
-    var sides = [try machine(a, .initiator), try machine(b, .responder)]
+func inMemoryExchange(_ a: NodeContext, _ b: NodeContext) throws -> ExchangeOutcome {
+    let nonce = { Sodium.randomBytes(SAS.nonceByteCount) }, token = { Sodium.randomBytes(RouteRecord.mailboxTokenByteCount) }
+    var sides: [ExchangeStateMachine?] = [ExchangeStateMachine(initiatorFor: a.local, ephemeralKey: X25519.PrivateKey(), sasNonce: nonce(), mailboxToken: token()), nil]
+    let nodes = [a, b]
     var queue: [(to: Int, frame: [UInt8])] = []
     var outcome: ExchangeOutcome?
     let t = Int64(Date().timeIntervalSince1970)
     func run(_ actions: [ExchangeStateMachine.Action], from side: Int) throws {
-        var decide = false
+        var decide = false, load = false
         for action in actions {
             switch action {
             case .send(let frame): queue.append((1 - side, frame))
             case .identified: decide = true
-            case .peerDecided: break
+            case .loadCard: load = true
+            case .arm: break
             case .completed(let o): if side == 1 { outcome = o }
             case .failed(let e, _): throw BenchError("in-memory exchange failed: \(e.message)")
             }
         }
-        if decide { try run(sides[side].decide(accept: true, message: "hi", now: t), from: side) }
+        if load { try run(sides[side]!.cardLoaded(try nodes[side].loadCard(), now: t), from: side) }
+        if decide { try run(sides[side]!.decide(accept: true, message: "hi", now: t), from: side) }
     }
-    try run(sides[0].start(), from: 0)
+    try run(sides[0]!.start(), from: 0)
     while !queue.isEmpty {
         let (to, frame) = queue.removeFirst()
-        try run(sides[to].receive(frame, now: t), from: to)
+        if sides[to] == nil {
+            // The responder as a listener makes it: message 1 through the dispatch, then resumed.
+            let (_, noise) = try SessionDispatch.readFirstMessage(frame, staticKey: b.keys.x25519, ephemeralKey: X25519.PrivateKey())
+            sides[to] = ExchangeStateMachine(resuming: noise, identity: b.local, sasNonce: nonce(), mailboxToken: token())
+            try run(sides[to]!.start(), from: to)
+        } else {
+            try run(sides[to]!.receive(frame, now: t), from: to)
+        }
     }
     guard let outcome else { throw BenchError("the in-memory exchange did not complete") }
     return outcome

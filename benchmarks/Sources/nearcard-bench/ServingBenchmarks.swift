@@ -35,7 +35,7 @@ func botThroughputBenchmark(clientCounts: [Int] = [8, 32], seconds: Double = 30)
 
     var out = "| clients | bot exchanges/s (median of 1 s windows) | total in \(Int(seconds)) s | client failures | client latency p50 / p99 | floor: both halves' crypto on \(Int(cores)) cores | Nearcard ÷ floor |\n|---|---|---|---|---|---|---|\n"
     for k in clientCounts {
-        var clients: [ExchangeService] = []
+        var clients: [NodeContext] = []
         for i in 0..<k { clients.append(try scratch.service("Client \(k)-\(i)")) }
         let stats = NIOLockedValueBox<(latencies: [Double], failures: [String: Int])>(([], [:]))
         let stopAt = NIOLockedValueBox<UInt64>(now() + UInt64((seconds + 2) * 1e9))
@@ -44,7 +44,7 @@ func botThroughputBenchmark(clientCounts: [Int] = [8, 32], seconds: Double = 30)
                 while now() < stopAt.withLockedValue({ $0 }) {
                     let t0 = now()
                     do {
-                        switch try await Dialer.exchange(with: target, service: client) {
+                        switch try await Dialer.exchange(with: target, context: client, consent: client.consent) {
                         case .completed: stats.withLockedValue { $0.latencies.append(Double(now() - t0)) }
                         case .failed(let e, _, _): stats.withLockedValue { $0.failures[e.code.rawValue, default: 0] += 1 }
                         }
@@ -101,14 +101,14 @@ func memoryBenchmark(sessions: Int = 1000) async throws -> String {
     var limits = NodeLimits()
     limits.consentTimeout = 300
     limits.handshakeTimeout = 120
-    var clients: [ExchangeService] = []
+    var clients: [NodeContext] = []
     for i in 0..<10 { clients.append(try scratch.service("Visitor \(i)", limits: limits)) }
     let target = loopbackTarget(port: started.port, did: started.did)
     let t0 = now()
     let visitors = clients
     let tasks = (0..<sessions).map { i in
         let client = visitors[i % visitors.count]
-        return Task { _ = try? await Dialer.exchange(with: target, service: client) }
+        return Task { _ = try? await Dialer.exchange(with: target, context: client, consent: client.consent) }
     }
     let deadline = Date().addingTimeInterval(120)
     while node.count("exchange.requested") < sessions && Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }

@@ -22,8 +22,36 @@ public enum Fuzz {
 
     public static let card = Card(name: "Ada Lovelace", email: "ada@example.org", company: "Analytical Engines", title: "Programmer")
 
-    public static func party(_ keys: IdentityKeys) -> LocalParty {
-        LocalParty(keys: keys, name: "Ada", card: card, policy: SharingPolicy(fields: [.name, .email, .company]))
+    public static func identity(_ keys: IdentityKeys) -> LocalIdentity { LocalIdentity(keys: keys, name: "Ada") }
+
+    /// The card both sides hand their machine when it asks (`loadCard`).
+    public static let localCard = LocalCard(card: card, policy: SharingPolicy(fields: [.name, .email, .company]))
+
+    /// The responder under test, made as a listener makes it: message 1 through `SessionDispatch`, then
+    /// resumed and started (fixed ephemeral key and nonces). Nil when message 1 is refused.
+    public static func responder(reading message1: [UInt8]) -> (ExchangeStateMachine, [ExchangeStateMachine.Action])? {
+        guard let (kind, noise) = try? SessionDispatch.readFirstMessage(message1, staticKey: me.x25519, ephemeralKey: me.x25519),
+              kind == .exchange else { return nil }
+        var machine = ExchangeStateMachine(resuming: noise, identity: identity(me), sasNonce: [UInt8](repeating: 3, count: SAS.nonceByteCount),
+                                           mailboxToken: [UInt8](repeating: 4, count: RouteRecord.mailboxTokenByteCount))
+        let actions = machine.start()
+        return (machine, actions)
+    }
+
+    /// Performs what a node would for `actions`: hands over the card when asked and accepts when asked
+    /// to decide. Returns the frames to send.
+    @discardableResult
+    public static func serve(_ machine: inout ExchangeStateMachine, _ actions: [ExchangeStateMachine.Action], message: String) -> [[UInt8]] {
+        var frames: [[UInt8]] = []
+        for action in actions {
+            switch action {
+            case .send(let f): frames.append(f)
+            case .loadCard: frames += serve(&machine, machine.cardLoaded(localCard, now: now), message: message)
+            case .identified: frames += serve(&machine, machine.decide(accept: true, message: message, now: now), message: message)
+            case .arm, .completed, .failed: break
+            }
+        }
+        return frames
     }
 
     /// Cuts an input into messages: each is a 2-byte big-endian length and that many bytes; what is

@@ -5,7 +5,7 @@ import FuzzSupport
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzNoise(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let messages = Fuzz.split(Fuzz.bytes(data, size), limit: 2)
-    var responder = NoiseXXHandshake(role: .responder, prologue: ExchangeStateMachine.prologue, staticKey: Fuzz.me.x25519,
+    var responder = NoiseXXHandshake(role: .responder, prologue: SessionKind.prologue, staticKey: Fuzz.me.x25519,
                                      ephemeralKey: responderEphemeral)
     guard let first = messages.first, (try? responder.readMessage(first)) != nil else { return 0 }
     guard (try? responder.writeMessage(payload: [])) != nil, messages.count > 1 else { return 0 }

@@ -19,8 +19,8 @@ write("fuzz-frame", "empty-frame", [0, 0, 0])  // a zero-length frame, which no 
 // whole exchange (the responder is rebuilt exactly as fuzz-session builds it).
 let initiatorEphemeral = try! X25519.PrivateKey(secret: SecureBytes([UInt8](repeating: 11, count: 32)))
 do {
-    var i = NoiseXXHandshake(role: .initiator, prologue: ExchangeStateMachine.prologue, staticKey: Fuzz.peer.x25519, ephemeralKey: initiatorEphemeral)
-    var r = NoiseXXHandshake(role: .responder, prologue: ExchangeStateMachine.prologue, staticKey: Fuzz.me.x25519,
+    var i = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: Fuzz.peer.x25519, ephemeralKey: initiatorEphemeral)
+    var r = NoiseXXHandshake(role: .responder, prologue: SessionKind.prologue, staticKey: Fuzz.me.x25519,
                              ephemeralKey: try! X25519.PrivateKey(secret: SecureBytes([UInt8](repeating: 9, count: 32))))
     let m1 = try! i.writeMessage()
     _ = try! r.readMessage(m1)
@@ -29,32 +29,24 @@ do {
     write("fuzz-noise", "xx-handshake", Fuzz.join([m1, m3]))
 }
 do {
-    var initiator = ExchangeStateMachine(role: .initiator, local: Fuzz.party(Fuzz.peer), ephemeralKey: initiatorEphemeral,
+    var initiator = ExchangeStateMachine(initiatorFor: Fuzz.identity(Fuzz.peer), ephemeralKey: initiatorEphemeral,
                                          sasNonce: [UInt8](repeating: 5, count: SAS.nonceByteCount),
                                          mailboxToken: [UInt8](repeating: 6, count: RouteRecord.mailboxTokenByteCount))
-    var responder = ExchangeStateMachine(role: .responder, local: Fuzz.party(Fuzz.me), ephemeralKey: Fuzz.me.x25519,
-                                         sasNonce: [UInt8](repeating: 3, count: SAS.nonceByteCount),
-                                         mailboxToken: [UInt8](repeating: 4, count: RouteRecord.mailboxTokenByteCount))
     var sent: [[UInt8]] = []
-    var toResponder: [[UInt8]] = [], toInitiator: [[UInt8]] = []
-    func run(_ actions: [ExchangeStateMachine.Action], from initiatorSide: Bool) {
-        for a in actions {
-            switch a {
-            case .send(let f): if initiatorSide { toResponder.append(f); sent.append(f) } else { toInitiator.append(f) }
-            case .identified:
-                if initiatorSide { run(initiator.decide(accept: true, message: "hello", now: Fuzz.now), from: true) }
-                else { run(responder.decide(accept: true, message: "hi", now: Fuzz.now), from: false) }
-            default: break
-            }
-        }
-    }
-    _ = responder.start()
-    run(initiator.start(), from: true)
+    var toResponder = Fuzz.serve(&initiator, initiator.start(), message: "hello")
+    sent += toResponder
+    // The responder is made exactly as fuzz-session makes it, from message 1.
+    var (responder, opening) = Fuzz.responder(reading: toResponder.removeFirst())!
+    var toInitiator = Fuzz.serve(&responder, opening, message: "hi")
     var rounds = 0
     while (!toResponder.isEmpty || !toInitiator.isEmpty) && rounds < 100 {
         rounds += 1
-        if !toResponder.isEmpty { run(responder.receive(toResponder.removeFirst(), now: Fuzz.now), from: false) }
-        if !toInitiator.isEmpty { run(initiator.receive(toInitiator.removeFirst(), now: Fuzz.now), from: true) }
+        if !toResponder.isEmpty { toInitiator += Fuzz.serve(&responder, responder.receive(toResponder.removeFirst(), now: Fuzz.now), message: "hi") }
+        if !toInitiator.isEmpty {
+            let out = Fuzz.serve(&initiator, initiator.receive(toInitiator.removeFirst(), now: Fuzz.now), message: "hello")
+            toResponder += out
+            sent += out
+        }
     }
     write("fuzz-session", "whole-exchange", [0] + Fuzz.join(sent))
     write("fuzz-session", "handshake-only", [0] + Fuzz.join(Array(sent.prefix(2))))

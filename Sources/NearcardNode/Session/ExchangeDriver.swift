@@ -1,0 +1,195 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardProtocol
+import NearcardStore
+
+/// How an exchange ended, for whoever started it.
+public enum SessionResult: Sendable {
+    case completed(Contact, ExchangeOutcome)
+    case failed(ProtocolError, peer: PeerIdentity?, byPeer: Bool)
+}
+
+/// One exchange above its connection: runs the `ExchangeStateMachine` and performs what it asks —
+/// reading this node's card, asking for consent, storing the contact, reporting events and, for a
+/// dialled exchange, the result. Lives on the connection's event loop; work that blocks or waits
+/// (consent, SQLite writes) runs elsewhere and comes back through `connection.onLoop`.
+final class ExchangeDriver: SessionDriver {
+    let id = SessionID.make()
+    private var machine: ExchangeStateMachine
+    private let node: NodeContext
+    private let consent: ConsentProvider
+    private let remote: String
+    /// Where a dialled exchange's result goes (nil for one that reached the listener).
+    private let result: (@Sendable (SessionResult) -> Void)?
+    private weak var connection: SessionConnection?
+    /// The peer once proven (kept for reporting a failure after it).
+    private var peer: PeerIdentity?
+    /// The pending consent request; cancelled when the session ends first (the prompt is withdrawn).
+    private var consentTask: Task<Void, Never>?
+    private var reported = false
+    private let startedAt = Date()
+
+    /// A dialled exchange.
+    init(initiatorFor node: NodeContext, consent: ConsentProvider, expected: ExpectedPeer, remote: String,
+         result: @escaping @Sendable (SessionResult) -> Void, connection: SessionConnection) {
+        machine = ExchangeStateMachine(initiatorFor: node.local, expected: expected, ephemeralKey: X25519.PrivateKey(),
+                                       sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
+                                       mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
+        self.node = node
+        self.consent = consent
+        self.remote = remote
+        self.result = result
+        self.connection = connection
+    }
+
+    /// An exchange a peer opened, whose message 1 the dispatcher read.
+    init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, remote: String, connection: SessionConnection) {
+        machine = ExchangeStateMachine(resuming: noise, identity: node.local, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
+                                       mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
+        self.node = node
+        self.consent = node.consent
+        self.remote = remote
+        self.result = nil
+        self.connection = connection
+    }
+
+    var isFinished: Bool { machine.isFinished }
+
+    private var now: Int64 { Int64(Date().timeIntervalSince1970) }
+
+    func start() {
+        node.events.emit(.exchangeStarted(id: id, role: machine.role, remote: remote))
+        perform(machine.start())
+    }
+
+    func received(_ frame: [UInt8]) {
+        perform(machine.receive(frame, now: now))
+    }
+
+    func timerFired(_ timer: SessionTimer, after seconds: Int) {
+        perform(machine.timerFired(timer, after: seconds))
+    }
+
+    func failed(_ error: ProtocolError) {
+        perform(machine.abort(error))
+    }
+
+    func closed(heardFromPeer: Bool) {
+        consentTask?.cancel()
+        guard !machine.isFinished, !reported else { return }
+        let lost = machine.role == .initiator && !heardFromPeer
+            ? ProtocolError(.connectionLost, "the peer closed the connection before the session began (it may be busy or rate-limiting)")
+            : ProtocolError(.connectionLost, "the connection closed during the \(machine.phaseName)")
+        perform(machine.abort(lost))
+    }
+
+    // MARK: actions
+
+    private func perform(_ actions: [ExchangeStateMachine.Action]) {
+        guard let connection else { return }
+        var fixedAnswer: ConsentAnswer?
+        var loadCard = false
+        for action in actions {
+            switch action {
+            case .send(let bytes):
+                connection.write(bytes)
+            case .arm(let timer):
+                connection.arm(timer)
+            case .loadCard:
+                loadCard = true
+            case .identified(let peer, let sas):
+                self.peer = peer
+                node.events.emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: consent.waitsForCommand))
+                fixedAnswer = askConsent(peer, sas: sas)
+            case .completed(let outcome):
+                connection.flush()
+                store(outcome)
+            case .failed(let error, let byPeer):
+                connection.flush()
+                report(.failed(error, peer: peer, byPeer: byPeer))
+                connection.close()
+            }
+        }
+        if let fixedAnswer, !machine.isFinished {
+            // Decided by a fixed rule (--accept all, a bot policy): the decision leaves in the same
+            // write as the SAS message before it, so the peer wakes once for both.
+            apply(fixedAnswer)
+            return
+        }
+        connection.flush()
+        // The first flight is on its way: read the card while the peer computes its answer.
+        if loadCard { self.loadCard() }
+    }
+
+    private func loadCard() {
+        let card: LocalCard
+        do { card = try node.loadCard() } catch {
+            perform(machine.abort(ProtocolError(.internalError, "cannot read this node's card: \(error)")))
+            return
+        }
+        perform(machine.cardLoaded(card, now: now))
+    }
+
+    /// Asks the person or the policy; returns the answer at once when a fixed rule gives it
+    /// (the caller applies it after the current actions), otherwise answers later on the loop.
+    private func askConsent(_ peer: PeerIdentity, sas: String) -> ConsentAnswer? {
+        let request = ConsentRequest(exchangeID: id, peer: peer, sas: sas, role: machine.role, remoteAddress: remote)
+        if let answer = consent.immediateAnswer(request) { return answer }
+        guard let connection else { return nil }
+        let consent = self.consent
+        let answered = connection.onLoop { [weak self] (answer: ConsentAnswer) in self?.apply(answer) }
+        consentTask = Task {
+            let answer = await consent.decide(request)
+            if Task.isCancelled { return }
+            answered(answer)
+        }
+        return nil
+    }
+
+    private func apply(_ answer: ConsentAnswer) {
+        perform(machine.decide(accept: answer.accept, message: answer.message, reason: answer.reason, now: now))
+    }
+
+    /// Stores the contact off the event loop (SQLite blocks), then reports and closes.
+    private func store(_ outcome: ExchangeOutcome) {
+        guard let connection else { return }
+        let node = self.node
+        // Held strongly: the contact is reported (and a dialled exchange's result given) even when the
+        // peer has closed the connection by the time the store answers.
+        let stored = connection.onLoop { (stored: Result<Contact, StoreFailure>) in
+            switch stored {
+            case .success(let contact):
+                self.report(.completed(contact, outcome))
+            case .failure(let failure):
+                self.report(.failed(ProtocolError(.internalError, "the exchange completed but storing the contact failed: \(failure.message)"),
+                                    peer: outcome.peer, byPeer: false))
+            }
+            self.connection?.close()
+        }
+        Task.detached {
+            stored(Result { () throws(StoreFailure) -> Contact in
+                do { return try node.record(outcome) } catch { throw StoreFailure(message: "\(error)") }
+            })
+        }
+    }
+
+    private func report(_ outcome: SessionResult) {
+        guard !reported else { return }
+        reported = true
+        consentTask?.cancel()
+        switch outcome {
+        case .completed(let contact, let o):
+            node.events.emit(.exchangeCompleted(id: id, contact: contact, myMessage: o.myMessage, theirMessage: o.theirMessage,
+                                                elapsed: Date().timeIntervalSince(startedAt)))
+        case .failed(let error, let peer, let byPeer):
+            node.events.emit(.exchangeFailed(id: id, peer: peer, error: error, byPeer: byPeer))
+        }
+        result?(outcome)
+    }
+}
+
+/// A store error carried back to the loop as text.
+struct StoreFailure: Error, Sendable {
+    let message: String
+}

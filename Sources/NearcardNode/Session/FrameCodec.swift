@@ -1,0 +1,45 @@
+import NearcardProtocol
+import NIOCore
+
+/// Splits the TCP stream into frames (docs/PROTOCOL.md "Framing": 2-byte big-endian length, 1…65535
+/// bytes). A zero length, or more buffered bytes than `maximumBufferedBytes` without a frame, is a
+/// `ProtocolError` the session handler ends the session with.
+struct FrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = [UInt8]
+
+    let maximumBufferedBytes: Int
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt16.self) else { return .needMoreData }
+        guard length > 0 else { throw ProtocolError(.protocolError, "a frame of length zero") }
+        guard buffer.readableBytes >= 2 + Int(length) else {
+            if buffer.readableBytes > maximumBufferedBytes {
+                throw ProtocolError(.tooLarge, "the peer sent more than a frame's worth of bytes without completing one")
+            }
+            return .needMoreData
+        }
+        buffer.moveReaderIndex(forwardBy: 2)
+        guard let frame = buffer.readBytes(length: Int(length)) else { return .needMoreData }
+        context.fireChannelRead(wrapInboundOut(frame))
+        return .continue
+    }
+
+    /// Bytes left when the connection closes are an incomplete frame: nothing to deliver.
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        return .needMoreData
+    }
+}
+
+/// Writes each outbound frame with its length in front.
+struct FrameEncoder: MessageToByteEncoder {
+    typealias OutboundIn = [UInt8]
+
+    func encode(data: [UInt8], out: inout ByteBuffer) throws {
+        guard !data.isEmpty, data.count <= ProtocolLimits.maximumFrameLength else {
+            throw ProtocolError(.internalError, "a frame of \(data.count) bytes")
+        }
+        out.writeInteger(UInt16(data.count))
+        out.writeBytes(data)
+    }
+}

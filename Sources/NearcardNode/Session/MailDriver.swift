@@ -1,0 +1,106 @@
+import NearcardProtocol
+
+/// One follow-up message's delivery above its connection: runs the `MailboxStateMachine` and performs
+/// what it asks — the recipient's checks and storing (`MailboxAuthority`, off the loop), events, and the
+/// sender's result.
+final class MailDriver: SessionDriver {
+    private var machine: MailboxStateMachine
+    private let remote: String
+    private weak var connection: SessionConnection?
+    /// Sender: where the result goes. Recipient: nil.
+    private let result: (@Sendable (Result<Bool, ProtocolError>) -> Void)?
+    /// Recipient: who checks and stores, and where arrivals are told.
+    private let authority: MailboxAuthority?
+    private let events: EventBus?
+    private var reported = false
+
+    /// The sender.
+    init(sending machine: MailboxStateMachine, remote: String, result: @escaping @Sendable (Result<Bool, ProtocolError>) -> Void,
+         connection: SessionConnection) {
+        self.machine = machine
+        self.remote = remote
+        self.result = result
+        self.authority = nil
+        self.events = nil
+        self.connection = connection
+    }
+
+    /// The recipient, after the dispatcher read message 1.
+    init(receivingAfter noise: NoiseXXHandshake, authority: MailboxAuthority, events: EventBus, remote: String, connection: SessionConnection) {
+        self.machine = MailboxStateMachine(receivingAfter: noise)
+        self.remote = remote
+        self.result = nil
+        self.authority = authority
+        self.events = events
+        self.connection = connection
+    }
+
+    var isFinished: Bool { machine.isFinished }
+
+    func start() { perform(machine.start()) }
+
+    func received(_ frame: [UInt8]) { perform(machine.receive(frame)) }
+
+    func timerFired(_ timer: SessionTimer, after seconds: Int) { perform(machine.timerFired(timer, after: seconds)) }
+
+    func failed(_ error: ProtocolError) { perform(machine.abort(error)) }
+
+    func closed(heardFromPeer: Bool) {
+        guard !machine.isFinished, !reported else { return }
+        let lost = machine.role == .initiator && !heardFromPeer
+            ? ProtocolError(.connectionLost, "the peer closed the connection before the session began (it may be busy or rate-limiting)")
+            : ProtocolError(.connectionLost, "the connection closed during the delivery")
+        perform(machine.abort(lost))
+    }
+
+    private func perform(_ actions: [MailboxStateMachine.Action]) {
+        guard let connection else { return }
+        for action in actions {
+            switch action {
+            case .send(let bytes):
+                connection.write(bytes)
+            case .arm(let timer):
+                connection.arm(timer)
+            case .authorize(let delivery):
+                authorize(delivery)
+            case .delivered(_, let duplicate):
+                connection.flush()
+                finish(.success(duplicate))
+                connection.close()
+            case .failed(let error, let byPeer):
+                connection.flush()
+                finish(.failure(error), byPeer: byPeer)
+                connection.close()
+            }
+        }
+        connection.flush()
+    }
+
+    private func finish(_ outcome: Result<Bool, ProtocolError>, byPeer: Bool = false) {
+        guard !reported else { return }
+        reported = true
+        if let result {
+            result(outcome)
+        } else if case .failure(let error) = outcome {
+            events?.emit(.messageRefused(remote: remote, reason: error.message, byPeer: byPeer))
+        }
+    }
+
+    /// Checks and stores a delivery off the event loop (SQLite blocks), then answers.
+    private func authorize(_ delivery: MailboxStateMachine.Delivery) {
+        guard let authority, let connection else { return }
+        let events = self.events
+        let decided = connection.onLoop { (outcome: MailboxAuthority.Outcome) in
+            switch outcome {
+            case .stored(let item):
+                if let item { events?.emit(.messageReceived(item)) }
+                self.perform(self.machine.authorized(duplicate: false))
+            case .duplicate:
+                self.perform(self.machine.authorized(duplicate: true))
+            case .refused(let error):
+                self.perform(self.machine.refused(error))
+            }
+        }
+        Task.detached { decided(authority.accept(delivery)) }
+    }
+}

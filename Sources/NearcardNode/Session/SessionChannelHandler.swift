@@ -1,0 +1,161 @@
+import NearcardProtocol
+import NIOCore
+
+/// The handler of one session's connection, whatever the session is for: it holds only framing
+/// (frames in from `FrameDecoder`, out through `FrameEncoder`), writes, the timers the state machine
+/// arms, the session's overall time limit, and closing. What the session means is its driver's.
+final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandler, SessionConnection {
+    typealias InboundIn = [UInt8]
+    typealias OutboundOut = [UInt8]
+
+    private let limits: NodeLimits
+    /// Set once, right after init (the driver holds this handler weakly, as its connection).
+    private var driver: SessionDriver?
+    private var context: ChannelHandlerContext?
+    /// The connection's loop, kept after the handler leaves the pipeline (for answers still on their way).
+    private var eventLoop: EventLoop?
+    private var timer: Scheduled<Void>?
+    /// Which arming a firing belongs to: a timer replaced while its firing was queued is ignored.
+    private var timerGeneration = 0
+    private var sessionTimer: Scheduled<Void>?
+    private var started = false
+    private var heardFromPeer: Bool
+
+    /// `heardFromPeer`: the peer already sent something (a responder's first message, read by the dispatcher).
+    init(limits: NodeLimits, heardFromPeer: Bool = false) {
+        self.limits = limits
+        self.heardFromPeer = heardFromPeer
+    }
+
+    /// Attaches the driver; call once, before the handler is added to a pipeline.
+    func drive(with driver: SessionDriver) {
+        self.driver = driver
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        eventLoop = context.eventLoop
+        // Added by the dispatcher to a connection that is already up: the session begins now.
+        if context.channel.isActive { begin() }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimers()
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        begin()
+        context.fireChannelActive()
+    }
+
+    private func begin() {
+        guard !started, let context, let driver else { return }
+        started = true
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let seconds = limits.sessionTimeout
+        sessionTimer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
+            bound.value.driver?.failed(ProtocolError(.timeout, "the session took longer than \(Int(seconds)) s"))
+        }
+        driver.start()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        heardFromPeer = true
+        guard let driver, !driver.isFinished else { return }
+        driver.received(frame)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        cancelTimers()
+        driver?.closed(heardFromPeer: heardFromPeer)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if let driver, !driver.isFinished {
+            driver.failed(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(error)"))
+        }
+        context.close(promise: nil)
+    }
+
+    private func cancelTimers() {
+        timer?.cancel()
+        timer = nil
+        sessionTimer?.cancel()
+        sessionTimer = nil
+    }
+
+    // MARK: SessionConnection
+
+    func write(_ frame: [UInt8]) {
+        guard let context, context.channel.isActive else { return }
+        context.write(wrapOutboundOut(frame), promise: nil)
+    }
+
+    func flush() {
+        context?.flush()
+    }
+
+    func arm(_ kind: SessionTimer) {
+        guard let context else { return }
+        timer?.cancel()
+        timerGeneration += 1
+        let generation = timerGeneration
+        let seconds = limits.seconds(for: kind)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
+            let handler = bound.value
+            guard handler.timerGeneration == generation else { return }
+            handler.driver?.timerFired(kind, after: Int(seconds))
+        }
+    }
+
+    func close() {
+        cancelTimers()
+        context?.close(promise: nil)
+    }
+
+    func onLoop<T: Sendable>(_ body: @escaping (T) -> Void) -> @Sendable (T) -> Void {
+        guard let loop = eventLoop else { return { _ in } }
+        let bound = NIOLoopBound(body, eventLoop: loop)
+        return { value in loop.execute { bound.value(value) } }
+    }
+}
+
+/// How a connection's pipeline is built: framing, then the session (a responder first reads which kind).
+enum SessionPipeline {
+    /// A connection a listener accepted: message 1 decides whether it is an exchange or a delivery.
+    static func configureResponder(_ channel: Channel, context: NodeContext, mailbox: MailboxAuthority, remote: String) throws {
+        let ops = channel.pipeline.syncOperations
+        try addFraming(ops, limits: context.limits)
+        try ops.addHandler(FirstMessageHandler(context: context, mailbox: mailbox, remote: remote))
+    }
+
+    /// A connection dialled for an exchange.
+    static func configureExchange(_ channel: Channel, context: NodeContext, consent: ConsentProvider, expected: ExpectedPeer, remote: String,
+                                  result: EventLoopPromise<SessionResult>) throws {
+        let ops = channel.pipeline.syncOperations
+        try addFraming(ops, limits: context.limits)
+        let handler = SessionChannelHandler(limits: context.limits)
+        handler.drive(with: ExchangeDriver(initiatorFor: context, consent: consent, expected: expected, remote: remote,
+                                           result: { result.succeed($0) }, connection: handler))
+        try ops.addHandler(handler)
+    }
+
+    /// A connection dialled to deliver a follow-up message.
+    static func configureMail(_ channel: Channel, context: NodeContext, machine: MailboxStateMachine, remote: String,
+                              result: EventLoopPromise<Result<Bool, ProtocolError>>) throws {
+        let ops = channel.pipeline.syncOperations
+        try addFraming(ops, limits: context.limits)
+        let handler = SessionChannelHandler(limits: context.limits)
+        handler.drive(with: MailDriver(sending: machine, remote: remote, result: { result.succeed($0) }, connection: handler))
+        try ops.addHandler(handler)
+    }
+
+    private static func addFraming(_ ops: ChannelPipeline.SynchronousOperations, limits: NodeLimits) throws {
+        try ops.addHandler(ByteToMessageHandler(FrameDecoder(maximumBufferedBytes: limits.maximumBufferedBytes)))
+        try ops.addHandler(MessageToByteHandler(FrameEncoder()))
+    }
+}

@@ -1,0 +1,22 @@
+import NearcardCrypto
+import NearcardModel
+
+/// Everything a completed exchange produced.
+public struct ExchangeOutcome: Sendable {
+    public let peer: PeerIdentity
+    /// The short authentication string both screens showed ("123 456").
+    public let sas: String
+    public let handshakeHash: [UInt8]
+    public let myPayload: ProximityPayload
+    public let theirPayload: ProximityPayload.Verified
+    public let theirPayloadJSON: JSONValue
+    public let myMessage: String?
+    public let theirMessage: String?
+    /// The route the peer gave us (sealed form as received, and opened).
+    public let theirSealedRoute: String
+    public let theirRoute: RouteRecord
+    /// The route we gave the peer (its mailbox token is how we will recognise them).
+    public let myRoute: RouteRecord
+    public let graphEdgeID: String
+    public let completedAt: Int64
+}

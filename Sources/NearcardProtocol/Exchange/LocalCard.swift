@@ -1,0 +1,27 @@
+import NearcardModel
+
+/// What this side's card carries in one exchange, as the store holds it when the session runs: the
+/// card, what it discloses, the group proof, where we can be reached, and what we require of the peer.
+/// The state machine asks for it (`Action.loadCard`) after its first flight, while the peer computes.
+public struct LocalCard: Sendable {
+    public var card: Card
+    public var policy: SharingPolicy
+    /// Addresses to put in the sealed route we hand over.
+    public var routeHints: [RouteRecord.Hint]
+    public var routeValidity: Int64
+    /// A group-membership proof (Semaphore JSON, bound to our DID) the card carries, if any.
+    public var issuerProof: String?
+    /// Fields the peer's card must disclose (a bot policy); a card without them ends the session with
+    /// `declined` instead of `done`, so neither side stores the exchange.
+    public var requiredFields: Set<CardField>
+
+    public init(card: Card, policy: SharingPolicy, routeHints: [RouteRecord.Hint] = [], routeValidity: Int64 = RouteRecord.defaultValidity,
+                issuerProof: String? = nil, requiredFields: Set<CardField> = []) {
+        self.card = card
+        self.policy = policy
+        self.routeHints = routeHints
+        self.routeValidity = routeValidity
+        self.issuerProof = issuerProof
+        self.requiredFields = requiredFields
+    }
+}
