@@ -52,12 +52,11 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // The command-line interface: the only place that prints for humans.
+        // It sees the node only through NearcardNode's facade: no NIO, no protocol internals.
         .executableTarget(name: "nearcard", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardProtocol", "NearcardNode", "NearcardQR",
+            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
             "NearcardSemaphore", "NearcardSimulation",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
 
         // Scripted simulations: N real node processes in network namespaces, driven through JSON lines.

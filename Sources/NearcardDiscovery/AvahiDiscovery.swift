@@ -8,7 +8,7 @@ import Glibc
 /// Avahi calls back on its own thread; those callbacks only touch per-browse/per-publication state and
 /// hand events to Swift concurrency through `AsyncStream`. Calls from any other thread take the poll's
 /// lock first (`avahi_threaded_poll_lock`), as Avahi requires.
-public final class AvahiDiscovery: @unchecked Sendable {
+public final class AvahiDiscovery: Discovery, @unchecked Sendable {
     let poll: OpaquePointer
     let client: OpaquePointer
     private let context: ClientContext
@@ -60,11 +60,6 @@ public final class AvahiDiscovery: @unchecked Sendable {
         return try body()
     }
 
-    /// The host name avahi-daemon announces.
-    public var hostName: String {
-        withLock { avahi_client_get_host_name(client).map { String(cString: $0) } ?? "" }
-    }
-
     // MARK: browsing
 
     /// Browses `_nearcard._tcp` and reports peers as they come, change and go. Stop iterating to stop browsing.
@@ -98,7 +93,7 @@ public final class AvahiDiscovery: @unchecked Sendable {
     // MARK: publishing
 
     /// Publishes this node; the returned publication stays until `withdraw()` or until it is released.
-    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String] = []) throws(DiscoveryError) -> Publication {
+    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String] = []) throws(DiscoveryError) -> any Announcement {
         var indices: [Int32] = []
         for name in interfaces {
             let index = if_nametoindex(name)
@@ -242,7 +237,7 @@ private let resolveCallback: AvahiServiceResolverCallback = { resolver, interfac
 }
 
 /// A published service. Withdraws when released.
-public final class Publication: @unchecked Sendable {
+public final class Publication: Announcement, @unchecked Sendable {
     weak var discovery: AvahiDiscovery?
     private let discoveryRef: AvahiDiscovery
     private(set) var group: OpaquePointer?

@@ -22,10 +22,18 @@ public struct DialTarget: Sendable {
     }
 }
 
-/// The error of a dial that never reached a session.
-public struct DialError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+extension DialTarget {
+    /// HOST:PORT: whoever answers there (it proves an identity, but none is expected of it).
+    public static func address(host: String, port: Int) throws(NodeError) -> DialTarget {
+        DialTarget(addresses: try PeerQuery.resolve(host: host, port: port), expected: ExpectedPeer(),
+                   label: PeerQuery.address(host: host, port: port).description)
+    }
+
+    /// A peer discovery showed: its addresses in dial order; it must prove the fingerprint it advertises.
+    public init(discovered peer: DiscoveredPeer) {
+        self.init(addresses: peer.dialOrder, expected: ExpectedPeer(fingerprint: peer.txt.fingerprint),
+                  label: "\(peer.instanceName) (\(peer.dialOrder.map(\.description).joined(separator: ", ")))")
+    }
 }
 
 /// Dials a peer and runs one exchange as the initiator.
@@ -34,7 +42,7 @@ public enum Dialer {
 
     /// `consent`: how this side decides once the code is known (the person dialling asked for the exchange).
     public static func exchange(with target: DialTarget, context: NodeContext, consent: ConsentProvider,
-                                group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> SessionResult {
+                                group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws(NodeError) -> SessionResult {
         var failures: [String] = []
         for address in target.addresses {
             let socketAddress: SocketAddress
@@ -60,9 +68,12 @@ public enum Dialer {
                 continue
             }
             // The handler always reports: completed, failed, or lost when the connection closes early.
-            return try await promise.futureResult.get()
+            do { return try await promise.futureResult.get() } catch {
+                throw NodeError(.internalError, "the exchange ended without a result: \(error)")
+            }
         }
-        throw DialError(message: "cannot connect to \(target.label): " + (failures.isEmpty ? "no addresses" : failures.joined(separator: "; ")))
+        throw NodeError(.unreachable, "cannot connect to \(target.label): " + (failures.isEmpty ? "no addresses" : failures.joined(separator: "; ")),
+                        causes: failures)
     }
 }
 
@@ -107,16 +118,13 @@ func describeConnectError(_ error: Error) -> String {
 }
 
 extension PeerAddress {
-    /// The socket address, for reachability probes.
-    public func socketAddressForProbe() throws -> SocketAddress { try socketAddress() }
-
     /// A socket address, with the scope id for IPv6 link-local addresses.
     func socketAddress() throws -> SocketAddress {
         if isIPv6 {
             var sin6 = sockaddr_in6()
             sin6.sin6_family = sa_family_t(AF_INET6)
             sin6.sin6_port = in_port_t(UInt16(port).bigEndian)
-            guard inet_pton(AF_INET6, ip, &sin6.sin6_addr) == 1 else { throw DialError(message: "\(ip) is not an IPv6 address") }
+            guard inet_pton(AF_INET6, ip, &sin6.sin6_addr) == 1 else { throw NodeError(.invalidInput, "\(ip) is not an IPv6 address") }
             if isLinkLocal { sin6.sin6_scope_id = UInt32(interfaceIndex) }
             return SocketAddress(sin6, host: ip)
         }

@@ -82,15 +82,15 @@ public struct MailSender: Sendable {
         public let contact: Contact
     }
 
-    public func target(for contact: Contact) throws -> Target {
+    public func target(for contact: Contact) throws(NodeError) -> Target {
         guard let sealed = contact.sealedRoute, let did = contact.didPublicKey else {
-            throw DialError(message: "\(contact.name) gave no sealed route (only contacts from an exchange can be messaged)")
+            throw NodeError(.noRoute, "\(contact.name) gave no sealed route (only contacts from an exchange can be messaged)")
         }
         switch SealedRoute.open(sealed, with: context.keys.x25519, expectedIssuer: did, expectedRecipient: context.identity.did,
                                 expectedSignKey: contact.signPubKey.flatMap { try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) },
                                 now: Int64(Date().timeIntervalSince1970)) {
         case .success(let route): return Target(route: route, contact: contact)
-        case .failure(let f): throw DialError(message: "cannot use the route \(contact.name) gave: \(f)")
+        case .failure(let f): throw NodeError(.noRoute, "cannot use the route \(contact.name) gave: \(f)")
         }
     }
 

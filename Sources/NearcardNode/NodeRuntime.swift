@@ -28,8 +28,8 @@ public final class NodeRuntime: Sendable {
     public let listener: Listener
     public let peers: PeerTable
     public let options: Options
-    private let discovery: AvahiDiscovery?
-    private let publication: Publication?
+    private let discovery: (any Discovery)?
+    private let publication: (any Announcement)?
     private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
     private let appear: AsyncStream<DiscoveredPeer>.Continuation
 
@@ -38,14 +38,16 @@ public final class NodeRuntime: Sendable {
 
     /// Binds, publishes and starts browsing. Discovery failing (no avahi-daemon, no D-Bus) is not
     /// fatal: it is reported as `.discoveryUnavailable` and the node serves by address.
-    public static func start(context: NodeContext, options: Options) async throws -> NodeRuntime {
+    /// `discovery`: how peers are found and this node announced; by default avahi-daemon (DNS-SD).
+    public static func start(context: NodeContext, options: Options, discovery chosen: (any Discovery)? = nil) async throws -> NodeRuntime {
         let listener = try await Listener.start(context: context, port: options.port)
         let events = context.events
-        var discovery: AvahiDiscovery?
-        var publication: Publication?
+        var discovery: (any Discovery)?
+        var publication: (any Announcement)?
         if options.discovery {
-            do {
-                let d = try AvahiDiscovery()
+            do throws(DiscoveryError) {
+                let d: any Discovery
+                if let chosen { d = chosen } else { d = try AvahiDiscovery() }
                 let identity = context.identity
                 let instance = (options.isPrivate ? nil : identity.name) ?? "nearcard-\(identity.fingerprint.prefix(8))"
                 let txt = TXTRecord(fingerprint: identity.fingerprint, name: options.isPrivate ? nil : identity.name)
@@ -62,7 +64,7 @@ public final class NodeRuntime: Sendable {
         return runtime
     }
 
-    private init(listener: Listener, options: Options, discovery: AvahiDiscovery?, publication: Publication?,
+    private init(listener: Listener, options: Options, discovery: (any Discovery)?, publication: (any Announcement)?,
                  appear: AsyncStream<DiscoveredPeer>.Continuation) {
         self.listener = listener
         self.options = options
@@ -116,43 +118,57 @@ public final class NodeRuntime: Sendable {
 
     /// Finds a peer by what a user calls it: host:port, or a name or fingerprint prefix among the peers
     /// discovered so far (waiting up to `wait` seconds for it to appear).
-    public func target(for text: String, wait: TimeInterval = 5) async throws -> DialTarget {
+    public func target(for text: String, wait: TimeInterval = 5) async throws(NodeError) -> DialTarget {
         let query = PeerQuery(parsing: text)
         switch query {
         case .address(let host, let port):
-            return DialTarget(addresses: try PeerQuery.resolve(host: host, port: port), expected: ExpectedPeer(), label: query.description)
+            return try DialTarget.address(host: host, port: port)
         case .name(let name):
-            let deadline = Date().addingTimeInterval(wait)
-            repeat {
+            // Listen before looking, so a peer found in between is not missed; then look again at each arrival.
+            let (changes, change) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            let arrivals = context.events.subscribe()
+            let watcher = Task {
+                for await event in arrivals {
+                    if case .peerFound = event { change.yield() }
+                }
+            }
+            let clock = Task {
+                try? await Task.sleep(nanoseconds: UInt64(max(0, wait) * 1e9))
+                change.finish()
+            }
+            defer {
+                watcher.cancel()
+                clock.cancel()
+            }
+            change.yield()
+            for await _ in changes {
                 switch query.select(from: peers.all) {
                 case .success(let found?):
-                    return DialTarget(addresses: found.dialOrder, expected: ExpectedPeer(fingerprint: found.txt.fingerprint),
-                                      label: found.instanceName)
+                    return DialTarget(discovered: found)
                 case .success(nil):
-                    break
+                    continue
                 case .failure(let ambiguous):
-                    throw DialError(message: ambiguous.description)
+                    throw NodeError(.ambiguous, ambiguous.description)
                 }
-                try await Task.sleep(nanoseconds: 50_000_000)
-            } while Date() < deadline
-            throw DialError(message: "no peer named \"\(name)\" has been seen on the LAN (use an instance name, a fingerprint prefix, or HOST:PORT)")
+            }
+            throw NodeError(.notFound, "no peer named \"\(name)\" has been seen on the LAN (use an instance name, a fingerprint prefix, or HOST:PORT)")
         }
     }
 
     /// Dials a peer and runs one exchange, consenting for this node (the user asked for it).
     /// `consent`: how this side decides once the code is known; by default it consents at once.
-    public func exchange(with text: String, message: String?, consent: ConsentProvider? = nil) async throws -> SessionResult {
+    public func exchange(with text: String, message: String?, consent: ConsentProvider? = nil) async throws(NodeError) -> SessionResult {
         let target = try await target(for: text)
         return try await Dialer.exchange(with: target, context: context, consent: consent ?? AcceptAll(message: message))
     }
 
     /// Queues a follow-up message to a contact and tries to deliver it at once.
     public func send(message text: String, to contact: String) async throws -> OutboxItem {
-        if let problem = MessageEnvelope.textProblem(text) { throw DialError(message: problem) }
+        if let problem = MessageEnvelope.textProblem(text) { throw NodeError(.invalidInput, problem) }
         let context = self.context
         let found = try context.database.findContact(contact)
         guard let did = found.didPublicKey, found.sealedRoute != nil else {
-            throw DialError(message: "\(found.name) has no sealed route: only contacts from an in-person exchange can be messaged")
+            throw NodeError(.noRoute, "\(found.name) has no sealed route: only contacts from an in-person exchange can be messaged")
         }
         _ = try MailSender(context: context).target(for: found)
         let envelope = MessageEnvelope.make(text: text, from: context.identity.did, to: did, sentAt: Int64(Date().timeIntervalSince1970),

@@ -47,7 +47,7 @@ public struct OutboxWorker: Sendable {
             let outcome: Result<Bool, ProtocolError>
             do {
                 guard let contact = try db.contact(id: item.contactID) else {
-                    throw DialError(message: "the contact was deleted")
+                    throw NodeError(.notFound, "the contact was deleted")
                 }
                 let target = try sender.target(for: contact)
                 outcome = await sender.deliver(item, to: target, addresses: MailSender.addresses(for: target.route, discovered: peers))

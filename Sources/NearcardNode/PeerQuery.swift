@@ -57,7 +57,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Resolves `host` (a literal address or a name) to addresses to dial.
-    public static func resolve(host: String, port: Int) throws -> [PeerAddress] {
+    public static func resolve(host: String, port: Int) throws(NodeError) -> [PeerAddress] {
         var (name, scope) = (host, "")
         if let pct = host.firstIndex(of: "%") {
             name = String(host[..<pct])
@@ -67,7 +67,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(name, String(port), &hints, &list)
-        guard rc == 0, let first = list else { throw DialError(message: "cannot resolve \(host): \(String(cString: gai_strerror(rc)))") }
+        guard rc == 0, let first = list else { throw NodeError(.notFound, "cannot resolve \(host): \(String(cString: gai_strerror(rc)))") }
         defer { freeaddrinfo(list) }
         var out: [PeerAddress] = []
         var node: UnsafeMutablePointer<addrinfo>? = first

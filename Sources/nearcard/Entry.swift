@@ -1,4 +1,5 @@
 import ArgumentParser
+import NearcardNode
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,7 +28,7 @@ enum Main {
     static func main() async {
         // A closed pipe is an EPIPE from write (handled in Console), not a signal that kills us mid-line.
         signal(SIGPIPE, SIG_IGN)
-        NodeSetup.sizeEventLoopsToAllowedCPUs()
+        EventLoops.sizeToAllowedCPUs()
         do {
             var command = try Nearcard.parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -42,6 +43,11 @@ enum Main {
         } catch let error where error is CLIError || !isArgumentParserError(error) {
             let (code, message) = classify(error)
             Console.err("nearcard: \(message)")
+            // --verbose (anywhere on the line): what lay beneath, one line each.
+            if CommandLine.arguments.dropFirst().contains("--verbose") {
+                for cause in causes(of: error) { Console.err("  caused by: \(cause)") }
+                Console.err("  (\(String(reflecting: type(of: error))), exit \(code.rawValue))")
+            }
             exit(code.rawValue)
         } catch {
             Nearcard.exit(withError: error)

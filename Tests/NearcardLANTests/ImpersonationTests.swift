@@ -52,7 +52,7 @@ import Testing
         #expect(Set(bobs.compactMap { $0["fingerprint"]?.stringValue }) == [bob.fingerprint, mallory.fingerprint])
         // The name alone is ambiguous, and the CLI says so rather than guessing, with both fingerprints.
         let byName = try lab.nearcard(["exchange", "Bob Honest", "--yes"], home: alice.home)
-        #expect(byName.code != 0)
+        #expect(byName.code == 2, "a name several peers show is a usage error, like any name that does not name one")
         #expect(byName.stderr.contains(String(bob.fingerprint.prefix(12))) && byName.stderr.contains(String(mallory.fingerprint.prefix(12))),
                 "\(byName.stderr)")
 

@@ -137,8 +137,8 @@ public final class Controller: Sendable {
                     case .failed(let error, _, _):
                         self.failure(command, ref: ref, code: error.code.rawValue, error.message)
                     }
-                } catch let e as DialError {
-                    self.failure(command, ref: ref, code: "unreachable", e.message)
+                } catch let e as NodeError {
+                    self.failure(command, ref: ref, code: Self.code(e, lookingFor: "unreachable"), e.message)
                 } catch {
                     self.failure(command, ref: ref, code: "internal_error", "\(error)")
                 }
@@ -157,8 +157,8 @@ public final class Controller: Sendable {
                     self.reply(command, ref: ref, ok: item.state != .failed, ["message": item.json])
                 } catch let e as StoreError {
                     self.failure(command, ref: ref, code: e.kind == .notFound ? "not_found" : "storage", e.message)
-                } catch let e as DialError {
-                    self.failure(command, ref: ref, code: "invalid", e.message)
+                } catch let e as NodeError {
+                    self.failure(command, ref: ref, code: Self.code(e, lookingFor: "not_found"), e.message)
                 } catch {
                     self.failure(command, ref: ref, code: "internal_error", "\(error)")
                 }
@@ -199,5 +199,18 @@ public final class Controller: Sendable {
             try? await Task.sleep(nanoseconds: 20_000_000)
         }
         for t in running.withLockedValue({ Array($0.values) }) { t.cancel() }
+    }
+
+    /// A reply's error code for a node error (docs/JSONL.md): a name that matches no one or several is
+    /// `lookingFor` (`unreachable` for a peer, `not_found` for a contact).
+    static func code(_ e: NodeError, lookingFor: String) -> String {
+        switch e.kind {
+        case .refused: e.code ?? "declined"
+        case .unreachable, .environment: e.code ?? "unreachable"
+        case .notFound, .ambiguous: lookingFor
+        case .invalidInput, .noRoute: "invalid"
+        case .storage: "storage"
+        case .internalError: "internal_error"
+        }
     }
 }

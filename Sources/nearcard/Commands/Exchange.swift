@@ -4,7 +4,6 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardProtocol
 
 /// `nearcard exchange PEER`: dial a peer and exchange cards.
 struct Exchange: AsyncParsableCommand {
@@ -14,7 +13,8 @@ struct Exchange: AsyncParsableCommand {
         PEER is an instance name or display name (as `nearcard peers` shows), a fingerprint prefix \
         (4+ hex digits), or HOST:PORT (no multicast needed). Shows the check code both screens must \
         agree on, asks for consent (--yes gives it), and prints the new contact. \
-        Exit 0 exchanged; 1 declined or a check failed; 4 unreachable or timed out; 6 no such peer.
+        Exit 0 exchanged; 1 declined or a check failed; 2 no peer, or several, answer to PEER; 4 \
+        unreachable or timed out.
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -65,9 +65,7 @@ struct Exchange: AsyncParsableCommand {
         }
         defer { shower.cancel() }
         let result: SessionResult
-        do { result = try await Dialer.exchange(with: target, context: context, consent: consent) } catch let e as DialError {
-            throw CLIError(.environment, e.message)
-        }
+        result = try await Dialer.exchange(with: target, context: context, consent: consent)
         switch result {
         case .completed(let contact, let outcome):
             if json {
@@ -77,8 +75,8 @@ struct Exchange: AsyncParsableCommand {
             } else {
                 ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: context.database)
             }
-        case .failed(let error, _, _):
-            throw NodeSetup.failure(error)
+        case .failed:
+            if let failure = result.failure { throw failure }
         }
     }
 
@@ -86,71 +84,10 @@ struct Exchange: AsyncParsableCommand {
         let query = PeerQuery(parsing: peer)
         switch query {
         case .address(let host, let port):
-            let addresses: [PeerAddress]
-            do { addresses = try PeerQuery.resolve(host: host, port: port) } catch let e as DialError {
-                throw CLIError(.notFound, e.message)
-            }
-            return DialTarget(addresses: addresses, expected: ExpectedPeer(), label: query.description)
-        case .name(let name):
+            return try DialTarget.address(host: host, port: port)
+        case .name:
             let discovery = try NodeSetup.discovery()
-            guard let found = try await PeerFinder.find(query, discovery: discovery, filter: InterfaceFilter(allow: interfaces), timeout: timeout) else {
-                throw CLIError(.notFound, "no peer named \"\(name)\" answered on the LAN within \(Int(timeout)) s (see `nearcard peers`, or use HOST:PORT)")
-            }
-            return DialTarget(addresses: found.dialOrder, expected: ExpectedPeer(fingerprint: found.txt.fingerprint),
-                              label: "\(found.instanceName) (\(found.dialOrder.map(\.description).joined(separator: ", ")))")
-        }
-    }
-}
-
-/// Finding peers by browsing.
-enum PeerFinder {
-    /// What a browse has seen so far, filled by the browsing task.
-    final class Seen: @unchecked Sendable {
-        private let lock = NSLock()
-        private var peers: [String: DiscoveredPeer] = [:]
-        private var failure: String?
-
-        func apply(_ event: DiscoveryEvent) {
-            lock.withLock {
-                switch event {
-                case .found(let p), .updated(let p): peers[p.instanceName] = p
-                case .lost(let name): peers[name] = nil
-                case .failed(let e): failure = e.message
-                }
-            }
-        }
-
-        var snapshot: (peers: [DiscoveredPeer], failure: String?) { lock.withLock { (Array(peers.values), failure) } }
-    }
-
-    /// Browses for up to `timeout` seconds and returns every peer seen (minus those that left).
-    static func collect(discovery: AvahiDiscovery, filter: InterfaceFilter, until done: ([DiscoveredPeer]) -> Bool, timeout: Double) async throws -> [DiscoveredPeer] {
-        let seen = Seen()
-        let stream = discovery.browse(filter: filter)
-        let reader = Task { for await event in stream { seen.apply(event) } }
-        defer { reader.cancel() }
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            try await Task.sleep(nanoseconds: 50_000_000)
-            let (peers, failure) = seen.snapshot
-            if let failure { throw CLIError(.environment, failure) }
-            if done(peers) { return peers }
-        }
-        return seen.snapshot.peers
-    }
-
-    /// The peer `query` names: waits until a match has been seen for 0.3 s (to gather its addresses on
-    /// every interface). Several matches are an error naming them with their fingerprints (PeerQuery.select).
-    static func find(_ query: PeerQuery, discovery: AvahiDiscovery, filter: InterfaceFilter, timeout: Double) async throws -> DiscoveredPeer? {
-        var firstMatch: Date?
-        let peers = try await collect(discovery: discovery, filter: filter, until: { peers in
-            guard peers.contains(where: { query.matches($0) }) else { return false }
-            if firstMatch == nil { firstMatch = Date() }
-            return Date().timeIntervalSince(firstMatch!) >= 0.3
-        }, timeout: timeout)
-        switch query.select(from: peers) {
-        case .success(let found): return found
-        case .failure(let ambiguous): throw CLIError(.notFound, ambiguous.description)
+            return DialTarget(discovered: try await PeerBrowser.find(query, in: discovery, filter: InterfaceFilter(allow: interfaces), seconds: timeout))
         }
     }
 }

@@ -45,17 +45,16 @@ struct Message: AsyncParsableCommand {
         }
         let sender = MailSender(context: context)
         let target: MailSender.Target
-        do { target = try sender.target(for: found) } catch let e as DialError { throw CLIError(.checkFailed, e.message) }
+        do { target = try sender.target(for: found) } catch { throw CLIError(.checkFailed, error.message) }
         let envelope = MessageEnvelope.make(text: text, from: context.identity.did, to: did, sentAt: Int64(Date().timeIntervalSince1970),
                                             signer: context.keys.ed25519)
         let queued = try db.enqueue(envelope, for: found)
 
         // Look for the contact's node for up to --wait seconds (by its fingerprint), then try it and its hints.
         var discovered: [DiscoveredPeer] = []
-        if wait > 0, let discovery = try? AvahiDiscovery() {
-            discovered = (try? await PeerFinder.collect(discovery: discovery, filter: InterfaceFilter(),
-                                                        until: { $0.contains { $0.txt.fingerprint == target.route.fingerprint } },
-                                                        timeout: wait)) ?? []
+        if wait > 0, let discovery = try? NodeSetup.discovery() {
+            discovered = (try? await PeerBrowser.collect(discovery, filter: InterfaceFilter(), seconds: wait,
+                                                         until: { $0.contains { $0.txt.fingerprint == target.route.fingerprint } })) ?? []
         }
         let results = await OutboxWorker(context: context).deliverDue(peers: discovered, contactDID: did)
         let current = try db.outboxItem(id: queued.id)
@@ -118,8 +117,8 @@ struct Outbox: AsyncParsableCommand {
         if send {
             let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
             var discovered: [DiscoveredPeer] = []
-            if wait > 0, let discovery = try? AvahiDiscovery() {
-                discovered = (try? await PeerFinder.collect(discovery: discovery, filter: InterfaceFilter(), until: { _ in false }, timeout: wait)) ?? []
+            if wait > 0, let discovery = try? NodeSetup.discovery() {
+                discovered = (try? await PeerBrowser.collect(discovery, filter: InterfaceFilter(), seconds: wait)) ?? []
             }
             let sent = await OutboxWorker(context: context).deliverDue(peers: discovered, ignoringBackoff: true)
             if !json { Console.out("Tried \(sent.count) message(s): \(sent.filter { $0.state == .delivered }.count) delivered.") }

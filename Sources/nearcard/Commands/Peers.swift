@@ -3,8 +3,6 @@ import Foundation
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardNode
-import NIOCore
-import NIOPosix
 
 /// `nearcard peers`: the Nearcard nodes on the LAN.
 struct Peers: AsyncParsableCommand {
@@ -40,7 +38,7 @@ struct Peers: AsyncParsableCommand {
     func run() async throws {
         let discovery = try NodeSetup.discovery()
         let filter = InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded)
-        let found = try await PeerFinder.collect(discovery: discovery, filter: filter, until: { _ in false }, timeout: timeout)
+        let found = try await PeerBrowser.collect(discovery, filter: filter, seconds: timeout)
             .sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
         var rows: [(peer: DiscoveredPeer, reachable: Bool)] = []
         await withTaskGroup(of: (DiscoveredPeer, Bool).self) { group in
@@ -67,20 +65,5 @@ struct Peers: AsyncParsableCommand {
         var o = p.json.objectValue ?? [:]
         o["reachable"] = .bool(reachable)
         return .object(o)
-    }
-}
-
-/// Whether a node answers on TCP at any of its addresses (connect, then close at once).
-enum Reachability {
-    static func answers(_ peer: DiscoveredPeer, timeout: TimeAmount = .seconds(1)) async -> Bool {
-        for address in peer.dialOrder {
-            guard let socket = try? address.socketAddressForProbe() else { continue }
-            let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(timeout)
-            if let channel = try? await bootstrap.connect(to: socket).get() {
-                try? await channel.close()
-                return true
-            }
-        }
-        return false
     }
 }

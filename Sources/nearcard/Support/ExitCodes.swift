@@ -1,6 +1,7 @@
 import ArgumentParser
 import NearcardCrypto
 import NearcardModel
+import NearcardNode
 import NearcardStore
 
 /// Nearcard's exit codes (README "Exit codes"; keep both in step).
@@ -54,6 +55,8 @@ func classify(_ error: Error) -> (Exit, String) {
         }
     case let e as ModelError:
         return (.malformedInput, e.message)
+    case let e as NodeError:
+        return (exit(for: e.kind), e.message)
     case let e as StoreError:
         switch e.kind {
         case .noIdentity, .identityExists, .keyFile, .wrongPassphrase: return (.identity, e.message)
@@ -63,5 +66,25 @@ func classify(_ error: Error) -> (Exit, String) {
         }
     default:
         return (.software, "\(error)")
+    }
+}
+
+/// The exit code for each kind of node error (README "Exit codes").
+func exit(for kind: NodeError.Kind) -> Exit {
+    switch kind {
+    // DESIGN.md: a name that matches no one, or several, is a usage error like any malformed input.
+    case .invalidInput, .notFound, .ambiguous: .malformedInput
+    case .refused, .noRoute: .checkFailed
+    case .unreachable, .environment: .environment
+    case .storage: .storage
+    case .internalError: .software
+    }
+}
+
+/// What lay beneath an error, for `--verbose` (most immediate first).
+func causes(of error: Error) -> [String] {
+    switch error {
+    case let e as NodeError: e.causes
+    default: []
     }
 }

@@ -3,9 +3,7 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardProtocol
 import NearcardStore
-import NIOCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,22 +21,9 @@ enum NodeSetup {
                            requiredFields: requiredFields)
     }
 
-    static func discovery() throws -> AvahiDiscovery {
+    static func discovery() throws -> any Discovery {
         do { return try AvahiDiscovery() } catch {
             throw CLIError(.environment, error.message)
-        }
-    }
-
-    /// Exit code and one line for a failed exchange.
-    static func failure(_ error: ProtocolError) -> CLIError {
-        switch error.code {
-        case .declined, .consentTimeout, .badCard, .badIdentity, .identityMismatch, .badCommitment, .protocolError, .decryptFailed,
-             .tooLarge, .unsupportedVersion:
-            return CLIError(.checkFailed, "exchange failed (\(error.code.rawValue)): \(error.message); nothing was stored")
-        case .timeout, .connectionLost, .busy:
-            return CLIError(.environment, "exchange failed (\(error.code.rawValue)): \(error.message); nothing was stored")
-        case .internalError:
-            return CLIError(.software, "exchange failed: \(error.message)")
         }
     }
 
@@ -66,22 +51,6 @@ enum NodeSetup {
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = limit.rlim_max
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    }
-
-    /// SwiftNIO sizes its shared event-loop group by the machine's cores and cgroup limits, not by the
-    /// CPUs this process may run on: under `taskset` or systemd's `CPUAffinity=` a node would run more
-    /// event loops than it has CPUs, and every hand-over between two loops (each accepted connection
-    /// moves to the next loop) would wait for a context switch. So, unless NIO_SINGLETON_GROUP_LOOP_COUNT
-    /// is set already, the group gets as many loops as the affinity mask allows when that is fewer.
-    /// Runs before anything touches the group.
-    static func sizeEventLoopsToAllowedCPUs() {
-        guard getenv("NIO_SINGLETON_GROUP_LOOP_COUNT") == nil,
-              let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") }) else { return }
-        // "Cpus_allowed:\tff,ffffffff": the affinity mask in hex, in comma-separated 32-bit groups.
-        let allowed = line.dropFirst("Cpus_allowed:".count).reduce(0) { n, c in n + (c.hexDigitValue?.nonzeroBitCount ?? 0) }
-        guard allowed >= 1, allowed < System.coreCount else { return }
-        setenv("NIO_SINGLETON_GROUP_LOOP_COUNT", String(allowed), 0)
     }
 
     /// SIGINT and SIGTERM (Ctrl-C, `kill`, systemd's stop) as a stream, instead of killing the process.

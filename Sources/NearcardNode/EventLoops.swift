@@ -1,0 +1,24 @@
+import Foundation
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The event loops the node's sessions run on.
+public enum EventLoops {
+    /// SwiftNIO sizes its shared event-loop group by the machine's cores and cgroup limits, not by the
+    /// CPUs this process may run on: under `taskset` or systemd's `CPUAffinity=` a node would run more
+    /// event loops than it has CPUs, and every hand-over between two loops (each accepted connection
+    /// moves to the next loop) would wait for a context switch. So, unless NIO_SINGLETON_GROUP_LOOP_COUNT
+    /// is set already, the group gets as many loops as the affinity mask allows when that is fewer.
+    /// Runs before anything touches the group.
+    public static func sizeToAllowedCPUs() {
+        guard getenv("NIO_SINGLETON_GROUP_LOOP_COUNT") == nil,
+              let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") }) else { return }
+        // "Cpus_allowed:\tff,ffffffff": the affinity mask in hex, in comma-separated 32-bit groups.
+        let allowed = line.dropFirst("Cpus_allowed:".count).reduce(0) { n, c in n + (c.hexDigitValue?.nonzeroBitCount ?? 0) }
+        guard allowed >= 1, allowed < System.coreCount else { return }
+        setenv("NIO_SINGLETON_GROUP_LOOP_COUNT", String(allowed), 0)
+    }
+}

@@ -1,0 +1,89 @@
+import NearcardDiscovery
+import NearcardProtocol
+import NearcardStore
+
+/// Why something a face asked of the node did not happen. Faces decide by `kind` (the CLI maps each
+/// kind to one exit code, exhaustively); `message` is the one line a person reads; `cause` is what lay
+/// beneath, for `--verbose`.
+public struct NodeError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Text the node cannot use: a message over its limit, a malformed address.
+        case invalidInput
+        /// Nothing answers to the name given (no such peer seen, no such contact).
+        case notFound
+        /// Several peers or contacts answer to the name given.
+        case ambiguous
+        /// The peer could not be reached, or stopped answering (connect, resolve, time-outs, a lost connection).
+        case unreachable
+        /// A contact without a usable sealed route (only contacts from an in-person exchange can be messaged).
+        case noRoute
+        /// The exchange or delivery was refused: declined by either side, or a check failed.
+        case refused
+        /// Something the node needs from the system is missing (avahi-daemon, the D-Bus system bus).
+        case environment
+        /// The database or a file could not be read or written.
+        case storage
+        /// A bug in Nearcard or a library it uses.
+        case internalError
+    }
+
+    public let kind: Kind
+    public let message: String
+    /// The protocol code when a session failed ("declined", "timeout", …; docs/PROTOCOL.md §13).
+    public let code: String?
+    /// What lay beneath, most immediate first.
+    public let causes: [String]
+
+    public init(_ kind: Kind, _ message: String, code: String? = nil, causes: [String] = []) {
+        self.kind = kind
+        self.message = message
+        self.code = code
+        self.causes = causes
+    }
+
+    public var description: String { message }
+
+    /// A session that ended without its result: the kind follows the protocol code.
+    public init(session error: ProtocolError) {
+        let kind: Kind
+        switch error.code {
+        case .declined, .consentTimeout, .badCard, .badIdentity, .identityMismatch, .badCommitment, .protocolError, .decryptFailed,
+             .tooLarge, .unsupportedVersion:
+            kind = .refused
+        case .timeout, .connectionLost, .busy:
+            kind = .unreachable
+        case .internalError:
+            kind = .internalError
+        }
+        let message = kind == .internalError ? "exchange failed: \(error.message)"
+            : "exchange failed (\(error.code.rawValue)): \(error.message); nothing was stored"
+        self.init(kind, message, code: error.code.rawValue)
+    }
+
+    /// A store failure met while serving a face.
+    public init(storage error: Error, while doing: String) {
+        if let e = error as? StoreError, e.kind == .notFound {
+            self.init(.notFound, e.message)
+        } else if let e = error as? StoreError, e.kind == .invalidInput {
+            self.init(.invalidInput, e.message)
+        } else {
+            self.init(.storage, "\(doing): \(error)", causes: ["\(error)"])
+        }
+    }
+
+    /// Discovery that cannot run.
+    public init(discovery error: DiscoveryError) {
+        switch error.kind {
+        case .daemonUnavailable, .avahi: self.init(.environment, error.message)
+        case .invalidInput: self.init(.invalidInput, error.message)
+        }
+    }
+}
+
+extension SessionResult {
+    /// Why the exchange failed, for a face; nil when it completed.
+    public var failure: NodeError? {
+        if case .failed(let error, _, _) = self { return NodeError(session: error) }
+        return nil
+    }
+}

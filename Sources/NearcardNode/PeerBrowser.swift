@@ -1,0 +1,75 @@
+import Foundation
+import NearcardDiscovery
+
+/// Browsing as the faces need it: every peer seen within a time, or the one peer a name means. It reads
+/// the discovery's event stream as events arrive (nothing polls) and stops browsing when it returns.
+public enum PeerBrowser {
+    /// Every peer seen within `seconds` (minus those that said goodbye), or as soon as `enough` holds.
+    public static func collect(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
+                               until enough: @escaping ([DiscoveredPeer]) -> Bool = { _ in false }) async throws(NodeError) -> [DiscoveredPeer] {
+        try await browse(discovery, filter: filter, seconds: seconds) { enough($0) ? 0 : nil }
+    }
+
+    /// The peer `query` names. Once a match is seen, browsing goes on `settle` seconds more to gather its
+    /// addresses on every interface (and any look-alike). Nobody answering to it within `seconds` is
+    /// `.notFound`; several are `.ambiguous`, named with their fingerprints.
+    public static func find(_ query: PeerQuery, in discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
+                            settle: Double = 0.3) async throws(NodeError) -> DiscoveredPeer {
+        var firstMatch: Date?
+        let peers = try await browse(discovery, filter: filter, seconds: seconds) { peers in
+            guard peers.contains(where: { query.matches($0) }) else { return nil }
+            if firstMatch == nil { firstMatch = Date() }
+            return settle - Date().timeIntervalSince(firstMatch!)
+        }
+        switch query.select(from: peers) {
+        case .success(let found?): return found
+        case .success(nil):
+            throw NodeError(.notFound, "no peer named \"\(query)\" answered on the LAN within \(Int(seconds)) s (see `nearcard peers`, or use HOST:PORT)")
+        case .failure(let ambiguous): throw NodeError(.ambiguous, ambiguous.description)
+        }
+    }
+
+    /// Applies events until `seconds` pass or `done` says to stop. `done` sees the peers after each event
+    /// and answers nil (go on), or how many more seconds to browse (≤ 0: stop now).
+    static func browse(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
+                       done: @escaping ([DiscoveredPeer]) -> Double?) async throws(NodeError) -> [DiscoveredPeer] {
+        enum Step: Sendable { case event(DiscoveryEvent), deadline, finished }
+        let (steps, step) = AsyncStream.makeStream(of: Step.self, bufferingPolicy: .unbounded)
+        let events = discovery.browse(filter: filter)
+        let reader = Task {
+            for await e in events { step.yield(.event(e)) }
+            step.yield(.finished)
+        }
+        let clock = Task {
+            try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+            step.yield(.deadline)
+        }
+        var stopAt: Task<Void, Never>?
+        defer {
+            reader.cancel()
+            clock.cancel()
+            stopAt?.cancel()
+        }
+        var peers: [String: DiscoveredPeer] = [:]
+        for await s in steps {
+            switch s {
+            case .deadline, .finished:
+                return Array(peers.values)
+            case .event(let event):
+                switch event {
+                case .found(let p), .updated(let p): peers[p.instanceName] = p
+                case .lost(let name): peers[name] = nil
+                case .failed(let e): throw NodeError(discovery: e)
+                }
+                if stopAt == nil, let more = done(Array(peers.values)) {
+                    if more <= 0 { return Array(peers.values) }
+                    stopAt = Task {
+                        try? await Task.sleep(nanoseconds: UInt64(more * 1e9))
+                        step.yield(.deadline)
+                    }
+                }
+            }
+        }
+        return Array(peers.values)
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import NearcardDiscovery
+@testable import NearcardNode
+import NearcardProtocol
+import Testing
+
+/// Finding a peer by what a person calls it, over a `Discovery` that reports a fixed list: the answer
+/// comes when the events say so, not on a polling tick; a name that several peers show, or none, is
+/// refused with a reason and a kind the faces map.
+@Suite struct PeerBrowserTests {
+    static func peer(_ name: String, fingerprint: String, ip: String) -> DiscoveredPeer {
+        DiscoveredPeer(instanceName: name, hostName: "host-\(ip)", port: 7447, txt: TXTRecord(fingerprint: fingerprint, name: name),
+                       addresses: [PeerAddress(ip: ip, port: 7447, interfaceName: "lo", interfaceIndex: 1)])
+    }
+
+    let ada = Self.peer("Ada", fingerprint: "4b01d34bbfee55b5", ip: "192.0.2.1")
+    let grace = Self.peer("Grace", fingerprint: "9c2e11aa00ff1234", ip: "192.0.2.2")
+    let graceAgain = Self.peer("Grace (2)", fingerprint: "0123456789abcdef", ip: "192.0.2.3")
+
+    @Test func aNameOrAFingerprintPrefixFindsItsPeerAsSoonAsItIsSeen() async throws {
+        let lan = StaticDiscovery(peers: [ada, grace])
+        let started = Date()
+        let byName = try await PeerBrowser.find(.name("ada"), in: lan, filter: InterfaceFilter(deny: []), seconds: 10, settle: 0.05)
+        #expect(byName.txt.fingerprint == ada.txt.fingerprint)
+        let byPrefix = try await PeerBrowser.find(.name("9c2e"), in: lan, filter: InterfaceFilter(deny: []), seconds: 10, settle: 0.05)
+        #expect(byPrefix.instanceName == "Grace")
+        #expect(Date().timeIntervalSince(started) < 5, "found from the events, long before the 10 s limit")
+        let target = DialTarget(discovered: byPrefix)
+        #expect(target.expected.fingerprint == grace.txt.fingerprint && target.addresses.map(\.ip) == ["192.0.2.2"],
+                "the dial expects the advertised fingerprint at the advertised address")
+    }
+
+    @Test func aNameSeveralPeersShowIsAmbiguousAndNoneIsNotFound() async throws {
+        let lan = StaticDiscovery(peers: [ada, grace, Self.peer("Grace", fingerprint: "0123456789abcdef", ip: "192.0.2.3").renamed("Grace.2")])
+        do throws(NodeError) {
+            _ = try await PeerBrowser.find(.name("Grace"), in: lan, filter: InterfaceFilter(deny: []), seconds: 2, settle: 0.05)
+            Issue.record("two peers show the name Grace")
+        } catch {
+            #expect(error.kind == .ambiguous)
+            #expect(error.message.contains("9c2e11aa00ff") && error.message.contains("0123456789ab"), "both fingerprints: \(error.message)")
+        }
+        let started = Date()
+        do throws(NodeError) {
+            _ = try await PeerBrowser.find(.name("Lin"), in: lan, filter: InterfaceFilter(deny: []), seconds: 0.3)
+            Issue.record("nobody is called Lin")
+        } catch {
+            #expect(error.kind == .notFound && error.message.contains("Lin"))
+            #expect(Date().timeIntervalSince(started) < 3, "gives up at its limit")
+        }
+    }
+
+    @Test func collectingStopsWhenEnoughIsSeen() async throws {
+        let lan = StaticDiscovery(peers: [ada, grace, graceAgain])
+        let all = try await PeerBrowser.collect(lan, filter: InterfaceFilter(deny: []), seconds: 0.2)
+        #expect(Set(all.map(\.instanceName)) == ["Ada", "Grace", "Grace (2)"])
+        let started = Date()
+        let some = try await PeerBrowser.collect(lan, filter: InterfaceFilter(deny: []), seconds: 30) { peers in
+            peers.contains { $0.txt.fingerprint == "4b01d34bbfee55b5" }
+        }
+        #expect(some.contains { $0.instanceName == "Ada" } && Date().timeIntervalSince(started) < 5)
+    }
+
+    /// The kind of a failed session decides what a face does with it (the CLI's exit code).
+    @Test func aFailedSessionHasTheKindItsCodeMeans() {
+        #expect(NodeError(session: ProtocolError(.declined, "the peer declined")).kind == .refused)
+        #expect(NodeError(session: ProtocolError(.identityMismatch, "someone else")).kind == .refused)
+        #expect(NodeError(session: ProtocolError(.timeout, "no answer")).kind == .unreachable)
+        #expect(NodeError(session: ProtocolError(.connectionLost, "gone")).kind == .unreachable)
+        #expect(NodeError(session: ProtocolError(.internalError, "bug")).kind == .internalError)
+        let declined = NodeError(session: ProtocolError(.consentTimeout, "no decision within 60 s"))
+        #expect(declined.code == "consent_timeout" && declined.message.contains("nothing was stored"))
+    }
+}
+
+extension DiscoveredPeer {
+    func renamed(_ instance: String) -> DiscoveredPeer {
+        var p = self
+        p.instanceName = instance
+        return p
+    }
+}
