@@ -1,4 +1,4 @@
-import CSodium
+internal import CSodium
 
 /// Secret bytes in their own heap buffer, wiped with `sodium_memzero` when the last reference goes.
 ///

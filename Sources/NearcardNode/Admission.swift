@@ -1,5 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
+internal import NIOConcurrencyHelpers
 
 /// Admission control for a listening node: a cap on sessions, per-address concurrency, and a
 /// per-address rate (a token bucket refilled over a minute). A refused address is reported once

@@ -3,46 +3,23 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
-import NIOCore
-import NIOPosix
+internal import NIOCore
+internal import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Where to dial, and who we expect to find there.
-public struct DialTarget: Sendable {
-    public var addresses: [PeerAddress]
-    public var expected: ExpectedPeer
-    public var label: String
-
-    public init(addresses: [PeerAddress], expected: ExpectedPeer, label: String) {
-        self.addresses = addresses
-        self.expected = expected
-        self.label = label
-    }
-}
-
-extension DialTarget {
-    /// HOST:PORT: whoever answers there (it proves an identity, but none is expected of it).
-    public static func address(host: String, port: Int) throws(NodeError) -> DialTarget {
-        DialTarget(addresses: try PeerQuery.resolve(host: host, port: port), expected: ExpectedPeer(),
-                   label: PeerQuery.address(host: host, port: port).description)
-    }
-
-    /// A peer discovery showed: its addresses in dial order; it must prove the fingerprint it advertises.
-    public init(discovered peer: DiscoveredPeer) {
-        self.init(addresses: peer.dialOrder, expected: ExpectedPeer(fingerprint: peer.txt.fingerprint),
-                  label: "\(peer.instanceName) (\(peer.dialOrder.map(\.description).joined(separator: ", ")))")
-    }
-}
-
 /// Dials a peer and runs one exchange as the initiator.
 public enum Dialer {
-    public static let connectTimeout: TimeAmount = .seconds(5)
+    static let connectTimeout: TimeAmount = .seconds(5)
 
     /// `consent`: how this side decides once the code is known (the person dialling asked for the exchange).
-    public static func exchange(with target: DialTarget, context: NodeContext, consent: ConsentProvider,
-                                group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws(NodeError) -> SessionResult {
+    public static func exchange(with target: DialTarget, context: NodeContext, consent: ConsentProvider) async throws(NodeError) -> SessionResult {
+        try await exchange(with: target, context: context, consent: consent, group: MultiThreadedEventLoopGroup.singleton)
+    }
+
+    static func exchange(with target: DialTarget, context: NodeContext, consent: ConsentProvider,
+                         group: EventLoopGroup) async throws(NodeError) -> SessionResult {
         var failures: [String] = []
         for address in target.addresses {
             let socketAddress: SocketAddress
@@ -81,7 +58,12 @@ extension Dialer {
     /// Delivers one follow-up message to `address`, pinning the recipient's key. `.success(true)` means
     /// the recipient already had it.
     public static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
-                               context: NodeContext, group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async -> Result<Bool, ProtocolError> {
+                               context: NodeContext) async -> Result<Bool, ProtocolError> {
+        await deliver(envelope, token: token, pinned: pinned, at: address, context: context, group: MultiThreadedEventLoopGroup.singleton)
+    }
+
+    static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
+                        context: NodeContext, group: EventLoopGroup) async -> Result<Bool, ProtocolError> {
         let socketAddress: SocketAddress
         do { socketAddress = try address.socketAddress() } catch {
             return .failure(ProtocolError(.connectionLost, "\(address): \(error)"))

@@ -1,5 +1,5 @@
 import Foundation
-import NIOCore
+internal import NIOCore
 #if canImport(Glibc)
 import Glibc
 #endif

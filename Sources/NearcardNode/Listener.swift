@@ -2,8 +2,8 @@ import Foundation
 import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
-import NIOCore
-import NIOPosix
+internal import NIOCore
+internal import NIOPosix
 
 /// A listening node: accepts exchanges on TCP, under admission control.
 public final class Listener: Sendable {
@@ -15,8 +15,11 @@ public final class Listener: Sendable {
     /// Binds `host:port` (port 0 picks a free one). "::" accepts IPv4 too; if IPv6 is unavailable
     /// it falls back to 0.0.0.0.
     /// Once bound, `context`'s route hints name this machine's addresses and the bound port.
-    public static func start(context: NodeContext, host: String = "::", port: Int = defaultPort,
-                             group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> Listener {
+    public static func start(context: NodeContext, host: String = "::", port: Int = defaultPort) async throws -> Listener {
+        try await start(context: context, host: host, port: port, group: MultiThreadedEventLoopGroup.singleton)
+    }
+
+    static func start(context: NodeContext, host: String, port: Int, group: EventLoopGroup) async throws -> Listener {
         let admission = Admission(limits: context.limits)
         let mailbox = MailboxAuthority(context: context)
         let bootstrap = ServerBootstrap(group: group)
@@ -61,8 +64,10 @@ public final class Listener: Sendable {
         try? await channel.close()
     }
 
-    /// Completes when the listening socket closes.
-    public var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
+    /// Returns when the listening socket has closed.
+    public func closed() async {
+        try? await channel.closeFuture.get()
+    }
 }
 
 /// "192.0.2.1:5000" or "[2001:db8::1]:5000" (IPv4-mapped IPv6 shown as IPv4).
@@ -71,17 +76,4 @@ func displayAddress(_ address: SocketAddress) -> String {
     let port = address.port ?? 0
     if ip.hasPrefix("::ffff:") && ip.contains(".") { ip.removeFirst(7) }
     return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-}
-
-/// This machine's addresses, for route hints.
-public enum LocalAddresses {
-    public static func current(filter: InterfaceFilter) -> [String] {
-        guard let interfaces = try? System.enumerateDevices() else { return [] }
-        var out: [String] = []
-        for device in interfaces where filter.permits(device.name) {
-            guard let ip = device.address?.ipAddress, ip != "127.0.0.1", ip != "::1", !ip.lowercased().hasPrefix("fe80") else { continue }
-            if !out.contains(ip) { out.append(ip) }
-        }
-        return out
-    }
 }

@@ -2,7 +2,7 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
 import NearcardStore
-import NIOConcurrencyHelpers
+internal import NIOConcurrencyHelpers
 
 /// What a node reports: the CLI prints these for people; the JSON-lines interface serialises them.
 public enum NodeEvent: Sendable {

@@ -1,6 +1,6 @@
 import NearcardDiscovery
-import NIOCore
-import NIOPosix
+internal import NIOCore
+internal import NIOPosix
 
 /// Whether a node answers on TCP at any of its addresses (connect, then close at once: the node sees a
 /// silent connection, which it does not report).

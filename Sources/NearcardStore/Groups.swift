@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// A Semaphore group the user trusts, named by its Merkle root.
 public struct TrustedGroup: Sendable, Equatable {

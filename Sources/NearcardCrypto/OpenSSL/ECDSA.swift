@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// The NIST curves did:key can name. Nearcard signs with P-256 only; P-384 and P-521 public keys
 /// are decoded so that `nearcard did resolve` can show their documents.

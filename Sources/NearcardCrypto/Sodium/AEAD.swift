@@ -1,4 +1,4 @@
-import CSodium
+internal import CSodium
 
 /// ChaCha20-Poly1305 as in RFC 8439 (libsodium's `_ietf` variant: 12-byte nonce). Noise's cipher.
 public enum ChaChaPoly {

@@ -1,4 +1,4 @@
-import CSodium
+internal import CSodium
 
 /// X25519 key agreement (libsodium `crypto_scalarmult`). The X25519 key is a user's `pubKey`
 /// and their Noise static key.

@@ -1,4 +1,4 @@
-import CSodium
+internal import CSodium
 
 /// SHA-256 (libsodium `crypto_hash_sha256`).
 public enum SHA256 {

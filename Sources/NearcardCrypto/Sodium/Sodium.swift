@@ -1,4 +1,4 @@
-import CSodium
+internal import CSodium
 
 /// libsodium's process-wide set-up and its small helpers.
 public enum Sodium {

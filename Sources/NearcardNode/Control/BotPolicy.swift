@@ -3,7 +3,7 @@ import NearcardCrypto
 import NearcardModel
 import NearcardProtocol
 import NearcardStore
-import NIOConcurrencyHelpers
+internal import NIOConcurrencyHelpers
 
 /// What an unattended bot does (`nearcard bot --policy FILE`, docs/JSONL.md "Bot policy"): a JSON
 /// object, strictly read (unknown members are refused, so a typo cannot silently widen the policy).

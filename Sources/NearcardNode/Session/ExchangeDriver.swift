@@ -4,12 +4,6 @@ import NearcardModel
 import NearcardProtocol
 import NearcardStore
 
-/// How an exchange ended, for whoever started it.
-public enum SessionResult: Sendable {
-    case completed(Contact, ExchangeOutcome)
-    case failed(ProtocolError, peer: PeerIdentity?, byPeer: Bool)
-}
-
 /// One exchange above its connection: runs the `ExchangeStateMachine` and performs what it asks —
 /// reading this node's card, asking for consent, storing the contact, reporting events and, for a
 /// dialled exchange, the result. Lives on the connection's event loop; work that blocks or waits

@@ -1,6 +1,6 @@
 import NearcardCrypto
 import NearcardProtocol
-import NIOCore
+internal import NIOCore
 
 /// A responder's first step: reads Noise message 1, learns what the session is for
 /// (`SessionDispatch`), and hands the connection to a `SessionChannelHandler` with an exchange or a

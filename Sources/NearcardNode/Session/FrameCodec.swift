@@ -1,5 +1,5 @@
 import NearcardProtocol
-import NIOCore
+internal import NIOCore
 
 /// Splits the TCP stream into frames (docs/PROTOCOL.md "Framing": 2-byte big-endian length, 1…65535
 /// bytes). A zero length, or more buffered bytes than `maximumBufferedBytes` without a frame, is a

@@ -1,5 +1,5 @@
 import NearcardProtocol
-import NIOCore
+internal import NIOCore
 
 /// The handler of one session's connection, whatever the session is for: it holds only framing
 /// (frames in from `FrameDecoder`, out through `FrameEncoder`), writes, the timers the state machine
@@ -121,41 +121,5 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         guard let loop = eventLoop else { return { _ in } }
         let bound = NIOLoopBound(body, eventLoop: loop)
         return { value in loop.execute { bound.value(value) } }
-    }
-}
-
-/// How a connection's pipeline is built: framing, then the session (a responder first reads which kind).
-enum SessionPipeline {
-    /// A connection a listener accepted: message 1 decides whether it is an exchange or a delivery.
-    static func configureResponder(_ channel: Channel, context: NodeContext, mailbox: MailboxAuthority, remote: String) throws {
-        let ops = channel.pipeline.syncOperations
-        try addFraming(ops, limits: context.limits)
-        try ops.addHandler(FirstMessageHandler(context: context, mailbox: mailbox, remote: remote))
-    }
-
-    /// A connection dialled for an exchange.
-    static func configureExchange(_ channel: Channel, context: NodeContext, consent: ConsentProvider, expected: ExpectedPeer, remote: String,
-                                  result: EventLoopPromise<SessionResult>) throws {
-        let ops = channel.pipeline.syncOperations
-        try addFraming(ops, limits: context.limits)
-        let handler = SessionChannelHandler(limits: context.limits)
-        handler.drive(with: ExchangeDriver(initiatorFor: context, consent: consent, expected: expected, remote: remote,
-                                           result: { result.succeed($0) }, connection: handler))
-        try ops.addHandler(handler)
-    }
-
-    /// A connection dialled to deliver a follow-up message.
-    static func configureMail(_ channel: Channel, context: NodeContext, machine: MailboxStateMachine, remote: String,
-                              result: EventLoopPromise<Result<Bool, ProtocolError>>) throws {
-        let ops = channel.pipeline.syncOperations
-        try addFraming(ops, limits: context.limits)
-        let handler = SessionChannelHandler(limits: context.limits)
-        handler.drive(with: MailDriver(sending: machine, remote: remote, result: { result.succeed($0) }, connection: handler))
-        try ops.addHandler(handler)
-    }
-
-    private static func addFraming(_ ops: ChannelPipeline.SynchronousOperations, limits: NodeLimits) throws {
-        try ops.addHandler(ByteToMessageHandler(FrameDecoder(maximumBufferedBytes: limits.maximumBufferedBytes)))
-        try ops.addHandler(MessageToByteHandler(FrameEncoder()))
     }
 }

@@ -1,4 +1,4 @@
-import CZlib
+internal import CZlib
 
 /// Raw DEFLATE (RFC 1951, no zlib header), as the `sce1:` QR compression uses (zlib).
 public enum RawDeflate {

@@ -1,4 +1,4 @@
-import CQREncode
+internal import CQREncode
 
 /// A QR code's modules (libqrencode).
 public struct QRMatrix: Sendable, Equatable {

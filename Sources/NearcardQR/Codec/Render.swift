@@ -1,4 +1,4 @@
-import CPNG
+internal import CPNG
 
 /// Drawing a QR matrix for a terminal, as SVG, or as PNG (libpng's simplified API).
 extension QRMatrix {

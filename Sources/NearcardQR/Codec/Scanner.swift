@@ -1,4 +1,4 @@
-import CZBar
+internal import CZBar
 
 /// Finding QR codes in pixels (zbar), returning each code's raw bytes.
 public enum QRScanner {

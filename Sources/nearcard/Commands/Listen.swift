@@ -184,26 +184,19 @@ enum NodeCommand {
         let events = EventBus()
         let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields)
         let identity = context.identity
+        // JSON lines: the session in Node writes every event from now on (so none is missed) and, once the
+        // node runs, answers commands; this face only moves the lines.
+        let session = jsonl ? JSONLinesSession(context: context, decisions: decisions, output: { Console.line($0) }) : nil
         if try context.database.myCard() == nil {
             let note = "you have no card yet; peers will get only your name (set one with: nearcard card set …)"
-            if jsonl { Console.line(JSONLines.line("warning", ["message": .string(note)])) } else { Console.err("nearcard: \(note)") }
+            if let session { session.warn(note) } else { Console.err("nearcard: \(note)") }
         }
-        // Subscribe before starting, so the first events (started, published) are not missed.
-        let stream = events.subscribe()
-        let printer = Task {
-            if jsonl {
-                for await event in stream {
-                    // Registered before the line is out, so an immediate answer finds its request.
-                    if case .exchangeRequested(let id, _, _, _, true) = event { decisions?.announce(id) }
-                    if let line = JSONLines.encode(event, identity: identity) { Console.line(line) }
-                }
-            } else {
-                await printEvents(stream, database: context.database)
-            }
+        let printer: Task<Void, Never>? = jsonl ? nil : Task { [stream = events.subscribe()] in
+            await printEvents(stream, database: context.database)
         }
         let runtime: NodeRuntime
         do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
-            printer.cancel()
+            printer?.cancel()
             throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
         }
         if !jsonl {
@@ -212,29 +205,22 @@ enum NodeCommand {
         }
 
         let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
-        var reader: Task<Void, Never>?
-        var controller: Controller?
-        if jsonl {
-            let c = Controller(runtime: runtime, decisions: decisions, output: { Console.line($0) }, quit: { stopper.yield() })
-            controller = c
-            // Commands, one per line; end of input stops reading, not the node (a service's stdin is /dev/null).
-            reader = Task.detached {
-                for await line in StdinLines.stream() { c.handle(line: line) }
-            }
-        }
+        session?.serve(runtime, commands: StdinLines.stream(), quit: { stopper.yield() })
         let interrupts = NodeSetup.interrupts()
         let signals = Task { for await _ in interrupts { stopper.yield(); return } }
         for await _ in stop { break }
         signals.cancel()
-        reader?.cancel()
-        await controller?.drain(timeout: 1)
-        if !jsonl { Console.out("\nStopping…") }
-        await runtime.stop()
-        // Let the printer write what is already queued, then say goodbye.
-        try? await Task.sleep(nanoseconds: 50_000_000)
-        events.finish()
-        await printer.value
-        if jsonl { Console.line(JSONLines.line("stopped")) }
+        if let session {
+            await runtime.stop()
+            await session.finish()
+        } else {
+            Console.out("\nStopping…")
+            await runtime.stop()
+            // Let the printer write what is already queued.
+            try? await Task.sleep(nanoseconds: 50_000_000)
+            events.finish()
+            await printer?.value
+        }
     }
 
     static func printEvents(_ stream: AsyncStream<NodeEvent>, database: NearcardDatabase) async {

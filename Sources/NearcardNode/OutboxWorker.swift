@@ -3,26 +3,7 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
 import NearcardStore
-import NIOConcurrencyHelpers
-
-/// The peers discovery has shown, kept up to date from a browse.
-public final class PeerTable: Sendable {
-    private let peers = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
-
-    public init() {}
-
-    public func apply(_ event: DiscoveryEvent) {
-        peers.withLockedValue { p in
-            switch event {
-            case .found(let peer), .updated(let peer): p[peer.instanceName] = peer
-            case .lost(let name): p[name] = nil
-            case .failed: break
-            }
-        }
-    }
-
-    public var all: [DiscoveredPeer] { peers.withLockedValue { Array($0.values) } }
-}
+internal import NIOConcurrencyHelpers
 
 /// Delivers queued follow-up messages: claims what is due, finds each contact, delivers, and records
 /// the outcome (delivered, or retry later with back-off, or failed for good with the reason).

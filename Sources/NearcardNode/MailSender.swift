@@ -1,0 +1,68 @@
+import Foundation
+import NearcardCrypto
+import NearcardDiscovery
+import NearcardModel
+import NearcardProtocol
+import NearcardStore
+internal import NIOConcurrencyHelpers
+
+/// Sending a queued message: open the contact's sealed route, find the contact's node (by
+/// fingerprint over DNS-SD, then the route's address hints), and deliver over a pinned Noise session.
+public struct MailSender: Sendable {
+    let context: NodeContext
+
+    public init(context: NodeContext) { self.context = context }
+
+    /// Where and how to reach a contact: from the route it gave us.
+    public struct Target: Sendable {
+        public let route: RouteRecord
+        public let contact: Contact
+    }
+
+    public func target(for contact: Contact) throws(NodeError) -> Target {
+        guard let sealed = contact.sealedRoute, let did = contact.didPublicKey else {
+            throw NodeError(.noRoute, "\(contact.name) gave no sealed route (only contacts from an exchange can be messaged)")
+        }
+        switch SealedRoute.open(sealed, with: context.keys.x25519, expectedIssuer: did, expectedRecipient: context.identity.did,
+                                expectedSignKey: contact.signPubKey.flatMap { try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) },
+                                now: Int64(Date().timeIntervalSince1970)) {
+        case .success(let route): return Target(route: route, contact: contact)
+        case .failure(let f): throw NodeError(.noRoute, "cannot use the route \(contact.name) gave: \(f)")
+        }
+    }
+
+    /// Tries each address in turn; returns on the first delivery (or duplicate acknowledgement).
+    public func deliver(_ item: OutboxItem, to target: Target, addresses: [PeerAddress]) async -> Result<Bool, ProtocolError> {
+        var last = ProtocolError(.connectionLost, "\(target.contact.name) is not reachable (no address answered)")
+        for address in addresses {
+            switch await Dialer.deliver(item.envelope, token: target.route.mailboxToken, pinned: target.route.pubKey, at: address, context: context) {
+            case .success(let duplicate): return .success(duplicate)
+            case .failure(let e):
+                last = e
+                // The wrong node, or a refusal, will not improve at another address of the same node.
+                if e.code != .connectionLost && e.code != .timeout { return .failure(e) }
+            }
+        }
+        return .failure(last)
+    }
+
+    /// The addresses to try: what DNS-SD shows for the route's fingerprint now, then its hints.
+    public static func addresses(for route: RouteRecord, discovered: [DiscoveredPeer]) -> [PeerAddress] {
+        var out: [PeerAddress] = []
+        for p in discovered where p.txt.fingerprint == route.fingerprint {
+            for a in p.dialOrder where !out.contains(a) { out.append(a) }
+        }
+        for h in route.hints {
+            let a = PeerAddress(ip: h.host, port: h.port, interfaceName: "", interfaceIndex: 0)
+            if !out.contains(where: { $0.ip == a.ip && $0.port == a.port }) { out.append(a) }
+        }
+        return out
+    }
+
+    /// When to try again after `attempts` failures: 5 s doubling to 15 minutes; nil (give up) after
+    /// 7 days or 200 attempts.
+    public static func retryAt(attempts: Int, createdAt: Date, now: Date = Date()) -> Date? {
+        if attempts >= 200 || now.timeIntervalSince(createdAt) > 7 * 24 * 3600 { return nil }
+        return now.addingTimeInterval(min(900, 5 * pow(2, Double(min(attempts, 10)))))
+    }
+}

@@ -1,0 +1,21 @@
+import NearcardDiscovery
+internal import NIOConcurrencyHelpers
+
+/// The peers discovery has shown, kept up to date from a browse.
+public final class PeerTable: Sendable {
+    private let peers = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
+
+    public init() {}
+
+    public func apply(_ event: DiscoveryEvent) {
+        peers.withLockedValue { p in
+            switch event {
+            case .found(let peer), .updated(let peer): p[peer.instanceName] = peer
+            case .lost(let name): p[name] = nil
+            case .failed: break
+            }
+        }
+    }
+
+    public var all: [DiscoveredPeer] { peers.withLockedValue { Array($0.values) } }
+}
