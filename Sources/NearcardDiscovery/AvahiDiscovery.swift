@@ -1,4 +1,5 @@
-import CAvahi
+internal import CAvahi
+internal import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -80,12 +81,15 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
         }
         ctx.browser = browser
         // Stopping the iteration frees the browser and its resolvers under the poll lock (so no
-        // callback runs during or after), then drops the context's retain.
+        // callback runs during or after), then drops the context's retain. Not here and now: this
+        // handler runs inside the Swift runtime's cancellation of the consuming task, holding that
+        // task's status lock, while Avahi's thread may hold the poll lock and be yielding an event to
+        // that very task (which needs the status lock): taking the poll lock here would deadlock both.
         continuation.onTermination = { [self] _ in
-            withLock {
-                ctx.close()
+            DispatchQueue.global().async {
+                self.withLock { ctx.close() }
+                Unmanaged.passUnretained(ctx).release()
             }
-            Unmanaged.passUnretained(ctx).release()
         }
         return stream
     }

@@ -3,7 +3,7 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
 import NearcardStore
-import NIOConcurrencyHelpers
+internal import NIOConcurrencyHelpers
 
 /// A running node, as `nearcard listen` and `nearcard bot` run it: the TCP listener, the DNS-SD
 /// publication and browse (peers found and lost become events), and the outbox worker that delivers
@@ -86,7 +86,9 @@ public final class NodeRuntime: Sendable {
         started.append(Task { [peers] in await OutboxWorker(context: context).run(peers: peers, appeared: appeared) })
         if let publication {
             started.append(Task {
-                if let name = try? await publication.established() { events.emit(.published(name: name)) }
+                do { events.emit(.published(name: try await publication.established())) } catch {
+                    events.emit(.error(message: "discovery: this node is not announced on the LAN (\(error)); peers can still reach it by address"))
+                }
             })
         }
         if let discovery {

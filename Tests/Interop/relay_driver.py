@@ -44,10 +44,22 @@ def node(name, home):
                      lambda why: fail(why), shlex.split(getattr(args, f"wrap_{name}")) or args.wrap)
 
 
-nodes = [node("alice", args.alice), node("bob", args.bob), node("mallory", args.mallory)]
+# Bob and Alice are on the LAN first; Mallory arrives later and takes Bob's name. (Started together, the
+# two "Bob Honest" services would probe at the same moment; which one keeps the name is then a race.)
+nodes = [node("alice", args.alice), node("bob", args.bob)]
+started, published = {}, {}
+
+
+def settle(n):
+    started[n.name] = n.wait(lambda e: e["event"] == "started", "started")
+    published[n.name] = n.wait(lambda e: e["event"] == "published", "published")["instance"]
+
+
+for n in list(nodes):
+    settle(n)
+nodes.append(node("mallory", args.mallory))
+settle(nodes[-1])
 alice, bob, mallory = nodes
-started = {n.name: n.wait(lambda e: e["event"] == "started", "started") for n in nodes}
-published = {n.name: n.wait(lambda e: e["event"] == "published", "published")["instance"] for n in nodes}
 
 # Alice finds "Bob Honest" on the LAN: two services carry that name; she picks Mallory's (she was fooled).
 alice.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == started["mallory"]["fingerprint"], "Mallory's service")

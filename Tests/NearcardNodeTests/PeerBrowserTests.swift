@@ -6,8 +6,10 @@ import Testing
 
 /// Finding a peer by what a person calls it, over a `Discovery` that reports a fixed list: the answer
 /// comes when the events say so, not on a polling tick; a name that several peers show, or none, is
-/// refused with a reason and a kind the faces map.
-@Suite struct PeerBrowserTests {
+/// refused with a reason and a kind the faces map. No upper bound on wall time is asserted (the rest of the
+/// suite may hold the cooperative pool for a minute): a browse that waited for its limit instead of the
+/// events would run into the 600 s limits below and fail at the suite's five-minute time limit.
+@Suite(.timeLimit(.minutes(5))) struct PeerBrowserTests {
     static func peer(_ name: String, fingerprint: String, ip: String) -> DiscoveredPeer {
         DiscoveredPeer(instanceName: name, hostName: "host-\(ip)", port: 7447, txt: TXTRecord(fingerprint: fingerprint, name: name),
                        addresses: [PeerAddress(ip: ip, port: 7447, interfaceName: "lo", interfaceIndex: 1)])
@@ -19,12 +21,10 @@ import Testing
 
     @Test func aNameOrAFingerprintPrefixFindsItsPeerAsSoonAsItIsSeen() async throws {
         let lan = StaticDiscovery(peers: [ada, grace])
-        let started = Date()
-        let byName = try await PeerBrowser.find(.name("ada"), in: lan, filter: InterfaceFilter(deny: []), seconds: 10, settle: 0.05)
+        let byName = try await PeerBrowser.find(.name("ada"), in: lan, filter: InterfaceFilter(deny: []), seconds: 600, settle: 0.05)
         #expect(byName.txt.fingerprint == ada.txt.fingerprint)
-        let byPrefix = try await PeerBrowser.find(.name("9c2e"), in: lan, filter: InterfaceFilter(deny: []), seconds: 10, settle: 0.05)
+        let byPrefix = try await PeerBrowser.find(.name("9c2e"), in: lan, filter: InterfaceFilter(deny: []), seconds: 600, settle: 0.05)
         #expect(byPrefix.instanceName == "Grace")
-        #expect(Date().timeIntervalSince(started) < 5, "found from the events, long before the 10 s limit")
         let target = DialTarget(discovered: byPrefix)
         #expect(target.expected.fingerprint == grace.txt.fingerprint && target.addresses.map(\.ip) == ["192.0.2.2"],
                 "the dial expects the advertised fingerprint at the advertised address")
@@ -45,7 +45,7 @@ import Testing
             Issue.record("nobody is called Lin")
         } catch {
             #expect(error.kind == .notFound && error.message.contains("Lin"))
-            #expect(Date().timeIntervalSince(started) < 3, "gives up at its limit")
+            #expect(Date().timeIntervalSince(started) >= 0.3, "waits for its limit before giving up")
         }
     }
 
@@ -53,11 +53,10 @@ import Testing
         let lan = StaticDiscovery(peers: [ada, grace, graceAgain])
         let all = try await PeerBrowser.collect(lan, filter: InterfaceFilter(deny: []), seconds: 0.2)
         #expect(Set(all.map(\.instanceName)) == ["Ada", "Grace", "Grace (2)"])
-        let started = Date()
-        let some = try await PeerBrowser.collect(lan, filter: InterfaceFilter(deny: []), seconds: 30) { peers in
+        let some = try await PeerBrowser.collect(lan, filter: InterfaceFilter(deny: []), seconds: 600) { peers in
             peers.contains { $0.txt.fingerprint == "4b01d34bbfee55b5" }
         }
-        #expect(some.contains { $0.instanceName == "Ada" } && Date().timeIntervalSince(started) < 5)
+        #expect(some.contains { $0.instanceName == "Ada" })
     }
 
     /// The kind of a failed session decides what a face does with it (the CLI's exit code).

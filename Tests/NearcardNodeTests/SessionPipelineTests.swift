@@ -147,8 +147,10 @@ struct Wire {
     }
 
     /// Steps until `done` holds (work done off the loop — consent, SQLite, the event recorder — takes real
-    /// time, and much more of it while the rest of the suite loads both cores), or fails after `seconds`.
-    func run(until done: @Sendable () async -> Bool, seconds: Double = 90) async throws {
+    /// time, and much more of it while the rest of the suite loads both cores: the suite's blocking tests hold
+    /// the two threads of the cooperative pool for a minute and more), or fails after `seconds`, a guard
+    /// against a hang rather than a speed limit.
+    func run(until done: @Sendable () async -> Bool, seconds: Double = 600) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if await done() { return }

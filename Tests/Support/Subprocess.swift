@@ -30,7 +30,10 @@ public enum Subprocess {
         public let stderr: [UInt8]
     }
 
-    public static func run(_ path: String, _ args: [String], environment: [String: String], stdin: [UInt8]? = nil) throws -> Output {
+    /// A child still running after `timeout` seconds is killed (SIGKILL) and its stderr ends with a line
+    /// saying so: a hung command fails its test instead of hanging the whole suite.
+    public static func run(_ path: String, _ args: [String], environment: [String: String], stdin: [UInt8]? = nil,
+                           timeout: Double = 300) throws -> Output {
         // Socket pairs created close-on-exec atomically, so a child spawned concurrently by another
         // test never inherits (and holds open) this child's streams.
         var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0], inPipe: [Int32] = [0, 0]
@@ -77,11 +80,24 @@ public enum Subprocess {
         var fds = [pollfd(fd: outPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: errPipe[0], events: Int16(POLLIN), revents: 0)]
         var open = 2
         var buf = [UInt8](repeating: 0, count: 65536)
+        var deadline = Date().addingTimeInterval(timeout)
+        var killed = false
         while open > 0 {
-            if poll(&fds, nfds_t(fds.count), -1) < 0 {
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 {
+                if killed { break }  // something the child started still holds its streams
+                kill(pid, SIGKILL)
+                killed = true
+                deadline = Date().addingTimeInterval(5)
+                err += Array("\n[test harness: \(path) \(args.prefix(2).joined(separator: " ")) was still running after \(Int(timeout)) s and was killed]\n".utf8)
+                continue
+            }
+            let ready = poll(&fds, nfds_t(fds.count), Int32(min(left, 3600) * 1000) + 1)
+            if ready < 0 {
                 if errno == EINTR { continue }
                 break
             }
+            if ready == 0 { continue }
             for i in 0..<fds.count where fds[i].fd >= 0 && fds[i].revents != 0 {
                 let n = read(fds[i].fd, &buf, buf.count)
                 if n > 0 {
@@ -93,6 +109,7 @@ public enum Subprocess {
                 }
             }
         }
+        for fd in fds where fd.fd >= 0 { close(fd.fd) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let code: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
