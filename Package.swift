@@ -43,9 +43,9 @@ let package = Package(
         // DNS-SD: the Avahi implementation (libavahi-client) and the TXT record.
         .target(name: "NearcardDiscovery", dependencies: ["CAvahi"]),
         // Semaphore v4 group proofs: Groth16 over BN254 and Keccak-256, in Swift (no C, nothing fetched).
-        .target(name: "NearcardSemaphore", dependencies: ["NearcardCrypto"]),
+        .target(name: "NearcardSemaphore", dependencies: ["NearcardCrypto", "NearcardModel"]),
         // QR envelopes: generate, render (libqrencode, libpng), scan (zbar), route, verify; OID4VP.
-        .target(name: "NearcardQR", dependencies: ["NearcardCrypto", "NearcardModel", "CQREncode", "CZBar", "CPNG", "CZlib"]),
+        .target(name: "NearcardQR", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardSemaphore", "CQREncode", "CZBar", "CPNG", "CZlib"]),
         // Identity key files and the SQLite database (GRDB).
         .target(name: "NearcardStore", dependencies: [
             "NearcardCrypto", "NearcardModel",
@@ -64,7 +64,7 @@ let package = Package(
 
         // Composition: listener/dialer (SwiftNIO), session driver, consent and admission, events.
         .target(name: "NearcardNode", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardQR", "NearcardSemaphore",
+            "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardSemaphore",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -49,6 +49,9 @@ public struct Contact: Sendable, Equatable {
     public var declaredProofClaims: [String]
     /// The trusted group whose Semaphore proof this contact's card carried (verified and bound to its DID).
     public var memberOf: String?
+    /// What the group proof this contact's card carried was found to be when it was received (trusted,
+    /// not a group you trust, or failing, and why), as decided then; nil when the card carried none.
+    public var groupVerdict: String?
 
     public init(id: String = Sodium.randomUUIDString(), cardId: String? = nil, card: Card, source: ContactSource,
                 verificationStatus: VerificationStatus, receivedAt: Date, lastInteraction: Date? = nil, tags: [String] = [],
@@ -56,7 +59,7 @@ public struct Contact: Sendable, Equatable {
                 didPublicKey: String? = nil, exchangeSignature: String? = nil, myExchangeSignature: String? = nil,
                 exchangeTimestamp: Date? = nil, myEphemeralMessage: String? = nil, theirEphemeralMessage: String? = nil,
                 graphExportEdgeId: String? = nil, credentialIds: [String] = [], declaredProofClaims: [String] = [],
-                memberOf: String? = nil) {
+                memberOf: String? = nil, groupVerdict: String? = nil) {
         self.id = id
         self.cardId = cardId
         self.card = card
@@ -79,6 +82,7 @@ public struct Contact: Sendable, Equatable {
         self.credentialIds = credentialIds
         self.declaredProofClaims = declaredProofClaims
         self.memberOf = memberOf
+        self.groupVerdict = groupVerdict
     }
 
     public var name: String { card.name }
@@ -124,6 +128,7 @@ public struct Contact: Sendable, Equatable {
         o["credentialIds"] = .array(credentialIds.map { .string($0) })
         o["declaredProofClaims"] = .array(declaredProofClaims.map { .string($0) })
         o["memberOf"] = opt(memberOf)
+        o["groupVerdict"] = opt(groupVerdict)
         return .object(o)
     }
 

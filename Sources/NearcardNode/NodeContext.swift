@@ -2,6 +2,7 @@ import Foundation
 import NearcardCrypto
 import NearcardModel
 import NearcardProtocol
+import NearcardSemaphore
 import NearcardStore
 import Synchronization
 
@@ -50,30 +51,25 @@ public final class NodeContext: Sendable {
                          issuerProof: shared.issuerProof, requiredFields: requiredFields)
     }
 
-    /// The contact's status given the group proof its card carries (docs/PROTOCOL.md §18): verified only
-    /// when the proof verifies, is bound to the sender's DID and its root is a trusted group's; a card
-    /// without a group proof is verified by the exchange alone.
-    func groupStatus(issuerProof: String?, senderDID: String) -> (status: VerificationStatus, memberOf: String?) {
-        guard let issuerProof else { return (.verified, nil) }
-        switch GroupProofs(database: database).verdict(issuerProof, holderDID: senderDID) {
-        case .trusted(let group, _): return (.verified, group)
-        case .untrustedGroup: return (.unverified, nil)
-        case .failed: return (.failed, nil)
-        }
+    /// The verdict on the group proof a card carries (docs/PROTOCOL.md §18), against the groups this
+    /// node trusts; nil for a card without one (verified by the exchange alone).
+    func groupVerdict(issuerProof: String?, senderDID: String) -> SemaphoreBinding.Verdict? {
+        guard let issuerProof else { return nil }
+        return SemaphoreBinding.check(issuerProof, holderDID: senderDID, trusted: GroupTrust.lookup(database))
     }
 
     /// Stores a completed exchange: one transaction for the contact, its graph entry and our route.
     public func record(_ outcome: ExchangeOutcome) throws -> Contact {
         let their = outcome.theirPayload.payload
         let at = Date(timeIntervalSince1970: TimeInterval(outcome.completedAt))
-        let group = groupStatus(issuerProof: their.issuerProof, senderDID: outcome.peer.did)
+        let group = groupVerdict(issuerProof: their.issuerProof, senderDID: outcome.peer.did)
         let contact = Contact(
-            card: their.cardFields, source: .proximity, verificationStatus: group.status, receivedAt: at,
+            card: their.cardFields, source: .proximity, verificationStatus: group?.contactStatus ?? .verified, receivedAt: at,
             sealedRoute: outcome.theirSealedRoute, pubKey: Base64.encode(outcome.peer.pubKey.rawRepresentation),
             signPubKey: Base64.encode(outcome.peer.signPubKey.rawRepresentation), didPublicKey: outcome.peer.did,
             exchangeSignature: their.payloadSignature, myExchangeSignature: outcome.myPayload.payloadSignature,
             exchangeTimestamp: at, myEphemeralMessage: outcome.myMessage, theirEphemeralMessage: outcome.theirMessage,
-            graphExportEdgeId: outcome.graphEdgeID, memberOf: group.memberOf)
+            graphExportEdgeId: outcome.graphEdgeID, memberOf: group?.group, groupVerdict: group?.description)
         let route = NearcardDatabase.IssuedRoute(
             mailboxToken: outcome.myRoute.mailboxToken, contactDID: outcome.peer.did,
             issuedAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.issuedAt)),

@@ -1,6 +1,7 @@
 import Foundation
 import NearcardCrypto
 import NearcardModel
+import NearcardSemaphore
 
 /// A contact a QR code yields, with its status and the reason for it.
 public struct ScannedContact: Sendable {
@@ -14,6 +15,8 @@ public struct ScannedContact: Sendable {
     public let reason: String
     /// The trusted group a verified, bound group proof in the code names.
     public var memberOf: String? = nil
+    /// The verdict on the group proof the code carried, as the contact keeps it (nil: it carried none).
+    public var groupVerdict: String? = nil
     /// The credential the code carried (didSigned), to import alongside the contact.
     public let credential: ImportedCredential?
     /// The code's content, kept with the contact for audit.
@@ -23,24 +26,20 @@ public struct ScannedContact: Sendable {
 /// A verifiable credential imported from a QR code.
 public typealias ImportedCredential = Credential
 
-/// Checks a Semaphore group proof carried as an issuer proof (provided by the group-proof verifier).
-public protocol GroupProofChecker: Sendable {
-    /// `valid` when the proof verifies and is bound to the holder's DID; `group` names the trusted group
-    /// whose root it proves membership of (nil: the root is not trusted); `reason` says what was found.
-    func check(issuerProof: String, holderDID: String) -> (valid: Bool, group: String?, reason: String)
-}
-
 /// What the scanner knows that the code does not carry.
 public struct ScanContext: Sendable {
     public var now: Date
     /// Whether a DID is a trusted issuer: a trust anchor, or a contact verified in person.
     public var isTrustedIssuer: @Sendable (String) -> Bool
-    public var groupProofs: GroupProofChecker?
+    /// The group the user trusts with this root (decimal), if any; nil when this scanner keeps no trust
+    /// list (a group proof is then reported as one it cannot check).
+    public var trustedGroup: (@Sendable (String) -> SemaphoreBinding.TrustedGroup?)?
 
-    public init(now: Date = Date(), isTrustedIssuer: @escaping @Sendable (String) -> Bool, groupProofs: GroupProofChecker? = nil) {
+    public init(now: Date = Date(), isTrustedIssuer: @escaping @Sendable (String) -> Bool,
+                trustedGroup: (@Sendable (String) -> SemaphoreBinding.TrustedGroup?)? = nil) {
         self.now = now
         self.isTrustedIssuer = isTrustedIssuer
-        self.groupProofs = groupProofs
+        self.trustedGroup = trustedGroup
     }
 }
 
@@ -188,22 +187,23 @@ public struct ScanRouter: Sendable {
             return failed("the code claims \(missing.map(\.rawValue).sorted().joined(separator: ", ")) but the proof does not disclose it", card: card)
         }
         var status = VerificationStatus.verified
-        var memberOf: String?
+        var memberOf: String?, verdictText: String?
         var reason = "selective-disclosure proof checks: \(disclosed.fields.count) fields disclosed, \(disclosed.hiddenCount) hidden, signed by \(iss)"
         if let group = proof["issuerProof"]?.stringValue {
-            if let checker = context.groupProofs {
-                let r = checker.check(issuerProof: group, holderDID: iss)
-                if !r.valid { return failed("the group proof fails: \(r.reason)", card: card) }
-                if r.group == nil { status = .unverified }
-                memberOf = r.group
-                reason += "; \(r.reason)"
+            if let trustedGroup = context.trustedGroup {
+                let verdict = SemaphoreBinding.check(group, holderDID: iss, trusted: trustedGroup)
+                status = verdict.contactStatus
+                memberOf = verdict.group
+                verdictText = verdict.description
+                reason = status == .failed ? verdict.description : reason + "; " + verdict.description
             } else {
                 status = .unverified
-                reason += "; it carries a group proof this scanner cannot check"
+                verdictText = "a group proof this scanner cannot check (it keeps no list of trusted groups)"
+                reason += "; it carries \(verdictText!)"
             }
         }
         return .contact(ScannedContact(format: .zkProof, card: card, cardId: nil, did: iss, status: status, reason: reason,
-                                       memberOf: memberOf, credential: nil, source: source))
+                                       memberOf: memberOf, groupVerdict: verdictText, credential: nil, source: source))
     }
 
     // MARK: JWTs and presentations

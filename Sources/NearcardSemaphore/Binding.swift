@@ -1,4 +1,5 @@
 import NearcardCrypto
+import NearcardModel
 
 /// How a Semaphore proof is bound to the card that carries it (docs/PROTOCOL.md §18): its message and
 /// scope must be these values for the card holder's DID, so a proof made for one holder cannot be
@@ -14,7 +15,13 @@ public enum SemaphoreBinding {
         UInt256(bigEndian: SHA256.hash(Array("nearcard/semaphore/scope/v1".utf8) + [0] + Array(holderDID.utf8)))
     }
 
-    /// What a verified group proof says about a card.
+    /// Whether a proof was made for this holder: its message and scope are the holder's (the one binding
+    /// check; a proof copied from another card fails it).
+    public static func isBound(_ proof: SemaphoreProof, to holderDID: String) -> Bool {
+        proof.message == message(holderDID: holderDID) && proof.scope == scope(holderDID: holderDID)
+    }
+
+    /// What a group proof says about a card, and so about the contact made from it.
     public enum Verdict: Sendable, Equatable, CustomStringConvertible {
         /// Verifies, is bound to the holder, and its root is a trusted group's.
         case trusted(group: String, nullifier: UInt256)
@@ -29,6 +36,22 @@ public enum SemaphoreBinding {
                 "a valid group proof, but its root \(root) is not a group you trust (nearcard group trust ROOT --name …)"
             case .failed(let why): "the group proof fails: \(why)"
             }
+        }
+
+        /// The status of a contact whose card carries this proof (docs/PROTOCOL.md §18), for every way a
+        /// card arrives (an exchange, a scanned code): verified only for a trusted group; a valid proof of
+        /// a group the user does not trust leaves it unverified; a failing one marks it failed.
+        public var contactStatus: VerificationStatus {
+            switch self {
+            case .trusted: .verified
+            case .untrustedGroup: .unverified
+            case .failed: .failed
+            }
+        }
+
+        /// The trusted group the proof shows membership of.
+        public var group: String? {
+            if case .trusted(let group, _) = self { group } else { nil }
         }
     }
 
@@ -52,7 +75,19 @@ public enum SemaphoreBinding {
                       verify: (SemaphoreProof) -> Result<Void, SemaphoreFailure>) -> Verdict {
         let proof: SemaphoreProof
         do { proof = try SemaphoreProof(json: text) } catch { return .failed(error.description) }
-        guard proof.message == message(holderDID: holderDID), proof.scope == scope(holderDID: holderDID) else {
+        return check(proof, holderDID: holderDID, trusted: trusted, verify: verify)
+    }
+
+    /// Checks a parsed proof: bound to `holderDID` (when one is given: `semaphore verify` without
+    /// `--holder` checks a bare proof), verifying, and a trusted group's within its pinned depth. The one
+    /// place these rules are decided, for exchanges, scans and the `group`/`semaphore` commands.
+    public static func check(_ proof: SemaphoreProof, holderDID: String?, trusted: (String) -> TrustedGroup?) -> Verdict {
+        check(proof, holderDID: holderDID, trusted: trusted, verify: SemaphoreVerifier.verify)
+    }
+
+    static func check(_ proof: SemaphoreProof, holderDID: String?, trusted: (String) -> TrustedGroup?,
+                      verify: (SemaphoreProof) -> Result<Void, SemaphoreFailure>) -> Verdict {
+        if let holderDID, !isBound(proof, to: holderDID) {
             return .failed("the group proof is not bound to \(holderDID) (its message and scope are for another card)")
         }
         if case .failure(let f) = verify(proof) { return .failed(f.description) }

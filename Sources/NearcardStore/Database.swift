@@ -178,6 +178,9 @@ public final class NearcardDatabase: Sendable {
         m.registerMigration("v6-contact-group") { db in
             try db.execute(sql: "ALTER TABLE contact ADD COLUMN memberOf TEXT")
         }
+        m.registerMigration("v7-contact-group-verdict") { db in
+            try db.execute(sql: "ALTER TABLE contact ADD COLUMN groupVerdict TEXT")
+        }
         return m
     }()
 
@@ -328,7 +331,7 @@ public final class NearcardDatabase: Sendable {
         // Only the members an update keeps are read back (by position: this runs for every exchange
         // with a returning peer).
         if let did = incoming.didPublicKey,
-           let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, tagsJSON, notes, receivedAt, credentialIdsJSON, memberOf FROM contact WHERE did = ?"),
+           let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, tagsJSON, notes, receivedAt, credentialIdsJSON, memberOf, groupVerdict FROM contact WHERE did = ?"),
                                       arguments: [did]) {
             contact.id = row[0]
             contact.tags = Self.stringList(row[1])
@@ -336,8 +339,10 @@ public final class NearcardDatabase: Sendable {
             contact.receivedAt = Date(timeIntervalSince1970: row[3])
             contact.lastInteraction = now
             contact.credentialIds = Array(Set(Self.stringList(row[4]) + incoming.credentialIds)).sorted()
-            // A membership once proven stays known until a card proves another.
+            // A membership once proven stays known until a card proves another; a card without a group
+            // proof leaves the last verdict in place.
             if contact.memberOf == nil { contact.memberOf = row[5] }
+            if contact.groupVerdict == nil { contact.groupVerdict = row[6] }
         }
         try Self.insert(contact, payloadJSON: payloadJSON, db: db)
         if let did = contact.didPublicKey {
@@ -396,8 +401,8 @@ public final class NearcardDatabase: Sendable {
             INSERT INTO contact (id, did, cardId, name, cardJSON, source, verificationStatus, receivedAt, lastInteraction,
                 tagsJSON, notes, sealedRoute, pubKey, signPubKey, exchangeSignature, myExchangeSignature, exchangeTimestamp,
                 myEphemeralMessage, theirEphemeralMessage, graphExportEdgeId, credentialIdsJSON, declaredProofClaimsJSON, payloadJSON,
-                memberOf)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                memberOf, groupVerdict)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET
                 did = excluded.did, cardId = excluded.cardId, name = excluded.name, cardJSON = excluded.cardJSON,
                 source = excluded.source, verificationStatus = excluded.verificationStatus, receivedAt = excluded.receivedAt,
@@ -407,13 +412,13 @@ public final class NearcardDatabase: Sendable {
                 exchangeTimestamp = excluded.exchangeTimestamp, myEphemeralMessage = excluded.myEphemeralMessage,
                 theirEphemeralMessage = excluded.theirEphemeralMessage, graphExportEdgeId = excluded.graphExportEdgeId,
                 credentialIdsJSON = excluded.credentialIdsJSON, declaredProofClaimsJSON = excluded.declaredProofClaimsJSON,
-                payloadJSON = excluded.payloadJSON, memberOf = excluded.memberOf
+                payloadJSON = excluded.payloadJSON, memberOf = excluded.memberOf, groupVerdict = excluded.groupVerdict
             """).execute(arguments: [
                 c.id, c.didPublicKey, c.cardId, c.name, c.card.json.canonicalText, c.source.rawValue, c.verificationStatus.rawValue,
                 c.receivedAt.timeIntervalSince1970, c.lastInteraction?.timeIntervalSince1970, json(c.tags), c.notes, c.sealedRoute,
                 c.pubKey, c.signPubKey, c.exchangeSignature, c.myExchangeSignature, c.exchangeTimestamp?.timeIntervalSince1970,
                 c.myEphemeralMessage, c.theirEphemeralMessage, c.graphExportEdgeId, json(c.credentialIds), json(c.declaredProofClaims),
-                payloadJSON, c.memberOf,
+                payloadJSON, c.memberOf, c.groupVerdict,
             ])
     }
 
@@ -436,7 +441,8 @@ public final class NearcardDatabase: Sendable {
             didPublicKey: row["did"], exchangeSignature: row["exchangeSignature"], myExchangeSignature: row["myExchangeSignature"],
             exchangeTimestamp: date("exchangeTimestamp"), myEphemeralMessage: row["myEphemeralMessage"],
             theirEphemeralMessage: row["theirEphemeralMessage"], graphExportEdgeId: row["graphExportEdgeId"],
-            credentialIds: list("credentialIdsJSON"), declaredProofClaims: list("declaredProofClaimsJSON"), memberOf: row["memberOf"])
+            credentialIds: list("credentialIdsJSON"), declaredProofClaims: list("declaredProofClaimsJSON"), memberOf: row["memberOf"],
+            groupVerdict: row["groupVerdict"])
     }
 
     static func decodeCard(_ text: String, what: String) throws -> Card {

@@ -122,6 +122,14 @@ import Testing
         let c = try #require(r.json.arrayValue?.first)
         #expect(c["verificationStatus"] == "failed" && c["memberOf"] == .null)
         #expect(c["reason"]?.stringValue?.contains("not bound") == true, "\(c)")
+        // The verdict is decided once, when the code is scanned, and kept with the contact: `contacts show`
+        // reads it back, also after the trust list changes.
+        let id = try #require(c["id"]?.stringValue)
+        #expect(c["groupVerdict"]?.stringValue?.hasPrefix("the group proof fails: the group proof is not bound") == true, "\(c)")
+        #expect(try grace.run(["group", "remove", Self.root]).code == 0)
+        let shown = try grace.run(["contacts", "show", id, "--json"]).json
+        #expect(shown["groupVerdict"] == c["groupVerdict"] && shown["verificationStatus"] == "failed")
+        #expect(try grace.run(["contacts", "show", id]).stdout.contains("Group"), "the human view names the verdict")
     }
 
     func decimal(_ bytes: [UInt8]) -> String {

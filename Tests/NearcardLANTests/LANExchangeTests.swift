@@ -148,6 +148,7 @@ import Testing
         #expect(r.stdout.contains("(failed)") && r.stdout.contains("not bound to \(ada.did)"), "\(r.stdout)")
         let atGrace = try #require(grace.contacts().first)
         #expect(atGrace["verificationStatus"] == "failed" && atGrace["memberOf"] == .null)
+        #expect(atGrace["groupVerdict"]?.stringValue?.contains("not bound to \(ada.did)") == true, "the verdict is kept with the contact")
         var atAda: JSONValue?
         for _ in 0..<50 where atAda == nil {
             atAda = try ada.contacts().first

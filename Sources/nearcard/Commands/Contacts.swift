@@ -125,7 +125,7 @@ enum ContactDisplay {
     static func show(_ c: Contact, database: NearcardDatabase?) {
         var rows = CardDisplay.rows(c.card)
         rows.append(("Status", c.verificationStatus.rawValue + " (source \(c.source.rawValue))"))
-        if let note = GroupNote.note(for: c, database: database) { rows.append(("Group", note)) }
+        if let note = GroupNote.note(for: c) { rows.append(("Group", note)) }
         if let did = c.didPublicKey { rows.append(("DID", did)) }
         rows.append(("Received", ISO8601.string(c.receivedAt)))
         if let t = c.exchangeTimestamp { rows.append(("Exchanged", ISO8601.string(t))) }

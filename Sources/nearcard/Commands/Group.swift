@@ -132,20 +132,19 @@ struct Semaphore: AsyncParsableCommand {
             let group = try db?.trustedGroup(root: proof.root.description)
             report["group"] = group.map { .string($0.name) } ?? .null
             report["trusted"] = .bool(group != nil)
-            var problem: String?
-            if case .failure(let f) = SemaphoreVerifier.verify(proof) {
-                problem = f.description
-            } else if let holder {
-                let bound = proof.message == SemaphoreBinding.message(holderDID: holder) && proof.scope == SemaphoreBinding.scope(holderDID: holder)
+            if let holder {
                 report["holder"] = .string(holder)
-                report["bound"] = .bool(bound)
-                if !bound { problem = "the proof verifies but is not bound to \(holder): its message and scope are for another card" }
+                report["bound"] = .bool(SemaphoreBinding.isBound(proof, to: holder))
             }
-            if problem == nil, let depth = group?.depth, depth != proof.depth {
-                problem = "the group “\(group!.name)” accepts only depth-\(depth) proofs; this one has depth \(proof.depth)"
+            // The same check an exchange or a scan makes (binding when a holder is named, the pairing, the
+            // trusted group's pinned depth).
+            let verdict = SemaphoreBinding.check(proof, holderDID: holder) { _ in
+                group.map { SemaphoreBinding.TrustedGroup(name: $0.name, depth: $0.depth) }
             }
+            var problem: String?
+            if case .failed(let why) = verdict { problem = why }
             report["valid"] = .bool(problem == nil)
-            if problem == nil, requireTrusted, group == nil {
+            if problem == nil, requireTrusted, case .untrustedGroup = verdict {
                 problem = "the proof verifies, but root \(proof.root) is not a group you trust"
             }
             if let problem { report["reason"] = .string(problem) }
@@ -200,18 +199,11 @@ struct Semaphore: AsyncParsableCommand {
     }
 }
 
-/// Explains the group proof a stored contact's card carried (re-verified from the stored payload).
+/// Explains the group proof a stored contact's card carried: the verdict made when it arrived (a
+/// contact stored before verdicts were kept shows its group, if it proved one).
 enum GroupNote {
-    static func note(for contact: Contact, database: NearcardDatabase?) -> String? {
-        if let group = contact.memberOf { return "member of “\(group)” (Semaphore proof verified)" }
-        guard let database, let did = contact.didPublicKey, let text = try? database.payloadJSON(contactID: contact.id),
-              let payload = try? JSONParser.parse(text), let proof = Self.issuerProof(in: payload) else { return nil }
-        return GroupProofs(database: database).verdict(proof, holderDID: did).description
-    }
-
-    /// The group proof a stored payload carries: a ProximityPayload's issuerProof, or a zkProof envelope's.
-    static func issuerProof(in payload: JSONValue) -> String? {
-        payload["issuerProof"]?.stringValue ?? payload["proof"]?["issuerProof"]?.stringValue
+    static func note(for contact: Contact) -> String? {
+        contact.groupVerdict ?? contact.memberOf.map { "a member of the trusted group “\($0)” (Semaphore proof verified)" }
     }
 }
 
@@ -222,7 +214,7 @@ enum IssuerProofs {
         let text = try Semaphore.Verify.read(file)
         let proof: SemaphoreProof
         do { proof = try SemaphoreProof(json: text) } catch { throw CLIError(.malformedInput, "\(file): \(error.description)") }
-        guard proof.message == SemaphoreBinding.message(holderDID: holderDID), proof.scope == SemaphoreBinding.scope(holderDID: holderDID) else {
+        guard SemaphoreBinding.isBound(proof, to: holderDID) else {
             throw CLIError(.checkFailed, """
                 \(file): the proof is not bound to your DID, so recipients would refuse it; make it with the message \
                 and scope from: nearcard semaphore binding

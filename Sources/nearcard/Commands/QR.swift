@@ -162,7 +162,7 @@ struct QR: AsyncParsableCommand {
                 }
             }
             let db = try global.database()
-            let context = ScanContext(isTrustedIssuer: { (try? db.isTrustedIssuer($0)) ?? false }, groupProofs: GroupProofs(database: db))
+            let context = ScanContext(isTrustedIssuer: { (try? db.isTrustedIssuer($0)) ?? false }, trustedGroup: GroupTrust.lookup(db))
             var router = ScanRouter()
             var reports: [JSONValue] = []
             var worst = Exit.ok
@@ -197,7 +197,7 @@ struct QR: AsyncParsableCommand {
                 return (["result": "credentials", "credentials": .array(list.map(\.json))], list.contains { $0.status == .failed } ? .checkFailed : .ok)
             case .contact(let s):
                 let contact = Contact(cardId: s.cardId, card: s.card, source: .qrCode, verificationStatus: s.status, receivedAt: Date(),
-                                      didPublicKey: s.did, memberOf: s.memberOf)
+                                      didPublicKey: s.did, memberOf: s.memberOf, groupVerdict: s.groupVerdict)
                 let saved = try db.recordScannedContact(contact, credential: s.credential.map(Self.stored), source: s.source)
                 var o = saved.json.objectValue ?? [:]
                 o["result"] = "contact"
