@@ -44,11 +44,15 @@ public protocol ConsentProvider: Sendable {
     /// Whether the answer comes from an `accept`/`decline` command (JSON lines): the request is then
     /// announced with `"decision": "pending"`.
     var waitsForCommand: Bool { get }
+    /// Called before the request is announced (the `exchangeRequested` event), so that an answer given
+    /// the moment the event is seen is kept until the session asks for it.
+    func expect(_ exchangeID: String)
 }
 
 extension ConsentProvider {
     public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? { nil }
     public var waitsForCommand: Bool { false }
+    public func expect(_ exchangeID: String) {}
 }
 
 /// Consent given by `accept`/`decline` commands (JSON lines): for requests to a node run with
@@ -67,6 +71,7 @@ public struct DecidedByCommand: ConsentProvider {
         return answer
     }
     public var waitsForCommand: Bool { true }
+    public func expect(_ exchangeID: String) { decisions.announce(exchangeID) }
 }
 
 /// Accept everyone (`--accept all`, and `exchange --yes`).

@@ -17,6 +17,9 @@ public final class NodeContext: Sendable {
     public let database: NearcardDatabase
     /// How requests that reach this node are decided (a dial the user asked for brings its own).
     public let consent: ConsentProvider
+    /// Where a program's accept/decline commands go, when requests wait for one (`listen --jsonl
+    /// --accept ask`); nil when a person at a terminal or a policy decides.
+    public var pendingDecisions: PendingDecisions? { (consent as? DecidedByCommand)?.decisions }
     public let events: EventBus
     public let limits: NodeLimits
     /// Fields a peer's card must disclose for an exchange to complete (a bot policy's `requireFields`).

@@ -5,10 +5,14 @@ import NearcardProtocol
 import NearcardStore
 internal import NIOConcurrencyHelpers
 
-/// A running node, as `nearcard listen` and `nearcard bot` run it: the TCP listener, the DNS-SD
-/// publication and browse (peers found and lost become events), and the outbox worker that delivers
-/// queued follow-up messages when their contacts appear. Everything it learns goes to the node context's
-/// event bus; it prints nothing.
+/// The node, as every face uses it: exchange with a peer, send a follow-up message, list the peers on
+/// the LAN, deliver what is queued, and (through the context's event bus) every event.
+///
+/// Two ways to have one: `start` runs a node as `nearcard listen` and `nearcard bot` do (the TCP
+/// listener, the DNS-SD publication and a continuous browse whose finds and losses become events, the
+/// outbox worker that delivers queued messages when their contacts appear); `open` gives a one-shot face
+/// (`nearcard exchange`, `message`, `peers`, `outbox --send`) the same operations without listening or
+/// announcing anything: it browses only while an operation looks for a peer. It prints nothing.
 public final class NodeRuntime: Sendable {
     public struct Options: Sendable {
         /// TCP port; 0 picks a free one.
@@ -23,18 +27,41 @@ public final class NodeRuntime: Sendable {
         public var excludedInterfaces: [String] = []
 
         public init() {}
+
+        var filter: InterfaceFilter { InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excludedInterfaces) }
     }
 
-    public let listener: Listener
+    /// nil for a runtime that does not listen (`open`).
+    public let listener: Listener?
     public let peers: PeerTable
     public let options: Options
     private let discovery: (any Discovery)?
     private let publication: (any Announcement)?
     private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
     private let appear: AsyncStream<DiscoveredPeer>.Continuation
+    /// Why there is no discovery, when it was wanted (`open` reports it when an operation needs it).
+    private let discoveryProblem: DiscoveryError?
 
     /// The node every session of this runtime belongs to (route hints set once the port is known).
-    public var context: NodeContext { listener.context }
+    public let context: NodeContext
+
+    /// The TCP port this node listens on (nil: it does not listen).
+    public var port: Int? { listener?.port }
+
+    /// A node that neither listens nor announces itself, for a face that does one thing and exits. Peers
+    /// are looked for only while an operation needs one. Discovery that cannot start (no avahi-daemon)
+    /// is reported by the operations that need it; an exchange by address and a message to a contact's
+    /// route hints work without it.
+    public static func open(context: NodeContext, options: Options = Options(), discovery chosen: (any Discovery)? = nil) -> NodeRuntime {
+        var discovery: (any Discovery)? = chosen
+        var problem: DiscoveryError?
+        if discovery == nil && options.discovery {
+            do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { problem = error }
+        }
+        let (_, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self)
+        return NodeRuntime(context: context, listener: nil, options: options, discovery: discovery, publication: nil, appear: appear,
+                           discoveryProblem: problem)
+    }
 
     /// Binds, publishes and starts browsing. Discovery failing (no avahi-daemon, no D-Bus) is not
     /// fatal: it is reported as `.discoveryUnavailable` and the node serves by address.
@@ -58,15 +85,18 @@ public final class NodeRuntime: Sendable {
             }
         }
         let (appeared, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self, bufferingPolicy: .bufferingNewest(64))
-        let runtime = NodeRuntime(listener: listener, options: options, discovery: discovery, publication: publication, appear: appear)
+        let runtime = NodeRuntime(context: context, listener: listener, options: options, discovery: discovery, publication: publication,
+                                  appear: appear, discoveryProblem: nil)
         events.emit(.listening(port: listener.port, addresses: LocalAddresses.current(filter: runtime.filter)))
         runtime.startTasks(appeared: appeared)
         return runtime
     }
 
-    private init(listener: Listener, options: Options, discovery: (any Discovery)?, publication: (any Announcement)?,
-                 appear: AsyncStream<DiscoveredPeer>.Continuation) {
+    private init(context: NodeContext, listener: Listener?, options: Options, discovery: (any Discovery)?, publication: (any Announcement)?,
+                 appear: AsyncStream<DiscoveredPeer>.Continuation, discoveryProblem: DiscoveryError?) {
+        self.context = context
         self.listener = listener
+        self.discoveryProblem = discoveryProblem
         self.options = options
         self.discovery = discovery
         self.publication = publication
@@ -75,7 +105,7 @@ public final class NodeRuntime: Sendable {
         self.tasks = NIOLockedValueBox([])
     }
 
-    var filter: InterfaceFilter { InterfaceFilter(allow: options.interfaces, deny: InterfaceFilter.defaultDeny + options.excludedInterfaces) }
+    var filter: InterfaceFilter { options.filter }
 
     private func startTasks(appeared: AsyncStream<DiscoveredPeer>) {
         let context = self.context
@@ -118,6 +148,13 @@ public final class NodeRuntime: Sendable {
         tasks.withLockedValue { $0 = started }
     }
 
+    /// The discovery an operation needs, or why there is none.
+    private func requireDiscovery() throws(NodeError) -> any Discovery {
+        if let discovery { return discovery }
+        if let discoveryProblem { throw NodeError(.environment, discoveryProblem.message) }
+        throw NodeError(.environment, "discovery is off for this node (--no-discovery): name the peer by HOST:PORT")
+    }
+
     /// Finds a peer by what a user calls it: host:port, or a name or fingerprint prefix among the peers
     /// discovered so far (waiting up to `wait` seconds for it to appear).
     public func target(for text: String, wait: TimeInterval = 5) async throws(NodeError) -> DialTarget {
@@ -125,6 +162,8 @@ public final class NodeRuntime: Sendable {
         switch query {
         case .address(let host, let port):
             return try DialTarget.address(host: host, port: port)
+        case .name where listener == nil:
+            return DialTarget(discovered: try await PeerBrowser.find(query, in: try requireDiscovery(), filter: filter, seconds: wait))
         case .name(let name):
             // Listen before looking, so a peer found in between is not missed; then look again at each arrival.
             let (changes, change) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -159,26 +198,84 @@ public final class NodeRuntime: Sendable {
 
     /// Dials a peer and runs one exchange, consenting for this node (the user asked for it).
     /// `consent`: how this side decides once the code is known; by default it consents at once.
-    public func exchange(with text: String, message: String?, consent: ConsentProvider? = nil) async throws(NodeError) -> SessionResult {
-        let target = try await target(for: text)
-        return try await Dialer.exchange(with: target, context: context, consent: consent ?? AcceptAll(message: message))
+    public func exchange(with text: String, message: String?, consent: ConsentProvider? = nil, wait: TimeInterval = 5) async throws(NodeError) -> SessionResult {
+        try await exchange(with: try await target(for: text, wait: wait), consent: consent ?? AcceptAll(message: message))
     }
 
-    /// Queues a follow-up message to a contact and tries to deliver it at once.
-    public func send(message text: String, to contact: String) async throws -> OutboxItem {
+    /// Dials a peer for a program that decides after seeing the check code (`confirm`): the request waits
+    /// for `answer(request:…)` like an incoming one. Refused when this node's requests are not decided
+    /// by commands.
+    public func exchange(with text: String, message: String?, confirm: Bool) async throws(NodeError) -> SessionResult {
+        guard confirm else { return try await exchange(with: text, message: message) }
+        guard let decisions = context.pendingDecisions else {
+            throw NodeError(.invalidInput, "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
+        }
+        return try await exchange(with: text, message: message, consent: DecidedByCommand(decisions: decisions, message: message))
+    }
+
+    /// Answers a request waiting for a decision (incoming, or an outgoing one started with `confirm`).
+    /// `.invalidInput` when this node's requests are not decided by commands or the message is too long;
+    /// `.notFound` when no request with this id waits (answered, timed out, or ended).
+    public func answer(request id: String, accept: Bool, message: String? = nil, reason: String? = nil) throws(NodeError) {
+        if let message, let problem = ProximityPayload.messageProblem(message) { throw NodeError(.invalidInput, problem) }
+        guard let decisions = context.pendingDecisions else {
+            throw NodeError(.invalidInput, "this node decides by its policy; accept and decline are not taken")
+        }
+        let answer = accept ? ConsentAnswer(accept: true, message: message) : .decline(reason.map { "declined: \($0)" } ?? "declined by the operator")
+        guard decisions.resolve(id, answer) else {
+            throw NodeError(.notFound, "no request \(id) is waiting for a decision (it may have timed out or ended)")
+        }
+    }
+
+    /// Runs one exchange with a peer already found (`target(for:)`).
+    public func exchange(with target: DialTarget, consent: ConsentProvider) async throws(NodeError) -> SessionResult {
+        try await Dialer.exchange(with: target, context: context, consent: consent)
+    }
+
+    /// The peers on the LAN: those seen so far by a listening node, or those a one-shot browse sees
+    /// within `seconds` (as soon as `enough` holds, if given).
+    public func browse(seconds: Double, until enough: @escaping ([DiscoveredPeer]) -> Bool = { _ in false }) async throws(NodeError) -> [DiscoveredPeer] {
+        if listener != nil && discovery != nil { return peers.all }
+        return try await PeerBrowser.collect(try requireDiscovery(), filter: filter, seconds: seconds, until: enough)
+    }
+
+    /// The peers on the LAN within `seconds`, for a face that has no node of its own to run (`nearcard
+    /// peers` needs no identity): browsing on the interfaces `options` allows.
+    public static func browse(seconds: Double, options: Options = Options(), discovery chosen: (any Discovery)? = nil) async throws(NodeError) -> [DiscoveredPeer] {
+        let discovery: any Discovery
+        if let chosen { discovery = chosen } else {
+            do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { throw NodeError(.environment, error.message) }
+        }
+        return try await PeerBrowser.collect(discovery, filter: options.filter, seconds: seconds)
+    }
+
+    /// Queues a follow-up message to a contact and tries to deliver it at once: to the contact's node as
+    /// discovery shows it (a one-shot runtime looks for it up to `wait` seconds), then at the route's
+    /// address hints. Returns the outbox entry: delivered, still queued (a later attempt will deliver
+    /// it), or failed.
+    public func send(message text: String, to contact: String, wait: TimeInterval = 5) async throws -> OutboxItem {
         if let problem = MessageEnvelope.textProblem(text) { throw NodeError(.invalidInput, problem) }
         let context = self.context
         let found = try context.database.findContact(contact)
         guard let did = found.didPublicKey, found.sealedRoute != nil else {
-            throw NodeError(.noRoute, "\(found.name) has no sealed route: only contacts from an in-person exchange can be messaged")
+            throw NodeError(.invalidInput, "\(found.name) has no sealed route: only contacts from an in-person exchange can be messaged")
         }
-        _ = try MailSender(context: context).target(for: found)
+        let target = try MailSender(context: context).target(for: found)
         let envelope = MessageEnvelope.make(text: text, from: context.identity.did, to: did, sentAt: Int64(Date().timeIntervalSince1970),
                                             signer: context.keys.ed25519)
         let queued = try context.database.enqueue(envelope, for: found)
-        let results = await OutboxWorker(context: context).deliverDue(peers: peers.all, contactDID: did)
+        // Without discovery the hints are still tried.
+        let seen = wait > 0 ? ((try? await browse(seconds: wait) { $0.contains { $0.txt.fingerprint == target.route.fingerprint } }) ?? []) : peers.all
+        let results = await OutboxWorker(context: context).deliverDue(peers: seen, contactDID: did)
         if let result = results.first(where: { $0.id == queued.id }) { return result }
         return try context.database.outboxItem(id: queued.id) ?? queued
+    }
+
+    /// Tries every queued message now, whatever its back-off (`outbox --send`), after looking `wait`
+    /// seconds for the contacts on the LAN; returns the entries tried.
+    public func deliverQueued(wait: TimeInterval) async -> [OutboxItem] {
+        let seen = wait > 0 ? ((try? await browse(seconds: wait)) ?? []) : peers.all
+        return await OutboxWorker(context: context).deliverDue(peers: seen, ignoringBackoff: true)
     }
 
     /// Withdraws the publication, stops browsing and the outbox, and closes the listener.
@@ -186,6 +283,6 @@ public final class NodeRuntime: Sendable {
         for t in tasks.withLockedValue({ $0 }) { t.cancel() }
         appear.finish()
         publication?.withdraw()
-        await listener.close()
+        await listener?.close()
     }
 }

@@ -10,16 +10,13 @@ internal import NIOConcurrencyHelpers
 /// when they finish, carrying the caller's `ref`.
 public final class Controller: Sendable {
     let runtime: NodeRuntime
-    let decisions: PendingDecisions?
     let output: @Sendable (JSONValue) -> Void
     let quit: @Sendable () -> Void
     private let running = NIOLockedValueBox<[UUID: Task<Void, Never>]>([:])
 
-    /// `decisions`: where accept/decline commands go (nil when a policy decides and they are refused).
-    public init(runtime: NodeRuntime, decisions: PendingDecisions?, output: @escaping @Sendable (JSONValue) -> Void,
-                quit: @escaping @Sendable () -> Void) {
+    /// Accept and decline go to the runtime (refused when the node's policy decides).
+    public init(runtime: NodeRuntime, output: @escaping @Sendable (JSONValue) -> Void, quit: @escaping @Sendable () -> Void) {
         self.runtime = runtime
-        self.decisions = decisions
         self.output = output
         self.quit = quit
     }
@@ -53,16 +50,12 @@ public final class Controller: Sendable {
             if let message, let problem = ProximityPayload.messageProblem(message) {
                 return failure(command, ref: ref, code: "invalid", problem)
             }
-            var consent: ConsentProvider?
-            if confirm {
-                guard let decisions else {
-                    return failure(command, ref: ref, code: "invalid", "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
-                }
-                consent = DecidedByCommand(decisions: decisions, message: message)
+            if confirm && runtime.context.pendingDecisions == nil {
+                return failure(command, ref: ref, code: "invalid", "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
             }
-            spawn { [runtime, consent] in
+            spawn { [runtime] in
                 do {
-                    switch try await runtime.exchange(with: peer, message: message, consent: consent) {
+                    switch try await runtime.exchange(with: peer, message: message, confirm: confirm) {
                     case .completed(let contact, let outcome):
                         self.reply(command, ref: ref, ok: true, ["contact": contact.json, "sas": .string(outcome.sas)])
                     case .failed(let error, _, _):
@@ -75,12 +68,9 @@ public final class Controller: Sendable {
                 }
             }
         case .accept(let id, let message):
-            if let message, let problem = ProximityPayload.messageProblem(message) {
-                return failure(command, ref: ref, code: "invalid", problem)
-            }
-            decide(command, id: id, ConsentAnswer(accept: true, message: message), ref: ref)
+            decide(command, id: id, ref: ref) { () throws(NodeError) in try runtime.answer(request: id, accept: true, message: message) }
         case .decline(let id, let reason):
-            decide(command, id: id, .decline(reason.map { "declined: \($0)" } ?? "declined by the operator"), ref: ref)
+            decide(command, id: id, ref: ref) { () throws(NodeError) in try runtime.answer(request: id, accept: false, reason: reason) }
         case .message(let contact, let text):
             spawn { [runtime] in
                 do {
@@ -102,14 +92,12 @@ public final class Controller: Sendable {
         }
     }
 
-    func decide(_ command: ControlCommand, id: String, _ answer: ConsentAnswer, ref: JSONValue?) {
-        guard let decisions else {
-            return failure(command, ref: ref, code: "invalid", "this node decides by its policy; accept and decline are not taken")
-        }
-        if decisions.resolve(id, answer) {
+    func decide(_ command: ControlCommand, id: String, ref: JSONValue?, _ answer: () throws(NodeError) -> Void) {
+        do throws(NodeError) {
+            try answer()
             reply(command, ref: ref, ok: true, ["id": .string(id)])
-        } else {
-            failure(command, ref: ref, code: "not_found", "no request \(id) is waiting for a decision (it may have timed out or ended)")
+        } catch {
+            failure(command, ref: ref, code: error.kind == .notFound ? "not_found" : "invalid", error.message)
         }
     }
 

@@ -6,30 +6,27 @@ import Synchronization
 /// happened; commands in, one per line, each answered by a `reply`; `stopped` last. The face only moves
 /// lines (stdin, stdout, a socket) and says when to stop.
 ///
-///     let session = JSONLinesSession(context: context, decisions: decisions, output: write)   // before the node starts
+///     let session = JSONLinesSession(context: context, output: write)   // before the node starts
 ///     let runtime = try await NodeRuntime.start(context: context, options: options)
 ///     session.serve(runtime, commands: lines, quit: stop)
 ///     …
 ///     await runtime.stop(); await session.finish()
 public final class JSONLinesSession: Sendable {
     private let output: @Sendable (JSONValue) -> Void
-    private let decisions: PendingDecisions?
     private let events: EventBus
     private let printer: Task<Void, Never>
     private let state = Mutex<(controller: Controller?, reader: Task<Void, Never>?)>((nil, nil))
 
     /// Starts writing the node's events at once, so the first ones (`started`, `published`) are not missed.
-    public init(context: NodeContext, decisions: PendingDecisions?, output: @escaping @Sendable (JSONValue) -> Void) {
+    public init(context: NodeContext, output: @escaping @Sendable (JSONValue) -> Void) {
         self.output = output
-        self.decisions = decisions
         self.events = context.events
         let stream = context.events.subscribe()
         let identity = context.identity
         printer = Task {
+            // The ordering rule (an answer that comes the moment the program reads a request's line finds
+            // it) is kept by the node: a request is registered (ConsentProvider.expect) before its event.
             for await event in stream {
-                // The ordering rule: a request is registered before its line is out, so an answer that
-                // comes the moment the program reads the line finds it.
-                if case .exchangeRequested(let id, _, _, _, true) = event { decisions?.announce(id) }
                 if let line = JSONLines.encode(event, identity: identity) { output(line) }
             }
         }
@@ -43,7 +40,7 @@ public final class JSONLinesSession: Sendable {
     /// Answers `commands` against the running node until they end (the end of input stops reading, not
     /// the node: a service's stdin is /dev/null); `quit` is called for a `quit` command.
     public func serve(_ runtime: NodeRuntime, commands: AsyncStream<String>, quit: @escaping @Sendable () -> Void) {
-        let controller = Controller(runtime: runtime, decisions: decisions, output: output, quit: quit)
+        let controller = Controller(runtime: runtime, output: output, quit: quit)
         let reader = Task.detached {
             for await line in commands { controller.handle(line: line) }
         }

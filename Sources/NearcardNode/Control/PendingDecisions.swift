@@ -22,6 +22,7 @@ public final class PendingDecisions: ConsentProvider, Sendable {
     public init() {}
 
     public var waitsForCommand: Bool { true }
+    public func expect(_ exchangeID: String) { announce(exchangeID) }
 
     /// Marks a request as shown to the program. Call it before the `exchange.requested` line is
     /// written, so that an answer arriving before the session asks is kept rather than refused.

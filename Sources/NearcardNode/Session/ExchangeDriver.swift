@@ -94,6 +94,7 @@ final class ExchangeDriver: SessionDriver {
                 loadCard = true
             case .identified(let peer, let sas):
                 self.peer = peer
+                consent.expect(id)
                 node.events.emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: consent.waitsForCommand))
                 fixedAnswer = askConsent(peer, sas: sas)
             case .completed(let outcome):

@@ -53,7 +53,10 @@ struct Exchange: AsyncParsableCommand {
         }
         // This node declines anything that reaches it; the dial brings the consent the person gave.
         let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
-        let target = try await resolveTarget()
+        var options = NodeRuntime.Options()
+        options.interfaces = interfaces
+        let node = NodeRuntime.open(context: context, options: options)
+        let target = try await node.target(for: peer, wait: timeout)
         if !json { Console.out("Connecting to \(target.label)…") }
         let events = context.events.subscribe()
         let shower = Task {
@@ -64,8 +67,7 @@ struct Exchange: AsyncParsableCommand {
             }
         }
         defer { shower.cancel() }
-        let result: SessionResult
-        result = try await Dialer.exchange(with: target, context: context, consent: consent)
+        let result = try await node.exchange(with: target, consent: consent)
         switch result {
         case .completed(let contact, let outcome):
             if json {
@@ -77,17 +79,6 @@ struct Exchange: AsyncParsableCommand {
             }
         case .failed:
             if let failure = result.failure { throw failure }
-        }
-    }
-
-    func resolveTarget() async throws -> DialTarget {
-        let query = PeerQuery(parsing: peer)
-        switch query {
-        case .address(let host, let port):
-            return try DialTarget.address(host: host, port: port)
-        case .name:
-            let discovery = try NodeSetup.discovery()
-            return DialTarget(discovered: try await PeerBrowser.find(query, in: discovery, filter: InterfaceFilter(allow: interfaces), seconds: timeout))
         }
     }
 }

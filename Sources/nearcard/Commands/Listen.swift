@@ -38,15 +38,12 @@ struct Listen: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var decisions: PendingDecisions?
         let consent: ConsentProvider
         switch accept {
         case "all":
             consent = AcceptAll(message: message)
         case "ask" where jsonl:
-            let pending = PendingDecisions()
-            decisions = pending
-            consent = DecidedByCommand(decisions: pending, message: message)
+            consent = DecidedByCommand(decisions: PendingDecisions(), message: message)
         case "ask":
             if Console.stdinIsTerminal {
                 consent = TerminalConsent(prompter: Prompter(), message: message, timeout: node.consentTimeout)
@@ -58,7 +55,7 @@ struct Listen: AsyncParsableCommand {
             consent = AcceptAllowlist(dids: try NodeSetup.allowlist(String(accept.dropFirst("allowlist:".count))), message: message)
         }
         try await NodeCommand.serve(global: global, node: node, consent: consent, limits: node.limits(), requiredFields: [],
-                                    jsonl: jsonl, decisions: decisions)
+                                    jsonl: jsonl)
     }
 }
 
@@ -99,7 +96,7 @@ struct Bot: AsyncParsableCommand {
         }
         let db = try global.database()
         try await NodeCommand.serve(global: global, node: node, consent: PolicyConsent(policy: parsed, database: db),
-                                    limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true, decisions: nil)
+                                    limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true)
     }
 
     static func describe(_ p: BotPolicy) -> JSONValue {
@@ -179,14 +176,14 @@ struct NodeOptions: ParsableArguments {
 /// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
 enum NodeCommand {
     static func serve(global: GlobalOptions, node: NodeOptions, consent: ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
-                      jsonl: Bool, decisions: PendingDecisions?) async throws {
+                      jsonl: Bool) async throws {
         NodeSetup.raiseOpenFileLimit()
         let events = EventBus()
         let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields)
         let identity = context.identity
         // JSON lines: the session in Node writes every event from now on (so none is missed) and, once the
         // node runs, answers commands; this face only moves the lines.
-        let session = jsonl ? JSONLinesSession(context: context, decisions: decisions, output: { Console.line($0) }) : nil
+        let session = jsonl ? JSONLinesSession(context: context, output: { Console.line($0) }) : nil
         if try context.database.myCard() == nil {
             let note = "you have no card yet; peers will get only your name (set one with: nearcard card set …)"
             if let session { session.warn(note) } else { Console.err("nearcard: \(note)") }
@@ -201,7 +198,7 @@ enum NodeCommand {
         }
         if !jsonl {
             let label = identity.name.map { "“\($0)”" } ?? "(no name)"
-            Console.out("Listening on port \(runtime.listener.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
+            Console.out("Listening on port \(runtime.port ?? node.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
         }
 
         let (stop, stopper) = AsyncStream.makeStream(of: Void.self)

@@ -38,27 +38,9 @@ struct Message: AsyncParsableCommand {
 
     func run() async throws {
         let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
-        let db = context.database
-        let found = try db.findContact(contact)
-        guard let did = found.didPublicKey, found.sealedRoute != nil else {
-            throw CLIError(.malformedInput, "\(found.name) has no sealed route: only contacts from an in-person exchange can be messaged")
-        }
-        let sender = MailSender(context: context)
-        let target: MailSender.Target
-        do { target = try sender.target(for: found) } catch { throw CLIError(.checkFailed, error.message) }
-        let envelope = MessageEnvelope.make(text: text, from: context.identity.did, to: did, sentAt: Int64(Date().timeIntervalSince1970),
-                                            signer: context.keys.ed25519)
-        let queued = try db.enqueue(envelope, for: found)
-
-        // Look for the contact's node for up to --wait seconds (by its fingerprint), then try it and its hints.
-        var discovered: [DiscoveredPeer] = []
-        if wait > 0, let discovery = try? NodeSetup.discovery() {
-            discovered = (try? await PeerBrowser.collect(discovery, filter: InterfaceFilter(), seconds: wait,
-                                                         until: { $0.contains { $0.txt.fingerprint == target.route.fingerprint } })) ?? []
-        }
-        let results = await OutboxWorker(context: context).deliverDue(peers: discovered, contactDID: did)
-        let current = try db.outboxItem(id: queued.id)
-        let item = results.first { $0.id == queued.id } ?? current ?? queued
+        let found = try context.database.findContact(contact)
+        // Looks for the contact's node for up to --wait seconds (by its fingerprint), then tries it and its hints.
+        let item = try await NodeRuntime.open(context: context).send(message: text, to: found.id, wait: wait)
         if json {
             Console.json(item.json)
             return
@@ -116,11 +98,7 @@ struct Outbox: AsyncParsableCommand {
     func run() async throws {
         if send {
             let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
-            var discovered: [DiscoveredPeer] = []
-            if wait > 0, let discovery = try? NodeSetup.discovery() {
-                discovered = (try? await PeerBrowser.collect(discovery, filter: InterfaceFilter(), seconds: wait)) ?? []
-            }
-            let sent = await OutboxWorker(context: context).deliverDue(peers: discovered, ignoringBackoff: true)
+            let sent = await NodeRuntime.open(context: context).deliverQueued(wait: wait)
             if !json { Console.out("Tried \(sent.count) message(s): \(sent.filter { $0.state == .delivered }.count) delivered.") }
         }
         let items = try global.database().outbox(all: all)

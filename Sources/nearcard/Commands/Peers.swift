@@ -36,9 +36,10 @@ struct Peers: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let discovery = try NodeSetup.discovery()
-        let filter = InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded)
-        let found = try await PeerBrowser.collect(discovery, filter: filter, seconds: timeout)
+        var options = NodeRuntime.Options()
+        options.interfaces = interfaces
+        options.excludedInterfaces = excluded
+        let found = try await NodeRuntime.browse(seconds: timeout, options: options)
             .sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
         var rows: [(peer: DiscoveredPeer, reachable: Bool)] = []
         await withTaskGroup(of: (DiscoveredPeer, Bool).self) { group in

@@ -8,7 +8,7 @@ import NearcardStore
 import Glibc
 #endif
 
-/// Shared set-up of the LAN commands: identity, database, discovery, and how outcomes are shown.
+/// Shared set-up of the LAN commands: identity, database, and how outcomes are shown.
 enum NodeSetup {
     /// The node, built once per command: identity, database, how incoming requests are decided.
     static func context(_ global: GlobalOptions, consent: ConsentProvider, events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(),
@@ -19,12 +19,6 @@ enum NodeSetup {
         let database = try global.database()
         return NodeContext(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
                            requiredFields: requiredFields)
-    }
-
-    static func discovery() throws -> any Discovery {
-        do { return try AvahiDiscovery() } catch {
-            throw CLIError(.environment, error.message)
-        }
     }
 
     /// Reads an allowlist: one DID per line; blank lines and # comments ignored.
