@@ -184,8 +184,6 @@ public final class NearcardDatabase: Sendable {
         return m
     }()
 
-    /// The migrations this build knows, in order.
-    public static var migrationIdentifiers: [String] { migrator.migrations }
 
     // MARK: my card and sharing policy
 

@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardQR
+import NearcardStore
+
+/// `nearcard credentials …`: imported verifiable credentials.
+struct Credentials: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List or show the verifiable credentials you imported.",
+        subcommands: [List.self, Show.self], defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List imported credentials.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print as JSON.") var json = false
+        func run() async throws {
+            let all = try global.database().credentials()
+            if json { Console.json(.array(all.map(\.json))); return }
+            if all.isEmpty { Console.out("No credentials."); return }
+            ContactDisplay.columns(["ID", "TYPE", "ISSUER", "STATUS", "EXPIRES"], all.map { c in
+                [String(c.id.prefix(24)), c.types.last ?? "", String(c.issuer.prefix(30)) + "…", c.status.rawValue, c.expiresAt.map(ISO8601.string) ?? "-"]
+            })
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one credential.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The credential id (or a unique part of it).") var id: String
+        @Flag(help: "Print as JSON.") var json = false
+        func run() async throws {
+            let c = try global.database().credential(id)
+            if json { Console.json(c.json); return }
+            Console.table([("ID", c.id), ("Types", c.types.joined(separator: ", ")), ("Issuer", c.issuer), ("Subject", c.subject ?? "-"),
+                           ("Status", "\(c.status.rawValue): \(c.reason)"), ("Issued", c.issuedAt.map(ISO8601.string) ?? "-"),
+                           ("Expires", c.expiresAt.map(ISO8601.string) ?? "-"), ("Imported", ISO8601.string(c.importedAt))])
+        }
+    }
+}

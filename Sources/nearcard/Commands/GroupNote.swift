@@ -1,0 +1,15 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardNode
+import NearcardSemaphore
+import NearcardStore
+
+/// Explains the group proof a stored contact's card carried: the verdict made when it arrived (a
+/// contact stored before verdicts were kept shows its group, if it proved one).
+enum GroupNote {
+    static func note(for contact: Contact) -> String? {
+        contact.groupVerdict ?? contact.memberOf.map { "a member of the trusted group “\($0)” (Semaphore proof verified)" }
+    }
+}

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+import NearcardDiscovery
+import NearcardModel
+import NearcardNode
+import NearcardStore
+
+/// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
+enum NodeCommand {
+    static func serve(global: GlobalOptions, node: NodeOptions, consent: ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
+                      jsonl: Bool) async throws {
+        NodeSetup.raiseOpenFileLimit()
+        let events = EventBus()
+        let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields)
+        let identity = context.identity
+        // JSON lines: the session in Node writes every event from now on (so none is missed) and, once the
+        // node runs, answers commands; this face only moves the lines.
+        let session = jsonl ? JSONLinesSession(context: context, output: { Console.line($0) }) : nil
+        if try context.database.myCard() == nil {
+            let note = "you have no card yet; peers will get only your name (set one with: nearcard card set …)"
+            if let session { session.warn(note) } else { Console.err("nearcard: \(note)") }
+        }
+        let printer: Task<Void, Never>? = jsonl ? nil : Task { [stream = events.subscribe()] in
+            await printEvents(stream, database: context.database)
+        }
+        let runtime: NodeRuntime
+        do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
+            printer?.cancel()
+            throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
+        }
+        if !jsonl {
+            let label = identity.name.map { "“\($0)”" } ?? "(no name)"
+            Console.out("Listening on port \(runtime.port ?? node.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
+        }
+
+        let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
+        session?.serve(runtime, commands: StdinLines.stream(), quit: { stopper.yield() })
+        let interrupts = NodeSetup.interrupts()
+        let signals = Task { for await _ in interrupts { stopper.yield(); return } }
+        for await _ in stop { break }
+        signals.cancel()
+        if let session {
+            await runtime.stop()
+            await session.finish()
+        } else {
+            Console.out("\nStopping…")
+            await runtime.stop()
+            // Let the printer write what is already queued.
+            try? await Task.sleep(nanoseconds: 50_000_000)
+            events.finish()
+            await printer?.value
+        }
+    }
+
+    static func printEvents(_ stream: AsyncStream<NodeEvent>, database: NearcardDatabase) async {
+        for await event in stream {
+            switch event {
+            case .exchangeCompleted(_, let contact, let mine, let theirs, _):
+                Console.out("")
+                ExchangeDisplay.completed(contact, myMessage: mine, theirMessage: theirs, database: database)
+            case .exchangeFailed(_, let peer, let error, let byPeer):
+                let who = peer?.name ?? peer?.did ?? "a peer"
+                Console.out("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message) (\(error.code.rawValue)); nothing was stored")
+            case .messageReceived(let m):
+                Console.out("✉ Message from \(m.contactName ?? m.fromDID): \(m.text)")
+            case .messageRefused(let remote, let reason, _):
+                Console.err("nearcard: refused a message delivery from \(remote): \(reason)")
+            case .messageDelivered(let m):
+                Console.out("✔ Delivered your message to \(m.contactName)")
+            case .messageGaveUp(let m):
+                Console.out("✘ Gave up delivering your message to \(m.contactName): \(m.lastError ?? "")")
+            case .published(let name):
+                Console.out("Published on the LAN as “\(name)” (\(TXTRecord.serviceType)).")
+            case .discoveryUnavailable(let message):
+                Console.err("nearcard: discovery unavailable: \(message). Peers can still reach you at HOST:PORT.")
+            case .rateLimited(let address, let reason):
+                Console.err("nearcard: refusing connections from \(address): \(reason)")
+            case .error(let message):
+                Console.err("nearcard: \(message)")
+            default:
+                break
+            }
+        }
+    }
+}

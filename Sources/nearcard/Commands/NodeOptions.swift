@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+import NearcardDiscovery
+import NearcardModel
+import NearcardNode
+import NearcardStore
+
+/// The options of a serving node (listen, bot).
+struct NodeOptions: ParsableArguments {
+    @Option(help: "TCP port (0 picks a free one).")
+    var port: Int = NearcardNode.defaultPort
+
+    @Option(name: .customLong("interface"), help: ArgumentHelp("Publish and browse only on this interface; repeatable.", valueName: "IF"))
+    var interfaces: [String] = []
+
+    @Option(name: .customLong("exclude-interface"), help: ArgumentHelp("Never use this interface (in addition to VPN and container bridges); repeatable.", valueName: "IF"))
+    var excluded: [String] = []
+
+    @Flag(help: "Do not put your display name on the network (TXT and instance name carry only the fingerprint).")
+    var `private` = false
+
+    @Flag(help: "Do not publish over DNS-SD; peers reach you by host:port only.")
+    var noDiscovery = false
+
+    @Option(help: "Seconds a person (or program) has to decide on a request.")
+    var consentTimeout: Double = 60
+
+    @Option(help: "Sessions open at once (default 256).")
+    var maxSessions: Int?
+
+    @Option(help: "Sessions open at once from one address (default 8).")
+    var maxSessionsPerAddress: Int?
+
+    @Option(help: "New connections per address per minute (default 120).")
+    var connectionsPerMinute: Int?
+
+    func validate() throws {
+        if !(0...65535).contains(port) { throw ValidationError("--port must be 0…65535") }
+        if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be between 0 and 3600 seconds") }
+        for (name, v, top) in [("--max-sessions", maxSessions, 100_000), ("--max-sessions-per-address", maxSessionsPerAddress, 100_000),
+                               ("--connections-per-minute", connectionsPerMinute, 1_000_000)] {
+            if let v, !(1...top).contains(v) { throw ValidationError("\(name) must be between 1 and \(top)") }
+        }
+    }
+
+    func limits() -> NodeLimits {
+        var l = NodeLimits()
+        l.consentTimeout = consentTimeout
+        if let maxSessions { l.maximumSessions = maxSessions }
+        if let maxSessionsPerAddress { l.maximumSessionsPerAddress = maxSessionsPerAddress }
+        if let connectionsPerMinute { l.connectionsPerAddressPerMinute = connectionsPerMinute }
+        return l
+    }
+
+    var runtime: NodeRuntime.Options {
+        var o = NodeRuntime.Options()
+        o.port = port
+        o.discovery = !noDiscovery
+        o.isPrivate = `private`
+        o.interfaces = interfaces
+        o.excludedInterfaces = excluded
+        return o
+    }
+}
