@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives two interactive nearcard processes through pseudo-terminals, as two people would.
 
-  interactive_exchange.py LAB NS NEARCARD HOME_A HOME_B MODE
+  interactive_exchange.py LAB NS NEARCARD HOME_A HOME_B MODE [HOME_C]
 
 The listener (HOME_A, `listen --accept ask`) and the dialer (HOME_B, `exchange 127.0.0.1:PORT`) both
 run inside lab namespace NS. MODE:
@@ -9,16 +9,20 @@ run inside lab namespace NS. MODE:
   decline  the listener answers n after reading the code
   vanish   the dialer is killed (SIGKILL) while the listener's prompt is open; then a second dialer
            exchanges with the same listener, which must still serve
+  queue    two dialers (HOME_B and HOME_C, with --yes) ask at once; the listener's person sees one
+           request, answers y; only then is the second shown, with its time left; answers n
 Prints one JSON object with what each side showed and how the dialer exited.
 """
 import json
 import re
 import signal
 import sys
+import time
 
 import pexpect
 
 lab, ns, nearcard, home_a, home_b, mode = sys.argv[1:7]
+home_c = sys.argv[7] if len(sys.argv) > 7 else None
 CODE = re.compile(rb"Check code\s+(\d{3} \d{3})")
 
 
@@ -32,9 +36,43 @@ listener.expect(rb"Listening on port (\d+)")
 port = listener.match.group(1).decode()
 
 
-def dial():
-    return spawn("exchange", f"127.0.0.1:{port}", "--home", home_b, "--json")
+def dial(home=home_b, *extra):
+    return spawn("exchange", f"127.0.0.1:{port}", "--home", home, "--json", *extra)
 
+
+if mode == "queue":
+    REQUEST = re.compile(rb"Exchange request from ([^\r\n]+?) at ")
+    first, second = dial(home_b, "--yes"), dial(home_c, "--yes")
+    listener.expect(REQUEST)
+    shown = [listener.match.group(1).decode()]
+    listener.expect(rb"\((\d+) s to answer\) \[y/N\]")
+    # Both requests are in: the second dialer's session is waiting for the listener's decision too.
+    # Nothing of the second may be on screen while the first is being answered.
+    time.sleep(1.5)
+    try:
+        listener.expect(REQUEST, timeout=0.5)
+        out["secondShownBeforeFirstAnswered"] = True
+    except pexpect.TIMEOUT:
+        out["secondShownBeforeFirstAnswered"] = False
+    listener.sendline("y")
+    listener.expect(rb"Message for them")
+    listener.sendline("")
+    listener.expect(REQUEST)
+    shown.append(listener.match.group(1).decode())
+    listener.expect(rb"\((\d+) s to answer\) \[y/N\]")
+    out["secondTimeLeft"] = int(listener.match.group(1))
+    listener.sendline("n")
+    for name, d in (("b", first), ("c", second)):
+        d.expect(pexpect.EOF)
+        d.close()
+        out[f"exit_{name}"] = d.exitstatus
+    out["shown"] = shown
+    listener.kill(signal.SIGINT)
+    listener.expect(pexpect.EOF)
+    listener.close()
+    out["listenerExit"] = listener.exitstatus
+    print(json.dumps(out))
+    sys.exit(0)
 
 dialer = dial()
 listener.expect(CODE)

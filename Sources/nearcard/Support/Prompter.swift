@@ -56,21 +56,54 @@ final class LineQueue: @unchecked Sendable {
     }
 }
 
-/// Serialises questions to the person at the terminal: one prompt at a time, each with a timeout.
+/// Serialises conversations with the person at the terminal: one at a time (a request's details, its
+/// question and its follow-up question stay together on screen), each question with a timeout.
 actor Prompter {
     private let input = LineQueue()
     private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var waiting: [(id: UUID, turn: CheckedContinuation<Bool, Never>)] = []
 
-    /// Asks and waits for a line; nil on timeout, end of input, or when the calling task is cancelled
-    /// (the request it was for has gone).
+    /// Runs `body` with the terminal to itself: the next conversation starts when this one ends. nil
+    /// when the calling task is cancelled before its turn comes (the request it was for has gone, and
+    /// nothing of it is printed).
+    func conversation<T: Sendable>(_ body: @Sendable (Prompter) async -> T) async -> T? {
+        guard await take() else { return nil }
+        defer { give() }
+        return await body(self)
+    }
+
+    /// One question as a conversation of its own.
     func ask(_ question: String, timeout: TimeInterval) async -> String? {
-        if busy { await withCheckedContinuation { waiting.append($0) } }
-        busy = true
-        defer {
-            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+        await conversation { await $0.read(question, timeout: timeout) } ?? nil
+    }
+
+    private func take() async -> Bool {
+        if Task.isCancelled { return false }
+        if !busy {
+            busy = true
+            return true
         }
-        if Task.isCancelled { return nil }
+        let id = UUID()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (turn: CheckedContinuation<Bool, Never>) in waiting.append((id, turn)) }
+        } onCancel: {
+            Task { await self.withdraw(id) }
+        }
+    }
+
+    private func withdraw(_ id: UUID) {
+        guard let i = waiting.firstIndex(where: { $0.id == id }) else { return }
+        waiting.remove(at: i).turn.resume(returning: false)
+    }
+
+    private func give() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().turn.resume(returning: true) }
+    }
+
+    /// Asks within a conversation and waits for a line; nil on timeout, end of input, or when the
+    /// calling task is cancelled (the request it was for has gone).
+    func read(_ question: String, timeout: TimeInterval) async -> String? {
+        if Task.isCancelled || timeout <= 0 { return nil }
         input.discardPending()
         Console.write(STDOUT_FILENO, question)
         let queue = input
@@ -87,26 +120,39 @@ actor Prompter {
     }
 }
 
-/// Consent from the person at the terminal: who, the SAS, "accept? [y/N]", then an optional message.
+/// Consent from the person at the terminal: who, the SAS, "accept? [y/N]", then an optional message —
+/// one request at a time: a request that arrives while another is on screen waits, unseen, until that one
+/// is answered or has timed out, and is then shown with the time it has left.
 struct TerminalConsent: ConsentProvider {
     let prompter: Prompter
     let message: String?
     let timeout: TimeInterval
 
     func decide(_ request: ConsentRequest) async -> ConsentAnswer {
-        let p = request.peer
-        Console.out("")
-        Console.out("Exchange request from \(p.name ?? "(no name)") at \(request.remoteAddress)")
-        Console.out("  DID          \(p.did)")
-        Console.out("  Fingerprint  \(p.fingerprint)")
-        Console.out("  Check code   \(request.sas)   ← must match the code on the other screen")
-        guard let answer = await prompter.ask("Accept and exchange cards? [y/N] ", timeout: timeout),
-              ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
-            return .decline("declined at the terminal")
+        let deadline = Date().addingTimeInterval(timeout)
+        let message = self.message
+        let answer = await prompter.conversation { terminal -> ConsentAnswer in
+            let left = deadline.timeIntervalSinceNow
+            guard left >= 1 else { return .decline("no answer within \(Int(timeout)) s") }
+            let p = request.peer
+            Console.out("")
+            Console.out("Exchange request from \(p.name ?? "(no name)") at \(request.remoteAddress)")
+            Console.out("  DID          \(p.did)")
+            Console.out("  Fingerprint  \(p.fingerprint)")
+            Console.out("  Check code   \(request.sas)   ← must match the code on the other screen")
+            guard let answer = await terminal.read("Accept and exchange cards? (\(Int(left)) s to answer) [y/N] ", timeout: left),
+                  ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                return .decline("declined at the terminal")
+            }
+            if let message { return ConsentAnswer(accept: true, message: message) }
+            if Task.isCancelled { return .decline("withdrawn") }
+            return await Self.askMessage(terminal, timeout: deadline.timeIntervalSinceNow)
         }
-        if let message { return ConsentAnswer(accept: true, message: message) }
-        if Task.isCancelled { return .decline("withdrawn") }
-        let typed = await prompter.ask("Message for them (optional, up to 140 characters, Enter for none): ", timeout: timeout)
+        return answer ?? .decline("withdrawn")
+    }
+
+    static func askMessage(_ terminal: Prompter, timeout: TimeInterval) async -> ConsentAnswer {
+        let typed = await terminal.read("Message for them (optional, up to 140 characters, Enter for none): ", timeout: timeout)
         let text = typed?.trimmingCharacters(in: .whitespaces) ?? ""
         if let problem = text.isEmpty ? nil : ProximityPayload.messageProblem(text) {
             Console.out("(\(problem); sending no message)")
