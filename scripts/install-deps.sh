@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Nearcard builds and tests with, and only those
 # that are missing (apt-get runs only when something is absent).
-# Usage: scripts/install-deps.sh [--with-python]
-#   --with-python  also create .venv with the Python peers the tests use.
+# Usage: scripts/install-deps.sh [--with-python] [--with-packaging]
+#   --with-python     also create .venv with the Python peers the tests use.
+#   --with-packaging  also lintian, which checks the Debian package (make deb).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +21,10 @@ packages=(
   openssl qrencode zbar-tools sqlite3
   python3-venv
 )
+
+for arg in "$@"; do
+  [ "$arg" = "--with-packaging" ] && packages+=(lintian)
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -44,6 +49,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$created_policy" = 1 ] && rm -f "$policy"
 fi
 
-if [ "${1:-}" = "--with-python" ]; then
-  scripts/setup-python.sh
-fi
+for arg in "$@"; do
+  [ "$arg" = "--with-python" ] && scripts/setup-python.sh
+done
+exit 0

@@ -30,7 +30,7 @@ enum Main {
         signal(SIGPIPE, SIG_IGN)
         EventLoops.sizeToAllowedCPUs()
         do {
-            var command = try Nearcard.parseAsRoot()
+            var command = try Nearcard.parseAsRoot(globalOptionsMoved(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -52,6 +52,29 @@ enum Main {
         } catch {
             Nearcard.exit(withError: error)
         }
+    }
+
+    /// `nearcard --home DIR --verbose contacts …` as well as `nearcard contacts … --home DIR`: the options
+    /// every command takes may come before the subcommand too; they are moved to where the command reads
+    /// them (the end, or before a `--` that ends the options).
+    static func globalOptionsMoved(_ arguments: [String]) -> [String] {
+        var rest = arguments[...]
+        var global: [String] = []
+        while let first = rest.first {
+            if first == "--verbose" || first.hasPrefix("--home=") {
+                global.append(first)
+                rest = rest.dropFirst()
+            } else if first == "--home", rest.count >= 2 {
+                global += rest.prefix(2)
+                rest = rest.dropFirst(2)
+            } else {
+                break
+            }
+        }
+        guard !global.isEmpty else { return arguments }
+        var out = Array(rest)
+        out.insert(contentsOf: global, at: out.firstIndex(of: "--") ?? out.endIndex)
+        return out
     }
 
     /// ArgumentParser's own errors (help, version, usage) print their own text.

@@ -1,0 +1,55 @@
+import Foundation
+import NearcardTestSupport
+import Testing
+
+/// `make install` / `make deb` lay nearcard out as Linux tools are: a stripped binary, a man page per
+/// command, completions where bash, zsh and fish look, the docs and the example units
+/// (scripts/install.sh, run here on the test build into a scratch root).
+@Suite struct InstallTests {
+    @Test func installsTheBinaryManPagesCompletionsAndDocs() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-install-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let generator = CLI.builtExecutable.deletingLastPathComponent().appendingPathComponent("generate-manual").path
+        try #require(FileManager.default.isExecutableFile(atPath: generator), "build it first: swift build --product generate-manual (make test does)")
+        let script = CLI.packageRoot.appendingPathComponent("scripts/install.sh").path
+        let r = try CLI.run(executable: "/usr/bin/env", ["GENERATE_MANUAL=\(generator)", script, CLI.builtExecutable.path, root, "/usr"])
+        try #require(r.code == 0, "\(r.stderr)")
+        let usr = root + "/usr"
+        let binary = usr + "/bin/nearcard"
+        #expect(FileManager.default.isExecutableFile(atPath: binary))
+        let sections = try CLI.run(executable: "/usr/bin/readelf", ["-S", "-W", binary]).stdout
+        #expect(!sections.contains(".symtab") && !sections.contains(".debug_info"), "stripped")
+        #expect(try CLI.run(executable: binary, ["--version"]).code == 0, "the stripped binary still runs")
+
+        // A man page per command and subcommand, each one a page man renders.
+        let pages = try FileManager.default.contentsOfDirectory(atPath: usr + "/share/man/man1")
+        for page in ["nearcard.1.gz", "nearcard.exchange.1.gz", "nearcard.listen.1.gz", "nearcard.contacts.delete.1.gz", "nearcard.qr.make.1.gz"] {
+            #expect(pages.contains(page), "\(page) among \(pages.count) pages")
+        }
+        let rendered = try CLI.run(executable: "/usr/bin/env", ["MANWIDTH=100", "man", "-l", usr + "/share/man/man1/nearcard.exchange.1.gz"])
+        #expect(rendered.code == 0 && rendered.stdout.contains("--yes") && rendered.stdout.contains("--timeout"), "\(rendered.stderr)")
+
+        // Completions in the places bash-completion, zsh and fish read.
+        let bash = usr + "/share/bash-completion/completions/nearcard"
+        #expect(try CLI.run(executable: "/bin/bash", ["-n", bash]).code == 0, "the bash completion parses")
+        #expect(try String(contentsOfFile: bash, encoding: .utf8).contains("exchange"))
+        #expect(try String(contentsOfFile: usr + "/share/zsh/vendor-completions/_nearcard", encoding: .utf8).hasPrefix("#compdef nearcard"))
+        #expect(try String(contentsOfFile: usr + "/share/fish/vendor_completions.d/nearcard.fish", encoding: .utf8).contains("complete -c 'nearcard'"))
+
+        // The docs and the example bot.
+        let docs = try FileManager.default.contentsOfDirectory(atPath: usr + "/share/doc/nearcard")
+        #expect(Set(["README.md", "PROTOCOL.md", "SECURITY.md", "examples"]).isSubset(of: Set(docs)), "\(docs)")
+        #expect(FileManager.default.fileExists(atPath: usr + "/share/doc/nearcard/examples/nearcard-bot.service"))
+    }
+
+    /// The options every command takes may come before the subcommand too.
+    @Test func globalOptionsBeforeTheSubcommand() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        let id = try CLI.run(executable: CLI.executable.path, ["--home", cli.home.path, "id", "--json"])
+        #expect(id.code == 0 && id.json["name"] == "Ada", "\(id.stderr)")
+        let verbose = try CLI.run(executable: CLI.executable.path, ["--verbose", "--home=" + cli.home.path, "contacts", "show", "nobody"])
+        #expect(verbose.code == 6 && verbose.stderr.contains("exit 6"), "--verbose before the subcommand adds the detail: \(verbose.stderr)")
+    }
+}
