@@ -33,6 +33,6 @@ enum SessionPipeline {
 
     private static func addFraming(_ ops: ChannelPipeline.SynchronousOperations, limits: NodeLimits) throws {
         try ops.addHandler(ByteToMessageHandler(FrameDecoder(maximumBufferedBytes: limits.maximumBufferedBytes)))
-        try ops.addHandler(MessageToByteHandler(FrameEncoder()))
+        try ops.addHandler(FrameEncoder())
     }
 }
