@@ -71,7 +71,7 @@ let package = Package(
         ]),
 
         // Helpers for the tests that drive the real executable and the real daemons.
-        .target(name: "NearcardTestSupport", dependencies: ["NearcardCrypto"], path: "Tests/Support"),
+        .target(name: "NearcardTestSupport", dependencies: ["NearcardCrypto", "NearcardSimulation"], path: "Tests/Support"),
 
         .testTarget(name: "NearcardCryptoTests", dependencies: ["NearcardCrypto"]),
         .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel"]),
@@ -85,7 +85,7 @@ let package = Package(
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
-        .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardTestSupport"]),
+        .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
         .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A throw-away "laptop" for tests and the demo: a network namespace with its own D-Bus system bus and
+# A throw-away "laptop" for the demo (scripts/demo.sh; the tests, `simulate` and the benchmarks use the
+# same set-up in Swift, NearcardSimulation's NetLab): a network namespace with its own D-Bus system bus and
 # avahi-daemon. Nothing here touches the machine's real interfaces: avahi is restricted
 # (allow-interfaces) to the namespace's own lo or to veth interfaces named on the command line.
 #

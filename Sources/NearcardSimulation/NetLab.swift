@@ -18,6 +18,8 @@ public final class NetLab: @unchecked Sendable {
         public var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(directory)/system_bus_socket"] }
         /// The command prefix that runs a program inside it.
         public var prefix: [String] { [NetLab.tool("ip"), "netns", "exec", name] }
+        /// The prefix that runs a program inside it with its avahi-daemon reachable.
+        public var execPrefix: [String] { prefix + ["/usr/bin/env"] + environment.map { "\($0)=\($1)" } }
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -66,6 +68,29 @@ public final class NetLab: @unchecked Sendable {
         try run(["ip", "-n", name, "link", "set", "lo", "up"])
         try startDaemons([space])
         return space
+    }
+
+    /// Two namespaces joined by a veth pair, as two laptops on one cable: interfaces `nc-NAME`, addresses
+    /// 10.77.0.1 and 10.77.0.2/24 (and IPv6 link-local ones, once duplicate-address detection is done),
+    /// each namespace with its own avahi-daemon on its end of the pair. Names stay under 12 characters
+    /// (an interface name holds 15).
+    public func pairedSpaces() throws -> (Space, Space) {
+        let names = ["\(tag)a", "\(tag)b"]
+        var made: [Space] = []
+        for (i, name) in names.enumerated() {
+            try run(["ip", "netns", "add", name])
+            let space = Space(name: name, directory: "\(root)/\(name)", interface: "nc-\(name)", ipv4: "10.77.0.\(i + 1)")
+            record(space)
+            try run(["ip", "-n", name, "link", "set", "lo", "up"])
+            made.append(space)
+        }
+        try run(["ip", "link", "add", made[0].interface, "netns", made[0].name, "type", "veth", "peer", "name", made[1].interface, "netns", made[1].name])
+        for space in made {
+            try run(["ip", "-n", space.name, "addr", "add", "\(space.ipv4!)/24", "dev", space.interface])
+            try run(["ip", "-n", space.name, "link", "set", space.interface, "up"])
+        }
+        try startDaemons(made)
+        return (made[0], made[1])
     }
 
     /// `count` namespaces joined by a bridge (in a hub namespace of its own), each with an address

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Drives two interactive nearcard processes through pseudo-terminals, as two people would.
 
-  interactive_exchange.py LAB NS NEARCARD HOME_A HOME_B MODE [HOME_C]
+  interactive_exchange.py WRAP NEARCARD HOME_A HOME_B MODE [HOME_C]
 
 The listener (HOME_A, `listen --accept ask`) and the dialer (HOME_B, `exchange 127.0.0.1:PORT`) both
-run inside lab namespace NS. MODE:
+run under WRAP, one shell-style string (e.g. "ip netns exec NS env DBUS_SYSTEM_BUS_ADDRESS=…": inside
+a lab's namespace). MODE:
   accept   both read the check code and answer y (with a message each)
   decline  the listener answers n after reading the code
   vanish   the dialer is killed (SIGKILL) while the listener's prompt is open; then a second dialer
@@ -15,19 +16,21 @@ Prints one JSON object with what each side showed and how the dialer exited.
 """
 import json
 import re
+import shlex
 import signal
 import sys
 import time
 
 import pexpect
 
-lab, ns, nearcard, home_a, home_b, mode = sys.argv[1:7]
-home_c = sys.argv[7] if len(sys.argv) > 7 else None
+wrap, nearcard, home_a, home_b, mode = sys.argv[1:6]
+home_c = sys.argv[6] if len(sys.argv) > 6 else None
+WRAP = shlex.split(wrap)
 CODE = re.compile(rb"Check code\s+(\d{3} \d{3})")
 
 
 def spawn(*args):
-    return pexpect.spawn(lab, ["exec", ns, nearcard, *args], timeout=30, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TERM": "dumb"})
+    return pexpect.spawn(WRAP[0], [*WRAP[1:], nearcard, *args], timeout=30, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TERM": "dumb"})
 
 
 out = {}
@@ -108,7 +111,7 @@ elif mode == "decline":
     out["dialerOutput"] = dialer.before.decode(errors="replace")
 elif mode == "vanish":
     listener.expect(rb"\[y/N\]")
-    # The dialer's process group (lab.sh → ip netns exec → nearcard) dies at once.
+    # The dialer's process group (ip netns exec → env → nearcard) dies at once.
     dialer.kill(signal.SIGKILL)
     dialer.close(force=True)
     listener.expect(rb"(ended by them|failed): ([^\r\n]*)")

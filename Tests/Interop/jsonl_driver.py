@@ -7,7 +7,7 @@ usage: jsonl_driver.py --nearcard PATH --bot-home DIR --visitor-home DIR --polic
 
 --transcript writes every line both nodes printed (stdout and stderr) to FILE, for the caller to check.
 
---wrap runs each node under a prefix (e.g. `scripts/lab.sh exec NS`). Prints a JSON summary and exits
+--wrap runs each node under a prefix (e.g. a lab namespace's `ip netns exec NS env DBUS_SYSTEM_BUS_ADDRESS=…`). Prints a JSON summary and exits
 0 when every check passed, 1 otherwise (the failed check on stderr).
 """
 import argparse

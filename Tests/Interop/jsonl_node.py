@@ -7,7 +7,7 @@ import time
 
 
 class JsonlNode:
-    """Starts `argv` (under `wrap`, e.g. `scripts/lab.sh exec NS`), reads its events on a thread and
+    """Starts `argv` (under `wrap`, e.g. a lab namespace's `ip netns exec NS env DBUS_SYSTEM_BUS_ADDRESS=…`), reads its events on a thread and
     sends it commands. `fail(why)` is called when a wait cannot be satisfied."""
 
     def __init__(self, name, argv, fail, wrap=()):

@@ -1,4 +1,5 @@
 import Foundation
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Glibc
     /// Starts `listen --jsonl --no-discovery` through `taskset -c cpus` and counts its event-loop threads.
     func eventLoops(cpus: String, env: [String] = [], cli: CLI) throws -> Int {
         let log = cli.home.appendingPathComponent("listen-\(cpus)-\(env.count).log")
-        let node = try Spawned("/usr/bin/env", env + ["/usr/bin/taskset", "-c", cpus, CLI.executable.path, "listen", "--jsonl", "--no-discovery",
+        let node = try ChildProcess("/usr/bin/env", env + ["/usr/bin/taskset", "-c", cpus, CLI.executable.path, "listen", "--jsonl", "--no-discovery",
                                                       "--port", "0", "--home", cli.home.path], log: log)
         defer {
             node.kill(SIGINT)

@@ -22,7 +22,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: transcript) }
         let r = try CLI.run(executable: CLI.python, [script, "--nearcard", CLI.executable.path, "--bot-home", bot.home.path,
                                                      "--visitor-home", visitor.home.path, "--policy", policy, "--transcript", transcript.path,
-                                                     "--wrap", CLI.packageRoot.appendingPathComponent("scripts/lab.sh").path, "exec", lab.name])
+                                                     "--wrap"] + lab.execPrefix)
         #expect(r.code == 0, "\(r.stderr)")
         let summary = r.json
         #expect(summary["ok"] == true)

@@ -12,7 +12,7 @@ import Testing
         let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace"), lin = try TestPerson(name: "Lin")
         defer { for p in [ada, grace, lin] { p.cli.cleanUp() } }
         let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/interactive_exchange.py").path
-        let r = try CLI.run(executable: CLI.python, [script, CLI.packageRoot.appendingPathComponent("scripts/lab.sh").path, lab.name,
+        let r = try CLI.run(executable: CLI.python, [script, lab.execPrefix.joined(separator: " "),
                                                       CLI.executable.path, ada.home.path, grace.home.path, "queue", lin.home.path])
         #expect(r.code == 0, "driver failed: \(r.stderr)")
         let out = r.json

@@ -1,6 +1,7 @@
 import Foundation
 import NearcardCrypto
 import NearcardStore
+import NearcardSimulation
 import NearcardTestSupport
 import Synchronization
 import Testing
@@ -15,7 +16,7 @@ import Testing
         let home: URL
         let port: Int
         private let lock = NSLock()
-        private var process: Spawned
+        private var process: ChildProcess
         private var killCount = 0
         var kills: Int { lock.withLock { killCount } }
 

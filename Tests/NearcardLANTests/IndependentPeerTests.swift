@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
     let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/python_peer.py").path
 
     /// The node in a network namespace of its own; the Python peer is run in it too (`lab.run`).
-    func startNode(_ person: TestPerson) throws -> (Lab, Spawned, Int, URL) {
+    func startNode(_ person: TestPerson) throws -> (Lab, ChildProcess, Int, URL) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString).log")
         let lab = try Lab("ip")
         let (node, port) = try lab.listen(home: person.home, ["--no-discovery", "--accept", "all", "--message", "hello python"], log: log)

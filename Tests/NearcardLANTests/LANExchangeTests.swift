@@ -175,7 +175,7 @@ import Testing
         let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
         defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
         let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/interactive_exchange.py").path
-        let r = try CLI.run(executable: CLI.python, [script, CLI.packageRoot.appendingPathComponent("scripts/lab.sh").path, lab.name,
+        let r = try CLI.run(executable: CLI.python, [script, lab.execPrefix.joined(separator: " "),
                                                       CLI.executable.path, ada.home.path, grace.home.path, mode])
         #expect(r.code == 0, "driver failed: \(r.stderr)")
         var out = r.json.objectValue ?? [:]

@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
     func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
 
     /// Ada and Grace after an exchange in `lab` (Grace listening on `port`).
-    func exchanged(in lab: Lab, graceArgs: [String] = []) throws -> (TestPerson, TestPerson, Spawned, Int) {
+    func exchanged(in lab: Lab, graceArgs: [String] = []) throws -> (TestPerson, TestPerson, ChildProcess, Int) {
         let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
         let (listener, port) = try lab.listen(home: grace.home, ["--accept", "all"] + graceArgs, log: log("grace"))
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: ada.home)

@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
 #if canImport(Glibc)
@@ -53,7 +54,7 @@ import Glibc
     @Test func ctrlCCleansUpEverything() throws {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-sim-int-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: log) }
-        let run = try Spawned(CLI.builtExecutable.path, ["simulate", "--peers", "6", "--netns", "--rounds", "500"], log: log)
+        let run = try ChildProcess(CLI.builtExecutable.path, ["simulate", "--peers", "6", "--netns", "--rounds", "500"], log: log)
         var exchanging = false
         for _ in 0..<300 where !exchanging {
             exchanging = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("Exchanging:")

@@ -1,4 +1,5 @@
 import Foundation
+import NearcardSimulation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +26,7 @@ public enum TestAccount {
     /// Creates the account unless it exists (a concurrent creator is fine: the account then exists).
     static func ensure(_ user: String) throws -> (uid: uid_t, gid: gid_t, home: String) {
         if let found = ids(user) { return found }
-        let r = try Subprocess.run("/usr/sbin/useradd", ["--create-home", "--user-group", "--shell", "/bin/sh",
+        let r = try ChildProcess.capture(["/usr/sbin/useradd"] + ["--create-home", "--user-group", "--shell", "/bin/sh",
                                                           "--comment", "Nearcard tests (unprivileged)", user],
                                    environment: ProcessInfo.processInfo.environment)
         guard let found = ids(user) else {
@@ -46,7 +47,7 @@ public enum TestAccount {
             try? FileManager.default.removeItem(atPath: dir)
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             var target = binary
-            let probe = try Subprocess.run("/usr/bin/setpriv", dropArguments(account) + ["/usr/bin/test", "-x", binary],
+            let probe = try ChildProcess.capture(["/usr/bin/setpriv"] + dropArguments(account) + ["/usr/bin/test", "-x", binary],
                                            environment: ProcessInfo.processInfo.environment)
             if probe.code != 0 {
                 target = dir + "/nearcard.bin"
@@ -79,7 +80,7 @@ public enum TestAccount {
     /// Runs `program` as `user` (root only): to check what another account can and cannot do.
     public static func run(as user: String, _ program: String, _ args: [String]) throws -> CLI.Result {
         guard let account = ids(user) else { throw LabError("no account \(user)") }
-        let o = try Subprocess.run("/usr/bin/setpriv", dropArguments(account) + [program] + args,
+        let o = try ChildProcess.capture(["/usr/bin/setpriv"] + dropArguments(account) + [program] + args,
                                    environment: ProcessInfo.processInfo.environment)
         return CLI.Result(code: o.code, stdout: String(decoding: o.stdout, as: UTF8.self), stderr: String(decoding: o.stderr, as: UTF8.self))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 
 /// Runs the real `nearcard` executable (built next to the test bundle) in a throw-away home.
 public struct CLI: Sendable {
@@ -64,7 +65,7 @@ public struct CLI: Sendable {
         environment.removeValue(forKey: "NEARCARD_PASSPHRASE_FILE")
         for (k, v) in env { environment[k] = v }
         SecretWatch.shared.learn(arguments: args, environment: env)
-        let o = try Subprocess.run(executable, args, environment: environment, stdin: stdin.map { Array($0.utf8) })
+        let o = try ChildProcess.capture([executable] + args, environment: environment, stdin: stdin.map { Array($0.utf8) })
         let result = Result(code: o.code, stdout: String(decoding: o.stdout, as: UTF8.self), stderr: String(decoding: o.stderr, as: UTF8.self))
         // A command that made or unsealed keys: learn them now, then look for every known secret in what it printed.
         SecretWatch.shared.learn(arguments: args, environment: env)

@@ -1,16 +1,39 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A throw-away "laptop" for integration tests: a network namespace with its own D-Bus and
-/// avahi-daemon (scripts/lab.sh), removed by name when the test ends.
+/// avahi-daemon (NearcardSimulation's NetLab, the lab `simulate` and the benchmarks use), removed with
+/// everything started in it when the test lets go of it.
 public final class Lab: @unchecked Sendable {
-    public let name: String
-    private static let script = CLI.packageRoot.appendingPathComponent("scripts/lab.sh").path
+    /// The namespaces a lab (or a pair of labs) lives in: torn down, directory and all, with the last lab.
+    final class Net: @unchecked Sendable {
+        let lab: NetLab
+        let root: String
+        init(_ tag: String) throws {
+            let unique = Lab.uniqueName(tag)
+            root = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-lab-\(unique)").path
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            lab = NetLab(tag: unique, root: root)
+        }
+        deinit {
+            lab.tearDown()
+            try? FileManager.default.removeItem(atPath: root)
+        }
+    }
+
+    private let net: Net
+    public let space: NetLab.Space
+    public var name: String { space.name }
+    private let lock = NSLock()
+    private var processes: [ChildProcess] = []
     private static let counter = NSLock()
     nonisolated(unsafe) private static var next = 0
-    private var processes: [Spawned] = []
 
-    /// A unique, short namespace name (veth names derive from it and must stay under 16 characters).
+    /// A unique, short tag (interface names derive from it and must stay under 16 characters).
     public static func uniqueName(_ tag: String) -> String {
         let n = counter.withLock { () -> Int in
             next += 1
@@ -19,38 +42,33 @@ public final class Lab: @unchecked Sendable {
         return "n\(tag.prefix(2))\(getpid() % 100000)\(n)"
     }
 
-    /// Creates the namespace; avahi is restricted to `interfaces` (default: its loopback).
-    public init(_ tag: String, interfaces: [String] = []) throws {
-        name = Lab.uniqueName(tag)
-        let r = try CLI.run(executable: Lab.script, ["up", name] + interfaces)
-        guard r.code == 0 else { throw LabError("lab.sh up \(name) failed: \(r.stderr)") }
+    private init(net: Net, space: NetLab.Space) {
+        self.net = net
+        self.space = space
     }
 
-    /// Joins two labs with a veth pair: 10.77.0.1 (`a`, interface nc-A) and 10.77.0.2 (`b`).
-    public static func link(_ a: Lab, _ b: Lab) throws {
-        let r = try CLI.run(executable: script, ["link", a.name, b.name])
-        guard r.code == 0 else { throw LabError("lab.sh link failed: \(r.stderr)") }
+    /// One namespace whose avahi-daemon serves its loopback.
+    public convenience init(_ tag: String) throws {
+        let net = try Net(tag)
+        self.init(net: net, space: try net.lab.loopbackSpace())
     }
 
-    /// Two namespaces joined by a veth pair, each with its own avahi-daemon on its end of the pair.
+    /// Two namespaces joined by a veth pair (interfaces `nc-NAME`, 10.77.0.1 and 10.77.0.2), each with its
+    /// own avahi-daemon on its end of the pair: two laptops on one cable.
     public static func pair() throws -> (Lab, Lab) {
-        let an = uniqueName("a"), bn = uniqueName("b")
-        let a = try Lab(named: an, interfaces: ["nc-\(an)"])
-        let b = try Lab(named: bn, interfaces: ["nc-\(bn)"])
-        try link(a, b)
-        return (a, b)
+        let net = try Net("p")
+        let (a, b) = try net.lab.pairedSpaces()
+        return (Lab(net: net, space: a), Lab(net: net, space: b))
     }
 
-    private init(named: String, interfaces: [String]) throws {
-        name = named
-        let r = try CLI.run(executable: Lab.script, ["up", name] + interfaces)
-        guard r.code == 0 else { throw LabError("lab.sh up \(name) failed: \(r.stderr)") }
-    }
+    /// The command prefix that runs a program inside the namespace with its avahi-daemon reachable
+    /// (for the Python drivers' --wrap).
+    public var execPrefix: [String] { space.execPrefix }
 
     /// Runs a command inside the namespace and waits for it.
     @discardableResult
     public func run(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> CLI.Result {
-        try CLI.run(executable: Lab.script, ["exec", name, "env"] + env.map { "\($0)=\($1)" } + args, stdin: stdin)
+        try CLI.run(executable: execPrefix[0], Array(execPrefix.dropFirst()) + env.map { "\($0)=\($1)" } + args, stdin: stdin)
     }
 
     /// Runs `nearcard` inside the namespace with `home`.
@@ -61,14 +79,14 @@ public final class Lab: @unchecked Sendable {
 
     /// Starts a long-running command inside the namespace; its output goes to `log`. It is killed
     /// when the lab goes.
-    public func spawn(_ args: [String], log: URL) throws -> Spawned {
-        let s = try Spawned(Lab.script, ["exec", name] + args, log: log)
-        processes.append(s)
-        return s
+    public func spawn(_ args: [String], log: URL) throws -> ChildProcess {
+        let child = try ChildProcess(execPrefix[0], Array(execPrefix.dropFirst()) + args, log: log)
+        lock.withLock { processes.append(child) }
+        return child
     }
 
     /// Starts `nearcard listen` for `home` and waits until it is listening and published; returns its port.
-    public func listen(home: URL, _ args: [String] = [], log: URL) throws -> (Spawned, Int) {
+    public func listen(home: URL, _ args: [String] = [], log: URL) throws -> (ChildProcess, Int) {
         let p = try spawn([CLI.executable.path, "listen", "--home", home.path, "--port", "0"] + args, log: log)
         let deadline = Date().addingTimeInterval(15)
         var port: Int?
@@ -84,19 +102,31 @@ public final class Lab: @unchecked Sendable {
         throw LabError("listen did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
     }
 
-    /// The namespace's IPv4 address on its veth end, when linked.
-    public var vethIPv4: String { name.hasPrefix("na") ? "10.77.0.1" : "10.77.0.2" }
+    /// The namespace's IPv4 address on its veth end (a pair's), or 127.0.0.1.
+    public var vethIPv4: String { space.ipv4 ?? "127.0.0.1" }
 
     deinit {
-        for p in processes { p.kill(SIGKILL) }
+        let running = lock.withLock { processes }
+        for p in running { p.kill(SIGKILL) }
         // What the nodes logged holds none of the secrets the tests know of.
-        for p in processes {
-            if let text = try? String(contentsOf: p.log, encoding: .utf8) {
-                SecretWatch.shared.check(text, what: "the log \(p.log.lastPathComponent)")
+        for p in running {
+            if let text = try? String(contentsOfFile: p.log, encoding: .utf8) {
+                SecretWatch.shared.check(text, what: "the log \(URL(fileURLWithPath: p.log).lastPathComponent)")
             }
         }
-        _ = try? CLI.run(executable: Lab.script, ["down", name])
+        // The namespaces go with the last lab that shares them (a pair's two): Net's deinit.
     }
+}
+
+extension ChildProcess {
+    /// A long-running command with its output (stdout and stderr) to `log`.
+    public convenience init(_ path: String, _ args: [String], log: URL) throws {
+        SecretWatch.shared.learn(arguments: args, environment: [:])
+        try self.init([path] + args, log: log.path, pipes: false)
+    }
+
+    /// Sends it a signal if it still runs.
+    public func kill(_ signal: Int32 = SIGTERM) { self.signal(signal) }
 }
 
 public struct LabError: Error, CustomStringConvertible {
