@@ -84,7 +84,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
-        .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore"]),
+        .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore", "NearcardSimulation"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
         .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
     ],

@@ -1,6 +1,7 @@
 import Foundation
 import NearcardCrypto
 import NearcardModel
+import NearcardSimulation
 import NearcardStore
 import Testing
 
@@ -136,12 +137,8 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         let (db, dir) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = db.path
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = [path, "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')"]
-        try sqlite.run()
-        sqlite.waitUntilExit()
-        #expect(sqlite.terminationStatus == 0)
+        let sqlite = try ChildProcess.capture(["/usr/bin/sqlite3", path, "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')"])
+        #expect(sqlite.code == 0)
         #expect { try NearcardDatabase(path: path) } throws: { ($0 as? StoreError)?.message.contains("newer Nearcard") == true }
     }
 
@@ -149,19 +146,10 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
     @Test func lockedDatabaseIsAClearError() throws {
         let (db, dir) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        holder.arguments = [db.path]
-        let input = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = Pipe()
-        try holder.run()
-        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE; INSERT INTO setting VALUES ('x','y'); SELECT 'locked';\n".utf8))
-        defer {
-            // End of input: sqlite3 rolls back and exits.
-            try? input.fileHandleForWriting.close()
-            holder.waitUntilExit()
-        }
+        let holder = try ChildProcess(["/usr/bin/sqlite3", db.path], log: dir + "/sqlite3.log", pipes: true)
+        #expect(holder.send(line: "BEGIN IMMEDIATE; INSERT INTO setting VALUES ('x','y'); SELECT 'locked';"))
+        // Stopped: sqlite3 exits and its transaction is rolled back.
+        defer { holder.stop(after: 5) }
         usleep(300_000)
         // Opening checks migrations with a write, so the error may come from opening or from saving.
         #expect {

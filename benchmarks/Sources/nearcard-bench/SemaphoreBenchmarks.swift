@@ -1,6 +1,7 @@
 import Foundation
 import NearcardCrypto
 import NearcardSemaphore
+import NearcardSimulation
 
 /// Issue 9: Semaphore v4 (Groth16/BN254) verification of the real depth-10 proof, beside arkworks
 /// (groth16py) and py_ecc (pure Python) verifying the same proof in the same run.
@@ -27,15 +28,8 @@ func semaphoreBenchmarks(root: URL) throws -> String {
     // The references, between our two halves.
     let python = root.appendingPathComponent("benchmarks/.venv/bin/python3").path
     let script = root.appendingPathComponent("benchmarks/reference/semaphore_verify.py").path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [script, vector.path, "--arkworks-rounds", "31", "--py-ecc-rounds", "5"]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0, let reference = try? JSONParser.parse(Array(output)) else {
+    let run = try ChildProcess.capture([python, script, vector.path, "--arkworks-rounds", "31", "--py-ecc-rounds", "5"], timeout: 600)
+    guard run.code == 0, let reference = try? JSONParser.parse(run.stdout) else {
         throw BenchError("the reference verifiers failed (run scripts/setup-bench-python.sh)")
     }
     for _ in 0..<15 { ours.append(verifyOnce()); parse.append(parseOnce()) }
