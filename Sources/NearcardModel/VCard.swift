@@ -10,6 +10,11 @@ public enum VCard {
     public struct Entry: Sendable, Equatable {
         public var card: Card
         public var notes: String?
+
+        public init(card: Card, notes: String? = nil) {
+            self.card = card
+            self.notes = notes
+        }
     }
 
     /// Parses every vCard in `text`.

@@ -66,7 +66,9 @@ public final class NodeRuntime: Sendable {
     /// Binds, publishes and starts browsing. Discovery failing (no avahi-daemon, no D-Bus) is not
     /// fatal: it is reported as `.discoveryUnavailable` and the node serves by address.
     /// `discovery`: how peers are found and this node announced; by default avahi-daemon (DNS-SD).
+    /// A home that cannot be written is refused before the node takes any connection.
     public static func start(context: NodeContext, options: Options, discovery chosen: (any Discovery)? = nil) async throws -> NodeRuntime {
+        try checkWritable(context)
         let listener = try await Listener.start(context: context, port: options.port)
         let events = context.events
         var discovery: (any Discovery)?
@@ -228,8 +230,21 @@ public final class NodeRuntime: Sendable {
     }
 
     /// Runs one exchange with a peer already found (`target(for:)`).
+    /// Refused before anything is sent when this node's home cannot be written (read-only, full), so the
+    /// peer never holds a contact this side could not keep.
     public func exchange(with target: DialTarget, consent: ConsentProvider) async throws(NodeError) -> SessionResult {
-        try await Dialer.exchange(with: target, context: context, consent: consent)
+        try Self.checkWritable(context)
+        return try await Dialer.exchange(with: target, context: context, consent: consent)
+    }
+
+    /// Whether this node can store what an exchange brings (a writable home with room), checked by
+    /// `exchange` itself; faces call it first to say so before looking for the peer.
+    public func checkCanStore() throws(NodeError) { try Self.checkWritable(context) }
+
+    static func checkWritable(_ context: NodeContext) throws(NodeError) {
+        do { try context.database.checkWritable() } catch {
+            throw NodeError(.storage, "cannot store a contact: \(error.message); nothing was sent", causes: ["\(error)"])
+        }
     }
 
     /// The peers on the LAN: those seen so far by a listening node, or those a one-shot browse sees

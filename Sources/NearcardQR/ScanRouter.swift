@@ -56,6 +56,8 @@ public enum ScanOutcome: Sendable {
 /// `openid-credential-offer://`, `openid://`; a three-part JWT; a VP JSON; deep links; envelope JSON
 /// (plain or `sce1:`); a legacy base64 blob. Everything else is an error that says what it is not.
 public struct ScanRouter: Sendable {
+    /// Why a valid signature alone leaves a code unverified (the same words for every format).
+    static let unknownSigner = ": signature valid, signer unknown (verified once you meet them in person, or after `nearcard trust add DID`)"
     public static let maximumTextLength = Chunks.maximumTotal
     private var assembler = Chunks.Assembler()
 
@@ -186,12 +188,18 @@ public struct ScanRouter: Sendable {
         guard missing.isEmpty else {
             return failed("the code claims \(missing.map(\.rawValue).sorted().joined(separator: ", ")) but the proof does not disclose it", card: card)
         }
-        var status = VerificationStatus.verified
+        // One rule for every signed code (docs/QR.md "Verified"): the signature checks, and the signer is
+        // someone you trust — met in person, a trust anchor, or a proven member of a group you trust.
+        let signerTrusted = context.isTrustedIssuer(iss)
+        var status = signerTrusted ? VerificationStatus.verified : .unverified
         var memberOf: String?, verdictText: String?
         var reason = "selective-disclosure proof checks: \(disclosed.fields.count) fields disclosed, \(disclosed.hiddenCount) hidden, signed by \(iss)"
+            + (signerTrusted ? ", whom you trust" : ScanRouter.unknownSigner)
         if let group = proof["issuerProof"]?.stringValue {
             if let trustedGroup = context.trustedGroup {
                 let verdict = SemaphoreBinding.check(group, holderDID: iss, trusted: trustedGroup)
+                // A group proof decides as it does for an exchange (PROTOCOL.md §18): a trusted group
+                // vouches for an unknown signer, an untrusted one leaves the code unverified.
                 status = verdict.contactStatus
                 memberOf = verdict.group
                 verdictText = verdict.description
@@ -248,7 +256,7 @@ public struct ScanRouter: Sendable {
                 reason = "signed by \(key.did), a trusted issuer"
             } else {
                 status = .unverified
-                reason = "the signature checks, but \(key.did) is not a trusted issuer (meet them in person, or `nearcard trust add`)"
+                reason = "the signature checks, signed by \(key.did)" + ScanRouter.unknownSigner
             }
         case .invalid(.expired(let e, _)):
             throw QRError(.expired, "this credential expired on \(ISO8601.string(Date(timeIntervalSince1970: e))); nothing was stored")

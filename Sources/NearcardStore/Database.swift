@@ -278,32 +278,32 @@ public final class NearcardDatabase: Sendable {
         try read { db in try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE did = ?", arguments: [did]).map(Self.contact) }
     }
 
-    /// Finds one contact by id, unique id prefix (4+ characters), DID, or name (exact, else a unique
-    /// case-insensitive part of it).
+    /// Finds one contact by an exact reference: its id, or at least its first 4 characters (any case);
+    /// its DID; or its whole name (ignoring case). Never by a part of a name: a reference that could
+    /// name someone else by accident is refused, and one that names several lists them.
     public func findContact(_ query: String) throws(StoreError) -> Contact {
         let all = try contacts()
         let q = query.trimmingCharacters(in: .whitespaces)
+        guard !q.isEmpty else { throw StoreError(.notFound, "an empty name names no contact; list them with: nearcard contacts") }
         if let exact = all.first(where: { $0.id.caseInsensitiveCompare(q) == .orderedSame || $0.didPublicKey == q }) { return exact }
         var matches: [Contact] = []
         if q.count >= 4 { matches = all.filter { $0.id.uppercased().hasPrefix(q.uppercased()) } }
         if matches.isEmpty { matches = all.filter { $0.name.caseInsensitiveCompare(q) == .orderedSame } }
-        if matches.isEmpty, !q.isEmpty { matches = all.filter { $0.name.range(of: q, options: [.caseInsensitive, .diacriticInsensitive]) != nil } }
         switch matches.count {
         case 1: return matches[0]
-        case 0: throw StoreError(.notFound, "no contact matches \"\(q)\"; list them with: nearcard contacts")
+        case 0:
+            var hint = "list them with: nearcard contacts"
+            if !q.isEmpty, all.contains(where: { $0.name.range(of: q, options: [.caseInsensitive, .diacriticInsensitive]) != nil }) {
+                let near = all.filter { $0.name.range(of: q, options: [.caseInsensitive, .diacriticInsensitive]) != nil }.prefix(5)
+                hint = "give a whole name, a DID or 4+ characters of the id (\(near.map { "\($0.id.prefix(8)) \($0.name)" }.joined(separator: ", ")))"
+            } else if q.count < 4, all.contains(where: { $0.id.uppercased().hasPrefix(q.uppercased()) }) {
+                hint = "an id prefix needs at least 4 characters"
+            }
+            throw StoreError(.notFound, "no contact is named \"\(q)\"; \(hint)")
         default:
             let names = matches.prefix(5).map { "\($0.id.prefix(8)) \($0.name)" }.joined(separator: ", ")
-            throw StoreError(.notFound, "\"\(q)\" matches \(matches.count) contacts (\(names)); give more of the id")
+            throw StoreError(.notFound, "\"\(q)\" names \(matches.count) contacts (\(names)); give more of the id")
         }
-    }
-
-    /// Adds a contact by hand: source manual, status unverified.
-    @discardableResult
-    public func addManualContact(_ card: Card, notes: String? = nil, now: Date = Date()) throws(StoreError) -> Contact {
-        do { try card.validate() } catch { throw StoreError(.invalidInput, error.message) }
-        let contact = Contact(card: card, source: .manual, verificationStatus: .unverified, receivedAt: now, notes: notes)
-        try write { db in try Self.insert(contact, payloadJSON: nil, db: db) }
-        return contact
     }
 
     @discardableResult
@@ -470,6 +470,40 @@ public final class NearcardDatabase: Sendable {
             return StoreError(.io, "\(path): \(e.message ?? "\(e.resultCode)")")
         default:
             return StoreError(.database, "\(path): \(e.message ?? "\(e.resultCode)")")
+        }
+    }
+}
+
+extension NearcardDatabase {
+    /// Free space below which the database counts as full: an exchange writes a few kB, SQLite's WAL
+    /// and checkpoint need room beyond that.
+    public static let minimumFreeBytes: UInt64 = 1 << 20
+
+    /// Checks that a write would land now: the file system holding the database is writable and has
+    /// `minimumFreeBytes` free, and the database takes a write lock. Run before an exchange sends
+    /// anything, so a peer never holds a contact this side could not keep.
+    public func checkWritable() throws(StoreError) {
+        let directory = FileIO.directoryName(path)
+        var fs = statvfs()
+        if statvfs(directory, &fs) == 0 {
+            if fs.f_flag & UInt(ST_RDONLY) != 0 {
+                throw StoreError(.io, "\(directory) is on a read-only file system: nothing can be stored there; use a writable --home")
+            }
+            let free = UInt64(fs.f_bavail) * UInt64(fs.f_frsize)
+            if free < Self.minimumFreeBytes {
+                throw StoreError(.io, "the disk holding \(directory) is full (\(free / 1024) KiB free, \(Self.minimumFreeBytes / 1024) KiB needed); free some space")
+            }
+        }
+        for file in [directory, path] where access(file, W_OK) != 0 {
+            throw StoreError(.io, "\(file) is not writable by this user (\(String(cString: strerror(errno)))); fix its permissions or use another --home")
+        }
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                try db.execute(sql: "ROLLBACK")
+            }
+        } catch {
+            throw Self.storeError(error, path: path, busyTimeout: busyTimeoutUsed)
         }
     }
 }

@@ -92,24 +92,4 @@ extension NearcardDatabase {
                                     status: VerificationStatus(rawValue: row["status"]) ?? .unverified, reason: row["reason"]),
                          importedAt: Date(timeIntervalSince1970: row["importedAt"]))
     }
-
-    /// Records a contact from a QR code (with its credential, when it carried one) in one transaction.
-    /// A contact verified in person is never downgraded by a scan: its card and status stay; the
-    /// credential is linked to it.
-    @discardableResult
-    public func recordScannedContact(_ incoming: Contact, credential: StoredCredential?, source: String, now: Date = Date()) throws(StoreError) -> Contact {
-        try write { db in
-            if let credential { try Self.saveCredential(credential, db: db) }
-            var contact = incoming
-            if let did = incoming.didPublicKey, let row = try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE did = ?", arguments: [did]) {
-                let old = try Self.contact(row)
-                if old.verificationStatus == .verified && incoming.verificationStatus != .verified {
-                    contact = old
-                    contact.lastInteraction = now
-                }
-            }
-            if let credential, !contact.credentialIds.contains(credential.id) { contact.credentialIds.append(credential.id) }
-            return try Self.upsertContact(contact, payloadJSON: source, now: now, db: db)
-        }
-    }
 }

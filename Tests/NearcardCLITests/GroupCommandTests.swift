@@ -71,6 +71,8 @@ import Testing
     @Test func trustListAndRemoveGroups() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
+        #expect(try cli.run(["group", "list"]).code == 3, "looking does not create a home")
+        try cli.run(["init", "--name", "Grace"])
         #expect(try cli.run(["group", "list"]).stdout.contains("No trusted groups"))
         let hex = "0x" + Hex.encode([UInt8](repeating: 0, count: 31) + [42])
         #expect(try cli.run(["group", "trust", hex, "--name", "Hex group"]).code == 0)

@@ -57,6 +57,51 @@ import Testing
         #expect(t.json.arrayValue?.first?["verificationStatus"] == "failed")
     }
 
+    /// One rule for "verified" across formats: a valid zk code and a valid did-signed code from a DID the
+    /// scanner has never met are both "signature valid, signer unknown"; trusted, both are verified. The
+    /// same code scanned again is merged, never a second contact; a trusted re-scan may add fields.
+    @Test func oneVerifiedRuleAndRescansMerge() throws {
+        let ada = try ada()
+        let viewer = try CLI()
+        defer { ada.cleanUp(); viewer.cleanUp() }
+        let did = try ada.run(["id", "--json"]).json["did"]!.stringValue!
+        let zk = try ada.run(["qr", "make", "--format", "zk", "--text", "--fields", "name,company"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let signed = try ada.run(["qr", "make", "--format", "did-signed", "--text", "--fields", "name,company"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        for text in [zk, signed] {
+            let r = try viewer.run(["qr", "scan", text, "--json"])
+            #expect(r.code == 0, "\(r.stderr)")
+            let c = try #require(r.json.arrayValue?.first)
+            #expect(c["verificationStatus"] == "unverified", "\(c["format"] ?? .null): unknown signer")
+            #expect(c["reason"]?.stringValue?.contains("signature valid, signer unknown") == true)
+        }
+        let again = try viewer.run(["qr", "scan", zk])
+        #expect(again.stdout.contains("already in your contacts: nothing new"), "\(again.stdout)")
+        #expect(try viewer.run(["contacts", "--json"]).json.arrayValue?.count == 1, "the same DID three times is one contact")
+
+        try viewer.run(["trust", "add", did])
+        let zkEmail = try ada.run(["qr", "make", "--format", "zk", "--text", "--fields", "name,email"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let r = try viewer.run(["qr", "scan", zkEmail, "--json"])
+        let c = try #require(r.json.arrayValue?.first)
+        #expect(c["verificationStatus"] == "verified" && c["merge"]?["outcome"] == "merged" && c["merge"]?["changed"] == ["email"])
+        #expect(c["company"] == "Analytical Engines", "a field the code does not carry stays")
+        let text = try viewer.run(["qr", "scan", signed]).stdout
+        #expect(text.contains("(didSigned, verified): already in your contacts: nothing new"), "\(text)")
+        #expect(try viewer.run(["contacts", "--json"]).json.arrayValue?.count == 1)
+    }
+
+    /// A plaintext card (no DID): scanned twice, stored once; a look-alike typed in is flagged.
+    @Test func plaintextCardsAreStoredOnceAndLookAlikesFlagged() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let text = try py(["ios-plaintext"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try cli.run(["qr", "scan", text]).stdout.contains("Stored Grace Hopper"))
+        let again = try cli.run(["qr", "scan", text, "--json"])
+        #expect(again.json.arrayValue?.first?["merge"]?["outcome"] == "unchanged")
+        let typed = try cli.run(["contacts", "add", "--name", "grace hopper"])
+        #expect(typed.stdout.contains("possibly the same person as Grace Hopper"), "\(typed.stdout)")
+        #expect(try cli.run(["contacts", "--json"]).json.arrayValue?.count == 2)
+    }
+
     @Test func theIOSAppsEncryptedFormatsAreExplainedAndNothingStored() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

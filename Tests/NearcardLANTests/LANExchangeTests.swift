@@ -55,6 +55,53 @@ import Testing
         #expect(atAda?["phone"] == "+1 555 0100" && atAda?["title"] == .null, "only Grace's shared fields")
         #expect(atAda?["graphExportEdgeId"] == atGrace["graphExportEdgeId"], "both sides name the edge alike")
         #expect(atAda?["exchangeSignature"] == atGrace["myExchangeSignature"])
+
+        // Ada's zk code scanned afterwards (Ada now trusted: met in person) merges into the contact:
+        // it stays an in-person, verified contact with both messages, and gains the email.
+        let zk = try ada.cli.run(["qr", "make", "--format", "zk", "--text", "--fields", "name,email"]).stdout
+        let scan = try grace.cli.run(["qr", "scan", zk.trimmingCharacters(in: .whitespacesAndNewlines)])
+        #expect(scan.stdout.contains("already in your contacts: 1 field updated (email)"), "\(scan.stdout) \(scan.stderr)")
+        let merged = try grace.contacts()
+        #expect(merged.count == 1)
+        try checkContact(try #require(merged.first), of: ada, theirs: "Hello from Ada", mine: "Hi Ada, Grace here")
+        #expect(merged.first?["email"] == "ada@example.org" && merged.first?["company"] == "Analytical Engines")
+        #expect(merged.first?["id"] == atGrace["id"])
+    }
+
+    /// An exchange into a home with no room left is refused before anything is sent: the listener
+    /// never hears of it, so neither side holds a contact the other lacks.
+    @Test func aFullHomeSendsNothing() throws {
+        guard getuid() == 0 else { return }  // mounting the small file system needs root
+        // The tests' nearcard runs as an unprivileged account when they have root (Accounts): the
+        // full disk is that user's too.
+        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let disk = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-full-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        #expect(try CLI.run(executable: "/usr/bin/mount", ["-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs", disk.path]).code == 0)
+        defer {
+            _ = try? CLI.run(executable: "/usr/bin/umount", [disk.path])
+            try? FileManager.default.removeItem(at: disk)
+        }
+        let home = disk.appendingPathComponent("home")
+        #expect(try CLI.run(executable: "/usr/bin/cp", ["-a", grace.home.path, home.path]).code == 0)
+        // Fill the disk to 400 KiB short of full: the database still opens, a write might not land.
+        var fs = statvfs()
+        #expect(statvfs(disk.path, &fs) == 0)
+        let fill = Int(UInt64(fs.f_bavail) * UInt64(fs.f_frsize)) - 400 * 1024
+        try Data(count: max(fill, 0)).write(to: disk.appendingPathComponent("fill"))
+        // The lab's namespaces see mounts made before them.
+        let lab = try Lab("fh")
+        let (_, port) = try lab.listen(home: ada.home, ["--accept", "all", "--no-discovery"], log: log("ada"))
+        let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: home)
+        #expect(r.code == 5, "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("is full") && r.stderr.contains("nothing was sent"), "\(r.stderr)")
+        #expect(!r.stdout.contains("Connecting"), "refused before looking for the peer")
+        usleep(300_000)
+        #expect(try ada.contacts().isEmpty)
+        // Room again: the same exchange goes through.
+        try FileManager.default.removeItem(at: disk.appendingPathComponent("fill"))
+        #expect(try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: home).code == 0)
     }
 
     /// Two "laptops": two namespaces joined by a veth pair, each with its own avahi-daemon.

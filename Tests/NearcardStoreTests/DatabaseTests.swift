@@ -107,15 +107,97 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         #expect(try db.payloadJSON(contactID: c.id) == "{\"a\":1}")
     }
 
-    @Test func findContactByPrefixNameOrDID() throws {
+    func manual(_ card: Card) -> Contact { Contact(card: card, source: .manual, verificationStatus: .unverified, receivedAt: Date()) }
+
+    func scanned(_ card: Card, did: String, _ status: VerificationStatus) -> Contact {
+        Contact(card: card, source: .qrCode, verificationStatus: status, receivedAt: Date(), didPublicKey: did)
+    }
+
+    /// Only exact references: an id prefix of 4+ characters, a DID, a whole name (any case); never a part
+    /// of a name ("v" once deleted "Ada Lovelace-Byron").
+    @Test func findContactTakesOnlyExactReferences() throws {
         let (db, dir) = try temporaryDatabase()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let a = try db.addManualContact(Card(name: "Ada Lovelace"))
-        _ = try db.addManualContact(Card(name: "Ada Byron"))
+        let a = try db.keep(manual(Card(name: "Ada Lovelace-Byron"))).contact
+        let b = try db.keep(manual(Card(name: "Ada Byron"))).contact
+        let g = try db.keep(scanned(Card(name: "Grace"), did: "did:key:zGrace", .unverified), payloadJSON: nil).contact
         #expect(try db.findContact(String(a.id.prefix(6)).lowercased()).id == a.id)
-        #expect(try db.findContact("lovelace").id == a.id)
-        #expect { try db.findContact("Ada") } throws: { ($0 as? StoreError)?.message.contains("matches 2") == true }
-        #expect { try db.findContact("Zed") } throws: { ($0 as? StoreError)?.kind == .notFound }
+        #expect(try db.findContact("ada lovelace-byron").id == a.id)
+        #expect(try db.findContact("ADA BYRON").id == b.id)
+        #expect(try db.findContact("did:key:zGrace").id == g.id)
+        for partial in ["v", "lovelace", "Ada", "Byron", String(a.id.prefix(3))] {
+            #expect { try db.findContact(partial) } throws: { ($0 as? StoreError)?.kind == .notFound }
+        }
+        #expect { try db.findContact("v") } throws: { ($0 as? StoreError)?.message.contains("give a whole name") == true }
+        _ = try db.keep(manual(Card(name: "ada byron", email: "other@x")))
+        #expect { try db.findContact("Ada Byron") } throws: { ($0 as? StoreError)?.message.contains("names 2 contacts") == true }
+    }
+
+    /// Ada met in person, then her zk code scanned: she stays proximity/verified with her messages,
+    /// signatures, keys and route; the code adds her email; a second scan is "nothing new".
+    @Test func aCodeFromSomeoneMetInPersonMerges() throws {
+        let (db, dir) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var met = proximityContact(did: "did:key:zAda", name: "Ada Lovelace", message: "Hello from Ada")
+        met.sealedRoute = "route"
+        met.tags = ["rustconf"]
+        met.notes = "met at the booth"
+        try db.recordContact(met, payloadJSON: "{\"signed\":1}")
+        let code = scanned(Card(name: "Ada Lovelace", email: "ada@example.org"), did: "did:key:zAda", .verified)
+        let first = try db.keep(code, payloadJSON: "{\"qr\":1}")
+        #expect(first.outcome == .merged(changed: [.email]))
+        #expect(first.summary == "already in your contacts: 1 field updated (email)")
+        let after = try #require(try db.contact(did: "did:key:zAda"))
+        #expect(after.id == met.id && after.source == .proximity && after.verificationStatus == .verified)
+        #expect(after.card == Card(name: "Ada Lovelace", email: "ada@example.org", company: "Co"), "the company the code does not carry stays")
+        #expect(after.theirEphemeralMessage == "Hello from Ada" && after.myEphemeralMessage == "mine")
+        #expect(after.exchangeSignature == "theirs" && after.sealedRoute == "route" && after.pubKey == "cHVi" && after.signPubKey == "c2ln")
+        #expect(after.tags == ["rustconf"] && after.notes == "met at the booth")
+        #expect(try db.payloadJSON(contactID: met.id) == "{\"signed\":1}", "the exchange's signed payload stays the record")
+        #expect(try db.keep(code, payloadJSON: "{\"qr\":1}").outcome == .merged(changed: []))
+        #expect(try db.keep(code, payloadJSON: nil).summary == "already in your contacts: nothing new")
+        #expect(try db.contacts().count == 1)
+    }
+
+    /// A verified code refreshes what it carries; an unverified one only fills gaps; a failed one changes
+    /// nothing; the status never goes down.
+    @Test func verifiedRefreshesUnverifiedFillsFailedChangesNothing() throws {
+        let (db, dir) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let did = "did:key:zGrace"
+        let first = try db.keep(scanned(Card(name: "Grace", email: "old@navy.mil", socialNetworks: [SocialProfile(platform: "github", username: "old")]), did: did, .unverified))
+        #expect(first.outcome == .added)
+        let fill = try db.keep(scanned(Card(name: "Grace H", email: "new@navy.mil", title: "Admiral", socialNetworks: [SocialProfile(platform: "github", username: "new")]), did: did, .unverified))
+        #expect(fill.outcome == .merged(changed: [.title]), "an unverified code fills the title only")
+        #expect(fill.contact.card.email == "old@navy.mil" && fill.contact.card.name == "Grace" && fill.contact.card.socialNetworks[0].username == "old")
+        let refresh = try db.keep(scanned(Card(name: "Grace Hopper", email: "new@navy.mil", socialNetworks: [SocialProfile(platform: "GitHub", username: "new"), SocialProfile(platform: "mastodon", username: "g")]), did: did, .verified))
+        #expect(refresh.outcome == .merged(changed: [.name, .email, .socialNetworks]))
+        #expect(refresh.contact.verificationStatus == .verified && refresh.contact.card.title == "Admiral")
+        #expect(refresh.contact.card.socialNetworks.map(\.username) == ["new", "g"])
+        let failed = try db.keep(scanned(Card(name: "Mallory"), did: did, .failed))
+        #expect(failed.outcome == .merged(changed: []))
+        let kept = try #require(try db.contact(did: did))
+        #expect(kept.card.name == "Grace Hopper" && kept.verificationStatus == .verified, "a failed code neither edits nor downgrades")
+        _ = try db.keep(scanned(Card(name: "Grace Hopper"), did: did, .unverified))
+        #expect(try db.contact(did: did)?.verificationStatus == .verified)
+        #expect(try db.contacts().count == 1)
+    }
+
+    /// Without a DID: the same card is stored once; a look-alike is stored and flagged.
+    @Test func cardsWithoutADIDAreNotDoubled() throws {
+        let (db, dir) = try temporaryDatabase()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let card = Card(name: "Ada Lovelace", email: "ada@example.org")
+        let a = try db.keep(manual(card))
+        #expect(a.outcome == .added)
+        let again = try db.keep(manual(card))
+        #expect(again.outcome == .alreadyThere && again.contact.id == a.contact.id)
+        let alike = try db.keep(manual(Card(name: "A. Lovelace", email: "ADA@example.org")))
+        guard case .possibleDuplicate(let of) = alike.outcome else { Issue.record("not flagged: \(alike.outcome)"); return }
+        #expect(of.id == a.contact.id)
+        #expect(alike.summary.contains("possibly the same person as Ada Lovelace"))
+        #expect(try db.keep(manual(Card(name: "Grace Hopper"))).outcome == .added)
+        #expect(try db.contacts().count == 3)
     }
 
     /// A file that is not SQLite: a clear error, the file untouched.

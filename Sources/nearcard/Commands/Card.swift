@@ -89,7 +89,7 @@ struct CardCommand: AsyncParsableCommand {
         @Flag(help: "Print the card as JSON.") var json = false
 
         func run() async throws {
-            let db = try global.database()
+            let db = try global.existingDatabase()
             guard let mine = try db.myCard() else {
                 throw CLIError(.notFound, "you have no card yet; make one with: nearcard card set --name \"Your Name\" --email …")
             }
@@ -119,18 +119,25 @@ struct CardCommand: AsyncParsableCommand {
 /// Reading card files (vCard or JSON), with errors that name the file and the line or key.
 enum CardFiles {
     static func read(_ path: String) throws -> Card {
+        guard let first = try readAll(path).first else { throw CLIError(.malformedInput, "\(path) holds no card") }
+        return first.card
+    }
+
+    /// Every card in the file: the vCards of a vCard file, or the one JSON card.
+    static func readAll(_ path: String) throws -> [VCard.Entry] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError(.malformedInput, "cannot read \(path): no such file, or not readable")
         }
         guard data.count <= VCard.maximumLength else { throw CLIError(.malformedInput, "\(path) is larger than \(VCard.maximumLength) bytes") }
-        guard let text = String(data: data, encoding: .utf8) else { throw CLIError(.malformedInput, "\(path) is not UTF-8 text") }
+        guard let text = String(validating: Array(data), as: UTF8.self) else { throw CLIError(.malformedInput, "\(path) is not UTF-8 text") }
         let trimmed = text.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
         do {
             if trimmed.first == "{" {
-                return try Card(json: try JSONParser.parse(Array(data)))
+                return [VCard.Entry(card: try Card(json: try JSONParser.parse(Array(data))), notes: nil)]
             }
-            guard let first = try VCard.parse(text).first else { throw CLIError(.malformedInput, "\(path) holds no card") }
-            return first.card
+            let entries = try VCard.parse(text)
+            guard !entries.isEmpty else { throw CLIError(.malformedInput, "\(path) holds no card") }
+            return entries
         } catch let e as ModelError {
             throw CLIError(.malformedInput, "\(path): \(e.message)")
         } catch let e as CryptoError {

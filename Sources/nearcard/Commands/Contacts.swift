@@ -7,8 +7,8 @@ import NearcardStore
 /// `nearcard contacts …`: the contact book.
 struct Contacts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List, show, add, delete and export contacts.",
-        subcommands: [List.self, Show.self, Add.self, Delete.self, Export.self],
+        abstract: "List, show, add, import, delete and export contacts.",
+        subcommands: [List.self, Show.self, Add.self, Import.self, Delete.self, Export.self],
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
@@ -17,7 +17,7 @@ struct Contacts: AsyncParsableCommand {
         @Flag(help: "Print the contacts as a JSON array.") var json = false
 
         func run() async throws {
-            let contacts = try global.database().contacts()
+            let contacts = try global.existingDatabase().contacts()
             if json {
                 Console.json(.array(contacts.map(\.json)))
                 return
@@ -41,14 +41,16 @@ struct Contacts: AsyncParsableCommand {
         @Flag(help: "Print every field as JSON.") var json = false
 
         func run() async throws {
-            let db = try global.database()
+            let db = try global.existingDatabase()
             let contact = try db.findContact(id)
             if json { Console.json(contact.json) } else { ContactDisplay.show(contact, database: db) }
         }
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a contact by hand (source manual, status unverified).")
+        static let configuration = CommandConfiguration(
+            abstract: "Add a contact by hand (source manual, status unverified).",
+            discussion: "The same card twice is stored once; a card with the name, email or phone of a contact already in the book is stored and said to be a possible duplicate.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Name.") var name: String
         @Option(help: "Email address.") var email: String?
@@ -56,23 +58,76 @@ struct Contacts: AsyncParsableCommand {
         @Option(help: "Company.") var company: String?
         @Option(help: "Job title.") var title: String?
         @Option(help: "A note.") var note: String?
-        @Flag(help: "Print the new contact as JSON.") var json = false
+        @Flag(help: "Print the contact as JSON, with what became of it under \"merge\".") var json = false
 
         func run() async throws {
             let card = Card(name: name.trimmingCharacters(in: .whitespaces), email: email, phone: phone, company: company, title: title)
-            let contact = try global.database().addManualContact(card, notes: note)
-            if json { Console.json(contact.json) } else { Console.out("Added \(contact.name) (\(contact.id))") }
+            let contact = Contact(card: card, source: .manual, verificationStatus: .unverified, receivedAt: Date(), notes: note)
+            let kept = try global.database().keep(contact, payloadJSON: nil)
+            if json {
+                var o = kept.contact.json.objectValue ?? [:]
+                o["merge"] = kept.json
+                Console.json(.object(o))
+            } else if kept.outcome == .added {
+                Console.out("Added \(kept.contact.name) (\(kept.contact.id))")
+            } else {
+                Console.out("\(kept.contact.name) (\(kept.contact.id.prefix(8))): \(kept.summary)")
+            }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add the contacts of a vCard file (one or many cards, e.g. from `contacts export --vcard`) or a JSON card.",
+            discussion: "Each card is added as `contacts add` adds one (source manual, status unverified): a card already in the book is not stored twice, and one that looks like a contact is said to be a possible duplicate. A vCard's X-NEARCARD-DID is not trusted: DIDs come only from exchanges and signed codes.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The file (vCard 4.0 or 3.0: BEGIN:VCARD…; JSON: {\"name\": …}).") var file: String
+        @Flag(help: "Print one JSON object per card: the contact and what became of it.") var json = false
+
+        func run() async throws {
+            let entries = try CardFiles.readAll(file)
+            let db = try global.database()
+            var reports: [JSONValue] = []
+            var counts: [String: Int] = [:]
+            for entry in entries {
+                let contact = Contact(card: entry.card, source: .manual, verificationStatus: .unverified, receivedAt: Date(), notes: entry.notes)
+                let kept = try db.keep(contact, payloadJSON: nil)
+                var o = kept.contact.json.objectValue ?? [:]
+                o["merge"] = kept.json
+                reports.append(.object(o))
+                let outcome = kept.json["outcome"]?.stringValue ?? "added"
+                counts[outcome, default: 0] += 1
+                if !json, kept.outcome != .added { Console.out("\(kept.contact.name): \(kept.summary)") }
+            }
+            if json { Console.json(.array(reports)); return }
+            let added = (counts["added"] ?? 0) + (counts["possibleDuplicate"] ?? 0)
+            var line = "Imported \(file): \(added) added, \(counts["unchanged"] ?? 0) already in your contacts"
+            if let dup = counts["possibleDuplicate"] { line += " (\(dup) possible duplicate\(dup == 1 ? "" : "s") among the added)" }
+            Console.out(line)
         }
     }
 
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a contact.")
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a contact.",
+            discussion: "The contact is named exactly: its id or at least its first 4 characters, its DID, or its whole name (any case). At a terminal, shows whom and asks; scripts pass --yes.")
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "Contact id (or its first characters), DID, or name.") var id: String
+        @Argument(help: "Contact id (or its first 4+ characters), DID, or whole name.") var id: String
+        @Flag(name: [.short, .long], help: "Delete without asking.") var yes = false
 
         func run() async throws {
-            let db = try global.database()
+            let db = try global.existingDatabase()
             let contact = try db.findContact(id)
+            if !yes {
+                guard Console.stdinIsTerminal else {
+                    throw CLIError(.malformedInput, "deleting \(contact.name) (\(contact.id.prefix(8))) needs confirmation: run at a terminal, or pass --yes")
+                }
+                let what = [contact.card.company, contact.source.rawValue, contact.verificationStatus.rawValue].compactMap { $0 }.joined(separator: ", ")
+                Console.out("\(contact.name) (\(contact.id.prefix(8)); \(what)), received \(ISO8601.string(contact.receivedAt))")
+                guard let a = await Prompter().ask("Delete this contact? [y/N] ", timeout: 120), ["y", "yes"].contains(a.lowercased()) else {
+                    throw CLIError(.checkFailed, "not deleted")
+                }
+            }
             try db.deleteContact(id: contact.id)
             Console.out("Deleted \(contact.name) (\(contact.id))")
         }
@@ -92,7 +147,7 @@ struct Contacts: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let contacts = try global.database().contacts()
+            let contacts = try global.existingDatabase().contacts()
             let text: String
             if vcard {
                 text = contacts.map { VCard.serialize($0.card, notes: $0.notes, did: $0.didPublicKey, uid: $0.id) }.joined()

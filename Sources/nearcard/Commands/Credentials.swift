@@ -16,7 +16,7 @@ struct Credentials: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print as JSON.") var json = false
         func run() async throws {
-            let all = try global.database().credentials()
+            let all = try global.existingDatabase().credentials()
             if json { Console.json(.array(all.map(\.json))); return }
             if all.isEmpty { Console.out("No credentials."); return }
             ContactDisplay.columns(["ID", "TYPE", "ISSUER", "STATUS", "EXPIRES"], all.map { c in
@@ -31,7 +31,7 @@ struct Credentials: AsyncParsableCommand {
         @Argument(help: "The credential id (or a unique part of it).") var id: String
         @Flag(help: "Print as JSON.") var json = false
         func run() async throws {
-            let c = try global.database().credential(id)
+            let c = try global.existingDatabase().credential(id)
             if json { Console.json(c.json); return }
             Console.table([("ID", c.id), ("Types", c.types.joined(separator: ", ")), ("Issuer", c.issuer), ("Subject", c.subject ?? "-"),
                            ("Status", "\(c.status.rawValue): \(c.reason)"), ("Issued", c.issuedAt.map(ISO8601.string) ?? "-"),

@@ -56,6 +56,7 @@ struct Exchange: AsyncParsableCommand {
         var options = NodeRuntime.Options()
         options.interfaces = interfaces
         let node = NodeRuntime.open(context: context, options: options)
+        try node.checkCanStore()
         let target = try await node.target(for: peer, wait: timeout)
         if !json { Console.out("Connecting to \(target.label)…") }
         let events = context.events.subscribe()

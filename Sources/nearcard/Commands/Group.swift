@@ -42,7 +42,7 @@ struct Group: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print as JSON.") var json = false
         func run() async throws {
-            let groups = try global.database().trustedGroups()
+            let groups = try global.existingDatabase().trustedGroups()
             if json {
                 Console.json(.array(groups.map {
                     ["root": .string($0.root), "name": .string($0.name), "depth": $0.depth.map { .number(Double($0)) } ?? .null,

@@ -14,7 +14,7 @@ struct Inbox: AsyncParsableCommand {
     @Flag(help: "Print the messages as a JSON array.") var json = false
 
     func run() async throws {
-        let db = try global.database()
+        let db = try global.existingDatabase()
         let did = try contact.map { try db.findContact($0).didPublicKey ?? "" }
         let items = try db.inbox(contactDID: did)
         if json {

@@ -23,7 +23,7 @@ struct Outbox: AsyncParsableCommand {
             let sent = await NodeRuntime.open(context: context).deliverQueued(wait: wait)
             if !json { Console.out("Tried \(sent.count) message(s): \(sent.filter { $0.state == .delivered }.count) delivered.") }
         }
-        let items = try global.database().outbox(all: all)
+        let items = try global.existingDatabase().outbox(all: all)
         if json {
             Console.json(.array(items.map(\.json)))
             return

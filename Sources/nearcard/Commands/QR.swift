@@ -198,12 +198,20 @@ struct QR: AsyncParsableCommand {
             case .contact(let s):
                 let contact = Contact(cardId: s.cardId, card: s.card, source: .qrCode, verificationStatus: s.status, receivedAt: Date(),
                                       didPublicKey: s.did, memberOf: s.memberOf, groupVerdict: s.groupVerdict)
-                let saved = try db.recordScannedContact(contact, credential: s.credential.map(Self.stored), source: s.source)
+                let kept = try db.keep(contact, payloadJSON: s.source, credential: s.credential.map(Self.stored))
+                let saved = kept.contact
                 var o = saved.json.objectValue ?? [:]
                 o["result"] = "contact"
                 o["format"] = .string(s.format.rawValue)
-                o["reason"] = .string(saved.verificationStatus == s.status ? s.reason
-                    : "\(s.reason); the contact stays \(saved.verificationStatus.rawValue) from an earlier, stronger proof")
+                o["merge"] = kept.json
+                o["summary"] = .string(kept.summary)
+                var reason = s.reason
+                if s.status == .failed, case .merged = kept.outcome {
+                    reason += "; the contact already in your book is unchanged"
+                } else if saved.verificationStatus != s.status {
+                    reason += "; the contact stays \(saved.verificationStatus.rawValue) from an earlier, stronger proof"
+                }
+                o["reason"] = .string(reason)
                 return (.object(o), s.status == .failed ? .checkFailed : .ok)
             }
         }
@@ -216,7 +224,13 @@ struct QR: AsyncParsableCommand {
             for r in reports {
                 switch r["result"]?.stringValue {
                 case "contact":
-                    Console.out("Stored \(r["name"]?.stringValue ?? "") as a contact (\(r["format"]?.stringValue ?? ""), \(r["verificationStatus"]?.stringValue ?? "")): \(r["reason"]?.stringValue ?? "")")
+                    let what = "\(r["name"]?.stringValue ?? "") (\(r["format"]?.stringValue ?? ""), \(r["verificationStatus"]?.stringValue ?? ""))"
+                    let summary = r["summary"]?.stringValue ?? ""
+                    if summary == "added" {
+                        Console.out("Stored \(what) as a contact: \(r["reason"]?.stringValue ?? "")")
+                    } else {
+                        Console.out("\(what): \(summary). \(r["reason"]?.stringValue ?? "")")
+                    }
                 case "credentials":
                     for c in r["credentials"]?.arrayValue ?? [] {
                         Console.out("Imported credential \(c["id"]?.stringValue ?? "") from \(c["issuer"]?.stringValue ?? "") (\(c["status"]?.stringValue ?? "")): \(c["reason"]?.stringValue ?? "")")

@@ -39,7 +39,7 @@ struct Trust: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print as JSON.") var json = false
         func run() async throws {
-            let anchors = try global.database().trustAnchors()
+            let anchors = try global.existingDatabase().trustAnchors()
             if json {
                 Console.json(.array(anchors.map { ["did": .string($0.did), "addedAt": .string(ISO8601.string($0.addedAt)), "note": $0.note.map { .string($0) } ?? .null] }))
             } else if anchors.isEmpty {

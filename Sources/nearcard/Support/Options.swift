@@ -18,8 +18,19 @@ struct GlobalOptions: ParsableArguments {
 
     var identityStore: IdentityStore { IdentityStore(home: resolvedHome) }
 
-    /// The database in the home directory (created on first use).
+    /// The database in the home directory (created on first use: for commands that store something).
     func database() throws -> NearcardDatabase { try NearcardDatabase(home: resolvedHome) }
+
+    /// The database for a command that only reads: a home without an identity or a database is never
+    /// created by looking at it (exit 3, saying how to make one).
+    func existingDatabase() throws -> NearcardDatabase {
+        let home = resolvedHome
+        let fm = FileManager.default
+        guard fm.fileExists(atPath: home.databasePath) || fm.fileExists(atPath: home.identityPath) else {
+            throw StoreError(.noIdentity, "no identity yet in \(home.path): create one with: nearcard init --name \"Your Name\"")
+        }
+        return try NearcardDatabase(home: home)
+    }
 
     /// The identity's secret keys, asking for the passphrase when they are sealed.
     func unlockIdentity() throws -> IdentityKeys {
