@@ -1,5 +1,6 @@
 internal import CAvahi
 internal import Dispatch
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -63,6 +64,9 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
 
     // MARK: browsing
 
+    /// How often a browse resolves each announcement again, to drop those whose records expired.
+    public static let reconfirmInterval: TimeInterval = 15
+
     /// Browses `_nearcard._tcp` and reports peers as they come, change and go. Stop iterating to stop browsing.
     public func browse(filter: InterfaceFilter = InterfaceFilter()) -> AsyncStream<DiscoveryEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self, bufferingPolicy: .unbounded)
@@ -80,6 +84,17 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
             return stream
         }
         ctx.browser = browser
+        // Every `reconfirmInterval`, each announcement is resolved again. From Avahi's cache while its
+        // records live, that is instant and silent; once they have expired (a node gone without a
+        // goodbye: its SRV and address records live 120 s, its PTR 4,500 s) the resolve asks the
+        // network, and no answer drops the peer. Resolvers are not kept open between passes: a
+        // long-lived one keeps querying its records, and the answers it draws can hide another
+        // node's probe for the same name, so a newcomer would take an established node's name.
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+        timer.schedule(deadline: .now() + Self.reconfirmInterval, repeating: Self.reconfirmInterval)
+        timer.setEventHandler { [self] in self.withLock { ctx.reconfirm() } }
+        timer.resume()
+        ctx.timer = timer
         // Stopping the iteration frees the browser and its resolvers under the poll lock (so no
         // callback runs during or after), then drops the context's retain. Not here and now: this
         // handler runs inside the Swift runtime's cancellation of the consuming task, holding that
@@ -104,7 +119,7 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
             guard index != 0 else { throw DiscoveryError(.invalidInput, "no network interface named \(name)") }
             indices.append(Int32(index))
         }
-        let publication = Publication(discovery: self, name: instanceName, port: port, txt: txt, interfaces: indices)
+        let publication = Publication(discovery: self, name: TXTRecord.instanceName(for: instanceName), port: port, txt: txt, interfaces: indices)
         var failure: DiscoveryError?
         withLock {
             do throws(DiscoveryError) { try publication.register() } catch { failure = error }
@@ -135,8 +150,17 @@ final class BrowseContext: @unchecked Sendable {
     let filter: InterfaceFilter
     let continuation: AsyncStream<DiscoveryEvent>.Continuation
     var browser: OpaquePointer?
-    var resolvers: Set<OpaquePointer> = []
+    var timer: DispatchSourceTimer?
+    /// The announcements the browser shows (instance, interface, protocol), resolved or not.
+    var adverts: Set<Advert> = []
+    /// Resolvers running now, each freed once it answers.
+    var resolving: [OpaquePointer: Advert] = [:]
     var closed = false
+
+    struct Advert: Hashable {
+        var instance: String
+        var key: Key
+    }
 
     struct Key: Hashable {
         var interface: Int32
@@ -148,6 +172,8 @@ final class BrowseContext: @unchecked Sendable {
         var port: Int
         var txt: TXTRecord
         var addresses: [PeerAddress]
+        /// When the records were last resolved.
+        var confirmedAt: Date
     }
 
     /// instance name → (interface, protocol) → what that announcement resolved to.
@@ -162,10 +188,29 @@ final class BrowseContext: @unchecked Sendable {
 
     func close() {
         closed = true
-        for r in resolvers { avahi_service_resolver_free(r) }
-        resolvers.removeAll()
+        timer?.cancel()
+        timer = nil
+        for r in resolving.keys { avahi_service_resolver_free(r) }
+        resolving.removeAll()
+        adverts.removeAll()
         if let browser { avahi_service_browser_free(browser) }
         browser = nil
+    }
+
+    /// Starts a resolver for an announcement unless one runs for it already.
+    func resolve(_ a: Advert) {
+        guard !closed, !resolving.values.contains(a) else { return }
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        if let r = avahi_service_resolver_new(client, a.key.interface, a.key.proto, a.instance, TXTRecord.serviceType, nil,
+                                              nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: 0), resolveCallback, userdata) {
+            resolving[r] = a
+        }
+    }
+
+    /// Resolves every announcement again (the periodic pass).
+    func reconfirm() {
+        guard !closed else { return }
+        for a in adverts { resolve(a) }
     }
 
     func peer(named name: String) -> DiscoveredPeer? {
@@ -174,7 +219,16 @@ final class BrowseContext: @unchecked Sendable {
         var addresses: [PeerAddress] = []
         for e in all { for a in e.addresses where !addresses.contains(a) { addresses.append(a) } }
         let first = all[0]
-        return DiscoveredPeer(instanceName: name, hostName: first.hostName, port: first.port, txt: first.txt, addresses: addresses)
+        return DiscoveredPeer(instanceName: name, hostName: first.hostName, port: first.port, txt: first.txt, addresses: addresses,
+                              confirmedAt: all.map(\.confirmedAt).max())
+    }
+
+    /// Forgets what an announcement resolved to (gone from the browse, or its records expired) and says
+    /// what changed.
+    func drop(_ a: Advert) {
+        peers[a.instance]?[a.key] = nil
+        if peers[a.instance]?.isEmpty == true { peers[a.instance] = nil }
+        publish(a.instance)
     }
 
     func publish(_ name: String) {
@@ -200,14 +254,17 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
     switch event {
     case AVAHI_BROWSER_NEW:
         guard ctx.filter.permits(interfaceName(interface)) else { return }
-        if let r = avahi_service_resolver_new(ctx.client, interface, proto, name, type, domain, nearcard_avahi_proto_unspec(),
-                                              AvahiLookupFlags(rawValue: 0), resolveCallback, userdata) {
-            ctx.resolvers.insert(r)
-        }
+        let a = BrowseContext.Advert(instance: instance, key: BrowseContext.Key(interface: interface, proto: proto))
+        ctx.adverts.insert(a)
+        ctx.resolve(a)
     case AVAHI_BROWSER_REMOVE:
-        ctx.peers[instance]?[BrowseContext.Key(interface: interface, proto: proto)] = nil
-        if ctx.peers[instance]?.isEmpty == true { ctx.peers[instance] = nil }
-        ctx.publish(instance)
+        let a = BrowseContext.Advert(instance: instance, key: BrowseContext.Key(interface: interface, proto: proto))
+        ctx.adverts.remove(a)
+        for (r, b) in ctx.resolving where b == a {
+            ctx.resolving[r] = nil
+            avahi_service_resolver_free(r)
+        }
+        ctx.drop(a)
     case AVAHI_BROWSER_FAILURE:
         let why = String(cString: avahi_strerror(avahi_client_errno(ctx.client)))
         ctx.continuation.yield(.failed(DiscoveryError(.avahi, "browsing failed: \(why)")))
@@ -219,10 +276,14 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
 private let resolveCallback: AvahiServiceResolverCallback = { resolver, interface, proto, event, name, type, domain, host, address, port, txt, flags, userdata in
     guard let userdata, let resolver else { return }
     let ctx = Unmanaged<BrowseContext>.fromOpaque(userdata).takeUnretainedValue()
-    defer {
-        if ctx.resolvers.remove(resolver) != nil { avahi_service_resolver_free(resolver) }
+    guard !ctx.closed, let announcement = ctx.resolving.removeValue(forKey: resolver) else { return }
+    defer { avahi_service_resolver_free(resolver) }
+    // No answer: its records expired (or never came). The browser still shows it, so the next pass
+    // resolves it again, and it comes back if it answers.
+    guard event == AVAHI_RESOLVER_FOUND, let name, let address else {
+        ctx.drop(announcement)
+        return
     }
-    guard !ctx.closed, event == AVAHI_RESOLVER_FOUND, let name, let address else { return }
     var buf = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
     avahi_address_snprint(&buf, buf.count, address)
     var strings: [[UInt8]] = []
@@ -235,8 +296,9 @@ private let resolveCallback: AvahiServiceResolverCallback = { resolver, interfac
     let instance = String(cString: name)
     let entry = BrowseContext.Entry(
         hostName: host.map { String(cString: $0) } ?? "", port: Int(port), txt: TXTRecord(parsing: strings),
-        addresses: [PeerAddress(ip: String(cString: buf), port: Int(port), interfaceName: interfaceName(interface), interfaceIndex: interface)])
-    ctx.peers[instance, default: [:]][BrowseContext.Key(interface: interface, proto: proto)] = entry
+        addresses: [PeerAddress(ip: String(cString: buf), port: Int(port), interfaceName: interfaceName(interface), interfaceIndex: interface)],
+        confirmedAt: Date())
+    ctx.peers[instance, default: [:]][announcement.key] = entry
     ctx.publish(instance)
 }
 
@@ -289,7 +351,7 @@ public final class Publication: Announcement, @unchecked Sendable {
     /// Another node has our name: take Avahi's alternative ("Name #2") and try again.
     func rename() throws(DiscoveryError) {
         if let alt = avahi_alternative_service_name(name) {
-            name = String(cString: alt)
+            name = TXTRecord.instanceName(for: String(cString: alt))
             avahi_free(alt)
         }
         if let group { avahi_entry_group_reset(group) }

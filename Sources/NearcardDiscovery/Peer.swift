@@ -1,3 +1,4 @@
+import Foundation
 /// One address a peer was resolved at.
 public struct PeerAddress: Sendable, Hashable, CustomStringConvertible {
     public var ip: String
@@ -28,13 +29,16 @@ public struct DiscoveredPeer: Sendable, Equatable {
     public var port: Int
     public var txt: TXTRecord
     public var addresses: [PeerAddress]
+    /// When its records were last resolved or it last answered (nil: not known).
+    public var confirmedAt: Date?
 
-    public init(instanceName: String, hostName: String, port: Int, txt: TXTRecord, addresses: [PeerAddress]) {
+    public init(instanceName: String, hostName: String, port: Int, txt: TXTRecord, addresses: [PeerAddress], confirmedAt: Date? = nil) {
         self.instanceName = instanceName
         self.hostName = hostName
         self.port = port
         self.txt = txt
         self.addresses = addresses
+        self.confirmedAt = confirmedAt
     }
 
     /// Preferred order for dialing: IPv4 first, then IPv6 global, then link-local.

@@ -26,6 +26,21 @@ public struct TXTRecord: Sendable, Equatable {
         return out
     }
 
+    /// The longest DNS-SD instance name: one DNS label, 63 bytes of UTF-8 (RFC 6763 §4.1.1).
+    public static let maximumInstanceNameLength = 63
+
+    /// An instance name for a display name: cut at a character boundary to 63 bytes of UTF-8 (trailing
+    /// spaces dropped), since a longer one cannot be published at all; the whole name travels in TXT.
+    public static func instanceName(for name: String) -> String {
+        var out = ""
+        for c in name {
+            if out.utf8.count + String(c).utf8.count > maximumInstanceNameLength { break }
+            out.append(c)
+        }
+        while out.last?.isWhitespace == true { out.removeLast() }
+        return out
+    }
+
     /// A display name cut to fit one TXT string (and the protocol's name limit), on a character boundary.
     static func clip(_ name: String) -> String {
         var out = ""

@@ -6,11 +6,14 @@ public struct DialTarget: Sendable {
     public var addresses: [PeerAddress]
     public var expected: ExpectedPeer
     public var label: String
+    /// The DNS-SD instance it was found as (nil: dialled by address).
+    public var instanceName: String?
 
-    public init(addresses: [PeerAddress], expected: ExpectedPeer, label: String) {
+    public init(addresses: [PeerAddress], expected: ExpectedPeer, label: String, instanceName: String? = nil) {
         self.addresses = addresses
         self.expected = expected
         self.label = label
+        self.instanceName = instanceName
     }
 }
 
@@ -24,6 +27,6 @@ extension DialTarget {
     /// A peer discovery showed: its addresses in dial order; it must prove the fingerprint it advertises.
     public init(discovered peer: DiscoveredPeer) {
         self.init(addresses: peer.dialOrder, expected: ExpectedPeer(fingerprint: peer.txt.fingerprint),
-                  label: "\(peer.instanceName) (\(peer.dialOrder.map(\.description).joined(separator: ", ")))")
+                  label: "\(peer.instanceName) (\(peer.dialOrder.map(\.description).joined(separator: ", ")))", instanceName: peer.instanceName)
     }
 }

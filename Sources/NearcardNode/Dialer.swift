@@ -49,8 +49,10 @@ public enum Dialer {
                 throw NodeError(.internalError, "the exchange ended without a result: \(error)")
             }
         }
-        throw NodeError(.unreachable, "cannot connect to \(target.label): " + (failures.isEmpty ? "no addresses" : failures.joined(separator: "; ")),
-                        causes: failures)
+        var error = NodeError(.unreachable, "cannot connect to \(target.label): " + (failures.isEmpty ? "no addresses" : failures.joined(separator: "; ")),
+                              causes: failures)
+        error.neverConnected = true
+        throw error
     }
 }
 

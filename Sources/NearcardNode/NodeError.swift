@@ -33,6 +33,8 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     public let code: String?
     /// What lay beneath, most immediate first.
     public let causes: [String]
+    /// No address of the peer took a connection (nothing was exchanged).
+    var neverConnected = false
 
     public init(_ kind: Kind, _ message: String, code: String? = nil, causes: [String] = []) {
         self.kind = kind

@@ -130,15 +130,14 @@ public final class NodeRuntime: Sendable {
                     switch event {
                     case .found(let p) where p.txt.fingerprint == own, .updated(let p) where p.txt.fingerprint == own:
                         continue  // ourselves
-                    case .found(let p):
-                        let known = peers.all.contains { $0.instanceName == p.instanceName }
+                    case .found(let p), .updated(let p):
+                        // An update of a peer forgotten after a failed dial brings it back.
+                        let known = peers.contains(p.instanceName)
                         peers.apply(event)
                         if !known { events.emit(.peerFound(p)) }
                         appear.yield(p)
-                    case .updated:
-                        peers.apply(event)
                     case .lost(let name):
-                        guard peers.all.contains(where: { $0.instanceName == name }) else { continue }
+                        guard peers.contains(name) else { continue }
                         peers.apply(event)
                         events.emit(.peerLost(instanceName: name))
                     case .failed(let e):
@@ -234,7 +233,16 @@ public final class NodeRuntime: Sendable {
     /// peer never holds a contact this side could not keep.
     public func exchange(with target: DialTarget, consent: ConsentProvider) async throws(NodeError) -> SessionResult {
         try Self.checkWritable(context)
-        return try await Dialer.exchange(with: target, context: context, consent: consent)
+        do {
+            return try await Dialer.exchange(with: target, context: context, consent: consent)
+        } catch {
+            // A peer that cannot be reached at any address it announced has gone (power off, cable
+            // pulled) until its records say otherwise: drop it at once instead of when they expire.
+            if error.neverConnected, let name = target.instanceName, peers.forget(name) {
+                context.events.emit(.peerLost(instanceName: name))
+            }
+            throw error
+        }
     }
 
     /// Whether this node can store what an exchange brings (a writable home with room), checked by

@@ -18,4 +18,10 @@ public final class PeerTable: Sendable {
     }
 
     public var all: [DiscoveredPeer] { peers.withLockedValue { Array($0.values) } }
+
+    public func contains(_ instanceName: String) -> Bool { peers.withLockedValue { $0[instanceName] != nil } }
+
+    /// Drops a peer (a dial to it failed); true when it was there.
+    @discardableResult
+    public func forget(_ instanceName: String) -> Bool { peers.withLockedValue { $0.removeValue(forKey: instanceName) != nil } }
 }

@@ -47,4 +47,18 @@ import Testing
         #expect(PeerAddress(ip: "192.0.2.1", port: 7447, interfaceName: "eth0", interfaceIndex: 2).description == "192.0.2.1:7447")
         #expect(PeerAddress(ip: "2001:db8::1", port: 1, interfaceName: "eth0", interfaceIndex: 2).description == "[2001:db8::1]:1")
     }
+
+    /// A DNS-SD instance name is one 63-byte label: longer names are cut at a character boundary.
+    @Test func instanceNamesFitOneLabel() {
+        let ascii = String(repeating: "a", count: 64)
+        #expect(TXTRecord.instanceName(for: ascii) == String(repeating: "a", count: 63))
+        let cyrillic = String(repeating: "Ж", count: 35)  // 70 bytes
+        let cut = TXTRecord.instanceName(for: cyrillic)
+        #expect(cut == String(repeating: "Ж", count: 31) && cut.utf8.count == 62)
+        let family = "👨‍👩‍👧‍👦"  // one character of 25 bytes: never split
+        let names = TXTRecord.instanceName(for: String(repeating: "x", count: 50) + family)
+        #expect(names == String(repeating: "x", count: 50))
+        #expect(TXTRecord.instanceName(for: String(repeating: "b", count: 62) + " c") == String(repeating: "b", count: 62))
+        #expect(TXTRecord.instanceName(for: "Ada Lovelace") == "Ada Lovelace")
+    }
 }

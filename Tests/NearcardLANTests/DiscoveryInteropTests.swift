@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
 
@@ -67,6 +68,82 @@ import Testing
         #expect(!listed.contains { $0["instance"] == "Ghost" })
         let all = try lab.nearcard(["peers", "--json", "--all", "--timeout", "1.5"], home: someone.home).json.arrayValue ?? []
         #expect(all.first { $0["instance"] == "Ghost" }?["reachable"] == false)
+    }
+
+    /// A node's JSON lines, collected as they come.
+    final class Lines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [JSONValue] = []
+        init(_ p: ChildProcess) { p.readLines { line in if let v = try? JSONParser.parse(line) { self.lock.withLock { self.lines.append(v) } } } }
+        /// Waits (up to `seconds`) for an event line that `match` accepts.
+        func wait(seconds: Double, _ match: (JSONValue) -> Bool) -> JSONValue? {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if let hit = lock.withLock({ lines.first(where: match) }) { return hit }
+                usleep(100_000)
+            }
+            return nil
+        }
+    }
+
+    /// A peer that vanishes without a goodbye (its publisher killed with SIGKILL) leaves a listening
+    /// node's peer list when its SRV and address records expire (here after 3 s), not when its PTR
+    /// record would (4,500 s); and at once when a dial to it fails.
+    @Test func vanishedPeersAreDropped() throws {
+        let lab = try Lab("vp")
+        let viewer = try TestPerson(name: "Viewer")
+        defer { viewer.cli.cleanUp() }
+        let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/vanishing_peer.py").path
+        let node = try lab.converse([CLI.executable.path, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", viewer.home.path], log: log("viewer"))
+        let lines = Lines(node)
+        defer { node.stop(after: 5) }
+        func publish(_ name: String, port: Int, ttl: Int) throws -> ChildProcess {
+            let p = try lab.spawn([CLI.python, peer, "--name", name, "--ip", "127.0.0.1", "--port", String(port), "--fingerprint", "0123456789abcd0\(port % 10)",
+                                   "--host-ttl", String(ttl)], log: log(name))
+            let found = lines.wait(seconds: 60) { $0["event"]?.stringValue == "peer.found" && $0["instance"]?.stringValue == name }
+            #expect(found?["confirmedAt"]?.stringValue != nil, "\(name) was never seen")
+            return p
+        }
+        // Records that expire: dropped once they do.
+        let expiring = try publish("Expiring Peer", port: 7991, ttl: 3)
+        expiring.kill(SIGKILL)
+        let expired = lines.wait(seconds: 120) { $0["event"]?.stringValue == "peer.lost" && $0["instance"]?.stringValue == "Expiring Peer" }
+        #expect(expired != nil, "a peer gone without a goodbye stayed in the list")
+        // Records that would live on (120 s): dropped as soon as a dial to it fails.
+        let unplugged = try publish("Unplugged Peer", port: 7992, ttl: 120)
+        unplugged.kill(SIGKILL)
+        unplugged.wait()
+        #expect(node.send(line: #"{"cmd":"exchange","peer":"Unplugged Peer","ref":"u1"}"#))
+        let failed = lines.wait(seconds: 60) { $0["ref"]?.stringValue == "u1" }
+        #expect(failed?["ok"] == false, "\(String(describing: failed))")
+        let unreachable = lines.wait(seconds: 5) { $0["event"]?.stringValue == "peer.lost" && $0["instance"]?.stringValue == "Unplugged Peer" }
+        #expect(unreachable != nil, "a peer that cannot be reached stayed in the list")
+        #expect(node.send(line: #"{"cmd":"peers","ref":"p1"}"#))
+        let listed = lines.wait(seconds: 30) { $0["ref"]?.stringValue == "p1" }
+        #expect(listed?["peers"]?.arrayValue?.isEmpty == true, "\(String(describing: listed))")
+    }
+
+    /// Names up to the 64-character limit are announced: the instance name is cut at a character
+    /// boundary to DNS-SD's 63 bytes, the whole name travels in TXT, and the peer is found by it.
+    @Test func longNamesAreAnnounced() throws {
+        let lab = try Lab("ln")
+        let ascii = String(repeating: "A", count: 60) + " Lee"  // 64 bytes
+        let cyrillic = "Александра Владимировна Ковалевская"  // 35 characters, 68 bytes
+        let a = try TestPerson(name: ascii), c = try TestPerson(name: cyrillic), viewer = try TestPerson(name: "Viewer")
+        defer { a.cli.cleanUp(); c.cli.cleanUp(); viewer.cli.cleanUp() }
+        _ = try lab.listen(home: a.home, ["--accept", "all"], log: log("ascii"))
+        _ = try lab.listen(home: c.home, ["--accept", "all"], log: log("cyrillic"))
+        var peers: [JSONValue] = []
+        for _ in 0..<5 where peers.count < 2 {
+            peers = try lab.nearcard(["peers", "--json", "--timeout", "2"], home: viewer.home).json.arrayValue ?? []
+        }
+        for name in [ascii, cyrillic] {
+            let p = try #require(peers.first { $0["name"]?.stringValue == name }, "\(name) not announced: \(peers)")
+            let instance = p["instance"]?.stringValue ?? ""
+            #expect(instance.utf8.count <= 63 && name.hasPrefix(instance) && instance.count >= name.count - 3)
+        }
+        let r = try lab.nearcard(["exchange", cyrillic, "--yes"], home: viewer.home)
+        #expect(r.code == 0, "\(r.stderr)")
     }
 
     /// No avahi-daemon reachable: one line that names the fix, exit code 4.

@@ -85,6 +85,15 @@ public final class Lab: @unchecked Sendable {
         return child
     }
 
+    /// Starts a long-running command inside the namespace with a stdin to write and a stdout to read
+    /// (its stderr goes to `log`), e.g. `listen --jsonl`. It is killed when the lab goes.
+    public func converse(_ args: [String], log: URL) throws -> ChildProcess {
+        SecretWatch.shared.learn(arguments: args, environment: [:])
+        let child = try ChildProcess(execPrefix + args, log: log.path, pipes: true)
+        lock.withLock { processes.append(child) }
+        return child
+    }
+
     /// Starts `nearcard listen` for `home` and waits until it is listening and published; returns its port.
     public func listen(home: URL, _ args: [String] = [], log: URL) throws -> (ChildProcess, Int) {
         let p = try spawn([CLI.executable.path, "listen", "--home", home.path, "--port", "0"] + args, log: log)

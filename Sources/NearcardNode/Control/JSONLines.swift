@@ -88,6 +88,7 @@ extension DiscoveredPeer {
         o["host"] = .string(hostName)
         o["port"] = .number(Double(port))
         o["addresses"] = .array(dialOrder.map { ["ip": .string($0.ip), "interface": .string($0.interfaceName), "port": .number(Double($0.port))] })
+        o["confirmedAt"] = confirmedAt.map { .string(ISO8601.string($0)) } ?? .null
         return .object(o)
     }
 }

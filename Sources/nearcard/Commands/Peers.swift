@@ -10,8 +10,9 @@ struct Peers: AsyncParsableCommand {
         abstract: "List the Nearcard nodes on the LAN (DNS-SD through avahi-daemon).",
         discussion: """
         Browses for --timeout seconds, then checks that each node answers on TCP: nodes that said \
-        goodbye or do not answer are left out (--all lists them, marked). Names and fingerprints are \
-        as advertised, not proven: `nearcard exchange` proves them.
+        goodbye or do not answer are left out (--all lists them, marked); CONFIRMED says when each \
+        last answered. Names and fingerprints are as advertised, not proven: `nearcard exchange` \
+        proves them.
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -44,7 +45,11 @@ struct Peers: AsyncParsableCommand {
         var rows: [(peer: DiscoveredPeer, reachable: Bool)] = []
         await withTaskGroup(of: (DiscoveredPeer, Bool).self) { group in
             for p in found { group.addTask { (p, await Reachability.answers(p)) } }
-            for await r in group { rows.append(r) }
+            for await r in group {
+                var peer = r.0
+                if r.1 { peer.confirmedAt = Date() }  // it answered just now
+                rows.append((peer, r.1))
+            }
         }
         rows.sort { $0.peer.instanceName.localizedCaseInsensitiveCompare($1.peer.instanceName) == .orderedAscending }
         if !all { rows = rows.filter(\.reachable) }
@@ -56,10 +61,18 @@ struct Peers: AsyncParsableCommand {
             Console.out("No Nearcard nodes found on the LAN in \(Int(timeout)) s.")
             return
         }
-        ContactDisplay.columns(["INSTANCE", "NAME", "FINGERPRINT", "PORT", "ADDRESSES"] + (all ? ["ANSWERS"] : []), rows.map { r in
+        ContactDisplay.columns(["INSTANCE", "NAME", "FINGERPRINT", "PORT", "ADDRESSES", "CONFIRMED"] + (all ? ["ANSWERS"] : []), rows.map { r in
             [r.peer.instanceName, r.peer.txt.name ?? "-", r.peer.txt.fingerprint ?? "-", String(r.peer.port),
-             r.peer.dialOrder.map { "\($0.ip) (\($0.interfaceName))" }.joined(separator: ", ")] + (all ? [r.reachable ? "yes" : "no"] : [])
+             r.peer.dialOrder.map { "\($0.ip) (\($0.interfaceName))" }.joined(separator: ", "), Self.age(r.peer.confirmedAt)]
+                + (all ? [r.reachable ? "yes" : "no"] : [])
         })
+    }
+
+    /// "just now", "40 s ago", "3 min ago", or "never" (its records were never resolved).
+    static func age(_ date: Date?) -> String {
+        guard let date else { return "never" }
+        let s = Int(Date().timeIntervalSince(date))
+        return s < 5 ? "just now" : s < 120 ? "\(s) s ago" : "\(s / 60) min ago"
     }
 
     static func json(_ p: DiscoveredPeer, reachable: Bool) -> JSONValue {
