@@ -15,6 +15,8 @@ public enum SelectiveDisclosure {
     public static let saltByteCount = 16
     /// Largest SD-JWT accepted (it is carried inside a payload or a QR code).
     public static let maximumLength = 16 * 1024
+    /// Largest disclosure accepted, decoded: the JSON `[salt, field, value]`.
+    public static let maximumDisclosureLength = 8192
 
     /// Issues a proof committing to every field of `card` and disclosing `fields` (those the card has).
     /// `extraClaims` (for instance `exp` and `jti` in a QR code) are signed with the digests.
@@ -36,6 +38,29 @@ public enum SelectiveDisclosure {
         claims["_sd"] = .array(digests.sorted().map { .string($0) })
         let jwt = try CompactJWS.sign(payload: JCS.canonicalize(.object(claims)), header: ["typ": .string(typ)], signer: signer)
         return ([jwt] + disclosures).joined(separator: "~") + "~"
+    }
+
+    /// Why `card` could never be exchanged, or nil when it can: the proof disclosing every field must be
+    /// one a receiver accepts (at most `maximumLength` bytes, each disclosure at most
+    /// `maximumDisclosureLength`). The reason names the field that takes the most room.
+    public static func exchangeProblem(_ card: Card) -> String? {
+        let key = P256.PrivateKey()
+        guard let proof = try? issue(card: card, disclosing: Set(CardField.allCases), signer: key, issuedAt: 0) else {
+            return "the card cannot be signed"
+        }
+        let sizes = CardField.allCases.compactMap { field -> (CardField, Int)? in
+            guard let value = card.value(of: field) else { return nil }
+            return (field, JCS.canonicalize([.string(String(repeating: "A", count: 22)), .string(field.rawValue), value]).count)
+        }
+        guard let (largest, bytes) = sizes.max(by: { $0.1 < $1.1 }) else { return nil }
+        if bytes > maximumDisclosureLength {
+            return "its \(largest.rawValue) would be \(bytes) bytes in an exchange, and a peer accepts at most \(maximumDisclosureLength) for one field: shorten or remove some of it"
+        }
+        if proof.utf8.count > maximumLength {
+            return "it would take \(proof.utf8.count) bytes in an exchange, and a peer accepts at most \(maximumLength): shorten \(largest.rawValue) (\(bytes) bytes), the largest field"
+        }
+        if case .failure(let why) = verify(proof, issuer: key.didKey) { return "a peer would refuse it: \(why)" }
+        return nil
     }
 
     public static func makeDisclosure(salt: String, field: CardField, value: JSONValue) -> String {
@@ -92,8 +117,11 @@ public enum SelectiveDisclosure {
             let d = digest(of: disclosure)
             guard digests.contains(d) else { return .failure(.unknownDisclosure) }
             guard used.insert(d).inserted else { return .failure(.malformed("a disclosure is repeated")) }
-            guard let bytes = try? Base64.urlDecode(disclosure),
-                  let array = (try? JSONParser(maximumDepth: 8, maximumLength: 8192).parse(bytes))?.arrayValue,
+            guard let bytes = try? Base64.urlDecode(disclosure) else { return .failure(.malformed("a disclosure is not base64url")) }
+            guard bytes.count <= maximumDisclosureLength else {
+                return .failure(.malformed("a disclosure is \(bytes.count) bytes; at most \(maximumDisclosureLength)"))
+            }
+            guard let array = (try? JSONParser(maximumDepth: 8, maximumLength: maximumDisclosureLength).parse(bytes))?.arrayValue,
                   array.count == 3, let salt = array[0].stringValue, salt.utf8.count >= 16,
                   let name = array[1].stringValue else {
                 return .failure(.malformed("a disclosure is not [salt, name, value]"))

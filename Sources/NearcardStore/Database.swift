@@ -205,6 +205,9 @@ public final class NearcardDatabase: Sendable {
     @discardableResult
     public func saveMyCard(_ card: Card, now: Date = Date()) throws(StoreError) -> MyCard {
         do { try card.validate() } catch { throw StoreError(.invalidInput, error.message) }
+        if let problem = SelectiveDisclosure.exchangeProblem(card) {
+            throw StoreError(.invalidInput, "this card could never be exchanged: \(problem); nothing was changed")
+        }
         return try write { db in
             let existing = try String.fetchOne(db, sql: "SELECT cardId FROM myCard WHERE id = 1")
             let cardId = existing ?? UUID().uuidString

@@ -161,11 +161,11 @@ import Testing
         let cli = try CLI()
         defer { cli.cleanUp() }
         try cli.run(["init", "--name", "Big"])
-        let skills = (0..<32).map { _ in "--skill=" + Base64.urlEncode(Sodium.randomBytes(180)) + ":cat:expert" }
+        let skills = (0..<32).map { _ in "--skill=" + Base64.urlEncode(Sodium.randomBytes(150)) + ":cat:expert" }
         #expect(try cli.run(["card", "set", "--name", "Big Card"] + skills).code == 0)
         let frames = try cli.run(["qr", "make", "--format", "plaintext", "--fields", "name,skills", "--text"]).stdout
             .split(separator: "\n").map(String.init)
-        #expect(frames.count > 1 && frames.allSatisfy { $0.hasPrefix("sqc1.") && $0.utf8.count <= 2950 })
+        #expect(frames.count > 1 && frames.allSatisfy { $0.hasPrefix("sqc1.") && $0.utf8.count <= 2331 }, "each frame fits one code at level M")
         let viewer = try CLI()
         defer { viewer.cleanUp() }
         let r = try viewer.run(["qr", "scan", "-", "--json"], stdin: frames.reversed().joined(separator: "\n"))
@@ -174,6 +174,62 @@ import Testing
         // One frame short: nothing stored, and the missing frame is named.
         let partial = try viewer.run(["qr", "scan", "-", "--json"], stdin: frames.dropFirst().joined(separator: "\n"))
         #expect(partial.json.arrayValue?.last?["missing"] == [0])
+    }
+
+    /// Every card `card set` accepts can be shown: the card (three profiles, many skills) in the
+    /// default zk format no longer exits 70; --out writes frames each readable by zbarimg that scan back
+    /// into the card; in a terminal the code fits the window, in frames when it must; a window too small
+    /// for any frame says so in one line.
+    @Test func everyCardCanBeShownAndFitsTheTerminal() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        let skills = (0..<30).map { "--skill=Skill number \($0) with a rather long name:category number \($0):expert" }
+        let socials = ["mastodon:ada:https://example.social/@ada", "github:adalovelace:https://github.com/adalovelace",
+                       "linkedin:ada-lovelace:https://www.linkedin.com/in/ada-lovelace"].map { "--social=" + $0 }
+        #expect(try cli.run(["card", "set", "--name", "Ada Lovelace-Byron", "--email", "ada@example.org"] + socials + skills).code == 0)
+        try cli.run(["share", "--fields", "name,email,socialNetworks,skills"])
+        let viewer = try CLI()
+        defer { viewer.cleanUp() }
+        for format in ["zk", "did-signed"] {
+            let out = cli.home.path + "-\(format).png"
+            let r = try cli.run(["qr", "make", "--format", format, "--out", out])
+            #expect(r.code == 0, "\(format): \(r.stderr)")
+            let base = String(out.dropLast(4))
+            let files = ([out] + (1...9).map { "\(base)-\($0).png" }).filter { FileManager.default.fileExists(atPath: $0) }
+            defer { for f in files { try? FileManager.default.removeItem(atPath: f) } }
+            #expect(files.count > (format == "did-signed" ? 1 : 0), "\(format): \(files)")
+            for f in files {
+                #expect(try CLI.run(executable: "/usr/bin/zbarimg", ["--quiet", "--raw", "-Sbinary", f]).code == 0, "\(f) unreadable")
+            }
+            let scan = try viewer.run(["qr", "scan", "--json"] + files.flatMap { ["--image", $0] })
+            #expect(scan.code == 0, "\(scan.stderr)")
+            #expect(scan.json.arrayValue?.last?["skills"]?.arrayValue?.count == 30, "\(format)")
+        }
+        // In a terminal: every line of the code fits the window's width, and each frame its height.
+        let wrap = "stty cols 160 rows 50; \(CLI.executable.path) qr make --format zk --home \(cli.home.path)"
+        let drawn = try CLI.run(executable: "/usr/bin/timeout", ["-s", "INT", "4", "/usr/bin/script", "-qefc", wrap, "/dev/null"])
+        let text = drawn.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;]*[A-Za-z]", with: "", options: .regularExpression)
+        let art = text.split(whereSeparator: \.isNewline).filter { $0.contains("▀") || $0.contains("▄") || $0.contains("█") }
+        #expect(!art.isEmpty && art.allSatisfy { $0.count <= 160 }, "wider than the window: \(art.map(\.count).max() ?? 0)")
+        #expect(text.contains("frame 2 of "), "frames shown one after another")
+        let perFrame = text.components(separatedBy: "frame 1 of ").first?.split(whereSeparator: \.isNewline)
+            .filter { $0.contains("▀") || $0.contains("▄") || $0.contains("█") || $0.allSatisfy(\.isWhitespace) }.count ?? 0
+        #expect(perFrame <= 50, "taller than the window: \(perFrame) lines")
+        let tiny = try CLI.run(executable: "/usr/bin/script", ["-qefc", "stty cols 40 rows 20; \(CLI.executable.path) qr make --format zk --home \(cli.home.path)", "/dev/null"])
+        #expect(tiny.stdout.contains("too small to draw the code") && tiny.stdout.contains("--out card.png"), "\(tiny.stdout)")
+    }
+
+    /// A card no exchange could carry is refused by `card set`, with what to shorten; nothing changes.
+    @Test func aCardThatCouldNeverBeExchangedIsRefused() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        try cli.run(["card", "set", "--name", "Ada"])
+        let huge = (0..<32).map { "--skill=" + String(repeating: "ж", count: 250) + "\($0):" + String(repeating: "c", count: 200) + ":expert" }
+        let r = try cli.run(["card", "set", "--name", "Ada"] + huge)
+        #expect(r.code == 2 && r.stderr.contains("could never be exchanged") && r.stderr.contains("skills"), "\(r.stderr)")
+        #expect(try cli.run(["card", "show", "--json"]).json["skills"] == nil, "nothing was changed")
     }
 
     @Test func sce1IsRawDeflateBothWays() throws {

@@ -14,8 +14,45 @@ import Testing
         }
     }
 
-    @Test func tooLargeForOneCodeSaysSo() {
+    @Test func tooLargeForOneCodeSaysSo() throws {
         #expect { try QRMatrix.encode([UInt8](repeating: 0x41, count: 4000)) } throws: { ($0 as? QRError)?.kind == .tooLarge }
+        #expect { try QRMatrix.encode([UInt8](repeating: 0x41, count: QRMatrix.maximumBytes + 1)) } throws: { ($0 as? QRError)?.kind == .tooLarge }
+        #expect(try QRMatrix.encode([UInt8](repeating: 0x41, count: QRMatrix.maximumBytes)).size == 177)
+    }
+
+    /// What one code of a given side holds, as libqrencode lays it out (level M, 8-bit).
+    @Test func capacityBySide() {
+        #expect(QRMatrix.capacity(side: 20) == 0)
+        #expect(QRMatrix.capacity(side: 21) == 14)       // version 1
+        #expect(QRMatrix.capacity(side: 200) == QRMatrix.maximumBytes)
+        for side in [25, 57, 69, 105, 150] {
+            let c = QRMatrix.capacity(side: side)
+            #expect(QRMatrix.side(forBytes: c)! <= side && QRMatrix.side(forBytes: c + 1)! > side, "side \(side)")
+        }
+    }
+
+    /// A payload larger than a code: compressed if that fits, else frames that each fit the capacity
+    /// asked for (a terminal's, or a whole code's), each readable by zbar, reassembled in any order.
+    @Test func framesFitTheCapacityAndReassemble() throws {
+        let noise = Base64.urlEncode((0..<4000).map { UInt8(truncatingIfNeeded: ($0 &* 2654435761) >> 7) })
+        let payload = "{\"format\":\"plaintext\",\"noise\":\"\(noise)\"}"
+        for capacity in [QRFrames.minimumCapacity, 331, 779, QRMatrix.maximumBytes] {
+            let frames = try QRFrames.plan(payload, capacity: capacity)
+            #expect(frames.count > 1 && frames.allSatisfy { $0.utf8.count <= capacity }, "capacity \(capacity)")
+            var assembler = Chunks.Assembler()
+            var whole: [UInt8]?
+            for f in frames.reversed() {
+                let png = try QRMatrix.encode(Array(f.utf8)).png()
+                #expect(try QRScanner.scan(png: png) == [Array(f.utf8)])
+                whole = try assembler.add(try Chunks.parse(f)) ?? whole
+            }
+            #expect(try Compressed.decode(String(decoding: try #require(whole), as: UTF8.self)) == payload, "capacity \(capacity)")
+        }
+        // Compressible text that does not fit is compressed into one code first.
+        let repetitive = "{\"format\":\"plaintext\",\"card\":{\"name\":\"" + String(repeating: "Ada ", count: 1000) + "\"}}"
+        let one = try QRFrames.plan(repetitive)
+        #expect(one.count == 1 && one[0].hasPrefix("sce1:"))
+        #expect { try QRFrames.plan(payload, capacity: 100) } throws: { ($0 as? QRError)?.kind == .tooLarge }
     }
 
     @Test func svgAndTerminalRenderings() throws {

@@ -2,8 +2,8 @@ import NearcardCrypto
 
 /// Large QR payloads in several codes (the iOS app's format):
 /// `sqc1.<32-hex session id>.<index>.<total>.<sha256-hex of the whole payload>.<base64url chunk>`.
-/// Indices count from 0 (frames numbered from 1 are read too). Limits: 2950 bytes a frame, 512 frames,
-/// 256 KiB in all.
+/// Indices count from 0 (frames numbered from 1 are read too). Limits: 2950 bytes a frame read (the
+/// iOS app's), 512 frames, 256 KiB in all; frames made fit one code (at most 2331 bytes, level M).
 public enum Chunks {
     public static let prefix = "sqc1."
     public static let maximumFrameLength = 2950
@@ -18,13 +18,18 @@ public enum Chunks {
         public let chunk: [UInt8]
     }
 
-    /// Splits `payload` into frames of at most 2950 characters, under one fresh session id.
-    public static func split(_ payload: [UInt8], session: String = Hex.encode(Sodium.randomBytes(16))) throws(QRError) -> [String] {
+    /// Room a frame's header takes, with the longest index and total.
+    public static let headerLength = prefix.count + 32 + 1 + 3 + 1 + 3 + 1 + 64 + 1
+
+    /// Splits `payload` into frames of at most `frameLength` characters (a code's capacity), under one
+    /// fresh session id.
+    public static func split(_ payload: [UInt8], frameLength: Int = QRMatrix.maximumBytes,
+                             session: String = Hex.encode(Sodium.randomBytes(16))) throws(QRError) -> [String] {
         guard payload.count <= maximumTotal else { throw QRError(.tooLarge, "the payload is \(payload.count) bytes; QR chunking carries at most \(maximumTotal)") }
         let hash = Hex.encode(SHA256.hash(payload))
-        // Room for the header with the longest index and total, then base64url (4 characters per 3 bytes).
-        let header = prefix.count + 32 + 1 + 3 + 1 + 3 + 1 + 64 + 1
-        let perFrame = (maximumFrameLength - header) / 4 * 3
+        // Room for the header, then base64url (4 characters per 3 bytes).
+        let perFrame = (min(frameLength, maximumFrameLength) - headerLength) / 4 * 3
+        guard perFrame > 0 else { throw QRError(.tooLarge, "a frame of \(frameLength) characters has no room for data (its header takes \(headerLength))") }
         let total = max(1, (payload.count + perFrame - 1) / perFrame)
         guard total <= maximumFrames else { throw QRError(.tooLarge, "the payload needs \(total) frames; at most \(maximumFrames)") }
         return (0..<total).map { i in
@@ -106,6 +111,24 @@ public enum Chunks {
 }
 
 /// `sce1:` + base64url(raw DEFLATE(envelope JSON)): used when it is shorter.
+/// The codes a payload is shown in: one when it fits `capacity` bytes (compressed first if that makes
+/// it fit), else sqc1 frames of at most `capacity` characters each.
+public enum QRFrames {
+    /// The smallest capacity a frame can use (header plus some data).
+    public static let minimumCapacity = Chunks.headerLength + 64
+
+    public static func plan(_ payload: String, capacity: Int = QRMatrix.maximumBytes) throws(QRError) -> [String] {
+        if payload.utf8.count <= capacity { return [payload] }
+        // A bare JWT (did-signed) is read as it is; envelope JSON may be compressed (sce1:).
+        let packed = payload.hasPrefix("eyJ") ? payload : try Compressed.encode(payload)
+        if packed.utf8.count <= capacity { return [packed] }
+        guard capacity >= minimumCapacity else {
+            throw QRError(.tooLarge, "\(packed.utf8.count) bytes need codes of at least \(minimumCapacity) bytes each to be split into frames")
+        }
+        return try Chunks.split(Array(packed.utf8), frameLength: capacity)
+    }
+}
+
 public enum Compressed {
     public static let prefix = "sce1:"
 

@@ -27,8 +27,10 @@ struct QR: AsyncParsableCommand {
             plaintext: the iOS app's plain card (anyone can read it; nobody can verify it). zk: a \
             selective-disclosure proof any scanner can check (Nearcard's zkProof). did-signed: a \
             BusinessCardCredential VC-JWT signed with your DID key (what the iOS app calls didSigned). \
-            Payloads over 2950 bytes are compressed (sce1:) and, if still too large, split into sqc1 \
-            frames: the terminal shows them one after another, --out writes FILE-1.png, FILE-2.png…
+            A payload too large for one code (2331 bytes; in the terminal, the largest code the window \
+            fits) is compressed (sce1:) and, if still too large, split into sqc1 frames that each fit: \
+            the terminal shows them one after another, --out writes FILE-1.png, FILE-2.png…, --text \
+            prints one per line.
             """)
 
         @OptionGroup var global: GlobalOptions
@@ -60,11 +62,17 @@ struct QR: AsyncParsableCommand {
                 payload = try BusinessCardCredential.make(card: mine.card, fields: policy.fields, signer: try global.unlockIdentity().p256,
                                                           issuedAt: now, expires: until)
             }
-            var frames = [payload]
-            if payload.utf8.count > QRMatrix.maximumFrameBytes {
-                let packed = payload.hasPrefix("eyJ") ? payload : try Compressed.encode(payload)
-                frames = packed.utf8.count > QRMatrix.maximumFrameBytes ? try Chunks.split(Array(packed.utf8)) : [packed]
+            // A code drawn in the terminal fits its window; files and text use a code's full capacity.
+            var capacity = QRMatrix.maximumBytes
+            if out == nil, !text, Console.stdoutIsTerminal, let window = Console.terminalSize {
+                capacity = QRMatrix.capacity(side: Self.side(fitting: window))
+                if payload.utf8.count > capacity, capacity < QRFrames.minimumCapacity {
+                    let need = QRMatrix.side(forBytes: QRFrames.minimumCapacity) ?? 57
+                    let q = QRMatrix.quietZone
+                    throw CLIError(.environment, "this terminal (\(window.columns)×\(window.rows)) is too small to draw the code: make it at least \(need + 2 * q)×\((need + 2 * q + 1) / 2 + Self.captionLines), or write an image with --out card.png, or share fewer fields (--fields name,company)")
+                }
             }
+            let frames = try QRFrames.plan(payload, capacity: capacity)
             if text {
                 for f in frames { Console.out(f) }
                 return
@@ -82,6 +90,16 @@ struct QR: AsyncParsableCommand {
             try await Self.show(codes, ansi: Console.stdoutIsTerminal, caption: "\(format.rawValue) card of \(mine.card.name), valid until \(ISO8601.string(until))")
         }
 
+        /// Lines under the code: the caption and the shell's next prompt.
+        static let captionLines = 2
+
+        /// The largest code side (modules) that fits a terminal window: one module a column, two a line
+        /// (half blocks), with the quiet zone.
+        static func side(fitting window: (columns: Int, rows: Int)) -> Int {
+            let q = QRMatrix.quietZone
+            return min(window.columns - 2 * q, (window.rows - captionLines) * 2 - 2 * q)
+        }
+
         static func numbered(_ path: String, _ n: Int) -> String {
             let dot = path.lastIndex(of: ".")!
             return String(path[..<dot]) + "-\(n)" + String(path[dot...])
@@ -96,27 +114,20 @@ struct QR: AsyncParsableCommand {
                 }
                 return
             }
+            // Frames one after another until Ctrl-C.
             let interrupted = NodeSetup.interrupts()
-            let stopper = Task { for await _ in interrupted { return } }
-            var i = 0
-            while !stopper.isCancelled {
-                Console.write(STDOUT_FILENO, "\u{1B}[H\u{1B}[2J" + codes[i % codes.count].terminalText(ansi: true))
-                Console.out("\(caption) — frame \(i % codes.count + 1) of \(codes.count) (Ctrl-C to stop)")
-                try? await Task.sleep(nanoseconds: 800_000_000)
-                if Task.isCancelled { break }
-                i += 1
-                if await Self.finished(stopper) { break }
+            let showing = Task {
+                var i = 0
+                while !Task.isCancelled {
+                    Console.write(STDOUT_FILENO, "\u{1B}[H\u{1B}[2J" + codes[i % codes.count].terminalText(ansi: true))
+                    Console.out("\(caption) — frame \(i % codes.count + 1) of \(codes.count) (Ctrl-C to stop)")
+                    try? await Task.sleep(nanoseconds: 800_000_000)
+                    i += 1
+                }
             }
-        }
-
-        static func finished(_ task: Task<Void, Never>) async -> Bool {
-            await withTaskGroup(of: Bool.self) { g in
-                g.addTask { await task.value; return true }
-                g.addTask { try? await Task.sleep(nanoseconds: 1_000_000); return false }
-                let first = await g.next() ?? false
-                g.cancelAll()
-                return first
-            }
+            for await _ in interrupted { break }
+            showing.cancel()
+            await showing.value
         }
     }
 
@@ -126,8 +137,10 @@ struct QR: AsyncParsableCommand {
             discussion: """
             Routes each code: chunk frames (collected until complete), OpenID requests (nothing stored; \
             answer with `nearcard present`), credentials (imported), cards (stored as contacts, source \
-            qrCode: plaintext → unverified; did-signed → verified if the signer is trusted, unverified if \
-            unknown, failed if the signature fails; zk → verified when the proof checks). Exit 0 stored or \
+            qrCode: plaintext → unverified; did-signed and zk → verified when the signature checks and \
+            the signer is trusted (met in person, or `trust add`), unverified ("signature valid, signer \
+            unknown") otherwise, failed when a check fails). A card from someone already in your \
+            contacts is merged into that contact, and the scan says what changed. Exit 0 stored or \
             shown, 1 a check failed or expired, 2 unreadable or unusable.
             """)
 

@@ -44,6 +44,15 @@ enum Console {
     static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
+    /// The terminal's size in character cells (stdout's window; else $COLUMNS and $LINES), nil when unknown.
+    static var terminalSize: (columns: Int, rows: Int)? {
+        var w = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &w) == 0, w.ws_col > 0, w.ws_row > 0 { return (Int(w.ws_col), Int(w.ws_row)) }
+        let env = ProcessInfo.processInfo.environment
+        if let c = env["COLUMNS"].flatMap(Int.init), let r = env["LINES"].flatMap(Int.init), c > 0, r > 0 { return (c, r) }
+        return nil
+    }
+
     /// Reads all of stdin, refusing more than `limit` bytes.
     static func readStdin(limit: Int, what: String) throws -> [UInt8] {
         var out: [UInt8] = []
