@@ -163,6 +163,8 @@ public final class NodeRuntime: Sendable {
         switch query {
         case .address(let host, let port):
             return try DialTarget.address(host: host, port: port)
+        case .malformed(_, let reason):
+            throw NodeError(.invalidInput, reason)
         case .name where listener == nil:
             return DialTarget(discovered: try await PeerBrowser.find(query, in: try requireDiscovery(), filter: filter, seconds: wait))
         case .name(let name):

@@ -9,17 +9,36 @@ import Glibc
 public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
     case address(host: String, port: Int)
     case name(String)
+    /// Text shaped like HOST:PORT that is not one (`1.2.3.4:99999`, `host:`): never looked up as a name.
+    case malformed(String, reason: String)
 
     public init(parsing text: String) {
         let t = text.trimmingCharacters(in: .whitespaces)
-        if t.hasPrefix("["), let close = t.firstIndex(of: "]"), t[t.index(after: close)...].hasPrefix(":"),
-           let port = Int(t[t.index(close, offsetBy: 2)...]), (1...65535).contains(port) {
-            self = .address(host: String(t[t.index(after: t.startIndex)..<close]), port: port)
+        func port(_ digits: Substring) -> Int? {
+            guard let p = Int(digits), (1...65535).contains(p) else { return nil }
+            return p
+        }
+        let badPort = "the port must be a number from 1 to 65535 (HOST:PORT, or [IPv6]:PORT)"
+        if t.hasPrefix("["), let close = t.firstIndex(of: "]") {
+            let rest = t[t.index(after: close)...]
+            guard rest.hasPrefix(":") else {
+                self = .malformed(t, reason: "\"\(t)\" is not an address: an IPv6 address is written [ADDRESS]:PORT")
+                return
+            }
+            guard let p = port(rest.dropFirst()) else { self = .malformed(t, reason: "\"\(t)\": \(badPort)"); return }
+            self = .address(host: String(t[t.index(after: t.startIndex)..<close]), port: p)
             return
         }
-        if let colon = t.lastIndex(of: ":"), t.firstIndex(of: ":") == colon, let port = Int(t[t.index(after: colon)...]), (1...65535).contains(port) {
-            self = .address(host: String(t[..<colon]), port: port)
-            return
+        // One colon, no spaces, and only digits (or nothing) after it: meant as HOST:PORT.
+        if let colon = t.lastIndex(of: ":"), t.firstIndex(of: ":") == colon, !t.contains(" ") {
+            let after = t[t.index(after: colon)...]
+            if after.allSatisfy(\.isASCII) && after.allSatisfy(\.isNumber) {
+                let host = String(t[..<colon])
+                guard !host.isEmpty else { self = .malformed(t, reason: "\"\(t)\" has no host before the colon (HOST:PORT)"); return }
+                guard let p = port(after) else { self = .malformed(t, reason: "\"\(t)\": \(badPort)"); return }
+                self = .address(host: host, port: p)
+                return
+            }
         }
         self = .name(t)
     }
@@ -28,6 +47,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .address(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         case .name(let n): n
+        case .malformed(let t, _): t
         }
     }
 

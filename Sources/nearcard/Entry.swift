@@ -30,6 +30,7 @@ enum Main {
         signal(SIGPIPE, SIG_IGN)
         EventLoops.sizeToAllowedCPUs()
         do {
+            try refuseInvalidUTF8Arguments()
             var command = try Nearcard.parseAsRoot(globalOptionsMoved(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
@@ -51,6 +52,18 @@ enum Main {
             exit(code.rawValue)
         } catch {
             Nearcard.exit(withError: error)
+        }
+    }
+
+    /// Arguments reach Swift with invalid UTF-8 silently replaced (U+FFFD): a card field typed in another
+    /// encoding would be stored changed. Such an argument is refused, naming it.
+    static func refuseInvalidUTF8Arguments() throws {
+        for i in 1..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[i], String(validatingCString: raw) == nil else { continue }
+            let shown = CommandLine.arguments[i].prefix(40)
+            let previous = i > 1 ? CommandLine.arguments[i - 1] : ""
+            let what = previous.hasPrefix("--") ? "the value of \(previous)" : "argument \(i)"
+            throw CLIError(.malformedInput, "\(what) (\"\(shown)\") is not valid UTF-8 text: give it in UTF-8 (check the terminal's or file's encoding)")
         }
     }
 

@@ -66,6 +66,27 @@ import Testing
         }
     }
 
+    /// At a terminal, delete shows whom and asks: "n" keeps the contact, "y" deletes it.
+    @Test func deleteAsksAtATerminal() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["contacts", "add", "--name", "Ada Lovelace", "--company", "Analytical Engines"])
+        let script = """
+        import os, sys, pexpect
+        for answer in ("n", "y"):
+            c = pexpect.spawn(sys.argv[1], ["contacts", "delete", "ada lovelace"], env=dict(os.environ, NEARCARD_HOME=sys.argv[2]), encoding="utf-8", timeout=60)
+            c.expect("Ada Lovelace .*Analytical Engines")
+            c.expect_exact("Delete this contact? [y/N]")
+            c.sendline(answer)
+            c.expect(pexpect.EOF)
+            c.close()
+            print(answer, c.exitstatus)
+        """
+        let r = try CLI.run(executable: CLI.python, ["-c", script, CLI.executable.path, cli.home.path])
+        #expect(r.stdout == "n 1\ny 0\n", "\(r.stdout) \(r.stderr)")
+        #expect(try cli.run(["contacts", "--json"]).json.arrayValue?.isEmpty == true)
+    }
+
     /// Export then import: nothing doubled; a new file's cards are added, look-alikes flagged.
     @Test func importMergesInsteadOfDoubling() throws {
         let cli = try CLI()

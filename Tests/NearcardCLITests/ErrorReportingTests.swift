@@ -20,4 +20,35 @@ import Testing
         #expect(verbose.stderr.contains("caused by: 127.0.0.1:1: connection refused"), "\(verbose.stderr)")
         #expect(verbose.stderr.contains("NodeError"), "the kind of error is named: \(verbose.stderr)")
     }
+
+    /// Text shaped like HOST:PORT that is not one is said to be malformed (exit 2), not looked up as a
+    /// peer's name on the LAN.
+    @Test func malformedAddressesAreSaidToBe() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        for (text, says) in [("1.2.3.4:99999", "port must be a number from 1 to 65535"), ("host:", "port must be"),
+                             (":7447", "no host before the colon"), ("[::1]7447", "[ADDRESS]:PORT")] {
+            let r = try cli.run(["exchange", text, "--yes"])
+            #expect(r.code == 2 && r.stderr.contains(says) && !r.stderr.contains("avahi"), "\(text): \(r.stderr)")
+        }
+    }
+
+    /// A card field in another encoding than UTF-8 is refused, naming the option, not stored with
+    /// replacement characters.
+    @Test func argumentsThatAreNotUTF8AreRefused() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        let script = """
+        import subprocess, sys
+        r = subprocess.run([sys.argv[1], "card", "set", "--name", b"Ren\\xe9e"], capture_output=True, text=True)
+        print(r.returncode); print(r.stderr.strip())
+        """
+        let r = try CLI.run(executable: CLI.python, ["-c", script, CLI.executable.path], env: ["NEARCARD_HOME": cli.home.path])
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "2" && lines.last?.contains("the value of --name") == true && lines.last?.contains("not valid UTF-8") == true,
+                "\(r.stdout) \(r.stderr)")
+        #expect(try cli.run(["card", "show"]).code != 0 || !(try cli.run(["card", "show"]).stdout.contains("Ren")), "nothing was stored")
+    }
 }

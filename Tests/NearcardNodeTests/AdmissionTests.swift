@@ -46,7 +46,11 @@ import Testing
         #expect(PeerQuery(parsing: "laptop.local:9000") == .address(host: "laptop.local", port: 9000))
         #expect(PeerQuery(parsing: "Ada Lovelace") == .name("Ada Lovelace"))
         #expect(PeerQuery(parsing: "fe80::1") == .name("fe80::1"), "an IPv6 address needs brackets and a port")
-        #expect(PeerQuery(parsing: "host:99999") == .name("host:99999"))
+        // Shaped like HOST:PORT but not one: malformed, never looked up as a name.
+        for text in ["host:99999", "host:", ":7447", "[::1]7447", "[::1]:0"] {
+            guard case .malformed = PeerQuery(parsing: text) else { Issue.record("\(text) is not malformed"); continue }
+        }
+        #expect(PeerQuery(parsing: "Ada: the booth") == .name("Ada: the booth"), "a name may hold a colon")
     }
 
     @Test func matchesInstanceDisplayNameOrFingerprintPrefix() {
