@@ -33,6 +33,8 @@ let package = Package(
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The C library's own headers that Swift's Glibc module leaves out (sys/timex.h).
+        .systemLibrary(name: "CLibC"),
 
         // did:key, multibase, JCS, JSON, ECDSA P-256 (libcrypto), X25519/Ed25519/sealed box/AEAD/Argon2id (libsodium), JWS/JWT.
         .target(name: "NearcardCrypto", dependencies: ["CSodium", "COpenSSL"]),
@@ -64,7 +66,7 @@ let package = Package(
 
         // Composition: listener/dialer (SwiftNIO), session driver, consent and admission, events.
         .target(name: "NearcardNode", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardSemaphore",
+            "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardSemaphore", "CLibC",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -20,6 +20,7 @@ packages=(
   avahi-daemon avahi-utils dbus iproute2 procps
   openssl qrencode zbar-tools sqlite3
   python3-venv
+  nftables             # tests: doctor against a firewall in a test's own network namespace
 )
 
 for arg in "$@"; do

@@ -69,11 +69,16 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
 
     /// Browses `_nearcard._tcp` and reports peers as they come, change and go. Stop iterating to stop browsing.
     public func browse(filter: InterfaceFilter = InterfaceFilter()) -> AsyncStream<DiscoveryEvent> {
+        browse(filter: filter, serviceType: TXTRecord.serviceType)
+    }
+
+    /// Browses another service type (`nearcard doctor`'s probe, which Nearcard nodes do not list).
+    public func browse(filter: InterfaceFilter, serviceType: String) -> AsyncStream<DiscoveryEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self, bufferingPolicy: .unbounded)
-        let ctx = BrowseContext(client: client, filter: filter, continuation: continuation)
+        let ctx = BrowseContext(client: client, filter: filter, serviceType: serviceType, continuation: continuation)
         let opaque = Unmanaged.passRetained(ctx).toOpaque()
         let browser: OpaquePointer? = withLock {
-            avahi_service_browser_new(client, nearcard_avahi_if_unspec(), nearcard_avahi_proto_unspec(), TXTRecord.serviceType,
+            avahi_service_browser_new(client, nearcard_avahi_if_unspec(), nearcard_avahi_proto_unspec(), serviceType,
                                       nil, AvahiLookupFlags(rawValue: 0), browseCallback, opaque)
         }
         guard let browser else {
@@ -113,13 +118,19 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
 
     /// Publishes this node; the returned publication stays until `withdraw()` or until it is released.
     public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String] = []) throws(DiscoveryError) -> any Announcement {
+        try publish(instanceName: instanceName, port: port, txt: txt, interfaces: interfaces, serviceType: TXTRecord.serviceType)
+    }
+
+    /// Publishes a service of another type (`nearcard doctor`'s probe).
+    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], serviceType: String) throws(DiscoveryError) -> any Announcement {
         var indices: [Int32] = []
         for name in interfaces {
             let index = if_nametoindex(name)
             guard index != 0 else { throw DiscoveryError(.invalidInput, "no network interface named \(name)") }
             indices.append(Int32(index))
         }
-        let publication = Publication(discovery: self, name: TXTRecord.instanceName(for: instanceName), port: port, txt: txt, interfaces: indices)
+        let publication = Publication(discovery: self, name: TXTRecord.instanceName(for: instanceName), port: port, txt: txt, interfaces: indices,
+                                      serviceType: serviceType)
         var failure: DiscoveryError?
         withLock {
             do throws(DiscoveryError) { try publication.register() } catch { failure = error }
@@ -148,6 +159,7 @@ private let clientCallback: AvahiClientCallback = { client, state, userdata in
 final class BrowseContext: @unchecked Sendable {
     let client: OpaquePointer
     let filter: InterfaceFilter
+    let serviceType: String
     let continuation: AsyncStream<DiscoveryEvent>.Continuation
     var browser: OpaquePointer?
     var timer: DispatchSourceTimer?
@@ -180,9 +192,10 @@ final class BrowseContext: @unchecked Sendable {
     var peers: [String: [Key: Entry]] = [:]
     var announced: Set<String> = []
 
-    init(client: OpaquePointer, filter: InterfaceFilter, continuation: AsyncStream<DiscoveryEvent>.Continuation) {
+    init(client: OpaquePointer, filter: InterfaceFilter, serviceType: String, continuation: AsyncStream<DiscoveryEvent>.Continuation) {
         self.client = client
         self.filter = filter
+        self.serviceType = serviceType
         self.continuation = continuation
     }
 
@@ -201,7 +214,7 @@ final class BrowseContext: @unchecked Sendable {
     func resolve(_ a: Advert) {
         guard !closed, !resolving.values.contains(a) else { return }
         let userdata = Unmanaged.passUnretained(self).toOpaque()
-        if let r = avahi_service_resolver_new(client, a.key.interface, a.key.proto, a.instance, TXTRecord.serviceType, nil,
+        if let r = avahi_service_resolver_new(client, a.key.interface, a.key.proto, a.instance, serviceType, nil,
                                               nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: 0), resolveCallback, userdata) {
             resolving[r] = a
         }
@@ -308,6 +321,7 @@ public final class Publication: Announcement, @unchecked Sendable {
     private let discoveryRef: AvahiDiscovery
     private(set) var group: OpaquePointer?
     private let baseName: String
+    let serviceType: String
     private(set) var name: String
     let port: Int
     let txt: TXTRecord
@@ -315,7 +329,8 @@ public final class Publication: Announcement, @unchecked Sendable {
     private var state: (established: Bool, error: DiscoveryError?) = (false, nil)
     private var waiters: [CheckedContinuation<String, Error>] = []
 
-    init(discovery: AvahiDiscovery, name: String, port: Int, txt: TXTRecord, interfaces: [Int32]) {
+    init(discovery: AvahiDiscovery, name: String, port: Int, txt: TXTRecord, interfaces: [Int32], serviceType: String) {
+        self.serviceType = serviceType
         self.discovery = discovery
         self.discoveryRef = discovery
         self.baseName = name
@@ -338,7 +353,7 @@ public final class Publication: Announcement, @unchecked Sendable {
         defer { avahi_string_list_free(list) }
         for index in (interfaces.isEmpty ? [nearcard_avahi_if_unspec()] : interfaces) {
             let rc = avahi_entry_group_add_service_strlst(group, index, nearcard_avahi_proto_unspec(), AvahiPublishFlags(rawValue: 0),
-                                                          name, TXTRecord.serviceType, nil, nil, UInt16(port), list)
+                                                          name, serviceType, nil, nil, UInt16(port), list)
             guard rc >= 0 else {
                 if rc == Int32(AVAHI_ERR_COLLISION) { try rename(); return }
                 throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(String(cString: avahi_strerror(rc)))")

@@ -33,9 +33,26 @@ public enum PeerBrowser {
     /// and answers nil (go on), or how many more seconds to browse (≤ 0: stop now).
     static func browse(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
                        done: @escaping ([DiscoveredPeer]) -> Double?) async throws(NodeError) -> [DiscoveredPeer] {
+        try await browse(discovery.browse(filter: filter), seconds: seconds, done: done)
+    }
+
+    /// The announcement `instance` of another service type (`nearcard doctor`'s probe), with its
+    /// addresses gathered for `settle` seconds once seen; nil when it is not seen within `seconds`.
+    static func first(in discovery: AvahiDiscovery, serviceType: String, instance: String, filter: InterfaceFilter, seconds: Double,
+                      settle: Double = 0.5) async -> DiscoveredPeer? {
+        var firstSeen: Date?
+        let peers = try? await browse(discovery.browse(filter: filter, serviceType: serviceType), seconds: seconds) { peers in
+            guard peers.contains(where: { $0.instanceName == instance }) else { return nil }
+            if firstSeen == nil { firstSeen = Date() }
+            return settle - Date().timeIntervalSince(firstSeen!)
+        }
+        return peers?.first { $0.instanceName == instance }
+    }
+
+    static func browse(_ events: AsyncStream<DiscoveryEvent>, seconds: Double,
+                       done: @escaping ([DiscoveredPeer]) -> Double?) async throws(NodeError) -> [DiscoveredPeer] {
         enum Step: Sendable { case event(DiscoveryEvent), deadline, finished }
         let (steps, step) = AsyncStream.makeStream(of: Step.self, bufferingPolicy: .unbounded)
-        let events = discovery.browse(filter: filter)
         let reader = Task {
             for await e in events { step.yield(.event(e)) }
             step.yield(.finished)

@@ -49,7 +49,7 @@ public final class NetLab: @unchecked Sendable {
     }
 
     /// The absolute path of a system tool (posix_spawn needs one), or the bare name when not found.
-    static func tool(_ name: String) -> String {
+    public static func tool(_ name: String) -> String {
         for dir in ["/usr/sbin", "/usr/bin", "/sbin", "/bin"] where access("\(dir)/\(name)", X_OK) == 0 { return "\(dir)/\(name)" }
         return name
     }

@@ -85,6 +85,16 @@ public final class Lab: @unchecked Sendable {
         return child
     }
 
+    /// Kills (SIGKILL) every process called `command` running inside this namespace, and no other: the
+    /// pids come from `ip netns pids`, so labs of tests running at once are left alone.
+    public func kill(named command: String) throws {
+        let pids = try CLI.run(executable: NetLab.tool("ip"), ["netns", "pids", name]).stdout.split(whereSeparator: \.isNewline)
+        for pid in pids {
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            if comm == command, let p = Int32(pid) { Glibc.kill(p, SIGKILL) }
+        }
+    }
+
     /// Starts a long-running command inside the namespace with a stdin to write and a stdout to read
     /// (its stderr goes to `log`), e.g. `listen --jsonl`. It is killed when the lab goes.
     public func converse(_ args: [String], log: URL) throws -> ChildProcess {

@@ -1,0 +1,342 @@
+import Foundation
+import NearcardDiscovery
+import NearcardStore
+internal import CLibC
+internal import NIOCore
+internal import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `nearcard doctor`: why this machine may not see other laptops, or they it. Each check names what it
+/// found and the command that fixes it; the last ones test the node's announcement end to end (publish a
+/// probe, browse for it, connect to it at each advertised address, ask for it by mDNS on each interface).
+public enum Doctor {
+    public struct Options: Sendable {
+        public var home: NearcardHome
+        /// The TCP port `nearcard listen` would use.
+        public var port: Int
+        public var filter: InterfaceFilter
+        public var environment: [String: String]
+        /// How long to wait for the probe to be announced and seen back.
+        public var seconds: Double
+
+        public init(home: NearcardHome, port: Int = 7447, filter: InterfaceFilter = InterfaceFilter(),
+                    environment: [String: String] = ProcessInfo.processInfo.environment, seconds: Double = 5) {
+            self.home = home
+            self.port = port
+            self.filter = filter
+            self.environment = environment
+            self.seconds = seconds
+        }
+    }
+
+    /// The probe's service type: not `_nearcard._tcp`, so no Nearcard node lists it as a peer.
+    public static let probeServiceType = "_nearcard-probe._tcp"
+
+    /// Runs every check, handing each to `report` as it completes; returns them all.
+    public static func run(_ o: Options, report: @Sendable (DoctorCheck) -> Void = { _ in }) async -> [DoctorCheck] {
+        var all: [DoctorCheck] = []
+        func add(_ c: DoctorCheck) {
+            all.append(c)
+            report(c)
+        }
+        let home = checkHome(o.home)
+        add(home)
+        let identity = home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
+            ? (DoctorCheck("identity", .skipped, "no home to look in"), nil) : checkIdentity(o.home)
+        add(identity.0)
+        add(home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
+            ? DoctorCheck("database", .skipped, "no home to look in") : checkDatabase(o.home))
+        add(checkClock())
+        let bus = checkBus(o.environment)
+        add(bus)
+        var discovery: AvahiDiscovery?
+        if bus.status == .problem {
+            add(DoctorCheck("avahi", .skipped, "needs the D-Bus system bus"))
+        } else {
+            do throws(DiscoveryError) {
+                discovery = try AvahiDiscovery()
+                add(DoctorCheck("avahi", .ok, "avahi-daemon answers"))
+            } catch {
+                add(DoctorCheck("avahi", .problem, error.message,
+                                fix: "sudo systemctl start avahi-daemon   (not installed: sudo apt install avahi-daemon)"))
+            }
+        }
+        let (interfaces, usable) = checkInterfaces(o.filter)
+        add(interfaces)
+        let port = NetworkProbe.portState(o.port)
+        var ownNodeOnPort = false
+        let holder = port == .inUse ? NetworkProbe.listener(onPort: o.port) : nil
+        if holder?.command == "nearcard" {
+            ownNodeOnPort = true
+        } else if port == .inUse, holder == nil, let discovery, let fingerprint = identity.1 {
+            ownNodeOnPort = await ownNode(discovery, fingerprint: fingerprint, port: o.port, filter: o.filter, seconds: 3)
+        }
+        switch port {
+        case .free:
+            add(DoctorCheck("port", .ok, "TCP port \(o.port) is free for nearcard listen"))
+        case .inUse where ownNodeOnPort:
+            add(DoctorCheck("port", .ok, "your node\(holder.map { " (pid \($0.pid))" } ?? "") is listening on TCP port \(o.port)"))
+        case .inUse:
+            let who = holder.map { "\($0.command) (pid \($0.pid))" } ?? "another program"
+            add(DoctorCheck("port", .problem, "TCP port \(o.port) is in use by \(who)",
+                            fix: "see which: ss -ltnp 'sport = :\(o.port)'; or listen on another port: nearcard listen --port \(o.port == 7448 ? 7449 : 7448)"))
+        case .refused(let why):
+            add(DoctorCheck("port", .problem, "TCP port \(o.port) cannot be used: \(why)", fix: "listen on a port above 1023: nearcard listen --port 7447"))
+        }
+        guard let discovery else {
+            for name in ["announce", "tcp", "mdns"] { add(DoctorCheck(name, .skipped, "needs avahi-daemon")) }
+            return all
+        }
+        guard interfaces.status != .problem else {
+            for name in ["announce", "tcp", "mdns"] { add(DoctorCheck(name, .skipped, "needs an interface discovery can use")) }
+            return all
+        }
+        for c in await selfTest(discovery, o, port: port == .free || ownNodeOnPort ? o.port : 0, listen: port == .free, usable: usable) { add(c) }
+        return all
+    }
+
+    // MARK: files
+
+    static func checkHome(_ home: NearcardHome) -> DoctorCheck {
+        var st = stat()
+        guard stat(home.path, &st) == 0 else {
+            if errno == ENOENT {
+                return DoctorCheck("home", .problem, "no Nearcard home at \(home.path) yet", fix: "nearcard init --name \"Your Name\"")
+            }
+            return DoctorCheck("home", .problem, "\(home.path) cannot be read: \(String(cString: strerror(errno)))", fix: "ls -ld \(home.path)")
+        }
+        let mode = st.st_mode & 0o7777
+        let shown = String(mode, radix: 8)
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            return DoctorCheck("home", .problem, "\(home.path) is not a directory", fix: "mv \(home.path) \(home.path).old")
+        }
+        if st.st_uid != geteuid() {
+            return DoctorCheck("home", .problem, "\(home.path) belongs to another user (uid \(st.st_uid))",
+                               fix: "sudo chown -R \"$(id -un)\": \(home.path)   (or use a home of your own: --home DIR)")
+        }
+        if mode & 0o022 != 0 {
+            return DoctorCheck("home", .problem, "\(home.path) can be changed by other users (mode 0\(shown)): they could replace your keys or contacts",
+                               fix: "chmod 700 \(home.path)")
+        }
+        if mode & 0o055 != 0 {
+            return DoctorCheck("home", .warning, "\(home.path) can be read by other users (mode 0\(shown))", fix: "chmod 700 \(home.path)")
+        }
+        return DoctorCheck("home", .ok, "\(home.path) (mode 0\(shown))")
+    }
+
+    /// The identity check, and the fingerprint when the identity reads.
+    static func checkIdentity(_ home: NearcardHome) -> (DoctorCheck, String?) {
+        guard FileManager.default.fileExists(atPath: home.identityPath) else {
+            return (DoctorCheck("identity", .problem, "no identity in \(home.path)", fix: "nearcard init --name \"Your Name\""), nil)
+        }
+        if let mode = FileIO.mode(home.secretKeysPath), mode & 0o077 != 0 {
+            return (DoctorCheck("identity", .problem, "\(home.secretKeysPath) can be read by other users (mode 0\(String(mode, radix: 8)))",
+                                fix: "chmod 600 \(home.secretKeysPath)"), nil)
+        }
+        do {
+            let identity = try IdentityStore(home: home).loadPublic()
+            return (DoctorCheck("identity", .ok, "\(identity.name ?? "(no name)"), fingerprint \(identity.fingerprint)"), identity.fingerprint)
+        } catch {
+            return (DoctorCheck("identity", .problem, error.message, fix: "restore \(home.path) from a backup, or start again elsewhere: nearcard init --home NEWDIR --name \"Your Name\""), nil)
+        }
+    }
+
+    static func checkDatabase(_ home: NearcardHome) -> DoctorCheck {
+        let path = home.databasePath
+        guard FileManager.default.fileExists(atPath: path) else {
+            return DoctorCheck("database", .ok, "no contact database yet (made on first use)")
+        }
+        let aside = "mv \(path) \(path).damaged   (keep that copy: your contacts are in it)"
+        do {
+            let db = try NearcardDatabase(path: path, busyTimeout: 2)
+            let integrity = try db.integrityCheck()
+            guard integrity == "ok" else { return DoctorCheck("database", .problem, "\(path) is damaged: \(integrity)", fix: aside) }
+            try db.checkWritable()
+            return DoctorCheck("database", .ok, "\(path): \(try db.contacts().count) contacts, integrity ok, writable")
+        } catch {
+            let kind = (error as? StoreError)?.kind
+            if kind == .io { return DoctorCheck("database", .problem, error.message, fix: "free some space, or make it writable: ls -l \(FileIO.directoryName(path))") }
+            return DoctorCheck("database", .problem, "\(path) cannot be used: \((error as? StoreError)?.message ?? "\(error)")", fix: aside)
+        }
+    }
+
+    // MARK: system
+
+    /// The kernel's view of the clock: unsynchronized means no NTP has set it, and two laptops' clocks
+    /// may be minutes apart (a payload over 300 s off is refused).
+    static func checkClock() -> DoctorCheck {
+        let state = nearcard_clock_state(nil)
+        if state < 0 { return DoctorCheck("clock", .skipped, "the kernel does not say whether the clock is synchronized") }
+        if state == nearcard_time_error() {
+            return DoctorCheck("clock", .warning, "the system clock is not synchronized (no NTP): exchanges fail when two clocks differ by more than 300 s",
+                               fix: "sudo timedatectl set-ntp true")
+        }
+        return DoctorCheck("clock", .ok, "synchronized")
+    }
+
+    static func checkBus(_ environment: [String: String]) -> DoctorCheck {
+        let address = environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=/run/dbus/system_bus_socket"
+        let first = address.split(separator: ";").first.map(String.init) ?? address
+        guard first.hasPrefix("unix:"), let path = first.dropFirst(5).split(separator: ",")
+            .first(where: { $0.hasPrefix("path=") }).map({ String($0.dropFirst(5)) }) else {
+            return DoctorCheck("dbus", .ok, "system bus at \(first) (not a socket path: not checked)")
+        }
+        if let problem = NetworkProbe.unixSocketProblem(path) {
+            return DoctorCheck("dbus", .problem, "the D-Bus system bus does not answer at \(path) (\(problem))", fix: "sudo systemctl start dbus")
+        }
+        return DoctorCheck("dbus", .ok, "system bus at \(path)")
+    }
+
+    /// The interfaces discovery would use, and the IPv4 addresses of those that can carry multicast.
+    static func checkInterfaces(_ filter: InterfaceFilter) -> (DoctorCheck, [(name: String, ip: String)]) {
+        let all = NetworkProbe.interfaces()
+        var candidates = all.filter { $0.up && !$0.loopback && filter.permits($0.name) && !($0.ipv4.isEmpty && $0.ipv6.isEmpty) }
+        // A machine on no network (or a test's namespace) can still exchange over loopback.
+        if candidates.isEmpty { candidates = all.filter { $0.up && $0.loopback && filter.permits($0.name) && !$0.ipv4.isEmpty } }
+        let excluded = all.filter { $0.up && !$0.loopback && !filter.permits($0.name) }.map(\.name)
+        guard !candidates.isEmpty else {
+            return (DoctorCheck("interfaces", .problem, "no network interface is up", fix: "connect to the network (ip -brief link shows the interfaces)"), [])
+        }
+        // Avahi uses an interface with the MULTICAST flag, or loopback (looped back either way).
+        let withMulticast = candidates.filter { $0.multicast || $0.loopback }
+        let noMulticast = candidates.filter { !$0.multicast && !$0.loopback }.map(\.name)
+        let fixes = noMulticast.map { "sudo ip link set \($0) multicast on" }.joined(separator: "; ")
+        let usable = withMulticast.flatMap { i in i.ipv4.map { (name: i.name, ip: $0) } }
+        if withMulticast.isEmpty {
+            return (DoctorCheck("interfaces", .problem, "\(noMulticast.joined(separator: ", ")) \(noMulticast.count == 1 ? "has" : "have") no MULTICAST flag: discovery cannot use \(noMulticast.count == 1 ? "it" : "them")",
+                                fix: fixes), usable)
+        }
+        let listed = withMulticast.map { "\($0.name) (\(($0.ipv4 + $0.ipv6).joined(separator: ", ")))" }.joined(separator: "; ")
+        let leftOut = excluded.isEmpty ? "" : "; left out by default: \(excluded.joined(separator: ", ")) (--interface to use one)"
+        if !noMulticast.isEmpty {
+            return (DoctorCheck("interfaces", .warning, "discovery can use \(listed); not \(noMulticast.joined(separator: ", ")) (no MULTICAST flag)\(leftOut)", fix: fixes), usable)
+        }
+        return (DoctorCheck("interfaces", .ok, "discovery can use \(listed)\(leftOut)"), usable)
+    }
+
+    // MARK: end to end
+
+    /// Whether this identity's node is announced on `port` (then the port is ours, not another program's).
+    static func ownNode(_ discovery: AvahiDiscovery, fingerprint: String, port: Int, filter: InterfaceFilter, seconds: Double) async -> Bool {
+        let found = try? await PeerBrowser.collect(discovery, filter: filter, seconds: seconds) { peers in
+            peers.contains { $0.txt.fingerprint == fingerprint && $0.port == port }
+        }
+        return found?.contains { $0.txt.fingerprint == fingerprint && $0.port == port } ?? false
+    }
+
+    /// Publishes a probe (answering on `port`, or an ephemeral port when 0), browses until it is seen,
+    /// connects to it at each address it was resolved at, and asks for it by mDNS on each interface.
+    static func selfTest(_ discovery: AvahiDiscovery, _ o: Options, port requested: Int, listen: Bool,
+                         usable: [(name: String, ip: String)]) async -> [DoctorCheck] {
+        var listener: Int32 = -1
+        var port = requested
+        if listen || requested == 0 {
+            (listener, port) = openListener(listen ? requested : 0)
+            guard listener >= 0 else {
+                return [DoctorCheck("announce", .problem, "cannot open a TCP port to test with: \(String(cString: strerror(errno)))"),
+                        DoctorCheck("tcp", .skipped, "needs the test port"), DoctorCheck("mdns", .skipped, "needs the announcement")]
+            }
+        }
+        defer { if listener >= 0 { close(listener) } }
+        let instance = "nearcard-doctor-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+        let publication: any Announcement
+        do {
+            publication = try discovery.publish(instanceName: instance, port: port, txt: TXTRecord(fingerprint: nil, name: nil), interfaces: [],
+                                                serviceType: probeServiceType)
+        } catch {
+            return [DoctorCheck("announce", .problem, "avahi-daemon does not take an announcement: \(error.message)",
+                                fix: "see avahi-daemon's log: journalctl -u avahi-daemon"),
+                    DoctorCheck("tcp", .skipped, "needs the announcement"), DoctorCheck("mdns", .skipped, "needs the announcement")]
+        }
+        defer { publication.withdraw() }
+        let seen = await PeerBrowser.first(in: discovery, serviceType: probeServiceType, instance: instance, filter: o.filter, seconds: o.seconds)
+
+        // TCP: at every address the probe was seen at, or (not seen) at each usable interface's address.
+        let addresses = seen?.dialOrder ?? usable.map { PeerAddress(ip: $0.ip, port: port, interfaceName: $0.name, interfaceIndex: 0) }
+        var failures: [String] = []
+        for address in addresses {
+            if let why = await connectProblem(address) { failures.append("\(address) (\(why))") }
+        }
+        let allow = "sudo nft add rule inet filter input tcp dport \(port) accept   (or: sudo ufw allow \(port)/tcp)"
+        let tcp: DoctorCheck
+        if addresses.isEmpty {
+            tcp = DoctorCheck("tcp", .skipped, "no address to connect to")
+        } else if failures.count == addresses.count {
+            tcp = DoctorCheck("tcp", .problem, "cannot connect to this machine on TCP port \(port) at \(failures.joined(separator: ", ")): a firewall may drop it", fix: allow)
+        } else if !failures.isEmpty {
+            tcp = DoctorCheck("tcp", .warning, "TCP port \(port) answers, but not at \(failures.joined(separator: ", "))", fix: allow)
+        } else {
+            tcp = DoctorCheck("tcp", .ok, "TCP port \(port) answers at \(addresses.map(\.description).joined(separator: ", "))")
+        }
+
+        // mDNS: a query out of each interface, answered by this machine's own responder.
+        var silent: [String] = []
+        var answered: [String] = []
+        for (name, ip) in usable {
+            if await NetworkProbe.mdnsAnswers(instance: instance, serviceType: probeServiceType, via: ip, seconds: 2) {
+                answered.append(name)
+            } else {
+                silent.append("\(name) (\(ip))")
+            }
+        }
+        let mdnsFix = "sudo nft add rule inet filter input udp dport 5353 accept   (or: sudo ufw allow 5353/udp)"
+        let mdns: DoctorCheck
+        if usable.isEmpty {
+            mdns = DoctorCheck("mdns", .skipped, "no interface with an IPv4 address and multicast to ask on")
+        } else if answered.isEmpty {
+            mdns = DoctorCheck("mdns", .problem, "mDNS queries on \(silent.joined(separator: ", ")) go unanswered: a firewall may drop UDP port 5353", fix: mdnsFix)
+        } else if !silent.isEmpty {
+            mdns = DoctorCheck("mdns", .warning, "mDNS answers on \(answered.joined(separator: ", ")) but not on \(silent.joined(separator: ", "))", fix: mdnsFix)
+        } else {
+            mdns = DoctorCheck("mdns", .ok, "mDNS answers on \(answered.joined(separator: ", "))")
+        }
+
+        let announce: DoctorCheck
+        if let seen {
+            announce = DoctorCheck("announce", .ok, "announced and seen back at \(seen.dialOrder.map(\.description).joined(separator: ", "))")
+        } else if mdns.status == .problem {
+            announce = DoctorCheck("announce", .skipped, "a test announcement was not seen back: mDNS does not get through (the mdns check)")
+        } else {
+            announce = DoctorCheck("announce", .problem, "a test announcement was not seen back within \(Int(o.seconds)) s",
+                                   fix: "see avahi-daemon's log: journalctl -u avahi-daemon; its allow-interfaces (/etc/avahi/avahi-daemon.conf) may leave out your network")
+        }
+        return [announce, tcp, mdns]
+    }
+
+    /// A listening TCP socket on `port` (0: any), and the port it got.
+    static func openListener(_ port: Int) -> (Int32, Int) {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return (-1, 0) }
+        var yes: Int32 = 1, no: Int32 = 0
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &no, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in6()
+        addr.sin6_family = sa_family_t(AF_INET6)
+        addr.sin6_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin6_addr = in6addr_any
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard ok else { close(fd); return (-1, 0) }
+        return (fd, Int(UInt16(bigEndian: addr.sin6_port)))
+    }
+
+    /// Why a TCP connection to `address` fails within 2 s, or nil when it succeeds.
+    static func connectProblem(_ address: PeerAddress) async -> String? {
+        guard let socket = try? address.socketAddress() else { return "not an address" }
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(2))
+        do {
+            let channel = try await bootstrap.connect(to: socket).get()
+            try? await channel.close()
+            return nil
+        } catch let e as ChannelError {
+            if case .connectTimeout = e { return "no answer within 2 s" }
+            return "\(e)"
+        } catch {
+            return "\(error)"
+        }
+    }
+}
