@@ -23,6 +23,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // System libraries: the only modules that see C.
@@ -53,11 +56,18 @@ let package = Package(
             "NearcardCrypto", "NearcardModel",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
+        // The local web app (`nearcard ui`): pages and an API on loopback, through the node's facade only.
+        .target(name: "NearcardWeb", dependencies: [
+            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The command-line interface: the only place that prints for humans.
         // It sees the node only through NearcardNode's facade: no NIO, no protocol internals.
         .executableTarget(name: "nearcard", dependencies: [
             "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
-            "NearcardSemaphore", "NearcardSimulation",
+            "NearcardSemaphore", "NearcardSimulation", "NearcardWeb",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -18,9 +18,10 @@ packages=(
   libpng-dev           # QR images: PNG in and out
   zlib1g-dev           # raw DEFLATE for compressed QR payloads (sce1:)
   avahi-daemon avahi-utils dbus iproute2 procps
-  openssl qrencode zbar-tools sqlite3
+  openssl qrencode zbar-tools sqlite3 curl
   python3-venv
   nftables             # tests: doctor against a firewall in a test's own network namespace
+  chromium chromium-driver  # tests: the web app (nearcard ui) in a real headless browser
 )
 
 for arg in "$@"; do

@@ -47,6 +47,8 @@ public final class NodeRuntime: Sendable {
 
     /// The TCP port this node listens on (nil: it does not listen).
     public var port: Int? { listener?.port }
+    /// Whether this node browses and announces (avahi-daemon reachable, discovery not turned off).
+    public var discovers: Bool { discovery != nil }
 
     /// A node that neither listens nor announces itself, for a face that does one thing and exits. Peers
     /// are looked for only while an operation needs one. Discovery that cannot start (no avahi-daemon)

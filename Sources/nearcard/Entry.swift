@@ -19,7 +19,7 @@ struct Nearcard: AsyncParsableCommand {
         """,
         version: "0.1.0",
         subcommands: [Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Bot.self, Simulate.self, Peers.self, Exchange.self, Contacts.self,
-                      Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, Group.self, Semaphore.self, DID.self, JWT.self, DoctorCommand.self]
+                      Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, Group.self, Semaphore.self, DID.self, JWT.self, DoctorCommand.self, UICommand.self]
     )
 }
 

@@ -1,0 +1,248 @@
+/// The web app's page, script, style and icon, served from the binary (no CDN, no build step). Card
+/// fields are only ever put on the page as text (`textContent`), never as HTML.
+enum WebAssets {
+    static let index = #"""
+    <!doctype html>
+    <html lang="en">
+    <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>Nearcard</title>
+    <link rel="stylesheet" href="/app.css">
+    <link rel="icon" href="/icon.svg">
+    <script src="/app.js" defer></script>
+    </head>
+    <body>
+    <header>
+      <h1><img src="/icon.svg" alt="" width="28" height="28"> Nearcard</h1>
+      <p id="me" aria-live="polite"></p>
+    </header>
+    <nav aria-label="Sections">
+      <button type="button" data-tab="nearby" aria-controls="nearby" aria-selected="true">Nearby</button>
+      <button type="button" data-tab="requests" aria-controls="requests" aria-selected="false">Requests <span id="request-count"></span></button>
+      <button type="button" data-tab="contacts" aria-controls="contacts" aria-selected="false">Contacts</button>
+    </nav>
+    <main>
+      <p id="notice" role="status" aria-live="polite"></p>
+      <section id="nearby" aria-labelledby="nearby-title">
+        <h2 id="nearby-title">Nearby</h2>
+        <p class="hint">Nodes discovery sees on this network. Names are as announced; the exchange proves who is who.</p>
+        <label for="message">Message to send with an exchange (optional)</label>
+        <input id="message" maxlength="140" autocomplete="off">
+        <ul id="peers" class="list"></ul>
+        <p id="no-peers" class="hint">Nobody yet.</p>
+      </section>
+      <section id="requests" aria-labelledby="requests-title" hidden>
+        <h2 id="requests-title">Requests</h2>
+        <p class="hint">Compare the code with the one on the other person's screen before you accept.</p>
+        <ul id="request-list" class="list"></ul>
+        <p id="no-requests" class="hint">No request waits for you.</p>
+      </section>
+      <section id="contacts" aria-labelledby="contacts-title" hidden>
+        <h2 id="contacts-title">Contacts</h2>
+        <label for="search">Search</label>
+        <input id="search" type="search" autocomplete="off">
+        <ul id="contact-list" class="list"></ul>
+        <article id="contact" aria-live="polite" hidden></article>
+      </section>
+    </main>
+    </body>
+    </html>
+    """#
+
+    static let script = #"""
+    "use strict";
+    // Nearcard's page: state from /api/state, then every node event from /api/events (server-sent events).
+    // Everything from the network or the store is put on the page with textContent, never as HTML.
+    const $ = (id) => document.getElementById(id);
+    const state = { peers: new Map(), requests: new Map(), contacts: [], timeout: 60 };
+
+    function el(tag, text, attrs) {
+      const e = document.createElement(tag);
+      if (text !== undefined && text !== null) e.textContent = text;
+      for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+      return e;
+    }
+
+    async function api(method, path, body) {
+      const r = await fetch(path, { method, headers: body ? { "Content-Type": "application/json" } : {},
+                                    body: body ? JSON.stringify(body) : undefined, credentials: "same-origin" });
+      const data = await r.json().catch(() => ({}));
+      if (!r.ok) throw new Error(data.error || ("the node answered " + r.status));
+      return data;
+    }
+
+    function notice(text) { $("notice").textContent = text; }
+
+    function show(tab) {
+      for (const b of document.querySelectorAll("nav button")) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
+      for (const s of ["nearby", "requests", "contacts"]) $(s).hidden = s !== tab;
+      if (tab === "contacts") loadContacts();
+    }
+
+    function renderPeers() {
+      const list = $("peers");
+      list.replaceChildren();
+      for (const p of [...state.peers.values()].sort((a, b) => (a.name || a.instance).localeCompare(b.name || b.instance))) {
+        const li = el("li", null, { "data-instance": p.instance });
+        li.append(el("strong", p.name || p.instance), el("span", " fingerprint " + (p.fingerprint || "?"), { class: "fp" }));
+        const b = el("button", "Exchange", { type: "button", "aria-label": "Exchange cards with " + (p.name || p.instance) });
+        b.addEventListener("click", () => exchange(p));
+        li.append(b);
+        list.append(li);
+      }
+      $("no-peers").hidden = state.peers.size > 0;
+    }
+
+    async function exchange(p) {
+      try {
+        await api("POST", "/api/exchange", { peer: p.fingerprint || p.instance, message: $("message").value });
+        notice("Asking " + (p.name || p.instance) + "…");
+      } catch (e) { notice("Cannot exchange: " + e.message); }
+    }
+
+    function renderRequests() {
+      const list = $("request-list");
+      list.replaceChildren();
+      for (const r of state.requests.values()) {
+        const li = el("li", null, { "data-request": r.id, class: "request" });
+        const who = r.peer || {};
+        li.append(el("strong", who.name || "(no name)"),
+                  el("span", (r.role === "initiator" ? "you asked" : "asks you") + " — fingerprint " + who.fingerprint, { class: "fp" }),
+                  el("span", who.did, { class: "did" }));
+        li.append(el("p", r.sas, { class: "code", "aria-label": "Check code " + r.sas }));
+        const left = el("span", "", { class: "countdown", "data-deadline": r.deadline || "" });
+        li.append(left);
+        const msg = el("input", null, { maxlength: "140", "aria-label": "Message for " + (who.name || "them") + " (optional)" });
+        const yes = el("button", r.role === "initiator" ? "Codes match" : "Accept", { type: "button" });
+        const no = el("button", r.role === "initiator" ? "They differ" : "Decline", { type: "button" });
+        yes.addEventListener("click", () => answer(r.id, true, msg.value));
+        no.addEventListener("click", () => answer(r.id, false, ""));
+        li.append(msg, yes, no);
+        list.append(li);
+      }
+      $("no-requests").hidden = state.requests.size > 0;
+      $("request-count").textContent = state.requests.size ? "(" + state.requests.size + ")" : "";
+      tick();
+    }
+
+    function tick() {
+      for (const c of document.querySelectorAll(".countdown")) {
+        const d = Date.parse(c.dataset.deadline);
+        if (!isNaN(d)) c.textContent = Math.max(0, Math.round((d - Date.now()) / 1000)) + " s to answer";
+      }
+    }
+
+    async function answer(id, accept, message) {
+      try {
+        await api("POST", "/api/requests/" + encodeURIComponent(id), { accept, message });
+        notice(accept ? "Accepted: exchanging…" : "Declined.");
+      } catch (e) { notice("Cannot answer: " + e.message); }
+    }
+
+    async function loadContacts() {
+      try { state.contacts = await api("GET", "/api/contacts"); } catch (e) { notice(e.message); return; }
+      renderContacts();
+    }
+
+    function renderContacts() {
+      const q = $("search").value.toLowerCase();
+      const list = $("contact-list");
+      list.replaceChildren();
+      for (const c of state.contacts) {
+        if (q && !JSON.stringify([c.name, c.company, c.email, c.title]).toLowerCase().includes(q)) continue;
+        const li = el("li", null, { "data-contact": c.id });
+        const b = el("button", c.name, { type: "button", class: "link" });
+        b.addEventListener("click", () => showContact(c));
+        li.append(b, el("span", c.verificationStatus, { class: "badge " + c.verificationStatus }), el("span", c.source, { class: "fp" }));
+        list.append(li);
+      }
+    }
+
+    function showContact(c) {
+      const a = $("contact");
+      a.replaceChildren(el("h3", c.name), el("p", c.verificationStatus + " · " + c.source, { class: "badge " + c.verificationStatus }));
+      const dl = el("dl");
+      for (const [k, v] of [["Title", c.title], ["Company", c.company], ["Email", c.email], ["Phone", c.phone],
+                            ["Their message", c.theirEphemeralMessage], ["Your message", c.myEphemeralMessage],
+                            ["Member of", c.memberOf], ["DID", c.didPublicKey], ["Received", c.receivedAt]]) {
+        if (v) dl.append(el("dt", k), el("dd", v));
+      }
+      const del = el("button", "Delete " + c.name, { type: "button" });
+      del.addEventListener("click", async () => {
+        if (!confirm("Delete " + c.name + "?")) return;
+        try { await api("DELETE", "/api/contacts/" + encodeURIComponent(c.id)); a.hidden = true; loadContacts(); }
+        catch (e) { notice(e.message); }
+      });
+      a.append(dl, del);
+      a.hidden = false;
+    }
+
+    function onEvent(ev) {
+      switch (ev.event) {
+        case "peer.found": state.peers.set(ev.instance, ev); renderPeers(); break;
+        case "peer.lost": state.peers.delete(ev.instance); renderPeers(); break;
+        case "exchange.requested":
+          if (ev.decision === "pending") { state.requests.set(ev.id, ev); renderRequests(); show("requests"); }
+          break;
+        case "exchange.completed": {
+          state.requests.delete(ev.id); renderRequests();
+          const c = ev.contact;
+          notice("Exchanged cards with " + c.name + " (" + c.verificationStatus + ")" + (ev.theirMessage ? ": “" + ev.theirMessage + "”" : ""));
+          show("contacts"); loadContacts().then(() => showContact(c));
+          break;
+        }
+        case "exchange.failed":
+          state.requests.delete(ev.id); renderRequests();
+          notice("Exchange " + (ev.byPeer ? "ended by them" : "failed") + ": " + ev.reason + " (" + ev.code + "); nothing was stored");
+          break;
+        case "exchange.error": notice("Cannot exchange with " + ev.peer + ": " + ev.reason); break;
+        case "discovery-unavailable": notice("Discovery is unavailable: " + ev.message); break;
+      }
+    }
+
+    async function start() {
+      for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => show(b.dataset.tab));
+      $("search").addEventListener("input", renderContacts);
+      try {
+        const s = await api("GET", "/api/state");
+        $("me").textContent = (s.me.name || "(no name)") + " · fingerprint " + s.me.fingerprint;
+        for (const p of s.peers) state.peers.set(p.instance, p);
+        for (const r of s.requests) state.requests.set(r.id, r);
+        if (!s.discovers) notice("Discovery is unavailable: peers cannot see this node, nor it them (try nearcard doctor).");
+      } catch (e) { notice(e.message); }
+      renderPeers(); renderRequests();
+      const source = new EventSource("/api/events");
+      source.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { /* a line we do not know */ } };
+      source.onerror = () => notice("Lost the node; reconnecting…");
+      setInterval(tick, 1000);
+      document.body.dataset.ready = "true";
+    }
+    start();
+    """#
+
+    static let style = #"""
+    :root { color-scheme: light dark; --accent: #2457c5; --ok: #1b7f3b; --bad: #b3261e; font: 16px/1.45 system-ui, sans-serif; }
+    @media (prefers-color-scheme: dark) { :root { --accent: #8ab4ff; --ok: #7fd49b; --bad: #ff8a80; } }
+    body { margin: 0 auto; max-width: 52rem; padding: 0 1rem 3rem; }
+    header h1 { display: flex; align-items: center; gap: .5rem; margin-bottom: 0; }
+    nav { display: flex; gap: .5rem; margin: 1rem 0; flex-wrap: wrap; }
+    nav button[aria-selected="true"] { border-color: var(--accent); font-weight: 600; }
+    button { font: inherit; padding: .35rem .8rem; border-radius: .4rem; border: 1px solid currentColor; background: transparent; color: inherit; cursor: pointer; }
+    button:focus-visible, input:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+    button.link { border: none; text-decoration: underline; padding: 0; }
+    input { font: inherit; padding: .3rem; margin: .2rem 0 .8rem; width: min(100%, 24rem); display: block; }
+    .list { list-style: none; padding: 0; }
+    .list li { display: flex; flex-wrap: wrap; gap: .6rem; align-items: center; padding: .6rem 0; border-bottom: 1px solid color-mix(in srgb, currentColor 20%, transparent); }
+    .fp, .did, .hint, .countdown { opacity: .75; font-size: .9rem; }
+    .did { word-break: break-all; flex-basis: 100%; }
+    .code { font-size: 2.6rem; font-weight: 700; letter-spacing: .15em; margin: .2rem 0; flex-basis: 100%; font-variant-numeric: tabular-nums; }
+    .badge.verified { color: var(--ok); } .badge.failed { color: var(--bad); }
+    dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dd { margin: 0; word-break: break-word; }
+    #notice:empty { display: none; } #notice { padding: .5rem .8rem; border-left: 4px solid var(--accent); }
+    """#
+
+    static let icon = #"""
+    <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect x="4" y="12" width="40" height="28" rx="4" fill="none" stroke="#2457c5" stroke-width="4"/><rect x="20" y="24" width="40" height="28" rx="4" fill="#2457c5"/><circle cx="32" cy="38" r="5" fill="#fff"/></svg>
+    """#
+}

@@ -1,0 +1,211 @@
+import Foundation
+import Hummingbird
+import Logging
+import NearcardCrypto
+import NearcardDiscovery
+import NearcardModel
+import NearcardNode
+import NearcardStore
+import Synchronization
+
+/// `nearcard ui`: the node's pages and API on loopback (docs/WEBUI.md). Everything goes through the
+/// node's facade (`NodeRuntime`): the same peers, the same sessions, the same store as every face.
+public final class WebUI: Sendable {
+    public struct Options: Sendable {
+        public var address: String
+        public var port: Int
+        /// The session token: in the printed address once, then a cookie.
+        public var token: String
+
+        public init(address: String = "127.0.0.1", port: Int = WebUI.defaultPort, token: String) {
+            self.address = address
+            self.port = port
+            self.token = token
+        }
+    }
+
+    public static let defaultPort = 7448
+    /// The largest request body read (an exchange request, an answer): a few hundred bytes are needed.
+    public static let maximumBodyLength = 16 * 1024
+
+    let runtime: NodeRuntime
+    let options: Options
+    let feed = Feed()
+    let pending = Mutex<[String: JSONValue]>([:])
+
+    public init(runtime: NodeRuntime, options: Options) {
+        self.runtime = runtime
+        self.options = options
+    }
+
+    /// A fresh session token: 128 random bits, hex.
+    public static func newToken() -> String { Hex.encode(Sodium.randomBytes(16)) }
+
+    /// The address to open: it carries the token once; the page trades it for a cookie.
+    public var address: String { "http://\(options.address == "::1" ? "[::1]" : options.address):\(options.port)/?token=\(options.token)" }
+
+    /// Serves until the task running it is cancelled. `onRunning` is called once the port is bound.
+    public func run(onRunning: @escaping @Sendable () -> Void = {}) async throws {
+        let identity = runtime.context.identity
+        let events = runtime.context.events.subscribe()
+        let follower = Task { [feed] in
+            for await event in events {
+                guard let line = JSONLines.encode(event, identity: identity) else { continue }
+                switch event {
+                case .exchangeRequested(let id, _, _, _, true):
+                    var o = line.objectValue ?? [:]
+                    o["deadline"] = .string(ISO8601.string(Date().addingTimeInterval(self.runtime.context.limits.consentTimeout)))
+                    self.pending.withLock { $0[id] = .object(o) }
+                    feed.send(.object(o))
+                    continue
+                case .exchangeCompleted(let id, _, _, _, _), .exchangeFailed(let id, _, _, _):
+                    _ = self.pending.withLock { $0.removeValue(forKey: id) }
+                default:
+                    break
+                }
+                feed.send(line)
+            }
+        }
+        defer { follower.cancel() }
+        let router = Router()
+        router.add(middleware: WebGuard(token: options.token, port: options.port))
+        routes(router)
+        // The server's own log: errors only (the CLI prints what people need; requests are not logged).
+        var logger = Logger(label: "nearcard.ui")
+        logger.logLevel = .error
+        let app = Application(router: router, configuration: .init(address: .hostname(options.address, port: options.port), serverName: nil),
+                              onServerRunning: { _ in onRunning() }, logger: logger)
+        try await app.run()
+    }
+
+    // MARK: routes
+
+    func routes(_ router: Router<BasicRequestContext>) {
+        router.get("/") { _, _ in Self.asset(WebAssets.index, type: "text/html; charset=utf-8") }
+        router.get("/app.js") { _, _ in Self.asset(WebAssets.script, type: "text/javascript; charset=utf-8") }
+        router.get("/app.css") { _, _ in Self.asset(WebAssets.style, type: "text/css; charset=utf-8") }
+        router.get("/icon.svg") { _, _ in Self.asset(WebAssets.icon, type: "image/svg+xml") }
+
+        router.get("/api/state") { _, _ in Self.json(self.state()) }
+        router.get("/api/events") { _, _ in self.events() }
+        router.get("/api/contacts") { _, _ in
+            Self.json(.array(try self.runtime.context.database.contacts().map(\.json)))
+        }
+        router.get("/api/contacts/:id") { _, context in
+            let id = try context.parameters.require("id")
+            guard let contact = try self.runtime.context.database.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
+            return Self.json(contact.json)
+        }
+        router.delete("/api/contacts/:id") { _, context in
+            let id = try context.parameters.require("id")
+            guard try self.runtime.context.database.contact(id: id) != nil else { return Self.error(.notFound, "no contact \(id)") }
+            try self.runtime.context.database.deleteContact(id: id)
+            return Self.json(["ok": true])
+        }
+        router.post("/api/exchange") { request, _ in
+            let body = try await Self.body(request)
+            guard let peer = body["peer"]?.stringValue, !peer.isEmpty else { return Self.error(.badRequest, "say whom to exchange with (\"peer\")") }
+            let message = body["message"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            if let message, let problem = ProximityPayload.messageProblem(message) { return Self.error(.badRequest, problem) }
+            let runtime = self.runtime
+            let feed = self.feed
+            // The exchange runs on; its steps come as events (the code to compare, then the outcome).
+            Task {
+                // A session's failure comes as exchange.failed; one before any session (nobody of that
+                // name, unreachable) only here.
+                do {
+                    _ = try await runtime.exchange(with: peer, message: message, confirm: true)
+                } catch let error as NodeError {
+                    feed.send(JSONLines.line("exchange.error", ["peer": .string(peer), "reason": .string(error.message)]))
+                } catch {
+                    feed.send(JSONLines.line("exchange.error", ["peer": .string(peer), "reason": .string("\(error)")]))
+                }
+            }
+            return Self.json(["ok": true], status: .accepted)
+        }
+        router.post("/api/requests/:id") { request, context in
+            let id = try context.parameters.require("id")
+            let body = try await Self.body(request)
+            guard let accept = body["accept"]?.boolValue else { return Self.error(.badRequest, "say whether to accept (\"accept\": true or false)") }
+            let message = body["message"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            do {
+                try self.runtime.answer(request: id, accept: accept, message: message, reason: nil)
+            } catch let error as NodeError {
+                return Self.error(error.kind == .notFound ? .notFound : .badRequest, error.message)
+            }
+            return Self.json(["ok": true])
+        }
+    }
+
+    /// Who this node is, whom it sees, and the requests waiting for an answer.
+    func state() -> JSONValue {
+        let identity = runtime.context.identity
+        let peers = runtime.peers.all.sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
+        var me: JSONObject = ["did": .string(identity.did), "fingerprint": .string(identity.fingerprint)]
+        me["name"] = identity.name.map { .string($0) } ?? .null
+        return [
+            "me": .object(me),
+            "peers": .array(peers.map(\.json)),
+            "requests": .array(pending.withLock { Array($0.values) }),
+            "consentTimeout": .number(runtime.context.limits.consentTimeout),
+            "discovers": .bool(runtime.discovers),
+        ]
+    }
+
+    /// Server-sent events: every node event as the JSON-lines interface writes it, one per `data:` line.
+    func events() -> Response {
+        let stream = feed.subscribe()
+        let body = ResponseBody { writer in
+            try await writer.write(ByteBuffer(string: ": nearcard\n\n"))
+            for await line in stream {
+                try await writer.write(ByteBuffer(string: "data: \(line.compactText)\n\n"))
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: "text/event-stream"], body: body)
+    }
+
+    // MARK: responses
+
+    static func asset(_ text: String, type: String) -> Response {
+        Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: value.compactText)))
+    }
+
+    static func error(_ status: HTTPResponse.Status, _ why: String) -> Response {
+        json(["error": .string(why)], status: status)
+    }
+
+    static func body(_ request: Request) async throws -> JSONValue {
+        var request = request
+        let buffer = try await request.collectBody(upTo: maximumBodyLength)
+        guard let parsed = try? JSONParser.parse(Array(buffer.readableBytesView)), parsed.objectValue != nil else {
+            throw HTTPError(.badRequest, message: "the request body must be a JSON object")
+        }
+        return parsed
+    }
+}
+
+/// Fans JSON lines out to the open event streams.
+final class Feed: Sendable {
+    private let subscribers = Mutex<[Int: AsyncStream<JSONValue>.Continuation]>([:])
+    private let next = Mutex(0)
+
+    func subscribe() -> AsyncStream<JSONValue> {
+        let (stream, continuation) = AsyncStream.makeStream(of: JSONValue.self, bufferingPolicy: .bufferingNewest(256))
+        let id = next.withLock { n in
+            n += 1
+            return n
+        }
+        subscribers.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in _ = self?.subscribers.withLock { $0.removeValue(forKey: id) } }
+        return stream
+    }
+
+    func send(_ line: JSONValue) {
+        for c in subscribers.withLock({ Array($0.values) }) { c.yield(line) }
+    }
+}

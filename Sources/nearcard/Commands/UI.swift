@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import NearcardCrypto
+import NearcardNode
+import NearcardSimulation
+import NearcardStore
+import NearcardWeb
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `nearcard ui`: the node, as `listen` runs it, with a web app on loopback to drive it.
+struct UICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ui",
+        abstract: "Run the node with a web app on this machine (http://127.0.0.1:7448/).",
+        discussion: """
+        Starts the node as `listen` does (same options) and serves its pages on loopback: who is nearby, \
+        requests with their check codes, your contacts. The address printed carries a one-time token \
+        (kept 0600 in your home as ui-token); the page trades it for a cookie. Only this machine's \
+        browser, on the printed address, can drive the node. A second `nearcard ui` while one runs opens \
+        the running one's page. Ctrl-C stops both.
+        """)
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var node: NodeOptions
+
+    @Option(help: "The web app's port.")
+    var uiPort: Int = WebUI.defaultPort
+
+    @Option(help: "The web app's address: 127.0.0.1 (default), ::1 or localhost.")
+    var uiAddress: String = "127.0.0.1"
+
+    @Flag(help: "Print the address instead of opening it with xdg-open.")
+    var noBrowser = false
+
+    func validate() throws {
+        if !(1...65535).contains(uiPort) { throw ValidationError("--ui-port must be 1…65535") }
+        if !["127.0.0.1", "::1", "localhost"].contains(uiAddress) {
+            throw ValidationError("--ui-address must be a loopback address (127.0.0.1, ::1 or localhost): the app is for this machine only")
+        }
+    }
+
+    var tokenPath: String { global.resolvedHome.path + "/ui-token" }
+
+    func run() async throws {
+        let address = uiAddress == "localhost" ? "127.0.0.1" : uiAddress
+        // One already running for this home: open its page.
+        if let running = await runningInstance(address: address) {
+            Console.out("Nearcard is already open at \(running)")
+            if !noBrowser { Self.open(running) }
+            return
+        }
+        NodeSetup.raiseOpenFileLimit()
+        let events = EventBus()
+        let context = try NodeSetup.context(global, consent: DecidedByCommand(decisions: PendingDecisions(), message: nil), events: events,
+                                            limits: node.limits())
+        let runtime: NodeRuntime
+        do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
+            throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
+        }
+        let token = WebUI.newToken()
+        try FileIO.writeAtomically(SecureBytes(Array(token.utf8)), to: tokenPath, mode: 0o600, replace: true)
+        let web = WebUI(runtime: runtime, options: WebUI.Options(address: address, port: uiPort, token: token))
+
+        enum Start: Sendable { case running, failed(String) }
+        let (starts, start) = AsyncStream.makeStream(of: Start.self)
+        let server = Task {
+            do { try await web.run(onRunning: { start.yield(.running) }) } catch { start.yield(.failed("\(error)")) }
+            start.finish()
+        }
+        var failure: String?
+        for await s in starts {
+            if case .failed(let why) = s { failure = why }
+            break
+        }
+        if let failure {
+            await runtime.stop()
+            throw CLIError(.environment, "cannot serve the web app on \(address):\(uiPort) (\(failure)); choose another port with --ui-port")
+        }
+        Console.out("Nearcard is open at \(web.address)")
+        Console.out("Listening for exchanges on port \(runtime.port ?? node.port) as \(context.identity.name ?? "(no name)"), fingerprint \(context.identity.fingerprint). Ctrl-C to stop.")
+        if !noBrowser { Self.open(web.address) }
+
+        for await _ in NodeSetup.interrupts() { break }
+        Console.out("\nStopping…")
+        server.cancel()
+        _ = await server.value
+        await runtime.stop()
+        try? FileManager.default.removeItem(atPath: tokenPath)
+    }
+
+    /// The address of a web app already serving this home on the port, if one answers to its token.
+    func runningInstance(address: String) async -> String? {
+        guard let token = try? String(contentsOfFile: tokenPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty,
+              let curl = ["/usr/bin/curl", "/bin/curl"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        let host = address == "::1" ? "[::1]" : address
+        let probe = try? ChildProcess.capture([curl, "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2",
+                                               "-H", "Cookie: nearcard_ui=\(token)", "http://\(host):\(uiPort)/api/state"], timeout: 5)
+        guard let probe, String(decoding: probe.stdout, as: UTF8.self) == "200" else { return nil }
+        return "http://\(host):\(uiPort)/?token=\(token)"
+    }
+
+    /// Opens the address in the desktop's browser; says so when there is none.
+    static func open(_ address: String) {
+        guard let opener = ["/usr/bin/xdg-open", "/bin/xdg-open"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            Console.err("nearcard: no xdg-open to open the page with: open the address above in a browser")
+            return
+        }
+        _ = try? ChildProcess([opener, address], log: "/dev/null", pipes: false)
+    }
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Drives two people's `nearcard ui` pages in real headless Chromium (Debian's chromium and
+chromium-driver, through Selenium): Ada sees Grace in Nearby and asks to exchange, both pages show the
+same check code, Ada confirms the codes match and Grace accepts with a message; both pages end on the
+other's contact, verified, with both messages. Then Grace declines a second request and Ada's page says
+so. Card text is checked to be shown as text, never as HTML. Prints a JSON report; exits 1 on failure.
+
+    ui_driver.py --ada URL --grace URL --ada-name NAME --grace-name NAME [--shots DIR]
+"""
+import argparse
+import json
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--ada", required=True)
+ap.add_argument("--grace", required=True)
+ap.add_argument("--ada-name", required=True)
+ap.add_argument("--grace-name", required=True)
+ap.add_argument("--shots", default=None)
+args = ap.parse_args()
+report = {}
+
+
+def fail(why):
+    report["error"] = why
+    print(json.dumps(report))
+    sys.exit(1)
+
+
+def browser():
+    o = webdriver.ChromeOptions()
+    o.binary_location = "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,900",
+              "--no-first-run", "--disable-extensions", "--disable-background-networking", "--disable-sync",
+              "--disable-component-update", "--disable-default-apps", "--no-default-browser-check"):
+        o.add_argument(a)
+    return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=o)
+
+
+def wait(d, cond, what, seconds=60):
+    try:
+        return WebDriverWait(d, seconds).until(cond)
+    except Exception:
+        fail(f"{what} did not happen within {seconds} s; page says: {d.find_element(By.ID, 'notice').text!r}")
+
+
+def shot(d, name):
+    if args.shots:
+        d.save_screenshot(f"{args.shots}/{name}.png")
+
+
+ada, grace = browser(), browser()
+try:
+    for d, url in ((ada, args.ada), (grace, args.grace)):
+        d.get(url)
+        wait(d, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true", "the page loading")
+        if "token=" in d.current_url:
+            fail("the token stayed in the address bar")
+    # Ada sees Grace nearby and asks, with a message.
+    peer = wait(ada, EC.presence_of_element_located((By.CSS_SELECTOR, f'#peers li[data-instance="{args.grace_name}"] button')), "Grace in Nearby")
+    shot(ada, "nearby")
+    ada.find_element(By.ID, "message").send_keys("Hi Grace, from the page")
+    peer.click()
+    codes = {}
+    for name, d in (("ada", ada), ("grace", grace)):
+        wait(d, EC.visibility_of_element_located((By.CSS_SELECTOR, "#request-list li.request .code")), f"the check code on {name}'s page")
+        codes[name] = d.find_element(By.CSS_SELECTOR, "#request-list li.request .code").text
+    report["codes"] = codes
+    if codes["ada"] != codes["grace"]:
+        fail(f"the two pages show different codes: {codes}")
+    shot(grace, "request")
+    # Grace accepts with a message; Ada confirms the codes match.
+    g = grace.find_element(By.CSS_SELECTOR, "#request-list li.request")
+    g.find_element(By.TAG_NAME, "input").send_keys("Hello Ada, from the other page")
+    g.find_elements(By.TAG_NAME, "button")[0].click()
+    ada.find_element(By.CSS_SELECTOR, "#request-list li.request").find_elements(By.TAG_NAME, "button")[0].click()
+    for name, d, other in (("ada", ada, args.grace_name), ("grace", grace, args.ada_name)):
+        wait(d, EC.visibility_of_element_located((By.CSS_SELECTOR, "#contact h3")), f"the new contact on {name}'s page")
+        article = d.find_element(By.ID, "contact")
+        report[name] = {"contact": article.find_element(By.TAG_NAME, "h3").text, "text": article.text,
+                        "htmlElementsInName": len(article.find_elements(By.CSS_SELECTOR, "h3 *"))}
+        if report[name]["contact"] != other:
+            fail(f"{name}'s page shows {report[name]['contact']!r}, not {other!r}")
+    shot(ada, "contact")
+    # A second request, declined: both pages say so.
+    ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
+    wait(ada, EC.element_to_be_clickable((By.CSS_SELECTOR, f'#peers li[data-instance="{args.grace_name}"] button')), "Grace in Nearby again").click()
+    wait(grace, EC.visibility_of_element_located((By.CSS_SELECTOR, "#request-list li.request")), "the second request on Grace's page")
+    grace.find_element(By.CSS_SELECTOR, "#request-list li.request").find_elements(By.TAG_NAME, "button")[1].click()
+    wait(ada, lambda d: "declined" in d.find_element(By.ID, "notice").text, "the decline on Ada's page")
+    report["adaNotice"] = ada.find_element(By.ID, "notice").text
+    report["ok"] = True
+    print(json.dumps(report))
+finally:
+    ada.quit()
+    grace.quit()

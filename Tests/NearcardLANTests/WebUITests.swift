@@ -1,0 +1,101 @@
+import Foundation
+import NearcardCrypto
+import NearcardTestSupport
+import Testing
+
+/// `nearcard ui`: two people's pages in real headless Chromium, and every request the app must refuse.
+@Suite struct WebUITests {
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
+
+    /// Starts `nearcard ui` in the lab; returns the address it printed (with its token).
+    func ui(_ lab: Lab, _ person: TestPerson, port: Int, log url: URL) throws -> String {
+        let p = try lab.spawn([CLI.executable.path, "ui", "--home", person.home.path, "--no-browser", "--port", "0", "--ui-port", String(port)], log: url)
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "Nearcard is open at ") {
+                return String(text[range.upperBound...].prefix { !$0.isNewline })
+            }
+            if !p.isRunning { throw LabError("ui exited: \(text)") }
+            usleep(100_000)
+        }
+        throw LabError("ui did not start: \((try? String(contentsOf: url, encoding: .utf8)) ?? "")")
+    }
+
+    @Test func twoPagesExchangeCardsInChromium() throws {
+        let lab = try Lab("ui")
+        let ada = try TestPerson(name: "Ada Lovelace", card: ["--company", "<b>Analytical</b> Engines"])
+        let grace = try TestPerson(name: "Grace Hopper", card: ["--company", "US Navy"])
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        try ada.cli.run(["share", "--fields", "name,company"])
+        let adaURL = try ui(lab, ada, port: 7448, log: log("ada-ui"))
+        let graceURL = try ui(lab, grace, port: 7449, log: log("grace-ui"))
+        let driver = CLI.packageRoot.appendingPathComponent("Tests/Interop/ui_driver.py").path
+        let r = try lab.run([CLI.python, driver, "--ada", adaURL, "--grace", graceURL, "--ada-name", "Ada Lovelace", "--grace-name", "Grace Hopper"])
+        #expect(r.code == 0, "\(r.stdout) \(r.stderr.suffix(2000))")
+        let report = r.json
+        #expect(report["codes"]?["ada"]?.stringValue?.count == 7, "\(report)")
+        #expect(report["ada"]?["text"]?.stringValue?.contains("verified") == true)
+        #expect(report["ada"]?["text"]?.stringValue?.contains("Hello Ada, from the other page") == true, "Grace's message on Ada's page")
+        #expect(report["grace"]?["text"]?.stringValue?.contains("Hi Grace, from the page") == true, "Ada's message on Grace's page")
+        #expect(report["grace"]?["text"]?.stringValue?.contains("<b>Analytical</b> Engines") == true, "card text shown as text")
+        #expect(report["adaNotice"]?.stringValue?.contains("declined") == true)
+        // What the pages showed is what the store holds.
+        let atGrace = try #require(try grace.contacts().first)
+        #expect(atGrace["verificationStatus"] == "verified" && atGrace["theirEphemeralMessage"] == "Hi Grace, from the page")
+        #expect(try ada.contacts().count == 1)
+    }
+
+    /// Every way in that is not this machine's own page, on the printed address, is refused.
+    @Test func refusesWhatIsNotItsOwnPage() throws {
+        let lab = try Lab("us")
+        let ada = try TestPerson(name: "Ada Lovelace")
+        defer { ada.cli.cleanUp() }
+        let url = try ui(lab, ada, port: 7448, log: log("ui"))
+        let token = String(url.split(separator: "=").last ?? "")
+        #expect(token.count == 32, "128 random bits, hex")
+        let tokenFile = ada.home.appendingPathComponent("ui-token").path
+        #expect(FileManager.default.fileExists(atPath: tokenFile))
+        var st = stat()
+        #expect(stat(tokenFile, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        func curl(_ args: [String]) throws -> (status: String, headers: String, body: String) {
+            let r = try lab.run(["curl", "-s", "-D", "-", "--max-time", "10"] + args)
+            let parts = r.stdout.components(separatedBy: "\r\n\r\n")
+            let status = parts.first?.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            return (status, parts.first ?? "", parts.dropFirst().joined(separator: "\r\n\r\n"))
+        }
+        let cookie = "Cookie: nearcard_ui=\(token)"
+        let base = "http://127.0.0.1:7448"
+        // The printed address: a cookie that scripts cannot read and other sites never send, then the page.
+        let entry = try curl([url])
+        let setCookie = entry.headers.components(separatedBy: "\r\n").first { $0.hasPrefix("Set-Cookie: nearcard_ui=\(token);") } ?? ""
+        let attributes = Set(setCookie.components(separatedBy: "; ").dropFirst())
+        #expect(entry.status == "303" && attributes == ["HttpOnly", "Path=/", "SameSite=Strict"], "\(entry.headers)")
+        let page = try curl(["-H", cookie, base + "/"])
+        #expect(page.status == "200" && page.headers.contains("Content-Security-Policy: default-src 'self'"), "\(page.headers)")
+        #expect(try curl(["-H", cookie, base + "/api/state"]).status == "200")
+        // No token, a wrong token, a wrong one in the address.
+        #expect(try curl([base + "/api/state"]).status == "401")
+        #expect(try curl(["-H", "Cookie: nearcard_ui=" + String(repeating: "0", count: 32), base + "/api/state"]).status == "401")
+        #expect(try curl([base + "/?token=" + String(repeating: "0", count: 32)]).status == "403")
+        // DNS rebinding: a page of evil.example resolving to 127.0.0.1 sends its own Host.
+        #expect(try curl(["-H", cookie, "-H", "Host: evil.example:7448", base + "/api/state"]).status == "421")
+        // Cross-origin: a POST from another site, a POST with no Origin, another site's event stream.
+        let post = ["-X", "POST", "-H", cookie, "-H", "Content-Type: application/json", "--data", #"{"peer":"Grace"}"#, base + "/api/exchange"]
+        #expect(try curl(["-H", "Origin: http://evil.example"] + post).status == "403")
+        #expect(try curl(post).status == "403")
+        #expect(try curl(["-H", cookie, "-H", "Origin: http://evil.example", base + "/api/events"]).status == "403")
+        #expect(try curl(["-X", "DELETE", "-H", cookie, "-H", "Origin: http://evil.example", base + "/api/contacts/X"]).status == "403")
+        // From the page's own origin: taken (and a name nobody has is a clear error, not a crash).
+        let own = try curl(["-H", "Origin: \(base)"] + post)
+        #expect(own.status == "202", "\(own)")
+        let bad = try curl(["-X", "POST", "-H", cookie, "-H", "Origin: \(base)", "--data", "not json", base + "/api/exchange"])
+        #expect(bad.status == "400" && bad.body.contains("JSON object"), "\(bad)")
+        // Not on the network: a non-loopback address is refused before anything starts.
+        let exposed = try ada.cli.run(["ui", "--no-browser", "--ui-address", "0.0.0.0"])
+        #expect(exposed.code == 64 && exposed.stderr.contains("loopback"), "\(exposed.stderr)")
+        // A second `nearcard ui` for this home opens the running one's page instead of failing.
+        let second = try lab.nearcard(["ui", "--no-browser", "--port", "0"], home: ada.home)
+        #expect(second.code == 0 && second.stdout.contains("already open at \(url)"), "\(second.stdout) \(second.stderr)")
+    }
+}
