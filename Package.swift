@@ -58,7 +58,7 @@ let package = Package(
         ]),
         // The local web app (`nearcard ui`): pages and an API on loopback, through the node's facade only.
         .target(name: "NearcardWeb", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode",
+            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),

@@ -47,3 +47,8 @@ doc="$root/share/doc/nearcard"
 install -d -m 0755 "$doc" "$doc/examples"
 install -m 0644 README.md docs/*.md "$doc/"
 install -m 0644 examples/bot/* "$doc/examples/"
+install -d -m 0755 "$doc/examples/desktop"
+install -m 0644 examples/desktop/* "$doc/examples/desktop/"
+# The menu entry and its icon, where desktops look for them.
+install -D -m 0644 examples/desktop/nearcard.desktop "$root/share/applications/nearcard.desktop"
+install -D -m 0644 examples/desktop/nearcard.svg "$root/share/icons/hicolor/scalable/apps/nearcard.svg"

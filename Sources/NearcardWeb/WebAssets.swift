@@ -21,6 +21,7 @@ enum WebAssets {
       <button type="button" data-tab="nearby" aria-controls="nearby" aria-selected="true">Nearby</button>
       <button type="button" data-tab="requests" aria-controls="requests" aria-selected="false">Requests <span id="request-count"></span></button>
       <button type="button" data-tab="contacts" aria-controls="contacts" aria-selected="false">Contacts</button>
+      <button type="button" data-tab="card" aria-controls="card" aria-selected="false">My card</button>
     </nav>
     <main>
       <p id="notice" role="status" aria-live="polite"></p>
@@ -44,6 +45,27 @@ enum WebAssets {
         <input id="search" type="search" autocomplete="off">
         <ul id="contact-list" class="list"></ul>
         <article id="contact" aria-live="polite" hidden></article>
+      </section>
+      <section id="card" aria-labelledby="card-title" hidden>
+        <h2 id="card-title">My card</h2>
+        <form id="card-form">
+          <div class="field"><label for="f-name">Name</label><input id="f-name" name="name" required maxlength="256"><label class="share"><input type="checkbox" data-share="name" checked disabled> always shared</label></div>
+          <div class="field"><label for="f-title">Title</label><input id="f-title" name="title" maxlength="256"><label class="share"><input type="checkbox" data-share="title"> share</label></div>
+          <div class="field"><label for="f-company">Company</label><input id="f-company" name="company" maxlength="256"><label class="share"><input type="checkbox" data-share="company"> share</label></div>
+          <div class="field"><label for="f-email">Email</label><input id="f-email" name="email" maxlength="256"><label class="share"><input type="checkbox" data-share="email"> share</label></div>
+          <div class="field"><label for="f-phone">Phone</label><input id="f-phone" name="phone" maxlength="256"><label class="share"><input type="checkbox" data-share="phone"> share</label></div>
+          <div class="field"><label for="f-socials">Social profiles (one per line: platform:handle:url)</label><textarea id="f-socials" name="socialNetworks" rows="3"></textarea><label class="share"><input type="checkbox" data-share="socialNetworks"> share</label></div>
+          <div class="field"><label for="f-skills">Skills (one per line: name:category:proficiency)</label><textarea id="f-skills" name="skills" rows="3"></textarea><label class="share"><input type="checkbox" data-share="skills"> share</label></div>
+          <button type="submit">Save card</button>
+        </form>
+        <h3>What a peer receives</h3>
+        <dl id="preview" aria-live="polite"></dl>
+        <h3>As a QR code</h3>
+        <label for="qr-format">Format</label>
+        <select id="qr-format"><option value="zk">zk (any scanner can check it)</option><option value="did-signed">did-signed</option><option value="plaintext">plaintext</option></select>
+        <p><img id="qr" alt="Your card as a QR code" width="320" height="320"></p>
+        <p id="qr-frame" class="hint"></p>
+        <a id="qr-png" href="#" download>Download PNG</a>
       </section>
     </main>
     </body>
@@ -76,8 +98,9 @@ enum WebAssets {
 
     function show(tab) {
       for (const b of document.querySelectorAll("nav button")) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
-      for (const s of ["nearby", "requests", "contacts"]) $(s).hidden = s !== tab;
+      for (const s of ["nearby", "requests", "contacts", "card"]) $(s).hidden = s !== tab;
       if (tab === "contacts") loadContacts();
+      if (tab === "card") loadCard();
     }
 
     function renderPeers() {
@@ -178,6 +201,67 @@ enum WebAssets {
       a.hidden = false;
     }
 
+    const textFields = ["name", "title", "company", "email", "phone"];
+
+    async function loadCard() {
+      let s;
+      try { s = await api("GET", "/api/card"); } catch (e) { notice(e.message); return; }
+      const c = s.card || {};
+      for (const f of textFields) $("f-" + f).value = c[f] || "";
+      $("f-socials").value = (c.socialNetworks || []).map((p) => [p.platform, p.username, p.url || ""].join(":").replace(/:$/, "")).join("\n");
+      $("f-skills").value = (c.skills || []).map((k) => [k.name, k.category || "", k.proficiency || ""].join(":").replace(/:+$/, "")).join("\n");
+      for (const box of document.querySelectorAll("[data-share]")) box.checked = box.dataset.share === "name" || s.sharing.includes(box.dataset.share);
+      renderPreview();
+      loadCode();
+    }
+
+    function formCard() {
+      const card = {};
+      for (const f of textFields) card[f] = $("f-" + f).value;
+      card.socialNetworks = $("f-socials").value.split("\n");
+      card.skills = $("f-skills").value.split("\n");
+      return card;
+    }
+
+    function sharedFields() { return [...document.querySelectorAll("[data-share]")].filter((b) => b.checked).map((b) => b.dataset.share); }
+
+    function renderPreview() {
+      const dl = $("preview");
+      dl.replaceChildren();
+      const card = formCard();
+      const labels = { name: "Name", title: "Title", company: "Company", email: "Email", phone: "Phone", socialNetworks: "Social", skills: "Skills" };
+      for (const f of sharedFields()) {
+        let v = card[f];
+        if (Array.isArray(v)) v = v.filter((x) => x.trim()).join(", ");
+        if (v && v.trim()) dl.append(el("dt", labels[f]), el("dd", v));
+      }
+    }
+
+    let frames = 1, frame = 0;
+    async function loadCode() {
+      const format = $("qr-format").value;
+      try { frames = (await api("GET", "/api/card/qr?format=" + format)).frames; } catch (e) { $("qr-frame").textContent = e.message; return; }
+      frame = 0;
+      showFrame();
+    }
+
+    function showFrame() {
+      const format = $("qr-format").value;
+      $("qr").src = "/api/card/qr.svg?format=" + format + "&frame=" + frame + "&t=" + Date.now();
+      $("qr-png").href = "/api/card/qr.png?format=" + format + "&frame=" + frame;
+      $("qr-frame").textContent = frames > 1 ? "Frame " + (frame + 1) + " of " + frames + " (scan them all)" : "";
+    }
+
+    async function saveCard(e) {
+      e.preventDefault();
+      try {
+        await api("PUT", "/api/card", formCard());
+        await api("PUT", "/api/sharing", { fields: sharedFields() });
+        notice("Saved: the next exchange sends this card.");
+        loadCard();
+      } catch (err) { notice("Not saved: " + err.message); }
+    }
+
     function onEvent(ev) {
       switch (ev.event) {
         case "peer.found": state.peers.set(ev.instance, ev); renderPeers(); break;
@@ -204,6 +288,11 @@ enum WebAssets {
     async function start() {
       for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => show(b.dataset.tab));
       $("search").addEventListener("input", renderContacts);
+      $("card-form").addEventListener("submit", saveCard);
+      $("card-form").addEventListener("input", renderPreview);
+      $("card-form").addEventListener("change", renderPreview);
+      $("qr-format").addEventListener("change", loadCode);
+      setInterval(() => { if (!$("card").hidden && frames > 1) { frame = (frame + 1) % frames; showFrame(); } }, 1500);
       try {
         const s = await api("GET", "/api/state");
         $("me").textContent = (s.me.name || "(no name)") + " · fingerprint " + s.me.fingerprint;
@@ -239,6 +328,12 @@ enum WebAssets {
     .code { font-size: 2.6rem; font-weight: 700; letter-spacing: .15em; margin: .2rem 0; flex-basis: 100%; font-variant-numeric: tabular-nums; }
     .badge.verified { color: var(--ok); } .badge.failed { color: var(--bad); }
     dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dd { margin: 0; word-break: break-word; }
+    .field { display: grid; grid-template-columns: 1fr auto; gap: 0 1rem; align-items: end; }
+    .field label:first-child { grid-column: 1 / -1; }
+    .field input:not([type]), .field textarea { width: 100%; box-sizing: border-box; }
+    textarea, select { font: inherit; margin: .2rem 0 .8rem; }
+    .share { font-size: .9rem; white-space: nowrap; margin-bottom: .8rem; display: inline-flex; align-items: center; gap: .3rem; }
+    #qr { background: #fff; padding: 8px; max-width: 100%; height: auto; }
     #notice:empty { display: none; } #notice { padding: .5rem .8rem; border-left: 4px solid var(--accent); }
     """#
 

@@ -63,6 +63,18 @@ try:
         wait(d, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true", "the page loading")
         if "token=" in d.current_url:
             fail("the token stayed in the address bar")
+    # Ada edits her card on the page: adds an email and shares it; the preview shows what Grace will get.
+    ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="card"]').click()
+    wait(ada, lambda d: d.find_element(By.ID, "f-name").get_attribute("value") == args.ada_name, "Ada's card in the form")
+    ada.find_element(By.ID, "f-email").send_keys("ada@example.org")
+    ada.find_element(By.CSS_SELECTOR, '[data-share="email"]').click()
+    wait(ada, lambda d: "ada@example.org" in d.find_element(By.ID, "preview").text, "the email in the preview")
+    ada.find_element(By.CSS_SELECTOR, '#card-form button[type="submit"]').click()
+    wait(ada, lambda d: "Saved" in d.find_element(By.ID, "notice").text, "the card saved")
+    wait(ada, lambda d: d.execute_script("const i = document.getElementById('qr'); return i.complete && i.naturalWidth > 0"), "the QR code shown")
+    report["preview"] = ada.find_element(By.ID, "preview").text
+    shot(ada, "card")
+    ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
     # Ada sees Grace nearby and asks, with a message.
     peer = wait(ada, EC.presence_of_element_located((By.CSS_SELECTOR, f'#peers li[data-instance="{args.grace_name}"] button')), "Grace in Nearby")
     shot(ada, "nearby")

@@ -40,6 +40,11 @@ import Testing
         let docs = try FileManager.default.contentsOfDirectory(atPath: usr + "/share/doc/nearcard")
         #expect(Set(["README.md", "PROTOCOL.md", "SECURITY.md", "examples"]).isSubset(of: Set(docs)), "\(docs)")
         #expect(FileManager.default.fileExists(atPath: usr + "/share/doc/nearcard/examples/nearcard-bot.service"))
+        #expect(FileManager.default.fileExists(atPath: usr + "/share/doc/nearcard/examples/desktop/nearcard-ui.service"))
+        // The menu entry runs the web app, with its icon where desktops look.
+        let entry = (try? String(contentsOfFile: usr + "/share/applications/nearcard.desktop", encoding: .utf8)) ?? ""
+        #expect(entry.contains("Exec=nearcard ui") && entry.contains("Icon=nearcard"))
+        #expect(FileManager.default.fileExists(atPath: usr + "/share/icons/hicolor/scalable/apps/nearcard.svg"))
     }
 
     /// The options every command takes may come before the subcommand too.

@@ -31,7 +31,9 @@ import Testing
         let adaURL = try ui(lab, ada, port: 7448, log: log("ada-ui"))
         let graceURL = try ui(lab, grace, port: 7449, log: log("grace-ui"))
         let driver = CLI.packageRoot.appendingPathComponent("Tests/Interop/ui_driver.py").path
-        let r = try lab.run([CLI.python, driver, "--ada", adaURL, "--grace", graceURL, "--ada-name", "Ada Lovelace", "--grace-name", "Grace Hopper"])
+        // NEARCARD_UI_SHOTS=DIR keeps a screenshot of each page there (how docs/images/ui-*.png were made).
+        let shots = ProcessInfo.processInfo.environment["NEARCARD_UI_SHOTS"].map { ["--shots", $0] } ?? []
+        let r = try lab.run([CLI.python, driver, "--ada", adaURL, "--grace", graceURL, "--ada-name", "Ada Lovelace", "--grace-name", "Grace Hopper"] + shots)
         #expect(r.code == 0, "\(r.stdout) \(r.stderr.suffix(2000))")
         let report = r.json
         #expect(report["codes"]?["ada"]?.stringValue?.count == 7, "\(report)")
@@ -40,6 +42,10 @@ import Testing
         #expect(report["grace"]?["text"]?.stringValue?.contains("Hi Grace, from the page") == true, "Ada's message on Grace's page")
         #expect(report["grace"]?["text"]?.stringValue?.contains("<b>Analytical</b> Engines") == true, "card text shown as text")
         #expect(report["adaNotice"]?.stringValue?.contains("declined") == true)
+        // Sharing the email on the page changed what Grace received.
+        #expect(report["preview"]?.stringValue?.contains("ada@example.org") == true, "\(report)")
+        #expect(report["grace"]?["text"]?.stringValue?.contains("ada@example.org") == true, "the shared email reached Grace")
+        #expect(try ada.cli.run(["card", "show", "--json"]).json["email"] == "ada@example.org")
         // What the pages showed is what the store holds.
         let atGrace = try #require(try grace.contacts().first)
         #expect(atGrace["verificationStatus"] == "verified" && atGrace["theirEphemeralMessage"] == "Hi Grace, from the page")
@@ -91,6 +97,20 @@ import Testing
         #expect(own.status == "202", "\(own)")
         let bad = try curl(["-X", "POST", "-H", cookie, "-H", "Origin: \(base)", "--data", "not json", base + "/api/exchange"])
         #expect(bad.status == "400" && bad.body.contains("JSON object"), "\(bad)")
+        // A card the node would refuse is refused on the page too, with the reason; nothing changes.
+        let put = ["-X", "PUT", "-H", cookie, "-H", "Origin: \(base)", "-H", "Content-Type: application/json"]
+        let noName = try curl(put + ["--data", #"{"name":" ","email":"a@b"}"#, base + "/api/card"])
+        #expect(noName.status == "400" && noName.body.contains("name is empty"), "\(noName)")
+        let badSocial = try curl(put + ["--data", #"{"name":"Ada","socialNetworks":["nohandle"]}"#, base + "/api/card"])
+        #expect(badSocial.status == "400" && badSocial.body.contains("PLATFORM:HANDLE"), "\(badSocial)")
+        let saved = try curl(put + ["--data", #"{"name":"Ada Lovelace","company":"AE","socialNetworks":["mastodon:ada:https://example.social/@ada"]}"#, base + "/api/card"])
+        #expect(saved.status == "200" && saved.body.contains("https://example.social/@ada"), "\(saved)")
+        let sharing = try curl(put + ["--data", #"{"fields":["company","socialNetworks"]}"#, base + "/api/sharing"])
+        let preview = (try? JSONParser.parse(sharing.body))?["preview"]
+        #expect(sharing.status == "200" && preview?["company"] == "AE" && preview?["socialNetworks"]?.arrayValue?.count == 1 && preview?["email"] == nil,
+                "exactly what a peer receives: \(sharing)")
+        let svg = try curl(["-H", cookie, base + "/api/card/qr.svg?format=zk"])
+        #expect(svg.status == "200" && svg.body.contains("<svg") && svg.headers.contains("image/svg+xml"), "\(svg.headers)")
         // Not on the network: a non-loopback address is refused before anything starts.
         let exposed = try ada.cli.run(["ui", "--no-browser", "--ui-address", "0.0.0.0"])
         #expect(exposed.code == 64 && exposed.stderr.contains("loopback"), "\(exposed.stderr)")

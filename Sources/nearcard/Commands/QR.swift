@@ -10,15 +10,15 @@ import Glibc
 #endif
 
 /// `nearcard qr …`: one-way sharing through QR codes.
+extension CardCode.Format: ExpressibleByArgument {}
+
 struct QR: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qr",
         abstract: "Make a QR code of your card, or scan one (text or image).",
         subcommands: [Make.self, Scan.self])
 
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case plaintext, zk, didSigned = "did-signed"
-    }
+    typealias Format = CardCode.Format
 
     struct Make: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -51,17 +51,8 @@ struct QR: AsyncParsableCommand {
             let policy = try fields.map { SharingPolicy(fields: try CardField.parseList($0)) } ?? (try db.sharingPolicy())
             let now = Date()
             let until = now.addingTimeInterval(try Durations.parse(expires))
-            let payload: String
-            switch format {
-            case .plaintext:
-                payload = Envelope.plaintext(card: mine.card, fields: policy.fields, cardId: mine.cardId, updatedAt: mine.updatedAt, createdAt: now, expires: until)
-            case .zk:
-                payload = try Envelope.zkProof(card: mine.card, fields: policy.fields, keys: try global.unlockIdentity(), createdAt: now,
-                                               expires: until, issuerProof: try db.issuerProof())
-            case .didSigned:
-                payload = try BusinessCardCredential.make(card: mine.card, fields: policy.fields, signer: try global.unlockIdentity().p256,
-                                                          issuedAt: now, expires: until)
-            }
+            let payload = try CardCode.payload(format, card: mine.card, fields: policy.fields, cardId: mine.cardId, updatedAt: mine.updatedAt,
+                                               keys: try global.unlockIdentity(), issuerProof: try db.issuerProof(), now: now, until: until)
             // A code drawn in the terminal fits its window; files and text use a code's full capacity.
             var capacity = QRMatrix.maximumBytes
             if out == nil, !text, Console.stdoutIsTerminal, let window = Console.terminalSize {

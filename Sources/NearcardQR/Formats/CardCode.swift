@@ -1,0 +1,23 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+
+/// Your card as a QR code's text, in one of the three formats, for `qr make` and the web app alike.
+public enum CardCode {
+    public enum Format: String, Sendable, CaseIterable {
+        case plaintext, zk, didSigned = "did-signed"
+    }
+
+    /// The payload for `card` disclosing `fields`, made `now`, valid `until`.
+    public static func payload(_ format: Format, card: Card, fields: Set<CardField>, cardId: String, updatedAt: Date, keys: @autoclosure () throws -> IdentityKeys,
+                               issuerProof: String?, now: Date = Date(), until: Date) throws -> String {
+        switch format {
+        case .plaintext:
+            return Envelope.plaintext(card: card, fields: fields, cardId: cardId, updatedAt: updatedAt, createdAt: now, expires: until)
+        case .zk:
+            return try Envelope.zkProof(card: card, fields: fields, keys: try keys(), createdAt: now, expires: until, issuerProof: issuerProof)
+        case .didSigned:
+            return try BusinessCardCredential.make(card: card, fields: fields, signer: try keys().p256, issuedAt: now, expires: until)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Hummingbird
+import NearcardCrypto
+import NearcardModel
+import NearcardQR
+import NearcardStore
+
+/// The "My card" page's API: the card, what each exchange shares, and the card as QR codes.
+extension WebUI {
+    func cardRoutes(_ router: Router<BasicRequestContext>) {
+        router.get("/api/card") { _, _ in Self.json(try self.cardState()) }
+        router.put("/api/card") { request, _ in
+            let body = try await Self.body(request)
+            let card: Card
+            do { card = try Self.card(from: body) } catch let e as ModelError { return Self.error(.badRequest, e.message) }
+            do { try self.runtime.context.database.saveMyCard(card) } catch let e as StoreError { return Self.error(.badRequest, e.message) }
+            return Self.json(try self.cardState())
+        }
+        router.put("/api/sharing") { request, _ in
+            let body = try await Self.body(request)
+            guard let names = body["fields"]?.arrayValue?.compactMap(\.stringValue) else {
+                return Self.error(.badRequest, "say which fields to share (\"fields\": [...])")
+            }
+            let fields: Set<CardField>
+            do { fields = try CardField.parseList(names.joined(separator: ",")) } catch let e as ModelError { return Self.error(.badRequest, e.message) }
+            try self.runtime.context.database.saveSharingPolicy(SharingPolicy(fields: fields))
+            return Self.json(try self.cardState())
+        }
+        router.get("/api/card/qr") { request, _ in
+            let frames: [String]
+            do { frames = try self.codeFrames(request) } catch { return Self.error(.badRequest, "\(error)") }
+            return Self.json(["frames": .number(Double(frames.count))])
+        }
+        router.get("/api/card/qr.svg") { request, _ in try self.code(request, png: false) }
+        router.get("/api/card/qr.png") { request, _ in try self.code(request, png: true) }
+    }
+
+    /// `{card, sharing, preview}`: the card, the fields every exchange discloses, and exactly what a peer receives.
+    func cardState() throws -> JSONValue {
+        let db = runtime.context.database
+        let mine = try db.myCard()
+        let policy = try db.sharingPolicy()
+        return [
+            "card": mine?.card.json ?? .null,
+            "sharing": .array(policy.orderedFieldNames.map { .string($0) }),
+            "preview": mine.map { $0.card.filtered(to: policy.fields).json } ?? .null,
+            "fields": .array(CardField.allCases.map { .string($0.rawValue) }),
+        ]
+    }
+
+    /// A card from the page's form: text fields, and social profiles and skills as `card set` takes them.
+    static func card(from body: JSONValue) throws(ModelError) -> Card {
+        func text(_ key: String) -> String? {
+            guard let v = body[key]?.stringValue?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+            return v
+        }
+        func lines(_ key: String) -> [String] {
+            (body[key]?.arrayValue ?? []).compactMap { $0.stringValue?.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        var socials: [SocialProfile] = []
+        for line in lines("socialNetworks") { socials.append(try SocialProfile(argument: line)) }
+        var skills: [Skill] = []
+        for line in lines("skills") { skills.append(try Skill(argument: line)) }
+        let card = Card(name: text("name") ?? "", email: text("email"), phone: text("phone"), company: text("company"), title: text("title"),
+                        socialNetworks: socials, skills: skills)
+        try card.validate()
+        return card
+    }
+
+    /// The QR frames of the card in the requested format (`format`: plaintext, zk, did-signed).
+    func codeFrames(_ request: Request) throws -> [String] {
+        let db = runtime.context.database
+        guard let mine = try db.myCard() else { throw HTTPError(.notFound, message: "no card yet: fill in My card first") }
+        let name = request.uri.queryParameters.get("format") ?? "zk"
+        guard let format = CardCode.Format(rawValue: name) else { throw HTTPError(.badRequest, message: "no QR format \(name)") }
+        let now = Date()
+        let payload = try CardCode.payload(format, card: mine.card, fields: try db.sharingPolicy().fields, cardId: mine.cardId,
+                                           updatedAt: mine.updatedAt, keys: runtime.context.keys, issuerProof: try db.issuerProof(),
+                                           now: now, until: now.addingTimeInterval(24 * 3600))
+        return try QRFrames.plan(payload)
+    }
+
+    func code(_ request: Request, png: Bool) throws -> Response {
+        let frames: [String]
+        do { frames = try codeFrames(request) } catch let e as HTTPError { throw e } catch { return Self.error(.badRequest, "\(error)") }
+        let index = request.uri.queryParameters.get("frame").flatMap(Int.init) ?? 0
+        guard frames.indices.contains(index) else { return Self.error(.notFound, "no frame \(index) (the code has \(frames.count))") }
+        let matrix = try QRMatrix.encode(Array(frames[index].utf8))
+        if png {
+            var r = Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: try matrix.png())))
+            r.headers[.contentDisposition] = "attachment; filename=\"card-\(index + 1).png\""
+            return r
+        }
+        return Self.asset(matrix.svg(), type: "image/svg+xml")
+    }
+}
