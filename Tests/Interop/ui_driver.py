@@ -5,7 +5,10 @@ same check code, Ada confirms the codes match and Grace accepts with a message; 
 other's contact, verified, with both messages. Then Grace declines a second request and Ada's page says
 so. Card text is checked to be shown as text, never as HTML. Prints a JSON report; exits 1 on failure.
 
-    ui_driver.py --ada URL --grace URL --ada-name NAME --grace-name NAME [--shots DIR]
+    ui_driver.py --ada URL --grace URL --ada-name NAME --grace-name NAME [--grace-driver URL] [--shots DIR]
+
+--grace-driver: drive Grace's browser through a chromedriver at URL (Grace's laptop: another network
+namespace, reached over the test's veth), instead of one started here.
 """
 import argparse
 import json
@@ -24,6 +27,7 @@ ap.add_argument("--grace", required=True)
 ap.add_argument("--ada-name", required=True)
 ap.add_argument("--grace-name", required=True)
 ap.add_argument("--shots", default=None)
+ap.add_argument("--grace-driver", default=None)
 args = ap.parse_args()
 report = {}
 
@@ -34,13 +38,15 @@ def fail(why):
     sys.exit(1)
 
 
-def browser():
+def browser(remote=None):
     o = webdriver.ChromeOptions()
     o.binary_location = "/usr/bin/chromium"
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,900",
               "--no-first-run", "--disable-extensions", "--disable-background-networking", "--disable-sync",
               "--disable-component-update", "--disable-default-apps", "--no-default-browser-check"):
         o.add_argument(a)
+    if remote:
+        return webdriver.Remote(command_executor=remote, options=o)
     return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=o)
 
 
@@ -56,7 +62,7 @@ def shot(d, name):
         d.save_screenshot(f"{args.shots}/{name}.png")
 
 
-ada, grace = browser(), browser()
+ada, grace = browser(), browser(args.grace_driver)
 try:
     for d, url in ((ada, args.ada), (grace, args.grace)):
         d.get(url)

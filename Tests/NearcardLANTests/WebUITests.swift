@@ -22,18 +22,29 @@ import Testing
         throw LabError("ui did not start: \((try? String(contentsOf: url, encoding: .utf8)) ?? "")")
     }
 
+    /// Two laptops: two network namespaces on one cable, each with its own avahi-daemon, node, web app and
+    /// browser. The driver runs on Ada's; Grace's browser is driven through a chromedriver on hers.
     @Test func twoPagesExchangeCardsInChromium() throws {
-        let lab = try Lab("ui")
+        let (adasLaptop, gracesLaptop) = try Lab.pair()
         let ada = try TestPerson(name: "Ada Lovelace", card: ["--company", "<b>Analytical</b> Engines"])
         let grace = try TestPerson(name: "Grace Hopper", card: ["--company", "US Navy"])
         defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
         try ada.cli.run(["share", "--fields", "name,company"])
-        let adaURL = try ui(lab, ada, port: 7448, log: log("ada-ui"))
-        let graceURL = try ui(lab, grace, port: 7449, log: log("grace-ui"))
+        let adaURL = try ui(adasLaptop, ada, port: 7448, log: log("ada-ui"))
+        let graceURL = try ui(gracesLaptop, grace, port: 7448, log: log("grace-ui"))
+        let chromedriver = try gracesLaptop.spawn(["/usr/bin/chromedriver", "--port=9515", "--allowed-ips=\(adasLaptop.vethIPv4)", "--allowed-origins=*"],
+                                                  log: log("chromedriver"))
+        var ready = false
+        for _ in 0..<100 where !ready {
+            ready = (try? String(contentsOfFile: chromedriver.log, encoding: .utf8))?.contains("started successfully") == true
+            if !ready { usleep(100_000) }
+        }
+        #expect(ready, "chromedriver on Grace's laptop did not start")
         let driver = CLI.packageRoot.appendingPathComponent("Tests/Interop/ui_driver.py").path
         // NEARCARD_UI_SHOTS=DIR keeps a screenshot of each page there (how docs/images/ui-*.png were made).
         let shots = ProcessInfo.processInfo.environment["NEARCARD_UI_SHOTS"].map { ["--shots", $0] } ?? []
-        let r = try lab.run([CLI.python, driver, "--ada", adaURL, "--grace", graceURL, "--ada-name", "Ada Lovelace", "--grace-name", "Grace Hopper"] + shots)
+        let r = try adasLaptop.run([CLI.python, driver, "--ada", adaURL, "--grace", graceURL, "--ada-name", "Ada Lovelace", "--grace-name", "Grace Hopper",
+                                    "--grace-driver", "http://\(gracesLaptop.vethIPv4):9515"] + shots)
         #expect(r.code == 0, "\(r.stdout) \(r.stderr.suffix(2000))")
         let report = r.json
         #expect(report["codes"]?["ada"]?.stringValue?.count == 7, "\(report)")
