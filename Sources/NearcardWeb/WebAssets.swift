@@ -21,6 +21,7 @@ enum WebAssets {
       <button type="button" data-tab="nearby" aria-controls="nearby" aria-selected="true">Nearby</button>
       <button type="button" data-tab="requests" aria-controls="requests" aria-selected="false">Requests <span id="request-count"></span></button>
       <button type="button" data-tab="contacts" aria-controls="contacts" aria-selected="false">Contacts</button>
+      <button type="button" data-tab="messages" aria-controls="messages" aria-selected="false">Messages <span id="message-count"></span></button>
       <button type="button" data-tab="card" aria-controls="card" aria-selected="false">My card</button>
     </nav>
     <main>
@@ -45,6 +46,21 @@ enum WebAssets {
         <input id="search" type="search" autocomplete="off">
         <ul id="contact-list" class="list"></ul>
         <article id="contact" aria-live="polite" hidden></article>
+      </section>
+      <section id="messages" aria-labelledby="messages-title" hidden>
+        <h2 id="messages-title">Messages</h2>
+        <p class="hint">Private and end to end, to the node of someone you exchanged cards with in person.</p>
+        <form id="write">
+          <label for="to">To</label>
+          <select id="to" required></select>
+          <label for="text">Message</label>
+          <textarea id="text" rows="3" maxlength="1000" required></textarea>
+          <button type="submit">Send</button>
+        </form>
+        <h3>Received</h3>
+        <ul id="inbox" class="list"></ul>
+        <h3>Sent</h3>
+        <ul id="outbox" class="list"></ul>
       </section>
       <section id="card" aria-labelledby="card-title" hidden>
         <h2 id="card-title">My card</h2>
@@ -98,7 +114,8 @@ enum WebAssets {
 
     function show(tab) {
       for (const b of document.querySelectorAll("nav button")) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
-      for (const s of ["nearby", "requests", "contacts", "card"]) $(s).hidden = s !== tab;
+      for (const s of ["nearby", "requests", "contacts", "messages", "card"]) $(s).hidden = s !== tab;
+      if (tab === "messages") loadMessages();
       if (tab === "contacts") loadContacts();
       if (tab === "card") loadCard();
     }
@@ -201,6 +218,36 @@ enum WebAssets {
       a.hidden = false;
     }
 
+    async function loadMessages() {
+      let m, contacts;
+      try { m = await api("GET", "/api/messages"); contacts = await api("GET", "/api/contacts"); } catch (e) { notice(e.message); return; }
+      const to = $("to"), chosen = to.value;
+      to.replaceChildren();
+      for (const c of contacts.filter((c) => c.sealedRoute)) to.append(el("option", c.name, { value: c.id }));
+      if (chosen) to.value = chosen;
+      $("inbox").replaceChildren(...m.inbox.map((i) => {
+        const li = el("li");
+        li.append(el("strong", i.contact || i.from), el("span", i.text, { class: "text" }), el("span", i.receivedAt || "", { class: "fp" }));
+        return li;
+      }));
+      $("outbox").replaceChildren(...m.outbox.map((o) => {
+        const li = el("li");
+        li.append(el("strong", o.contact || ""), el("span", o.text, { class: "text" }), el("span", o.state + (o.lastError ? " — " + o.lastError : ""), { class: "badge " + (o.state === "delivered" ? "verified" : o.state) }));
+        return li;
+      }));
+      $("message-count").textContent = "";
+    }
+
+    async function send(e) {
+      e.preventDefault();
+      try {
+        const item = await api("POST", "/api/messages", { contact: $("to").value, text: $("text").value });
+        notice(item.state === "delivered" ? "Delivered." : item.state === "queued" ? "Queued: delivered when they are around." : "Not delivered: " + (item.lastError || item.state));
+        $("text").value = "";
+        loadMessages();
+      } catch (err) { notice("Not sent: " + err.message); }
+    }
+
     const textFields = ["name", "title", "company", "email", "phone"];
 
     async function loadCard() {
@@ -281,6 +328,10 @@ enum WebAssets {
           notice("Exchange " + (ev.byPeer ? "ended by them" : "failed") + ": " + ev.reason + " (" + ev.code + "); nothing was stored");
           break;
         case "exchange.error": notice("Cannot exchange with " + ev.peer + ": " + ev.reason); break;
+        case "message.received":
+          notice("Message from " + (ev.contact || ev.from) + ": " + ev.text);
+          if (!$("messages").hidden) loadMessages(); else $("message-count").textContent = "(new)";
+          break;
         case "discovery-unavailable": notice("Discovery is unavailable: " + ev.message); break;
       }
     }
@@ -289,6 +340,7 @@ enum WebAssets {
       for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => show(b.dataset.tab));
       $("search").addEventListener("input", renderContacts);
       $("card-form").addEventListener("submit", saveCard);
+      $("write").addEventListener("submit", send);
       $("card-form").addEventListener("input", renderPreview);
       $("card-form").addEventListener("change", renderPreview);
       $("qr-format").addEventListener("change", loadCode);

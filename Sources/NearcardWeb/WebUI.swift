@@ -87,6 +87,7 @@ public final class WebUI: Sendable {
         router.get("/icon.svg") { _, _ in Self.asset(WebAssets.icon, type: "image/svg+xml") }
 
         cardRoutes(router)
+        messageRoutes(router)
         router.get("/api/state") { _, _ in Self.json(self.state()) }
         router.get("/api/events") { _, _ in self.events() }
         router.get("/api/contacts") { _, _ in

@@ -107,6 +107,17 @@ try:
         if report[name]["contact"] != other:
             fail(f"{name}'s page shows {report[name]['contact']!r}, not {other!r}")
     shot(ada, "contact")
+    # A follow-up message from Ada's page reaches Grace's page.
+    ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="messages"]').click()
+    wait(ada, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#to option")) == 1, "Grace in the To list")
+    ada.find_element(By.ID, "text").send_keys("Lunch tomorrow? (from the page)")
+    ada.find_element(By.CSS_SELECTOR, '#write button[type="submit"]').click()
+    wait(ada, lambda d: "Delivered" in d.find_element(By.ID, "notice").text, "the message delivered")
+    wait(grace, lambda d: "Lunch tomorrow? (from the page)" in d.find_element(By.ID, "notice").text, "the message on Grace's page")
+    grace.find_element(By.CSS_SELECTOR, 'nav button[data-tab="messages"]').click()
+    wait(grace, lambda d: "Lunch tomorrow?" in d.find_element(By.ID, "inbox").text, "the message in Grace's inbox")
+    report["graceInbox"] = grace.find_element(By.ID, "inbox").text
+    shot(grace, "messages")
     # A second request, declined: both pages say so.
     ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
     wait(ada, EC.element_to_be_clickable((By.CSS_SELECTOR, f'#peers li[data-instance="{args.grace_name}"] button')), "Grace in Nearby again").click()

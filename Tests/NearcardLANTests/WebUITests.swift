@@ -53,6 +53,7 @@ import Testing
         #expect(report["grace"]?["text"]?.stringValue?.contains("Hi Grace, from the page") == true, "Ada's message on Grace's page")
         #expect(report["grace"]?["text"]?.stringValue?.contains("<b>Analytical</b> Engines") == true, "card text shown as text")
         #expect(report["adaNotice"]?.stringValue?.contains("declined") == true)
+        #expect(report["graceInbox"]?.stringValue?.contains("Ada Lovelace") == true, "the message names its sender: \(report)")
         // Sharing the email on the page changed what Grace received.
         #expect(report["preview"]?.stringValue?.contains("ada@example.org") == true, "\(report)")
         #expect(report["grace"]?["text"]?.stringValue?.contains("ada@example.org") == true, "the shared email reached Grace")
