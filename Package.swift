@@ -35,6 +35,7 @@ let package = Package(
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The C library's own headers that Swift's Glibc module leaves out (sys/timex.h).
         .systemLibrary(name: "CLibC"),
@@ -50,15 +51,17 @@ let package = Package(
         // Semaphore v4 group proofs: Groth16 over BN254 and Keccak-256, in Swift (no C, nothing fetched).
         .target(name: "NearcardSemaphore", dependencies: ["NearcardCrypto", "NearcardModel"]),
         // QR envelopes: generate, render (libqrencode, libpng), scan (zbar), route, verify; OID4VP.
-        .target(name: "NearcardQR", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardSemaphore", "CQREncode", "CZBar", "CPNG", "CZlib"]),
+        .target(name: "NearcardQR", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardSemaphore", "CQREncode", "CZBar", "CPNG", "CJPEG", "CZlib"]),
         // Identity key files and the SQLite database (GRDB).
         .target(name: "NearcardStore", dependencies: [
             "NearcardCrypto", "NearcardModel",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
+        // Scanning as every face does it: QR outcomes kept in the store by its one rule.
+        .target(name: "NearcardScan", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardNode", "NearcardQR"]),
         // The local web app (`nearcard ui`): pages and an API on loopback, through the node's facade only.
         .target(name: "NearcardWeb", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
+            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR", "NearcardScan",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
@@ -67,7 +70,7 @@ let package = Package(
         // It sees the node only through NearcardNode's facade: no NIO, no protocol internals.
         .executableTarget(name: "nearcard", dependencies: [
             "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
-            "NearcardSemaphore", "NearcardSimulation", "NearcardWeb",
+            "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -16,6 +16,7 @@ packages=(
   libqrencode-dev      # QR rendering
   libzbar-dev          # QR scanning from images
   libpng-dev           # QR images: PNG in and out
+  libjpeg62-turbo-dev  # QR images: JPEG in (a phone's photo of a code)
   zlib1g-dev           # raw DEFLATE for compressed QR payloads (sce1:)
   avahi-daemon avahi-utils dbus iproute2 procps
   openssl qrencode zbar-tools sqlite3 curl

@@ -23,6 +23,7 @@ enum WebAssets {
       <button type="button" data-tab="contacts" aria-controls="contacts" aria-selected="false">Contacts</button>
       <button type="button" data-tab="messages" aria-controls="messages" aria-selected="false">Messages <span id="message-count"></span></button>
       <button type="button" data-tab="card" aria-controls="card" aria-selected="false">My card</button>
+      <button type="button" data-tab="scan" aria-controls="scan" aria-selected="false">Scan</button>
     </nav>
     <main>
       <p id="notice" role="status" aria-live="polite"></p>
@@ -83,6 +84,16 @@ enum WebAssets {
         <p id="qr-frame" class="hint"></p>
         <a id="qr-png" href="#" download>Download PNG</a>
       </section>
+      <section id="scan" aria-labelledby="scan-title" hidden>
+        <h2 id="scan-title">Scan a code</h2>
+        <p class="hint">A photo or screenshot of someone's QR code (PNG or JPEG), or the code's text. What it carries is kept as <code>nearcard qr scan</code> keeps it.</p>
+        <label for="scan-file">Image</label>
+        <input id="scan-file" type="file" accept="image/png,image/jpeg">
+        <label for="scan-text">Or the code's text</label>
+        <textarea id="scan-text" rows="3"></textarea>
+        <button type="button" id="scan-go">Read</button>
+        <ul id="scan-results" class="list" aria-live="polite"></ul>
+      </section>
     </main>
     </body>
     </html>
@@ -114,7 +125,7 @@ enum WebAssets {
 
     function show(tab) {
       for (const b of document.querySelectorAll("nav button")) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
-      for (const s of ["nearby", "requests", "contacts", "messages", "card"]) $(s).hidden = s !== tab;
+      for (const s of ["nearby", "requests", "contacts", "messages", "card", "scan"]) $(s).hidden = s !== tab;
       if (tab === "messages") loadMessages();
       if (tab === "contacts") loadContacts();
       if (tab === "card") loadCard();
@@ -248,6 +259,37 @@ enum WebAssets {
       } catch (err) { notice("Not sent: " + err.message); }
     }
 
+    async function scan() {
+      const file = $("scan-file").files[0];
+      let r;
+      try {
+        if (file) {
+          const type = file.type || (file.name.toLowerCase().endsWith(".png") ? "image/png" : "image/jpeg");
+          r = await fetch("/api/scan", { method: "POST", headers: { "Content-Type": type }, body: file, credentials: "same-origin" });
+        } else {
+          r = await fetch("/api/scan", { method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
+                                         body: JSON.stringify({ text: $("scan-text").value }) });
+        }
+        const data = await r.json();
+        if (!r.ok) throw new Error(data.error || ("the node answered " + r.status));
+        $("scan-results").replaceChildren(...data.map((x) => {
+          const li = el("li");
+          if (x.result === "contact") {
+            li.append(el("strong", x.name), el("span", x.format + ", " + x.verificationStatus, { class: "badge " + x.verificationStatus }),
+                      el("span", x.summary + ". " + x.reason, { class: "fp" }));
+          } else if (x.result === "partial") {
+            li.append(el("span", "Part of a larger code: " + x.received + " of " + x.total + " frames"));
+          } else if (x.result === "error") {
+            li.append(el("span", "Not usable: " + x.message));
+          } else {
+            li.append(el("span", x.result + (x.note ? ": " + x.note : "")));
+          }
+          return li;
+        }));
+        $("scan-file").value = "";
+      } catch (e) { notice("Cannot read it: " + e.message); }
+    }
+
     const textFields = ["name", "title", "company", "email", "phone"];
 
     async function loadCard() {
@@ -341,6 +383,7 @@ enum WebAssets {
       $("search").addEventListener("input", renderContacts);
       $("card-form").addEventListener("submit", saveCard);
       $("write").addEventListener("submit", send);
+      $("scan-go").addEventListener("click", scan);
       $("card-form").addEventListener("input", renderPreview);
       $("card-form").addEventListener("change", renderPreview);
       $("qr-format").addEventListener("change", loadCode);
@@ -383,7 +426,8 @@ enum WebAssets {
     .field { display: grid; grid-template-columns: 1fr auto; gap: 0 1rem; align-items: end; }
     .field label:first-child { grid-column: 1 / -1; }
     .field input:not([type]), .field textarea { width: 100%; box-sizing: border-box; }
-    textarea, select { font: inherit; margin: .2rem 0 .8rem; }
+    textarea, select { font: inherit; margin: .2rem 0 .8rem; display: block; }
+    #scan textarea, #messages textarea { width: min(100%, 36rem); box-sizing: border-box; }
     .share { font-size: .9rem; white-space: nowrap; margin-bottom: .8rem; display: inline-flex; align-items: center; gap: .3rem; }
     #qr { background: #fff; padding: 8px; max-width: 100%; height: auto; }
     #notice:empty { display: none; } #notice { padding: .5rem .8rem; border-left: 4px solid var(--accent); }

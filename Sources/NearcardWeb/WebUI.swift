@@ -88,6 +88,7 @@ public final class WebUI: Sendable {
 
         cardRoutes(router)
         messageRoutes(router)
+        scanRoutes(router)
         router.get("/api/state") { _, _ in Self.json(self.state()) }
         router.get("/api/events") { _, _ in self.events() }
         router.get("/api/contacts") { _, _ in

@@ -12,6 +12,8 @@ output the way any scanner could.
   qr_peer.py verify-vp TOKEN CLIENT_ID NONCE    verifies a VP token (joserfc) and its claims
   qr_peer.py sce1-encode TEXT | sce1-decode TEXT
   qr_peer.py segno TEXT OUT.png                 a QR image made by another generator
+  qr_peer.py photo TEXT OUT.jpg                 a "phone photo" of a code: segno's code, rotated a little,
+                                                on a grey page with noise, saved as JPEG by Pillow
 """
 import base64
 import hashlib
@@ -176,6 +178,24 @@ def main():
     elif cmd == "segno":
         import segno
         segno.make(args[0], error="m", micro=False).save(args[1], scale=6, border=4)
+    elif cmd == "photo":
+        import io
+        import random
+        import segno
+        from PIL import Image, ImageFilter
+        buf = io.BytesIO()
+        segno.make(args[0], error="m", micro=False).save(buf, kind="png", scale=8, border=4)
+        code = Image.open(io.BytesIO(buf.getvalue())).convert("RGB").rotate(4, expand=True, fillcolor=(255, 255, 255))
+        page = Image.new("RGB", (code.width + 240, code.height + 180), (182, 176, 168))
+        page.paste(code, (130, 70))
+        rng = random.Random(7)
+        px = page.load()
+        for _ in range(page.width * page.height // 40):
+            x, y = rng.randrange(page.width), rng.randrange(page.height)
+            r, g, b = px[x, y]
+            d = rng.randint(-40, 40)
+            px[x, y] = (max(0, min(255, r + d)), max(0, min(255, g + d)), max(0, min(255, b + d)))
+        page.filter(ImageFilter.GaussianBlur(0.8)).save(args[1], "JPEG", quality=80)
     else:
         print(__doc__, file=sys.stderr)
         return 2

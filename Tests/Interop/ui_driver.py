@@ -28,6 +28,7 @@ ap.add_argument("--ada-name", required=True)
 ap.add_argument("--grace-name", required=True)
 ap.add_argument("--shots", default=None)
 ap.add_argument("--grace-driver", default=None)
+ap.add_argument("--scan-photo", default=None)
 args = ap.parse_args()
 report = {}
 
@@ -125,6 +126,14 @@ try:
     grace.find_element(By.CSS_SELECTOR, "#request-list li.request").find_elements(By.TAG_NAME, "button")[1].click()
     wait(ada, lambda d: "declined" in d.find_element(By.ID, "notice").text, "the decline on Ada's page")
     report["adaNotice"] = ada.find_element(By.ID, "notice").text
+    # A phone photo of a code (JPEG) dropped on Ada's Scan page is read and kept.
+    if args.scan_photo:
+        ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="scan"]').click()
+        ada.find_element(By.ID, "scan-file").send_keys(args.scan_photo)
+        ada.find_element(By.ID, "scan-go").click()
+        wait(ada, lambda d: d.find_element(By.ID, "scan-results").text != "", "the scan's result")
+        report["scan"] = ada.find_element(By.ID, "scan-results").text
+        shot(ada, "scan")
     report["ok"] = True
     print(json.dumps(report))
 finally:

@@ -156,6 +156,25 @@ import Testing
         #expect(try cli.run(["qr", "scan", "--image", "/etc/hostname"]).code == 2)
     }
 
+    /// A phone's photo of a code is a JPEG: slightly rotated, on a grey page, noisy, lossy. It scans.
+    @Test func aPhotoOfACodeScans() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let other = try py(["ios-plaintext"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let photo = cli.auxiliary.appendingPathComponent("photo.jpg").path
+        let made = try py(["photo", other, photo])
+        #expect(made.code == 0, "\(made.stderr)")
+        let r = try cli.run(["qr", "scan", "--image", photo, "--json"])
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json.arrayValue?.first?["name"] == "Grace Hopper")
+        // A damaged JPEG is a clear error naming the file, not a crash.
+        let cut = cli.auxiliary.appendingPathComponent("cut.jpg").path
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: photo))
+        try bytes.prefix(600).write(to: URL(fileURLWithPath: cut))
+        let bad = try cli.run(["qr", "scan", "--image", cut])
+        #expect(bad.code == 2 && bad.stderr.contains(cut) && bad.stderr.split(separator: "\n").count == 1, "\(bad.stderr)")
+    }
+
     /// A card too large for one code: compressed, then chunked; frames scanned in any order.
     @Test func largeCardsAreChunkedAndReassembled() throws {
         let cli = try CLI()

@@ -41,10 +41,16 @@ import Testing
         }
         #expect(ready, "chromedriver on Grace's laptop did not start")
         let driver = CLI.packageRoot.appendingPathComponent("Tests/Interop/ui_driver.py").path
+        // A phone photo (JPEG) of an iOS-format plaintext code, made by the independent QR peer.
+        let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/qr_peer.py").path
+        let code = try CLI.run(executable: CLI.python, [peer, "ios-plaintext"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let photo = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-photo.jpg").path
+        defer { try? FileManager.default.removeItem(atPath: photo) }
+        #expect(try CLI.run(executable: CLI.python, [peer, "photo", code, photo]).code == 0)
         // NEARCARD_UI_SHOTS=DIR keeps a screenshot of each page there (how docs/images/ui-*.png were made).
         let shots = ProcessInfo.processInfo.environment["NEARCARD_UI_SHOTS"].map { ["--shots", $0] } ?? []
         let r = try adasLaptop.run([CLI.python, driver, "--ada", adaURL, "--grace", graceURL, "--ada-name", "Ada Lovelace", "--grace-name", "Grace Hopper",
-                                    "--grace-driver", "http://\(gracesLaptop.vethIPv4):9515"] + shots)
+                                    "--grace-driver", "http://\(gracesLaptop.vethIPv4):9515", "--scan-photo", photo] + shots)
         #expect(r.code == 0, "\(r.stdout) \(r.stderr.suffix(2000))")
         let report = r.json
         #expect(report["codes"]?["ada"]?.stringValue?.count == 7, "\(report)")
@@ -54,6 +60,9 @@ import Testing
         #expect(report["grace"]?["text"]?.stringValue?.contains("<b>Analytical</b> Engines") == true, "card text shown as text")
         #expect(report["adaNotice"]?.stringValue?.contains("declined") == true)
         #expect(report["graceInbox"]?.stringValue?.contains("Ada Lovelace") == true, "the message names its sender: \(report)")
+        // The photo's card is kept, and said to be a possible duplicate of the Grace met in person.
+        #expect(report["scan"]?.stringValue?.contains("Grace Hopper") == true && report["scan"]?.stringValue?.contains("possibly the same person") == true,
+                "\(report["scan"] ?? .null)")
         // Sharing the email on the page changed what Grace received.
         #expect(report["preview"]?.stringValue?.contains("ada@example.org") == true, "\(report)")
         #expect(report["grace"]?["text"]?.stringValue?.contains("ada@example.org") == true, "the shared email reached Grace")
@@ -61,7 +70,7 @@ import Testing
         // What the pages showed is what the store holds.
         let atGrace = try #require(try grace.contacts().first)
         #expect(atGrace["verificationStatus"] == "verified" && atGrace["theirEphemeralMessage"] == "Hi Grace, from the page")
-        #expect(try ada.contacts().count == 1)
+        #expect(try ada.contacts().count == 2, "Grace met in person, and the card from the photo")
     }
 
     /// Every way in that is not this machine's own page, on the printed address, is refused.

@@ -33,7 +33,19 @@ public enum QRScanner {
 
     /// QR codes in a PNG file's bytes.
     public static func scan(png: [UInt8]) throws(QRError) -> [[UInt8]] {
-        let (w, h, px) = try PNG.decodeGray(png)
+        try scan(image: png)
+    }
+
+    /// QR codes in an image file's bytes: PNG or JPEG (told apart by their first bytes).
+    public static func scan(image data: [UInt8]) throws(QRError) -> [[UInt8]] {
+        let (w, h, px): (Int, Int, [UInt8])
+        if JPEG.looksLike(data) {
+            (w, h, px) = try JPEG.decodeGray(data)
+        } else if data.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
+            (w, h, px) = try PNG.decodeGray(data)
+        } else {
+            throw QRError(.image, "not a PNG or JPEG image")
+        }
         let found = try scan(width: w, height: h, pixels: px)
         guard !found.isEmpty else { throw QRError(.image, "no QR code found in the image (is it sharp, and the whole code in view?)") }
         return found

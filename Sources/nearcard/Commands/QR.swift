@@ -4,6 +4,7 @@ import NearcardCrypto
 import NearcardModel
 import NearcardNode
 import NearcardQR
+import NearcardScan
 import NearcardStore
 #if canImport(Glibc)
 import Glibc
@@ -137,7 +138,7 @@ struct QR: AsyncParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "QR texts; - reads one per line from stdin.") var texts: [String] = []
-        @Option(name: .customLong("image"), help: ArgumentHelp("A PNG image to scan; repeatable.", valueName: "FILE")) var images: [String] = []
+        @Option(name: .customLong("image"), help: ArgumentHelp("A PNG or JPEG image to scan (a photo of a code works); repeatable.", valueName: "FILE")) var images: [String] = []
         @Flag(help: "Print what was found as JSON.") var json = false
 
         func validate() throws {
@@ -156,72 +157,25 @@ struct QR: AsyncParsableCommand {
             }
             for path in images {
                 guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(.malformedInput, "cannot read the image \(path)") }
-                do {
-                    for code in try QRScanner.scan(png: [UInt8](data)) {
-                        guard let text = String(validating: code, as: UTF8.self) else { throw CLIError(.malformedInput, "\(path): the QR code does not hold UTF-8 text") }
-                        inputs.append(text)
-                    }
-                } catch let e as QRError {
-                    throw CLIError(.malformedInput, "\(path): \(e.message)")
+                do { inputs += try ScanSession.texts(inImage: [UInt8](data)) } catch {
+                    throw CLIError(.malformedInput, "\(path): \(error.message)")
                 }
             }
-            let db = try global.database()
-            let context = ScanContext(isTrustedIssuer: { (try? db.isTrustedIssuer($0)) ?? false }, trustedGroup: GroupTrust.lookup(db))
-            var router = ScanRouter()
+            var session = ScanSession(database: try global.database())
             var reports: [JSONValue] = []
-            var worst = Exit.ok
+            var worst = ScanSession.Severity.ok
             for input in inputs {
-                do {
-                    let outcome = try router.scan(input, context: context)
-                    let (report, code) = try Self.keep(outcome, db: db)
-                    if let report { reports.append(report) }
-                    if code.rawValue > worst.rawValue { worst = code }
-                } catch let e as QRError {
-                    let code: Exit = e.kind == .expired ? .checkFailed : .malformedInput
-                    reports.append(["result": "error", "kind": .string("\(e.kind)"), "message": .string(e.message)])
-                    if !json { Console.err("nearcard: \(e.message)") }
-                    if code.rawValue > worst.rawValue { worst = code }
-                }
+                let (report, severity) = try session.scan(input)
+                reports.append(report)
+                if report["result"] == "error", !json { Console.err("nearcard: \(report["message"]?.stringValue ?? "")") }
+                worst = max(worst, severity)
             }
             if json { Console.json(.array(reports)) } else { Self.print(reports) }
-            if worst != .ok { throw CLIError(worst, worst == .checkFailed ? "a scanned code failed its checks" : "a scanned code could not be used") }
-        }
-
-        static func keep(_ outcome: ScanOutcome, db: NearcardDatabase) throws -> (JSONValue?, Exit) {
-            switch outcome {
-            case .needMoreFrames(let received, let total, let missing):
-                return (["result": "partial", "received": .number(Double(received)), "total": .number(Double(total)),
-                         "missing": .array(missing.map { .number(Double($0)) })], .ok)
-            case .presentationRequest(let r):
-                return (["result": "presentation-request", "verifier": .string(r.clientID), "host": .string(r.verifierHost),
-                         "claims": .array(r.requestedClaims.map { .string($0) }), "responseMode": r.responseMode.map { .string($0) } ?? .null,
-                         "note": "nothing was stored; answer it with: nearcard present REQUEST"], .ok)
-            case .credentials(let list):
-                for c in list { try db.saveCredential(Self.stored(c)) }
-                return (["result": "credentials", "credentials": .array(list.map(\.json))], list.contains { $0.status == .failed } ? .checkFailed : .ok)
-            case .contact(let s):
-                let contact = Contact(cardId: s.cardId, card: s.card, source: .qrCode, verificationStatus: s.status, receivedAt: Date(),
-                                      didPublicKey: s.did, memberOf: s.memberOf, groupVerdict: s.groupVerdict)
-                let kept = try db.keep(contact, payloadJSON: s.source, credential: s.credential.map(Self.stored))
-                let saved = kept.contact
-                var o = saved.json.objectValue ?? [:]
-                o["result"] = "contact"
-                o["format"] = .string(s.format.rawValue)
-                o["merge"] = kept.json
-                o["summary"] = .string(kept.summary)
-                var reason = s.reason
-                if s.status == .failed, case .merged = kept.outcome {
-                    reason += "; the contact already in your book is unchanged"
-                } else if saved.verificationStatus != s.status {
-                    reason += "; the contact stays \(saved.verificationStatus.rawValue) from an earlier, stronger proof"
-                }
-                o["reason"] = .string(reason)
-                return (.object(o), s.status == .failed ? .checkFailed : .ok)
+            switch worst {
+            case .ok: break
+            case .checkFailed: throw CLIError(.checkFailed, "a scanned code failed its checks")
+            case .unusable: throw CLIError(.malformedInput, "a scanned code could not be used")
             }
-        }
-
-        static func stored(_ c: ImportedCredential) -> StoredCredential {
-            StoredCredential(c, importedAt: Date())
         }
 
         static func print(_ reports: [JSONValue]) {

@@ -1,0 +1,74 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardNode
+import NearcardQR
+import NearcardStore
+
+/// Scanning as every face does it (`qr scan`, the web app's Scan page): QR texts through one router
+/// (chunk frames collect across texts), and what they carry kept in the store by its one rule — a
+/// contact merged when it is already there, credentials imported, requests and partial frames only
+/// reported. Each text gives one report, the shape `qr scan --json` prints.
+public struct ScanSession {
+    /// How bad the worst report is: `qr scan`'s exit code follows it.
+    public enum Severity: Int, Sendable, Comparable {
+        case ok, checkFailed, unusable
+        public static func < (a: Severity, b: Severity) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    let database: NearcardDatabase
+    let context: ScanContext
+    var router = ScanRouter()
+
+    public init(database: NearcardDatabase) {
+        self.database = database
+        context = ScanContext(isTrustedIssuer: { (try? database.isTrustedIssuer($0)) ?? false }, trustedGroup: GroupTrust.lookup(database))
+    }
+
+    /// The QR texts in an image (PNG or JPEG); each code must hold UTF-8 text.
+    public static func texts(inImage data: [UInt8]) throws(QRError) -> [String] {
+        try QRScanner.scan(image: data).map { (code: [UInt8]) throws(QRError) -> String in
+            guard let text = String(validating: code, as: UTF8.self) else { throw QRError(.malformed, "the QR code does not hold UTF-8 text") }
+            return text
+        }
+    }
+
+    /// Routes one text and keeps what it carries. A code that cannot be used is a report too
+    /// (`result: error`), never a thrown error; only the store failing throws.
+    public mutating func scan(_ text: String) throws(StoreError) -> (report: JSONValue, severity: Severity) {
+        let outcome: ScanOutcome
+        do { outcome = try router.scan(text, context: context) } catch {
+            return (["result": "error", "kind": .string("\(error.kind)"), "message": .string(error.message)], error.kind == .expired ? .checkFailed : .unusable)
+        }
+        switch outcome {
+        case .needMoreFrames(let received, let total, let missing):
+            return (["result": "partial", "received": .number(Double(received)), "total": .number(Double(total)),
+                     "missing": .array(missing.map { .number(Double($0)) })], .ok)
+        case .presentationRequest(let r):
+            return (["result": "presentation-request", "verifier": .string(r.clientID), "host": .string(r.verifierHost),
+                     "claims": .array(r.requestedClaims.map { .string($0) }), "responseMode": r.responseMode.map { .string($0) } ?? .null,
+                     "note": "nothing was stored; answer it with: nearcard present REQUEST"], .ok)
+        case .credentials(let list):
+            for c in list { try database.saveCredential(StoredCredential(c, importedAt: Date())) }
+            return (["result": "credentials", "credentials": .array(list.map(\.json))], list.contains { $0.status == .failed } ? .checkFailed : .ok)
+        case .contact(let s):
+            let contact = Contact(cardId: s.cardId, card: s.card, source: .qrCode, verificationStatus: s.status, receivedAt: Date(),
+                                  didPublicKey: s.did, memberOf: s.memberOf, groupVerdict: s.groupVerdict)
+            let kept = try database.keep(contact, payloadJSON: s.source, credential: s.credential.map { StoredCredential($0, importedAt: Date()) })
+            let saved = kept.contact
+            var o = saved.json.objectValue ?? [:]
+            o["result"] = "contact"
+            o["format"] = .string(s.format.rawValue)
+            o["merge"] = kept.json
+            o["summary"] = .string(kept.summary)
+            var reason = s.reason
+            if s.status == .failed, case .merged = kept.outcome {
+                reason += "; the contact already in your book is unchanged"
+            } else if saved.verificationStatus != s.status {
+                reason += "; the contact stays \(saved.verificationStatus.rawValue) from an earlier, stronger proof"
+            }
+            o["reason"] = .string(reason)
+            return (.object(o), s.status == .failed ? .checkFailed : .ok)
+        }
+    }
+}
