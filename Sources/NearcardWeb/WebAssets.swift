@@ -45,6 +45,7 @@ enum WebAssets {
         <h2 id="contacts-title">Contacts</h2>
         <label for="search">Search</label>
         <input id="search" type="search" autocomplete="off">
+        <p>Export all: <a href="/api/export/vcard" download>vCard</a> · <a href="/api/export/json" download>JSON</a> · <a href="/api/export/graph" download>social graph</a></p>
         <ul id="contact-list" class="list"></ul>
         <article id="contact" aria-live="polite" hidden></article>
       </section>
@@ -219,13 +220,15 @@ enum WebAssets {
                             ["Member of", c.memberOf], ["DID", c.didPublicKey], ["Received", c.receivedAt]]) {
         if (v) dl.append(el("dt", k), el("dd", v));
       }
+      const card = el("a", "Download vCard", { href: "/api/contacts/" + encodeURIComponent(c.id) + "/vcard", download: "" });
+      a.append(dl, el("p", null).appendChild(card).parentNode);
       const del = el("button", "Delete " + c.name, { type: "button" });
       del.addEventListener("click", async () => {
         if (!confirm("Delete " + c.name + "?")) return;
         try { await api("DELETE", "/api/contacts/" + encodeURIComponent(c.id)); a.hidden = true; loadContacts(); }
         catch (e) { notice(e.message); }
       });
-      a.append(dl, del);
+      a.append(del);
       a.hidden = false;
     }
 

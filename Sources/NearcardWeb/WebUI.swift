@@ -99,6 +99,26 @@ public final class WebUI: Sendable {
             guard let contact = try self.runtime.context.database.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
             return Self.json(contact.json)
         }
+        router.get("/api/contacts/:id/vcard") { _, context in
+            let id = try context.parameters.require("id")
+            guard let c = try self.runtime.context.database.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
+            return Self.download(VCard.serialize(c.card, notes: c.notes, did: c.didPublicKey, uid: c.id), type: "text/vcard; charset=utf-8",
+                                 name: Self.fileName(c.name) + ".vcf")
+        }
+        router.get("/api/export/:format") { _, context in
+            let contacts = try self.runtime.context.database.contacts()
+            switch try context.parameters.require("format") {
+            case "vcard":
+                return Self.download(contacts.map { VCard.serialize($0.card, notes: $0.notes, did: $0.didPublicKey, uid: $0.id) }.joined(),
+                                     type: "text/vcard; charset=utf-8", name: "contacts.vcf")
+            case "json":
+                return Self.download(JSONValue.array(contacts.map(\.json)).prettyText + "\n", type: "application/json", name: "contacts.json")
+            case "graph":
+                return Self.download(GraphExport.json(contacts: contacts, exportedAt: Date()).prettyText + "\n", type: "application/json", name: "graph.json")
+            default:
+                return Self.error(.notFound, "export as vcard, json or graph")
+            }
+        }
         router.delete("/api/contacts/:id") { _, context in
             let id = try context.parameters.require("id")
             guard try self.runtime.context.database.contact(id: id) != nil else { return Self.error(.notFound, "no contact \(id)") }
@@ -172,6 +192,19 @@ public final class WebUI: Sendable {
 
     static func asset(_ text: String, type: String) -> Response {
         Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// A file to save (Content-Disposition: attachment).
+    static func download(_ text: String, type: String, name: String) -> Response {
+        var r = asset(text, type: type)
+        r.headers[.contentDisposition] = "attachment; filename=\"\(name)\""
+        return r
+    }
+
+    /// A contact's name as a file name: letters, digits, spaces, dots and dashes only.
+    static func fileName(_ name: String) -> String {
+        let kept = String(name.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) || " .-_".unicodeScalars.contains($0) }.prefix(60))
+        return kept.trimmingCharacters(in: .whitespaces).isEmpty ? "contact" : kept
     }
 
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {

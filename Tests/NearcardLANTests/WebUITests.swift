@@ -132,11 +132,54 @@ import Testing
                 "exactly what a peer receives: \(sharing)")
         let svg = try curl(["-H", cookie, base + "/api/card/qr.svg?format=zk"])
         #expect(svg.status == "200" && svg.body.contains("<svg") && svg.headers.contains("image/svg+xml"), "\(svg.headers)")
+        // Downloads: one contact's vCard, and the whole book in each export format.
+        try ada.cli.run(["contacts", "add", "--name", "Grace Hopper", "--email", "grace@navy.mil"])
+        let id = try #require(try ada.contacts().first?["id"]?.stringValue)
+        let vcard = try curl(["-H", cookie, base + "/api/contacts/\(id)/vcard"])
+        #expect(vcard.status == "200" && vcard.body.contains("FN:Grace Hopper") && vcard.headers.contains("filename=\"Grace Hopper.vcf\""), "\(vcard)")
+        for format in ["vcard", "json", "graph"] {
+            let r = try curl(["-H", cookie, base + "/api/export/\(format)"])
+            #expect(r.status == "200" && r.headers.contains("attachment"), "\(format): \(r.headers)")
+        }
+        #expect(try curl(["-H", cookie, base + "/api/export/xml"]).status == "404")
         // Not on the network: a non-loopback address is refused before anything starts.
         let exposed = try ada.cli.run(["ui", "--no-browser", "--ui-address", "0.0.0.0"])
         #expect(exposed.code == 64 && exposed.stderr.contains("loopback"), "\(exposed.stderr)")
         // A second `nearcard ui` for this home opens the running one's page instead of failing.
         let second = try lab.nearcard(["ui", "--no-browser", "--port", "0"], home: ada.home)
         #expect(second.code == 0 && second.stdout.contains("already open at \(url)"), "\(second.stdout) \(second.stderr)")
+    }
+
+    /// A request nobody answers on the page times out on both sides, and the page's event stream says so.
+    @Test func anUnansweredRequestTimesOutOnBothSides() throws {
+        let lab = try Lab("ut")
+        let ada = try TestPerson(name: "Ada Lovelace"), grace = try TestPerson(name: "Grace Hopper")
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let log = self.log("ui")
+        let p = try lab.spawn([CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser", "--port", "0", "--no-discovery", "--consent-timeout", "2"], log: log)
+        var port: Int?, token: String?
+        for _ in 0..<300 where port == nil {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let r = text.range(of: "on port "), text.contains("Nearcard is open at") {
+                port = Int(text[r.upperBound...].prefix { $0.isNumber })
+                token = text.range(of: "token=").map { String(text[$0.upperBound...].prefix { $0.isHexDigit }) }
+            }
+            if port == nil { usleep(100_000) }
+        }
+        let nodePort = try #require(port), cookie = try #require(token)
+        #expect(p.isRunning)
+        let stream = try lab.spawn(["curl", "-s", "-N", "--max-time", "20", "-H", "Cookie: nearcard_ui=\(cookie)", "http://127.0.0.1:7448/api/events"],
+                                   log: self.log("events"))
+        usleep(500_000)
+        let r = try lab.nearcard(["exchange", "127.0.0.1:\(nodePort)", "--yes"], home: grace.home)
+        #expect(r.code == 1 && r.stderr.contains("consent_timeout"), "\(r.stderr)")
+        var seen = ""
+        for _ in 0..<50 where !seen.contains("consent_timeout") {
+            seen = (try? String(contentsOfFile: stream.log, encoding: .utf8)) ?? ""
+            usleep(100_000)
+        }
+        #expect(seen.contains("\"event\":\"exchange.requested\"") && seen.contains("\"deadline\""), "\(seen)")
+        #expect(seen.contains("\"event\":\"exchange.failed\"") && seen.contains("consent_timeout"), "the page is told: \(seen)")
+        #expect(try ada.contacts().isEmpty && grace.contacts().isEmpty)
     }
 }
