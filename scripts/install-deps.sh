@@ -23,6 +23,7 @@ packages=(
   python3-venv
   nftables             # tests: doctor against a firewall in a test's own network namespace
   chromium chromium-driver  # tests: the web app (nearcard ui) in a real headless browser
+  xvfb dunst libnotify-bin  # tests: nearcard ui's desktop notifications on a real notification daemon
 )
 
 for arg in "$@"; do

@@ -65,6 +65,7 @@ Architecture: $arch
 Maintainer: The Nearcard developers <nearcard@example.org>
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $depends_line
+Recommends: xdg-utils, libnotify-bin
 Section: net
 Priority: optional
 Homepage: https://example.org/nearcard

@@ -38,6 +38,10 @@ public final class WebUI: Sendable {
         self.options = options
     }
 
+    /// How many pages are open now (event streams connected): a request then waits on a page; with
+    /// none open, the CLI shows it as a desktop notification.
+    public var openPages: Int { feed.count }
+
     /// A fresh session token: 128 random bits, hex.
     public static func newToken() -> String { Hex.encode(Sodium.randomBytes(16)) }
 
@@ -240,6 +244,8 @@ final class Feed: Sendable {
         continuation.onTermination = { [weak self] _ in _ = self?.subscribers.withLock { $0.removeValue(forKey: id) } }
         return stream
     }
+
+    var count: Int { subscribers.withLock { $0.count } }
 
     func send(_ line: JSONValue) {
         for c in subscribers.withLock({ Array($0.values) }) { c.yield(line) }

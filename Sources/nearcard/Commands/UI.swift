@@ -16,7 +16,8 @@ struct UICommand: AsyncParsableCommand {
         abstract: "Run the node with a web app on this machine (http://127.0.0.1:7448/).",
         discussion: """
         Starts the node as `listen` does (same options) and serves its pages on loopback: who is nearby, \
-        requests with their check codes, your contacts. The address printed carries a one-time token \
+        requests with their check codes, your contacts. With no page open, a request is a desktop \
+        notification whose Accept and Decline answer it. The address printed carries a one-time token \
         (kept 0600 in your home as ui-token); the page trades it for a cookie. Only this machine's \
         browser, on the printed address, can drive the node. A second `nearcard ui` while one runs opens \
         the running one's page. Ctrl-C stops both.
@@ -81,6 +82,29 @@ struct UICommand: AsyncParsableCommand {
         Console.out("Nearcard is open at \(web.address)")
         Console.out("Listening for exchanges on port \(runtime.port ?? node.port) as \(context.identity.name ?? "(no name)"), fingerprint \(context.identity.fingerprint). Ctrl-C to stop.")
         if !noBrowser { Self.open(web.address) }
+
+        // With no page open, a request is a desktop notification whose actions answer it.
+        let notifier = Task { [events = events.subscribe()] in
+            guard DesktopNotification.available else { return }
+            for await event in events {
+                guard case .exchangeRequested(let id, let peer, let sas, .responder, true) = event, web.openPages == 0 else { continue }
+                Task {
+                    let who = peer.name ?? "someone without a name"
+                    let answer = await DesktopNotification.ask(
+                        summary: "Exchange request from \(who)",
+                        body: "Check code \(sas): compare it with their screen.\nFingerprint \(peer.fingerprint)",
+                        actions: [("accept", "Accept"), ("decline", "Decline"), ("default", "Open Nearcard")],
+                        seconds: context.limits.consentTimeout)
+                    switch answer {
+                    case "accept": try? runtime.answer(request: id, accept: true)
+                    case "decline": try? runtime.answer(request: id, accept: false)
+                    case "default": Self.open(web.address)
+                    default: break
+                    }
+                }
+            }
+        }
+        defer { notifier.cancel() }
 
         for await _ in NodeSetup.interrupts() { break }
         Console.out("\nStopping…")
