@@ -62,6 +62,7 @@ enum WebAssets {
         <h3>Received</h3>
         <ul id="inbox" class="list"></ul>
         <h3>Sent</h3>
+        <button type="button" id="retry">Try queued messages now</button>
         <ul id="outbox" class="list"></ul>
       </section>
       <section id="card" aria-labelledby="card-title" hidden>
@@ -387,6 +388,10 @@ enum WebAssets {
       $("card-form").addEventListener("submit", saveCard);
       $("write").addEventListener("submit", send);
       $("scan-go").addEventListener("click", scan);
+      $("retry").addEventListener("click", async () => {
+        try { const r = await api("POST", "/api/outbox/retry", {}); notice("Tried " + r.tried + ": " + r.delivered + " delivered."); loadMessages(); }
+        catch (e) { notice(e.message); }
+      });
       $("card-form").addEventListener("input", renderPreview);
       $("card-form").addEventListener("change", renderPreview);
       $("qr-format").addEventListener("change", loadCode);

@@ -11,6 +11,11 @@ extension WebUI {
             let db = self.runtime.context.database
             return Self.json(["inbox": .array(try db.inbox().map(\.json)), "outbox": .array(try db.outbox(all: true).map(\.json))])
         }
+        router.post("/api/outbox/retry") { _, _ in
+            // Every queued message, tried now (the contacts looked for on the LAN for a few seconds).
+            let tried = await self.runtime.deliverQueued(wait: 3)
+            return Self.json(["tried": .number(Double(tried.count)), "delivered": .number(Double(tried.filter { $0.state == .delivered }.count))])
+        }
         router.post("/api/messages") { request, _ in
             let body = try await Self.body(request)
             guard let contact = body["contact"]?.stringValue, !contact.isEmpty else { return Self.error(.badRequest, "say to whom (\"contact\": its id)") }

@@ -142,6 +142,8 @@ import Testing
             #expect(r.status == "200" && r.headers.contains("attachment"), "\(format): \(r.headers)")
         }
         #expect(try curl(["-H", cookie, base + "/api/export/xml"]).status == "404")
+        let retry = try curl(["-X", "POST", "-H", cookie, "-H", "Origin: \(base)", "--data", "{}", base + "/api/outbox/retry"])
+        #expect(retry.status == "200" && retry.body.contains("\"tried\":0"), "nothing queued: \(retry)")
         // Not on the network: a non-loopback address is refused before anything starts.
         let exposed = try ada.cli.run(["ui", "--no-browser", "--ui-address", "0.0.0.0"])
         #expect(exposed.code == 64 && exposed.stderr.contains("loopback"), "\(exposed.stderr)")
