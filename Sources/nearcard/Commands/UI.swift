@@ -16,7 +16,8 @@ struct UICommand: AsyncParsableCommand {
         abstract: "Run the node with a web app on this machine (http://127.0.0.1:7448/).",
         discussion: """
         Starts the node as `listen` does (same options) and serves its pages on loopback: who is nearby, \
-        requests with their check codes, your contacts. With no page open, a request is a desktop \
+        requests with their check codes, contacts, messages, your card and what each exchange shares, \
+        and scanning a code from a photo. With no page open, a request is a desktop \
         notification whose Accept and Decline answer it. The address printed carries a one-time token \
         (kept 0600 in your home as ui-token); the page trades it for a cookie. Only this machine's \
         browser, on the printed address, can drive the node. A second `nearcard ui` while one runs opens \
