@@ -18,6 +18,7 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -70,6 +71,27 @@ try:
         wait(d, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true", "the page loading")
         if "token=" in d.current_url:
             fail("the token stayed in the address bar")
+    # Every control has an accessible name; the keyboard alone reaches and opens a section.
+    unnamed = grace.execute_script("""
+        const out = [];
+        for (const e of document.querySelectorAll('button, input, select, textarea, a')) {
+          const name = (e.getAttribute('aria-label') || e.textContent || '').trim() || (e.labels && e.labels.length ? 'label' : '');
+          if (!name && e.type !== 'hidden') out.push(e.outerHTML.slice(0, 80));
+        }
+        return out;""")
+    if unnamed:
+        fail(f"controls without an accessible name: {unnamed}")
+    body = grace.find_element(By.TAG_NAME, "body")
+    for _ in range(12):
+        if grace.switch_to.active_element.get_attribute("data-tab") == "contacts":
+            break
+        grace.switch_to.active_element.send_keys(Keys.TAB) if grace.switch_to.active_element.tag_name != "body" else body.send_keys(Keys.TAB)
+    if grace.switch_to.active_element.get_attribute("data-tab") != "contacts":
+        fail("the Contacts tab cannot be reached with the Tab key")
+    grace.switch_to.active_element.send_keys(Keys.ENTER)
+    wait(grace, lambda d: d.find_element(By.ID, "contacts").is_displayed(), "Contacts opened from the keyboard")
+    grace.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
+    report["keyboard"] = True
     # Ada edits her card on the page: adds an email and shares it; the preview shows what Grace will get.
     ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="card"]').click()
     wait(ada, lambda d: d.find_element(By.ID, "f-name").get_attribute("value") == args.ada_name, "Ada's card in the form")

@@ -54,6 +54,7 @@ import Testing
         #expect(r.code == 0, "\(r.stdout) \(r.stderr.suffix(2000))")
         let report = r.json
         #expect(report["codes"]?["ada"]?.stringValue?.count == 7, "\(report)")
+        #expect(report["keyboard"] == true, "every control named, sections reachable by keyboard")
         #expect(report["ada"]?["text"]?.stringValue?.contains("verified") == true)
         #expect(report["ada"]?["text"]?.stringValue?.contains("Hello Ada, from the other page") == true, "Grace's message on Ada's page")
         #expect(report["grace"]?["text"]?.stringValue?.contains("Hi Grace, from the page") == true, "Ada's message on Grace's page")
