@@ -87,6 +87,9 @@ public struct Contact: Sendable, Equatable {
 
     public var name: String { card.name }
 
+    /// The tag on a contact met through a QR invitation (no code was compared: the key was pinned).
+    public static let invitedTag = "invited by QR"
+
     /// The fingerprint of the keys pinned for this contact (nil for contacts without them).
     public var fingerprint: String? {
         guard let did = didPublicKey, let key = try? DIDKey(parsing: did),

@@ -8,12 +8,15 @@ public struct DialTarget: Sendable {
     public var label: String
     /// The DNS-SD instance it was found as (nil: dialled by address).
     public var instanceName: String?
+    /// The QR invitation the session presents (§19).
+    public var invitation: Invitation.Claim?
 
-    public init(addresses: [PeerAddress], expected: ExpectedPeer, label: String, instanceName: String? = nil) {
+    public init(addresses: [PeerAddress], expected: ExpectedPeer, label: String, instanceName: String? = nil, invitation: Invitation.Claim? = nil) {
         self.addresses = addresses
         self.expected = expected
         self.label = label
         self.instanceName = instanceName
+        self.invitation = invitation
     }
 }
 
@@ -22,6 +25,21 @@ extension DialTarget {
     public static func address(host: String, port: Int) throws(NodeError) -> DialTarget {
         DialTarget(addresses: try PeerQuery.resolve(host: host, port: port), expected: ExpectedPeer(),
                    label: PeerQuery.address(host: host, port: port).description)
+    }
+
+    /// A QR invitation's node: its addresses in the order given, the fingerprint it must prove, and the
+    /// secret to present. An address that is not HOST:PORT is an invalid-input error naming it.
+    public init(invitation: Invitation) throws(NodeError) {
+        var addresses: [PeerAddress] = []
+        for text in invitation.addresses {
+            guard case .address(let host, let port) = PeerQuery(parsing: text) else {
+                throw NodeError(.invalidInput, "the invitation's address \"\(text.prefix(64))\" is not HOST:PORT")
+            }
+            addresses += try PeerQuery.resolve(host: host, port: port)
+        }
+        self.init(addresses: addresses, expected: ExpectedPeer(fingerprint: invitation.fingerprint),
+                  label: "\(invitation.name ?? invitation.fingerprint) (\(invitation.addresses.joined(separator: ", ")))",
+                  invitation: Invitation.Claim(id: invitation.id, secret: invitation.secret))
     }
 
     /// A peer discovery showed: its addresses in dial order; it must prove the fingerprint it advertises.

@@ -33,7 +33,7 @@ public enum Dialer {
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try SessionPipeline.configureExchange(channel, context: context, consent: consent, expected: target.expected,
+                        try SessionPipeline.configureExchange(channel, context: context, consent: consent, expected: target.expected, invitation: target.invitation,
                                                               remote: address.description, result: promise)
                     }
                 }

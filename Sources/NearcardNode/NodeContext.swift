@@ -62,17 +62,34 @@ public final class NodeContext: Sendable {
     }
 
     /// Stores a completed exchange: one transaction for the contact, its graph entry and our route.
+    /// Checks a QR invitation an initiator presented and spends one of its uses: nil when it stands for
+    /// this node's consent, else why it is refused. The proof is checked before a use is spent, so a
+    /// forged one costs nothing.
+    func admit(_ invite: Invitation.Presented, now: Date = Date()) -> String? {
+        do {
+            switch try database.invitationSecret(id: invite.id, now: now) {
+            case .failure(let problem): return problem.description
+            case .success(let secret):
+                guard invite.isMade(with: secret) else { return "the invitation's proof does not match (it was altered, or made for another session)" }
+                return try database.useInvitation(id: invite.id, now: now) ? nil : NearcardDatabase.InvitationProblem.usedUp.description
+            }
+        } catch {
+            return "the invitation cannot be checked: \(error.message)"
+        }
+    }
+
     public func record(_ outcome: ExchangeOutcome) throws -> Contact {
         let their = outcome.theirPayload.payload
         let at = Date(timeIntervalSince1970: TimeInterval(outcome.completedAt))
         let group = groupVerdict(issuerProof: their.issuerProof, senderDID: outcome.peer.did)
-        let contact = Contact(
+        var contact = Contact(
             card: their.cardFields, source: .proximity, verificationStatus: group?.contactStatus ?? .verified, receivedAt: at,
             sealedRoute: outcome.theirSealedRoute, pubKey: Base64.encode(outcome.peer.pubKey.rawRepresentation),
             signPubKey: Base64.encode(outcome.peer.signPubKey.rawRepresentation), didPublicKey: outcome.peer.did,
             exchangeSignature: their.payloadSignature, myExchangeSignature: outcome.myPayload.payloadSignature,
             exchangeTimestamp: at, myEphemeralMessage: outcome.myMessage, theirEphemeralMessage: outcome.theirMessage,
             graphExportEdgeId: outcome.graphEdgeID, memberOf: group?.group, groupVerdict: group?.description)
+        if outcome.invited { contact.tags.append(Contact.invitedTag) }
         let route = NearcardDatabase.IssuedRoute(
             mailboxToken: outcome.myRoute.mailboxToken, contactDID: outcome.peer.did,
             issuedAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.issuedAt)),

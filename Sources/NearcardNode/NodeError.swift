@@ -50,7 +50,7 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
         let kind: Kind
         switch error.code {
         case .declined, .consentTimeout, .badCard, .badIdentity, .identityMismatch, .badCommitment, .protocolError, .decryptFailed,
-             .tooLarge, .unsupportedVersion:
+             .tooLarge, .unsupportedVersion, .inviteRefused:
             kind = .refused
         case .timeout, .connectionLost, .busy:
             kind = .unreachable

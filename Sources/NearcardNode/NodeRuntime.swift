@@ -1,4 +1,5 @@
 import Foundation
+import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
@@ -216,6 +217,47 @@ public final class NodeRuntime: Sendable {
             throw NodeError(.invalidInput, "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
         }
         return try await exchange(with: text, message: message, consent: DecidedByCommand(decisions: decisions, message: message))
+    }
+
+    /// Dials the node a QR invitation names and exchanges (§19): the invitation stands for both people's
+    /// consent, its node must prove the fingerprint it gives, and no code is compared.
+    /// The same from the invitation's text (`nearcard-invite:…`).
+    public func exchange(invitationText text: String, message: String?, now: Date = Date()) async throws(NodeError) -> SessionResult {
+        try await exchange(invitation: try Self.invitation(text), message: message, now: now)
+    }
+
+    /// An invitation's text read, or why it cannot be (invalid input).
+    public static func invitation(_ text: String) throws(NodeError) -> Invitation {
+        do { return try Invitation(text: text) } catch { throw NodeError(.invalidInput, "the invitation cannot be read: \(error.message)") }
+    }
+
+    /// Whether a QR text is a Nearcard invitation (to route it before other QR formats).
+    public static func isInvitation(_ text: String) -> Bool { text.hasPrefix(Invitation.prefix) }
+
+    public func exchange(invitation: Invitation, message: String?, now: Date = Date()) async throws(NodeError) -> SessionResult {
+        if let message, let problem = ProximityPayload.messageProblem(message) { throw NodeError(.invalidInput, problem) }
+        guard Int64(now.timeIntervalSince1970) <= invitation.expires else {
+            throw NodeError(.refused, "the invitation expired at \(ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))); ask for a new one")
+        }
+        return try await exchange(with: try DialTarget(invitation: invitation), consent: AcceptAll(message: message))
+    }
+
+    /// Makes a QR invitation to this node (§19), good for `uses` sessions until `ttl` seconds from now,
+    /// naming this machine's addresses with `port` (where this node, or another run of it, listens).
+    public func invite(ttl: TimeInterval, uses: Int, port: Int, now: Date = Date()) throws(NodeError) -> Invitation {
+        var addresses = LocalAddresses.current(filter: filter).map { $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)" }
+        if addresses.isEmpty { addresses = ["127.0.0.1:\(port)"] }
+        let invitation = Invitation(fingerprint: context.identity.fingerprint, name: options.isPrivate ? nil : context.identity.name,
+                                    addresses: Array(addresses.prefix(Invitation.maximumAddresses)),
+                                    id: Sodium.randomBytes(Invitation.idByteCount), secret: Sodium.randomBytes(Invitation.secretByteCount),
+                                    expires: Int64(now.addingTimeInterval(ttl).timeIntervalSince1970))
+        do {
+            try context.database.createInvitation(id: invitation.id, secret: invitation.secret,
+                                                  expires: Date(timeIntervalSince1970: TimeInterval(invitation.expires)), uses: uses, now: now)
+        } catch {
+            throw NodeError(storage: error, while: "saving the invitation")
+        }
+        return invitation
     }
 
     /// Answers a request waiting for a decision (incoming, or an outgoing one started with `confirm`).

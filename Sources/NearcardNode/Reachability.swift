@@ -16,4 +16,13 @@ public enum Reachability {
         }
         return false
     }
+
+    /// Whether something takes TCP connections at `host`:`port` (e.g. a node on this machine).
+    public static func answers(host: String, port: Int, seconds: Int64 = 1) async -> Bool {
+        guard let socket = try? SocketAddress(ipAddress: host, port: port) else { return false }
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(seconds))
+        guard let channel = try? await bootstrap.connect(to: socket).get() else { return false }
+        try? await channel.close()
+        return true
+    }
 }

@@ -31,6 +31,8 @@ public struct ProtocolError: Error, Sendable, Equatable, CustomStringConvertible
         case internalError = "internal_error"
         /// Protocol version not supported.
         case unsupportedVersion = "unsupported_version"
+        /// The QR invitation the initiator presented is unknown, expired, used up, or its proof is wrong.
+        case inviteRefused = "invite_refused"
     }
 
     public let code: Code

@@ -36,6 +36,18 @@ public struct ScanSession {
     /// Routes one text and keeps what it carries. A code that cannot be used is a report too
     /// (`result: error`), never a thrown error; only the store failing throws.
     public mutating func scan(_ text: String) throws(StoreError) -> (report: JSONValue, severity: Severity) {
+        if NodeRuntime.isInvitation(text) {
+            // An invitation is not kept: it is for dialling (and holds a secret).
+            do {
+                let invitation = try NodeRuntime.invitation(text)
+                return (["result": "invitation", "name": invitation.name.map { .string($0) } ?? .null, "fingerprint": .string(invitation.fingerprint),
+                         "addresses": .array(invitation.addresses.map { .string($0) }),
+                         "expires": .string(ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))),
+                         "note": "an invitation to exchange cards: nothing was stored; exchange with: nearcard exchange --invite 'TEXT' (or --invite-image PHOTO)"], .ok)
+            } catch {
+                return (["result": "error", "kind": "malformed", "message": .string(error.message)], .unusable)
+            }
+        }
         let outcome: ScanOutcome
         do { outcome = try router.scan(text, context: context) } catch {
             return (["result": "error", "kind": .string("\(error.kind)"), "message": .string(error.message)], error.kind == .expired ? .checkFailed : .unusable)

@@ -181,6 +181,17 @@ public final class NearcardDatabase: Sendable {
         m.registerMigration("v7-contact-group-verdict") { db in
             try db.execute(sql: "ALTER TABLE contact ADD COLUMN groupVerdict TEXT")
         }
+        m.registerMigration("v8-invitations") { db in
+            try db.execute(sql: """
+                CREATE TABLE invitation (
+                    id TEXT PRIMARY KEY,
+                    secret BLOB NOT NULL,
+                    createdAt REAL NOT NULL,
+                    expiresAt REAL NOT NULL,
+                    usesLeft INTEGER NOT NULL
+                )
+                """)
+        }
         return m
     }()
 
@@ -335,7 +346,8 @@ public final class NearcardDatabase: Sendable {
            let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, tagsJSON, notes, receivedAt, credentialIdsJSON, memberOf, groupVerdict FROM contact WHERE did = ?"),
                                       arguments: [did]) {
             contact.id = row[0]
-            contact.tags = Self.stringList(row[1])
+            let stored = Self.stringList(row[1])
+            contact.tags = stored + incoming.tags.filter { !stored.contains($0) }
             contact.notes = row[2]
             contact.receivedAt = Date(timeIntervalSince1970: row[3])
             contact.lastInteraction = now

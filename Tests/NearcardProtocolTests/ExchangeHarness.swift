@@ -149,8 +149,8 @@ struct Pair {
 }
 
 extension [ExchangeStateMachine.Action] {
-    var identified: PeerIdentity? { for a in self { if case .identified(let p, _) = a { return p } }; return nil }
-    var sas: String? { for a in self { if case .identified(_, let s) = a { return s } }; return nil }
+    var identified: PeerIdentity? { for a in self { if case .identified(let p, _, _) = a { return p } }; return nil }
+    var sas: String? { for a in self { if case .identified(_, let s, _) = a { return s } }; return nil }
     var completed: ExchangeOutcome? { for a in self { if case .completed(let o) = a { return o } }; return nil }
     var failure: ProtocolError? { for a in self { if case .failed(let e, _) = a { return e } }; return nil }
     var failedByPeer: Bool? { for a in self { if case .failed(_, let p) = a { return p } }; return nil }

@@ -25,11 +25,11 @@ final class ExchangeDriver: SessionDriver {
     private let startedAt = Date()
 
     /// A dialled exchange.
-    init(initiatorFor node: NodeContext, consent: ConsentProvider, expected: ExpectedPeer, remote: String,
+    init(initiatorFor node: NodeContext, consent: ConsentProvider, expected: ExpectedPeer, invitation: Invitation.Claim?, remote: String,
          result: @escaping @Sendable (SessionResult) -> Void, connection: SessionConnection) {
         machine = ExchangeStateMachine(initiatorFor: node.local, expected: expected, ephemeralKey: X25519.PrivateKey(),
                                        sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
-                                       mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
+                                       mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), invitation: invitation)
         self.node = node
         self.consent = consent
         self.remote = remote
@@ -92,7 +92,12 @@ final class ExchangeDriver: SessionDriver {
                 connection.arm(timer)
             case .loadCard:
                 loadCard = true
-            case .identified(let peer, let sas):
+            case .identified(let peer, let sas, let invite?):
+                // A QR invitation: showing it was the inviter's consent for this many sessions.
+                self.peer = peer
+                node.events.emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: false))
+                admit(invite, peer: peer, sas: sas)
+            case .identified(let peer, let sas, nil):
                 self.peer = peer
                 consent.expect(id)
                 node.events.emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: consent.waitsForCommand))
@@ -140,6 +145,24 @@ final class ExchangeDriver: SessionDriver {
             answered(answer)
         }
         return nil
+    }
+
+    /// Checks the invitation off the loop (the store), then accepts, with the message this node's
+    /// policy would send, or ends the session with `invite_refused`.
+    private func admit(_ invite: Invitation.Presented, peer: PeerIdentity, sas: String) {
+        guard let connection else { return }
+        let node = self.node
+        let request = ConsentRequest(exchangeID: id, peer: peer, sas: sas, role: machine.role, remoteAddress: remote)
+        let message = consent.immediateAnswer(request).flatMap { $0.accept ? $0.message : nil }
+        let decided = connection.onLoop { [weak self] (refusal: String?) in
+            guard let self else { return }
+            if let refusal {
+                self.perform(self.machine.abort(ProtocolError(.inviteRefused, refusal)))
+            } else {
+                self.apply(ConsentAnswer(accept: true, message: message))
+            }
+        }
+        Task.detached { decided(node.admit(invite)) }
     }
 
     private func apply(_ answer: ConsentAnswer) {

@@ -11,12 +11,12 @@ enum SessionPipeline {
     }
 
     /// A connection dialled for an exchange.
-    static func configureExchange(_ channel: Channel, context: NodeContext, consent: ConsentProvider, expected: ExpectedPeer, remote: String,
-                                  result: EventLoopPromise<SessionResult>) throws {
+    static func configureExchange(_ channel: Channel, context: NodeContext, consent: ConsentProvider, expected: ExpectedPeer,
+                                  invitation: Invitation.Claim? = nil, remote: String, result: EventLoopPromise<SessionResult>) throws {
         let ops = channel.pipeline.syncOperations
         try addFraming(ops, limits: context.limits)
         let handler = SessionChannelHandler(limits: context.limits)
-        handler.drive(with: ExchangeDriver(initiatorFor: context, consent: consent, expected: expected, remote: remote,
+        handler.drive(with: ExchangeDriver(initiatorFor: context, consent: consent, expected: expected, invitation: invitation, remote: remote,
                                            result: { result.succeed($0) }, connection: handler))
         try ops.addHandler(handler)
     }

@@ -19,4 +19,6 @@ public struct ExchangeOutcome: Sendable {
     public let myRoute: RouteRecord
     public let graphEdgeID: String
     public let completedAt: Int64
+    /// Opened with a QR invitation (§19): the inviter's key was pinned and no code was compared.
+    public var invited: Bool = false
 }

@@ -27,8 +27,10 @@ public struct ExchangeStateMachine: Sendable {
         case loadCard
         /// Run this timer from now (replacing the one before); report it with `timerFired` if it runs out.
         case arm(SessionTimer)
-        /// The peer is authenticated and the SAS is known: show it and ask for a decision.
-        case identified(PeerIdentity, sas: String)
+        /// The peer is authenticated and the SAS is known: show it and ask for a decision. A responder
+        /// whose initiator presented a QR invitation gets it here, to check (§19): accepted, it stands
+        /// for the decision; refused, the driver aborts with `invite_refused`.
+        case identified(PeerIdentity, sas: String, invite: Invitation.Presented?)
         /// Both cards verified and both `done`: store the contact.
         case completed(ExchangeOutcome)
         /// The exchange is over without a contact. `byPeer`: the peer aborted or declined.
@@ -42,6 +44,8 @@ public struct ExchangeStateMachine: Sendable {
         var channel: EstablishedChannel
         let peer: PeerIdentity
         let sas: String
+        /// The session was opened with a QR invitation (ours as initiator, presented to us as responder).
+        let invited: Bool
     }
 
     /// This side's decision, and whether it has gone to the peer. An acceptance waits for this side's
@@ -90,7 +94,7 @@ public struct ExchangeStateMachine: Sendable {
         case awaitingMessage3(NoiseXXHandshake)
         case awaitingHello(EstablishedChannel)
         /// Responder: the initiator's hello (and its commitment) arrived, ours went back.
-        case awaitingReveal(EstablishedChannel, peer: PeerIdentity, commitment: [UInt8])
+        case awaitingReveal(EstablishedChannel, peer: PeerIdentity, commitment: [UInt8], invite: Invitation.Presented?)
         case deciding(Deciding)
         case awaitingCard(CardSent)
         case awaitingDone(AwaitingDone)
@@ -103,6 +107,8 @@ public struct ExchangeStateMachine: Sendable {
     private let expected: ExpectedPeer
     private let sasNonce: [UInt8]
     private let mailboxToken: [UInt8]
+    /// Initiator: the QR invitation this session was opened with.
+    private let invitation: Invitation.Claim?
     private var state: State
     /// This side's card, once loaded: it may arrive in any state before the cards go across.
     private var card: LocalCard?
@@ -112,9 +118,11 @@ public struct ExchangeStateMachine: Sendable {
     ///   - ephemeralKey: this session's Noise ephemeral key (fresh per session).
     ///   - sasNonce: 32 fresh random bytes.
     ///   - mailboxToken: 32 fresh random bytes for the sealed route we hand over.
+    ///   - invitation: the QR invitation to present (§19), if the session is opened with one.
     public init(initiatorFor identity: LocalIdentity, expected: ExpectedPeer = ExpectedPeer(), ephemeralKey: X25519.PrivateKey,
-                sasNonce: [UInt8], mailboxToken: [UInt8]) {
+                sasNonce: [UInt8], mailboxToken: [UInt8], invitation: Invitation.Claim? = nil) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
+        self.invitation = invitation
         role = .initiator
         me = identity
         self.expected = expected
@@ -127,6 +135,7 @@ public struct ExchangeStateMachine: Sendable {
     public init(resuming noise: NoiseXXHandshake, identity: LocalIdentity, sasNonce: [UInt8], mailboxToken: [UInt8]) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
         role = .responder
+        invitation = nil
         me = identity
         expected = ExpectedPeer()
         self.sasNonce = sasNonce
@@ -164,7 +173,7 @@ public struct ExchangeStateMachine: Sendable {
     /// The peer once its hello proved it.
     public var identifiedPeer: PeerIdentity? {
         switch state {
-        case .awaitingReveal(_, let peer, _): peer
+        case .awaitingReveal(_, let peer, _, _): peer
         case .deciding(let d): d.session.peer
         case .awaitingCard(let s): s.session.peer
         case .awaitingDone(let a): a.sent.session.peer
@@ -307,28 +316,31 @@ public struct ExchangeStateMachine: Sendable {
             switch role {
             case .responder:
                 guard let commitment = hello.sasCommit else { throw ProtocolError(.protocolError, "the initiator's hello has no SAS commitment") }
+                let invite = hello.invite.map { Invitation.Presented(id: $0.id, proof: $0.proof, handshakeHash: channel.handshakeHash) }
                 var actions = try send(.hello(try makeHello(channel)), on: &channel)
-                state = .awaitingReveal(channel, peer: peer, commitment: commitment)
+                state = .awaitingReveal(channel, peer: peer, commitment: commitment, invite: invite)
                 actions.append(.arm(.handshake))
                 return actions
             case .initiator:
                 guard let theirNonce = hello.sasNonce else { throw ProtocolError(.protocolError, "the responder's hello has no SAS nonce") }
                 var actions = try send(.sasReveal(nonce: sasNonce), on: &channel)
                 let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: sasNonce, responderNonce: theirNonce))
-                state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas), mine: .undecided, theirsAccepted: false))
-                actions += [.arm(.consent), .identified(peer, sas: sas)]
+                state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas, invited: invitation != nil),
+                                           mine: .undecided, theirsAccepted: false))
+                actions += [.arm(.consent), .identified(peer, sas: sas, invite: nil)]
                 return actions
             }
-        case .awaitingReveal(var channel, let peer, let commitment):
+        case .awaitingReveal(var channel, let peer, let commitment, let invite):
             let message = try decrypt(frame, on: &channel)
-            state = .awaitingReveal(channel, peer: peer, commitment: commitment)
+            state = .awaitingReveal(channel, peer: peer, commitment: commitment, invite: invite)
             guard case .sasReveal(let nonce) = message else { return try unexpected(message) }
             guard Sodium.constantTimeEquals(SAS.commitment(handshakeHash: channel.handshakeHash, nonce: nonce), commitment) else {
                 throw ProtocolError(.badCommitment, "the initiator's SAS nonce does not match its commitment")
             }
             let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: nonce, responderNonce: sasNonce))
-            state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas), mine: .undecided, theirsAccepted: false))
-            return [.arm(.consent), .identified(peer, sas: sas)]
+            state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas, invited: invite != nil), mine: .undecided,
+                                       theirsAccepted: false))
+            return [.arm(.consent), .identified(peer, sas: sas, invite: invite)]
         case .deciding(var d):
             let message = try decrypt(frame, on: &d.session.channel)
             state = .deciding(d)
@@ -385,7 +397,8 @@ public struct ExchangeStateMachine: Sendable {
         var hello = ExchangeMessage.Hello(
             did: me.identity.did, name: me.name, signPubKey: me.keys.ed25519.publicKey.rawRepresentation,
             sasCommit: role == .initiator ? SAS.commitment(handshakeHash: h, nonce: sasNonce) : nil,
-            sasNonce: role == .responder ? sasNonce : nil, signature: [])
+            sasNonce: role == .responder ? sasNonce : nil, signature: [],
+            invite: invitation.map { ($0.id, Invitation.proof(secret: $0.secret, handshakeHash: h)) })
         let input = ExchangeMessage.Hello.signingInput(hello.signedObject(role: role, handshakeHash: h))
         do { hello.signature = try me.keys.p256.signature(for: input) } catch {
             throw ProtocolError(.internalError, "signing the hello failed: \(error.message)")
@@ -488,7 +501,8 @@ public struct ExchangeStateMachine: Sendable {
             peer: s.peer, sas: s.sas, handshakeHash: s.channel.handshakeHash, myPayload: a.sent.myPayload, theirPayload: a.received.verified,
             theirPayloadJSON: a.received.json, myMessage: a.sent.myMessage, theirMessage: a.received.message,
             theirSealedRoute: a.received.sealedRoute, theirRoute: a.received.route, myRoute: a.sent.myRoute,
-            graphEdgeID: Contact.graphEdgeID(me.identity.did, s.peer.did, sessionBinding: s.channel.handshakeHash), completedAt: now)
+            graphEdgeID: Contact.graphEdgeID(me.identity.did, s.peer.did, sessionBinding: s.channel.handshakeHash), completedAt: now,
+            invited: s.invited)
     }
 
     private func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> ExchangeMessage {
@@ -502,7 +516,7 @@ public struct ExchangeStateMachine: Sendable {
     /// The encrypted channel, when there is one (to tell the peer why we end).
     private var channel: EstablishedChannel? {
         switch state {
-        case .awaitingHello(let c), .awaitingReveal(let c, _, _): c
+        case .awaitingHello(let c), .awaitingReveal(let c, _, _, _): c
         case .deciding(let d): d.session.channel
         case .awaitingCard(let s): s.session.channel
         case .awaitingDone(let a): a.sent.session.channel

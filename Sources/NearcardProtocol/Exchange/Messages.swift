@@ -27,6 +27,25 @@ public enum ExchangeMessage: Sendable, Equatable {
         public var sasNonce: [UInt8]?
         /// ECDSA P-256 (raw r‖s) by the DID key over `HelloProof.signingInput`.
         public var signature: [UInt8]
+        /// Initiator only: the QR invitation it holds, `{id, proof}` (§19).
+        public var invite: (id: [UInt8], proof: [UInt8])? {
+            get { inviteID.map { ($0, inviteProof ?? []) } }
+            set { inviteID = newValue?.id; inviteProof = newValue?.proof }
+        }
+        var inviteID: [UInt8]?
+        var inviteProof: [UInt8]?
+
+        public init(did: String, name: String?, signPubKey: [UInt8], sasCommit: [UInt8]?, sasNonce: [UInt8]?, signature: [UInt8],
+                    invite: (id: [UInt8], proof: [UInt8])? = nil) {
+            self.did = did
+            self.name = name
+            self.signPubKey = signPubKey
+            self.sasCommit = sasCommit
+            self.sasNonce = sasNonce
+            self.signature = signature
+            self.inviteID = invite?.id
+            self.inviteProof = invite?.proof
+        }
 
         /// The object the signature covers: every member but `signature`, plus the sender's role and h.
         public func signedObject(role: NoiseXXHandshake.Role, handshakeHash: [UInt8]) -> JSONValue {
@@ -42,6 +61,9 @@ public enum ExchangeMessage: Sendable, Equatable {
             if let name { o["name"] = .string(name) }
             if let sasCommit { o["sasCommit"] = .string(Base64.urlEncode(sasCommit)) }
             if let sasNonce { o["sasNonce"] = .string(Base64.urlEncode(sasNonce)) }
+            if let inviteID, let inviteProof {
+                o["invite"] = ["id": .string(Base64.urlEncode(inviteID)), "proof": .string(Base64.urlEncode(inviteProof))]
+            }
             return o
         }
 
@@ -106,7 +128,7 @@ public enum ExchangeMessage: Sendable, Equatable {
         }
         switch type {
         case "hello":
-            try only(["type", "version", "did", "name", "signPubKey", "sasCommit", "sasNonce", "signature"])
+            try only(["type", "version", "did", "name", "signPubKey", "sasCommit", "sasNonce", "signature", "invite"])
             guard o["version"]?.integerValue == Int64(Hello.version) else {
                 throw ProtocolError(.unsupportedVersion, "the peer speaks hello version \(o["version"]?.compactText ?? "none"); this Nearcard speaks \(Hello.version)")
             }
@@ -117,8 +139,18 @@ public enum ExchangeMessage: Sendable, Equatable {
             let commit = o["sasCommit"] == nil ? nil : try fixedBytes("sasCommit", urlSafe: true, count: 32)
             let nonce = o["sasNonce"] == nil ? nil : try fixedBytes("sasNonce", urlSafe: true, count: 32)
             guard (commit == nil) != (nonce == nil) else { throw ProtocolError(.protocolError, "hello: exactly one of sasCommit and sasNonce") }
+            var invite: (id: [UInt8], proof: [UInt8])?
+            if let i = o["invite"] {
+                guard let io = i.objectValue, Set(io.keys) == ["id", "proof"],
+                      let id = io["id"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), id.count == Invitation.idByteCount,
+                      let proof = io["proof"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), proof.count == HMACSHA256.byteCount else {
+                    throw ProtocolError(.protocolError, "hello: \"invite\" must be {id: 8 bytes, proof: 32 bytes} of base64url")
+                }
+                guard commit != nil else { throw ProtocolError(.protocolError, "hello: only the initiator presents an invitation") }
+                invite = (id, proof)
+            }
             self = .hello(Hello(did: try string("did", max: 256), name: name, signPubKey: try fixedBytes("signPubKey", urlSafe: false, count: 32),
-                                sasCommit: commit, sasNonce: nonce, signature: try fixedBytes("signature", urlSafe: false, count: 64)))
+                                sasCommit: commit, sasNonce: nonce, signature: try fixedBytes("signature", urlSafe: false, count: 64), invite: invite))
         case "sas-reveal":
             try only(["type", "nonce"])
             self = .sasReveal(nonce: try fixedBytes("nonce", urlSafe: true, count: 32))

@@ -4,6 +4,7 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
+import NearcardScan
 
 /// `nearcard exchange PEER`: dial a peer and exchange cards.
 struct Exchange: AsyncParsableCommand {
@@ -12,7 +13,10 @@ struct Exchange: AsyncParsableCommand {
         discussion: """
         PEER is an instance name or display name (as `nearcard peers` shows), a fingerprint prefix \
         (4+ hex digits), or HOST:PORT (no multicast needed). Shows the check code both screens must \
-        agree on, asks for consent (--yes gives it), and prints the new contact. \
+        agree on, asks for consent (--yes gives it), and prints the new contact. With --invite (the text \
+        of someone's `nearcard qr invite` code) or --invite-image (a photo or PNG of it), no discovery \
+        and no check code are needed: their node is dialled at the addresses the invitation gives and \
+        must prove the key it names; the invitation is both people's consent. \
         Exit 0 exchanged; 1 declined or a check failed; 2 no peer, or several, answer to PEER; 4 \
         unreachable or timed out.
         """)
@@ -20,7 +24,13 @@ struct Exchange: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     @Argument(help: "Instance name, display name, fingerprint prefix, or HOST:PORT.")
-    var peer: String
+    var peer: String?
+
+    @Option(help: ArgumentHelp("An invitation's text (nearcard-invite:…), from `nearcard qr invite` or any QR scanner.", valueName: "TEXT"))
+    var invite: String?
+
+    @Option(help: ArgumentHelp("An image (PNG or JPEG) of an invitation's QR code.", valueName: "FILE"))
+    var inviteImage: String?
 
     @Option(help: "Ephemeral message sent with your card (at most 140 characters).")
     var message: String?
@@ -38,11 +48,16 @@ struct Exchange: AsyncParsableCommand {
     var interfaces: [String] = []
 
     func validate() throws {
+        if [peer != nil, invite != nil, inviteImage != nil].filter({ $0 }).count != 1 {
+            throw ValidationError("give one of PEER, --invite TEXT or --invite-image FILE")
+        }
         if let message, let problem = ProximityPayload.messageProblem(message) { throw ValidationError(problem) }
         if timeout <= 0 || timeout > 600 { throw ValidationError("--timeout must be between 0 and 600 seconds") }
     }
 
     func run() async throws {
+        if invite != nil || inviteImage != nil { return try await exchangeByInvitation() }
+        let peer = self.peer ?? ""
         let consent: ConsentProvider
         if yes {
             consent = AcceptAll(message: message)
@@ -76,6 +91,41 @@ struct Exchange: AsyncParsableCommand {
                 o["sas"] = .string(outcome.sas)
                 Console.json(.object(o))
             } else {
+                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: context.database)
+            }
+        case .failed:
+            if let failure = result.failure { throw failure }
+        }
+    }
+
+    /// The invitation's text, from the option or from the image.
+    func invitationText() throws -> String {
+        if let invite { return invite }
+        let path = inviteImage ?? ""
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(.malformedInput, "cannot read the image \(path)") }
+        let texts: [String]
+        do { texts = try ScanSession.texts(inImage: [UInt8](data)) } catch { throw CLIError(.malformedInput, "\(path): \(error.message)") }
+        guard let text = texts.first(where: NodeRuntime.isInvitation) else {
+            throw CLIError(.malformedInput, "\(path): the QR code is not a Nearcard invitation")
+        }
+        return text
+    }
+
+    func exchangeByInvitation() async throws {
+        let invitation = try NodeRuntime.invitation(try invitationText())
+        let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
+        let node = NodeRuntime.open(context: context)
+        try node.checkCanStore()
+        if !json { Console.out("Connecting to \(invitation.name ?? invitation.fingerprint) at \(invitation.addresses.joined(separator: ", "))…") }
+        let result = try await node.exchange(invitation: invitation, message: message)
+        switch result {
+        case .completed(let contact, let outcome):
+            if json {
+                var o = contact.json.objectValue!
+                o["invited"] = .bool(true)
+                Console.json(.object(o))
+            } else {
+                Console.out("Invited by QR: their key was the one the invitation names, so no code needed comparing.")
                 ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: context.database)
             }
         case .failed:

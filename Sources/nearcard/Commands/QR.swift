@@ -17,7 +17,7 @@ struct QR: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qr",
         abstract: "Make a QR code of your card, or scan one (text or image).",
-        subcommands: [Make.self, Scan.self])
+        subcommands: [Make.self, Scan.self, Invite.self])
 
     typealias Format = CardCode.Format
 
@@ -123,6 +123,55 @@ struct QR: AsyncParsableCommand {
         }
     }
 
+    struct Invite: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show an invitation to exchange cards with you, for networks that drop multicast.",
+            discussion: """
+            The code holds your node's addresses and port, your fingerprint, and a one-time secret. \
+            Whoever scans it runs `nearcard exchange --invite-image PHOTO` (or --invite TEXT) and \
+            reaches your node directly, with no discovery; your node must prove the key the code names \
+            and their node must prove it holds the secret, so no check code needs comparing. Showing \
+            it is your consent for --uses exchanges until it expires. Your node must be listening \
+            (`nearcard listen` or `nearcard ui`) on --port.
+            """)
+        @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("How long it is valid: 30s, 5m, 1h (at most 365d).", valueName: "DURATION")) var ttl: String = "5m"
+        @Option(help: "How many exchanges it admits.") var uses: Int = 1
+        @Option(help: "The port your node listens on.") var port: Int = NearcardNode.defaultPort
+        @Option(help: ArgumentHelp("Write FILE.png or FILE.svg instead of drawing in the terminal.", valueName: "FILE")) var out: String?
+        @Flag(help: "Print the invitation's text.") var text = false
+
+        func validate() throws {
+            _ = try Durations.parse(ttl)
+            if uses < 1 || uses > 1000 { throw ValidationError("--uses must be between 1 and 1000") }
+            if !(1...65535).contains(port) { throw ValidationError("--port must be 1…65535") }
+            if let out, !(out.hasSuffix(".png") || out.hasSuffix(".svg")) { throw ValidationError("--out must end in .png or .svg") }
+        }
+
+        func run() async throws {
+            let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
+            let runtime = NodeRuntime.open(context: context)
+            let invitation = try runtime.invite(ttl: try Durations.parse(ttl), uses: uses, port: port)
+            if !(await Reachability.answers(host: "127.0.0.1", port: port)) {
+                Console.err("nearcard: nothing listens on port \(port) here yet: start `nearcard listen --port \(port)` (or `nearcard ui`) for the invitation to be answered")
+            }
+            let until = ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))
+            if text {
+                Console.out(invitation.text)
+                return
+            }
+            let code = try QRMatrix.encode(Array(invitation.text.utf8))
+            if let out {
+                let bytes = out.hasSuffix(".svg") ? Array(code.svg().utf8) : try code.png()
+                try FileIO.writeAtomically(SecureBytes(bytes), to: out, mode: 0o600, replace: true)
+                Console.err("Wrote \(out) (it holds a secret: share it only by showing it)")
+                return
+            }
+            try await Make.show([code], ansi: Console.stdoutIsTerminal,
+                                caption: "Invitation to exchange with \(invitation.name ?? invitation.fingerprint): \(uses) use\(uses == 1 ? "" : "s") until \(until)")
+        }
+    }
+
     struct Scan: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Read QR codes (text, images, or - for lines on stdin) and keep what they carry.",
@@ -193,6 +242,9 @@ struct QR: AsyncParsableCommand {
                     for c in r["credentials"]?.arrayValue ?? [] {
                         Console.out("Imported credential \(c["id"]?.stringValue ?? "") from \(c["issuer"]?.stringValue ?? "") (\(c["status"]?.stringValue ?? "")): \(c["reason"]?.stringValue ?? "")")
                     }
+                case "invitation":
+                    Console.out("An invitation to exchange cards with \(r["name"]?.stringValue ?? r["fingerprint"]?.stringValue ?? "someone"), valid until \(r["expires"]?.stringValue ?? "?"). Nothing was stored.")
+                    Console.out("Use it with: nearcard exchange --invite 'TEXT' (or --invite-image PHOTO)")
                 case "presentation-request":
                     Console.out("A presentation request from \(r["verifier"]?.stringValue ?? "") asking for: \((r["claims"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ").ifEmpty("(nothing specific)")).")
                     Console.out("Nothing was stored. Answer it with: nearcard present 'REQUEST'")
