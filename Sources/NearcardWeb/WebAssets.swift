@@ -218,7 +218,8 @@ enum WebAssets {
       const dl = el("dl");
       for (const [k, v] of [["Title", c.title], ["Company", c.company], ["Email", c.email], ["Phone", c.phone],
                             ["Their message", c.theirEphemeralMessage], ["Your message", c.myEphemeralMessage],
-                            ["Member of", c.memberOf], ["DID", c.didPublicKey], ["Received", c.receivedAt]]) {
+                            ["Member of", c.memberOf], ["Group proof", c.groupVerdict], ["Tags", (c.tags || []).join(", ")],
+                            ["DID", c.didPublicKey], ["Received", c.receivedAt]]) {
         if (v) dl.append(el("dt", k), el("dd", v));
       }
       const card = el("a", "Download vCard", { href: "/api/contacts/" + encodeURIComponent(c.id) + "/vcard", download: "" });
