@@ -2,6 +2,7 @@
 """An independent Nearcard peer, written from docs/PROTOCOL.md alone.
 
   python_peer.py HOST PORT [--name NAME] [--message TEXT] [--tamper WHAT]
+  python_peer.py --invite TEXT [--name NAME] [--message TEXT]   (§19: dial the invitation's first address)
 
 Dials a Nearcard node as the initiator, runs the whole exchange (Noise XX with `noiseprotocol`,
 ECDSA P-256 with `cryptography`, Ed25519 and sealed boxes with PyNaCl), verifies the node's card the
@@ -134,8 +135,9 @@ def dial(host, port, x_static, version: bytes):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("host")
-    ap.add_argument("port", type=int)
+    ap.add_argument("host", nargs="?")
+    ap.add_argument("port", type=int, nargs="?")
+    ap.add_argument("--invite", metavar="TEXT", help="a QR invitation (§19): dial its first address, prove its secret, expect its fingerprint")
     ap.add_argument("--name", default="Python Peer")
     ap.add_argument("--message")
     ap.add_argument("--tamper", choices=["binding", "receiver", "field", "route"])
@@ -156,6 +158,13 @@ def main():
     ed = SigningKey.generate()
     me_fp = fingerprint(did_key.compressed, bytes(x_static.public_key), bytes(ed.verify_key))
 
+    invitation = None
+    if args.invite:
+        # §19: nearcard-invite: ‖ base64url(JCS({v, fp, name?, addrs, id, secret, exp}))
+        invitation = json.loads(b64ud(args.invite.strip()[len("nearcard-invite:"):]))
+        assert invitation["v"] == 1, invitation
+        host, _, port = invitation["addrs"][0].rpartition(":")
+        args.host, args.port = host.strip("[]"), int(port)
     wire, noise, remote_static = dial(args.host, args.port, x_static, b"nearcard/1")
     h = noise.get_handshake_hash()
 
@@ -169,6 +178,10 @@ def main():
     n_i = os.urandom(32)
     hello = {"type": "hello", "version": 1, "did": did_key.did, "name": args.name, "signPubKey": b64(bytes(ed.verify_key)),
              "sasCommit": b64u(sha256(b"nearcard/sas-commit/v1\0" + h + n_i))}
+    if invitation:
+        import hmac
+        proof = hmac.new(b64ud(invitation["secret"]), b"nearcard/invite/v1\0" + h, hashlib.sha256).digest()
+        hello["invite"] = {"id": invitation["id"], "proof": b64u(proof)}
     signed = dict(hello, role="initiator", handshakeHash=b64u(h))
     hello["signature"] = b64(did_key.sign(b"nearcard/session-auth/v1\0" + jcs(signed)))
     send(hello)
@@ -183,6 +196,10 @@ def main():
     _, peer_compressed = did_public_key(peer["did"])
     peer_sign = b64d(peer["signPubKey"])
     peer_fp = fingerprint(peer_compressed, remote_static, peer_sign)
+    if invitation and peer_fp != invitation["fp"]:
+        send({"type": "abort", "code": "identity_mismatch", "reason": "not the node the invitation names"})
+        report["aborted"] = {"code": "identity_mismatch", "peerFingerprint": peer_fp}
+        print(json.dumps(report)); return 1
     n_r = b64ud(peer["sasNonce"])
     send({"type": "sas-reveal", "nonce": b64u(n_i)})
     d = sha256(b"nearcard/sas/v1\0" + h + n_i + n_r)

@@ -86,6 +86,17 @@ import Testing
         let mismatch = try exchange(otherKey)
         #expect(mismatch.code == 1 && mismatch.stderr.contains("identity_mismatch"), "\(mismatch.stderr)")
 
+        // An independent implementation of §19 (the Python peer, written from PROTOCOL.md) uses one too.
+        let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/python_peer.py").path
+        let python = try gracesLaptop.run([CLI.python, peer, "--invite", try invite(), "--name", "Python Peer", "--message", "From Python"])
+        #expect(python.code == 0, "\(python.stdout) \(python.stderr)")
+        var fromPython: JSONValue?
+        for _ in 0..<50 where fromPython == nil {
+            fromPython = try ada.contacts().first { $0["name"] == "Python Peer" }
+            if fromPython == nil { usleep(100_000) }
+        }
+        #expect(fromPython?["tags"]?.arrayValue?.contains("invited by QR") == true && fromPython?["theirEphemeralMessage"] == "From Python")
+
         // Another node answering at the address (Ada's gone, Carol listens there): refused, nothing stored.
         let valid = try invite()
         listener.kill(SIGTERM)
