@@ -74,9 +74,10 @@ public final class WebUI: Sendable {
         let router = Router()
         router.add(middleware: WebGuard(token: options.token, port: options.port))
         routes(router)
-        // The server's own log: errors only (the CLI prints what people need; requests are not logged).
+        // The server's own log stays quiet (the CLI prints what people need; requests are not logged).
+        // Stopping cancels open event streams, which the server reports as errors: not for people.
         var logger = Logger(label: "nearcard.ui")
-        logger.logLevel = .error
+        logger.logLevel = .critical
         let app = Application(router: router, configuration: .init(address: .hostname(options.address, port: options.port), serverName: nil),
                               onServerRunning: { _ in onRunning() }, logger: logger)
         try await app.run()
