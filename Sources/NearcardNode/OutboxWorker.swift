@@ -39,10 +39,14 @@ public struct OutboxWorker: Sendable {
             case .success:
                 try? db.markDelivered(id: item.id)
             case .failure(let error):
-                // A refusal by the right node will not change on its own; unreachable nodes may come back.
-                let final = [.badIdentity, .identityMismatch, .protocolError, .tooLarge].contains(error.code)
+                // A refusal by the contact's own node will not change on its own; unreachable nodes may come
+                // back. Someone else answering at the contact's address (identity_mismatch: its key is not
+                // the pinned one) costs an attempt, not the message: otherwise anyone on the LAN who
+                // answers first could cancel every follow-up to a contact.
+                let final = [.badIdentity, .protocolError, .tooLarge].contains(error.code)
                 let retry = final ? nil : MailSender.retryAt(attempts: item.attempts + 1, createdAt: item.createdAt, now: now)
-                try? db.markAttemptFailed(id: item.id, error: error.message, retryAt: retry)
+                let why = error.code == .identityMismatch ? "another node answered at the contact's address (not their key); trying again later" : error.message
+                try? db.markAttemptFailed(id: item.id, error: why, retryAt: retry)
             }
             if let updated = try? db.outboxItem(id: item.id) {
                 results.append(updated)

@@ -70,6 +70,36 @@ import Testing
     }
 
     /// Someone who is not a contact (no token we issued) is refused, and nothing is stored.
+    /// Someone else answering at the contact's address (another key) costs an attempt, not the message:
+    /// it stays queued, says what happened, and reaches the contact once they are back.
+    @Test func anImpostorDoesNotCancelAMessage() throws {
+        let (a, b) = try Lab.pair()
+        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace"), mallory = try TestPerson(name: "Mallory")
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp(); mallory.cli.cleanUp() }
+        let (graceNode, _) = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7461"], log: log("grace1"))
+        #expect(try a.nearcard(["exchange", "\(b.vethIPv4):7461", "--yes"], home: ada.home).code == 0)
+        graceNode.kill(SIGTERM)
+        graceNode.wait()
+        let (malloryNode, _) = try b.listen(home: mallory.home, ["--accept", "all", "--no-discovery", "--port", "7461"], log: log("mallory"))
+        let r = try a.nearcard(["message", "Grace", "Still at the conference?", "--wait", "1", "--json"], home: ada.home)
+        #expect(r.code == 0, "queued is not a failure: \(r.stderr)")
+        #expect(r.json["state"] == "queued" && r.json["lastError"]?.stringValue?.contains("another node answered") == true, "\(r.stdout)")
+        let outbox = try ada.cli.run(["outbox", "--json"]).json.arrayValue ?? []
+        #expect(outbox.first?["state"] == "queued" && outbox.first?["nextAttemptAt"] != .null, "\(outbox)")
+        #expect(try mallory.cli.run(["inbox", "--json"]).json.arrayValue?.isEmpty ?? true)
+        malloryNode.kill(SIGTERM)
+        malloryNode.wait()
+        _ = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7461"], log: log("grace2"))
+        // The retry falls due within seconds (back-off from 5 s); then it is delivered.
+        var delivered = false
+        for _ in 0..<8 where !delivered {
+            sleep(3)
+            _ = try a.nearcard(["outbox", "--send", "--wait", "1"], home: ada.home)
+            delivered = (try grace.cli.run(["inbox", "--json"]).json.arrayValue ?? []).contains { $0["text"] == "Still at the conference?" }
+        }
+        #expect(delivered, "the message reached Grace once she was back")
+    }
+
     @Test func strangerIsRefused() throws {
         let lab = try Lab("ms")
         let grace = try TestPerson(name: "Grace")

@@ -14,7 +14,8 @@ struct Message: AsyncParsableCommand {
         The message goes end to end encrypted to the contact's own node, which must prove the key \
         pinned when you exchanged cards. If the contact is on the LAN now it is delivered at once; \
         otherwise it waits in your outbox and a running `nearcard listen` delivers it when the contact \
-        appears (see `nearcard outbox`). Exit 0 when delivered or queued.
+        appears (see `nearcard outbox`). Exit 0 when delivered or queued, 1 when it failed for good. \
+        Another node answering at the contact's address costs an attempt, not the message.
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -43,6 +44,8 @@ struct Message: AsyncParsableCommand {
         let item = try await NodeRuntime.open(context: context).send(message: text, to: found.id, wait: wait)
         if json {
             Console.json(item.json)
+            // Exit 0 means delivered or queued, with --json too.
+            if item.state == .failed { throw CLIError(.checkFailed, "not delivered to \(found.name): \(item.lastError ?? "refused")") }
             return
         }
         switch item.state {
