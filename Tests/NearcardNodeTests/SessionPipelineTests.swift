@@ -293,6 +293,15 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentPr
         #expect(!lone.channel.isActive, "closed")
         #expect(try await lone.frames().isEmpty, "nothing answered: not even the node's static key")
         #expect(ada.recorded.failures.first?.code == "unsupported_version")
+        // Its exchange.failed names a session that was started (docs/JSONL.md): the same id, started first.
+        let ids = ada.recorded.all.compactMap { e -> (String, Bool)? in
+            switch e {
+            case .exchangeStarted(let id, _, _): (id, true)
+            case .exchangeFailed(let id, _, _, _): (id, false)
+            default: nil
+            }
+        }
+        #expect(ids.count == 2 && ids[0].1 && !ids[1].1 && ids[0].0 == ids[1].0, "\(ids)")
     }
 
     /// A dialler that sends message 1 and then nothing: the handshake timeout closes the session.
