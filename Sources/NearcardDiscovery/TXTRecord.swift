@@ -32,23 +32,25 @@ public struct TXTRecord: Sendable, Equatable {
     /// An instance name for a display name: cut at a character boundary to 63 bytes of UTF-8 (trailing
     /// spaces dropped), since a longer one cannot be published at all; the whole name travels in TXT.
     public static func instanceName(for name: String) -> String {
+        var out = cut(name, bytes: maximumInstanceNameLength, scalars: Int.max)
+        while out.last?.isWhitespace == true { out.removeLast() }
+        return out
+    }
+
+    /// The longest prefix of whole characters within `bytes` of UTF-8, stopping once it holds `scalars`
+    /// code points.
+    static func cut(_ name: String, bytes: Int, scalars: Int) -> String {
         var out = ""
         for c in name {
-            if out.utf8.count + String(c).utf8.count > maximumInstanceNameLength { break }
+            if out.unicodeScalars.count >= scalars || out.utf8.count + String(c).utf8.count > bytes { break }
             out.append(c)
         }
-        while out.last?.isWhitespace == true { out.removeLast() }
         return out
     }
 
     /// A display name cut to fit one TXT string (and the protocol's name limit), on a character boundary.
     static func clip(_ name: String) -> String {
-        var out = ""
-        for c in name {
-            if out.unicodeScalars.count >= 64 || (out + String(c)).utf8.count > maximumEntryLength - 5 { break }
-            out.append(c)
-        }
-        return out
+        cut(name, bytes: maximumEntryLength - 5, scalars: 64)
     }
 
     /// Parses TXT strings from the network. Unknown keys are ignored (RFC 6763 §6.4); malformed known

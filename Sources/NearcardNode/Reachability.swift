@@ -2,27 +2,33 @@ import NearcardDiscovery
 internal import NIOCore
 internal import NIOPosix
 
-/// Whether a node answers on TCP at any of its addresses (connect, then close at once: the node sees a
-/// silent connection, which it does not report).
+/// Whether a node answers on TCP (connect, then close at once: the node sees a silent connection,
+/// which it does not report).
 public enum Reachability {
+    /// Whether it answers at any of its addresses.
     public static func answers(_ peer: DiscoveredPeer, seconds: Int64 = 1) async -> Bool {
-        for address in peer.dialOrder {
-            guard let socket = try? address.socketAddress() else { continue }
-            let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(seconds))
-            if let channel = try? await bootstrap.connect(to: socket).get() {
-                try? await channel.close()
-                return true
-            }
-        }
+        for address in peer.dialOrder where await connectProblem(address, seconds: seconds) == nil { return true }
         return false
     }
 
     /// Whether something takes TCP connections at `host`:`port` (e.g. a node on this machine).
     public static func answers(host: String, port: Int, seconds: Int64 = 1) async -> Bool {
-        guard let socket = try? SocketAddress(ipAddress: host, port: port) else { return false }
+        await connectProblem(PeerAddress(ip: host, port: port, interfaceName: "", interfaceIndex: 0), seconds: seconds) == nil
+    }
+
+    /// Why a TCP connection to `address` fails within `seconds`, or nil when it succeeds.
+    public static func connectProblem(_ address: PeerAddress, seconds: Int64 = 1) async -> String? {
+        guard let socket = try? address.socketAddress() else { return "not an address" }
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(seconds))
-        guard let channel = try? await bootstrap.connect(to: socket).get() else { return false }
-        try? await channel.close()
-        return true
+        do {
+            let channel = try await bootstrap.connect(to: socket).get()
+            try? await channel.close()
+            return nil
+        } catch let e as ChannelError {
+            if case .connectTimeout = e { return "no answer within \(seconds) s" }
+            return "\(e)"
+        } catch {
+            return "\(error)"
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Hummingbird
 import Logging
@@ -41,6 +42,48 @@ public final class WebUI: Sendable {
     /// How many pages are open now (event streams connected): a request then waits on a page; with
     /// none open, the CLI shows it as a desktop notification.
     public var openPages: Int { feed.count }
+
+    /// Whether a web app with this token serves at `address`:`port` (another `nearcard ui` of the same
+    /// home): its state answers 200 to the token's cookie within a second.
+    public static func answers(address: String, port: Int, token: String) async -> Bool {
+        let host = address == "::1" ? "[::1]" : address
+        let request = "GET /api/state HTTP/1.1\r\nHost: \(host):\(port)\r\nCookie: \(WebGuard<BasicRequestContext>.cookieName)=\(token)\r\nConnection: close\r\n\r\n"
+        return await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            DispatchQueue.global().async { done.resume(returning: statusLine(address: address, port: port, request: request)?.hasPrefix("HTTP/1.1 200") == true) }
+        }
+    }
+
+    /// The first line of the answer to `request`, over a plain blocking socket with one-second timeouts.
+    static func statusLine(address: String, port: Int, request: String) -> String? {
+        let v6 = address.contains(":")
+        let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var connected: Int32 = -1
+        if v6 {
+            var a = sockaddr_in6()
+            a.sin6_family = sa_family_t(AF_INET6)
+            a.sin6_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET6, address, &a.sin6_addr) == 1 else { return nil }
+            connected = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        } else {
+            var a = sockaddr_in()
+            a.sin_family = sa_family_t(AF_INET)
+            a.sin_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET, address, &a.sin_addr) == 1 else { return nil }
+            connected = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        }
+        guard connected == 0 else { return nil }
+        let bytes = Array(request.utf8)
+        guard send(fd, bytes, bytes.count, 0) == bytes.count else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\r\n").first.map(String.init)
+    }
 
     /// A fresh session token: 128 random bits, hex.
     public static func newToken() -> String { Hex.encode(Sodium.randomBytes(16)) }

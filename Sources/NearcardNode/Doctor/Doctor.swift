@@ -2,8 +2,6 @@ import Foundation
 import NearcardDiscovery
 import NearcardStore
 internal import CLibC
-internal import NIOCore
-internal import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -233,7 +231,7 @@ public enum Doctor {
         var listener: Int32 = -1
         var port = requested
         if listen || requested == 0 {
-            (listener, port) = openListener(listen ? requested : 0)
+            (listener, port) = NetworkProbe.listen(onPort: listen ? requested : 0)
             guard listener >= 0 else {
                 return [DoctorCheck("announce", .problem, "cannot open a TCP port to test with: \(String(cString: strerror(errno)))"),
                         DoctorCheck("tcp", .skipped, "needs the test port"), DoctorCheck("mdns", .skipped, "needs the announcement")]
@@ -257,7 +255,7 @@ public enum Doctor {
         let addresses = seen?.dialOrder ?? usable.map { PeerAddress(ip: $0.ip, port: port, interfaceName: $0.name, interfaceIndex: 0) }
         var failures: [String] = []
         for address in addresses {
-            if let why = await connectProblem(address) { failures.append("\(address) (\(why))") }
+            if let why = await Reachability.connectProblem(address, seconds: 2) { failures.append("\(address) (\(why))") }
         }
         let allow = "sudo nft add rule inet filter input tcp dport \(port) accept   (or: sudo ufw allow \(port)/tcp)"
         let tcp: DoctorCheck
@@ -305,38 +303,5 @@ public enum Doctor {
         return [announce, tcp, mdns]
     }
 
-    /// A listening TCP socket on `port` (0: any), and the port it got.
-    static func openListener(_ port: Int) -> (Int32, Int) {
-        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return (-1, 0) }
-        var yes: Int32 = 1, no: Int32 = 0
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &no, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in6()
-        addr.sin6_family = sa_family_t(AF_INET6)
-        addr.sin6_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin6_addr = in6addr_any
-        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard ok else { close(fd); return (-1, 0) }
-        return (fd, Int(UInt16(bigEndian: addr.sin6_port)))
-    }
 
-    /// Why a TCP connection to `address` fails within 2 s, or nil when it succeeds.
-    static func connectProblem(_ address: PeerAddress) async -> String? {
-        guard let socket = try? address.socketAddress() else { return "not an address" }
-        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(2))
-        do {
-            let channel = try await bootstrap.connect(to: socket).get()
-            try? await channel.close()
-            return nil
-        } catch let e as ChannelError {
-            if case .connectTimeout = e { return "no answer within 2 s" }
-            return "\(e)"
-        } catch {
-            return "\(error)"
-        }
-    }
 }

@@ -2,7 +2,7 @@ import NearcardCrypto
 
 /// One finding of `nearcard doctor`: what was checked, how it stands, and the command that fixes it.
 public struct DoctorCheck: Sendable, Equatable {
-    public enum Status: String, Sendable, Comparable {
+    public enum Status: String, Sendable {
         /// Works.
         case ok
         /// Works, but something may bite (another user can read the home, an interface left out).
@@ -11,16 +11,6 @@ public struct DoctorCheck: Sendable, Equatable {
         case problem
         /// Not checked: something it needs failed first.
         case skipped
-
-        public static func < (a: Status, b: Status) -> Bool { a.rank < b.rank }
-        var rank: Int {
-            switch self {
-            case .ok: 0
-            case .skipped: 1
-            case .warning: 2
-            case .problem: 3
-            }
-        }
     }
 
     /// Which check: `home`, `identity`, `database`, `clock`, `dbus`, `avahi`, `interfaces`, `port`,

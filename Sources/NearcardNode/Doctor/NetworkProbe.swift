@@ -55,20 +55,37 @@ enum NetworkProbe {
 
     /// Whether TCP `port` can be bound on every address (as `nearcard listen` binds it).
     static func portState(_ port: Int) -> PortState {
+        let (fd, _) = listen(onPort: port)
+        if fd >= 0 {
+            close(fd)
+            return .free
+        }
+        return errno == EADDRINUSE ? .inUse : .refused(String(cString: strerror(errno)))
+    }
+
+    /// A TCP socket listening on `port` (0: any) on every address, as `nearcard listen` binds, and the
+    /// port it got; -1 (with errno set) when it cannot.
+    static func listen(onPort port: Int) -> (Int32, Int) {
         let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return .refused(String(cString: strerror(errno))) }
-        defer { close(fd) }
-        var yes: Int32 = 1
+        guard fd >= 0 else { return (-1, 0) }
+        var yes: Int32 = 1, no: Int32 = 0
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var no: Int32 = 0
         setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &no, socklen_t(MemoryLayout<Int32>.size))
         var addr = sockaddr_in6()
         addr.sin6_family = sa_family_t(AF_INET6)
         addr.sin6_port = in_port_t(UInt16(port).bigEndian)
         addr.sin6_addr = in6addr_any
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
-        if rc == 0 { return .free }
-        return errno == EADDRINUSE ? .inUse : .refused(String(cString: strerror(errno)))
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, length) == 0 && Glibc.listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard ok else {
+            let saved = errno
+            close(fd)
+            errno = saved
+            return (-1, 0)
+        }
+        return (fd, Int(UInt16(bigEndian: addr.sin6_port)))
     }
 
     /// The process listening on TCP `port`, when this user may see it (its own processes): its pid and

@@ -398,7 +398,7 @@ public struct ExchangeStateMachine: Sendable {
             did: me.identity.did, name: me.name, signPubKey: me.keys.ed25519.publicKey.rawRepresentation,
             sasCommit: role == .initiator ? SAS.commitment(handshakeHash: h, nonce: sasNonce) : nil,
             sasNonce: role == .responder ? sasNonce : nil, signature: [],
-            invite: invitation.map { ($0.id, Invitation.proof(secret: $0.secret, handshakeHash: h)) })
+            invite: invitation.map { .init(id: $0.id, proof: Invitation.proof(secret: $0.secret, handshakeHash: h)) })
         let input = ExchangeMessage.Hello.signingInput(hello.signedObject(role: role, handshakeHash: h))
         do { hello.signature = try me.keys.p256.signature(for: input) } catch {
             throw ProtocolError(.internalError, "signing the hello failed: \(error.message)")

@@ -16,6 +16,16 @@ public enum ExchangeMessage: Sendable, Equatable {
     /// `{"type":"abort","code","reason"}`
     case abort(code: String, reason: String)
 
+    /// The `invite` member of an initiator's hello: `{id, proof}` (§19).
+    public struct Invite: Sendable, Equatable {
+        public let id: [UInt8]
+        public let proof: [UInt8]
+        public init(id: [UInt8], proof: [UInt8]) {
+            self.id = id
+            self.proof = proof
+        }
+    }
+
     public struct Hello: Sendable, Equatable {
         public static let version = 1
         public var did: String
@@ -27,24 +37,18 @@ public enum ExchangeMessage: Sendable, Equatable {
         public var sasNonce: [UInt8]?
         /// ECDSA P-256 (raw r‖s) by the DID key over `HelloProof.signingInput`.
         public var signature: [UInt8]
-        /// Initiator only: the QR invitation it holds, `{id, proof}` (§19).
-        public var invite: (id: [UInt8], proof: [UInt8])? {
-            get { inviteID.map { ($0, inviteProof ?? []) } }
-            set { inviteID = newValue?.id; inviteProof = newValue?.proof }
-        }
-        var inviteID: [UInt8]?
-        var inviteProof: [UInt8]?
+        /// Initiator only: the QR invitation it holds (§19).
+        public var invite: Invite?
 
         public init(did: String, name: String?, signPubKey: [UInt8], sasCommit: [UInt8]?, sasNonce: [UInt8]?, signature: [UInt8],
-                    invite: (id: [UInt8], proof: [UInt8])? = nil) {
+                    invite: Invite? = nil) {
             self.did = did
             self.name = name
             self.signPubKey = signPubKey
             self.sasCommit = sasCommit
             self.sasNonce = sasNonce
             self.signature = signature
-            self.inviteID = invite?.id
-            self.inviteProof = invite?.proof
+            self.invite = invite
         }
 
         /// The object the signature covers: every member but `signature`, plus the sender's role and h.
@@ -61,8 +65,8 @@ public enum ExchangeMessage: Sendable, Equatable {
             if let name { o["name"] = .string(name) }
             if let sasCommit { o["sasCommit"] = .string(Base64.urlEncode(sasCommit)) }
             if let sasNonce { o["sasNonce"] = .string(Base64.urlEncode(sasNonce)) }
-            if let inviteID, let inviteProof {
-                o["invite"] = ["id": .string(Base64.urlEncode(inviteID)), "proof": .string(Base64.urlEncode(inviteProof))]
+            if let invite {
+                o["invite"] = ["id": .string(Base64.urlEncode(invite.id)), "proof": .string(Base64.urlEncode(invite.proof))]
             }
             return o
         }
@@ -139,7 +143,7 @@ public enum ExchangeMessage: Sendable, Equatable {
             let commit = o["sasCommit"] == nil ? nil : try fixedBytes("sasCommit", urlSafe: true, count: 32)
             let nonce = o["sasNonce"] == nil ? nil : try fixedBytes("sasNonce", urlSafe: true, count: 32)
             guard (commit == nil) != (nonce == nil) else { throw ProtocolError(.protocolError, "hello: exactly one of sasCommit and sasNonce") }
-            var invite: (id: [UInt8], proof: [UInt8])?
+            var invite: Invite?
             if let i = o["invite"] {
                 guard let io = i.objectValue, Set(io.keys) == ["id", "proof"],
                       let id = io["id"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), id.count == Invitation.idByteCount,
@@ -147,7 +151,7 @@ public enum ExchangeMessage: Sendable, Equatable {
                     throw ProtocolError(.protocolError, "hello: \"invite\" must be {id: 8 bytes, proof: 32 bytes} of base64url")
                 }
                 guard commit != nil else { throw ProtocolError(.protocolError, "hello: only the initiator presents an invitation") }
-                invite = (id, proof)
+                invite = Invite(id: id, proof: proof)
             }
             self = .hello(Hello(did: try string("did", max: 256), name: name, signPubKey: try fixedBytes("signPubKey", urlSafe: false, count: 32),
                                 sasCommit: commit, sasNonce: nonce, signature: try fixedBytes("signature", urlSafe: false, count: 64), invite: invite))

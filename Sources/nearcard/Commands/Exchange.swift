@@ -5,6 +5,7 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardScan
+import NearcardStore
 
 /// `nearcard exchange PEER`: dial a peer and exchange cards.
 struct Exchange: AsyncParsableCommand {
@@ -83,15 +84,21 @@ struct Exchange: AsyncParsableCommand {
             }
         }
         defer { shower.cancel() }
-        let result = try await node.exchange(with: target, consent: consent)
+        try show(try await node.exchange(with: target, consent: consent), database: context.database) { o, sas in o["sas"] = JSONValue.string(sas) }
+    }
+
+    /// Prints the new contact (`extra` adds to its JSON, given the check code), or throws the failure.
+    func show(_ result: SessionResult, database: NearcardDatabase, note: String? = nil,
+              extra: (inout JSONObject, String) -> Void) throws {
         switch result {
         case .completed(let contact, let outcome):
             if json {
                 var o = contact.json.objectValue!
-                o["sas"] = .string(outcome.sas)
+                extra(&o, outcome.sas)
                 Console.json(.object(o))
             } else {
-                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: context.database)
+                if let note { Console.out(note) }
+                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: database)
             }
         case .failed:
             if let failure = result.failure { throw failure }
@@ -117,19 +124,7 @@ struct Exchange: AsyncParsableCommand {
         let node = NodeRuntime.open(context: context)
         try node.checkCanStore()
         if !json { Console.out("Connecting to \(invitation.name ?? invitation.fingerprint) at \(invitation.addresses.joined(separator: ", "))…") }
-        let result = try await node.exchange(invitation: invitation, message: message)
-        switch result {
-        case .completed(let contact, let outcome):
-            if json {
-                var o = contact.json.objectValue!
-                o["invited"] = .bool(true)
-                Console.json(.object(o))
-            } else {
-                Console.out("Invited by QR: their key was the one the invitation names, so no code needed comparing.")
-                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: context.database)
-            }
-        case .failed:
-            if let failure = result.failure { throw failure }
-        }
+        try show(try await node.exchange(invitation: invitation, message: message), database: context.database,
+                 note: "Invited by QR: their key was the one the invitation names, so no code needed comparing.") { o, _ in o["invited"] = JSONValue.bool(true) }
     }
 }

@@ -118,12 +118,8 @@ struct UICommand: AsyncParsableCommand {
     /// The address of a web app already serving this home on the port, if one answers to its token.
     func runningInstance(address: String) async -> String? {
         guard let token = try? String(contentsOfFile: tokenPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty,
-              let curl = ["/usr/bin/curl", "/bin/curl"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
-        let host = address == "::1" ? "[::1]" : address
-        let probe = try? ChildProcess.capture([curl, "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2",
-                                               "-H", "Cookie: nearcard_ui=\(token)", "http://\(host):\(uiPort)/api/state"], timeout: 5)
-        guard let probe, String(decoding: probe.stdout, as: UTF8.self) == "200" else { return nil }
-        return "http://\(host):\(uiPort)/?token=\(token)"
+              await WebUI.answers(address: address, port: uiPort, token: token) else { return nil }
+        return "http://\(address == "::1" ? "[::1]" : address):\(uiPort)/?token=\(token)"
     }
 
     /// Opens the address in the desktop's browser; says so when there is none.
