@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // System libraries: the only modules that see C.
@@ -52,10 +53,13 @@ let package = Package(
         .target(name: "NearcardSemaphore", dependencies: ["NearcardCrypto", "NearcardModel"]),
         // QR envelopes: generate, render (libqrencode, libpng), scan (zbar), route, verify; OID4VP.
         .target(name: "NearcardQR", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardSemaphore", "CQREncode", "CZBar", "CPNG", "CJPEG", "CZlib"]),
-        // Identity key files and the SQLite database (GRDB).
+        // Identity key files and the book: one store API, two backends, SQLite through GRDB (the default)
+        // and PostgreSQL through postgres-nio (bot fleets).
         .target(name: "NearcardStore", dependencies: [
             "NearcardCrypto", "NearcardModel",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // Scanning as every face does it: QR outcomes kept in the store by its one rule.
         .target(name: "NearcardScan", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardNode", "NearcardQR"]),
@@ -99,7 +103,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
-        .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore", "NearcardSimulation"]),
+        .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
         .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
     ],

@@ -24,6 +24,7 @@ packages=(
   nftables             # tests: doctor against a firewall in a test's own network namespace
   chromium chromium-driver  # tests: the web app (nearcard ui) in a real headless browser
   xvfb dunst libnotify-bin  # tests: nearcard ui's desktop notifications on a real notification daemon
+  postgresql postgresql-client  # tests: the fleet store (--store postgres://…) on a throw-away server
 )
 
 for arg in "$@"; do

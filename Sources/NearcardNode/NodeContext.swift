@@ -24,12 +24,15 @@ public final class NodeContext: Sendable {
     public let limits: NodeLimits
     /// Fields a peer's card must disclose for an exchange to complete (a bot policy's `requireFields`).
     public let requiredFields: Set<CardField>
+    /// This node's name in the store's exchange log: which bot of a fleet recorded an exchange.
+    public let nodeName: String
     /// Addresses to put in the routes we hand out (set when a listener knows its port).
     private let hints: Mutex<[RouteRecord.Hint]>
 
     public init(keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: ConsentProvider,
                 events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = [],
-                requiredFields: Set<CardField> = []) {
+                requiredFields: Set<CardField> = [], nodeName: String = "") {
+        self.nodeName = nodeName
         self.local = LocalIdentity(keys: keys, name: identity.name)
         self.identity = identity
         self.database = database
@@ -94,6 +97,7 @@ public final class NodeContext: Sendable {
             mailboxToken: outcome.myRoute.mailboxToken, contactDID: outcome.peer.did,
             issuedAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.issuedAt)),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.expiresAt)))
-        return try database.recordExchange(contact, issuedRoute: route, payloadJSON: outcome.theirPayloadJSON.canonicalText, now: at)
+        return try database.recordExchange(contact, issuedRoute: route, payloadJSON: outcome.theirPayloadJSON.canonicalText,
+                                           node: nodeName, now: at)
     }
 }

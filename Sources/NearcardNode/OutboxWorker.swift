@@ -22,7 +22,7 @@ public struct OutboxWorker: Sendable {
     public func deliverDue(peers: [DiscoveredPeer], contactDID: String? = nil, ignoringBackoff: Bool = false, now: Date = Date()) async -> [OutboxItem] {
         let db = context.database
         let horizon = ignoringBackoff ? now.addingTimeInterval(365 * 24 * 3600) : now
-        guard let due = try? db.claimDueMessages(now: horizon, leaseFrom: now, contactDID: contactDID), !due.isEmpty else { return [] }
+        guard let due = try? db.claimDueMessages(now: horizon, leaseFrom: now, contactDID: contactDID, fromDID: context.identity.did), !due.isEmpty else { return [] }
         var results: [OutboxItem] = []
         for item in due {
             let outcome: Result<Bool, ProtocolError>

@@ -1,50 +1,41 @@
 import Foundation
-internal import GRDB
 import Synchronization
 import NearcardCrypto
 import NearcardModel
 
-/// Nearcard's SQLite database (`$NEARCARD_HOME/nearcard.sqlite`, WAL mode) through GRDB.
-/// Opening runs the migrations; every write that records an outcome is one transaction.
+/// Nearcard's book: the user's card and sharing choices, contacts, messages, trust and invitations.
+/// One API over two backends: the home's SQLite file (WAL mode, through GRDB; the default) or a
+/// PostgreSQL database several bots share (`--store postgres://…`). Opening runs the migrations;
+/// every write that records an outcome is one transaction.
 public final class NearcardDatabase: Sendable {
+    /// The store as a user names it: the SQLite file's path, or the PostgreSQL URL without its password.
     public let path: String
-    let pool: DatabasePool
-    let busyTimeoutUsed: TimeInterval
+    public let location: StoreLocation
+    let backend: any StoreBackend
     /// The last card text `sharedCard()` parsed, and the card.
     private let parsedCard = Mutex<(json: String, card: Card)?>(nil)
 
     /// How long a write waits for another process holding the database before giving up.
     public static let busyTimeout: TimeInterval = 5
 
-    public init(path: String, busyTimeout: TimeInterval = NearcardDatabase.busyTimeout) throws(StoreError) {
-        self.path = path
-        self.busyTimeoutUsed = busyTimeout
-        try FileIO.makeDirectory(FileIO.directoryName(path), mode: 0o700)
-        var config = Configuration()
-        config.busyMode = .timeout(busyTimeout)
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA foreign_keys = ON")
+    /// Opens (creating it when needed) the SQLite database at `path`.
+    public convenience init(path: String, busyTimeout: TimeInterval = NearcardDatabase.busyTimeout) throws(StoreError) {
+        try self.init(location: .sqlite(path: path), busyTimeout: busyTimeout)
+    }
+
+    /// Opens the store at `location` and brings its schema up to date; `events` hears what a
+    /// PostgreSQL store notices about its server (a lost connection, a reconnection).
+    public init(location: StoreLocation, busyTimeout: TimeInterval = NearcardDatabase.busyTimeout, retryWindow: TimeInterval = 30,
+                events: @escaping @Sendable (StoreEvent) -> Void = { _ in }) throws(StoreError) {
+        self.location = location
+        switch location {
+        case .sqlite(let path):
+            backend = try SQLiteBackend(path: path, busyTimeout: busyTimeout)
+        case .postgres(let p):
+            backend = PostgresBackend(p, retryWindow: retryWindow, report: events)
         }
-        let pool: DatabasePool
-        do { pool = try DatabasePool(path: path, configuration: config) } catch {
-            throw Self.storeError(error, path: path, busyTimeout: busyTimeout)
-        }
-        self.pool = pool
-        do {
-            // A read first: when the schema is current (the usual case) opening takes no write lock,
-            // so commands can read while a running node writes.
-            let applied = try pool.read { db in try Set(Self.migrator.appliedIdentifiers(db)) }
-            let known = Set(Self.migrator.migrations)
-            if !applied.isSubset(of: known) {
-                throw StoreError(.database, "\(path) was written by a newer Nearcard (migrations \(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade Nearcard to use it")
-            }
-            if applied != known { try Self.migrator.migrate(pool) }
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw Self.storeError(error, path: path, busyTimeout: busyTimeout)
-        }
-        _ = chmod(path, 0o600)
+        path = backend.name
+        try backend.migrate(Self.migrations)
     }
 
     /// Opens the database of a home directory.
@@ -52,12 +43,16 @@ public final class NearcardDatabase: Sendable {
         try self.init(path: home.databasePath)
     }
 
+    /// Whether this store is a PostgreSQL database (shared by a fleet) rather than a local file.
+    public var isShared: Bool { location.isPostgres }
+
+    /// Closes the store's connections (a PostgreSQL store's pool; SQLite's file).
+    public func close() { backend.close() }
+
     // MARK: migrations (never edit a shipped one; add a new one)
 
-    static let migrator: DatabaseMigrator = {
-        var m = DatabaseMigrator()
-        m.registerMigration("v1-cards-contacts") { db in
-            try db.execute(sql: """
+    static let migrations: [Migration] = [
+        Migration(id: "v1-cards-contacts", sql: """
                 CREATE TABLE myCard (
                     id INTEGER PRIMARY KEY CHECK (id = 1),
                     cardId TEXT NOT NULL,
@@ -97,12 +92,10 @@ public final class NearcardDatabase: Sendable {
                 CREATE TABLE socialGraph (
                     didHash TEXT PRIMARY KEY
                 );
-                """)
-        }
-        m.registerMigration("v2-issued-routes") { db in
-            // The sealed routes we handed out: the mailbox token is how a contact proves who it is
-            // when it delivers a follow-up message later.
-            try db.execute(sql: """
+                """),
+        // The sealed routes we handed out: the mailbox token is how a contact proves who it is when
+        // it delivers a follow-up message later.
+        Migration(id: "v2-issued-routes", sql: """
                 CREATE TABLE issuedRoute (
                     mailboxToken TEXT PRIMARY KEY,
                     contactDID TEXT NOT NULL,
@@ -110,10 +103,8 @@ public final class NearcardDatabase: Sendable {
                     expiresAt REAL NOT NULL
                 );
                 CREATE INDEX issuedRoute_contact ON issuedRoute(contactDID);
-                """)
-        }
-        m.registerMigration("v3-messages") { db in
-            try db.execute(sql: """
+                """),
+        Migration(id: "v3-messages", sql: """
                 CREATE TABLE outboxMessage (
                     id TEXT PRIMARY KEY,
                     contactID TEXT NOT NULL REFERENCES contact(id) ON DELETE CASCADE,
@@ -142,10 +133,8 @@ public final class NearcardDatabase: Sendable {
                     PRIMARY KEY (fromDID, id)
                 );
                 CREATE INDEX inboxMessage_received ON inboxMessage(receivedAt);
-                """)
-        }
-        m.registerMigration("v4-trust-credentials") { db in
-            try db.execute(sql: """
+                """),
+        Migration(id: "v4-trust-credentials", sql: """
                 CREATE TABLE trustAnchor (
                     did TEXT PRIMARY KEY,
                     addedAt REAL NOT NULL,
@@ -163,26 +152,18 @@ public final class NearcardDatabase: Sendable {
                     reason TEXT NOT NULL,
                     importedAt REAL NOT NULL
                 );
-                """)
-        }
-        m.registerMigration("v5-groups") { db in
-            try db.execute(sql: """
+                """),
+        Migration(id: "v5-groups", sql: """
                 CREATE TABLE trustedGroup (
                     root TEXT PRIMARY KEY,
                     name TEXT NOT NULL,
                     depth INTEGER,
                     addedAt REAL NOT NULL
                 );
-                """)
-        }
-        m.registerMigration("v6-contact-group") { db in
-            try db.execute(sql: "ALTER TABLE contact ADD COLUMN memberOf TEXT")
-        }
-        m.registerMigration("v7-contact-group-verdict") { db in
-            try db.execute(sql: "ALTER TABLE contact ADD COLUMN groupVerdict TEXT")
-        }
-        m.registerMigration("v8-invitations") { db in
-            try db.execute(sql: """
+                """),
+        Migration(id: "v6-contact-group", sql: "ALTER TABLE contact ADD COLUMN memberOf TEXT"),
+        Migration(id: "v7-contact-group-verdict", sql: "ALTER TABLE contact ADD COLUMN groupVerdict TEXT"),
+        Migration(id: "v8-invitations", sql: """
                 CREATE TABLE invitation (
                     id TEXT PRIMARY KEY,
                     secret BLOB NOT NULL,
@@ -190,11 +171,26 @@ public final class NearcardDatabase: Sendable {
                     expiresAt REAL NOT NULL,
                     usesLeft INTEGER NOT NULL
                 )
-                """)
-        }
-        return m
-    }()
-
+                """),
+        // Every exchange, once: a contact met twice (or by two bots of a fleet at once) is one contact
+        // with two exchanges. The id is the SHA-256 of the peer's signed payload, so recording the
+        // same exchange again (a retried transaction) changes nothing. A queued message names the
+        // identity that signed it: in a fleet whose bots have keys of their own, only a bot with that
+        // key can deliver it (NULL: written before, by the one node there was).
+        Migration(id: "v9-fleet", sql: """
+                CREATE TABLE exchange (
+                    id TEXT PRIMARY KEY,
+                    contactDID TEXT NOT NULL,
+                    at REAL NOT NULL,
+                    node TEXT NOT NULL
+                );
+                CREATE INDEX exchange_contact ON exchange(contactDID);
+                INSERT INTO exchange (id, contactDID, at, node)
+                    SELECT 'before-v9:' || id, did, COALESCE(exchangeTimestamp, receivedAt), ''
+                    FROM contact WHERE did IS NOT NULL AND source = 'proximity';
+                ALTER TABLE outboxMessage ADD COLUMN fromDID TEXT
+                """),
+    ]
 
     // MARK: my card and sharing policy
 
@@ -206,9 +202,9 @@ public final class NearcardDatabase: Sendable {
 
     public func myCard() throws(StoreError) -> MyCard? {
         try read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT cardId, cardJSON, updatedAt FROM myCard WHERE id = 1") else { return nil }
-            return MyCard(cardId: row["cardId"], card: try Self.decodeCard(row["cardJSON"], what: "your card"),
-                          updatedAt: Date(timeIntervalSince1970: row["updatedAt"]))
+            guard let row = try db.row("SELECT cardId, cardJSON, updatedAt FROM myCard WHERE id = 1") else { return nil }
+            return MyCard(cardId: try row["cardId"], card: try Self.decodeCard(try row["cardJSON"], what: "your card"),
+                          updatedAt: Date(timeIntervalSince1970: try row["updatedAt"]))
         }
     }
 
@@ -220,18 +216,18 @@ public final class NearcardDatabase: Sendable {
             throw StoreError(.invalidInput, "this card could never be exchanged: \(problem); nothing was changed")
         }
         return try write { db in
-            let existing = try String.fetchOne(db, sql: "SELECT cardId FROM myCard WHERE id = 1")
+            let existing: String? = try db.value("SELECT cardId FROM myCard WHERE id = 1")
             let cardId = existing ?? UUID().uuidString
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO myCard (id, cardId, cardJSON, updatedAt) VALUES (1, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET cardJSON = excluded.cardJSON, updatedAt = excluded.updatedAt
-                """, arguments: [cardId, card.json.canonicalText, now.timeIntervalSince1970])
+                """, cardId, card.json.canonicalText, now.timeIntervalSince1970)
             return MyCard(cardId: cardId, card: card, updatedAt: now)
         }
     }
 
     /// What this node brings to an exchange, as it is now: the card, the sharing policy and the group
-    /// proof, read in one transaction (so an edit from another process is seen by the next session).
+    /// proof, read in one statement (so an edit from another process is seen by the next session).
     public struct SharedCard: Sendable {
         public let card: Card?
         public let policy: SharingPolicy
@@ -240,12 +236,12 @@ public final class NearcardDatabase: Sendable {
 
     public func sharedCard() throws(StoreError) -> SharedCard {
         let (cardJSON, fields, proof) = try read { db in
-            let row = try Row.fetchOne(db.cachedStatement(sql: """
+            let row = try db.row("""
                 SELECT (SELECT cardJSON FROM myCard WHERE id = 1),
                        (SELECT value FROM setting WHERE key = 'share.fields'),
                        (SELECT value FROM setting WHERE key = 'card.issuerProof')
-                """))
-            return (row?[0] as String?, row?[1] as String?, row?[2] as String?)
+                """)
+            return (try row?[0] as String?, try row?[1] as String?, try row?[2] as String?)
         }
         let policy = Self.sharingPolicy(stored: fields)
         guard let cardJSON else { return SharedCard(card: nil, policy: policy, issuerProof: proof) }
@@ -261,7 +257,7 @@ public final class NearcardDatabase: Sendable {
 
     public func sharingPolicy() throws(StoreError) -> SharingPolicy {
         try read { db in
-            Self.sharingPolicy(stored: try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = 'share.fields'"))
+            Self.sharingPolicy(stored: try db.value("SELECT value FROM setting WHERE key = 'share.fields'"))
         }
     }
 
@@ -273,23 +269,23 @@ public final class NearcardDatabase: Sendable {
 
     public func saveSharingPolicy(_ policy: SharingPolicy) throws(StoreError) {
         try write { db in
-            try db.execute(sql: "INSERT INTO setting (key, value) VALUES ('share.fields', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                           arguments: [policy.orderedFieldNames.joined(separator: ",")])
+            try db.execute("INSERT INTO setting (key, value) VALUES ('share.fields', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                           policy.orderedFieldNames.joined(separator: ","))
         }
     }
 
     // MARK: contacts
 
     public func contacts() throws(StoreError) -> [Contact] {
-        try read { db in try Row.fetchAll(db, sql: "SELECT * FROM contact ORDER BY name COLLATE NOCASE, receivedAt").map(Self.contact) }
+        try read { db in try db.rows("SELECT * FROM contact ORDER BY lower(name), receivedAt").map(Self.contact) }
     }
 
     public func contact(id: String) throws(StoreError) -> Contact? {
-        try read { db in try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE id = ?", arguments: [id]).map(Self.contact) }
+        try read { db in try db.row("SELECT * FROM contact WHERE id = ?", id).map(Self.contact) }
     }
 
     public func contact(did: String) throws(StoreError) -> Contact? {
-        try read { db in try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE did = ?", arguments: [did]).map(Self.contact) }
+        try read { db in try db.row("SELECT * FROM contact WHERE did = ?", did).map(Self.contact) }
     }
 
     /// Finds one contact by an exact reference: its id, or at least its first 4 characters (any case);
@@ -323,10 +319,10 @@ public final class NearcardDatabase: Sendable {
     @discardableResult
     public func deleteContact(id: String) throws(StoreError) -> Bool {
         try write { db in
-            let did = try String.fetchOne(db, sql: "SELECT did FROM contact WHERE id = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM contact WHERE id = ?", arguments: [id])
-            if let did { try db.execute(sql: "DELETE FROM socialGraph WHERE didHash = ?", arguments: [Contact.socialGraphHash(did: did)]) }
-            return db.changesCount > 0 || did != nil
+            let did: String? = try db.value("SELECT did FROM contact WHERE id = ?", id)
+            let deleted = try db.execute("DELETE FROM contact WHERE id = ?", id)
+            if let did { try db.execute("DELETE FROM socialGraph WHERE didHash = ?", Contact.socialGraphHash(did: did)) }
+            return deleted > 0 || did != nil
         }
     }
 
@@ -338,28 +334,30 @@ public final class NearcardDatabase: Sendable {
         try write { db in try Self.upsertContact(incoming, payloadJSON: payloadJSON, now: now, db: db) }
     }
 
-    static func upsertContact(_ incoming: Contact, payloadJSON: String?, now: Date, db: GRDB.Database) throws -> Contact {
+    static func upsertContact(_ incoming: Contact, payloadJSON: String?, now: Date, db: any SQLConnection) throws -> Contact {
         var contact = incoming
-        // Only the members an update keeps are read back (by position: this runs for every exchange
-        // with a returning peer).
-        if let did = incoming.didPublicKey,
-           let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, tagsJSON, notes, receivedAt, credentialIdsJSON, memberOf, groupVerdict FROM contact WHERE did = ?"),
-                                      arguments: [did]) {
-            contact.id = row[0]
-            let stored = Self.stringList(row[1])
-            contact.tags = stored + incoming.tags.filter { !stored.contains($0) }
-            contact.notes = row[2]
-            contact.receivedAt = Date(timeIntervalSince1970: row[3])
-            contact.lastInteraction = now
-            contact.credentialIds = Array(Set(Self.stringList(row[4]) + incoming.credentialIds)).sorted()
-            // A membership once proven stays known until a card proves another; a card without a group
-            // proof leaves the last verdict in place.
-            if contact.memberOf == nil { contact.memberOf = row[5] }
-            if contact.groupVerdict == nil { contact.groupVerdict = row[6] }
+        if let did = incoming.didPublicKey {
+            // Two bots of a fleet meeting one visitor at once make one contact: the second waits here.
+            try db.lock(did)
+            // Only the members an update keeps are read back (by position: this runs for every
+            // exchange with a returning peer).
+            if let row = try db.row("SELECT id, tagsJSON, notes, receivedAt, credentialIdsJSON, memberOf, groupVerdict FROM contact WHERE did = ?", did) {
+                contact.id = try row[0]
+                let stored = Self.stringList(try row[1])
+                contact.tags = stored + incoming.tags.filter { !stored.contains($0) }
+                contact.notes = try row[2]
+                contact.receivedAt = Date(timeIntervalSince1970: try row[3])
+                contact.lastInteraction = now
+                contact.credentialIds = Array(Set(Self.stringList(try row[4]) + incoming.credentialIds)).sorted()
+                // A membership once proven stays known until a card proves another; a card without a
+                // group proof leaves the last verdict in place.
+                if contact.memberOf == nil { contact.memberOf = try row[5] }
+                if contact.groupVerdict == nil { contact.groupVerdict = try row[6] }
+            }
         }
         try Self.insert(contact, payloadJSON: payloadJSON, db: db)
         if let did = contact.didPublicKey {
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO socialGraph (didHash) VALUES (?)").execute(arguments: [Contact.socialGraphHash(did: did)])
+            try db.execute("INSERT INTO socialGraph (didHash) VALUES (?) ON CONFLICT DO NOTHING", Contact.socialGraphHash(did: did))
         }
         return contact
     }
@@ -367,50 +365,85 @@ public final class NearcardDatabase: Sendable {
     public typealias IssuedRoute = NearcardStore.IssuedRoute
 
     /// Records a completed exchange in one transaction: the contact (inserted, or updated in place
-    /// when the DID is known), its social-graph entry, and the route we issued to it.
+    /// when the DID is known), its social-graph entry, the route we issued to it, and the exchange
+    /// itself (by `node`: which bot of a fleet, or empty). Recording the same payload again changes nothing.
     @discardableResult
-    public func recordExchange(_ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, now: Date = Date()) throws(StoreError) -> Contact {
+    public func recordExchange(_ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, node: String = "", now: Date = Date()) throws(StoreError) -> Contact {
         try write { db in
             let saved = try Self.upsertContact(contact, payloadJSON: payloadJSON, now: now, db: db)
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO issuedRoute (mailboxToken, contactDID, issuedAt, expiresAt) VALUES (?, ?, ?, ?)")
-                .execute(arguments: [Base64.urlEncode(issuedRoute.mailboxToken), issuedRoute.contactDID,
-                                       issuedRoute.issuedAt.timeIntervalSince1970, issuedRoute.expiresAt.timeIntervalSince1970])
+            try db.execute("""
+                INSERT INTO issuedRoute (mailboxToken, contactDID, issuedAt, expiresAt) VALUES (?, ?, ?, ?)
+                ON CONFLICT(mailboxToken) DO UPDATE SET contactDID = excluded.contactDID, issuedAt = excluded.issuedAt, expiresAt = excluded.expiresAt
+                """, Base64.urlEncode(issuedRoute.mailboxToken), issuedRoute.contactDID,
+                issuedRoute.issuedAt.timeIntervalSince1970, issuedRoute.expiresAt.timeIntervalSince1970)
+            if let did = saved.didPublicKey {
+                try db.execute("INSERT INTO exchange (id, contactDID, at, node) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                               Self.exchangeID(payloadJSON: payloadJSON), did, now.timeIntervalSince1970, node)
+            }
             return saved
+        }
+    }
+
+    /// An exchange's id in the store: the SHA-256 of the peer's signed payload.
+    static func exchangeID(payloadJSON: String) -> String {
+        Hex.encode(SHA256.hash(Array(payloadJSON.utf8)))
+    }
+
+    /// One exchange as the store recorded it.
+    public struct ExchangeRecord: Sendable, Equatable {
+        public let id: String
+        public let contactDID: String
+        public let at: Date
+        /// Which node recorded it (a bot's `--name`; empty for a single node).
+        public let node: String
+    }
+
+    /// The exchanges recorded, oldest first; `contactDID` narrows to one contact.
+    public func exchanges(contactDID: String? = nil) throws(StoreError) -> [ExchangeRecord] {
+        try read { db in
+            let rows = if let contactDID {
+                try db.rows("SELECT * FROM exchange WHERE contactDID = ? ORDER BY at", contactDID)
+            } else {
+                try db.rows("SELECT * FROM exchange ORDER BY at")
+            }
+            return try rows.map { row in
+                ExchangeRecord(id: try row["id"], contactDID: try row["contactDID"], at: Date(timeIntervalSince1970: try row["at"]), node: try row["node"])
+            }
         }
     }
 
     /// The routes issued to a contact, newest first.
     public func issuedRoutes(contactDID: String) throws(StoreError) -> [IssuedRoute] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM issuedRoute WHERE contactDID = ? ORDER BY issuedAt DESC", arguments: [contactDID]).map { row in
-                IssuedRoute(mailboxToken: (try? Base64.urlDecode(row["mailboxToken"])) ?? [], contactDID: row["contactDID"],
-                            issuedAt: Date(timeIntervalSince1970: row["issuedAt"]), expiresAt: Date(timeIntervalSince1970: row["expiresAt"]))
+            try db.rows("SELECT * FROM issuedRoute WHERE contactDID = ? ORDER BY issuedAt DESC", contactDID).map { row in
+                IssuedRoute(mailboxToken: (try? Base64.urlDecode(try row["mailboxToken"])) ?? [], contactDID: try row["contactDID"],
+                            issuedAt: Date(timeIntervalSince1970: try row["issuedAt"]), expiresAt: Date(timeIntervalSince1970: try row["expiresAt"]))
             }
         }
     }
 
     /// The social graph: hex SHA-256 of every contact's DID, for common-contact intersection.
     public func socialGraphHashes() throws(StoreError) -> Set<String> {
-        try read { db in Set(try String.fetchAll(db, sql: "SELECT didHash FROM socialGraph")) }
+        try read { db in Set(try db.values("SELECT didHash FROM socialGraph", []) as [String]) }
     }
 
     /// The raw payload a contact was recorded from (for audit and re-verification).
     public func payloadJSON(contactID: String) throws(StoreError) -> String? {
-        try read { db in try String.fetchOne(db, sql: "SELECT payloadJSON FROM contact WHERE id = ?", arguments: [contactID]) }
+        try read { db in try db.value("SELECT payloadJSON FROM contact WHERE id = ?", contactID) }
     }
 
-    /// SQLite's own integrity check ("ok" when the file is sound).
+    /// The engine's own check ("ok" when sound): SQLite's integrity check; on PostgreSQL, that the
+    /// schema's tables are there (the server keeps its own files sound).
     public func integrityCheck() throws(StoreError) -> String {
-        try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+        try backend.integrityCheck()
     }
 
     // MARK: rows
 
     /// Inserts a contact, or updates the one with the same id.
-    static func insert(_ c: Contact, payloadJSON: String?, db: GRDB.Database) throws {
+    static func insert(_ c: Contact, payloadJSON: String?, db: any SQLConnection) throws {
         func json(_ a: [String]) -> String { JSONValue.array(a.map { .string($0) }).compactText }
-        // Cached: this runs for every exchange, and compiling it costs more than running it.
-        try db.cachedStatement(sql: """
+        try db.execute("""
             INSERT INTO contact (id, did, cardId, name, cardJSON, source, verificationStatus, receivedAt, lastInteraction,
                 tagsJSON, notes, sealedRoute, pubKey, signPubKey, exchangeSignature, myExchangeSignature, exchangeTimestamp,
                 myEphemeralMessage, theirEphemeralMessage, graphExportEdgeId, credentialIdsJSON, declaredProofClaimsJSON, payloadJSON,
@@ -426,13 +459,12 @@ public final class NearcardDatabase: Sendable {
                 theirEphemeralMessage = excluded.theirEphemeralMessage, graphExportEdgeId = excluded.graphExportEdgeId,
                 credentialIdsJSON = excluded.credentialIdsJSON, declaredProofClaimsJSON = excluded.declaredProofClaimsJSON,
                 payloadJSON = excluded.payloadJSON, memberOf = excluded.memberOf, groupVerdict = excluded.groupVerdict
-            """).execute(arguments: [
-                c.id, c.didPublicKey, c.cardId, c.name, c.card.json.canonicalText, c.source.rawValue, c.verificationStatus.rawValue,
-                c.receivedAt.timeIntervalSince1970, c.lastInteraction?.timeIntervalSince1970, json(c.tags), c.notes, c.sealedRoute,
-                c.pubKey, c.signPubKey, c.exchangeSignature, c.myExchangeSignature, c.exchangeTimestamp?.timeIntervalSince1970,
-                c.myEphemeralMessage, c.theirEphemeralMessage, c.graphExportEdgeId, json(c.credentialIds), json(c.declaredProofClaims),
-                payloadJSON, c.memberOf, c.groupVerdict,
-            ])
+            """,
+            c.id, c.didPublicKey, c.cardId, c.name, c.card.json.canonicalText, c.source.rawValue, c.verificationStatus.rawValue,
+            c.receivedAt.timeIntervalSince1970, c.lastInteraction?.timeIntervalSince1970, json(c.tags), c.notes, c.sealedRoute,
+            c.pubKey, c.signPubKey, c.exchangeSignature, c.myExchangeSignature, c.exchangeTimestamp?.timeIntervalSince1970,
+            c.myEphemeralMessage, c.theirEphemeralMessage, c.graphExportEdgeId, json(c.credentialIds), json(c.declaredProofClaims),
+            payloadJSON, c.memberOf, c.groupVerdict)
     }
 
     /// A JSON array of strings as stored in the `…JSON` list columns (NULL or unreadable: empty).
@@ -440,22 +472,22 @@ public final class NearcardDatabase: Sendable {
         ((try? JSONParser.parse(text ?? "[]"))?.arrayValue ?? []).compactMap(\.stringValue)
     }
 
-    static func contact(_ row: Row) throws -> Contact {
-        func list(_ column: String) -> [String] { stringList(row[column]) }
-        func date(_ column: String) -> Date? { (row[column] as Double?).map { Date(timeIntervalSince1970: $0) } }
-        let id: String = row["id"]
-        guard let source = ContactSource(rawValue: row["source"]), let status = VerificationStatus(rawValue: row["verificationStatus"]) else {
+    static func contact(_ row: SQLRow) throws -> Contact {
+        func list(_ column: String) throws -> [String] { stringList(try row[column]) }
+        func date(_ column: String) throws -> Date? { (try row[column] as Double?).map { Date(timeIntervalSince1970: $0) } }
+        let id: String = try row["id"]
+        guard let source = ContactSource(rawValue: try row["source"]), let status = VerificationStatus(rawValue: try row["verificationStatus"]) else {
             throw StoreError(.database, "contact \(id) has an unknown source or status; the database is damaged")
         }
         return Contact(
-            id: id, cardId: row["cardId"], card: try decodeCard(row["cardJSON"], what: "contact \(id)"), source: source,
-            verificationStatus: status, receivedAt: Date(timeIntervalSince1970: row["receivedAt"]), lastInteraction: date("lastInteraction"),
-            tags: list("tagsJSON"), notes: row["notes"], sealedRoute: row["sealedRoute"], pubKey: row["pubKey"], signPubKey: row["signPubKey"],
-            didPublicKey: row["did"], exchangeSignature: row["exchangeSignature"], myExchangeSignature: row["myExchangeSignature"],
-            exchangeTimestamp: date("exchangeTimestamp"), myEphemeralMessage: row["myEphemeralMessage"],
-            theirEphemeralMessage: row["theirEphemeralMessage"], graphExportEdgeId: row["graphExportEdgeId"],
-            credentialIds: list("credentialIdsJSON"), declaredProofClaims: list("declaredProofClaimsJSON"), memberOf: row["memberOf"],
-            groupVerdict: row["groupVerdict"])
+            id: id, cardId: try row["cardId"], card: try decodeCard(try row["cardJSON"], what: "contact \(id)"), source: source,
+            verificationStatus: status, receivedAt: Date(timeIntervalSince1970: try row["receivedAt"]), lastInteraction: try date("lastInteraction"),
+            tags: try list("tagsJSON"), notes: try row["notes"], sealedRoute: try row["sealedRoute"], pubKey: try row["pubKey"],
+            signPubKey: try row["signPubKey"], didPublicKey: try row["did"], exchangeSignature: try row["exchangeSignature"],
+            myExchangeSignature: try row["myExchangeSignature"], exchangeTimestamp: try date("exchangeTimestamp"),
+            myEphemeralMessage: try row["myEphemeralMessage"], theirEphemeralMessage: try row["theirEphemeralMessage"],
+            graphExportEdgeId: try row["graphExportEdgeId"], credentialIds: try list("credentialIdsJSON"),
+            declaredProofClaims: try list("declaredProofClaimsJSON"), memberOf: try row["memberOf"], groupVerdict: try row["groupVerdict"])
     }
 
     static func decodeCard(_ text: String, what: String) throws -> Card {
@@ -464,28 +496,15 @@ public final class NearcardDatabase: Sendable {
         }
     }
 
-    // MARK: access with error mapping
+    // MARK: access
 
-    func read<T>(_ body: (GRDB.Database) throws -> T) throws(StoreError) -> T {
-        do { return try pool.read(body) } catch let e as StoreError { throw e } catch { throw Self.storeError(error, path: path, busyTimeout: busyTimeoutUsed) }
+    func read<T>(_ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
+        try backend.read(body)
     }
 
-    func write<T>(_ body: (GRDB.Database) throws -> T) throws(StoreError) -> T {
-        do { return try pool.write(body) } catch let e as StoreError { throw e } catch { throw Self.storeError(error, path: path, busyTimeout: busyTimeoutUsed) }
-    }
-
-    static func storeError(_ error: Error, path: String, busyTimeout: TimeInterval) -> StoreError {
-        guard let e = error as? DatabaseError else { return StoreError(.database, "\(path): \(error)") }
-        switch e.resultCode.primaryResultCode {
-        case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return StoreError(.database, "\(path) is locked by another process (waited \(busyTimeout) s); try again when it is done")
-        case .SQLITE_NOTADB, .SQLITE_CORRUPT:
-            return StoreError(.database, "\(path) is not a Nearcard database or is damaged; it was left untouched (move it away to start a new one)")
-        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_FULL:
-            return StoreError(.io, "\(path): \(e.message ?? "\(e.resultCode)")")
-        default:
-            return StoreError(.database, "\(path): \(e.message ?? "\(e.resultCode)")")
-        }
+    @discardableResult
+    func write<T>(_ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
+        try backend.write(body)
     }
 }
 
@@ -494,31 +513,11 @@ extension NearcardDatabase {
     /// and checkpoint need room beyond that.
     public static let minimumFreeBytes: UInt64 = 1 << 20
 
-    /// Checks that a write would land now: the file system holding the database is writable and has
-    /// `minimumFreeBytes` free, and the database takes a write lock. Run before an exchange sends
-    /// anything, so a peer never holds a contact this side could not keep.
+    /// Checks that a write would land now: for SQLite, the file system holding the database is
+    /// writable and has `minimumFreeBytes` free and the database takes a write lock; for PostgreSQL,
+    /// the server answers and is not a read-only standby. Run before an exchange sends anything, so a
+    /// peer never holds a contact this side could not keep.
     public func checkWritable() throws(StoreError) {
-        let directory = FileIO.directoryName(path)
-        var fs = statvfs()
-        if statvfs(directory, &fs) == 0 {
-            if fs.f_flag & UInt(ST_RDONLY) != 0 {
-                throw StoreError(.io, "\(directory) is on a read-only file system: nothing can be stored there; use a writable --home")
-            }
-            let free = UInt64(fs.f_bavail) * UInt64(fs.f_frsize)
-            if free < Self.minimumFreeBytes {
-                throw StoreError(.io, "the disk holding \(directory) is full (\(free / 1024) KiB free, \(Self.minimumFreeBytes / 1024) KiB needed); free some space")
-            }
-        }
-        for file in [directory, path] where access(file, W_OK) != 0 {
-            throw StoreError(.io, "\(file) is not writable by this user (\(String(cString: strerror(errno)))); fix its permissions or use another --home")
-        }
-        do {
-            try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "BEGIN IMMEDIATE")
-                try db.execute(sql: "ROLLBACK")
-            }
-        } catch {
-            throw Self.storeError(error, path: path, busyTimeout: busyTimeoutUsed)
-        }
+        try backend.checkWritable()
     }
 }

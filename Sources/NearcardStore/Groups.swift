@@ -1,5 +1,4 @@
 import Foundation
-internal import GRDB
 
 /// A Semaphore group the user trusts, named by its Merkle root.
 public struct TrustedGroup: Sendable, Equatable {
@@ -12,25 +11,24 @@ public struct TrustedGroup: Sendable, Equatable {
 extension NearcardDatabase {
     public func trustGroup(root: String, name: String, depth: Int?, now: Date = Date()) throws(StoreError) {
         try write { db in
-            try db.execute(sql: """
+            try db.execute("""
                 INSERT INTO trustedGroup (root, name, depth, addedAt) VALUES (?, ?, ?, ?)
                 ON CONFLICT(root) DO UPDATE SET name = excluded.name, depth = excluded.depth
-                """, arguments: [root, name, depth, now.timeIntervalSince1970])
+                """, root, name, depth, now.timeIntervalSince1970)
         }
     }
 
     @discardableResult
     public func untrustGroup(root: String) throws(StoreError) -> Bool {
         try write { db in
-            try db.execute(sql: "DELETE FROM trustedGroup WHERE root = ?", arguments: [root])
-            return db.changesCount > 0
+            try db.execute("DELETE FROM trustedGroup WHERE root = ?", root) > 0
         }
     }
 
     public func trustedGroups() throws(StoreError) -> [TrustedGroup] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM trustedGroup ORDER BY addedAt").map {
-                TrustedGroup(root: $0["root"], name: $0["name"], depth: $0["depth"], addedAt: Date(timeIntervalSince1970: $0["addedAt"]))
+            try db.rows("SELECT * FROM trustedGroup ORDER BY addedAt").map {
+                TrustedGroup(root: try $0["root"], name: try $0["name"], depth: try $0["depth"], addedAt: Date(timeIntervalSince1970: try $0["addedAt"]))
             }
         }
     }
@@ -43,16 +41,16 @@ extension NearcardDatabase {
 
     /// The group-membership proof (Semaphore JSON) the user's card carries, if any.
     public func issuerProof() throws(StoreError) -> String? {
-        try read { db in try String.fetchOne(db, sql: "SELECT value FROM setting WHERE key = 'card.issuerProof'") }
+        try read { db in try db.value("SELECT value FROM setting WHERE key = 'card.issuerProof'") }
     }
 
     public func setIssuerProof(_ proof: String?) throws(StoreError) {
         try write { db in
             if let proof {
-                try db.execute(sql: "INSERT INTO setting (key, value) VALUES ('card.issuerProof', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                               arguments: [proof])
+                try db.execute("INSERT INTO setting (key, value) VALUES ('card.issuerProof', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                               proof)
             } else {
-                try db.execute(sql: "DELETE FROM setting WHERE key = 'card.issuerProof'")
+                try db.execute("DELETE FROM setting WHERE key = 'card.issuerProof'")
             }
         }
     }

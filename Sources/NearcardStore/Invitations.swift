@@ -1,5 +1,4 @@
 import Foundation
-internal import GRDB
 import NearcardCrypto
 
 /// QR invitations this node issued (docs/PROTOCOL.md §19): each a one-time secret, an expiry and a
@@ -19,30 +18,29 @@ extension NearcardDatabase {
 
     public func createInvitation(id: [UInt8], secret: [UInt8], expires: Date, uses: Int, now: Date = Date()) throws(StoreError) {
         try write { db in
-            try db.execute(sql: "DELETE FROM invitation WHERE expiresAt < ?", arguments: [now.timeIntervalSince1970 - 86400])
-            try db.execute(sql: "INSERT INTO invitation (id, secret, createdAt, expiresAt, usesLeft) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [Base64.urlEncode(id), Data(secret), now.timeIntervalSince1970, expires.timeIntervalSince1970, uses])
+            try db.execute("DELETE FROM invitation WHERE expiresAt < ?", now.timeIntervalSince1970 - 86400)
+            try db.execute("INSERT INTO invitation (id, secret, createdAt, expiresAt, usesLeft) VALUES (?, ?, ?, ?, ?)",
+                           Base64.urlEncode(id), secret, now.timeIntervalSince1970, expires.timeIntervalSince1970, uses)
         }
     }
 
     /// The secret of a usable invitation, or why it cannot be used.
     public func invitationSecret(id: [UInt8], now: Date = Date()) throws(StoreError) -> Result<[UInt8], InvitationProblem> {
         try read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT secret, expiresAt, usesLeft FROM invitation WHERE id = ?", arguments: [Base64.urlEncode(id)]) else {
+            guard let row = try db.row("SELECT secret, expiresAt, usesLeft FROM invitation WHERE id = ?", Base64.urlEncode(id)) else {
                 return .failure(.unknown)
             }
-            if (row["expiresAt"] as Double) < now.timeIntervalSince1970 { return .failure(.expired) }
-            if (row["usesLeft"] as Int) <= 0 { return .failure(.usedUp) }
-            return .success([UInt8](row["secret"] as Data))
+            if (try row["expiresAt"] as Double) < now.timeIntervalSince1970 { return .failure(.expired) }
+            if (try row["usesLeft"] as Int) <= 0 { return .failure(.usedUp) }
+            return .success(try row["secret"] as [UInt8])
         }
     }
 
     /// Spends one use, atomically: false when none was left (another session took the last) or it expired.
     public func useInvitation(id: [UInt8], now: Date = Date()) throws(StoreError) -> Bool {
         try write { db in
-            try db.execute(sql: "UPDATE invitation SET usesLeft = usesLeft - 1 WHERE id = ? AND usesLeft > 0 AND expiresAt >= ?",
-                           arguments: [Base64.urlEncode(id), now.timeIntervalSince1970])
-            return db.changesCount == 1
+            try db.execute("UPDATE invitation SET usesLeft = usesLeft - 1 WHERE id = ? AND usesLeft > 0 AND expiresAt >= ?",
+                           Base64.urlEncode(id), now.timeIntervalSince1970) == 1
         }
     }
 }

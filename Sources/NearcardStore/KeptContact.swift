@@ -1,5 +1,4 @@
 import Foundation
-internal import GRDB
 import NearcardCrypto
 import NearcardModel
 
@@ -66,20 +65,22 @@ extension NearcardDatabase {
             var incoming = incoming
             if let credential, !incoming.credentialIds.contains(credential.id) { incoming.credentialIds.append(credential.id) }
             if let did = incoming.didPublicKey {
-                guard let row = try Row.fetchOne(db, sql: "SELECT * FROM contact WHERE did = ?", arguments: [did]) else {
+                try db.lock(did)
+                guard let row = try db.row("SELECT * FROM contact WHERE did = ?", did) else {
                     return KeptContact(contact: try Self.upsertContact(incoming, payloadJSON: payloadJSON, now: now, db: db), outcome: .added)
                 }
                 let existing = try Self.contact(row)
                 let result = ContactMerge.merge(existing: existing, incoming: incoming, now: now)
-                let keptPayload: String? = existing.source == .proximity ? row["payloadJSON"] : (payloadJSON ?? row["payloadJSON"])
+                let stored: String? = try row["payloadJSON"]
+                let keptPayload = existing.source == .proximity ? stored : (payloadJSON ?? stored)
                 try Self.insert(result.contact, payloadJSON: keptPayload, db: db)
                 return KeptContact(contact: result.contact, outcome: .merged(changed: result.changed))
             }
-            let all = try Row.fetchAll(db, sql: "SELECT * FROM contact ORDER BY receivedAt").map(Self.contact)
+            let all = try db.rows("SELECT * FROM contact ORDER BY receivedAt").map(Self.contact)
             if let same = all.first(where: { $0.didPublicKey == nil && $0.card == incoming.card }) {
                 var touched = same
                 touched.lastInteraction = now
-                try db.execute(sql: "UPDATE contact SET lastInteraction = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, same.id])
+                try db.execute("UPDATE contact SET lastInteraction = ? WHERE id = ?", now.timeIntervalSince1970, same.id)
                 return KeptContact(contact: touched, outcome: .alreadyThere)
             }
             try Self.insert(incoming, payloadJSON: payloadJSON, db: db)

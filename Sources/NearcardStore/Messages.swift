@@ -1,5 +1,4 @@
 import Foundation
-internal import GRDB
 import NearcardCrypto
 import NearcardModel
 
@@ -56,30 +55,36 @@ extension NearcardDatabase {
     public func enqueue(_ envelope: MessageEnvelope, for contact: Contact, now: Date = Date()) throws(StoreError) -> OutboxItem {
         guard let did = contact.didPublicKey else { throw StoreError(.invalidInput, "\(contact.name) has no DID: only contacts from an exchange can be messaged") }
         try write { db in
-            try db.execute(sql: """
-                INSERT INTO outboxMessage (id, contactID, contactDID, text, envelopeJSON, createdAt, state, attempts, nextAttemptAt)
-                VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?)
-                """, arguments: [envelope.id, contact.id, did, envelope.text, envelope.json.canonicalText,
-                                 now.timeIntervalSince1970, now.timeIntervalSince1970])
+            try db.execute("""
+                INSERT INTO outboxMessage (id, contactID, contactDID, text, envelopeJSON, createdAt, state, attempts, nextAttemptAt, fromDID)
+                VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?)
+                """, envelope.id, contact.id, did, envelope.text, envelope.json.canonicalText,
+                now.timeIntervalSince1970, now.timeIntervalSince1970, envelope.from)
         }
         guard let item = try outboxItem(id: envelope.id) else { throw StoreError(.database, "the queued message vanished") }
         return item
     }
 
     /// Claims up to `limit` due messages for `lease` seconds, so two senders (a running node and a
-    /// `nearcard message` command) do not work on the same one at once. A crash lets the lease lapse.
+    /// `nearcard message` command, or two bots of a fleet) do not work on the same one at once: on
+    /// PostgreSQL the rows are taken `FOR UPDATE SKIP LOCKED`, so a message another bot is claiming
+    /// is passed over, not waited for. A crash lets the lease lapse.
     /// `now` is the due horizon; `leaseFrom` (default `now`) is the clock the lease runs on.
-    public func claimDueMessages(now: Date = Date(), leaseFrom: Date? = nil, lease: TimeInterval = 60, limit: Int = 16, contactDID: String? = nil) throws(StoreError) -> [OutboxItem] {
+    /// `fromDID` takes only the messages that identity signed (a fleet whose bots have keys of their own).
+    public func claimDueMessages(now: Date = Date(), leaseFrom: Date? = nil, lease: TimeInterval = 60, limit: Int = 16, contactDID: String? = nil,
+                                 fromDID: String? = nil) throws(StoreError) -> [OutboxItem] {
         let ids: [String] = try write { db in
             let due = now.timeIntervalSince1970
             let t = (leaseFrom ?? now).timeIntervalSince1970
             var sql = "SELECT id FROM outboxMessage WHERE state = 'queued' AND nextAttemptAt <= ? AND (leaseUntil IS NULL OR leaseUntil < ?)"
-            var args: [DatabaseValueConvertible] = [due, t]
-            if let contactDID { sql += " AND contactDID = ?"; args.append(contactDID) }
+            var args: [SQLValue] = [.real(due), .real(t)]
+            if let contactDID { sql += " AND contactDID = ?"; args.append(.text(contactDID)) }
+            if let fromDID { sql += " AND (fromDID IS NULL OR fromDID = ?)"; args.append(.text(fromDID)) }
             sql += " ORDER BY nextAttemptAt LIMIT ?"
-            args.append(limit)
-            let ids = try String.fetchAll(db, sql: sql, arguments: StatementArguments(args))
-            for id in ids { try db.execute(sql: "UPDATE outboxMessage SET leaseUntil = ? WHERE id = ?", arguments: [t + lease, id]) }
+            args.append(.integer(Int64(limit)))
+            if db.dialect == .postgres { sql += " FOR UPDATE SKIP LOCKED" }
+            let ids: [String] = try db.values(sql, args)
+            for id in ids { try db.execute("UPDATE outboxMessage SET leaseUntil = ? WHERE id = ?", t + lease, id) }
             return ids
         }
         var items: [OutboxItem] = []
@@ -89,8 +94,8 @@ extension NearcardDatabase {
 
     public func markDelivered(id: String, at: Date = Date()) throws(StoreError) {
         try write { db in
-            try db.execute(sql: "UPDATE outboxMessage SET state = 'delivered', deliveredAt = ?, leaseUntil = NULL, attempts = attempts + 1, lastError = NULL WHERE id = ?",
-                           arguments: [at.timeIntervalSince1970, id])
+            try db.execute("UPDATE outboxMessage SET state = 'delivered', deliveredAt = ?, leaseUntil = NULL, attempts = attempts + 1, lastError = NULL WHERE id = ?",
+                           at.timeIntervalSince1970, id)
         }
     }
 
@@ -98,36 +103,37 @@ extension NearcardDatabase {
     public func markAttemptFailed(id: String, error: String, retryAt: Date?) throws(StoreError) {
         try write { db in
             if let retryAt {
-                try db.execute(sql: "UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, leaseUntil = NULL WHERE id = ?",
-                               arguments: [error, retryAt.timeIntervalSince1970, id])
+                try db.execute("UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, leaseUntil = NULL WHERE id = ?",
+                               error, retryAt.timeIntervalSince1970, id)
             } else {
-                try db.execute(sql: "UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, state = 'failed', leaseUntil = NULL WHERE id = ?",
-                               arguments: [error, id])
+                try db.execute("UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, state = 'failed', leaseUntil = NULL WHERE id = ?",
+                               error, id)
             }
         }
     }
 
     public func outboxItem(id: String) throws(StoreError) -> OutboxItem? {
-        try read { db in try Row.fetchOne(db, sql: Self.outboxSelect + " WHERE o.id = ?", arguments: [id]).map(Self.outboxItem) }
+        try read { db in try db.row(Self.outboxSelect + " WHERE o.id = ?", id).map(Self.outboxItem) }
     }
 
     /// Messages not yet delivered (queued or failed); with `all`, delivered ones too. Oldest first.
     public func outbox(all: Bool = false) throws(StoreError) -> [OutboxItem] {
         try read { db in
-            try Row.fetchAll(db, sql: Self.outboxSelect + (all ? "" : " WHERE o.state != 'delivered'") + " ORDER BY o.createdAt").map(Self.outboxItem)
+            try db.rows(Self.outboxSelect + (all ? "" : " WHERE o.state != 'delivered'") + " ORDER BY o.createdAt").map(Self.outboxItem)
         }
     }
 
     static let outboxSelect = "SELECT o.*, c.name AS contactName FROM outboxMessage o LEFT JOIN contact c ON c.id = o.contactID"
 
-    static func outboxItem(_ row: Row) throws -> OutboxItem {
-        let envelope = try MessageEnvelope(json: try JSONParser.parse(row["envelopeJSON"] as String))
+    static func outboxItem(_ row: SQLRow) throws -> OutboxItem {
+        let envelope = try MessageEnvelope(json: try JSONParser.parse(try row["envelopeJSON"] as String))
         return OutboxItem(
-            id: row["id"], contactID: row["contactID"], contactDID: row["contactDID"], contactName: row["contactName"] ?? "(deleted contact)",
-            text: row["text"], envelope: envelope, createdAt: Date(timeIntervalSince1970: row["createdAt"]),
-            state: OutboxItem.State(rawValue: row["state"]) ?? .failed, attempts: row["attempts"],
-            nextAttemptAt: Date(timeIntervalSince1970: row["nextAttemptAt"]), lastError: row["lastError"],
-            deliveredAt: (row["deliveredAt"] as Double?).map { Date(timeIntervalSince1970: $0) })
+            id: try row["id"], contactID: try row["contactID"], contactDID: try row["contactDID"],
+            contactName: try row["contactName"] ?? "(deleted contact)",
+            text: try row["text"], envelope: envelope, createdAt: Date(timeIntervalSince1970: try row["createdAt"]),
+            state: OutboxItem.State(rawValue: try row["state"]) ?? .failed, attempts: try row["attempts"],
+            nextAttemptAt: Date(timeIntervalSince1970: try row["nextAttemptAt"]), lastError: try row["lastError"],
+            deliveredAt: (try row["deliveredAt"] as Double?).map { Date(timeIntervalSince1970: $0) })
     }
 
     // MARK: inbox
@@ -135,9 +141,9 @@ extension NearcardDatabase {
     /// The route we issued with this mailbox token, if any.
     public func issuedRoute(mailboxToken: [UInt8]) throws(StoreError) -> IssuedRoute? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM issuedRoute WHERE mailboxToken = ?", arguments: [Base64.urlEncode(mailboxToken)]).map { row in
-                IssuedRoute(mailboxToken: mailboxToken, contactDID: row["contactDID"], issuedAt: Date(timeIntervalSince1970: row["issuedAt"]),
-                            expiresAt: Date(timeIntervalSince1970: row["expiresAt"]))
+            try db.row("SELECT * FROM issuedRoute WHERE mailboxToken = ?", Base64.urlEncode(mailboxToken)).map { row in
+                IssuedRoute(mailboxToken: mailboxToken, contactDID: try row["contactDID"], issuedAt: Date(timeIntervalSince1970: try row["issuedAt"]),
+                            expiresAt: Date(timeIntervalSince1970: try row["expiresAt"]))
             }
         }
     }
@@ -147,19 +153,18 @@ extension NearcardDatabase {
     public func storeReceived(_ envelope: MessageEnvelope, contactID: String?, senderPubKey: X25519.PublicKey,
                               senderSignPubKey: Ed25519.PublicKey, at: Date = Date()) throws(StoreError) -> Bool {
         try write { db in
-            try db.execute(sql: """
-                INSERT OR IGNORE INTO inboxMessage (fromDID, id, contactID, text, sentAt, receivedAt, senderPubKey, senderSignPubKey, envelopeJSON)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [envelope.from, envelope.id, contactID, envelope.text, Double(envelope.sentAt), at.timeIntervalSince1970,
-                                 Base64.encode(senderPubKey.rawRepresentation), Base64.encode(senderSignPubKey.rawRepresentation),
-                                 envelope.json.canonicalText])
-            return db.changesCount > 0
+            try db.execute("""
+                INSERT INTO inboxMessage (fromDID, id, contactID, text, sentAt, receivedAt, senderPubKey, senderSignPubKey, envelopeJSON)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                """, envelope.from, envelope.id, contactID, envelope.text, Double(envelope.sentAt), at.timeIntervalSince1970,
+                Base64.encode(senderPubKey.rawRepresentation), Base64.encode(senderSignPubKey.rawRepresentation),
+                envelope.json.canonicalText) > 0
         }
     }
 
     /// Messages received from `since` on, from one sender.
     public func receivedCount(fromDID: String, since: Date) throws(StoreError) -> Int {
-        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM inboxMessage WHERE fromDID = ? AND receivedAt >= ?", arguments: [fromDID, since.timeIntervalSince1970]) ?? 0 }
+        try read { db in try db.value("SELECT COUNT(*) FROM inboxMessage WHERE fromDID = ? AND receivedAt >= ?", fromDID, since.timeIntervalSince1970) ?? 0 }
     }
 
     /// Received messages, newest first; `contactDID` narrows to one sender.
@@ -169,15 +174,16 @@ extension NearcardDatabase {
                 SELECT i.*, c.name AS contactName, c.pubKey AS contactPubKey, c.signPubKey AS contactSignPubKey
                 FROM inboxMessage i LEFT JOIN contact c ON c.did = i.fromDID
                 """
-            var args: [DatabaseValueConvertible] = []
-            if let contactDID { sql += " WHERE i.fromDID = ?"; args.append(contactDID) }
+            var args: [SQLValue] = []
+            if let contactDID { sql += " WHERE i.fromDID = ?"; args.append(.text(contactDID)) }
             sql += " ORDER BY i.receivedAt DESC"
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map { row in
-                let matched = (row["contactPubKey"] as String?) == (row["senderPubKey"] as String)
-                    && (row["contactSignPubKey"] as String?) == (row["senderSignPubKey"] as String)
-                return InboxItem(id: row["id"], fromDID: row["fromDID"], contactID: row["contactID"], contactName: row["contactName"],
-                                 text: row["text"], sentAt: Date(timeIntervalSince1970: row["sentAt"]),
-                                 receivedAt: Date(timeIntervalSince1970: row["receivedAt"]), keysMatched: matched)
+            return try db.rows(sql, args).map { row in
+                let contactKeys = (try row["contactPubKey"] as String?, try row["contactSignPubKey"] as String?)
+                let senderKeys = (try row["senderPubKey"] as String, try row["senderSignPubKey"] as String)
+                let matched = contactKeys.0 == senderKeys.0 && contactKeys.1 == senderKeys.1
+                return InboxItem(id: try row["id"], fromDID: try row["fromDID"], contactID: try row["contactID"], contactName: try row["contactName"],
+                                 text: try row["text"], sentAt: Date(timeIntervalSince1970: try row["sentAt"]),
+                                 receivedAt: Date(timeIntervalSince1970: try row["receivedAt"]), keysMatched: matched)
             }
         }
     }

@@ -1,5 +1,4 @@
 import Foundation
-internal import GRDB
 import NearcardCrypto
 import NearcardModel
 
@@ -25,31 +24,29 @@ extension NearcardDatabase {
 
     public func addTrustAnchor(_ did: String, note: String? = nil, now: Date = Date()) throws(StoreError) {
         try write { db in
-            try db.execute(sql: "INSERT INTO trustAnchor (did, addedAt, note) VALUES (?, ?, ?) ON CONFLICT(did) DO UPDATE SET note = excluded.note",
-                           arguments: [did, now.timeIntervalSince1970, note])
+            try db.execute("INSERT INTO trustAnchor (did, addedAt, note) VALUES (?, ?, ?) ON CONFLICT(did) DO UPDATE SET note = excluded.note",
+                           did, now.timeIntervalSince1970, note)
         }
     }
 
     @discardableResult
     public func removeTrustAnchor(_ did: String) throws(StoreError) -> Bool {
         try write { db in
-            try db.execute(sql: "DELETE FROM trustAnchor WHERE did = ?", arguments: [did])
-            return db.changesCount > 0
+            try db.execute("DELETE FROM trustAnchor WHERE did = ?", did) > 0
         }
     }
 
     public func trustAnchors() throws(StoreError) -> [(did: String, addedAt: Date, note: String?)] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM trustAnchor ORDER BY addedAt").map { ($0["did"], Date(timeIntervalSince1970: $0["addedAt"]), $0["note"]) }
+            try db.rows("SELECT * FROM trustAnchor ORDER BY addedAt").map { (try $0["did"], Date(timeIntervalSince1970: try $0["addedAt"]), try $0["note"]) }
         }
     }
 
     /// A trusted issuer: a trust anchor, or a contact verified in person (an exchange).
     public func isTrustedIssuer(_ did: String) throws(StoreError) -> Bool {
         try read { db in
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM trustAnchor WHERE did = ?", arguments: [did]) != nil { return true }
-            return try Bool.fetchOne(db, sql: "SELECT 1 FROM contact WHERE did = ? AND source = 'proximity' AND verificationStatus = 'verified'",
-                                     arguments: [did]) != nil
+            if try db.row("SELECT 1 FROM trustAnchor WHERE did = ?", did) != nil { return true }
+            return try db.row("SELECT 1 FROM contact WHERE did = ? AND source = 'proximity' AND verificationStatus = 'verified'", did) != nil
         }
     }
 
@@ -59,18 +56,18 @@ extension NearcardDatabase {
         try write { db in try Self.saveCredential(c, db: db) }
     }
 
-    static func saveCredential(_ c: StoredCredential, db: GRDB.Database) throws {
-        try db.execute(sql: """
+    static func saveCredential(_ c: StoredCredential, db: any SQLConnection) throws {
+        try db.execute("""
             INSERT INTO credential (id, issuer, subject, typesJSON, jwt, issuedAt, expiresAt, status, reason, importedAt)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET status = excluded.status, reason = excluded.reason, jwt = excluded.jwt
-            """, arguments: [c.id, c.issuer, c.subject, JSONValue.array(c.types.map { .string($0) }).compactText, c.jwt,
-                             c.issuedAt?.timeIntervalSince1970, c.expiresAt?.timeIntervalSince1970, c.status.rawValue, c.reason,
-                             c.importedAt.timeIntervalSince1970])
+            """, c.id, c.issuer, c.subject, JSONValue.array(c.types.map { .string($0) }).compactText, c.jwt,
+            c.issuedAt?.timeIntervalSince1970, c.expiresAt?.timeIntervalSince1970, c.status.rawValue, c.reason,
+            c.importedAt.timeIntervalSince1970)
     }
 
     public func credentials() throws(StoreError) -> [StoredCredential] {
-        try read { db in try Row.fetchAll(db, sql: "SELECT * FROM credential ORDER BY importedAt").map(Self.credential) }
+        try read { db in try db.rows("SELECT * FROM credential ORDER BY importedAt").map(Self.credential) }
     }
 
     /// By id, or a unique part of it.
@@ -84,12 +81,12 @@ extension NearcardDatabase {
         return matches[0]
     }
 
-    static func credential(_ row: Row) -> StoredCredential {
-        StoredCredential(Credential(id: row["id"], issuer: row["issuer"], subject: row["subject"],
-                                    types: ((try? JSONParser.parse(row["typesJSON"] as String))?.arrayValue ?? []).compactMap(\.stringValue),
-                                    jwt: row["jwt"], issuedAt: (row["issuedAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
-                                    expiresAt: (row["expiresAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
-                                    status: VerificationStatus(rawValue: row["status"]) ?? .unverified, reason: row["reason"]),
-                         importedAt: Date(timeIntervalSince1970: row["importedAt"]))
+    static func credential(_ row: SQLRow) throws -> StoredCredential {
+        StoredCredential(Credential(id: try row["id"], issuer: try row["issuer"], subject: try row["subject"],
+                                    types: ((try? JSONParser.parse(try row["typesJSON"] as String))?.arrayValue ?? []).compactMap(\.stringValue),
+                                    jwt: try row["jwt"], issuedAt: (try row["issuedAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
+                                    expiresAt: (try row["expiresAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
+                                    status: VerificationStatus(rawValue: try row["status"]) ?? .unverified, reason: try row["reason"]),
+                         importedAt: Date(timeIntervalSince1970: try row["importedAt"]))
     }
 }

@@ -19,7 +19,7 @@ struct Nearcard: AsyncParsableCommand {
         """,
         version: "0.1.0",
         subcommands: [Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Bot.self, Simulate.self, Peers.self, Exchange.self, Contacts.self,
-                      Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, Group.self, Semaphore.self, DID.self, JWT.self, DoctorCommand.self, UICommand.self]
+                      Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, Group.self, Semaphore.self, DID.self, JWT.self, DoctorCommand.self, UICommand.self, StoreCommand.self]
     )
 }
 
@@ -74,10 +74,10 @@ enum Main {
         var rest = arguments[...]
         var global: [String] = []
         while let first = rest.first {
-            if first == "--verbose" || first.hasPrefix("--home=") {
+            if first == "--verbose" || first.hasPrefix("--home=") || first.hasPrefix("--store=") {
                 global.append(first)
                 rest = rest.dropFirst()
-            } else if first == "--home", rest.count >= 2 {
+            } else if first == "--home" || first == "--store", rest.count >= 2 {
                 global += rest.prefix(2)
                 rest = rest.dropFirst(2)
             } else {

@@ -3,11 +3,25 @@ import NearcardCrypto
 import NearcardModel
 import NearcardSimulation
 import NearcardStore
+import NearcardTestSupport
 import Testing
 
-func temporaryDatabase() throws -> (NearcardDatabase, String) {
+/// The store's two backends: every test that takes one runs on both (one suite, two backends).
+enum Backend: String, CaseIterable, Sendable {
+    case sqlite, postgres
+}
+
+/// A new, empty store: a SQLite file in a temporary folder, or a new database on the tests'
+/// PostgreSQL server. The folder (nothing for PostgreSQL) is the caller's to remove.
+func temporaryDatabase(_ backend: Backend = .sqlite) throws -> (NearcardDatabase, String) {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-db-\(UUID().uuidString)").path
-    return (try NearcardDatabase(path: dir + "/nearcard.sqlite"), dir)
+    switch backend {
+    case .sqlite:
+        return (try NearcardDatabase(path: dir + "/nearcard.sqlite"), dir)
+    case .postgres:
+        let url = try TestPostgres.shared.freshDatabase()
+        return (try NearcardDatabase(location: try StoreLocation.parse(url)), dir)
+    }
 }
 
 func proximityContact(did: String, name: String, message: String) -> Contact {
@@ -17,18 +31,18 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
 }
 
 @Suite struct DatabaseTests {
-    @Test func migrationsRunOnceAndReopenCleanly() throws {
-        let (db, dir) = try temporaryDatabase()
+    @Test(arguments: Backend.allCases) func migrationsRunOnceAndReopenCleanly(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try db.saveMyCard(Card(name: "Ada"))
-        let again = try NearcardDatabase(path: db.path)
+        let again = try NearcardDatabase(location: db.location)
         #expect(try again.myCard()?.card.name == "Ada")
         #expect(try again.integrityCheck() == "ok")
-        #expect(FileIO.mode(db.path) == 0o600)
+        if backend == .sqlite { #expect(FileIO.mode(db.path) == 0o600) }
     }
 
-    @Test func myCardKeepsItsIDAndPolicyDefaults() throws {
-        let (db, dir) = try temporaryDatabase()
+    @Test(arguments: Backend.allCases) func myCardKeepsItsIDAndPolicyDefaults(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect(try db.myCard() == nil)
         let first = try db.saveMyCard(Card(name: "Ada"))
@@ -42,12 +56,12 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
 
     /// What a running node shares is read per session: an edit made by another process (another
     /// connection to the same file) is in the next session's card, policy and proof.
-    @Test func theSharedCardFollowsEditsFromAnotherConnection() throws {
-        let (node, dir) = try temporaryDatabase()
+    @Test(arguments: Backend.allCases) func theSharedCardFollowsEditsFromAnotherConnection(_ backend: Backend) throws {
+        let (node, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let first = try node.sharedCard()
         #expect(first.card == nil && first.policy == .default && first.issuerProof == nil)
-        let cli = try NearcardDatabase(path: node.path)
+        let cli = try NearcardDatabase(location: node.location)
         try cli.saveMyCard(Card(name: "Ada", company: "Engines"))
         try cli.saveSharingPolicy(SharingPolicy(fields: [.company]))
         #expect(try node.sharedCard().card?.company == "Engines")
@@ -59,8 +73,8 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         #expect(later.issuerProof == "{}")
     }
 
-    @Test func reExchangingUpdatesTheSameContact() throws {
-        let (db, dir) = try temporaryDatabase()
+    @Test(arguments: Backend.allCases) func reExchangingUpdatesTheSameContact(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let did = "did:key:zDnaerDaTF5BXEavCrfRZEk316dpbLsfPDZ3WJ5hRTPFU2169"
         var met = proximityContact(did: did, name: "Grace", message: "first")
@@ -89,8 +103,8 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         #expect(try db.socialGraphHashes().isEmpty)
     }
 
-    @Test func contactsRoundTripEveryField() throws {
-        let (db, dir) = try temporaryDatabase()
+    @Test(arguments: Backend.allCases) func contactsRoundTripEveryField(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var c = proximityContact(did: "did:key:zX", name: "Grace", message: "hello")
         c.receivedAt = Date(timeIntervalSince1970: 1_700_000_000)
@@ -115,8 +129,8 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
 
     /// Only exact references: an id prefix of 4+ characters, a DID, a whole name (any case); never a part
     /// of a name ("v" once deleted "Ada Lovelace-Byron").
-    @Test func findContactTakesOnlyExactReferences() throws {
-        let (db, dir) = try temporaryDatabase()
+    @Test(arguments: Backend.allCases) func findContactTakesOnlyExactReferences(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let a = try db.keep(manual(Card(name: "Ada Lovelace-Byron"))).contact
         let b = try db.keep(manual(Card(name: "Ada Byron"))).contact
@@ -135,8 +149,8 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
 
     /// Ada met in person, then her zk code scanned: she stays proximity/verified with her messages,
     /// signatures, keys and route; the code adds her email; a second scan is "nothing new".
-    @Test func aCodeFromSomeoneMetInPersonMerges() throws {
-        let (db, dir) = try temporaryDatabase()
+    @Test(arguments: Backend.allCases) func aCodeFromSomeoneMetInPersonMerges(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var met = proximityContact(did: "did:key:zAda", name: "Ada Lovelace", message: "Hello from Ada")
         met.sealedRoute = "route"
@@ -161,8 +175,8 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
 
     /// A verified code refreshes what it carries; an unverified one only fills gaps; a failed one changes
     /// nothing; the status never goes down.
-    @Test func verifiedRefreshesUnverifiedFillsFailedChangesNothing() throws {
-        let (db, dir) = try temporaryDatabase()
+    @Test(arguments: Backend.allCases) func verifiedRefreshesUnverifiedFillsFailedChangesNothing(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let did = "did:key:zGrace"
         let first = try db.keep(scanned(Card(name: "Grace", email: "old@navy.mil", socialNetworks: [SocialProfile(platform: "github", username: "old")]), did: did, .unverified))
@@ -184,8 +198,8 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
     }
 
     /// Without a DID: the same card is stored once; a look-alike is stored and flagged.
-    @Test func cardsWithoutADIDAreNotDoubled() throws {
-        let (db, dir) = try temporaryDatabase()
+    @Test(arguments: Backend.allCases) func cardsWithoutADIDAreNotDoubled(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let card = Card(name: "Ada Lovelace", email: "ada@example.org")
         let a = try db.keep(manual(card))

@@ -12,6 +12,8 @@ import Glibc
 public enum Doctor {
     public struct Options: Sendable {
         public var home: NearcardHome
+        /// The book when it is not the home's SQLite file (`--store`).
+        public var store: StoreLocation?
         /// The TCP port `nearcard listen` would use.
         public var port: Int
         public var filter: InterfaceFilter
@@ -20,8 +22,9 @@ public enum Doctor {
         public var seconds: Double
 
         public init(home: NearcardHome, port: Int = 7447, filter: InterfaceFilter = InterfaceFilter(),
-                    environment: [String: String] = ProcessInfo.processInfo.environment, seconds: Double = 5) {
+                    environment: [String: String] = ProcessInfo.processInfo.environment, seconds: Double = 5, store: StoreLocation? = nil) {
             self.home = home
+            self.store = store
             self.port = port
             self.filter = filter
             self.environment = environment
@@ -44,8 +47,12 @@ public enum Doctor {
         let identity = home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
             ? (DoctorCheck("identity", .skipped, "no home to look in"), nil) : checkIdentity(o.home)
         add(identity.0)
-        add(home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
-            ? DoctorCheck("database", .skipped, "no home to look in") : checkDatabase(o.home))
+        if let store = o.store, store.isPostgres {
+            add(checkSharedStore(store))
+        } else {
+            add(home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
+                ? DoctorCheck("database", .skipped, "no home to look in") : checkDatabase(o.home, store: o.store))
+        }
         add(checkClock())
         let bus = checkBus(o.environment)
         add(bus)
@@ -141,8 +148,24 @@ public enum Doctor {
         }
     }
 
-    static func checkDatabase(_ home: NearcardHome) -> DoctorCheck {
-        let path = home.databasePath
+    /// A fleet's PostgreSQL book: reachable, the schema this Nearcard knows, writable.
+    static func checkSharedStore(_ store: StoreLocation) -> DoctorCheck {
+        do {
+            let db = try NearcardDatabase(location: store, busyTimeout: 2, retryWindow: 3)
+            defer { db.close() }
+            let integrity = try db.integrityCheck()
+            guard integrity == "ok" else { return DoctorCheck("database", .problem, integrity, fix: "check that --store names the fleet's database") }
+            try db.checkWritable()
+            return DoctorCheck("database", .ok, "\(store): \(try db.contacts().count) contacts, schema current, writable")
+        } catch {
+            return DoctorCheck("database", .problem, error.message,
+                               fix: "start the server or fix --store / $NEARCARD_STORE (password in $PGPASSWORD)")
+        }
+    }
+
+    static func checkDatabase(_ home: NearcardHome, store: StoreLocation? = nil) -> DoctorCheck {
+        var path = home.databasePath
+        if case .sqlite(let other)? = store { path = other }
         guard FileManager.default.fileExists(atPath: path) else {
             return DoctorCheck("database", .ok, "no contact database yet (made on first use)")
         }
@@ -154,9 +177,8 @@ public enum Doctor {
             try db.checkWritable()
             return DoctorCheck("database", .ok, "\(path): \(try db.contacts().count) contacts, integrity ok, writable")
         } catch {
-            let kind = (error as? StoreError)?.kind
-            if kind == .io { return DoctorCheck("database", .problem, error.message, fix: "free some space, or make it writable: ls -l \(FileIO.directoryName(path))") }
-            return DoctorCheck("database", .problem, "\(path) cannot be used: \((error as? StoreError)?.message ?? "\(error)")", fix: aside)
+            if error.kind == .io { return DoctorCheck("database", .problem, error.message, fix: "free some space, or make it writable: ls -l \(FileIO.directoryName(path))") }
+            return DoctorCheck("database", .problem, "\(path) cannot be used: \(error.message)", fix: aside)
         }
     }
 

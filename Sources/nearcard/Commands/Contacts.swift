@@ -43,7 +43,14 @@ struct Contacts: AsyncParsableCommand {
         func run() async throws {
             let db = try global.existingDatabase()
             let contact = try db.findContact(id)
-            if json { Console.json(contact.json) } else { ContactDisplay.show(contact, database: db) }
+            let exchanges = try contact.didPublicKey.map { try db.exchanges(contactDID: $0) } ?? []
+            if json {
+                var o = contact.json.objectValue ?? [:]
+                o["exchanges"] = .array(exchanges.map { ["at": .string(ISO8601.string($0.at)), "node": .string($0.node)] })
+                Console.json(.object(o))
+            } else {
+                ContactDisplay.show(contact, database: db, exchanges: exchanges)
+            }
         }
     }
 
@@ -177,13 +184,17 @@ enum ContactDisplay {
         for r in rows { Console.out(line(r)) }
     }
 
-    static func show(_ c: Contact, database: NearcardDatabase?) {
+    static func show(_ c: Contact, database: NearcardDatabase?, exchanges: [NearcardDatabase.ExchangeRecord] = []) {
         var rows = CardDisplay.rows(c.card)
         rows.append(("Status", c.verificationStatus.rawValue + " (source \(c.source.rawValue))"))
         if let note = GroupNote.note(for: c) { rows.append(("Group", note)) }
         if let did = c.didPublicKey { rows.append(("DID", did)) }
         rows.append(("Received", ISO8601.string(c.receivedAt)))
         if let t = c.exchangeTimestamp { rows.append(("Exchanged", ISO8601.string(t))) }
+        if exchanges.count > 1 || exchanges.contains(where: { !$0.node.isEmpty }) {
+            let nodes = Set(exchanges.map(\.node).filter { !$0.isEmpty }).sorted()
+            rows.append(("Exchanges", "\(exchanges.count)" + (nodes.isEmpty ? "" : " (with \(nodes.joined(separator: ", ")))")))
+        }
         if let m = c.theirEphemeralMessage { rows.append(("Their message", m)) }
         if let m = c.myEphemeralMessage { rows.append(("My message", m)) }
         if c.sealedRoute != nil { rows.append(("Sealed route", "held (private follow-up messages possible)")) }

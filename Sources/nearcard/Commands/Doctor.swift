@@ -44,7 +44,7 @@ struct DoctorCommand: AsyncParsableCommand {
     func run() async throws {
         let options = Doctor.Options(home: global.resolvedHome, port: port,
                                      filter: InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded),
-                                     environment: global.environment, seconds: timeout)
+                                     environment: global.environment, seconds: timeout, store: try global.storeLocation())
         let json = self.json
         let checks = await Doctor.run(options) { check in
             guard !json else { return }

@@ -12,7 +12,8 @@ enum NodeCommand {
                       jsonl: Bool) async throws {
         NodeSetup.raiseOpenFileLimit()
         let events = EventBus()
-        let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields)
+        let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields,
+                                            nodeName: node.nodeName)
         let identity = context.identity
         // JSON lines: the session in Node writes every event from now on (so none is missed) and, once the
         // node runs, answers commands; this face only moves the lines.

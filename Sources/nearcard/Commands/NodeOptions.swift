@@ -26,6 +26,9 @@ struct NodeOptions: ParsableArguments {
     @Option(help: "Seconds a person (or program) has to decide on a request.")
     var consentTimeout: Double = 60
 
+    @Option(help: ArgumentHelp("This node's name in the exchange log of a store several bots share (default: $NEARCARD_NODE_NAME, else the host name).", valueName: "NAME"))
+    var nodeName: String?
+
     @Option(help: "Sessions open at once (default 256).")
     var maxSessions: Int?
 

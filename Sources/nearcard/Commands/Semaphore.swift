@@ -45,7 +45,7 @@ struct Semaphore: AsyncParsableCommand {
             report["scope"] = .string(proof.scope.description)
             // The trust list is consulted only when a home exists: verifying needs no identity.
             let home = global.resolvedHome
-            let db = FileManager.default.fileExists(atPath: home.databasePath) ? try global.database() : nil
+            let db = try global.storeLocation() != nil || FileManager.default.fileExists(atPath: home.databasePath) ? try global.database() : nil
             let group = try db?.trustedGroup(root: proof.root.description)
             report["group"] = group.map { .string($0.name) } ?? .null
             report["trusted"] = .bool(group != nil)

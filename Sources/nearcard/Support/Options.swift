@@ -9,6 +9,9 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Nearcard's data directory (default: $NEARCARD_HOME, else $XDG_DATA_HOME/nearcard, else ~/.local/share/nearcard).", valueName: "DIR"))
     var home: String?
 
+    @Option(name: .long, help: ArgumentHelp("Where the book (card, contacts, messages, trust) lives: sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE, which several bots may share (default: $NEARCARD_STORE, else the home's nearcard.sqlite). The identity key always stays in the home; give a PostgreSQL password in $PGPASSWORD.", valueName: "STORE"))
+    var store: String?
+
     @Flag(name: .long, help: "Add detail to error messages.")
     var verbose = false
 
@@ -18,14 +21,35 @@ struct GlobalOptions: ParsableArguments {
 
     var identityStore: IdentityStore { IdentityStore(home: resolvedHome) }
 
-    /// The database in the home directory (created on first use: for commands that store something).
-    func database() throws -> NearcardDatabase { try NearcardDatabase(home: resolvedHome) }
+    /// Where the book lives when it is not the home's SQLite file: `--store`, else `$NEARCARD_STORE`.
+    func storeLocation() throws -> StoreLocation? {
+        guard let text = store ?? environment["NEARCARD_STORE"].flatMap({ $0.isEmpty ? nil : $0 }) else { return nil }
+        return try StoreLocation.parse(text, environment: environment)
+    }
+
+    /// The book (created on first use: for commands that store something).
+    func database() throws -> NearcardDatabase {
+        if let location = try storeLocation() { return try NearcardDatabase(location: location) }
+        return try NearcardDatabase(home: resolvedHome)
+    }
 
     /// The database for a command that only reads: a home without an identity or a database is never
     /// created by looking at it (exit 3, saying how to make one).
     func existingDatabase() throws -> NearcardDatabase {
         let home = resolvedHome
         let fm = FileManager.default
+        switch try storeLocation() {
+        case .postgres(let p)?:
+            // A fleet's database: the server holds it; opening brings its schema up to date.
+            return try NearcardDatabase(location: .postgres(p))
+        case .sqlite(let path)?:
+            guard fm.fileExists(atPath: path) else {
+                throw StoreError(.noIdentity, "there is no book at \(path) yet: a command that stores something (nearcard card set, listen, bot) creates it")
+            }
+            return try NearcardDatabase(path: path)
+        case nil:
+            break
+        }
         guard fm.fileExists(atPath: home.databasePath) || fm.fileExists(atPath: home.identityPath) else {
             throw StoreError(.noIdentity, "no identity yet in \(home.path): create one with: nearcard init --name \"Your Name\"")
         }

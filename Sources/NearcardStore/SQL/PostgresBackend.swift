@@ -1,0 +1,376 @@
+import Foundation
+import Synchronization
+internal import Logging
+internal import NIOCore
+internal import NIOPosix
+internal import PostgresNIO
+
+/// The fleet backend: a PostgreSQL database through postgres-nio, shared by several bots.
+///
+/// The store's API is synchronous (SQLite's is), so this backend blocks its caller on each round
+/// trip, on a semaphore rather than NIO's `wait()`: callers may be event-loop threads of the node,
+/// and the connections run on a loop of their own. A few connections are pooled. A connection lost
+/// (the server restarted, the network dropped) is replaced and the whole transaction run again, for
+/// up to `retryWindow`; so is one PostgreSQL aborted as a serialization failure or deadlock. Every
+/// write the store makes is keyed (a DID, a message id), so running one again never doubles it.
+final class PostgresBackend: StoreBackend, @unchecked Sendable {
+    let location: StoreLocation.Postgres
+    let name: String
+    var dialect: SQLDialect { .postgres }
+    /// How long a store call keeps trying to reach the server before it fails.
+    let retryWindow: TimeInterval
+    /// The longest one round trip may take before its connection counts as lost.
+    static let roundTripTimeout: TimeInterval = 30
+    private let configuration: PostgresConnection.Configuration
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let logger: Logger
+    private let report: @Sendable (StoreEvent) -> Void
+    private let condition = NSCondition()
+    private var idle: [PostgresConnection] = []
+    private var open = 0
+    private var nextID = 1
+    private var closed = false
+    /// A connection was lost and none has worked since (reported once each way).
+    private var disconnected = false
+    private let placeholders = Mutex<[String: String]>([:])
+
+    init(_ location: StoreLocation.Postgres, retryWindow: TimeInterval = 30, report: @escaping @Sendable (StoreEvent) -> Void) {
+        self.location = location
+        self.name = location.redacted
+        self.retryWindow = retryWindow
+        self.report = report
+        var logger = Logger(label: "nearcard.store.postgres")
+        logger.logLevel = .critical
+        self.logger = logger
+        var config: PostgresConnection.Configuration
+        if let socket = location.socketPath {
+            config = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
+        } else {
+            config = .init(host: location.host, port: location.port, username: location.user, password: location.password,
+                           database: location.database, tls: .disable)
+        }
+        config.options.connectTimeout = .seconds(Int64(min(retryWindow, 10).rounded(.up)))
+        self.configuration = config
+    }
+
+    deinit {
+        close()
+        try? group.syncShutdownGracefully()
+    }
+
+    // MARK: StoreBackend
+
+    func read<T>(_ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
+        try withConnection { connection in try body(connection) }
+    }
+
+    func write<T>(_ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
+        try transaction(window: retryWindow, body)
+    }
+
+    private func transaction<T>(window: TimeInterval, _ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
+        try withConnection(window: window) { connection in
+            try connection.execute("BEGIN", [])
+            do {
+                let value = try body(connection)
+                try connection.execute("COMMIT", [])
+                return value
+            } catch {
+                _ = try? connection.execute("ROLLBACK", [])
+                throw error
+            }
+        }
+    }
+
+    /// How long opening the store waits for the server: a command fails fast when there is none; a
+    /// running bot rides out a restart for the whole `retryWindow`.
+    static let openWindow: TimeInterval = 5
+
+    func migrate(_ migrations: [Migration]) throws(StoreError) {
+        try transaction(window: min(retryWindow, Self.openWindow)) { db in
+            // One bot migrates; the others wait here, then find the schema current.
+            try db.execute("SELECT pg_advisory_xact_lock(7447)")
+            try db.execute("CREATE TABLE IF NOT EXISTS nearcard_migrations (identifier TEXT PRIMARY KEY, appliedAt DOUBLE PRECISION NOT NULL)")
+            let applied = Set(try db.values("SELECT identifier FROM nearcard_migrations", []) as [String])
+            let known = Set(migrations.map(\.id))
+            if !applied.isSubset(of: known) {
+                throw StoreError(.database, "\(name) holds a newer Nearcard schema (\(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade this Nearcard to use it (the other bots already run a newer one)")
+            }
+            for migration in migrations where !applied.contains(migration.id) {
+                for statement in migration.statements(.postgres) { try db.execute(statement, []) }
+                try db.execute("INSERT INTO nearcard_migrations (identifier, appliedAt) VALUES (?, ?)", migration.id, Date().timeIntervalSince1970)
+            }
+        }
+    }
+
+    func checkWritable() throws(StoreError) {
+        let readOnly: Int? = try read { db in try db.value("SELECT pg_is_in_recovery()") }
+        if readOnly == 1 { throw StoreError(.database, "\(name) is a read-only standby: nothing can be stored there; point --store at the primary") }
+    }
+
+    func integrityCheck() throws(StoreError) -> String {
+        let tables: Int? = try read { db in
+            try db.value("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ('contact', 'outboxmessage', 'inboxmessage')")
+        }
+        return tables == 3 ? "ok" : "the Nearcard tables are missing from \(name)"
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        let connections = idle
+        idle.removeAll()
+        condition.unlock()
+        for connection in connections { try? block(connection.close(), timeout: 2) }
+    }
+
+    // MARK: connections
+
+    /// Runs `body` on a pooled connection; a lost connection (or an aborted transaction PostgreSQL
+    /// asks to retry) runs it again on a new one until `retryWindow` has passed.
+    private func withConnection<T>(window: TimeInterval? = nil, _ body: (Connection) throws -> T) throws(StoreError) -> T {
+        let window = window ?? retryWindow
+        let deadline = Date().addingTimeInterval(window)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection: PostgresConnection
+            do { connection = try acquire(until: deadline) } catch {
+                if Date() < deadline, case .unreachable = error { noteLost(); pause(attempt); continue }
+                throw storeError(error, window: window)
+            }
+            do {
+                let value = try body(Connection(backend: self, connection: connection))
+                release(connection, broken: false)
+                noteWorking()
+                return value
+            } catch {
+                let failure = classify(error)
+                release(connection, broken: failure == .connectionLost)
+                if failure == .connectionLost { noteLost() }
+                guard Date() < deadline else { throw storeError(error, window: window) }
+                switch failure {
+                case .connectionLost, .retryable:
+                    pause(attempt)
+                case .final:
+                    throw storeError(error, window: window)
+                }
+            }
+        }
+    }
+
+    /// A connection was found lost (a failed call, a pooled one the server closed, no answer).
+    private func noteLost() {
+        condition.lock()
+        let first = !disconnected
+        disconnected = true
+        condition.unlock()
+        if first { report(.connectionLost) }
+    }
+
+    private func noteWorking() {
+        condition.lock()
+        let back = disconnected
+        disconnected = false
+        condition.unlock()
+        if back { report(.reconnected) }
+    }
+
+    private func pause(_ attempt: Int) {
+        Thread.sleep(forTimeInterval: min(0.05 * Double(1 << min(attempt, 6)), 1.0))
+    }
+
+    private enum AcquireError: Error { case unreachable(any Error), closed, busy }
+
+    /// The largest number of connections one process opens.
+    static let maxConnections = 4
+
+    private func acquire(until deadline: Date) throws(AcquireError) -> PostgresConnection {
+        condition.lock()
+        while true {
+            if closed { condition.unlock(); throw .closed }
+            if let connection = idle.popLast() {
+                if connection.isClosed {
+                    open -= 1
+                    condition.unlock()
+                    noteLost()
+                    condition.lock()
+                    continue
+                }
+                condition.unlock()
+                return connection
+            }
+            if open < Self.maxConnections { break }
+            if !condition.wait(until: deadline) { condition.unlock(); throw .busy }
+        }
+        open += 1
+        let id = nextID
+        nextID += 1
+        condition.unlock()
+        do {
+            return try block(PostgresConnection.connect(on: group.next(), configuration: configuration, id: id, logger: logger), timeout: Self.roundTripTimeout)
+        } catch {
+            condition.lock()
+            open -= 1
+            condition.signal()
+            condition.unlock()
+            throw .unreachable(error)
+        }
+    }
+
+    private func release(_ connection: PostgresConnection, broken: Bool) {
+        condition.lock()
+        if broken || closed || connection.isClosed {
+            open -= 1
+            connection.close().whenComplete { _ in }
+        } else {
+            idle.append(connection)
+        }
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits for a future off the event loops (a semaphore, not NIO's `wait()`, which refuses any
+    /// event-loop thread); a round trip that takes longer than `timeout` counts as a lost connection.
+    private func block<T: Sendable>(_ future: EventLoopFuture<T>, timeout: TimeInterval) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<T, any Error>?>(nil)
+        future.whenComplete { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            throw RoundTripTimeout()
+        }
+        return try result.withLock { $0! }.get()
+    }
+
+    struct RoundTripTimeout: Error {}
+
+    private enum Failure { case connectionLost, retryable, final }
+
+    private func classify(_ error: any Error) -> Failure {
+        if error is RoundTripTimeout { return .connectionLost }
+        guard let e = error as? PSQLError else { return .final }
+        if let state = e.serverInfo?[.sqlState] {
+            // serialization_failure, deadlock_detected: PostgreSQL asks the client to run it again;
+            // admin_shutdown, crash_shutdown, cannot_connect_now: the server is going away or starting.
+            switch state {
+            case "40001", "40P01": return .retryable
+            case "57P01", "57P02", "57P03": return .connectionLost
+            default: return .final
+            }
+        }
+        switch e.code {
+        case .serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection, .messageDecodingFailure,
+             .unexpectedBackendMessage:
+            return .connectionLost
+        default:
+            return .final
+        }
+    }
+
+    private func storeError(_ error: any Error, window: TimeInterval) -> StoreError {
+        switch error {
+        case let e as StoreError: return e
+        case AcquireError.closed: return StoreError(.database, "\(name): the store was closed")
+        case AcquireError.busy: return StoreError(.database, "\(name): all \(Self.maxConnections) connections stayed busy for \(Int(window)) s; try again")
+        case AcquireError.unreachable(let cause): return StoreError(.database, "cannot reach PostgreSQL at \(name) (tried for \(Int(window)) s): \(Self.reason(cause)); start the server or fix --store")
+        case is RoundTripTimeout: return StoreError(.database, "\(name) did not answer within \(Int(Self.roundTripTimeout)) s; is the server overloaded or stopped?")
+        default: return StoreError(.database, "\(name): \(Self.reason(error))")
+        }
+    }
+
+    /// What a postgres-nio error says, in one line, never the query's bound values.
+    static func reason(_ error: any Error) -> String {
+        guard let e = error as? PSQLError else {
+            if let io = error as? IOError { return String(cString: strerror(io.errnoCode)) }
+            return "\(error)"
+        }
+        if let message = e.serverInfo?[.message] {
+            let state = e.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
+            return message + state
+        }
+        if let underlying = e.underlying {
+            if let io = underlying as? IOError { return String(cString: strerror(io.errnoCode)) }
+            if let connect = underlying as? NIOConnectionError, let first = connect.connectionErrors.first {
+                if let io = first.error as? IOError { return String(cString: strerror(io.errnoCode)) }
+                return "\(first.error)"
+            }
+            return "\(underlying)"
+        }
+        return "\(e.code)"
+    }
+
+    /// `?` placeholders numbered `$1…` (outside quoted literals), cached per statement.
+    func numbered(_ sql: String) -> String {
+        if let hit = placeholders.withLock({ $0[sql] }) { return hit }
+        var out = ""
+        var n = 0
+        var quoted = false
+        for ch in sql {
+            if ch == "'" { quoted.toggle() }
+            if ch == "?" && !quoted { n += 1; out += "$\(n)" } else { out.append(ch) }
+        }
+        placeholders.withLock { $0[sql] = out }
+        return out
+    }
+
+    struct Connection: SQLConnection {
+        let backend: PostgresBackend
+        let connection: PostgresConnection
+        var dialect: SQLDialect { .postgres }
+
+        func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
+            let result = try backend.block(connection.query(query(sql, arguments), logger: backend.logger), timeout: PostgresBackend.roundTripTimeout)
+            return result.metadata.rows ?? 0
+        }
+
+        func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
+            let result = try backend.block(connection.query(query(sql, arguments), logger: backend.logger), timeout: PostgresBackend.roundTripTimeout)
+            var names: [String]? = nil
+            return try result.rows.map { row in
+                var values: [SQLValue] = []
+                var columns: [String] = []
+                for cell in row {
+                    values.append(try Self.value(cell))
+                    if names == nil { columns.append(cell.columnName.lowercased()) }
+                }
+                if names == nil { names = columns }
+                return SQLRow(names: names ?? columns, values: values)
+            }
+        }
+
+        private func query(_ sql: String, _ arguments: [SQLValue]) -> PostgresQuery {
+            var binds = PostgresBindings(capacity: arguments.count)
+            for argument in arguments {
+                switch argument {
+                case .null: binds.appendNull()
+                case .integer(let i): binds.append(i)
+                case .real(let d): binds.append(d)
+                case .text(let s): binds.append(s)
+                case .blob(let b): binds.append(ByteBuffer(bytes: b))
+                }
+            }
+            return PostgresQuery(unsafeSQL: backend.numbered(sql), binds: binds)
+        }
+
+        static func value(_ cell: PostgresCell) throws -> SQLValue {
+            guard cell.bytes != nil else { return .null }
+            switch cell.dataType {
+            case .int2, .int4, .int8, .oid: return .integer(try cell.decode(Int64.self))
+            case .float4, .float8: return .real(try cell.decode(Double.self))
+            case .bool: return .integer(try cell.decode(Bool.self) ? 1 : 0)
+            case .bytea: return .blob(Array(buffer: try cell.decode(ByteBuffer.self)))
+            case .numeric: return .real(Double(try cell.decode(String.self)) ?? .nan)
+            default: return .text(try cell.decode(String.self))
+            }
+        }
+    }
+}
+
+/// What the store noticed about its server, for a node's logs and metrics.
+public enum StoreEvent: Sendable, Equatable {
+    case connectionLost
+    case reconnected
+}

@@ -1,0 +1,152 @@
+import Foundation
+internal import GRDB
+
+/// The embedded backend: one SQLite file in WAL mode through GRDB (the default; no server).
+final class SQLiteBackend: StoreBackend {
+    let path: String
+    let pool: DatabasePool
+    let busyTimeout: TimeInterval
+    var name: String { path }
+    var dialect: SQLDialect { .sqlite }
+
+    init(path: String, busyTimeout: TimeInterval) throws(StoreError) {
+        self.path = path
+        self.busyTimeout = busyTimeout
+        try FileIO.makeDirectory(FileIO.directoryName(path), mode: 0o700)
+        var config = Configuration()
+        config.busyMode = .timeout(busyTimeout)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+        }
+        do { pool = try DatabasePool(path: path, configuration: config) } catch {
+            throw Self.storeError(error, path: path, busyTimeout: busyTimeout)
+        }
+    }
+
+    func read<T>(_ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
+        do { return try pool.read { db in try body(Connection(db: db)) } } catch { throw mapped(error) }
+    }
+
+    func write<T>(_ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
+        do { return try pool.write { db in try body(Connection(db: db)) } } catch { throw mapped(error) }
+    }
+
+    func migrate(_ migrations: [Migration]) throws(StoreError) {
+        var migrator = DatabaseMigrator()
+        for migration in migrations {
+            migrator.registerMigration(migration.id) { db in
+                for statement in migration.statements(.sqlite) { try db.execute(sql: statement) }
+            }
+        }
+        do {
+            // A read first: when the schema is current (the usual case) opening takes no write lock,
+            // so commands can read while a running node writes.
+            let applied = try pool.read { db in try Set(migrator.appliedIdentifiers(db)) }
+            let known = Set(migrations.map(\.id))
+            if !applied.isSubset(of: known) {
+                throw StoreError(.database, "\(path) was written by a newer Nearcard (schema \(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade Nearcard to use it")
+            }
+            if applied != known { try migrator.migrate(pool) }
+        } catch {
+            throw mapped(error)
+        }
+        _ = chmod(path, 0o600)
+    }
+
+    func checkWritable() throws(StoreError) {
+        let directory = FileIO.directoryName(path)
+        var fs = statvfs()
+        if statvfs(directory, &fs) == 0 {
+            if fs.f_flag & UInt(ST_RDONLY) != 0 {
+                throw StoreError(.io, "\(directory) is on a read-only file system: nothing can be stored there; use a writable --home")
+            }
+            let free = UInt64(fs.f_bavail) * UInt64(fs.f_frsize)
+            if free < NearcardDatabase.minimumFreeBytes {
+                throw StoreError(.io, "the disk holding \(directory) is full (\(free / 1024) KiB free, \(NearcardDatabase.minimumFreeBytes / 1024) KiB needed); free some space")
+            }
+        }
+        for file in [directory, path] where access(file, W_OK) != 0 {
+            throw StoreError(.io, "\(file) is not writable by this user (\(String(cString: strerror(errno)))); fix its permissions or use another --home")
+        }
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                try db.execute(sql: "ROLLBACK")
+            }
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    func integrityCheck() throws(StoreError) -> String {
+        do { return try pool.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") } } catch { throw mapped(error) }
+    }
+
+    func close() {
+        try? pool.close()
+    }
+
+    private func mapped(_ error: any Error) -> StoreError {
+        if let e = error as? StoreError { return e }
+        return Self.storeError(error, path: path, busyTimeout: busyTimeout)
+    }
+
+    static func storeError(_ error: any Error, path: String, busyTimeout: TimeInterval) -> StoreError {
+        guard let e = error as? DatabaseError else { return StoreError(.database, "\(path): \(error)") }
+        switch e.resultCode.primaryResultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return StoreError(.database, "\(path) is locked by another process (waited \(busyTimeout) s); try again when it is done")
+        case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+            return StoreError(.database, "\(path) is not a Nearcard database or is damaged; it was left untouched (move it away to start a new one)")
+        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_FULL:
+            return StoreError(.io, "\(path): \(e.message ?? "\(e.resultCode)")")
+        default:
+            return StoreError(.database, "\(path): \(e.message ?? "\(e.resultCode)")")
+        }
+    }
+
+    /// GRDB's connection, as the store speaks to it. Every statement is cached: the store's are few,
+    /// and the exchange path runs the same ones again and again.
+    struct Connection: SQLConnection {
+        let db: GRDB.Database
+        var dialect: SQLDialect { .sqlite }
+
+        func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
+            try db.cachedStatement(sql: sql).execute(arguments: Self.arguments(arguments))
+            return db.changesCount
+        }
+
+        func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
+            let statement = try db.cachedStatement(sql: sql)
+            let names = statement.columnNames.map { $0.lowercased() }
+            let cursor = try Row.fetchCursor(statement, arguments: Self.arguments(arguments))
+            var out: [SQLRow] = []
+            while let row = try cursor.next() {
+                out.append(SQLRow(names: names, values: (0..<row.count).map { Self.value(row[$0] as DatabaseValue) }))
+            }
+            return out
+        }
+
+        static func arguments(_ values: [SQLValue]) -> StatementArguments {
+            StatementArguments(values.map { value -> DatabaseValue in
+                switch value {
+                case .null: .null
+                case .integer(let i): i.databaseValue
+                case .real(let d): d.databaseValue
+                case .text(let s): s.databaseValue
+                case .blob(let b): Data(b).databaseValue
+                }
+            })
+        }
+
+        static func value(_ v: DatabaseValue) -> SQLValue {
+            switch v.storage {
+            case .null: .null
+            case .int64(let i): .integer(i)
+            case .double(let d): .real(d)
+            case .string(let s): .text(s)
+            case .blob(let b): .blob([UInt8](b))
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Synchronization
+import NearcardSimulation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throw-away PostgreSQL server for the tests, from Debian's packages: `initdb` into a temporary
+/// folder, `pg_ctl start` on a Unix socket in that folder (and a TCP address when asked), the server
+/// run as the unprivileged test account when the tests have root (PostgreSQL refuses root). Trust
+/// authentication for the one superuser `nearcard`, no fsync: it holds nothing worth keeping, and is
+/// stopped and removed when the test process exits.
+public final class TestPostgres: @unchecked Sendable {
+    public let directory: String
+    public let socketDirectory: String
+    public let port: Int
+    public let listenAddress: String?
+    public let superuser = "nearcard"
+    let binaries: String
+    let netns: String?
+
+    /// The server the store's suite shares (one per test process; each test makes its own database).
+    public static let shared: TestPostgres = {
+        do { return try TestPostgres() } catch { fatalError("cannot start the tests' PostgreSQL server: \(error)") }
+    }()
+
+    /// Starts a server. `listen` adds a TCP address (e.g. a veth's inside `netns`) beside the socket.
+    public init(listen: String? = nil, port: Int = 5432, netns: String? = nil) throws {
+        guard let bin = Self.findBinaries() else {
+            throw LabError("PostgreSQL's server is not installed (initdb, pg_ctl); run scripts/install-deps.sh")
+        }
+        binaries = bin
+        self.listenAddress = listen
+        self.port = port
+        self.netns = netns
+        directory = "/tmp/nearcard-pg-\(getpid())-\(UUID().uuidString.prefix(8))"
+        socketDirectory = directory
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        TestAccount.give(directory)
+        let initdb = try run([bin + "/initdb", "-D", directory + "/data", "-U", superuser, "--auth=trust", "--no-sync", "-E", "UTF8", "--no-instructions"])
+        guard initdb.code == 0 else { throw LabError("initdb failed: \(initdb.output)") }
+        var options = "-k \(socketDirectory) -p \(port) -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        options += " -c listen_addresses='\(listen ?? "")' -c max_connections=60"
+        let start = try run([bin + "/pg_ctl", "-D", directory + "/data", "-o", options, "-l", directory + "/server.log", "-w", "-t", "60", "start"])
+        guard start.code == 0 else {
+            let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+            throw LabError("PostgreSQL did not start: \(start.output) \(log.suffix(600))")
+        }
+        Self.started.withLock { $0.append(self) }
+        Self.registerCleanup
+    }
+
+    /// `postgres://` URL of a database on this server (over the Unix socket unless `host` is given).
+    public func url(database: String, host: String? = nil) -> String {
+        if let host { return "postgres://\(superuser)@\(host):\(port)/\(database)" }
+        return "postgres://\(superuser)@/\(database)?host=\(socketDirectory)&port=\(port)"
+    }
+
+    /// Makes a new, empty database and returns its URL.
+    public func freshDatabase(host: String? = nil) throws -> String {
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        try sql("CREATE DATABASE \(name)")
+        return url(database: name, host: host)
+    }
+
+    /// Runs SQL through psql on the socket, as the superuser; returns its output.
+    @discardableResult
+    public func sql(_ statement: String, database: String = "postgres") throws -> String {
+        let r = try ChildProcess.run([binaries + "/psql", "-h", socketDirectory, "-p", "\(port)", "-U", superuser, "-d", database,
+                                      "-v", "ON_ERROR_STOP=1", "-tAc", statement])
+        guard r.code == 0 else { throw LabError("psql \(statement): \(r.output)") }
+        return r.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Restarts the server (every client connection is cut), as an operator's restart would.
+    public func restart() throws {
+        let r = try run([binaries + "/pg_ctl", "-D", directory + "/data", "-m", "fast", "-w", "-t", "60", "restart"])
+        guard r.code == 0 else { throw LabError("pg_ctl restart: \(r.output)") }
+    }
+
+    /// Stops the server now and removes its folder.
+    public func stop() {
+        _ = try? run([binaries + "/pg_ctl", "-D", directory + "/data", "-m", "immediate", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: directory)
+        Self.started.withLock { $0.removeAll { $0 === self } }
+    }
+
+    /// Runs a server program as the test account (inside `netns` when given).
+    func run(_ argv: [String]) throws -> (code: Int32, output: String) {
+        var command = argv
+        if TestAccount.isRoot, let account = try? TestAccount.ensure(TestAccount.name) {
+            command = ["/usr/bin/setpriv"] + TestAccount.dropArguments(account) + command
+        }
+        if let netns { command = ["/usr/sbin/ip", "netns", "exec", netns] + command }
+        var env = ProcessInfo.processInfo.environment
+        env["LC_ALL"] = "C.UTF-8"
+        return try ChildProcess.run(command, environment: env)
+    }
+
+    static func findBinaries() -> String? {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted(by: >)
+        for v in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(v)/bin/initdb") { return "\(root)/\(v)/bin" }
+        return nil
+    }
+
+    private static let started = Mutex<[TestPostgres]>([])
+    private static let registerCleanup: Void = {
+        atexit { TestPostgres.stopAll() }
+    }()
+
+    static func stopAll() {
+        for server in started.withLock({ $0 }) { server.stop() }
+    }
+}
