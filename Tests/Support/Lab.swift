@@ -61,6 +61,13 @@ public final class Lab: @unchecked Sendable {
         return (Lab(net: net, space: a), Lab(net: net, space: b))
     }
 
+    /// `count` namespaces on one bridge (addresses 10.99.0.1, 10.99.0.2, …, interface `sim0`), each with
+    /// its own avahi-daemon on it: machines on one LAN segment.
+    public static func bridged(_ count: Int) throws -> [Lab] {
+        let net = try Net("b")
+        return try net.lab.bridgedSpaces(count).map { Lab(net: net, space: $0) }
+    }
+
     /// The command prefix that runs a program inside the namespace with its avahi-daemon reachable
     /// (for the Python drivers' --wrap).
     public var execPrefix: [String] { space.execPrefix }

@@ -24,8 +24,9 @@ public final class TestPostgres: @unchecked Sendable {
         do { return try TestPostgres() } catch { fatalError("cannot start the tests' PostgreSQL server: \(error)") }
     }()
 
-    /// Starts a server. `listen` adds a TCP address (e.g. a veth's inside `netns`) beside the socket.
-    public init(listen: String? = nil, port: Int = 5432, netns: String? = nil) throws {
+    /// Starts a server. `listen` adds a TCP address (e.g. a veth's inside `netns`) beside the socket,
+    /// and `clients` the network allowed to connect to it (trust, as the socket).
+    public init(listen: String? = nil, port: Int = 5432, netns: String? = nil, clients: String? = nil) throws {
         guard let bin = Self.findBinaries() else {
             throw LabError("PostgreSQL's server is not installed (initdb, pg_ctl); run scripts/install-deps.sh")
         }
@@ -39,6 +40,11 @@ public final class TestPostgres: @unchecked Sendable {
         TestAccount.give(directory)
         let initdb = try run([bin + "/initdb", "-D", directory + "/data", "-U", superuser, "--auth=trust", "--no-sync", "-E", "UTF8", "--no-instructions"])
         guard initdb.code == 0 else { throw LabError("initdb failed: \(initdb.output)") }
+        if let clients {
+            let hba = directory + "/data/pg_hba.conf"
+            let text = ((try? String(contentsOfFile: hba, encoding: .utf8)) ?? "") + "host all all \(clients) trust\n"
+            try text.write(toFile: hba, atomically: false, encoding: .utf8)
+        }
         var options = "-k \(socketDirectory) -p \(port) -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         options += " -c listen_addresses='\(listen ?? "")' -c max_connections=60"
         let start = try run([bin + "/pg_ctl", "-D", directory + "/data", "-o", options, "-l", directory + "/server.log", "-w", "-t", "60", "start"])

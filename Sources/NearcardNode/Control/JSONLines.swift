@@ -64,6 +64,8 @@ public enum JSONLines {
             return line("message.failed", item.json.objectValue ?? [:])
         case .rateLimited(let address, let reason):
             return line("rate-limited", ["address": .string(address), "reason": .string(reason)])
+        case .storeConnection(let lost, let store):
+            return line(lost ? "store.disconnected" : "store.reconnected", ["store": .string(store)])
         case .error(let message):
             return line("error", ["message": .string(message)])
         }

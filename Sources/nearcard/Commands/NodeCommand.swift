@@ -77,6 +77,8 @@ enum NodeCommand {
                 Console.err("nearcard: discovery unavailable: \(message). Peers can still reach you at HOST:PORT.")
             case .rateLimited(let address, let reason):
                 Console.err("nearcard: refusing connections from \(address): \(reason)")
+            case .storeConnection(let lost, let store):
+                Console.err(lost ? "nearcard: lost the connection to \(store); retrying (exchanges wait meanwhile)" : "nearcard: reconnected to \(store)")
             case .error(let message):
                 Console.err("nearcard: \(message)")
             default:

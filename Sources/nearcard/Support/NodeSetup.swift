@@ -16,7 +16,9 @@ enum NodeSetup {
         let store = global.identityStore
         let identity = try store.loadPublic()
         let keys = try global.unlockIdentity()
-        let database = try global.database()
+        let database = try global.database { event in
+            events.emit(.storeConnection(lost: event == .connectionLost, store: (try? global.storeLocation())??.description ?? "the store"))
+        }
         let name = nodeName ?? global.environment["NEARCARD_NODE_NAME"] ?? ProcessInfo.processInfo.hostName
         return NodeContext(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
                            requiredFields: requiredFields, nodeName: name)

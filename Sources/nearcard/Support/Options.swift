@@ -27,9 +27,10 @@ struct GlobalOptions: ParsableArguments {
         return try StoreLocation.parse(text, environment: environment)
     }
 
-    /// The book (created on first use: for commands that store something).
-    func database() throws -> NearcardDatabase {
-        if let location = try storeLocation() { return try NearcardDatabase(location: location) }
+    /// The book (created on first use: for commands that store something). `events` hears a shared
+    /// store lose and regain its server.
+    func database(events: @escaping @Sendable (StoreEvent) -> Void = { _ in }) throws -> NearcardDatabase {
+        if let location = try storeLocation() { return try NearcardDatabase(location: location, events: events) }
         return try NearcardDatabase(home: resolvedHome)
     }
 
