@@ -164,3 +164,59 @@ import Testing
         #expect { try StoreLocation.parse("mysql://u:hunter2@h/d") } throws: { !(($0 as? StoreError)?.message.contains("hunter2") ?? true) }
     }
 }
+
+/// `nearcard store migrate`: a node's book into a fleet's database and back, nothing lost.
+@Suite struct StoreCopyTests {
+    @Test func aBookMovesToPostgreSQLAndBackIntact() throws {
+        let (node, dir) = try temporaryDatabase(.sqlite)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try node.saveMyCard(Card(name: "Ada", email: "ada@example.org"))
+        try node.saveSharingPolicy(SharingPolicy(fields: [.email]))
+        let did = "did:key:zGrace"
+        let route = IssuedRoute(mailboxToken: Array(repeating: 1, count: 16), contactDID: did, issuedAt: Date(), expiresAt: Date().addingTimeInterval(60))
+        let grace = try node.recordExchange(proximityContact(did: did, name: "Grace", message: "hi"), issuedRoute: route, payloadJSON: "{\"g\":1}")
+        try node.enqueue(MessageEnvelope.make(text: "later", from: "did:key:zAda", to: did, sentAt: 1_700_000_000, signer: Ed25519.PrivateKey()), for: grace)
+        _ = try node.keep(Contact(card: Card(name: "Manual Person"), source: .manual, verificationStatus: .unverified, receivedAt: Date(timeIntervalSince1970: 1_700_000_000.25)))
+        try node.addTrustAnchor("did:key:zIssuer", note: "conf")
+
+        let (fleet, _) = try temporaryDatabase(.postgres)
+        let there = try node.copy(to: fleet, merge: false)
+        let broken = there.filter { !$0.intact }.map(\.table)
+        #expect(broken.isEmpty, "\(broken)")
+        #expect(there.first { $0.table == "contact" }?.copied == 2)
+        #expect(try fleet.contacts().map(\.name) == ["Grace", "Manual Person"])
+        #expect(try fleet.myCard()?.card == node.myCard()?.card && fleet.sharingPolicy() == node.sharingPolicy())
+        #expect(try fleet.outbox().map(\.text) == ["later"] && fleet.exchanges().count == 1)
+
+        // Copying again is refused (the target holds a book) unless merged, which adds nothing twice.
+        #expect { try node.copy(to: fleet, merge: false) } throws: { ($0 as? StoreError)?.message.contains("--merge") == true }
+        let merged = try node.copy(to: fleet, merge: true)
+        #expect(merged.allSatisfy { $0.copied == 0 && $0.alreadyThere == $0.rows })
+        #expect(try fleet.contacts().count == 2)
+
+        // And back, into a new file: every row as it was.
+        let (back, backDir) = try temporaryDatabase(.sqlite)
+        defer { try? FileManager.default.removeItem(atPath: backDir) }
+        let home = try fleet.copy(to: back, merge: false)
+        #expect(home.allSatisfy { $0.intact })
+        #expect(zip(there, home).allSatisfy { $0.sourceChecksum == $1.sourceChecksum }, "the book came back changed")
+        #expect(try back.contacts() == node.contacts())
+    }
+
+    /// A visitor the fleet already knows: merging keeps the fleet's contact and moves the node's
+    /// messages to it.
+    @Test func mergingFollowsTheFleetsContact() throws {
+        let (node, dir) = try temporaryDatabase(.sqlite)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (fleet, _) = try temporaryDatabase(.postgres)
+        let did = "did:key:zGrace"
+        let atFleet = try fleet.recordContact(proximityContact(did: did, name: "Grace (fleet)", message: "a"), payloadJSON: "{\"a\":1}")
+        let atNode = try node.recordContact(proximityContact(did: did, name: "Grace (node)", message: "b"), payloadJSON: "{\"b\":1}")
+        try node.enqueue(MessageEnvelope.make(text: "hello", from: "did:key:zMe", to: did, sentAt: 1_700_000_000, signer: Ed25519.PrivateKey()), for: atNode)
+        let report = try node.copy(to: fleet, merge: true)
+        #expect(report.first { $0.table == "contact" }?.alreadyThere == 1)
+        #expect(report.allSatisfy { $0.intact })
+        #expect(try fleet.contacts().map(\.name) == ["Grace (fleet)"])
+        #expect(try fleet.outbox().first?.contactID == atFleet.id)
+    }
+}
