@@ -1,5 +1,7 @@
 import Foundation
 internal import NIOCore
+internal import NIOPosix
+internal import NIOConcurrencyHelpers
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,5 +22,23 @@ public enum EventLoops {
         let allowed = line.dropFirst("Cpus_allowed:".count).reduce(0) { n, c in n + (c.hexDigitValue?.nonzeroBitCount ?? 0) }
         guard allowed >= 1, allowed < System.coreCount else { return }
         setenv("NIO_SINGLETON_GROUP_LOOP_COUNT", String(allowed), 0)
+    }
+}
+
+extension EventLoops {
+    /// Runs a no-op on every loop of the node's group and waits for them all: true when each answered
+    /// within `timeout` (a stuck loop means stuck sessions; a watchdog should not be fed then).
+    public static func ping(timeout: TimeInterval = 5) async -> Bool {
+        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+        let waiting = NIOLockedValueBox<CheckedContinuation<Bool, Never>?>(nil)
+        @Sendable func decide(_ ok: Bool) {
+            waiting.withLockedValue { c in c?.resume(returning: ok); c = nil }
+        }
+        return await withCheckedContinuation { continuation in
+            waiting.withLockedValue { $0 = continuation }
+            // Whichever comes first decides; the other finds nothing left to resume.
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { decide(false) }
+            EventLoopFuture.andAllSucceed(loops.map { $0.submit {} }, on: loops[0]).whenComplete { _ in decide(true) }
+        }
     }
 }

@@ -347,6 +347,30 @@ public final class NodeRuntime: Sendable {
         return await OutboxWorker(context: context).deliverDue(peers: seen, ignoringBackoff: true)
     }
 
+    /// Sessions open now (connections admitted and not yet closed).
+    public var openSessions: Int { listener?.admission.openSessions ?? 0 }
+
+    /// Stops taking new sessions (the publication withdrawn, the listening socket closed) and waits up
+    /// to `grace` seconds for the open ones to finish; then stops the rest (`stop()`). Returns how many
+    /// were still open when the grace ran out.
+    @discardableResult
+    public func drain(grace: TimeInterval) async -> Int {
+        publication?.withdraw()
+        await listener?.close()
+        let deadline = Date().addingTimeInterval(grace)
+        while openSessions > 0, Date() < deadline {
+            try? await Task.sleep(nanoseconds: 50_000_000)
+        }
+        let left = openSessions
+        await stop()
+        return left
+    }
+
+    /// Whether the node's event loops answer (for a watchdog): a no-op run on one and awaited.
+    public func eventLoopsAnswer() async -> Bool {
+        await EventLoops.ping()
+    }
+
     /// Withdraws the publication, stops browsing and the outbox, and closes the listener.
     public func stop() async {
         for t in tasks.withLockedValue({ $0 }) { t.cancel() }

@@ -34,23 +34,71 @@ enum NodeCommand {
             let label = identity.name.map { "“\($0)”" } ?? "(no name)"
             Console.out("Listening on port \(runtime.port ?? node.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
         }
+        // Under systemd (Type=notify): READY, a STATUS kept current, WATCHDOG while the loops answer.
+        let service = ServiceNotifier(environment: global.environment)
+        let supervision = service.isActive ? supervise(runtime, service: service, events: events) : nil
 
-        let (stop, stopper) = AsyncStream.makeStream(of: Void.self)
-        session?.serve(runtime, commands: StdinLines.stream(), quit: { stopper.yield() })
+        // A stop: `quit` on stdin (nil), or a signal. SIGTERM (systemd's stop, `kill`) drains: no new
+        // sessions, those in flight get --grace seconds to finish. Ctrl-C stops at once.
+        let (stop, stopper) = AsyncStream.makeStream(of: Int32?.self)
+        session?.serve(runtime, commands: StdinLines.stream(), quit: { stopper.yield(nil) })
         let interrupts = NodeSetup.interrupts()
-        let signals = Task { for await _ in interrupts { stopper.yield(); return } }
-        for await _ in stop { break }
+        let signals = Task { for await signal in interrupts { stopper.yield(signal); return } }
+        var received: Int32?? = nil
+        for await s in stop { received = s; break }
         signals.cancel()
+        if received == .some(SIGTERM) {
+            let open = runtime.openSessions
+            service.stopping(status: "stopping, \(open) session\(open == 1 ? "" : "s") finishing")
+            if !jsonl { Console.out("\nStopping: no new sessions; \(open) in flight get up to \(Int(node.grace)) s…") }
+            let left = await runtime.drain(grace: node.grace)
+            if left > 0 { Console.err("nearcard: \(left) session(s) did not finish within \(Int(node.grace)) s and were closed") }
+        } else {
+            service.stopping(status: "stopping")
+        }
+        supervision?.cancel()
         if let session {
             await runtime.stop()
             await session.finish()
         } else {
-            Console.out("\nStopping…")
+            if received != .some(SIGTERM) { Console.out("\nStopping…") }
             await runtime.stop()
             // Let the printer write what is already queued.
             try? await Task.sleep(nanoseconds: 50_000_000)
             events.finish()
             await printer?.value
+        }
+    }
+
+    /// Tells systemd the node is ready, keeps its STATUS= current as sessions start and end, and feeds
+    /// the watchdog (at half its interval) while the event loops answer.
+    static func supervise(_ runtime: NodeRuntime, service: ServiceNotifier, events: EventBus) -> Task<Void, Never> {
+        service.ready(status: ServiceNotifier.servingStatus(sessions: 0, exchanges: 0))
+        let stream = events.subscribe()
+        return Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    var completed = 0
+                    for await event in stream {
+                        switch event {
+                        case .exchangeCompleted: completed += 1
+                        case .exchangeStarted, .exchangeFailed: break
+                        default: continue
+                        }
+                        service.status(ServiceNotifier.servingStatus(sessions: runtime.openSessions, exchanges: completed))
+                    }
+                }
+                if let interval = service.watchdogInterval {
+                    group.addTask {
+                        while !Task.isCancelled {
+                            if await runtime.eventLoopsAnswer() { service.watchdog() }
+                            try? await Task.sleep(nanoseconds: UInt64(interval / 2 * 1e9))
+                        }
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
         }
     }
 

@@ -29,6 +29,9 @@ struct NodeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("This node's name in the exchange log of a store several bots share (default: $NEARCARD_NODE_NAME, else the host name).", valueName: "NAME"))
     var nodeName: String?
 
+    @Option(help: ArgumentHelp("On SIGTERM (systemd's stop): seconds the sessions in flight get to finish before the node exits.", valueName: "SECONDS"))
+    var grace: Double = 10
+
     @Option(help: "Sessions open at once (default 256).")
     var maxSessions: Int?
 
@@ -40,6 +43,7 @@ struct NodeOptions: ParsableArguments {
 
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be 0…65535") }
+        if grace < 0 || grace > 600 { throw ValidationError("--grace must be between 0 and 600 seconds") }
         if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be between 0 and 3600 seconds") }
         for (name, v, top) in [("--max-sessions", maxSessions, 100_000), ("--max-sessions-per-address", maxSessionsPerAddress, 100_000),
                                ("--connections-per-minute", connectionsPerMinute, 1_000_000)] {

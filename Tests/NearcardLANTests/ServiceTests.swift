@@ -1,0 +1,106 @@
+import Foundation
+import NearcardCrypto
+import NearcardSimulation
+import NearcardTestSupport
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A socket that reads what a process sends to `$NOTIFY_SOCKET`, as systemd's would.
+final class NotifySocket: @unchecked Sendable {
+    let path: String
+    private let fd: Int32
+    private final class Received: @unchecked Sendable {
+        let lock = NSLock()
+        var items: [String] = []
+    }
+    private let received = Received()
+
+    init() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-notify-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        path = dir + "/notify.sock"
+        let socketFD = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        fd = socketFD
+        var sun = sockaddr_un()
+        sun.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &sun.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
+        let bound = withUnsafePointer(to: &sun) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        guard bound == 0 else { throw LabError("cannot bind \(path)") }
+        chmod(path, 0o777)
+        Thread { [received] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = recv(socketFD, &buffer, buffer.count, 0)
+                if n <= 0 { return }
+                let text = String(decoding: buffer[0..<n], as: UTF8.self)
+                received.lock.withLock { received.items.append(text) }
+            }
+        }.start()
+    }
+
+    var messages: [String] { received.lock.withLock { received.items } }
+
+    /// Waits (up to `seconds`) for a datagram that `match` accepts.
+    func wait(seconds: Double, _ match: (String) -> Bool) -> String? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let hit = messages.first(where: match) { return hit }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+        try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
+    }
+}
+
+/// Under systemd: READY and a STATUS kept current, WATCHDOG while the loops answer, and on SIGTERM
+/// STOPPING, no new sessions, the one in flight finished, exit 0.
+@Suite struct ServiceTests {
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-svc-\(UUID().uuidString)-\(name).log") }
+
+    @Test func aNodeUnderSystemdReportsAndDrainsOnSIGTERM() throws {
+        let lab = try Lab("sd")
+        let grace = try TestPerson(name: "Grace"), ada = try TestPerson(name: "Ada")
+        defer { grace.cli.cleanUp(); ada.cli.cleanUp() }
+        let notify = try NotifySocket()
+        let node = try lab.converse(["/usr/bin/env", "NOTIFY_SOCKET=\(notify.path)", "WATCHDOG_USEC=400000", CLI.executable.path,
+                                     "listen", "--jsonl", "--accept", "ask", "--no-discovery", "--port", "0", "--grace", "30",
+                                     "--home", grace.home.path], log: log("grace"))
+        let lines = DiscoveryInteropTests.Lines(node)
+        let started = try #require(lines.wait(seconds: 15) { $0["event"] == "started" })
+        let port = Int(try #require(started["port"]?.integerValue))
+        let ready = notify.wait(seconds: 5) { $0.contains("READY=1") }
+        #expect(ready?.contains("STATUS=serving, 0 sessions, 0 exchanges") == true, "\(notify.messages)")
+        #expect(notify.wait(seconds: 3) { $0 == "WATCHDOG=1" } != nil, "no watchdog ping at 0.4 s: \(notify.messages)")
+
+        // Ada asks; Grace's program has not answered yet when systemd stops Grace's node.
+        let dial = try lab.spawn([CLI.executable.path, "exchange", "127.0.0.1:\(port)", "--yes", "--json", "--home", ada.home.path], log: log("ada"))
+        let request = try #require(lines.wait(seconds: 15) { $0["event"] == "exchange.requested" })
+        #expect(notify.wait(seconds: 3) { $0.contains("STATUS=serving, 1 session,") } != nil, "\(notify.messages)")
+        node.signal(SIGTERM)
+        let stopping = notify.wait(seconds: 5) { $0.contains("STOPPING=1") }
+        #expect(stopping?.contains("STATUS=stopping, 1 session finishing") == true, "\(notify.messages)")
+        // No new sessions meanwhile: the port is closed.
+        #expect(Reachable.tcp("127.0.0.1", port, inside: lab) == false)
+        // The session in flight still completes, then the node exits 0.
+        #expect(node.send(line: #"{"cmd":"accept","id":"\#(request["id"]?.stringValue ?? "")","ref":1}"#))
+        #expect(dial.wait() == 0, "the exchange in flight was cut: \((try? String(contentsOf: log("ada"), encoding: .utf8)) ?? "")")
+        #expect(node.wait() == 0)
+        #expect(lines.wait(seconds: 1) { $0["event"] == "exchange.completed" } != nil)
+        #expect(try ada.contacts().count == 1)
+    }
+}
+
+/// Whether a TCP connection to `host:port` inside a lab's namespace is accepted.
+enum Reachable {
+    static func tcp(_ host: String, _ port: Int, inside lab: Lab) -> Bool {
+        (try? lab.run(["/usr/bin/timeout", "2", "/bin/bash", "-c", "exec 3<>/dev/tcp/\(host)/\(port)"]).code) == 0
+    }
+}
