@@ -31,6 +31,7 @@ public final class Listener: Sendable {
                 if address.hasPrefix("::ffff:") && address.contains(".") { address.removeFirst(7) }
                 switch admission.admit(address: address) {
                 case .refuse(let reason, let report):
+                    NodeMetrics.connectionRefused()
                     if report { context.events.emit(.rateLimited(address: address, reason: reason)) }
                     return channel.close()
                 case .admit:

@@ -26,6 +26,8 @@ public final class NodeRuntime: Sendable {
         public var interfaces: [String] = []
         /// Never use these (in addition to VPN and container bridges).
         public var excludedInterfaces: [String] = []
+        /// Record the node's metrics (through swift-metrics; the process bootstraps a backend).
+        public var metrics = false
 
         public init() {}
 
@@ -148,6 +150,10 @@ public final class NodeRuntime: Sendable {
                     }
                 }
             })
+        }
+        if options.metrics {
+            let stream = events.subscribe()
+            started.append(Task { [self] in await NodeMetrics.record(stream, runtime: self) })
         }
         tasks.withLockedValue { $0 = started }
     }

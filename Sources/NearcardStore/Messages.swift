@@ -4,7 +4,7 @@ import NearcardModel
 
 /// A message waiting to be delivered, or the record of one that was (or that failed for good).
 public struct OutboxItem: Sendable, Equatable {
-    public enum State: String, Sendable { case queued, delivered, failed }
+    public enum State: String, Sendable, CaseIterable { case queued, delivered, failed }
 
     public let id: String
     public let contactID: String
@@ -109,6 +109,17 @@ extension NearcardDatabase {
                 try db.execute("UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, state = 'failed', leaseUntil = NULL WHERE id = ?",
                                error, id)
             }
+        }
+    }
+
+    /// How many messages are in each state (for a node's metrics).
+    public func outboxCounts() throws(StoreError) -> [OutboxItem.State: Int] {
+        try read { db in
+            var counts: [OutboxItem.State: Int] = [:]
+            for row in try db.rows("SELECT state, COUNT(*) FROM outboxMessage GROUP BY state") {
+                if let state = OutboxItem.State(rawValue: try row[0]) { counts[state] = try row[1] }
+            }
+            return counts
         }
     }
 

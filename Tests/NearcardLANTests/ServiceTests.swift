@@ -104,3 +104,55 @@ enum Reachable {
         (try? lab.run(["/usr/bin/timeout", "2", "/bin/bash", "-c", "exec 3<>/dev/tcp/\(host)/\(port)"]).code) == 0
     }
 }
+
+/// `--metrics`: what a bot did, as Prometheus reads it.
+@Suite struct MetricsTests {
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-metrics-\(UUID().uuidString)-\(name).log") }
+
+    @Test func aBotsMetricsMatchWhatHappened() throws {
+        let lab = try Lab("mt")
+        let bot = try TestPerson(name: "Booth Bot")
+        let open = try TestPerson(name: "Open", card: ["--email", "open@example.org"]), second = try TestPerson(name: "Second", card: ["--email", "s@example.org"])
+        let shy = try TestPerson(name: "Shy")
+        defer { for p in [bot, open, second, shy] { p.cli.cleanUp() } }
+        for p in [open, second] { try p.cli.run(["share", "--fields", "name,email"]) }
+        let policy = bot.home.appendingPathComponent("policy.json")
+        try #"{"version": 1, "accept": "everyone", "requireFields": ["email"]}"#.write(to: policy, atomically: true, encoding: .utf8)
+        TestAccount.give(policy.path)
+        let logURL = log("bot")
+        _ = try lab.spawn([CLI.executable.path, "bot", "--policy", policy.path, "--home", bot.home.path, "--port", "0", "--no-discovery",
+                           "--metrics", "127.0.0.1:9464", "--connections-per-minute", "4"], log: logURL)
+        var port: Int?
+        for _ in 0..<300 where port == nil {
+            for line in ((try? String(contentsOf: logURL, encoding: .utf8)) ?? "").split(separator: "\n") where line.hasPrefix("{") {
+                if let e = try? JSONParser.parse(String(line)), e["event"] == "started" { port = e["port"]?.integerValue.map(Int.init) }
+            }
+            if port == nil { usleep(50_000) }
+        }
+        let p = try #require(port, "the bot did not start: \((try? String(contentsOf: logURL, encoding: .utf8)) ?? "")")
+        for visitor in [open, second] {
+            #expect(try lab.nearcard(["exchange", "127.0.0.1:\(p)", "--yes"], home: visitor.home).code == 0)
+        }
+        #expect(try lab.nearcard(["exchange", "127.0.0.1:\(p)", "--yes"], home: shy.home).code == 1, "declined: no email shown")
+        // Past 4 connections a minute from one address, connections are refused at once.
+        for _ in 0..<3 { _ = Reachable.tcp("127.0.0.1", p, inside: lab) }
+
+        func scrape() throws -> [String: Double] {
+            let r = try lab.run([CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/scrape_metrics.py").path, "http://127.0.0.1:9464/metrics"])
+            #expect(r.code == 0, "\(r.stderr)")
+            var out: [String: Double] = [:]
+            for (k, v) in r.json.objectValue ?? [:] { out[k] = v.doubleValue }
+            return out
+        }
+        var m = try scrape()
+        // The sessions close a moment after the exchange ends; the gauge follows on the next event or sample.
+        for _ in 0..<40 where m["nearcard_sessions_open{}"] != 0 { usleep(250_000); m = try scrape() }
+        #expect(m["nearcard_exchanges_total{outcome=completed}"] == 2, "\(m)")
+        #expect(m["nearcard_exchanges_total{code=declined,outcome=failed}"] == 1, "\(m.filter { $0.key.hasPrefix("nearcard_exchanges") })")
+        #expect(m["nearcard_exchange_duration_seconds_count{}"] == 2)
+        #expect((m["nearcard_exchange_duration_seconds_sum{}"] ?? 0) > 0)
+        #expect((m["nearcard_connections_refused_total{}"] ?? 0) >= 1)
+        #expect(m["nearcard_sessions_open{}"] == 0)
+        #expect(m["nearcard_outbox_messages{state=queued}"] == 0 && m["nearcard_store_errors_total{}"] == 0)
+    }
+}

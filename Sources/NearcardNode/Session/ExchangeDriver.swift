@@ -180,6 +180,7 @@ final class ExchangeDriver: SessionDriver {
             case .success(let contact):
                 self.report(.completed(contact, outcome))
             case .failure(let failure):
+                NodeMetrics.storeError()
                 self.report(.failed(ProtocolError(.internalError, "the exchange completed but storing the contact failed: \(failure.message)"),
                                     peer: outcome.peer, byPeer: false))
             }

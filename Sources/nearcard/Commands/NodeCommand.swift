@@ -5,12 +5,23 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardStore
+import NearcardWeb
 
 /// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
 enum NodeCommand {
     static func serve(global: GlobalOptions, node: NodeOptions, consent: ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
                       jsonl: Bool) async throws {
         NodeSetup.raiseOpenFileLimit()
+        // Metrics first: the node makes its metrics as it starts.
+        var metricsServer: Task<Void, Never>? = nil
+        if let metrics = node.metrics {
+            let (host, port) = try MetricsEndpoint.parse(metrics)
+            MetricsEndpoint.bootstrap()
+            do { metricsServer = try await MetricsEndpoint.start(host: host, port: port) } catch {
+                throw CLIError(.environment, "\(error)")
+            }
+        }
+        defer { metricsServer?.cancel() }
         let events = EventBus()
         let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields,
                                             nodeName: node.nodeName)

@@ -29,6 +29,9 @@ struct NodeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("This node's name in the exchange log of a store several bots share (default: $NEARCARD_NODE_NAME, else the host name).", valueName: "NAME"))
     var nodeName: String?
 
+    @Option(help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; docs/OPERATIONS.md lists them).", valueName: "HOST:PORT"))
+    var metrics: String?
+
     @Option(help: ArgumentHelp("On SIGTERM (systemd's stop): seconds the sessions in flight get to finish before the node exits.", valueName: "SECONDS"))
     var grace: Double = 10
 
@@ -65,6 +68,7 @@ struct NodeOptions: ParsableArguments {
         o.port = port
         o.discovery = !noDiscovery
         o.isPrivate = `private`
+        o.metrics = metrics != nil
         o.interfaces = interfaces
         o.excludedInterfaces = excluded
         return o
