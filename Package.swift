@@ -80,6 +80,7 @@ let package = Package(
             "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
             "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
 
         // Scripted simulations: N real node processes in network namespaces, driven through JSON lines.
@@ -92,6 +93,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
 
         // Helpers for the tests that drive the real executable and the real daemons.

@@ -121,7 +121,7 @@ enum Reachable {
         TestAccount.give(policy.path)
         let logURL = log("bot")
         _ = try lab.spawn([CLI.executable.path, "bot", "--policy", policy.path, "--home", bot.home.path, "--port", "0", "--no-discovery",
-                           "--metrics", "127.0.0.1:9464", "--connections-per-minute", "4"], log: logURL)
+                           "--metrics", "127.0.0.1:9464", "--connections-per-minute", "4", "--log-level", "debug"], log: logURL)
         var port: Int?
         for _ in 0..<300 where port == nil {
             for line in ((try? String(contentsOf: logURL, encoding: .utf8)) ?? "").split(separator: "\n") where line.hasPrefix("{") {
@@ -154,5 +154,18 @@ enum Reachable {
         #expect((m["nearcard_connections_refused_total{}"] ?? 0) >= 1)
         #expect(m["nearcard_sessions_open{}"] == 0)
         #expect(m["nearcard_outbox_messages{state=queued}"] == 0 && m["nearcard_store_errors_total{}"] == 0)
+
+        // The log (stderr, beside the JSON lines on stdout): one `TIME LEVEL EVENT key=value…` line per
+        // event, facts only: no names, no card fields.
+        let logLines = try String(contentsOf: logURL, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("{") }.map(String.init)
+        let shape = #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (trace|debug|info|notice|warning|error|critical) [a-z.-]+( [a-z_]+=("([^"\\]|\\.)*"|[^ "]+))*$/#
+        for line in logLines { #expect(line.wholeMatch(of: shape) != nil, "not a log line: \(line)") }
+        #expect(logLines.filter { $0.contains(" info exchange.completed ") && $0.contains(" did=did:key:") }.count == 2, "\(logLines)")
+        #expect(logLines.contains { $0.contains(" notice exchange.failed ") && $0.contains(" code=declined") })
+        #expect(logLines.contains { $0.contains(" debug exchange.started ") })
+        #expect(logLines.contains { $0.contains(" warning rate-limited ") })
+        for personal in ["Open", "Second", "Shy", "open@example.org", "s@example.org"] {
+            #expect(!logLines.contains { $0.contains(personal) }, "the log shows \(personal)")
+        }
     }
 }

@@ -43,7 +43,8 @@ struct Bot: AsyncParsableCommand {
         }
         let db = try global.database()
         try await NodeCommand.serve(global: global, node: node, consent: PolicyConsent(policy: parsed, database: db),
-                                    limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true)
+                                    limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true,
+                                    defaultLogLevel: .info)
     }
 
     static func describe(_ p: BotPolicy) -> JSONValue {

@@ -6,11 +6,12 @@ import NearcardModel
 import NearcardNode
 import NearcardStore
 import NearcardWeb
+import Logging
 
 /// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
 enum NodeCommand {
     static func serve(global: GlobalOptions, node: NodeOptions, consent: ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
-                      jsonl: Bool) async throws {
+                      jsonl: Bool, defaultLogLevel: Logger.Level? = nil) async throws {
         NodeSetup.raiseOpenFileLimit()
         // Metrics first: the node makes its metrics as it starts.
         var metricsServer: Task<Void, Never>? = nil
@@ -23,6 +24,14 @@ enum NodeCommand {
         }
         defer { metricsServer?.cancel() }
         let events = EventBus()
+        // Logs (swift-log): one key=value line per event on stderr, from the first event on.
+        var logging: Task<Void, Never>? = nil
+        if let level = node.logLevel ?? defaultLogLevel {
+            KeyValueLogHandler.bootstrap(level: level)
+            let stream = events.subscribe()
+            logging = Task { await NodeLog.record(stream, logger: Logger(label: "nearcard")) }
+        }
+        defer { logging?.cancel() }
         let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields,
                                             nodeName: node.nodeName)
         let identity = context.identity

@@ -5,6 +5,7 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardStore
+import Logging
 
 /// The options of a serving node (listen, bot).
 struct NodeOptions: ParsableArguments {
@@ -28,6 +29,9 @@ struct NodeOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("This node's name in the exchange log of a store several bots share (default: $NEARCARD_NODE_NAME, else the host name).", valueName: "NAME"))
     var nodeName: String?
+
+    @Option(help: ArgumentHelp("Log each event to stderr as one key=value line at or above this level: trace, debug, info, notice, warning, error, critical (bot: info; listen: no log).", valueName: "LEVEL"))
+    var logLevel: Logger.Level?
 
     @Option(help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; docs/OPERATIONS.md lists them).", valueName: "HOST:PORT"))
     var metrics: String?

@@ -1,0 +1,60 @@
+import Foundation
+import Logging
+import NearcardProtocol
+import NearcardStore
+
+/// The node's events as log records through swift-log: one record per event, its facts as metadata
+/// (ids, codes, DIDs, addresses, counts) and never a secret or what a person wrote: no card fields,
+/// no message text, no names. The process's logging backend decides where they go (the CLI writes
+/// `key=value` lines to stderr, which journald keeps).
+public enum NodeLog {
+    /// Logs `events` until they end.
+    public static func record(_ events: AsyncStream<NodeEvent>, logger: Logger) async {
+        for await event in events {
+            guard let (level, name, metadata) = describe(event) else { continue }
+            logger.log(level: level, "\(name)", metadata: metadata)
+        }
+    }
+
+    /// The record for an event: its level, its name (the JSON-lines event name) and its metadata.
+    static func describe(_ event: NodeEvent) -> (Logger.Level, String, Logger.Metadata)? {
+        switch event {
+        case .listening(let port, let addresses):
+            return (.info, "started", ["port": "\(port)", "addresses": "\(addresses.joined(separator: ","))"])
+        case .published(let name):
+            return (.info, "published", ["instance": "\(name)"])
+        case .discoveryUnavailable(let message):
+            return (.warning, "discovery-unavailable", ["reason": "\(message)"])
+        case .peerFound(let p):
+            return (.debug, "peer.found", ["instance": "\(p.instanceName)", "fingerprint": "\(p.txt.fingerprint ?? "")"])
+        case .peerLost(let name):
+            return (.debug, "peer.lost", ["instance": "\(name)"])
+        case .exchangeStarted(let id, let role, let remote):
+            return (.debug, "exchange.started", ["id": "\(id)", "role": "\(role)", "remote": "\(remote)"])
+        case .exchangeRequested(let id, let peer, _, _, _):
+            return (.debug, "exchange.requested", ["id": "\(id)", "did": "\(peer.did)"])
+        case .exchangeCompleted(let id, let contact, _, _, let elapsed):
+            return (.info, "exchange.completed", ["id": "\(id)", "contact": "\(contact.id)", "did": "\(contact.didPublicKey ?? "")",
+                                                  "status": "\(contact.verificationStatus.rawValue)", "ms": "\(Int((elapsed * 1000).rounded()))"])
+        case .exchangeFailed(let id, let peer, let error, let byPeer):
+            var m: Logger.Metadata = ["id": "\(id)", "code": "\(error.code.rawValue)", "by_peer": "\(byPeer)"]
+            if let did = peer?.did { m["did"] = "\(did)" }
+            let level: Logger.Level = error.code == .internalError ? .error : .notice
+            return (level, "exchange.failed", m)
+        case .messageReceived(let m):
+            return (.info, "message.received", ["id": "\(m.id)", "from": "\(m.fromDID)"])
+        case .messageRefused(let remote, _, let byPeer):
+            return (.notice, "message.refused", ["remote": "\(remote)", "by_peer": "\(byPeer)"])
+        case .messageDelivered(let m):
+            return (.info, "message.delivered", ["id": "\(m.id)", "to": "\(m.contactDID)", "attempts": "\(m.attempts)"])
+        case .messageGaveUp(let m):
+            return (.warning, "message.failed", ["id": "\(m.id)", "to": "\(m.contactDID)", "attempts": "\(m.attempts)"])
+        case .rateLimited(let address, let reason):
+            return (.warning, "rate-limited", ["address": "\(address)", "reason": "\(reason)"])
+        case .storeConnection(let lost, let store):
+            return lost ? (.warning, "store.disconnected", ["store": "\(store)"]) : (.notice, "store.reconnected", ["store": "\(store)"])
+        case .error(let message):
+            return (.error, "error", ["reason": "\(message)"])
+        }
+    }
+}
