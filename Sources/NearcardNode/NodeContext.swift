@@ -26,13 +26,16 @@ public final class NodeContext: Sendable {
     public let requiredFields: Set<CardField>
     /// This node's name in the store's exchange log: which bot of a fleet recorded an exchange.
     public let nodeName: String
+    /// Where each completed exchange is posted (a bot policy's `webhook`), queued with the exchange.
+    public let webhook: Webhook?
     /// Addresses to put in the routes we hand out (set when a listener knows its port).
     private let hints: Mutex<[RouteRecord.Hint]>
 
     public init(keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: ConsentProvider,
                 events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = [],
-                requiredFields: Set<CardField> = [], nodeName: String = "") {
+                requiredFields: Set<CardField> = [], nodeName: String = "", webhook: Webhook? = nil) {
         self.nodeName = nodeName
+        self.webhook = webhook
         self.local = LocalIdentity(keys: keys, name: identity.name)
         self.identity = identity
         self.database = database
@@ -98,6 +101,6 @@ public final class NodeContext: Sendable {
             issuedAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.issuedAt)),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.expiresAt)))
         return try database.recordExchange(contact, issuedRoute: route, payloadJSON: outcome.theirPayloadJSON.canonicalText,
-                                           node: nodeName, now: at)
+                                           node: nodeName, webhookURL: webhook?.url, now: at)
     }
 }

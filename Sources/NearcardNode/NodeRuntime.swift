@@ -151,6 +151,9 @@ public final class NodeRuntime: Sendable {
                 }
             })
         }
+        if let webhook = context.webhook {
+            started.append(Task { await WebhookWorker(context: context, webhook: webhook).run() })
+        }
         if options.metrics {
             let stream = events.subscribe()
             started.append(Task { [self] in await NodeMetrics.record(stream, runtime: self) })

@@ -190,6 +190,23 @@ public final class NearcardDatabase: Sendable {
                     FROM contact WHERE did IS NOT NULL AND source = 'proximity';
                 ALTER TABLE outboxMessage ADD COLUMN fromDID TEXT
                 """),
+        // Webhook deliveries waiting (or done): queued in the exchange's own transaction, so a
+        // completed exchange is never left unannounced; the id is the exchange's.
+        Migration(id: "v10-webhooks", sql: """
+                CREATE TABLE webhookDelivery (
+                    id TEXT PRIMARY KEY,
+                    url TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    createdAt REAL NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    nextAttemptAt REAL NOT NULL,
+                    leaseUntil REAL,
+                    lastError TEXT,
+                    deliveredAt REAL
+                );
+                CREATE INDEX webhookDelivery_due ON webhookDelivery(state, nextAttemptAt)
+                """),
     ]
 
     // MARK: my card and sharing policy
@@ -368,7 +385,10 @@ public final class NearcardDatabase: Sendable {
     /// when the DID is known), its social-graph entry, the route we issued to it, and the exchange
     /// itself (by `node`: which bot of a fleet, or empty). Recording the same payload again changes nothing.
     @discardableResult
-    public func recordExchange(_ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, node: String = "", now: Date = Date()) throws(StoreError) -> Contact {
+    /// With `webhookURL`, a delivery of the contact (as `contacts show --json` prints it) is queued in
+    /// the same transaction.
+    public func recordExchange(_ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, node: String = "", webhookURL: String? = nil,
+                               now: Date = Date()) throws(StoreError) -> Contact {
         try write { db in
             let saved = try Self.upsertContact(contact, payloadJSON: payloadJSON, now: now, db: db)
             try db.execute("""
@@ -376,9 +396,18 @@ public final class NearcardDatabase: Sendable {
                 ON CONFLICT(mailboxToken) DO UPDATE SET contactDID = excluded.contactDID, issuedAt = excluded.issuedAt, expiresAt = excluded.expiresAt
                 """, Base64.urlEncode(issuedRoute.mailboxToken), issuedRoute.contactDID,
                 issuedRoute.issuedAt.timeIntervalSince1970, issuedRoute.expiresAt.timeIntervalSince1970)
+            let id = Self.exchangeID(payloadJSON: payloadJSON)
             if let did = saved.didPublicKey {
                 try db.execute("INSERT INTO exchange (id, contactDID, at, node) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                               Self.exchangeID(payloadJSON: payloadJSON), did, now.timeIntervalSince1970, node)
+                               id, did, now.timeIntervalSince1970, node)
+            }
+            if let webhookURL {
+                let exchanges = try saved.didPublicKey.map { try Self.exchanges(db, contactDID: $0) } ?? []
+                try db.execute("""
+                    INSERT INTO webhookDelivery (id, url, body, createdAt, state, attempts, nextAttemptAt)
+                    VALUES (?, ?, ?, ?, 'queued', 0, ?) ON CONFLICT DO NOTHING
+                    """, id, webhookURL, Self.contactDocument(saved, exchanges: exchanges).canonicalText, now.timeIntervalSince1970,
+                    now.timeIntervalSince1970)
             }
             return saved
         }
@@ -401,15 +430,25 @@ public final class NearcardDatabase: Sendable {
     /// The exchanges recorded, oldest first; `contactDID` narrows to one contact.
     public func exchanges(contactDID: String? = nil) throws(StoreError) -> [ExchangeRecord] {
         try read { db in
-            let rows = if let contactDID {
-                try db.rows("SELECT * FROM exchange WHERE contactDID = ? ORDER BY at", contactDID)
-            } else {
-                try db.rows("SELECT * FROM exchange ORDER BY at")
-            }
-            return try rows.map { row in
-                ExchangeRecord(id: try row["id"], contactDID: try row["contactDID"], at: Date(timeIntervalSince1970: try row["at"]), node: try row["node"])
-            }
+            if let contactDID { return try Self.exchanges(db, contactDID: contactDID) }
+            return try db.rows("SELECT * FROM exchange ORDER BY at").map(Self.exchangeRecord)
         }
+    }
+
+    static func exchanges(_ db: any SQLConnection, contactDID: String) throws -> [ExchangeRecord] {
+        try db.rows("SELECT * FROM exchange WHERE contactDID = ? ORDER BY at", contactDID).map(exchangeRecord)
+    }
+
+    static func exchangeRecord(_ row: SQLRow) throws -> ExchangeRecord {
+        ExchangeRecord(id: try row["id"], contactDID: try row["contactDID"], at: Date(timeIntervalSince1970: try row["at"]), node: try row["node"])
+    }
+
+    /// A contact as `contacts show --json` prints it (and a webhook posts it): its members and its
+    /// exchanges (`at`, `node`).
+    public static func contactDocument(_ contact: Contact, exchanges: [ExchangeRecord]) -> JSONValue {
+        var o = contact.json.objectValue ?? [:]
+        o["exchanges"] = .array(exchanges.map { ["at": .string(ISO8601.string($0.at)), "node": .string($0.node)] })
+        return .object(o)
     }
 
     /// The routes issued to a contact, newest first.

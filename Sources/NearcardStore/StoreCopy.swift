@@ -19,7 +19,7 @@ extension NearcardDatabase {
     static let bookTables: [(name: String, key: [String])] = [
         ("myCard", ["id"]), ("setting", ["key"]), ("contact", ["id"]), ("socialGraph", ["didHash"]),
         ("issuedRoute", ["mailboxToken"]), ("outboxMessage", ["id"]), ("inboxMessage", ["fromDID", "id"]),
-        ("trustAnchor", ["did"]), ("credential", ["id"]), ("trustedGroup", ["root"]), ("invitation", ["id"]), ("exchange", ["id"]),
+        ("trustAnchor", ["did"]), ("credential", ["id"]), ("trustedGroup", ["root"]), ("invitation", ["id"]), ("exchange", ["id"]), ("webhookDelivery", ["id"]),
     ]
 
     /// Copies every row of this book into `target` in one transaction there. A target that already

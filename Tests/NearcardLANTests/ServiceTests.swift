@@ -169,3 +169,57 @@ enum Reachable {
         }
     }
 }
+
+/// A bot's webhook: each completed exchange posted, signed, to a receiver that is down for a while
+/// and then answers 503 once; it arrives once, with a valid signature, and never held up the exchange.
+@Suite struct WebhookTests {
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-webhook-\(UUID().uuidString)-\(name).log") }
+
+    @Test func aCompletedExchangeReachesAReceiverThatWasDown() throws {
+        let lab = try Lab("wh")
+        let bot = try TestPerson(name: "Booth Bot"), visitor = try TestPerson(name: "Ada Lovelace", card: ["--email", "ada@example.org"])
+        defer { bot.cli.cleanUp(); visitor.cli.cleanUp() }
+        let secret = "s3cr3t-" + UUID().uuidString
+        let secretFile = bot.home.appendingPathComponent("webhook.secret")
+        try (secret + "\n").write(to: secretFile, atomically: true, encoding: .utf8)
+        chmod(secretFile.path, 0o600)
+        TestAccount.give(secretFile.path)
+        let policy = bot.home.appendingPathComponent("policy.json")
+        try #"{"version": 1, "accept": "everyone", "webhook": {"url": "http://127.0.0.1:8099/hooks/nearcard", "secretFile": "webhook.secret"}}"#
+            .write(to: policy, atomically: true, encoding: .utf8)
+        TestAccount.give(policy.path)
+        let check = try CLI.run(executable: CLI.executable.path, ["bot", "--check", "--policy", policy.path])
+        #expect(check.code == 0 && check.json["webhook"]?["url"] == "http://127.0.0.1:8099/hooks/nearcard" && !check.stdout.contains(secret))
+
+        let logURL = log("bot")
+        _ = try lab.spawn([CLI.executable.path, "bot", "--policy", policy.path, "--home", bot.home.path, "--port", "0", "--no-discovery"], log: logURL)
+        var port: Int?
+        for _ in 0..<300 where port == nil {
+            for line in ((try? String(contentsOf: logURL, encoding: .utf8)) ?? "").split(separator: "\n") where line.hasPrefix("{") {
+                if let e = try? JSONParser.parse(String(line)), e["event"] == "started" { port = e["port"]?.integerValue.map(Int.init) }
+            }
+            if port == nil { usleep(50_000) }
+        }
+        let p = try #require(port)
+        // Nothing listens at the webhook's address yet: the exchange completes all the same.
+        let exchanged = try lab.nearcard(["exchange", "127.0.0.1:\(p)", "--yes", "--json"], home: visitor.home)
+        #expect(exchanged.code == 0, "\(exchanged.stderr)")
+        sleep(2)
+        let received = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-webhook-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: received) }
+        _ = try lab.spawn([CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/webhook_receiver.py").path, "8099", secret,
+                           received.path, "--fail-first", "1"], log: log("receiver"))
+        func records() -> [JSONValue] {
+            ((try? String(contentsOf: received, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, records().isEmpty { usleep(200_000) }
+        sleep(3)  // time for a duplicate to show up, were there one
+        let got = records()
+        #expect(got.count == 1, "\(got)")
+        #expect(got.first?["valid"] == true && got.first?["event"] == "exchange.completed" && got.first?["type"] == "application/json")
+        #expect(got.first?["name"] == "Ada Lovelace" && got.first?["did"]?.stringValue == visitor.did && got.first?["exchanges"] == 1)
+        #expect(got.first?["delivery"]?.stringValue?.count == 64)
+        #expect(!((try? String(contentsOf: logURL, encoding: .utf8)) ?? "").contains(secret), "the secret is in the bot's output")
+    }
+}

@@ -57,6 +57,34 @@ import Testing
         #expect(error("[1]") != nil && error("{") != nil)
     }
 
+    /// A webhook's URL and secret: read strictly, a secret file kept private, the signature the
+    /// documented HMAC over "TIMESTAMP." + body.
+    @Test func readsAWebhookAndRefusesAWeakOne() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-wh-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let secret = String(repeating: "k", count: 32)
+        try (secret + "\n").write(toFile: dir + "/hook.secret", atomically: true, encoding: .utf8)
+        chmod(dir + "/hook.secret", 0o600)
+        let ok = try parse(#"{"version":1,"webhook":{"url":"https://crm.example/in","secretFile":"hook.secret"}}"#, directory: dir).get()
+        #expect(ok.webhook?.url == "https://crm.example/in" && ok.webhook?.description == "https://crm.example/in")
+        let body = Array(#"{"name":"Ada"}"#.utf8)
+        let expected = "sha256=" + Hex.encode(HMACSHA256.authenticate(key: Array(secret.utf8), message: Array("1700000000.".utf8) + body))
+        #expect(ok.webhook?.signature(body: body, timestamp: 1_700_000_000) == expected)
+        chmod(dir + "/hook.secret", 0o644)
+        if case .failure(let f) = parse(#"{"version":1,"webhook":{"url":"https://crm.example/in","secretFile":"hook.secret"}}"#, directory: dir) {
+            #expect(f.description.contains("readable by others"))
+        } else { Issue.record("a world-readable secret file was accepted") }
+        for bad in [#"{"version":1,"webhook":{"url":"ftp://x/y","secret":"0123456789abcdef"}}"#,
+                    #"{"version":1,"webhook":{"url":"https://x/y","secret":"short"}}"#,
+                    #"{"version":1,"webhook":{"url":"https://u:p@x/y","secret":"0123456789abcdef"}}"#,
+                    #"{"version":1,"webhook":{"url":"https://x/y"}}"#,
+                    #"{"version":1,"webhook":{"url":"https://x/y","secret":"0123456789abcdef","retries":3}}"#] {
+            #expect(error(bad) != nil, "\(bad)")
+        }
+        #expect(error(#"{"version":1,"webhook":{"url":"https://x/y","secret":"short"}}"#)?.contains("at least 16 bytes") == true)
+    }
+
     @Test func decidesByAllowlistKnownContactsAndRates() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-bot-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -20,6 +20,20 @@ import Testing
         let did = "did:key:zGrace"
         let grace = try db.recordExchange(proximityContact(did: did, name: "Grace", message: "hi"), issuedRoute: exchangeRoute(did), payloadJSON: "{\"p\":1}", node: "bot-a")
         #expect(try db.exchanges().map(\.node) == ["bot-a"])
+
+        // A webhook delivery queued with an exchange: claimed once, retried, delivered.
+        let hooked = try db.recordExchange(proximityContact(did: "did:key:zAda", name: "Ada", message: "hi"), issuedRoute: exchangeRoute("did:key:zAda"),
+                                           payloadJSON: "{\"p\":2}", webhookURL: "https://crm.example/in")
+        let queuedHook = try #require(try db.webhookDeliveries().first)
+        #expect(queuedHook.url == "https://crm.example/in" && queuedHook.state == .queued)
+        let document = try JSONParser.parse(queuedHook.body)
+        #expect(document["id"]?.stringValue == hooked.id && document["exchanges"]?.arrayValue?.count == 1)
+        #expect(try db.claimDueWebhooks().map(\.id) == [queuedHook.id])
+        #expect(try db.claimDueWebhooks().isEmpty, "a claimed delivery is not claimed twice")
+        try db.markWebhookFailed(id: queuedHook.id, error: "503", retryAt: Date().addingTimeInterval(-1))
+        #expect(try db.claimDueWebhooks().first?.attempts == 1)
+        try db.markWebhookDelivered(id: queuedHook.id)
+        #expect(try db.webhookDeliveries().first?.state == .delivered)
         #expect(try db.issuedRoutes(contactDID: did).count == 1)
 
         // Outbox: queued, claimed, failed with a retry, delivered.

@@ -14,7 +14,8 @@ internal import NIOConcurrencyHelpers
 ///      "message": "Thanks for stopping by, {name}!",
 ///      "rateLimits": {"perPeer": {"count": 3, "seconds": 3600}, "overall": {"count": 600, "seconds": 60}},
 ///      "maxConcurrentSessions": 64,
-///      "knownContact": "update" | "decline"}
+///      "knownContact": "update" | "decline",
+///      "webhook": {"url": "https://crm.example/nearcard", "secret": "…" | "secretFile": "webhook.secret"}}
 public struct BotPolicy: Sendable, Equatable {
     public enum Accept: Sendable, Equatable {
         case everyone
@@ -46,6 +47,8 @@ public struct BotPolicy: Sendable, Equatable {
     public var overall: Rate?
     public var maxConcurrentSessions: Int?
     public var knownContact: KnownContact = .update
+    /// Where each completed exchange is posted (signed with the secret), if anywhere.
+    public var webhook: Webhook?
 
     public static let version = 1
     public static let maximumLength = 1 << 20
@@ -65,7 +68,7 @@ public struct BotPolicy: Sendable, Equatable {
             throw fail("not valid JSON (\(error.message))")
         }
         guard let o = value.objectValue else { throw fail("a policy is a JSON object") }
-        let known: Set<String> = ["version", "accept", "requireFields", "message", "rateLimits", "maxConcurrentSessions", "knownContact"]
+        let known: Set<String> = ["version", "accept", "requireFields", "message", "rateLimits", "maxConcurrentSessions", "knownContact", "webhook"]
         if let extra = o.keys.sorted().first(where: { !known.contains($0) }) {
             throw fail("unknown member \"\(extra)\" (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -130,6 +133,9 @@ public struct BotPolicy: Sendable, Equatable {
         if let k = o["knownContact"] {
             guard let s = k.stringValue, let v = KnownContact(rawValue: s) else { throw fail("\"knownContact\" is \"update\" or \"decline\"") }
             p.knownContact = v
+        }
+        if let w = o["webhook"] {
+            p.webhook = try Webhook.parse(w, directory: directory, fail: fail)
         }
         return p
     }

@@ -44,7 +44,7 @@ struct Bot: AsyncParsableCommand {
         let db = try global.database()
         try await NodeCommand.serve(global: global, node: node, consent: PolicyConsent(policy: parsed, database: db),
                                     limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true,
-                                    defaultLogLevel: .info)
+                                    defaultLogLevel: .info, webhook: parsed.webhook)
     }
 
     static func describe(_ p: BotPolicy) -> JSONValue {
@@ -59,6 +59,8 @@ struct Bot: AsyncParsableCommand {
         o["rateLimits"] = ["perPeer": rate(p.perPeer), "overall": rate(p.overall)]
         o["maxConcurrentSessions"] = p.maxConcurrentSessions.map { .number(Double($0)) } ?? .null
         o["knownContact"] = .string(p.knownContact.rawValue)
+        // The URL only: the secret is never printed.
+        o["webhook"] = p.webhook.map { ["url": .string($0.url), "secret": "(set)"] } ?? .null
         return .object(o)
     }
 }

@@ -45,9 +45,7 @@ struct Contacts: AsyncParsableCommand {
             let contact = try db.findContact(id)
             let exchanges = try contact.didPublicKey.map { try db.exchanges(contactDID: $0) } ?? []
             if json {
-                var o = contact.json.objectValue ?? [:]
-                o["exchanges"] = .array(exchanges.map { ["at": .string(ISO8601.string($0.at)), "node": .string($0.node)] })
-                Console.json(.object(o))
+                Console.json(NearcardDatabase.contactDocument(contact, exchanges: exchanges))
             } else {
                 ContactDisplay.show(contact, database: db, exchanges: exchanges)
             }

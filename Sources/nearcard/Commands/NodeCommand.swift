@@ -11,7 +11,7 @@ import Logging
 /// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
 enum NodeCommand {
     static func serve(global: GlobalOptions, node: NodeOptions, consent: ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
-                      jsonl: Bool, defaultLogLevel: Logger.Level? = nil) async throws {
+                      jsonl: Bool, defaultLogLevel: Logger.Level? = nil, webhook: Webhook? = nil) async throws {
         NodeSetup.raiseOpenFileLimit()
         // Metrics first: the node makes its metrics as it starts.
         var metricsServer: Task<Void, Never>? = nil
@@ -33,7 +33,7 @@ enum NodeCommand {
         }
         defer { logging?.cancel() }
         let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields,
-                                            nodeName: node.nodeName)
+                                            nodeName: node.nodeName, webhook: webhook)
         let identity = context.identity
         // JSON lines: the session in Node writes every event from now on (so none is missed) and, once the
         // node runs, answers commands; this face only moves the lines.

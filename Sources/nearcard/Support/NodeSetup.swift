@@ -12,7 +12,7 @@ import Glibc
 enum NodeSetup {
     /// The node, built once per command: identity, database, how incoming requests are decided.
     static func context(_ global: GlobalOptions, consent: ConsentProvider, events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(),
-                        requiredFields: Set<CardField> = [], nodeName: String? = nil) throws -> NodeContext {
+                        requiredFields: Set<CardField> = [], nodeName: String? = nil, webhook: Webhook? = nil) throws -> NodeContext {
         let store = global.identityStore
         let identity = try store.loadPublic()
         let keys = try global.unlockIdentity()
@@ -21,7 +21,7 @@ enum NodeSetup {
         }
         let name = nodeName ?? global.environment["NEARCARD_NODE_NAME"] ?? ProcessInfo.processInfo.hostName
         return NodeContext(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
-                           requiredFields: requiredFields, nodeName: name)
+                           requiredFields: requiredFields, nodeName: name, webhook: webhook)
     }
 
     /// Reads an allowlist: one DID per line; blank lines and # comments ignored.
