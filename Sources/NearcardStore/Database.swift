@@ -14,6 +14,7 @@ public final class NearcardDatabase: Sendable {
     let backend: any StoreBackend
     /// The last card text `sharedCard()` parsed, and the card.
     private let parsedCard = Mutex<(json: String, card: Card)?>(nil)
+    private let sharedCache = Mutex<(at: TimeInterval, card: SharedCard)?>(nil)
 
     /// How long a write waits for another process holding the database before giving up.
     public static let busyTimeout: TimeInterval = 5
@@ -228,6 +229,7 @@ public final class NearcardDatabase: Sendable {
     /// Saves the user's card (keeping its cardId once one exists).
     @discardableResult
     public func saveMyCard(_ card: Card, now: Date = Date()) throws(StoreError) -> MyCard {
+        defer { forgetSharedCard() }
         do { try card.validate() } catch { throw StoreError(.invalidInput, error.message) }
         if let problem = SelectiveDisclosure.exchangeProblem(card) {
             throw StoreError(.invalidInput, "this card could never be exchanged: \(problem); nothing was changed")
@@ -252,6 +254,22 @@ public final class NearcardDatabase: Sendable {
     }
 
     public func sharedCard() throws(StoreError) -> SharedCard {
+        // A fleet's store is a round trip away, and every session asks: the answer is kept a second.
+        let now = Date().timeIntervalSince1970
+        if isShared, let kept = sharedCache.withLock({ $0.flatMap { now - $0.at < Self.sharedCardTTL ? $0.card : nil } }) { return kept }
+        let fresh = try readSharedCard()
+        if isShared { sharedCache.withLock { $0 = (now, fresh) } }
+        return fresh
+    }
+
+    /// Drops the kept card (this instance just changed it).
+    func forgetSharedCard() { sharedCache.withLock { $0 = nil } }
+
+    /// How long a shared (PostgreSQL) store's card and sharing choice are kept between reads: an edit
+    /// reaches the fleet's sessions within this time.
+    public static let sharedCardTTL: TimeInterval = 1
+
+    private func readSharedCard() throws(StoreError) -> SharedCard {
         let (cardJSON, fields, proof) = try read { db in
             let row = try db.row("""
                 SELECT (SELECT cardJSON FROM myCard WHERE id = 1),
@@ -285,6 +303,7 @@ public final class NearcardDatabase: Sendable {
     }
 
     public func saveSharingPolicy(_ policy: SharingPolicy) throws(StoreError) {
+        defer { forgetSharedCard() }
         try write { db in
             try db.execute("INSERT INTO setting (key, value) VALUES ('share.fields', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                            policy.orderedFieldNames.joined(separator: ","))
@@ -352,31 +371,40 @@ public final class NearcardDatabase: Sendable {
     }
 
     static func upsertContact(_ incoming: Contact, payloadJSON: String?, now: Date, db: any SQLConnection) throws -> Contact {
-        var contact = incoming
-        if let did = incoming.didPublicKey {
-            // Two bots of a fleet meeting one visitor at once make one contact: the second waits here.
-            try db.lock(did)
-            // Only the members an update keeps are read back (by position: this runs for every
-            // exchange with a returning peer).
-            if let row = try db.row("SELECT id, tagsJSON, notes, receivedAt, credentialIdsJSON, memberOf, groupVerdict FROM contact WHERE did = ?", did) {
-                contact.id = try row[0]
-                let stored = Self.stringList(try row[1])
-                contact.tags = stored + incoming.tags.filter { !stored.contains($0) }
-                contact.notes = try row[2]
-                contact.receivedAt = Date(timeIntervalSince1970: try row[3])
-                contact.lastInteraction = now
-                contact.credentialIds = Array(Set(Self.stringList(try row[4]) + incoming.credentialIds)).sorted()
-                // A membership once proven stays known until a card proves another; a card without a
-                // group proof leaves the last verdict in place.
-                if contact.memberOf == nil { contact.memberOf = try row[5] }
-                if contact.groupVerdict == nil { contact.groupVerdict = try row[6] }
-            }
-        }
-        try Self.insert(contact, payloadJSON: payloadJSON, db: db)
+        // Two bots of a fleet meeting one visitor at once make one contact: the second waits here.
+        if let did = incoming.didPublicKey { try db.lock(did) }
+        let (contact, _) = try merged(incoming, now: now, db: db, forUpdate: false)
+        try db.execute(Self.insertStatement(contact, payloadJSON: payloadJSON))
         if let did = contact.didPublicKey {
             try db.execute("INSERT INTO socialGraph (didHash) VALUES (?) ON CONFLICT DO NOTHING", Contact.socialGraphHash(did: did))
         }
         return contact
+    }
+
+    /// The contact as it will be stored: `incoming` merged with the stored one of the same DID (whose
+    /// id, tags, notes and first-received time stay), and whether there was one. With `forUpdate`
+    /// the stored row is locked (PostgreSQL) until the transaction ends, so a second bot updating the
+    /// same contact waits and then merges with the first one's result.
+    static func merged(_ incoming: Contact, now: Date, db: any SQLConnection, forUpdate: Bool) throws -> (Contact, existed: Bool) {
+        var contact = incoming
+        guard let did = incoming.didPublicKey else { return (contact, false) }
+        // Only the members an update keeps are read back (by position: this runs for every exchange
+        // with a returning peer).
+        var sql = "SELECT id, tagsJSON, notes, receivedAt, credentialIdsJSON, memberOf, groupVerdict FROM contact WHERE did = ?"
+        if forUpdate && db.dialect == .postgres { sql += " FOR UPDATE" }
+        guard let row = try db.row(sql, did) else { return (contact, false) }
+        contact.id = try row[0]
+        let stored = Self.stringList(try row[1])
+        contact.tags = stored + incoming.tags.filter { !stored.contains($0) }
+        contact.notes = try row[2]
+        contact.receivedAt = Date(timeIntervalSince1970: try row[3])
+        contact.lastInteraction = now
+        contact.credentialIds = Array(Set(Self.stringList(try row[4]) + incoming.credentialIds)).sorted()
+        // A membership once proven stays known until a card proves another; a card without a group
+        // proof leaves the last verdict in place.
+        if contact.memberOf == nil { contact.memberOf = try row[5] }
+        if contact.groupVerdict == nil { contact.groupVerdict = try row[6] }
+        return (contact, true)
     }
 
     public typealias IssuedRoute = NearcardStore.IssuedRoute
@@ -389,26 +417,38 @@ public final class NearcardDatabase: Sendable {
     /// the same transaction.
     public func recordExchange(_ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, node: String = "", webhookURL: String? = nil,
                                now: Date = Date()) throws(StoreError) -> Contact {
+        // Few round trips, as a fleet's server is a network away: the stored contact read (and locked)
+        // once, then every row written by one statement (PostgreSQL; SQLite runs them one by one).
         try write { db in
-            let saved = try Self.upsertContact(contact, payloadJSON: payloadJSON, now: now, db: db)
-            try db.execute("""
+            let (saved, existed) = try Self.merged(contact, now: now, db: db, forUpdate: true)
+            let id = Self.exchangeID(payloadJSON: payloadJSON)
+            var contactRow = Self.insertStatement(saved, payloadJSON: payloadJSON)
+            // A new contact is inserted only if no other bot has just made one for the same DID; if
+            // one has, the transaction runs again and merges with it.
+            if !existed { contactRow.sql = Self.contactInsertSQL }
+            var statements = [contactRow]
+            statements.append(("""
                 INSERT INTO issuedRoute (mailboxToken, contactDID, issuedAt, expiresAt) VALUES (?, ?, ?, ?)
                 ON CONFLICT(mailboxToken) DO UPDATE SET contactDID = excluded.contactDID, issuedAt = excluded.issuedAt, expiresAt = excluded.expiresAt
-                """, Base64.urlEncode(issuedRoute.mailboxToken), issuedRoute.contactDID,
-                issuedRoute.issuedAt.timeIntervalSince1970, issuedRoute.expiresAt.timeIntervalSince1970)
-            let id = Self.exchangeID(payloadJSON: payloadJSON)
+                """, [.text(Base64.urlEncode(issuedRoute.mailboxToken)), .text(issuedRoute.contactDID),
+                      .real(issuedRoute.issuedAt.timeIntervalSince1970), .real(issuedRoute.expiresAt.timeIntervalSince1970)]))
             if let did = saved.didPublicKey {
-                try db.execute("INSERT INTO exchange (id, contactDID, at, node) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                               id, did, now.timeIntervalSince1970, node)
+                statements.append(("INSERT INTO socialGraph (didHash) VALUES (?) ON CONFLICT DO NOTHING", [.text(Contact.socialGraphHash(did: did))]))
+                statements.append(("INSERT INTO exchange (id, contactDID, at, node) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                                   [.text(id), .text(did), .real(now.timeIntervalSince1970), .text(node)]))
             }
             if let webhookURL {
-                let exchanges = try saved.didPublicKey.map { try Self.exchanges(db, contactDID: $0) } ?? []
-                try db.execute("""
+                var exchanges = try saved.didPublicKey.map { try Self.exchanges(db, contactDID: $0) } ?? []
+                if let did = saved.didPublicKey, !exchanges.contains(where: { $0.id == id }) {
+                    exchanges.append(ExchangeRecord(id: id, contactDID: did, at: now, node: node))
+                }
+                statements.append(("""
                     INSERT INTO webhookDelivery (id, url, body, createdAt, state, attempts, nextAttemptAt)
                     VALUES (?, ?, ?, ?, 'queued', 0, ?) ON CONFLICT DO NOTHING
-                    """, id, webhookURL, Self.contactDocument(saved, exchanges: exchanges).canonicalText, now.timeIntervalSince1970,
-                    now.timeIntervalSince1970)
+                    """, [.text(id), .text(webhookURL), .text(Self.contactDocument(saved, exchanges: exchanges).canonicalText),
+                          .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970)]))
             }
+            if try db.executeAll(statements) == 0 { throw RetryTransaction() }
             return saved
         }
     }
@@ -481,30 +521,44 @@ public final class NearcardDatabase: Sendable {
 
     /// Inserts a contact, or updates the one with the same id.
     static func insert(_ c: Contact, payloadJSON: String?, db: any SQLConnection) throws {
+        try db.execute(insertStatement(c, payloadJSON: payloadJSON))
+    }
+
+    /// The statement that inserts a contact, or updates the one with the same id.
+    static func insertStatement(_ c: Contact, payloadJSON: String?) -> (sql: String, arguments: [SQLValue]) {
         func json(_ a: [String]) -> String { JSONValue.array(a.map { .string($0) }).compactText }
-        try db.execute("""
-            INSERT INTO contact (id, did, cardId, name, cardJSON, source, verificationStatus, receivedAt, lastInteraction,
-                tagsJSON, notes, sealedRoute, pubKey, signPubKey, exchangeSignature, myExchangeSignature, exchangeTimestamp,
-                myEphemeralMessage, theirEphemeralMessage, graphExportEdgeId, credentialIdsJSON, declaredProofClaimsJSON, payloadJSON,
-                memberOf, groupVerdict)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET
-                did = excluded.did, cardId = excluded.cardId, name = excluded.name, cardJSON = excluded.cardJSON,
-                source = excluded.source, verificationStatus = excluded.verificationStatus, receivedAt = excluded.receivedAt,
-                lastInteraction = excluded.lastInteraction, tagsJSON = excluded.tagsJSON, notes = excluded.notes,
-                sealedRoute = excluded.sealedRoute, pubKey = excluded.pubKey, signPubKey = excluded.signPubKey,
-                exchangeSignature = excluded.exchangeSignature, myExchangeSignature = excluded.myExchangeSignature,
-                exchangeTimestamp = excluded.exchangeTimestamp, myEphemeralMessage = excluded.myEphemeralMessage,
-                theirEphemeralMessage = excluded.theirEphemeralMessage, graphExportEdgeId = excluded.graphExportEdgeId,
-                credentialIdsJSON = excluded.credentialIdsJSON, declaredProofClaimsJSON = excluded.declaredProofClaimsJSON,
-                payloadJSON = excluded.payloadJSON, memberOf = excluded.memberOf, groupVerdict = excluded.groupVerdict
-            """,
+        let values: [any SQLBindable] = [
             c.id, c.didPublicKey, c.cardId, c.name, c.card.json.canonicalText, c.source.rawValue, c.verificationStatus.rawValue,
             c.receivedAt.timeIntervalSince1970, c.lastInteraction?.timeIntervalSince1970, json(c.tags), c.notes, c.sealedRoute,
             c.pubKey, c.signPubKey, c.exchangeSignature, c.myExchangeSignature, c.exchangeTimestamp?.timeIntervalSince1970,
             c.myEphemeralMessage, c.theirEphemeralMessage, c.graphExportEdgeId, json(c.credentialIds), json(c.declaredProofClaims),
-            payloadJSON, c.memberOf, c.groupVerdict)
+            payloadJSON, c.memberOf, c.groupVerdict,
+        ]
+        return (contactUpsertSQL, values.map(\.sqlValue))
     }
+
+    /// Cached: this runs for every exchange, and compiling it costs more than running it.
+    static let contactUpsertSQL = """
+        INSERT INTO contact (id, did, cardId, name, cardJSON, source, verificationStatus, receivedAt, lastInteraction,
+            tagsJSON, notes, sealedRoute, pubKey, signPubKey, exchangeSignature, myExchangeSignature, exchangeTimestamp,
+            myEphemeralMessage, theirEphemeralMessage, graphExportEdgeId, credentialIdsJSON, declaredProofClaimsJSON, payloadJSON,
+            memberOf, groupVerdict)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET
+            did = excluded.did, cardId = excluded.cardId, name = excluded.name, cardJSON = excluded.cardJSON,
+            source = excluded.source, verificationStatus = excluded.verificationStatus, receivedAt = excluded.receivedAt,
+            lastInteraction = excluded.lastInteraction, tagsJSON = excluded.tagsJSON, notes = excluded.notes,
+            sealedRoute = excluded.sealedRoute, pubKey = excluded.pubKey, signPubKey = excluded.signPubKey,
+            exchangeSignature = excluded.exchangeSignature, myExchangeSignature = excluded.myExchangeSignature,
+            exchangeTimestamp = excluded.exchangeTimestamp, myEphemeralMessage = excluded.myEphemeralMessage,
+            theirEphemeralMessage = excluded.theirEphemeralMessage, graphExportEdgeId = excluded.graphExportEdgeId,
+            credentialIdsJSON = excluded.credentialIdsJSON, declaredProofClaimsJSON = excluded.declaredProofClaimsJSON,
+            payloadJSON = excluded.payloadJSON, memberOf = excluded.memberOf, groupVerdict = excluded.groupVerdict
+        """
+
+    /// The same insert for a contact new to the store: it does nothing when another writer has just
+    /// inserted one with the same DID (or id), so the caller can run its transaction again.
+    static let contactInsertSQL = contactUpsertSQL.components(separatedBy: "ON CONFLICT(id) DO UPDATE")[0] + "ON CONFLICT DO NOTHING"
 
     /// A JSON array of strings as stored in the `…JSON` list columns (NULL or unreadable: empty).
     static func stringList(_ text: String?) -> [String] {

@@ -45,6 +45,7 @@ extension NearcardDatabase {
     }
 
     public func setIssuerProof(_ proof: String?) throws(StoreError) {
+        defer { forgetSharedCard() }
         try write { db in
             if let proof {
                 try db.execute("INSERT INTO setting (key, value) VALUES ('card.issuerProof', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -251,6 +251,7 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
 
     private func classify(_ error: any Error) -> Failure {
         if error is RoundTripTimeout { return .connectionLost }
+        if error is RetryTransaction { return .retryable }
         guard let e = error as? PSQLError else { return .final }
         if let state = e.serverInfo?[.sqlState] {
             // serialization_failure, deadlock_detected: PostgreSQL asks the client to run it again;

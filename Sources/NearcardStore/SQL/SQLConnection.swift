@@ -17,7 +17,33 @@ protocol SQLConnection {
     func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow]
 }
 
+/// Thrown inside a transaction that must run again from the start (another writer got there first);
+/// the PostgreSQL backend retries it like a serialization failure.
+struct RetryTransaction: Error {}
+
 extension SQLConnection {
+    @discardableResult
+    func execute(_ statement: (sql: String, arguments: [SQLValue])) throws -> Int {
+        try execute(statement.sql, statement.arguments)
+    }
+
+    /// Runs data-modifying statements that do not depend on one another; returns the rows the first
+    /// changed. PostgreSQL gets them as one statement (data-modifying CTEs: one round trip); SQLite
+    /// runs them in order.
+    func executeAll(_ statements: [(sql: String, arguments: [SQLValue])]) throws -> Int {
+        guard let first = statements.first else { return 0 }
+        guard dialect == .postgres, statements.count > 1 else {
+            let changed = try execute(first.sql, first.arguments)
+            for s in statements.dropFirst() { try execute(s.sql, s.arguments) }
+            return changed
+        }
+        // `?` placeholders are numbered left to right, so the arguments simply follow one another.
+        var sql = "WITH s0 AS (\(first.sql) RETURNING 1)"
+        for (i, s) in statements.dropFirst().enumerated() { sql += ", s\(i + 1) AS (\(s.sql))" }
+        sql += " SELECT COUNT(*) FROM s0"
+        return try value(sql, statements.flatMap(\.arguments)) ?? 0
+    }
+
     @discardableResult
     func execute(_ sql: String, _ arguments: any SQLBindable...) throws -> Int {
         try execute(sql, arguments.map(\.sqlValue))
@@ -33,7 +59,11 @@ extension SQLConnection {
 
     /// The first column of the first row, or nil when there is no row (or the value is NULL).
     func value<T: SQLReadable>(_ sql: String, _ arguments: any SQLBindable...) throws -> T? {
-        guard let row = try rows(sql, arguments.map(\.sqlValue)).first else { return nil }
+        try value(sql, arguments.map(\.sqlValue))
+    }
+
+    func value<T: SQLReadable>(_ sql: String, _ arguments: [SQLValue]) throws -> T? {
+        guard let row = try rows(sql, arguments).first else { return nil }
         let value: T? = try row[0]
         return value
     }

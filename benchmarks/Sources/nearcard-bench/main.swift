@@ -10,6 +10,7 @@ let groups: [(name: String, title: String)] = [
     ("semaphore", "Semaphore v4 proof verification (depth 10), beside arkworks and py_ecc on the same proof, same run"),
     ("exchange", "One exchange on loopback, beside its crypto floor and a mutual-TLS 1.3 handshake, same run"),
     ("throughput", "One bot serving K concurrent clients for 30 s, beside the crypto floor"),
+    ("store", "A bot on PostgreSQL beside the same bot on SQLite, and three bots on one PostgreSQL (same clients, same run)"),
     ("memory", "Resident size of a node, idle and holding 1,000 open sessions"),
     ("discovery", "Node start → seen by another node, beside avahi-browse on the same event"),
     ("parts", "Where one side's time goes in an exchange: each step alone, median of 201"),
@@ -35,6 +36,7 @@ for name in wanted {
             emit(try semaphoreBenchmarks(root: root))
         case "exchange": emit(try await exchangeLatencyBenchmark(rounds: Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_ROUNDS"] ?? "") ?? 41))
         case "throughput": emit(try await botThroughputBenchmark())
+        case "store": emit(try await storeBenchmark())
         case "memory": emit(try await memoryBenchmark())
         case "discovery": emit(try await discoveryBenchmark())
         case "scale":
