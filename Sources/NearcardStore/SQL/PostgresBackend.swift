@@ -55,7 +55,8 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
 
     deinit {
         close()
-        try? group.syncShutdownGracefully()
+        // Not the blocking shutdown: the last reference may go on any thread, that loop's own included.
+        group.shutdownGracefully { _ in }
     }
 
     // MARK: StoreBackend

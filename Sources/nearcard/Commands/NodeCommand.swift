@@ -7,6 +7,7 @@ import NearcardNode
 import NearcardStore
 import NearcardWeb
 import Logging
+import Synchronization
 
 /// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
 enum NodeCommand {
@@ -95,17 +96,26 @@ enum NodeCommand {
     static func supervise(_ runtime: NodeRuntime, service: ServiceNotifier, events: EventBus) -> Task<Void, Never> {
         service.ready(status: ServiceNotifier.servingStatus(sessions: 0, exchanges: 0))
         let stream = events.subscribe()
+        final class Count: Sendable { let value = Mutex(0) }
+        let completed = Count()
+        @Sendable func update() { service.status(ServiceNotifier.servingStatus(sessions: runtime.openSessions, exchanges: completed.value.withLock { $0 })) }
         return Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    var completed = 0
                     for await event in stream {
                         switch event {
-                        case .exchangeCompleted: completed += 1
+                        case .exchangeCompleted: completed.value.withLock { $0 += 1 }
                         case .exchangeStarted, .exchangeFailed: break
                         default: continue
                         }
-                        service.status(ServiceNotifier.servingStatus(sessions: runtime.openSessions, exchanges: completed))
+                        update()
+                    }
+                }
+                // Updates come at most once a second: a last change inside that second shows on the next tick.
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(nanoseconds: 2_000_000_000)
+                        update()
                     }
                 }
                 if let interval = service.watchdogInterval {
