@@ -33,7 +33,7 @@ public final class NearcardDatabase: Sendable {
         case .sqlite(let path):
             backend = try SQLiteBackend(path: path, busyTimeout: busyTimeout)
         case .postgres(let p):
-            backend = PostgresBackend(p, retryWindow: retryWindow, report: events)
+            backend = try PostgresBackend(p, retryWindow: retryWindow, report: events)
         }
         path = backend.name
         try backend.migrate(Self.migrations)

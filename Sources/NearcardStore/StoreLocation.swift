@@ -4,7 +4,7 @@ import Foundation
 /// PostgreSQL database a fleet of bots shares. Named by `--store` or `NEARCARD_STORE`:
 /// `sqlite:PATH`, or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (also `postgresql://`;
 /// `?host=/run/postgresql` for a Unix socket, as libpq reads it; the password may come from
-/// `PGPASSWORD` instead, which keeps it out of `ps`).
+/// `PGPASSWORD` instead, which keeps it out of `ps`; `sslmode` and `sslrootcert` as libpq's).
 public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     case sqlite(path: String)
     case postgres(Postgres)
@@ -17,6 +17,20 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         public var database: String
         /// The Unix socket to connect through instead of TCP.
         public var socketPath: String?
+        /// TLS, as libpq's `sslmode` names it.
+        public var tls: TLS = .disable
+
+        public enum TLS: Sendable, Equatable {
+            /// No TLS (`disable`, `allow`).
+            case disable
+            /// TLS when the server offers it, no certificate check (`prefer`, libpq's default).
+            case prefer
+            /// TLS or no connection, no certificate check (`require`): safe from listeners, not from a man in the middle.
+            case require
+            /// TLS with the server's certificate checked against `rootCertificate` (a PEM file; the
+            /// system's roots when nil): `verify-ca` checks the chain, `verify-full` the host name too.
+            case verify(rootCertificate: String?, hostname: Bool)
+        }
 
         /// The URL without its password (what errors and logs show).
         public var redacted: String {
@@ -50,11 +64,18 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
             throw StoreError(.invalidInput, "--store \(Self.shown(t)) is not a valid URL: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
         }
         let query = Dictionary((url.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
-        for key in query.keys where !["host", "port", "user", "password", "dbname", "sslmode", "application_name"].contains(key) {
-            throw StoreError(.invalidInput, "--store: the parameter \(key) is not supported (host, port, user, password, dbname, sslmode are)")
+        for key in query.keys where !["host", "port", "user", "password", "dbname", "sslmode", "sslrootcert", "application_name"].contains(key) {
+            throw StoreError(.invalidInput, "--store: the parameter \(key) is not supported (host, port, user, password, dbname, sslmode, sslrootcert are)")
         }
-        if let mode = query["sslmode"], !["disable", "allow", "prefer"].contains(mode) {
-            throw StoreError(.invalidInput, "--store: sslmode=\(mode) is not supported yet (Nearcard connects without TLS); reach the server over a Unix socket, loopback or a VPN")
+        var tls: Postgres.TLS
+        switch query["sslmode"] ?? "prefer" {
+        case "disable", "allow": tls = .disable
+        case "prefer": tls = .prefer
+        case "require": tls = query["sslrootcert"] == nil ? .require : .verify(rootCertificate: query["sslrootcert"], hostname: false)
+        case "verify-ca": tls = .verify(rootCertificate: query["sslrootcert"], hostname: false)
+        case "verify-full": tls = .verify(rootCertificate: query["sslrootcert"], hostname: true)
+        case let mode:
+            throw StoreError(.invalidInput, "--store: sslmode=\(mode) is not one of disable, allow, prefer, require, verify-ca, verify-full")
         }
         let user = query["user"] ?? url.user.flatMap { $0.isEmpty ? nil : $0 } ?? environment["PGUSER"] ?? environment["USER"] ?? "postgres"
         let password = query["password"] ?? url.password ?? environment["PGPASSWORD"]
@@ -70,8 +91,9 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
             socket = host.hasSuffix(".s.PGSQL.\(port)") ? host : "\(host)/.s.PGSQL.\(port)"
             host = "localhost"
         }
+        // Over a Unix socket there is nothing to encrypt (libpq ignores sslmode there too).
         return .postgres(Postgres(user: user, password: password, host: host, port: port,
-                                  database: database.isEmpty ? user : database, socketPath: socket))
+                                  database: database.isEmpty ? user : database, socketPath: socket, tls: socket == nil ? tls : .disable))
     }
 
     /// A store value as an error may repeat it: without a password.

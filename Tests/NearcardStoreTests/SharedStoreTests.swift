@@ -163,6 +163,31 @@ import Testing
         }
     }
 
+    /// A server that takes TCP over TLS only: `require` encrypts, `verify-full` with the server's
+    /// certificate as root checks it too; a certificate no root vouches for and `disable` are refused,
+    /// each at once and saying why.
+    @Test func tlsToTheServer() throws {
+        let port = Int.random(in: 20_000...40_000)
+        let server = try TestPostgres(listen: "127.0.0.1", port: port, tls: true)
+        defer { server.stop() }
+        try server.sql("CREATE DATABASE fleet")
+        let base = "postgres://nearcard@127.0.0.1:\(port)/fleet"
+        let encrypted = try NearcardDatabase(location: try StoreLocation.parse(base + "?sslmode=require"))
+        try encrypted.saveMyCard(Card(name: "Over TLS"))
+        #expect(try server.sql("SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE s.ssl AND a.datname = 'fleet'") != "0")
+        let checked = try NearcardDatabase(location: try StoreLocation.parse("postgres://nearcard@localhost:\(port)/fleet?sslmode=verify-full&sslrootcert=\(server.certificate)"))
+        #expect(try checked.myCard()?.card.name == "Over TLS")
+        let started = Date()
+        #expect { try NearcardDatabase(location: try StoreLocation.parse(base + "?sslmode=verify-full")) } throws: {
+            (($0 as? StoreError)?.message ?? "").contains("TLS failed")
+        }
+        #expect { try NearcardDatabase(location: try StoreLocation.parse(base + "?sslmode=disable")) } throws: {
+            let m = ($0 as? StoreError)?.message ?? ""
+            return m.contains("refused the connection") && m.contains("no encryption")
+        }
+        #expect(Date().timeIntervalSince(started) < 30, "a refusal that cannot change is not retried for the whole window")
+    }
+
     @Test func storeValuesAreReadAsLibpqWouldAndNeverShowAPassword() throws {
         let p = try StoreLocation.parse("postgres://bot:pw@db.example:6543/fleet", environment: [:])
         guard case .postgres(let pg) = p else { Issue.record("not postgres"); return }
@@ -172,7 +197,7 @@ import Testing
         guard case .postgres(let s) = socket else { Issue.record("not postgres"); return }
         #expect(s.socketPath == "/run/postgresql/.s.PGSQL.5432" && s.password == "from-env")
         #expect(try StoreLocation.parse("sqlite:/var/lib/book.sqlite") == .sqlite(path: "/var/lib/book.sqlite"))
-        for bad in ["mysql://x/y", "book.sqlite", "sqlite:", "postgres://x@h:99999/d", "postgres://x@h/d?sslmode=verify-full", "postgres://x@h/d?foo=1"] {
+        for bad in ["mysql://x/y", "book.sqlite", "sqlite:", "postgres://x@h:99999/d", "postgres://x@h/d?sslmode=verify-sometimes", "postgres://x@h/d?foo=1"] {
             #expect(throws: StoreError.self, "\(bad)") { try StoreLocation.parse(bad) }
         }
         #expect { try StoreLocation.parse("mysql://u:hunter2@h/d") } throws: { !(($0 as? StoreError)?.message.contains("hunter2") ?? true) }

@@ -16,6 +16,8 @@ public final class TestPostgres: @unchecked Sendable {
     public let port: Int
     public let listenAddress: String?
     public let superuser = "nearcard"
+    /// The server's certificate (PEM), when started with `tls`.
+    public var certificate: String { directory + "/server.crt" }
     let binaries: String
     let netns: String?
 
@@ -26,7 +28,9 @@ public final class TestPostgres: @unchecked Sendable {
 
     /// Starts a server. `listen` adds a TCP address (e.g. a veth's inside `netns`) beside the socket,
     /// and `clients` the network allowed to connect to it (trust, as the socket).
-    public init(listen: String? = nil, port: Int = 5432, netns: String? = nil, clients: String? = nil) throws {
+    /// With `tls`, the server has a self-signed certificate for `localhost`/127.0.0.1 (`certificate`)
+    /// and accepts TCP connections over TLS only.
+    public init(listen: String? = nil, port: Int = 5432, netns: String? = nil, clients: String? = nil, tls: Bool = false) throws {
         guard let bin = Self.findBinaries() else {
             throw LabError("PostgreSQL's server is not installed (initdb, pg_ctl); run scripts/install-deps.sh")
         }
@@ -46,6 +50,21 @@ public final class TestPostgres: @unchecked Sendable {
             try text.write(toFile: hba, atomically: false, encoding: .utf8)
         }
         var options = "-k \(socketDirectory) -p \(port) -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        if tls {
+            let made = try ChildProcess.run(["/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                             "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                                             "-keyout", certificate + ".key", "-out", certificate])
+            guard made.code == 0 else { throw LabError("openssl req: \(made.output)") }
+            chmod(certificate + ".key", 0o600)
+            TestAccount.give(certificate + ".key")
+            TestAccount.give(certificate)
+            options += " -c ssl=on -c ssl_cert_file=\(certificate) -c ssl_key_file=\(certificate).key"
+            // TCP only over TLS: every `host` line becomes `hostssl`.
+            let hba = directory + "/data/pg_hba.conf"
+            let text = ((try? String(contentsOfFile: hba, encoding: .utf8)) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix("host ") ? "hostssl" + $0.dropFirst(4) : String($0) }.joined(separator: "\n")
+            try text.write(toFile: hba, atomically: false, encoding: .utf8)
+        }
         options += " -c listen_addresses='\(listen ?? "")' -c max_connections=60"
         let start = try run([bin + "/pg_ctl", "-D", directory + "/data", "-o", options, "-l", directory + "/server.log", "-w", "-t", "60", "start"])
         guard start.code == 0 else {

@@ -4,6 +4,7 @@ internal import Logging
 internal import NIOCore
 internal import NIOPosix
 internal import PostgresNIO
+internal import NIOSSL
 
 /// The fleet backend: a PostgreSQL database through postgres-nio, shared by several bots.
 ///
@@ -34,7 +35,7 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
     private var disconnected = false
     private let placeholders = Mutex<[String: String]>([:])
 
-    init(_ location: StoreLocation.Postgres, retryWindow: TimeInterval = 30, report: @escaping @Sendable (StoreEvent) -> Void) {
+    init(_ location: StoreLocation.Postgres, retryWindow: TimeInterval = 30, report: @escaping @Sendable (StoreEvent) -> Void) throws(StoreError) {
         self.location = location
         self.name = location.redacted
         self.retryWindow = retryWindow
@@ -47,7 +48,7 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
             config = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
         } else {
             config = .init(host: location.host, port: location.port, username: location.user, password: location.password,
-                           database: location.database, tls: .disable)
+                           database: location.database, tls: try Self.tls(location))
         }
         config.options.connectTimeout = .seconds(Int64(min(retryWindow, 10).rounded(.up)))
         self.configuration = config
@@ -57,6 +58,30 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         close()
         // Not the blocking shutdown: the last reference may go on any thread, that loop's own included.
         group.shutdownGracefully { _ in }
+    }
+
+    /// postgres-nio's TLS for the URL's `sslmode`.
+    static func tls(_ location: StoreLocation.Postgres) throws(StoreError) -> PostgresConnection.Configuration.TLS {
+        var config = TLSConfiguration.makeClientConfiguration()
+        switch location.tls {
+        case .disable:
+            return .disable
+        case .prefer, .require:
+            config.certificateVerification = .none
+        case .verify(let root, let hostname):
+            config.certificateVerification = hostname ? .fullVerification : .noHostnameVerification
+            if let root {
+                guard FileManager.default.isReadableFile(atPath: root) else {
+                    throw StoreError(.invalidInput, "--store: sslrootcert \(root) cannot be read")
+                }
+                config.trustRoots = .file(root)
+            }
+        }
+        let context: NIOSSLContext
+        do { context = try NIOSSLContext(configuration: config) } catch {
+            throw StoreError(.invalidInput, "--store: cannot set up TLS (\(error)); check sslrootcert")
+        }
+        return location.tls == .prefer ? .prefer(context) : .require(context)
     }
 
     // MARK: StoreBackend
@@ -137,7 +162,8 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
             attempt += 1
             let connection: PostgresConnection
             do { connection = try acquire(until: deadline) } catch {
-                if Date() < deadline, case .unreachable = error { noteLost(); pause(attempt); continue }
+                // A refused connection may be a server starting; a refused login or certificate is final.
+                if Date() < deadline, case .unreachable(let cause) = error, Self.mayComeBack(cause) { noteLost(); pause(attempt); continue }
                 throw storeError(error, window: window)
             }
             do {
@@ -250,9 +276,23 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
 
     private enum Failure { case connectionLost, retryable, final }
 
+    /// Whether a failed connection attempt may succeed later: not a TLS failure, and not the server
+    /// refusing the login (a wrong password, an unknown database or role).
+    static func mayComeBack(_ error: any Error) -> Bool {
+        guard let e = error as? PSQLError else { return true }
+        if e.code == .sslUnsupported || e.underlying is NIOSSLError || e.underlying is BoringSSLError { return false }
+        if let state = e.serverInfo?[.sqlState] {
+            // cannot_connect_now (starting up), too_many_connections, admin/crash shutdown: later.
+            return ["57P03", "53300", "57P01", "57P02"].contains(state)
+        }
+        return true
+    }
+
     private func classify(_ error: any Error) -> Failure {
         if error is RoundTripTimeout { return .connectionLost }
         if error is RetryTransaction { return .retryable }
+        // A certificate that does not check out will not check out on a second try.
+        if let e = error as? PSQLError, e.code == .sslUnsupported || e.underlying is NIOSSLError || e.underlying is BoringSSLError { return .final }
         guard let e = error as? PSQLError else { return .final }
         if let state = e.serverInfo?[.sqlState] {
             // serialization_failure, deadlock_detected: PostgreSQL asks the client to run it again;
@@ -277,6 +317,8 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         case let e as StoreError: return e
         case AcquireError.closed: return StoreError(.database, "\(name): the store was closed")
         case AcquireError.busy: return StoreError(.database, "\(name): all \(Self.maxConnections) connections stayed busy for \(Int(window)) s; try again")
+        case AcquireError.unreachable(let cause) where !Self.mayComeBack(cause):
+            return StoreError(.database, "PostgreSQL at \(name) refused the connection: \(Self.reason(cause)); fix --store (user, database, sslmode, sslrootcert) or $PGPASSWORD")
         case AcquireError.unreachable(let cause): return StoreError(.database, "cannot reach PostgreSQL at \(name) (tried for \(Int(window)) s): \(Self.reason(cause)); start the server or fix --store")
         case is RoundTripTimeout: return StoreError(.database, "\(name) did not answer within \(Int(Self.roundTripTimeout)) s; is the server overloaded or stopped?")
         default: return StoreError(.database, "\(name): \(Self.reason(error))")
@@ -289,6 +331,9 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
             if let io = error as? IOError { return String(cString: strerror(io.errnoCode)) }
             return "\(error)"
         }
+        if e.code == .sslUnsupported { return "the server does not offer TLS (sslmode asks for it)" }
+        if let tls = e.underlying as? NIOSSLError { return "TLS failed (\(tls)); check the server's certificate and sslrootcert" }
+        if let tls = e.underlying as? BoringSSLError { return "TLS failed (\(tls)); check the server's certificate and sslrootcert" }
         if let message = e.serverInfo?[.message] {
             let state = e.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
             return message + state
