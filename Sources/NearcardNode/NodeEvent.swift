@@ -38,8 +38,17 @@ public enum NodeEvent: Sendable {
 public final class EventBus: Sendable {
     private let subscribers = NIOLockedValueBox<[Int: AsyncStream<NodeEvent>.Continuation]>([:])
     private let nextID = NIOLockedValueBox(0)
+    private let observers = NIOLockedValueBox<[@Sendable (NodeEvent) -> Void]>([])
 
     public init() {}
+
+    /// Calls `handler` with every event from now on, on the thread that emits it (an event loop, often),
+    /// before the subscribers see it: for quick work that should not wake a task per event (a log
+    /// line, a counter). A subscriber's task wakes for every event; on a busy bot that costs more
+    /// than the work.
+    public func observe(_ handler: @escaping @Sendable (NodeEvent) -> Void) {
+        observers.withLockedValue { $0.append(handler) }
+    }
 
     public func subscribe() -> AsyncStream<NodeEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: NodeEvent.self, bufferingPolicy: .unbounded)
@@ -53,6 +62,7 @@ public final class EventBus: Sendable {
     }
 
     public func emit(_ event: NodeEvent) {
+        for o in observers.withLockedValue({ $0 }) { o(event) }
         for c in subscribers.withLockedValue({ Array($0.values) }) { c.yield(event) }
     }
 

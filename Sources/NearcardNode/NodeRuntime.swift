@@ -155,8 +155,7 @@ public final class NodeRuntime: Sendable {
             started.append(Task { await WebhookWorker(context: context, webhook: webhook).run() })
         }
         if options.metrics {
-            let stream = events.subscribe()
-            started.append(Task { [self] in await NodeMetrics.record(stream, runtime: self) })
+            started.append(Task { [self] in await NodeMetrics.record(events, runtime: self) })
         }
         tasks.withLockedValue { $0 = started }
     }

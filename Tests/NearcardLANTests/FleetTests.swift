@@ -50,7 +50,7 @@ import Glibc
             let url = log("bot\(n + 1)")
             logs.append(url)
             _ = try labs[n + 1].spawn([CLI.executable.path, "bot", "--policy", policy.path, "--home", homes[n].path, "--store", tcpURL,
-                                       "--node-name", "bot\(n + 1)", "--port", "7447"], log: url)
+                                       "--node-name", "bot\(n + 1)", "--port", "7447", "--metrics", "127.0.0.1:9464"], log: url)
             let deadline = Date().addingTimeInterval(20)
             while Date() < deadline, !events(url).contains(where: { $0["event"] == "started" }) { usleep(50_000) }
             #expect(events(url).contains { $0["event"] == "started" }, "bot \(n + 1) did not start: \((try? String(contentsOf: url, encoding: .utf8)) ?? "")")
@@ -106,10 +106,17 @@ import Glibc
         }
         let nodes = Set(try pg.sql("SELECT DISTINCT node FROM exchange", database: name).split(separator: "\n").map(String.init))
         #expect(nodes == ["bot1", "bot2", "bot3"])
-        // The bots said they lost the database and found it again, and went on serving.
+        // The bots said they lost the database and found it again — in their JSON lines, their log and
+        // their metrics — and went on serving.
         for n in [0, 2] {
             let said = events(logs[n]).compactMap { $0["event"]?.stringValue }
             #expect(said.contains("store.disconnected") && said.contains("store.reconnected"), "bot \(n + 1) did not report the restart: \(said.suffix(8))")
+            let logged = ((try? String(contentsOf: logs[n], encoding: .utf8)) ?? "").split(separator: "\n").filter { !$0.hasPrefix("{") }
+            #expect(logged.contains { $0.contains(" warning store.disconnected ") } && logged.contains { $0.contains(" notice store.reconnected ") })
+            let scraped = try labs[n + 1].run([CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/scrape_metrics.py").path,
+                                               "http://127.0.0.1:9464/metrics"])
+            #expect((scraped.json["nearcard_store_reconnects_total{}"]?.doubleValue ?? 0) >= 1, "\(scraped.stdout) \(scraped.stderr)")
+            #expect(scraped.json["nearcard_store_up{}"]?.doubleValue == 1)
         }
         #expect(events(logs.last!).contains { $0["event"] == "exchange.completed" }, "the restarted bot served again")
 

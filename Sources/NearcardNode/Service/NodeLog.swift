@@ -8,11 +8,25 @@ import NearcardStore
 /// no message text, no names. The process's logging backend decides where they go (the CLI writes
 /// `key=value` lines to stderr, which journald keeps).
 public enum NodeLog {
-    /// Logs `events` until they end.
-    public static func record(_ events: AsyncStream<NodeEvent>, logger: Logger) async {
-        for await event in events {
-            guard let (level, name, metadata) = describe(event) else { continue }
+    /// Logs every event `bus` emits from now on, as it is emitted (no task woken per event); an
+    /// event below the logger's level costs one comparison.
+    public static func attach(to bus: EventBus, logger: Logger) {
+        bus.observe { event in
+            guard logger.logLevel <= level(of: event), let (level, name, metadata) = describe(event) else { return }
             logger.log(level: level, "\(name)", metadata: metadata)
+        }
+    }
+
+    /// The level an event is logged at (what `describe` says, without building the record).
+    static func level(of event: NodeEvent) -> Logger.Level {
+        switch event {
+        case .peerFound, .peerLost, .exchangeStarted, .exchangeRequested: .debug
+        case .listening, .published, .exchangeCompleted, .messageReceived, .messageDelivered: .info
+        case .exchangeFailed(_, _, let error, _): error.code == .internalError ? .error : .notice
+        case .messageRefused: .notice
+        case .storeConnection(let lost, _): lost ? .warning : .notice
+        case .discoveryUnavailable, .messageGaveUp, .rateLimited: .warning
+        case .error: .error
         }
     }
 

@@ -26,13 +26,10 @@ enum NodeCommand {
         defer { metricsServer?.cancel() }
         let events = EventBus()
         // Logs (swift-log): one key=value line per event on stderr, from the first event on.
-        var logging: Task<Void, Never>? = nil
         if let level = node.logLevel ?? defaultLogLevel {
             KeyValueLogHandler.bootstrap(level: level)
-            let stream = events.subscribe()
-            logging = Task { await NodeLog.record(stream, logger: Logger(label: "nearcard")) }
+            NodeLog.attach(to: events, logger: Logger(label: "nearcard"))
         }
-        defer { logging?.cancel() }
         let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields,
                                             nodeName: node.nodeName, webhook: webhook)
         let identity = context.identity

@@ -20,7 +20,7 @@ func botThroughputBenchmark(clientCounts: [Int] = [8, 32], seconds: Double = 30)
     let policy = scratch.root + "/policy.json"
     try #"{"version": 1, "accept": "everyone", "message": "Thanks, {name}!", "knownContact": "update", "maxConcurrentSessions": 1024}"#
         .write(toFile: policy, atomically: true, encoding: .utf8)
-    let bot = try NodeProcess([exe, "bot", "--policy", policy, "--home", botHome.path, "--port", "0", "--no-discovery",
+    let bot = try NodeProcess([exe, "bot", "--policy", policy, "--home", botHome.path, "--port", "0", "--no-discovery"] + (ProcessInfo.processInfo.environment["NEARCARD_BENCH_LOG"].map { ["--log-level", $0] } ?? []) + [
                                "--max-sessions", "1024", "--max-sessions-per-address", "1024", "--connections-per-minute", "1000000"],
                               log: scratch.root + "/bot.log", keep: false)
     defer { bot.stop() }
