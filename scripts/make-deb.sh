@@ -57,6 +57,15 @@ fi
 depends+=("avahi-daemon")
 depends_line=$(printf '%s\n' "${depends[@]}" | sort -u | paste -sd, | sed 's/,/, /g')
 
+# zlib 1.3 is compiled into the binary by swift-nio-extras (CNIOExtrasZlib), the HTTP decompression of
+# AsyncHTTPClient that posts a bot's webhooks; Swift packages build their C parts statically. Debian's
+# own libz is linked too (PNG, compressed QR payloads) and is in Depends.
+install -d -m 0755 "$root/usr/share/lintian/overrides"
+cat > "$root/usr/share/lintian/overrides/nearcard" <<OVERRIDES
+nearcard: embedded-library zlib [usr/bin/nearcard]
+OVERRIDES
+chmod 0644 "$root/usr/share/lintian/overrides/nearcard"
+
 install -d -m 0755 "$root/DEBIAN"
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: nearcard

@@ -59,15 +59,7 @@ import Testing
         let logURL = log("bot")
         let script = CLI.packageRoot.appendingPathComponent("examples/bot/run-bot.sh").path
         _ = try lab.spawn(["env", "NEARCARD=\(CLI.executable.path)", "PORT=0", script, home.path], log: logURL)
-        var port: Int?
-        for _ in 0..<200 where port == nil {
-            let text = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
-            for line in text.split(separator: "\n") where line.hasPrefix("{") {
-                if let e = try? JSONParser.parse(String(line)), e["event"] == "started" { port = e["port"]?.integerValue.map(Int.init) }
-            }
-            if port == nil { usleep(50_000) }
-        }
-        let p = try #require(port, "the example bot did not start: \((try? String(contentsOf: logURL, encoding: .utf8)) ?? "")")
+        let p = try Lab.startedPort(in: logURL)
 
         let shy = try TestPerson(name: "Shy Visitor", card: ["--email", "shy@example.org"]), open = try TestPerson(name: "Open Visitor", card: ["--email", "open@example.org"])
         defer { shy.cli.cleanUp(); open.cli.cleanUp() }

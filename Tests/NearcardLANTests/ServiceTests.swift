@@ -122,14 +122,7 @@ enum Reachable {
         let logURL = log("bot")
         _ = try lab.spawn([CLI.executable.path, "bot", "--policy", policy.path, "--home", bot.home.path, "--port", "0", "--no-discovery",
                            "--metrics", "127.0.0.1:9464", "--connections-per-minute", "4", "--log-level", "debug"], log: logURL)
-        var port: Int?
-        for _ in 0..<300 where port == nil {
-            for line in ((try? String(contentsOf: logURL, encoding: .utf8)) ?? "").split(separator: "\n") where line.hasPrefix("{") {
-                if let e = try? JSONParser.parse(String(line)), e["event"] == "started" { port = e["port"]?.integerValue.map(Int.init) }
-            }
-            if port == nil { usleep(50_000) }
-        }
-        let p = try #require(port, "the bot did not start: \((try? String(contentsOf: logURL, encoding: .utf8)) ?? "")")
+        let p = try Lab.startedPort(in: logURL)
         for visitor in [open, second] {
             #expect(try lab.nearcard(["exchange", "127.0.0.1:\(p)", "--yes"], home: visitor.home).code == 0)
         }
@@ -193,14 +186,7 @@ enum Reachable {
 
         let logURL = log("bot")
         _ = try lab.spawn([CLI.executable.path, "bot", "--policy", policy.path, "--home", bot.home.path, "--port", "0", "--no-discovery"], log: logURL)
-        var port: Int?
-        for _ in 0..<300 where port == nil {
-            for line in ((try? String(contentsOf: logURL, encoding: .utf8)) ?? "").split(separator: "\n") where line.hasPrefix("{") {
-                if let e = try? JSONParser.parse(String(line)), e["event"] == "started" { port = e["port"]?.integerValue.map(Int.init) }
-            }
-            if port == nil { usleep(50_000) }
-        }
-        let p = try #require(port)
+        let p = try Lab.startedPort(in: logURL)
         // Nothing listens at the webhook's address yet: the exchange completes all the same.
         let exchanged = try lab.nearcard(["exchange", "127.0.0.1:\(p)", "--yes", "--json"], home: visitor.home)
         #expect(exchanged.code == 0, "\(exchanged.stderr)")

@@ -57,14 +57,7 @@ import Testing
         let policy = try bot.cli.write(#"{"version": 1, "accept": "everyone", "message": "Thanks, {name}!"}"#, to: "policy.json")
         let botLog = log("bot")
         let botNode = try lab.spawn([CLI.executable.path, "bot", "--policy", policy, "--home", bot.home.path, "--port", "0", "--no-discovery"], log: botLog)
-        var port: Int?
-        for _ in 0..<200 where port == nil {
-            for line in ((try? String(contentsOf: botLog, encoding: .utf8)) ?? "").split(separator: "\n") where line.hasPrefix("{") {
-                if let e = try? JSONParser.parse(String(line)), e["event"] == "started" { port = e["port"]?.integerValue.map(Int.init) }
-            }
-            if port == nil { usleep(50_000) }
-        }
-        let botPort = try #require(port, "the bot did not start: \((try? String(contentsOf: botLog, encoding: .utf8)) ?? "")")
+        let botPort = try Lab.startedPort(in: botLog)
         #expect(TestAccount.uid(ofProcess: botNode.pid) != 0)
         let visit = try lab.nearcard(["exchange", "127.0.0.1:\(botPort)", "--yes", "--json"], home: grace.home)
         #expect(visit.code == 0 && visit.json["theirEphemeralMessage"] == "Thanks, Grace Hopper!", "\(visit.stderr)")

@@ -128,6 +128,19 @@ public final class Lab: @unchecked Sendable {
         throw LabError("listen did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
     }
 
+    /// The port in the JSON-lines `started` event a node (`bot`, `listen --jsonl`) wrote to `log`,
+    /// waiting up to `timeout` seconds for it.
+    public static func startedPort(in log: URL, timeout: TimeInterval = 15) throws -> Int {
+        let deadline = Date().addingTimeInterval(timeout)
+        repeat {
+            for line in ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n") where line.hasPrefix("{") {
+                if let e = try? JSONParser.parse(String(line)), e["event"] == "started", let port = e["port"]?.integerValue { return Int(port) }
+            }
+            usleep(50_000)
+        } while Date() < deadline
+        throw LabError("the node did not start within \(Int(timeout)) s: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+    }
+
     /// The namespace's IPv4 address on its veth end (a pair's), or 127.0.0.1.
     public var vethIPv4: String { space.ipv4 ?? "127.0.0.1" }
 

@@ -37,43 +37,11 @@ func botThroughputBenchmark(clientCounts: [Int] = [8, 32], seconds: Double = 30)
     for k in clientCounts {
         var clients: [NodeContext] = []
         for i in 0..<k { clients.append(try scratch.service("Client \(k)-\(i)")) }
-        let stats = NIOLockedValueBox<(latencies: [Double], failures: [String: Int])>(([], [:]))
-        let stopAt = NIOLockedValueBox<UInt64>(now() + UInt64((seconds + 2) * 1e9))
-        let tasks = clients.map { client in
-            Task {
-                while now() < stopAt.withLockedValue({ $0 }) {
-                    let t0 = now()
-                    do {
-                        switch try await Dialer.exchange(with: target, context: client, consent: client.consent) {
-                        case .completed: stats.withLockedValue { $0.latencies.append(Double(now() - t0)) }
-                        case .failed(let e, _, _): stats.withLockedValue { $0.failures[e.code.rawValue, default: 0] += 1 }
-                        }
-                    } catch {
-                        stats.withLockedValue { $0.failures["unreachable", default: 0] += 1 }
-                    }
-                }
-            }
-        }
-        // Two seconds to warm up, then one-second windows for `seconds`.
-        try await Task.sleep(nanoseconds: 2_000_000_000)
-        let before = bot.count("exchange.completed")
-        var windows: [Double] = []
-        var last = before
-        for _ in 0..<Int(seconds) {
-            try await Task.sleep(nanoseconds: 1_000_000_000)
-            let c = bot.count("exchange.completed")
-            windows.append(Double(c - last))
-            last = c
-        }
-        let total = last - before
-        stopAt.withLockedValue { $0 = 0 }
-        for t in tasks { await t.value }
-        let s = stats.withLockedValue { $0 }
-        let lat = s.latencies.sorted()
-        let p99 = lat.isEmpty ? 0 : lat[min(lat.count - 1, Int(Double(lat.count) * 0.99))]
-        let failures = s.failures.isEmpty ? "0" : s.failures.map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", ")
-        let rate = median(windows)
-        out += "| \(k) | \(Int(rate)) | \(total) | \(failures) | \(format(median(lat))) / \(format(p99)) | \(Int(floorRate)) /s | \(format2(rate / floorRate))× |\n"
+        let r = try await BotLoad.measure(clients: clients, targets: [target], seconds: seconds,
+                                          completed: { bot.count("exchange.completed") }, cpu: { (0, 0) })
+        let (rate, total, failures) = (r.rate, r.total, r.failures)
+        let lat = (p50: r.p50, p99: r.p99)
+        out += "| \(k) | \(Int(rate)) | \(total) | \(failures) | \(format(lat.p50)) / \(format(lat.p99)) | \(Int(floorRate)) /s | \(format2(rate / floorRate))× |\n"
     }
     out += "\nFloor: one exchange's crypto for both sides through libcrypto/libsodium, \(format(floorNs)) (median of 31), on \(Int(cores)) cores = \(Int(floorRate)) exchanges/s. "
     out += "A bot whose clients were elsewhere would have the cores to itself: its half alone would allow \(Int(botOnlyRate)) exchanges/s.\n"
