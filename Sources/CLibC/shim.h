@@ -10,4 +10,15 @@ static inline int nearcard_clock_state(long *maxerror_us) {
     return state;
 }
 static inline int nearcard_time_error(void) { return TIME_ERROR; }
+// A process holding secret keys: no core dump, and not dumpable, so other processes of the same user
+// cannot ptrace it or read its memory and /proc files (as ssh-agent does). 0 on success.
+#include <sys/prctl.h>
+#include <sys/resource.h>
+static inline int nearcard_make_undumpable(void) {
+    struct rlimit none = {0, 0};
+    int a = setrlimit(RLIMIT_CORE, &none);
+    int b = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    return a == 0 && b == 0 ? 0 : -1;
+}
+static inline int nearcard_is_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
 #endif

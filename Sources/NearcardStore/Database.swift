@@ -352,14 +352,59 @@ public final class NearcardDatabase: Sendable {
         }
     }
 
+    /// Deletes a contact and everything tied to that person, in one transaction: messages both ways,
+    /// the routes issued to them, their exchanges, credentials about them, their graph entry and any
+    /// webhook delivery still carrying their card. Then the engine's leftovers go (`compact()`): with
+    /// SQLite's `secure_delete` the freed pages are zeroed, and the WAL is checkpointed and truncated.
     @discardableResult
     public func deleteContact(id: String) throws(StoreError) -> Bool {
-        try write { db in
-            let did: String? = try db.value("SELECT did FROM contact WHERE id = ?", id)
-            let deleted = try db.execute("DELETE FROM contact WHERE id = ?", id)
-            if let did { try db.execute("DELETE FROM socialGraph WHERE didHash = ?", Contact.socialGraphHash(did: did)) }
-            return deleted > 0 || did != nil
+        let deleted = try write { db in
+            guard let row = try db.row("SELECT did, credentialIdsJSON FROM contact WHERE id = ?", id) else { return false }
+            let did: String? = try row[0]
+            try db.execute("DELETE FROM outboxMessage WHERE contactID = ?", id)
+            try db.execute("DELETE FROM inboxMessage WHERE contactID = ?", id)
+            for credential in Self.stringList(try row[1]) { try db.execute("DELETE FROM credential WHERE id = ?", credential) }
+            if let did {
+                try db.execute("DELETE FROM inboxMessage WHERE fromDID = ?", did)
+                try db.execute("DELETE FROM outboxMessage WHERE contactDID = ?", did)
+                try db.execute("DELETE FROM issuedRoute WHERE contactDID = ?", did)
+                try db.execute("DELETE FROM exchange WHERE contactDID = ?", did)
+                try db.execute("DELETE FROM credential WHERE subject = ?", did)
+                try db.execute("DELETE FROM socialGraph WHERE didHash = ?", Contact.socialGraphHash(did: did))
+                try db.execute("DELETE FROM webhookDelivery WHERE body LIKE ?", "%\"didPublicKey\":\"\(did)\"%")
+            }
+            try db.execute("DELETE FROM contact WHERE id = ?", id)
+            return true
         }
+        if deleted { compact() }
+        return deleted
+    }
+
+    /// Leaves nothing deleted behind in the engine's files: SQLite checkpoints its WAL into the
+    /// database and truncates it (freed pages are zeroed by `secure_delete`); PostgreSQL's server
+    /// reclaims on its own (VACUUM). Best effort: a reader holding an old snapshot may keep the WAL.
+    public func compact() {
+        backend.compact()
+    }
+
+    /// Deletes received messages (by id, or all of one sender with `fromDID`, or every one); returns how many.
+    @discardableResult
+    public func deleteReceived(id: String? = nil, fromDID: String? = nil) throws(StoreError) -> Int {
+        let n = try write { db in
+            if let id { return try db.execute("DELETE FROM inboxMessage WHERE id = ?", id) }
+            if let fromDID { return try db.execute("DELETE FROM inboxMessage WHERE fromDID = ?", fromDID) }
+            return try db.execute("DELETE FROM inboxMessage")
+        }
+        if n > 0 { compact() }
+        return n
+    }
+
+    /// Removes delivered and failed messages from the outbox (queued ones stay); returns how many.
+    @discardableResult
+    public func clearOutbox() throws(StoreError) -> Int {
+        let n = try write { db in try db.execute("DELETE FROM outboxMessage WHERE state != 'queued'") }
+        if n > 0 { compact() }
+        return n
     }
 
     /// Records a contact that carries a DID (an exchange, a verified QR code) in one transaction:

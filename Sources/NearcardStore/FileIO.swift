@@ -87,6 +87,14 @@ public enum FileIO {
     }
 
     /// Reads a small regular file (not following a symlink at the last component), at most `limit` bytes.
+    /// The mode a new file gets from `open(…, 0666)` under the process's umask (0600 under the 077
+    /// every Nearcard process sets at start).
+    public static func modeFollowingUmask() -> mode_t {
+        let current = umask(0o077)
+        umask(current)
+        return 0o666 & ~current
+    }
+
     /// With `privateOnly`, refuses a file that group or others can read or write.
     public static func readSmallFile(_ path: String, limit: Int, privateOnly: Bool = false) throws(StoreError) -> SecureBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)

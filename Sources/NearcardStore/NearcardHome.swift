@@ -1,3 +1,4 @@
+import Foundation
 /// Where a user's Nearcard data lives: `--home`, else `$NEARCARD_HOME`, else
 /// `$XDG_DATA_HOME/nearcard`, else `~/.local/share/nearcard`.
 public struct NearcardHome: Sendable, Equatable {
@@ -21,4 +22,39 @@ public struct NearcardHome: Sendable, Equatable {
     public var identityPath: String { path + "/identity.json" }
     public var secretKeysPath: String { path + "/secret-keys.json" }
     public var databasePath: String { path + "/nearcard.sqlite" }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension NearcardHome {
+    /// Makes an existing home private: a home that group or others can reach is tightened to 0700
+    /// (returned: the notice to show), and the database's files (which SQLite made under the umask
+    /// of its day) to 0600. Key files are not: one others could read is refused where it is read, as
+    /// ssh refuses such a key. A home owned by another user is refused, untouched. Nothing happens when
+    /// there is no home yet (it is made 0700).
+    public func tighten() throws(StoreError) -> String? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        guard st.st_mode & S_IFMT == S_IFDIR else {
+            throw StoreError(.io, "\(path) is not a directory; give --home a directory")
+        }
+        if st.st_uid != geteuid() && geteuid() != 0 {
+            throw StoreError(.io, "\(path) belongs to another user (uid \(st.st_uid)); use a home of your own (--home DIR)")
+        }
+        var notice: String? = nil
+        if st.st_mode & 0o077 != 0 {
+            guard chmod(path, 0o700) == 0 else {
+                throw StoreError(.io, "\(path) can be reached by other users (mode \(String(st.st_mode & 0o777, radix: 8))) and cannot be tightened: \(String(cString: strerror(errno)))")
+            }
+            notice = "\(path) could be reached by other users (mode \(String(st.st_mode & 0o777, radix: 8))); it is 0700 now"
+        }
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where file.hasPrefix("nearcard.sqlite") {
+            let p = path + "/" + file
+            var f = stat()
+            if lstat(p, &f) == 0, f.st_mode & S_IFMT == S_IFREG, f.st_uid == st.st_uid, f.st_mode & 0o077 != 0 { _ = chmod(p, 0o600) }
+        }
+        return notice
+    }
 }

@@ -28,6 +28,8 @@ enum Main {
     static func main() async {
         // A closed pipe is an EPIPE from write (handled in Console), not a signal that kills us mid-line.
         signal(SIGPIPE, SIG_IGN)
+        // Everything Nearcard writes is the user's alone unless a command says otherwise.
+        umask(0o077)
         EventLoops.sizeToAllowedCPUs()
         do {
             try refuseInvalidUTF8Arguments()

@@ -145,9 +145,11 @@ import Testing
     @Test func corruptDatabaseIsAOneLineErrorAndUntouched() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        try FileManager.default.createDirectory(at: cli.home, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: cli.home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let path = cli.home.appendingPathComponent("nearcard.sqlite").path
         try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: path))
+        TestAccount.give(cli.home.path)
+        TestAccount.give(path)
         let r = try cli.run(["contacts"])
         #expect(r.code == 5)
         #expect(r.stderr.contains(path) && r.stderr.split(separator: "\n").count == 1)

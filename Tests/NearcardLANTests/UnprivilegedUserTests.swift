@@ -22,6 +22,10 @@ import Testing
         let uid = try #require(TestAccount.uid(ofProcess: adaNode.pid))
         #expect(uid != 0, "the listening node runs as root")
         if TestAccount.isRoot { #expect(uid == TestAccount.ids(TestAccount.name)?.uid) }
+        // It holds the keys, so it is not dumpable: the user's other processes cannot read its /proc files.
+        let peek = TestAccount.isRoot ? try TestAccount.run(as: TestAccount.name, "/bin/cat", ["/proc/\(adaNode.pid)/environ"])
+                                      : try CLI.run(executable: "/bin/cat", ["/proc/\(adaNode.pid)/environ"])
+        #expect(peek.code != 0 && peek.stdout.isEmpty, "another process of the same user read the node's environment")
 
         // Grace finds her by name and exchanges; both contacts are verified.
         let peers = try lab.nearcard(["peers", "--json", "--timeout", "2"], home: grace.home)
@@ -75,5 +79,40 @@ import Testing
                 }
             }
         }
+    }
+
+    /// A home made elsewhere with mode 0755 and files 0644 (an older Nearcard, a copy): the next command
+    /// makes it private, says so once, and another account reads nothing. A passphrase file others can
+    /// read is refused, as ssh refuses such a key.
+    @Test func aHomeOthersCouldReadIsMadePrivate() throws {
+        let ada = try TestPerson(name: "Ada Lovelace", card: ["--email", "ada@example.org"])
+        defer { ada.cli.cleanUp() }
+        let home = ada.home.path
+        #expect(chmod(home, 0o755) == 0)
+        for file in try FileManager.default.contentsOfDirectory(atPath: home) { chmod(home + "/" + file, 0o644) }
+        let listed = try ada.cli.run(["contacts"])
+        #expect(listed.code == 0 && listed.stderr.contains("could be reached by other users") && listed.stderr.contains("0700 now"), "\(listed.stderr)")
+        #expect(fileMode(home) == 0o700)
+        for file in try FileManager.default.contentsOfDirectory(atPath: home) {
+            #expect(fileMode(home + "/" + file) & 0o077 == 0, "\(file) is \(String(fileMode(home + "/" + file), radix: 8))")
+            if TestAccount.isRoot {
+                let r = try TestAccount.run(as: TestAccount.stranger, "/bin/cat", [home + "/" + file])
+                #expect(r.code != 0 && r.stdout.isEmpty, "another account read \(file)")
+            }
+        }
+        #expect(!(try ada.cli.run(["contacts"])).stderr.contains("0700 now"), "the notice is said once, when there was something to do")
+
+        let newcomer = try CLI()
+        defer { newcomer.cleanUp() }
+        let secret = ada.cli.auxiliary.appendingPathComponent("passphrase.txt").path
+        try FileManager.default.createDirectory(atPath: ada.cli.auxiliary.path, withIntermediateDirectories: true)
+        try "correct horse battery staple\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        chmod(secret, 0o644)
+        TestAccount.give(ada.cli.auxiliary.path)
+        TestAccount.give(secret)
+        let refused = try newcomer.run(["init", "--name", "Newcomer", "--passphrase-file", secret])
+        #expect(refused.code == 3 && refused.stderr.contains("chmod 600"), "\(refused.stderr)")
+        chmod(secret, 0o600)
+        #expect(try newcomer.run(["init", "--name", "Newcomer", "--passphrase-file", secret]).code == 0)
     }
 }

@@ -263,3 +263,34 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         } throws: { ($0 as? StoreError)?.message.contains("locked") == true }
     }
 }
+
+/// Deleting a person deletes them: their card, their messages both ways and what else names them
+/// are in no byte of the database, its WAL or its SHM afterwards.
+@Suite struct DeletionTests {
+    @Test func aDeletedContactLeavesNoByteBehind() throws {
+        let (db, dir) = try temporaryDatabase(.sqlite)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let did = "did:key:zDnaeZanzibarQuux0000000000000000000000000000000000"
+        var zq = proximityContact(did: did, name: "Zanzibar Quux", message: "ephemeral-marker-3141")
+        zq.card = Card(name: "Zanzibar Quux", email: "zq@unique-marker.example")
+        let route = IssuedRoute(mailboxToken: Array(repeating: 5, count: 16), contactDID: did, issuedAt: Date(), expiresAt: Date().addingTimeInterval(60))
+        let kept = try db.recordExchange(zq, issuedRoute: route, payloadJSON: "{\"name\":\"Zanzibar Quux\"}")
+        let signer = Ed25519.PrivateKey()
+        try db.enqueue(MessageEnvelope.make(text: "outbox-marker-2718", from: "did:key:zMe", to: did, sentAt: 1_700_000_000, signer: signer), for: kept)
+        #expect(try db.storeReceived(MessageEnvelope.make(text: "inbox-marker-1618", from: did, to: "did:key:zMe", sentAt: 1_700_000_001, signer: signer),
+                                     contactID: kept.id, senderPubKey: X25519.PrivateKey().publicKey, senderSignPubKey: signer.publicKey))
+        // Someone else stays.
+        try db.recordContact(proximityContact(did: "did:key:zGrace", name: "Grace Hopper", message: "hello"), payloadJSON: "{}")
+
+        #expect(try db.deleteContact(id: kept.id))
+        #expect(try db.contacts().map(\.name) == ["Grace Hopper"])
+        #expect(try db.inbox().isEmpty && db.outbox(all: true).isEmpty && db.issuedRoutes(contactDID: did).isEmpty && db.exchanges(contactDID: did).isEmpty)
+        for file in [db.path, db.path + "-wal", db.path + "-shm"] {
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: file))) ?? Data()
+            for marker in ["Zanzibar Quux", "zq@unique-marker.example", "ephemeral-marker-3141", "outbox-marker-2718", "inbox-marker-1618", "ZanzibarQuux"] {
+                #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is still in \(URL(fileURLWithPath: file).lastPathComponent)")
+            }
+        }
+        #expect(try db.contact(did: "did:key:zGrace") != nil)
+    }
+}

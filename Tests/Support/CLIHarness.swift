@@ -84,9 +84,12 @@ public struct CLI: Sendable {
         return dir
     }
 
+    /// Writes a file the test's person owns, readable by them alone (as a passphrase file must be).
     public func write(_ text: String, to name: String) throws -> String {
         let url = auxiliary.appendingPathComponent(name)
         try text.write(to: url, atomically: true, encoding: .utf8)
+        chmod(url.path, 0o600)
+        TestAccount.give(url.path)
         return url.path
     }
 }

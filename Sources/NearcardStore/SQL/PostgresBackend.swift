@@ -141,6 +141,8 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         return tables == 3 ? "ok" : "the Nearcard tables are missing from \(name)"
     }
 
+    func compact() {}
+
     func close() {
         condition.lock()
         closed = true

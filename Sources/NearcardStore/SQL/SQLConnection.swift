@@ -96,6 +96,8 @@ protocol StoreBackend: Sendable {
     func checkWritable() throws(StoreError)
     /// The engine's own consistency check: "ok" when sound.
     func integrityCheck() throws(StoreError) -> String
+    /// Removes what deleted rows leave in the engine's files (SQLite: checkpoint and truncate the WAL).
+    func compact()
     func close()
 }
 

@@ -13,10 +13,17 @@ final class SQLiteBackend: StoreBackend {
         self.path = path
         self.busyTimeout = busyTimeout
         try FileIO.makeDirectory(FileIO.directoryName(path), mode: 0o700)
+        // The database and its WAL and SHM exist 0600 before SQLite opens them: SQLite gives the WAL
+        // and SHM the database file's mode, and a file made later under a loose umask would be readable.
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd >= 0 { _ = Glibc.close(fd) }
+        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) { _ = chmod(file, 0o600) }
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA foreign_keys = ON")
+            // A deleted row's bytes are overwritten, not left in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         do { pool = try DatabasePool(path: path, configuration: config) } catch {
             throw Self.storeError(error, path: path, busyTimeout: busyTimeout)
@@ -83,7 +90,12 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func close() {
+        compact()
         try? pool.close()
+    }
+
+    func compact() {
+        _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 
     private func mapped(_ error: any Error) -> StoreError {

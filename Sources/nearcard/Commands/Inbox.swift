@@ -8,6 +8,39 @@ import NearcardStore
 
 /// `nearcard inbox`: messages received from contacts.
 struct Inbox: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the follow-up messages your contacts sent you (newest first), or delete them.",
+                                                    subcommands: [List.self, Delete.self], defaultSubcommand: List.self)
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete received messages: one by id, all of one contact, or every one.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The message id (from inbox --json).") var id: String?
+        @Option(help: "Every message from this contact (id, name or DID).") var contact: String?
+        @Flag(help: "Every message in the inbox.") var all = false
+
+        func validate() throws {
+            if [id != nil, contact != nil, all].filter({ $0 }).count != 1 { throw ValidationError("give one of: a message id, --contact REF, or --all") }
+        }
+
+        func run() async throws {
+            let db = try global.existingDatabase()
+            let n: Int
+            if let id {
+                n = try db.deleteReceived(id: id)
+                if n == 0 { throw CLIError(.notFound, "no received message has the id \(id); list them with: nearcard inbox --json") }
+            } else if let contact {
+                let did = try db.findContact(contact).didPublicKey ?? ""
+                n = try db.deleteReceived(fromDID: did)
+            } else {
+                n = try db.deleteReceived()
+            }
+            Console.out("Deleted \(n) message(s).")
+        }
+    }
+}
+
+extension Inbox {
+struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the follow-up messages your contacts sent you (newest first).")
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only messages from this contact (id, name or DID).") var contact: String?
@@ -31,4 +64,5 @@ struct Inbox: AsyncParsableCommand {
             Console.out("    \(m.text.replacingOccurrences(of: "\n", with: "\n    "))")
         }
     }
+}
 }

@@ -14,6 +14,8 @@ enum NodeCommand {
     static func serve(global: GlobalOptions, node: NodeOptions, consent: ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
                       jsonl: Bool, defaultLogLevel: Logger.Level? = nil, webhook: Webhook? = nil) async throws {
         NodeSetup.raiseOpenFileLimit()
+        // The node holds the secret keys as long as it serves: no core dump, no same-user ptrace.
+        KeysOutOfReach.apply()
         // Metrics first: the node makes its metrics as it starts.
         var metricsServer: Task<Void, Never>? = nil
         if let metrics = node.metrics {
@@ -75,6 +77,7 @@ enum NodeCommand {
             service.stopping(status: "stopping")
         }
         supervision?.cancel()
+        defer { context.database.compact() }  // a clean stop leaves no WAL behind
         if let session {
             await runtime.stop()
             await session.finish()

@@ -8,6 +8,21 @@ import NearcardStore
 
 /// `nearcard outbox`: messages not yet delivered.
 struct Outbox: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show follow-up messages waiting to be delivered, or that failed; clear the sent ones.",
+                                                    subcommands: [List.self, Clear.self], defaultSubcommand: List.self)
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove delivered and failed messages (queued ones stay).")
+        @OptionGroup var global: GlobalOptions
+        func run() async throws {
+            let n = try global.existingDatabase().clearOutbox()
+            Console.out("Removed \(n) message(s).")
+        }
+    }
+}
+
+extension Outbox {
+struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show follow-up messages waiting to be delivered, or that failed.")
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Also list delivered messages.") var all = false
@@ -42,4 +57,5 @@ struct Outbox: AsyncParsableCommand {
             return [m.state.rawValue, m.contactName, String(m.attempts), ISO8601.string(m.createdAt), detail, String(m.text.prefix(40))]
         })
     }
+}
 }

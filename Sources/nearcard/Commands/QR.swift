@@ -74,7 +74,7 @@ struct QR: AsyncParsableCommand {
                 for (i, code) in codes.enumerated() {
                     let path = codes.count == 1 ? out : Self.numbered(out, i + 1)
                     let bytes = out.hasSuffix(".svg") ? Array(code.svg().utf8) : try code.png()
-                    try FileIO.writeAtomically(SecureBytes(bytes), to: path, mode: 0o644, replace: true)
+                    try FileIO.writeAtomically(SecureBytes(bytes), to: path, mode: FileIO.modeFollowingUmask(), replace: true)
                     Console.err("Wrote \(path)")
                 }
                 return

@@ -46,6 +46,8 @@ struct UICommand: AsyncParsableCommand {
     var tokenPath: String { global.resolvedHome.path + "/ui-token" }
 
     func run() async throws {
+        // The node holds the secret keys as long as it serves: no core dump, no same-user ptrace.
+        KeysOutOfReach.apply()
         let address = uiAddress == "localhost" ? "127.0.0.1" : uiAddress
         // One already running for this home: open its page.
         if let running = await runningInstance(address: address) {

@@ -17,7 +17,13 @@ struct GlobalOptions: ParsableArguments {
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
-    var resolvedHome: NearcardHome { NearcardHome.resolve(explicit: home, environment: environment) }
+    /// The home, made private if it was not (a home others could reach is tightened, with a notice
+    /// once per process; one owned by another user is refused).
+    var resolvedHome: NearcardHome {
+        let resolved = NearcardHome.resolve(explicit: home, environment: environment)
+        HomeNotice.once(resolved)
+        return resolved
+    }
 
     var identityStore: IdentityStore { IdentityStore(home: resolvedHome) }
 
@@ -65,3 +71,21 @@ struct GlobalOptions: ParsableArguments {
 }
 
 extension DIDKey.DocumentFormat: ExpressibleByArgument {}
+
+/// Tightens a home the first time a command touches it, and says so once.
+enum HomeNotice {
+    nonisolated(unsafe) private static var done: Set<String> = []
+    private static let lock = NSLock()
+
+    static func once(_ home: NearcardHome) {
+        let first = lock.withLock { done.insert(home.path).inserted }
+        guard first else { return }
+        do {
+            if let notice = try home.tighten() { Console.err("nearcard: \(notice)") }
+        } catch {
+            // Another user's home, or not a directory: nothing in it is used.
+            Console.err("nearcard: \(error.message)")
+            exit(Exit.storage.rawValue)
+        }
+    }
+}

@@ -14,6 +14,11 @@ enum Passphrase {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw CLIError(.malformedInput, "cannot read passphrase file \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
+        // As ssh refuses a key others can read: a passphrase others can read protects nothing.
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_mode & 0o077 != 0 {
+            throw CLIError(.identity, "passphrase file \(path) can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run: chmod 600 \(path)")
+        }
         var buf = [UInt8](repeating: 0, count: maximumLength + 2)
         defer { buf.wipe() }
         var total = 0
