@@ -148,6 +148,18 @@ import Testing
         #expect(r.stderr.isEmpty)
     }
 
+    /// Under systemd the passphrase comes as a credential (`LoadCredential=nearcard-passphrase:…`):
+    /// `$CREDENTIALS_DIRECTORY/nearcard-passphrase`, never in the environment.
+    @Test func aServiceReadsItsPassphraseFromASystemdCredential() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let pass = try cli.write("correct horse battery staple\n", to: "nearcard-passphrase")
+        #expect(try cli.run(["init", "--name", "Booth", "--passphrase-file", pass]).code == 0)
+        let credentials = (pass as NSString).deletingLastPathComponent
+        let signed = try cli.run(["jwt", "sign"], stdin: "{\"sub\":\"x\"}", env: ["CREDENTIALS_DIRECTORY": credentials])
+        #expect(signed.code == 0, "\(signed.stderr)")
+    }
+
     @Test func sealedKeysWithoutPassphraseOrTerminalFailClearly() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

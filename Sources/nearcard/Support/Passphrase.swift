@@ -63,9 +63,16 @@ enum Passphrase {
         return SecureBytes(line)
     }
 
-    /// The passphrase for a sealed identity: `NEARCARD_PASSPHRASE_FILE`, else a terminal prompt.
+    /// The systemd credential a service's passphrase comes in (`LoadCredential=nearcard-passphrase:FILE`).
+    static let credentialName = "nearcard-passphrase"
+
+    /// The passphrase for a sealed identity: `NEARCARD_PASSPHRASE_FILE`, else the systemd credential
+    /// `nearcard-passphrase` (`$CREDENTIALS_DIRECTORY`), else a terminal prompt.
     static func forUnlocking(path: String, environment: [String: String]) throws -> SecureBytes? {
         if let file = environment["NEARCARD_PASSPHRASE_FILE"], !file.isEmpty { return try read(file: file) }
+        if let dir = environment["CREDENTIALS_DIRECTORY"], !dir.isEmpty, access(dir + "/" + credentialName, F_OK) == 0 {
+            return try read(file: dir + "/" + credentialName)
+        }
         guard let answer = prompt("Passphrase for \(path): ") else {
             throw CLIError(.identity, "the identity's keys are sealed with a passphrase and there is no terminal to ask on; set NEARCARD_PASSPHRASE_FILE to a file holding it")
         }
