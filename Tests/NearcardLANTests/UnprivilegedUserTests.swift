@@ -89,12 +89,14 @@ import Testing
         defer { ada.cli.cleanUp() }
         let home = ada.home.path
         #expect(chmod(home, 0o755) == 0)
-        for file in try FileManager.default.contentsOfDirectory(atPath: home) { chmod(home + "/" + file, 0o644) }
+        // What an older Nearcard left: the database and its WAL/SHM made under umask 022.
+        for file in try FileManager.default.contentsOfDirectory(atPath: home) where file.hasPrefix("nearcard.sqlite") { chmod(home + "/" + file, 0o644) }
         let listed = try ada.cli.run(["contacts"])
         #expect(listed.code == 0 && listed.stderr.contains("could be reached by other users") && listed.stderr.contains("0700 now"), "\(listed.stderr)")
         #expect(fileMode(home) == 0o700)
         for file in try FileManager.default.contentsOfDirectory(atPath: home) {
             #expect(fileMode(home + "/" + file) & 0o077 == 0, "\(file) is \(String(fileMode(home + "/" + file), radix: 8))")
+            // (A key file others could read is refused where it is read, not fixed: IdentityCommandTests.)
             if TestAccount.isRoot {
                 let r = try TestAccount.run(as: TestAccount.stranger, "/bin/cat", [home + "/" + file])
                 #expect(r.code != 0 && r.stdout.isEmpty, "another account read \(file)")

@@ -89,9 +89,12 @@ enum NetworkProbe {
     }
 
     /// The process listening on TCP `port`, when this user may see it (its own processes): its pid and
-    /// command name, from /proc/net/tcp{,6} and the processes' file descriptors.
+    /// command name, from /proc/net/tcp{,6} and the processes' file descriptors. A serving nearcard is
+    /// not dumpable, so its descriptors are out of sight even to its own user: a socket this user owns,
+    /// while a `nearcard` process of this user runs, is taken to be that node.
     static func listener(onPort port: Int) -> (pid: Int32, command: String)? {
         var inodes: Set<String> = []
+        var owners: Set<String> = []
         let hexPort = String(format: ":%04X", port)
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
             guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
@@ -99,9 +102,19 @@ enum NetworkProbe {
                 let f = line.split(separator: " ", omittingEmptySubsequences: true)
                 guard f.count > 9, f[1].hasSuffix(hexPort), f[3] == "0A" else { continue }  // 0A: LISTEN
                 inodes.insert(String(f[9]))
+                owners.insert(String(f[7]))
             }
         }
         guard !inodes.isEmpty, let pids = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        if owners.contains(String(getuid())) {
+            for pid in pids where pid.allSatisfy(\.isNumber) && Int32(pid) != getpid() {
+                let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard command == "nearcard", let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                      let uidLine = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }),
+                      uidLine.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first == Substring(String(getuid())) else { continue }
+                return (Int32(pid) ?? 0, "nearcard")
+            }
+        }
         for pid in pids where pid.allSatisfy(\.isNumber) {
             guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { continue }
             for fd in fds {

@@ -42,7 +42,7 @@ struct DoctorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let options = Doctor.Options(home: global.resolvedHome, port: port,
+        let options = Doctor.Options(home: global.homeAsFound, port: port,
                                      filter: InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded),
                                      environment: global.environment, seconds: timeout, store: try global.storeLocation())
         let json = self.json

@@ -17,6 +17,9 @@ struct GlobalOptions: ParsableArguments {
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
+    /// The home as it is, not tightened (`doctor` reports what it finds).
+    var homeAsFound: NearcardHome { NearcardHome.resolve(explicit: home, environment: environment) }
+
     /// The home, made private if it was not (a home others could reach is tightened, with a notice
     /// once per process; one owned by another user is refused).
     var resolvedHome: NearcardHome {
