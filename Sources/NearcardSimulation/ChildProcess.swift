@@ -85,7 +85,14 @@ public final class ChildProcess: @unchecked Sendable {
             for p in cArgs { free(p) }
             for p in cEnv { free(p) }
         }
-        return posix_spawn(&pid, argv[0], &actions, &attr, cArgs, cEnv)
+        // ETXTBSY: the program was written a moment ago and a process forked meanwhile (by another
+        // thread) still holds it open for writing until it execs; that passes within milliseconds.
+        var rc = posix_spawn(&pid, argv[0], &actions, &attr, cArgs, cEnv)
+        for _ in 0..<20 where rc == ETXTBSY {
+            usleep(25_000)
+            rc = posix_spawn(&pid, argv[0], &actions, &attr, cArgs, cEnv)
+        }
+        return rc
     }
 
     /// What a command run to completion printed, and how it ended.
