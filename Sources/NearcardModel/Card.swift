@@ -199,7 +199,12 @@ public struct Card: Sendable, Equatable {
             + skills.enumerated().flatMap { i, s in [("skills[\(i)].name", s.name), ("skills[\(i)].category", s.category), ("skills[\(i)].proficiency", s.proficiency)] }
         for (key, value) in texts {
             guard let value else { continue }
-            if value.count > Limits.textLength { throw ModelError(.limitExceeded, "\"\(key)\" is longer than \(Limits.textLength) characters") }
+            // Characters are Unicode scalar values (docs/PROTOCOL.md §1), never grapheme clusters: one
+            // "character" of thousands of combining marks is thousands of characters here.
+            let length = value.unicodeScalars.count
+            if length > Limits.textLength {
+                throw ModelError(.limitExceeded, "\"\(key)\" is \(length) characters; at most \(Limits.textLength) (Unicode code points)")
+            }
             if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 throw ModelError(.invalidCard, "\"\(key)\" contains a control character")
             }

@@ -37,7 +37,7 @@ public struct MessageEnvelope: Sendable, Equatable {
     /// Why a text cannot be sent; nil when it can.
     public static func textProblem(_ text: String) -> String? {
         if text.isEmpty { return "the message is empty" }
-        if text.utf8.count > maximumTextLength { return "a message is at most \(maximumTextLength) bytes" }
+        if text.utf8.count > maximumTextLength { return "a message is \(text.utf8.count) bytes; at most \(maximumTextLength)" }
         if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
             return "a message must not contain control characters"
         }
@@ -71,7 +71,10 @@ public struct MessageEnvelope: Sendable, Equatable {
         }
         guard let sentAt = o["sentAt"]?.integerValue else { throw ModelError(.malformedPayload, "sentAt must be an integer") }
         guard let text = o["text"]?.stringValue else { throw ModelError(.malformedPayload, "the message has no text") }
-        if let problem = Self.textProblem(text) { throw ModelError(.limitExceeded, problem) }
+        // Over the limit is too_large on the wire; empty or a control character is malformed (§13).
+        if let problem = Self.textProblem(text) {
+            throw ModelError(text.utf8.count > Self.maximumTextLength ? .limitExceeded : .malformedPayload, problem)
+        }
         guard let sig = o["signature"]?.stringValue, let signature = try? Base64.decode(sig), signature.count == 64 else {
             throw ModelError(.malformedPayload, "the message signature is not 64 bytes of base64")
         }

@@ -13,10 +13,8 @@ import NearcardCrypto
 public struct ProximityPayload: Sendable, Equatable {
     public static let version = 1
     public static let signatureDomain = "nearcard/proximity-payload/v1"
-    /// Largest payload accepted, in bytes of JSON (docs/PROTOCOL.md "Limits").
-    public static let maximumLength = 48 * 1024
     public static let nonceByteCount = 16
-    /// Ephemeral messages: at most 140 Unicode code points.
+    /// Ephemeral messages: at most 140 characters (Unicode scalar values, docs/PROTOCOL.md §1).
     public static let maximumMessageLength = 140
 
     public var cardFields: Card
@@ -43,7 +41,10 @@ public struct ProximityPayload: Sendable, Equatable {
 
     /// Checks an ephemeral message against the limit; nil when acceptable.
     public static func messageProblem(_ message: String) -> String? {
-        if message.unicodeScalars.count > maximumMessageLength { return "an ephemeral message is at most \(maximumMessageLength) characters" }
+        let length = message.unicodeScalars.count
+        if length > maximumMessageLength {
+            return "an ephemeral message is \(length) characters; at most \(maximumMessageLength) (Unicode code points)"
+        }
         if message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" }) {
             return "an ephemeral message must not contain control characters"
         }
@@ -139,7 +140,8 @@ public struct ProximityPayload: Sendable, Equatable {
         }
         guard let card = o["cardFields"] else { throw ModelError(.malformedPayload, "the payload has no \"cardFields\"") }
         do { cardFields = try Card(json: card) } catch {
-            throw ModelError(.malformedPayload, "cardFields: \(error.message)")
+            // A value over a limit stays that (too_large on the wire), not "malformed".
+            throw ModelError(error.kind == .limitExceeded ? .limitExceeded : .malformedPayload, "cardFields: \(error.message)")
         }
         senderDID = try string("senderDID", required: true)!
         guard let ts = o["timestamp"]?.integerValue else { throw ModelError(.malformedPayload, "\"timestamp\" must be an integer (Unix seconds)") }
@@ -195,6 +197,8 @@ public enum PayloadFailure: Error, Sendable, Equatable, CustomStringConvertible 
     public enum Binding: String, Sendable { case receiver, session, messageHash }
 
     case malformed(String)
+    /// A value over one of §9's limits (the message names it): `too_large` on the wire.
+    case tooLarge(String)
     case wrongDID(String)
     case badSignature
     case staleTimestamp(timestamp: Int64, now: Int64)
@@ -209,6 +213,7 @@ public enum PayloadFailure: Error, Sendable, Equatable, CustomStringConvertible 
     public var code: String {
         switch self {
         case .malformed: "malformed"
+        case .tooLarge: "too_large"
         case .wrongDID: "wrong_did"
         case .badSignature: "bad_signature"
         case .staleTimestamp: "stale_timestamp"
@@ -224,6 +229,7 @@ public enum PayloadFailure: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .malformed(let why): "the payload is malformed: \(why)"
+        case .tooLarge(let why): "the card is over a limit: \(why)"
         case .wrongDID(let why): "wrong DID: \(why)"
         case .badSignature: "the payload signature does not verify with the sender's DID key"
         case .staleTimestamp(let ts, let now): "the payload's timestamp \(ts) is too far from now (\(now))"
@@ -253,7 +259,9 @@ extension ProximityPayload {
     /// sender DID, bindings, timestamp, keys, and the selective-disclosure proof.
     public static func verify(json: JSONValue, context: PayloadVerificationContext) -> Result<Verified, PayloadFailure> {
         let payload: ProximityPayload
-        do { payload = try ProximityPayload(json: json) } catch { return .failure(.malformed(error.message)) }
+        do { payload = try ProximityPayload(json: json) } catch {
+            return .failure(error.kind == .limitExceeded ? .tooLarge(error.message) : .malformed(error.message))
+        }
         let senderKey: DIDKey
         do { senderKey = try DIDKey(parsing: payload.senderDID) } catch { return .failure(.wrongDID("senderDID: \(error.message)")) }
         guard senderKey.keyType == .p256 else { return .failure(.wrongDID("senderDID is not a P-256 did:key")) }
@@ -303,12 +311,14 @@ extension ProximityPayload {
         var disclosure: SelectiveDisclosure.Disclosed?
         if let proof = payload.sdProof {
             switch SelectiveDisclosure.verify(proof, issuer: senderKey) {
+            case .failure(.tooLarge(let why)): return .failure(.tooLarge(why))
             case .failure(let f): return .failure(.disclosureProof(f))
             case .success(let d): disclosure = d
             }
             for field in CardField.allCases {
                 let claimed = payload.cardFields.value(of: field)
                 let opened = d(disclosure, field)
+                if opened == .null { return .failure(.disclosureProof(.nullDisclosure(field))) }
                 if let claimed {
                     guard let opened else { return .failure(.fieldNotDisclosed(field)) }
                     guard opened == claimed else { return .failure(.disclosureMismatch(field)) }

@@ -25,6 +25,13 @@ public struct RouteRecord: Sendable, Equatable {
             self.host = host
             self.port = port
         }
+
+        /// IPv6 link-local (fe80::/10): its scope names an interface of the sender, meaningless to the
+        /// receiver, so such addresses are never hints.
+        public static func isLinkLocal(_ host: String) -> Bool {
+            let h = host.lowercased()
+            return h.hasPrefix("fe8") || h.hasPrefix("fe9") || h.hasPrefix("fea") || h.hasPrefix("feb")
+        }
     }
 
     public static let mailboxTokenByteCount = 32
@@ -96,6 +103,8 @@ public struct RouteRecord: Sendable, Equatable {
 public enum RouteFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case notForMe
     case malformed(String)
+    /// Longer than `SealedRoute.maximumLength`: `too_large` on the wire.
+    case tooLarge(Int)
     case badSignature
     case wrongIssuer
     case wrongRecipient
@@ -106,6 +115,7 @@ public enum RouteFailure: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .notForMe: "the sealed route does not open with this key (it was sealed for someone else, or altered)"
         case .malformed(let why): "the sealed route is malformed: \(why)"
+        case .tooLarge(let n): "the sealed route is \(n) bytes; at most \(SealedRoute.maximumLength)"
         case .badSignature: "the sealed route's signature does not verify"
         case .wrongIssuer: "the sealed route was issued by someone other than the sender"
         case .wrongRecipient: "the sealed route names another recipient"
@@ -137,7 +147,7 @@ public enum SealedRoute {
     /// `expectedRecipient`, and not be expired at `now`.
     public static func open(_ sealed: String, with key: X25519.PrivateKey, expectedIssuer: String?, expectedRecipient: String?,
                             expectedSignKey: Ed25519.PublicKey?, now: Int64) -> Result<RouteRecord, RouteFailure> {
-        guard sealed.utf8.count <= maximumLength else { return .failure(.malformed("longer than \(maximumLength) bytes")) }
+        guard sealed.utf8.count <= maximumLength else { return .failure(.tooLarge(sealed.utf8.count)) }
         guard let box = try? Base64.decode(sealed) else { return .failure(.malformed("not base64")) }
         guard let plain = try? SealedBox.open(box, with: key) else { return .failure(.notForMe) }
         guard let inner = try? JSONParser(maximumDepth: 8, maximumLength: maximumLength).parse(plain),

@@ -85,7 +85,9 @@ public enum SelectiveDisclosure {
 
     /// Verifies the proof against the issuer's did:key; every failure says why.
     public static func verify(_ sdJWT: String, issuer: DIDKey) -> Result<Disclosed, SDProofFailure> {
-        guard sdJWT.utf8.count <= maximumLength else { return .failure(.malformed("the proof is longer than \(maximumLength) bytes")) }
+        guard sdJWT.utf8.count <= maximumLength else {
+            return .failure(.tooLarge("the selective-disclosure proof is \(sdJWT.utf8.count) bytes; at most \(maximumLength)"))
+        }
         let parts = sdJWT.split(ascii: "~")
         guard parts.count >= 2, parts.last == "" else {
             return .failure(.malformed("an SD-JWT is <JWT>~<disclosure>~…~ with a trailing '~' (key-binding JWTs are not used)"))
@@ -110,7 +112,7 @@ public enum SelectiveDisclosure {
                 return .failure(.malformed("_sd holds a malformed or repeated digest"))
             }
         }
-        let issuedAt = claims["iat"]?.integerValue ?? 0
+        guard let issuedAt = claims["iat"]?.integerValue else { return .failure(.malformed("iat must be an integer (Unix seconds)")) }
         var fields: [CardField: JSONValue] = [:]
         var used = Set<String>()
         for disclosure in parts[1..<(parts.count - 1)] {
@@ -119,13 +121,19 @@ public enum SelectiveDisclosure {
             guard used.insert(d).inserted else { return .failure(.malformed("a disclosure is repeated")) }
             guard let bytes = try? Base64.urlDecode(disclosure) else { return .failure(.malformed("a disclosure is not base64url")) }
             guard bytes.count <= maximumDisclosureLength else {
-                return .failure(.malformed("a disclosure is \(bytes.count) bytes; at most \(maximumDisclosureLength)"))
+                return .failure(.tooLarge("a disclosure is \(bytes.count) bytes; at most \(maximumDisclosureLength)"))
             }
-            guard let array = (try? JSONParser(maximumDepth: 8, maximumLength: maximumDisclosureLength).parse(bytes))?.arrayValue,
-                  array.count == 3, let salt = array[0].stringValue, salt.utf8.count >= 16,
-                  let name = array[1].stringValue else {
-                return .failure(.malformed("a disclosure is not [salt, name, value]"))
+            let parsed: JSONValue
+            do { parsed = try JSONParser(maximumDepth: 8, maximumLength: maximumDisclosureLength).parse(bytes) } catch {
+                return .failure(.malformed("a disclosure is not JSON: \(error.message)"))
             }
+            guard let array = parsed.arrayValue, array.count == 3 else {
+                return .failure(.malformed("a disclosure is not a JSON array [salt, name, value]"))
+            }
+            guard let salt = array[0].stringValue, salt.utf8.count >= 16 else {
+                return .failure(.malformed("a disclosure's salt is not a string of at least 16 characters"))
+            }
+            guard let name = array[1].stringValue else { return .failure(.malformed("a disclosure's field name is not a string")) }
             guard let field = CardField(rawValue: name) else { return .failure(.malformed("a disclosure names \"\(name)\", which is not a card field")) }
             guard fields[field] == nil else { return .failure(.malformed("the field \(name) is disclosed twice")) }
             fields[field] = array[2]
@@ -136,13 +144,19 @@ public enum SelectiveDisclosure {
 
 public enum SDProofFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(String)
+    /// The proof, or one disclosure, is over its byte limit.
+    case tooLarge(String)
     case badSignature(String)
     case wrongIssuer
     case unknownDisclosure
+    /// A disclosure of `null`: it would say the field is absent; only present fields are disclosed.
+    case nullDisclosure(CardField)
 
     public var description: String {
         switch self {
         case .malformed(let why): "the selective-disclosure proof is malformed: \(why)"
+        case .tooLarge(let why): why
+        case .nullDisclosure(let f): "the proof discloses \(f.rawValue) as null (absent); only fields the card has are disclosed"
         case .badSignature(let why): "the selective-disclosure proof's signature fails: \(why)"
         case .wrongIssuer: "the selective-disclosure proof was issued by another DID"
         case .unknownDisclosure: "a disclosure matches none of the proof's signed digests"

@@ -50,6 +50,7 @@ public final class Listener: Sendable {
         }
         let bound = channel.localAddress?.port ?? port
         context.routeHints = LocalAddresses.current(filter: InterfaceFilter()).map { RouteRecord.Hint(host: $0, port: bound) }
+        context.listeningPort = bound
         return Listener(context: context, port: bound, channel: channel, admission: admission)
     }
 

@@ -1,4 +1,5 @@
 import NearcardDiscovery
+import NearcardModel
 internal import NIOCore
 
 /// This machine's addresses, for route hints.
@@ -7,7 +8,7 @@ public enum LocalAddresses {
         guard let interfaces = try? System.enumerateDevices() else { return [] }
         var out: [String] = []
         for device in interfaces where filter.permits(device.name) {
-            guard let ip = device.address?.ipAddress, ip != "127.0.0.1", ip != "::1", !ip.lowercased().hasPrefix("fe80") else { continue }
+            guard let ip = device.address?.ipAddress, !ip.hasPrefix("127."), ip != "::1", !RouteRecord.Hint.isLinkLocal(ip) else { continue }
             if !out.contains(ip) { out.append(ip) }
         }
         return out

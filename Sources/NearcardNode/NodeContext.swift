@@ -30,6 +30,7 @@ public final class NodeContext: Sendable {
     public let webhook: Webhook?
     /// Addresses to put in the routes we hand out (set when a listener knows its port).
     private let hints: Mutex<[RouteRecord.Hint]>
+    private let port = Mutex<Int?>(nil)
 
     public init(keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: ConsentProvider,
                 events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = [],
@@ -54,10 +55,32 @@ public final class NodeContext: Sendable {
 
     /// This side's card as the store holds it now: what a session sends (a session asks for it once,
     /// after its first flight, so a card changed by `nearcard card set` is the next session's).
-    public func loadCard() throws -> LocalCard {
+    /// `sessionAddress` is our address on that session's connection (§10's hint rule).
+    public func loadCard(sessionAddress: String? = nil) throws -> LocalCard {
         let shared = try database.sharedCard()
-        return LocalCard(card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy, routeHints: routeHints,
-                         issuerProof: shared.issuerProof, requiredFields: requiredFields)
+        return LocalCard(card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
+                         routeHints: routeHints(forSessionAt: sessionAddress), issuerProof: shared.issuerProof, requiredFields: requiredFields)
+    }
+
+    /// The hints of a route handed over in one session (docs/PROTOCOL.md §10): none unless this node
+    /// listens; then our address on that session's connection first (the peer reached us there, so it
+    /// can again; loopback included, for a peer on this machine), then the listener's other addresses
+    /// (IPv4 and IPv6, loopback and link-local left out), each with the listening port, at most 8.
+    public func routeHints(forSessionAt sessionAddress: String?) -> [RouteRecord.Hint] {
+        let listening = routeHints
+        guard let port = listeningPort else { return [] }
+        var out: [RouteRecord.Hint] = []
+        if let sessionAddress, !RouteRecord.Hint.isLinkLocal(sessionAddress) {
+            out.append(RouteRecord.Hint(host: sessionAddress, port: port))
+        }
+        for h in listening where !out.contains(h) { out.append(h) }
+        return Array(out.prefix(RouteRecord.maximumHints))
+    }
+
+    /// The port this node's listener is bound to (nil for a node that only dials).
+    public var listeningPort: Int? {
+        get { port.withLock { $0 } }
+        set { port.withLock { $0 = newValue } }
     }
 
     /// The verdict on the group proof a card carries (docs/PROTOCOL.md §18), against the groups this

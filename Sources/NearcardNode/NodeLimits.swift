@@ -17,8 +17,6 @@ public struct NodeLimits: Sendable, Equatable {
     public var maximumSessionsPerAddress = 8
     /// New connections per address per minute.
     public var connectionsPerAddressPerMinute = 120
-    /// Bytes a peer may have buffered that do not yet form a frame (two maximal frames).
-    public var maximumBufferedBytes = 2 * (65535 + 2)
 
     public init() {}
 

@@ -9,6 +9,16 @@ ECDSA P-256 with `cryptography`, Ed25519 and sealed boxes with PyNaCl), verifies
 way §9 says, and prints a JSON report. --tamper sends a deliberately wrong card (for negative tests):
   binding   sessionBinding of another session      receiver  receiver is someone else
   field     a card field the SD-JWT does not open    route     a route sealed to someone else
+--violate breaks one rule of the spec on purpose and reports how the node answered
+(`aborted` with its code and reason, or `closedWithoutAbort`):
+  grapheme-name     a card name of one grapheme and 301 code points (§1: limits count code points)
+  long-message      an ephemeral message of 141 characters (§6)
+  control-message   an ephemeral message with a carriage return (§1 control characters)
+  pretty-hello      the hello pretty-printed, not in its JCS form (§1)
+  message3-payload  Noise message 3 with a payload (§5: it must be empty; no abort before keys)
+  null-disclosure   the SD-JWT attaches a disclosure of null for a field the card lacks (§9)
+--mail-impostor PORT listens on PORT as someone else answering at a contact's address (§15) and
+reports what the sender sent it: a sender MUST stop after message 2, revealing nothing.
 Exit 0 when the exchange completed, 1 when it ended otherwise (the report says how).
 """
 import argparse
@@ -117,7 +127,7 @@ class Wire:
             self.buf += chunk
 
 
-def dial(host, port, x_static, version: bytes):
+def dial(host, port, x_static, version: bytes, message3=b""):
     """Connects and runs Noise XX as the initiator, message 1 carrying `version`. Returns the wire,
     the Noise connection, and the responder's static key (read before message 3 discards it)."""
     wire = Wire(host, port)
@@ -129,7 +139,7 @@ def dial(host, port, x_static, version: bytes):
     wire.send(noise.write_message(version))
     noise.read_message(wire.recv())
     remote_static = noise.noise_protocol.handshake_state.rs.public_bytes
-    wire.send(noise.write_message(b""))
+    wire.send(noise.write_message(message3))
     return wire, noise, remote_static
 
 
@@ -146,7 +156,12 @@ def main():
                     help="send the frames recorded in FILE to the node, one per frame it sends back; print how far it got")
     ap.add_argument("--mail-stranger", action="store_true",
                     help="open a mail session (nearcard-mail/1) as a stranger with a made-up token; print how the node answers")
+    ap.add_argument("--violate", choices=["grapheme-name", "long-message", "control-message", "pretty-hello", "message3-payload",
+                                          "null-disclosure"])
+    ap.add_argument("--mail-impostor", type=int, metavar="PORT")
     args = ap.parse_args()
+    if args.mail_impostor:
+        return mail_impostor(args)
     if args.mail_stranger:
         return mail_stranger(args)
     if args.replay:
@@ -165,14 +180,22 @@ def main():
         assert invitation["v"] == 1, invitation
         host, _, port = invitation["addrs"][0].rpartition(":")
         args.host, args.port = host.strip("[]"), int(port)
-    wire, noise, remote_static = dial(args.host, args.port, x_static, b"nearcard/1")
+    violate = args.violate
+    wire, noise, remote_static = dial(args.host, args.port, x_static, b"nearcard/1",
+                                      message3=b"surprise" if violate == "message3-payload" else b"")
     h = noise.get_handshake_hash()
 
-    def send(msg):
-        wire.send(noise.encrypt(jcs(msg)))
+    def send(msg, pretty=False):
+        wire.send(noise.encrypt(json.dumps(msg, indent=2).encode() if pretty else jcs(msg)))
 
     def recv():
-        return json.loads(noise.decrypt(wire.recv()))
+        try:
+            return json.loads(noise.decrypt(wire.recv()))
+        except (ConnectionError, OSError) as e:
+            if violate:
+                report["closedWithoutAbort"] = True
+                print(json.dumps(report)); sys.exit(1)
+            raise e
 
     # hello (initiator): commit to the SAS nonce, prove the DID over h.
     n_i = os.urandom(32)
@@ -184,7 +207,7 @@ def main():
         hello["invite"] = {"id": invitation["id"], "proof": b64u(proof)}
     signed = dict(hello, role="initiator", handshakeHash=b64u(h))
     hello["signature"] = b64(did_key.sign(b"nearcard/session-auth/v1\0" + jcs(signed)))
-    send(hello)
+    send(hello, pretty=violate == "pretty-hello")
 
     peer = recv()
     if peer["type"] == "abort":
@@ -215,12 +238,15 @@ def main():
     # Our card: SD-JWT over all 7 fields, sealed route, signed payload.
     now = int(time.time())
     card = {"name": args.name, "company": "Python Software", "email": "peer@example.org"}
+    if violate == "grapheme-name":
+        card["name"] = "e" + "\u0301" * 300  # one grapheme, 301 code points
+    message = {"long-message": "a" * 141, "control-message": "see you\r\nat 3"}.get(violate, args.message)
     disclosed = {"name", "company"}
     digests, disclosures = [], []
     for f in FIELDS:
         disc = b64u(jcs([b64u(os.urandom(16)), f, card.get(f)]))
         digests.append(b64u(sha256(disc.encode())))
-        if f in disclosed:
+        if f in disclosed or (violate == "null-disclosure" and f == "phone"):
             disclosures.append(disc)
     header = b64u(jcs({"alg": "ES256", "typ": "nearcard-card+sd-jwt"}))
     claims = b64u(jcs({"iss": did_key.did, "iat": now, "_sd_alg": "sha-256", "_sd": sorted(digests)}))
@@ -240,9 +266,9 @@ def main():
                "receiver": P256().did if args.tamper == "receiver" else peer["did"], "nonce": b64u(os.urandom(16)),
                "sessionBinding": b64u(os.urandom(32) if args.tamper == "binding" else h)}
     frame = {"type": "card", "payload": payload}
-    if args.message:
-        payload["ephemeralMessageHash"] = sha256(args.message.encode()).hex()
-        frame["message"] = args.message
+    if message:
+        payload["ephemeralMessageHash"] = sha256(message.encode()).hex()
+        frame["message"] = message
     payload["payloadSignature"] = b64(did_key.sign(b"nearcard/proximity-payload/v1\0" + jcs(payload)))
     send(frame)
 
@@ -314,6 +340,33 @@ def replay(args):
         closed = True
     print(json.dumps({"framesSent": accepted, "framesRecorded": len(frames), "closedByNode": closed}))
     return 0 if closed else 1
+
+
+def mail_impostor(args):
+    """Someone else answering at a contact's address (§15): a Noise responder with its own key. Reports
+    message 1's payload and every frame the sender sent after message 2 (a sender MUST send none)."""
+    server = socket.create_server(("0.0.0.0", args.mail_impostor))
+    server.settimeout(60)
+    conn, _ = server.accept()
+    conn.settimeout(15)
+    wire = Wire.__new__(Wire)
+    wire.sock, wire.buf, wire.sent = conn, b"", []
+    noise = NoiseConnection.from_name(b"Noise_XX_25519_ChaChaPoly_SHA256")
+    noise.set_as_responder()
+    noise.set_keypair_from_private_bytes(Keypair.STATIC, bytes(X25519Private.generate()))
+    noise.set_prologue(b"nearcard-exchange")
+    noise.start_handshake()
+    payload1 = noise.read_message(wire.recv())
+    wire.send(noise.write_message(b""))
+    after = 0
+    try:
+        while True:
+            wire.recv()
+            after += 1
+    except (ConnectionError, OSError, socket.timeout):
+        pass
+    print(json.dumps({"message1": payload1.decode(errors="replace"), "framesAfterMessage2": after}))
+    return 0
 
 
 def mail_stranger(args):

@@ -64,6 +64,36 @@ import Testing
         #expect(try node.contacts() == before, "a replay changes nothing in the contact book")
     }
 
+    /// The rules another implementation most easily gets wrong, broken on purpose from the wire (not
+    /// through the Swift code): the node answers each with the code §13's table gives, or closes
+    /// without an abort where no transport keys exist yet; it stores nothing and keeps serving.
+    @Test(arguments: [("grapheme-name", "too_large", "301 characters; at most 256"),
+                      ("long-message", "too_large", "141 characters; at most 140"),
+                      ("control-message", "protocol_error", "control character U+000D"),
+                      ("pretty-hello", "protocol_error", "canonical"),
+                      ("null-disclosure", "bad_card", "discloses phone as null"),
+                      ("message3-payload", nil, "")] as [(String, String?, String)])
+    func wireRulesBrokenByAnotherImplementation(violation: String, code: String?, reason: String) throws {
+        let node = try TestPerson(name: "Swift Node")
+        defer { node.cli.cleanUp() }
+        let (lab, process, port, _) = try startNode(node)
+        defer { process.kill() }
+        let r = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--violate", violation])
+        #expect(r.code == 1, "\(r.stdout) \(r.stderr)")
+        if let code {
+            #expect(r.json["aborted"]?["code"]?.stringValue == code, "\(r.stdout)")
+            #expect(r.json["aborted"]?["reason"]?.stringValue?.contains(reason) == true, "\(r.stdout)")
+        } else {
+            #expect(r.json["closedWithoutAbort"] == true, "\(r.stdout)")
+            #expect(r.json["aborted"] == nil)
+        }
+        usleep(200_000)
+        #expect(try node.contacts().isEmpty)
+        // …and the node still serves an honest peer.
+        let honest = try lab.run([CLI.python, peer, "127.0.0.1", String(port)])
+        #expect(honest.code == 0, "\(honest.stdout) \(honest.stderr)")
+    }
+
     /// A dishonest peer's card, each way: the node refuses it with the specific reason and stores nothing.
     @Test(arguments: [("binding", "binding_mismatch_session"), ("receiver", "binding_mismatch_receiver"),
                       ("field", "field_not_disclosed"), ("route", "sealed route")])

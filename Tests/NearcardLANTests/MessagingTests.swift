@@ -100,6 +100,35 @@ import Testing
         #expect(delivered, "the message reached Grace once she was back")
     }
 
+    /// An impostor written from the spec alone answers at Grace's address while she is away: Ada's
+    /// node sees another key after Noise message 2 and stops there (no message 3, so not even its static
+    /// key leaves, nor the message); the message stays queued.
+    @Test func aPythonImpostorAtTheContactsAddressLearnsNothing() throws {
+        let (a, b) = try Lab.pair()
+        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let (graceNode, _) = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7462"], log: log("grace"))
+        #expect(try a.nearcard(["exchange", "\(b.vethIPv4):7462", "--yes"], home: ada.home).code == 0)
+        graceNode.kill(SIGTERM)
+        graceNode.wait()
+        let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/python_peer.py").path
+        let impostorLog = log("impostor")
+        let impostor = try b.spawn([CLI.python, peer, "--mail-impostor", "7462"], log: impostorLog)
+        var listening = false
+        for _ in 0..<50 where !listening {
+            usleep(100_000)
+            listening = (try? b.run(["ss", "-Hltn", "sport = :7462"]).stdout.contains("7462")) == true
+        }
+        #expect(listening)
+        let r = try a.nearcard(["message", "Grace", "Only for Grace", "--wait", "1", "--json"], home: ada.home)
+        #expect(r.code == 0 && r.json["state"] == "queued", "\(r.stdout) \(r.stderr)")
+        #expect(r.json["lastError"]?.stringValue?.contains("another node answered") == true, "\(r.stdout)")
+        impostor.wait()
+        let report = try JSONParser.parse(String(contentsOf: impostorLog, encoding: .utf8).split(separator: "\n").last.map(String.init) ?? "")
+        #expect(report["message1"] == "nearcard-mail/1")
+        #expect(report["framesAfterMessage2"] == 0, "the sender sent nothing after seeing the wrong key")
+    }
+
     @Test func strangerIsRefused() throws {
         let lab = try Lab("ms")
         let grace = try TestPerson(name: "Grace")

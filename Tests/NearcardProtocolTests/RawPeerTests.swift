@@ -42,10 +42,12 @@ struct RawInitiatorSession {
     var responder: ExchangeStateMachine
     var nonce = Sodium.randomBytes(32)
     var responderNonce: [UInt8] = []
+    /// The responder's party (its identity, for a card addressed to it).
+    let grace: Party
 
     init() throws {
         raw = RawPeer(role: .initiator, party: party("Mallory"))
-        let grace = party("Grace")
+        grace = party("Grace")
         let opened = try NearcardProtocolTests.responder(grace, reading: try raw.noise.writeMessage(payload: SessionKind.exchange.tag))
         responder = opened.0
         // The card the machine asked for, handed over as the node does.

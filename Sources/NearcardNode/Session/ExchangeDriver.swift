@@ -124,7 +124,7 @@ final class ExchangeDriver: SessionDriver {
 
     private func loadCard() {
         let card: LocalCard
-        do { card = try node.loadCard() } catch {
+        do { card = try node.loadCard(sessionAddress: connection?.localAddress) } catch {
             perform(machine.abort(ProtocolError(.internalError, "cannot read this node's card: \(error)")))
             return
         }

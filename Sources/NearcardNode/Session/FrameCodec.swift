@@ -2,22 +2,16 @@ import NearcardProtocol
 internal import NIOCore
 
 /// Splits the TCP stream into frames (docs/PROTOCOL.md "Framing": 2-byte big-endian length, 1…65535
-/// bytes). A zero length, or more buffered bytes than `maximumBufferedBytes` without a frame, is a
-/// `ProtocolError` the session handler ends the session with.
+/// bytes). A zero length is a `ProtocolError` the session handler ends the session with. A frame is
+/// delivered as soon as its last byte arrives, so at most one incomplete frame (65,537 bytes) is ever
+/// buffered: the length field itself is the buffer's bound (§4).
 struct FrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = [UInt8]
-
-    let maximumBufferedBytes: Int
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt16.self) else { return .needMoreData }
         guard length > 0 else { throw ProtocolError(.protocolError, "a frame of length zero") }
-        guard buffer.readableBytes >= 2 + Int(length) else {
-            if buffer.readableBytes > maximumBufferedBytes {
-                throw ProtocolError(.tooLarge, "the peer sent more than a frame's worth of bytes without completing one")
-            }
-            return .needMoreData
-        }
+        guard buffer.readableBytes >= 2 + Int(length) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: 2)
         guard let frame = buffer.readBytes(length: Int(length)) else { return .needMoreData }
         context.fireChannelRead(wrapInboundOut(frame))

@@ -117,6 +117,12 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         context?.close(promise: nil)
     }
 
+    var localAddress: String? {
+        guard var ip = context?.channel.localAddress?.ipAddress else { return nil }
+        if ip.hasPrefix("::ffff:") && ip.contains(".") { ip.removeFirst(7) }
+        return ip
+    }
+
     func onLoop<T: Sendable>(_ body: @escaping (T) -> Void) -> @Sendable (T) -> Void {
         guard let loop = eventLoop else { return { _ in } }
         let bound = NIOLoopBound(body, eventLoop: loop)

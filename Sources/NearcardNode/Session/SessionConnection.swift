@@ -11,6 +11,9 @@ protocol SessionConnection: AnyObject {
     /// Runs `timer` from now for its node-configured duration, replacing the one before.
     func arm(_ timer: SessionTimer)
     func close()
+    /// This side's IP address on the connection (nil when it is not connected): the address the peer
+    /// demonstrably reaches us at, first in the route hints a card hands over (§10).
+    var localAddress: String? { get }
     /// A function that runs `body` on this connection's event loop, callable from anywhere (for work
     /// done elsewhere: a person's consent, a SQLite write).
     func onLoop<T: Sendable>(_ body: @escaping (T) -> Void) -> @Sendable (T) -> Void

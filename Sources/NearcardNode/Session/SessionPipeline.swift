@@ -6,7 +6,7 @@ enum SessionPipeline {
     /// A connection a listener accepted: message 1 decides whether it is an exchange or a delivery.
     static func configureResponder(_ channel: Channel, context: NodeContext, mailbox: MailboxAuthority, remote: String) throws {
         let ops = channel.pipeline.syncOperations
-        try addFraming(ops, limits: context.limits)
+        try addFraming(ops)
         try ops.addHandler(FirstMessageHandler(context: context, mailbox: mailbox, remote: remote))
     }
 
@@ -14,7 +14,7 @@ enum SessionPipeline {
     static func configureExchange(_ channel: Channel, context: NodeContext, consent: ConsentProvider, expected: ExpectedPeer,
                                   invitation: Invitation.Claim? = nil, remote: String, result: EventLoopPromise<SessionResult>) throws {
         let ops = channel.pipeline.syncOperations
-        try addFraming(ops, limits: context.limits)
+        try addFraming(ops)
         let handler = SessionChannelHandler(limits: context.limits)
         handler.drive(with: ExchangeDriver(initiatorFor: context, consent: consent, expected: expected, invitation: invitation, remote: remote,
                                            result: { result.succeed($0) }, connection: handler))
@@ -25,14 +25,14 @@ enum SessionPipeline {
     static func configureMail(_ channel: Channel, context: NodeContext, machine: MailboxStateMachine, remote: String,
                               result: EventLoopPromise<Result<Bool, ProtocolError>>) throws {
         let ops = channel.pipeline.syncOperations
-        try addFraming(ops, limits: context.limits)
+        try addFraming(ops)
         let handler = SessionChannelHandler(limits: context.limits)
         handler.drive(with: MailDriver(sending: machine, remote: remote, result: { result.succeed($0) }, connection: handler))
         try ops.addHandler(handler)
     }
 
-    private static func addFraming(_ ops: ChannelPipeline.SynchronousOperations, limits: NodeLimits) throws {
-        try ops.addHandler(ByteToMessageHandler(FrameDecoder(maximumBufferedBytes: limits.maximumBufferedBytes)))
+    private static func addFraming(_ ops: ChannelPipeline.SynchronousOperations) throws {
+        try ops.addHandler(ByteToMessageHandler(FrameDecoder()))
         try ops.addHandler(FrameEncoder())
     }
 }

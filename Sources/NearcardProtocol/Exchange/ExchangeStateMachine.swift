@@ -294,7 +294,7 @@ public struct ExchangeStateMachine: Sendable {
             throw ProtocolError(.protocolError, "the peer sent a frame before this side began")
         case .awaitingMessage2(var noise):
             // <- e, ee, s, es; then -> s, se and our hello in the same flight.
-            _ = try noise.readMessage(frame)
+            try noise.readEmptyMessage(frame)
             let m3 = try noise.writeMessage()
             var channel = try EstablishedChannel(completed: noise)
             var actions: [Action] = [.send(m3)]
@@ -303,7 +303,7 @@ public struct ExchangeStateMachine: Sendable {
             actions.append(.arm(.handshake))
             return actions
         case .awaitingMessage3(var noise):
-            _ = try noise.readMessage(frame)
+            try noise.readEmptyMessage(frame)
             state = .awaitingHello(try EstablishedChannel(completed: noise))
             return [.arm(.handshake)]
         case .awaitingHello(var channel):
@@ -463,9 +463,6 @@ public struct ExchangeStateMachine: Sendable {
 
     private func verifyCard(_ json: JSONValue, message: String?, sent: CardSent, now: Int64) throws(ProtocolError) -> Received {
         let peer = sent.session.peer
-        if let message, let problem = ProximityPayload.messageProblem(message) {
-            throw ProtocolError(.badCard, "the peer's message: \(problem)")
-        }
         let context = PayloadVerificationContext(expectedSenderDID: peer.did, receiverDID: me.identity.did,
                                                  sessionBinding: sent.session.channel.handshakeHash, peerStaticKey: peer.pubKey,
                                                  ephemeralMessage: message, now: now, maximumSkew: ProtocolLimits.maximumClockSkew,
@@ -473,6 +470,7 @@ public struct ExchangeStateMachine: Sendable {
         let verified: ProximityPayload.Verified
         switch ProximityPayload.verify(json: json, context: context) {
         case .success(let v): verified = v
+        case .failure(.tooLarge(let why)): throw ProtocolError(.tooLarge, "the peer's card is over a limit: \(why)")
         case .failure(let f): throw ProtocolError(.badCard, "the peer's card failed verification (\(f.code)): \(f)")
         }
         guard verified.signPubKey == peer.signPubKey else {
@@ -490,6 +488,8 @@ public struct ExchangeStateMachine: Sendable {
                 throw ProtocolError(.badCard, "the peer's sealed route names other keys than the session's")
             }
             return Received(verified: verified, json: json, message: message, sealedRoute: sealed, route: route)
+        case .failure(.tooLarge(let n)):
+            throw ProtocolError(.tooLarge, "the peer's sealed route is \(n) bytes; at most \(SealedRoute.maximumLength)")
         case .failure(let f):
             throw ProtocolError(.badCard, "the peer's sealed route: \(f)")
         }

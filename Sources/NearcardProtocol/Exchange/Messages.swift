@@ -1,4 +1,5 @@
 import NearcardCrypto
+import NearcardModel
 
 /// The application messages of an exchange, each one Noise transport message whose plaintext is the
 /// RFC 8785 JSON of an object with a `type` (docs/PROTOCOL.md "Messages").
@@ -108,10 +109,7 @@ public enum ExchangeMessage: Sendable, Equatable {
     /// Decodes one message strictly: unknown types, missing or extra members, wrong types and
     /// over-long values are refused.
     public init(decoding bytes: [UInt8]) throws(ProtocolError) {
-        let value: JSONValue
-        do { value = try JSONParser(maximumDepth: ProtocolLimits.maximumJSONDepth, maximumLength: ProtocolLimits.maximumMessageLength).parse(bytes) } catch {
-            throw ProtocolError(.protocolError, "a message is not JSON: \(error.message)")
-        }
+        let value = try Self.parseCanonical(bytes)
         guard let o = value.objectValue, let type = o["type"]?.stringValue else {
             throw ProtocolError(.protocolError, "a message is not an object with a \"type\"")
         }
@@ -121,6 +119,19 @@ public enum ExchangeMessage: Sendable, Equatable {
         func string(_ k: String, max: Int) throws(ProtocolError) -> String {
             guard let s = o[k]?.stringValue else { throw ProtocolError(.protocolError, "\(type): \"\(k)\" missing or not a string") }
             guard s.utf8.count <= max else { throw ProtocolError(.tooLarge, "\(type): \"\(k)\" is over \(max) bytes") }
+            return s
+        }
+        /// Human text: its limit counts characters (Unicode scalar values, §1); a control character
+        /// other than those allowed is malformed.
+        func text(_ k: String, maxCharacters: Int, allowing: Set<Unicode.Scalar>) throws(ProtocolError) -> String {
+            let s = try string(k, max: ProtocolLimits.maximumMessageLength)
+            let length = s.unicodeScalars.count
+            guard length <= maxCharacters else {
+                throw ProtocolError(.tooLarge, "\(type): \"\(k)\" is \(length) characters; at most \(maxCharacters) (Unicode code points)")
+            }
+            if let c = s.unicodeScalars.first(where: { ProtocolText.isControl($0) && !allowing.contains($0) }) {
+                throw ProtocolError(.protocolError, "\(type): \"\(k)\" contains the control character U+\(String(c.value, radix: 16, uppercase: true).leftPadded(4))")
+            }
             return s
         }
         func fixedBytes(_ k: String, urlSafe: Bool, count: Int) throws(ProtocolError) -> [UInt8] {
@@ -136,10 +147,7 @@ public enum ExchangeMessage: Sendable, Equatable {
             guard o["version"]?.integerValue == Int64(Hello.version) else {
                 throw ProtocolError(.unsupportedVersion, "the peer speaks hello version \(o["version"]?.compactText ?? "none"); this Nearcard speaks \(Hello.version)")
             }
-            let name = o["name"] == nil ? nil : try string("name", max: ProtocolLimits.maximumNameLength * 4)
-            if let name, name.unicodeScalars.count > ProtocolLimits.maximumNameLength {
-                throw ProtocolError(.tooLarge, "hello: the name is over \(ProtocolLimits.maximumNameLength) characters")
-            }
+            let name = o["name"] == nil ? nil : try text("name", maxCharacters: ProtocolLimits.maximumNameLength, allowing: [])
             let commit = o["sasCommit"] == nil ? nil : try fixedBytes("sasCommit", urlSafe: true, count: 32)
             let nonce = o["sasNonce"] == nil ? nil : try fixedBytes("sasNonce", urlSafe: true, count: 32)
             guard (commit == nil) != (nonce == nil) else { throw ProtocolError(.protocolError, "hello: exactly one of sasCommit and sasNonce") }
@@ -165,7 +173,8 @@ public enum ExchangeMessage: Sendable, Equatable {
         case "card":
             try only(["type", "payload", "message"])
             guard let payload = o["payload"], payload.objectValue != nil else { throw ProtocolError(.protocolError, "card: \"payload\" must be an object") }
-            self = .card(payload: payload, message: o["message"] == nil ? nil : try string("message", max: 4 * 140))
+            self = .card(payload: payload,
+                         message: o["message"] == nil ? nil : try text("message", maxCharacters: ProximityPayload.maximumMessageLength, allowing: ["\n"]))
         case "done":
             try only(["type"])
             self = .done
@@ -175,6 +184,19 @@ public enum ExchangeMessage: Sendable, Equatable {
         default:
             throw ProtocolError(.protocolError, "unknown message type \"\(type.prefix(32))\"")
         }
+    }
+
+    /// Parses one received message: JSON within the depth limit, and in its canonical (RFC 8785) form,
+    /// byte for byte, as §1 requires of every sender.
+    static func parseCanonical(_ bytes: [UInt8]) throws(ProtocolError) -> JSONValue {
+        let value: JSONValue
+        do { value = try JSONParser(maximumDepth: ProtocolLimits.maximumJSONDepth, maximumLength: ProtocolLimits.maximumMessageLength).parse(bytes) } catch {
+            throw ProtocolError(.protocolError, "a message is not JSON: \(error.message)")
+        }
+        guard JCS.canonicalize(value) == bytes else {
+            throw ProtocolError(.protocolError, "a message is not in its canonical JSON form (RFC 8785: sorted members, no whitespace, shortest escapes)")
+        }
+        return value
     }
 
     /// The message's type, for errors and logs.

@@ -145,7 +145,7 @@ public struct MailboxStateMachine: Sendable {
         case .idle, .resumed:
             throw ProtocolError(.protocolError, "the peer sent a frame before this side began")
         case .awaitingMessage2(var noise, let sending):
-            _ = try noise.readMessage(frame)
+            try noise.readEmptyMessage(frame)
             guard let rs = noise.remoteStatic, rs == sending.pinnedRecipient else {
                 state = .failed
                 return [.failed(ProtocolError(.identityMismatch, "the node that answered is not the contact (its key is not the one pinned when you exchanged cards)"), byPeer: false)]
@@ -157,7 +157,7 @@ public struct MailboxStateMachine: Sendable {
             state = .awaitingAck(channel, id: sending.envelope.id)
             return actions
         case .awaitingMessage3(var noise):
-            _ = try noise.readMessage(frame)
+            try noise.readEmptyMessage(frame)
             state = .awaitingDelivery(try EstablishedChannel(completed: noise))
             return []
         case .awaitingDelivery(var channel):
@@ -205,10 +205,7 @@ public struct MailboxStateMachine: Sendable {
 
     private func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> (String, JSONObject) {
         let plaintext = try channel.decrypt(frame)
-        let value: JSONValue
-        do { value = try JSONParser(maximumDepth: 8, maximumLength: ProtocolLimits.maximumMessageLength).parse(plaintext) } catch {
-            throw ProtocolError(.protocolError, "a message is not JSON: \(error.message)")
-        }
+        let value = try ExchangeMessage.parseCanonical(plaintext)
         guard let o = value.objectValue, let type = o["type"]?.stringValue else { throw ProtocolError(.protocolError, "a message without a type") }
         return (type, o)
     }

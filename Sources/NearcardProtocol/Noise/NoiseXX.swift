@@ -90,6 +90,16 @@ public struct NoiseXXHandshake: Sendable {
         return out
     }
 
+    /// Reads message 2 or 3, whose payload §5 requires to be empty: a payload is a protocol error
+    /// (refused before transport keys exist, so the connection closes without an abort).
+    public mutating func readEmptyMessage(_ message: [UInt8]) throws(ProtocolError) {
+        let payload = try readMessage(message)
+        guard payload.isEmpty else {
+            state = .failed
+            throw ProtocolError(.protocolError, "Noise message \(role == .initiator ? 2 : 3) carries a \(payload.count)-byte payload; it must be empty")
+        }
+    }
+
     /// Reads the peer's next handshake message; returns its payload. Any failure ends the handshake.
     public mutating func readMessage(_ message: [UInt8]) throws(ProtocolError) -> [UInt8] {
         do {

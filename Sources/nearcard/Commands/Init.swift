@@ -26,7 +26,7 @@ struct Init: AsyncParsableCommand {
         if passphraseFile != nil && askPassphrase { throw ValidationError("use either --passphrase-file or --ask-passphrase, not both") }
         if let name {
             if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--name must not be empty") }
-            if name.count > 64 { throw ValidationError("--name is limited to 64 characters") }
+            if name.unicodeScalars.count > 64 { throw ValidationError("--name is \(name.unicodeScalars.count) characters; at most 64 (Unicode code points)") }
             if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 throw ValidationError("--name must not contain control characters")
             }
