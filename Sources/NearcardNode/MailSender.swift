@@ -63,6 +63,6 @@ public struct MailSender: Sendable {
     /// 7 days or 200 attempts.
     public static func retryAt(attempts: Int, createdAt: Date, now: Date = Date()) -> Date? {
         if attempts >= 200 || now.timeIntervalSince(createdAt) > 7 * 24 * 3600 { return nil }
-        return now.addingTimeInterval(min(900, 5 * pow(2, Double(min(attempts, 10)))))
+        return now.addingTimeInterval(min(900, 5 * pow(2, Double(min(max(attempts - 1, 0), 10)))))
     }
 }

@@ -132,7 +132,8 @@ func refusal(_ o: MailboxAuthority.Outcome) -> ProtocolError? { if case .refused
 
     @Test func backOffAndGivingUp() {
         let created = Date(timeIntervalSince1970: 0)
-        #expect(MailSender.retryAt(attempts: 1, createdAt: created, now: created)! == created.addingTimeInterval(10))
+        #expect(MailSender.retryAt(attempts: 1, createdAt: created, now: created)! == created.addingTimeInterval(5), "§15: the first retry 5 s after the first failure")
+        #expect(MailSender.retryAt(attempts: 2, createdAt: created, now: created)! == created.addingTimeInterval(10))
         #expect(MailSender.retryAt(attempts: 9, createdAt: created, now: created)! == created.addingTimeInterval(900))
         #expect(MailSender.retryAt(attempts: 3, createdAt: created, now: created.addingTimeInterval(8 * 24 * 3600)) == nil)
         #expect(MailSender.retryAt(attempts: 200, createdAt: created, now: created) == nil)

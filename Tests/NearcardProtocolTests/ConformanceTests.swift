@@ -188,6 +188,154 @@ import Testing
         if case .success = SelectiveDisclosure.verify(foreign, issuer: keys.p256.didKey) { Issue.record("another DID's proof verified") }
     }
 
+    // MARK: §6 hello and decision, decoded strictly
+
+    static func decode(_ o: JSONObject) -> ProtocolError? {
+        do { _ = try ExchangeMessage(decoding: JCS.canonicalize(.object(o))); return nil } catch { return error }
+    }
+
+    static func helloObject(_ change: (inout JSONObject) -> Void) -> JSONObject {
+        var o: JSONObject = ["type": "hello", "version": 1, "did": .string(party("Ada").identity.did),
+                             "signPubKey": .string(Base64.encode(Array(repeating: 7, count: 32))),
+                             "sasCommit": .string(Base64.urlEncode(Array(repeating: 1, count: 32))),
+                             "signature": .string(Base64.encode(Array(repeating: 2, count: 64)))]
+        change(&o)
+        return o
+    }
+
+    /// Another `version` is unsupported_version; a missing one, wrong sizes, both or neither SAS
+    /// member, a non-boolean `accept` are protocol_error; values over their byte limits too_large.
+    @Test func helloAndDecisionMembersAreCheckedWithTheirCodes() {
+        #expect(Self.decode(Self.helloObject { _ in }) == nil, "the baseline decodes")
+        #expect(Self.decode(Self.helloObject { $0["version"] = 2 })?.code == .unsupportedVersion)
+        #expect(Self.decode(Self.helloObject { $0["version"] = nil })?.code == .protocolError)
+        #expect(Self.decode(Self.helloObject { $0["did"] = .string("did:key:z" + String(repeating: "a", count: 300)) })?.code == .tooLarge)
+        #expect(Self.decode(Self.helloObject { $0["signPubKey"] = .string(Base64.encode(Array(repeating: 7, count: 31))) })?.code == .protocolError)
+        #expect(Self.decode(Self.helloObject { $0["signature"] = .string(Base64.encode(Array(repeating: 2, count: 63))) })?.code == .protocolError)
+        #expect(Self.decode(Self.helloObject { $0["sasNonce"] = .string(Base64.urlEncode(Array(repeating: 1, count: 32))) })?.code == .protocolError)
+        #expect(Self.decode(Self.helloObject { $0["sasCommit"] = nil })?.code == .protocolError)
+        #expect(Self.decode(Self.helloObject { $0["name"] = "Ada\u{0}" })?.code == .protocolError)
+        #expect(Self.decode(["type": "decision", "accept": "yes"])?.code == .protocolError)
+        #expect(Self.decode(["type": "decision", "accept": false, "reason": .string(String(repeating: "x", count: 513))])?.code == .tooLarge)
+        #expect(Self.decode(["type": "abort", "code": "declined", "reason": .string(String(repeating: "x", count: 513))])?.code == .tooLarge)
+        #expect(Self.decode(["type": "abort", "code": "declined", "reason": .string(String(repeating: "x", count: 512))]) == nil)
+    }
+
+    /// JSON nested deeper than 16 levels inside a session is refused before anything reads it.
+    @Test func nestingDeeperThanSixteenIsRefused() throws {
+        var deep: JSONValue = 1
+        for _ in 0..<17 { deep = .array([deep]) }
+        var s = try RawInitiatorSession()
+        let actions = s.responder.receive(try s.raw.transport!.encrypt(JCS.canonicalize(["type": "done", "x": deep])), now: now)
+        #expect(actions.failure?.code == .protocolError)
+        #expect(actions.failure?.message.contains("not JSON") == true, "\(actions.failure?.message ?? "")")
+    }
+
+    /// The DID proof: a DID that is not P-256, the receiver's own DID, a proof for another session or
+    /// reflected from the other role: each bad_identity, and no SAS is shown.
+    @Test func didProofsThatMustNotVerify() throws {
+        var ed = try RawInitiatorSession()
+        let edDID = "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
+        let a1 = ed.sendHello(ed.raw.hello(commit: Sodium.randomBytes(32), did: edDID))
+        #expect(a1.failure?.code == .badIdentity && a1.failure?.message.contains("P-256") == true, "\(a1.failure?.message ?? "")")
+
+        var own = try RawInitiatorSession()
+        let a2 = own.sendHello(own.raw.hello(commit: Sodium.randomBytes(32), signer: own.grace.keys, did: own.grace.identity.did))
+        #expect(a2.failure?.code == .badIdentity && a2.failure?.message.contains("own identity") == true, "\(a2.failure?.message ?? "")")
+
+        for (role, otherSession) in [(NoiseXXHandshake.Role.responder, false), (.initiator, true)] {
+            var t = try RawInitiatorSession()
+            var hello = ExchangeMessage.Hello(did: t.raw.party.identity.did, name: "Mallory", signPubKey: t.raw.party.keys.ed25519.publicKey.rawRepresentation,
+                                              sasCommit: Sodium.randomBytes(32), sasNonce: nil, signature: [])
+            let h = otherSession ? Sodium.randomBytes(32) : t.raw.h
+            hello.signature = try t.raw.party.keys.p256.signature(for: ExchangeMessage.Hello.signingInput(hello.signedObject(role: role, handshakeHash: h)))
+            let a = t.sendHello(.hello(hello))
+            #expect(a.failure?.code == .badIdentity, "role \(role), other session \(otherSession)")
+            #expect(a.identified == nil)
+        }
+    }
+
+    // MARK: §9 and §10: the card's route and keys
+
+    /// A route as the raw initiator would seal it to Grace, with one thing changed.
+    static func route(_ s: RawInitiatorSession, did: String? = nil, recipient: String? = nil, pubKey: X25519.PublicKey? = nil,
+                      fingerprint: String? = nil, expiresAt: Int64 = now + 3600, signer: Ed25519.PrivateKey? = nil,
+                      sealTo: X25519.PublicKey? = nil) -> String {
+        let p = s.raw.party.identity
+        let record = RouteRecord(did: did ?? p.did, pubKey: pubKey ?? p.pubKey, signPubKey: (signer ?? s.raw.party.keys.ed25519).publicKey,
+                                 fingerprint: fingerprint ?? p.fingerprint, mailboxToken: Sodium.randomBytes(32),
+                                 recipient: recipient ?? s.grace.identity.did, issuedAt: now, expiresAt: expiresAt, hints: [])
+        return SealedRoute.seal(record, signer: signer ?? s.raw.party.keys.ed25519, to: sealTo ?? s.grace.keys.x25519.publicKey)
+    }
+
+    static func card(_ s: RawInitiatorSession, route: String?, keys: IdentityKeys? = nil) throws -> ExchangeMessage {
+        var payload = try ProximityPayload.make(card: Card(name: "Mallory"), policy: SharingPolicy(fields: [.name]), keys: keys ?? s.raw.party.keys,
+                                                receiver: s.grace.identity.did, sessionBinding: s.raw.h, ephemeralMessage: nil, sealedRoute: route, now: now)
+        if keys != nil {  // another Ed25519/X25519 key in the payload, still signed by the session's DID
+            payload.senderDID = s.raw.party.identity.did
+            payload.sdProof = try SelectiveDisclosure.issue(card: Card(name: "Mallory"), disclosing: [.name], signer: s.raw.party.keys.p256, issuedAt: now)
+            payload.payloadSignature = Base64.encode(try s.raw.party.keys.p256.signature(for: ProximityPayload.signingInput(unsigned: payload.unsignedJSON)))
+        }
+        return .card(payload: payload.json, message: nil)
+    }
+
+    @Test func anHonestRouteIsAcceptedAndEachBrokenOneRefused() throws {
+        var ok = try Self.atCards()
+        let accepted = ok.send(try Self.card(ok, route: Self.route(ok)))
+        #expect(accepted.failure == nil, "\(accepted.failure?.message ?? "")")
+        #expect(sends(accepted).count == 1, "done is sent")
+
+        let broken: [(String, (RawInitiatorSession) -> String?, ProtocolError.Code, String)] = [
+            ("no route", { _ in nil }, .badCard, "carries no sealed route"),
+            ("another issuer", { Self.route($0, did: party("Eve").identity.did) }, .badCard, "issued by someone other"),
+            ("another recipient", { Self.route($0, recipient: party("Eve").identity.did) }, .badCard, "another recipient"),
+            ("another key", { Self.route($0, pubKey: X25519.PrivateKey().publicKey) }, .badCard, "other keys than the session's"),
+            ("another fingerprint", { Self.route($0, fingerprint: "0000000000000000") }, .badCard, "other keys than the session's"),
+            ("expired", { Self.route($0, expiresAt: now - 1) }, .badCard, "expired"),
+            ("another signer", { Self.route($0, signer: Ed25519.PrivateKey()) }, .badCard, "signed by a key other"),
+            ("sealed to someone else", { Self.route($0, sealTo: X25519.PrivateKey().publicKey) }, .badCard, "does not open"),
+            ("over 4096 bytes", { _ in Base64.encode(Sodium.randomBytes(3100)) }, .tooLarge, "at most 4096"),
+        ]
+        for (what, make, code, reason) in broken {
+            var s = try Self.atCards()
+            let a = s.send(try Self.card(s, route: make(s)))
+            #expect(a.failure?.code == code, "\(what): \(a.failure?.message ?? "accepted")")
+            #expect(a.failure?.message.contains(reason) == true, "\(what): \(a.failure?.message ?? "accepted")")
+            #expect(a.completed == nil)
+        }
+    }
+
+    /// The card's signPubKey must be the hello's.
+    @Test func aCardWithAnotherSigningKeyThanTheHelloIsRefused() throws {
+        var s = try Self.atCards()
+        let a = s.send(try Self.card(s, route: Self.route(s), keys: IdentityKeys.generate()))
+        #expect(a.failure?.code == .badCard, "\(a.failure?.message ?? "accepted")")
+    }
+
+    /// `_sd` holds exactly 7 distinct digests under sha-256; a disclosure names a card field.
+    @Test func theDigestListAndDisclosureNamesAreChecked() throws {
+        let keys = IdentityKeys.generate()
+        func jwt(_ claims: JSONObject, attached: [String] = []) throws -> String {
+            ([try CompactJWS.sign(payload: JCS.canonicalize(.object(claims)), header: ["typ": .string(SelectiveDisclosure.typ)], signer: keys.p256)] + attached)
+                .joined(separator: "~") + "~"
+        }
+        let digests = (0..<7).map { _ in Base64.urlEncode(Sodium.randomBytes(32)) }.sorted()
+        let base: JSONObject = ["iss": .string(keys.p256.didKey.did), "iat": .number(Double(now)), "_sd_alg": "sha-256"]
+        func with(_ sd: [String], alg: String = "sha-256", attached: [String] = []) throws -> Result<SelectiveDisclosure.Disclosed, SDProofFailure> {
+            var c = base
+            c["_sd"] = .array(sd.map { .string($0) })
+            c["_sd_alg"] = .string(alg)
+            return SelectiveDisclosure.verify(try jwt(c, attached: attached), issuer: keys.p256.didKey)
+        }
+        if case .failure(let f) = try with(digests) { Issue.record("the baseline fails: \(f)") }
+        if case .success = try with(Array(digests.prefix(6))) { Issue.record("6 digests accepted") }
+        if case .success = try with(Array(digests.prefix(6)) + [digests[0]]) { Issue.record("a repeated digest accepted") }
+        if case .success = try with(digests, alg: "sha-512") { Issue.record("_sd_alg sha-512 accepted") }
+        let nickname = Base64.urlEncode(JCS.canonicalize([.string(Base64.urlEncode(Sodium.randomBytes(16))), "nickname", "Ada"]))
+        let withNickname = Array(digests.prefix(6)) + [SelectiveDisclosure.digest(of: nickname)]
+        #expect(try with(withNickname.sorted(), attached: [nickname]) == .failure(.malformed("a disclosure names \"nickname\", which is not a card field")))
+    }
+
     /// Builds an SD-JWT by hand, as another implementation might, with the variations the tests need.
     static func sdJWT(keys: IdentityKeys, card: Card, attachNullFor nullField: CardField? = nil, iat: Int64? = now, typ: String = SelectiveDisclosure.typ,
                       sortDigests: Bool = true) throws -> (String, [String]) {

@@ -300,12 +300,11 @@ public struct ExchangeStateMachine: Sendable {
             var actions: [Action] = [.send(m3)]
             actions += try send(.hello(try makeHello(channel)), on: &channel)
             state = .awaitingHello(channel)
-            actions.append(.arm(.handshake))
             return actions
         case .awaitingMessage3(var noise):
             try noise.readEmptyMessage(frame)
             state = .awaitingHello(try EstablishedChannel(completed: noise))
-            return [.arm(.handshake)]
+            return []
         case .awaitingHello(var channel):
             let message = try decrypt(frame, on: &channel)
             // On every path below the state is replaced or the exchange fails; keep the advanced cipher.
@@ -319,7 +318,6 @@ public struct ExchangeStateMachine: Sendable {
                 let invite = hello.invite.map { Invitation.Presented(id: $0.id, proof: $0.proof, handshakeHash: channel.handshakeHash) }
                 var actions = try send(.hello(try makeHello(channel)), on: &channel)
                 state = .awaitingReveal(channel, peer: peer, commitment: commitment, invite: invite)
-                actions.append(.arm(.handshake))
                 return actions
             case .initiator:
                 guard let theirNonce = hello.sasNonce else { throw ProtocolError(.protocolError, "the responder's hello has no SAS nonce") }
@@ -361,7 +359,6 @@ public struct ExchangeStateMachine: Sendable {
                 let received = try verifyCard(payload, message: theirMessage, sent: sent, now: now)
                 var actions = try send(.done, on: &sent.session.channel)
                 state = .awaitingDone(AwaitingDone(sent: sent, received: received))
-                actions.append(.arm(.cards))
                 return actions
             case .done:
                 throw ProtocolError(.protocolError, "the peer said done before sending its card")

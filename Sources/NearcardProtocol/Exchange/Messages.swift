@@ -144,7 +144,10 @@ public enum ExchangeMessage: Sendable, Equatable {
         switch type {
         case "hello":
             try only(["type", "version", "did", "name", "signPubKey", "sasCommit", "sasNonce", "signature", "invite"])
-            guard o["version"]?.integerValue == Int64(Hello.version) else {
+            guard let version = o["version"], version.integerValue != nil else {
+                throw ProtocolError(.protocolError, "hello: \"version\" missing or not an integer")
+            }
+            guard version.integerValue == Int64(Hello.version) else {
                 throw ProtocolError(.unsupportedVersion, "the peer speaks hello version \(o["version"]?.compactText ?? "none"); this Nearcard speaks \(Hello.version)")
             }
             let name = o["name"] == nil ? nil : try text("name", maxCharacters: ProtocolLimits.maximumNameLength, allowing: [])
