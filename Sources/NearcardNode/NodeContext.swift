@@ -67,8 +67,12 @@ public final class NodeContext: Sendable {
     /// can again; loopback included, for a peer on this machine), then the listener's other addresses
     /// (IPv4 and IPv6, loopback and link-local left out), each with the listening port, at most 8.
     public func routeHints(forSessionAt sessionAddress: String?) -> [RouteRecord.Hint] {
-        let listening = routeHints
-        guard let port = listeningPort else { return [] }
+        Self.routeHints(sessionAddress: sessionAddress, listening: routeHints, port: listeningPort)
+    }
+
+    /// The rule itself, for a node listening on `port` (nil: not listening) at `listening`.
+    public static func routeHints(sessionAddress: String?, listening: [RouteRecord.Hint], port: Int?) -> [RouteRecord.Hint] {
+        guard let port else { return [] }
         var out: [RouteRecord.Hint] = []
         if let sessionAddress, !RouteRecord.Hint.isLinkLocal(sessionAddress) {
             out.append(RouteRecord.Hint(host: sessionAddress, port: port))

@@ -21,6 +21,17 @@ import Testing
         #expect { try Card(json: JSONParser.parse("{\"name\":\"\(String(repeating: "x", count: 300))\"}")) } throws: { ($0 as? ModelError)?.kind == .limitExceeded }
     }
 
+    /// §1: a card's limits count Unicode scalars, so `card set`, `card import`, QR import and a peer's
+    /// card all refuse one grapheme of 257 code points, and accept 256 characters of 4 bytes each.
+    @Test func cardLimitsCountUnicodeScalarsNotGraphemes() throws {
+        let oneGrapheme = "e" + String(repeating: "\u{0301}", count: 256)
+        #expect(oneGrapheme.count == 1 && oneGrapheme.unicodeScalars.count == 257)
+        #expect { try Card(name: oneGrapheme).validate() } throws: {
+            ($0 as? ModelError)?.kind == .limitExceeded && ($0 as? ModelError)?.message == "\"name\" is 257 characters; at most 256 (Unicode code points)"
+        }
+        try Card(name: String(repeating: "😀", count: 256), company: String(repeating: "é", count: 256)).validate()
+    }
+
     @Test func sharingPolicyAlwaysIncludesName() {
         #expect(SharingPolicy(fields: [.email]).fields == [.name, .email])
         #expect(SharingPolicy(fields: [.skills, .email, .name]).orderedFieldNames == ["name", "email", "skills"])

@@ -20,6 +20,7 @@ final class TestNode: @unchecked Sendable {
     let database: NearcardDatabase
     let events = EventBus()
     let recorded: EventRecorder
+    var limits = NodeLimits()
 
     init(_ name: String, title: String = "Engineer") throws {
         self.name = name
@@ -33,7 +34,7 @@ final class TestNode: @unchecked Sendable {
     var identity: PublicIdentity { keys.publicIdentity(name: name) }
 
     func context(consent: ConsentProvider) -> NodeContext {
-        NodeContext(keys: keys, identity: identity, database: database, consent: consent, events: events)
+        NodeContext(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: dir) }
@@ -262,6 +263,23 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentPr
         #expect(try ada.database.contacts().isEmpty && grace.database.contacts().isEmpty)
     }
 
+    /// §12: the whole session has 300 s, whatever the phases' own timers allow (here a consent timeout
+    /// longer than that): past it the session ends with timeout on both sides and nothing is stored.
+    @Test func theWholeSessionHasThreeHundredSeconds() async throws {
+        let ada = try TestNode("Ada"), grace = try TestNode("Grace")
+        ada.limits.consentTimeout = 400
+        grace.limits.consentTimeout = 400
+        let (wire, result) = try await exchange(grace, dialling: ada, adaConsent: NeverAnswers(), until: { _ in ada.recorded.requestedSAS.count == 1 })
+        await wire.loop.advanceTime(by: .seconds(299))
+        try await wire.step()
+        #expect(result.peek() == nil && wire.listener.isActive, "not before 300 s")
+        await wire.loop.advanceTime(by: .seconds(2))
+        try await wire.run(until: { !ada.recorded.failures.isEmpty && result.peek() != nil })
+        #expect(ada.recorded.failures.first?.code == "timeout", "\(ada.recorded.failures)")
+        #expect(result.peek()?.code == "timeout")
+        #expect(try ada.database.contacts().isEmpty && grace.database.contacts().isEmpty)
+    }
+
     /// A card changed in the store (`nearcard card set` from another process) is the one the next session
     /// sends, also on a node that has served sessions before.
     @Test func theCardSentIsTheOneInTheStoreWhenTheSessionRuns() async throws {
@@ -347,5 +365,29 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentPr
         }
         #expect(try ada.database.inbox().map(\.text) == ["Lunch?"])
         #expect(ada.recorded.messagesReceived.count == 1)
+    }
+}
+
+/// §10's hint rule: what a route handed over in one session says about where to reach its sender.
+@Suite struct RouteHintTests {
+    let lan = [RouteRecord.Hint(host: "192.168.1.20", port: 7447), RouteRecord.Hint(host: "2001:db8::20", port: 7447)]
+
+    @Test func aNodeThatDoesNotListenGivesNoHints() {
+        #expect(NodeContext.routeHints(sessionAddress: "192.168.1.20", listening: lan, port: nil).isEmpty)
+    }
+
+    @Test func theSessionsOwnAddressComesFirstThenTheOthersWithTheListeningPort() {
+        let overLoopback = NodeContext.routeHints(sessionAddress: "127.0.0.1", listening: lan, port: 7447)
+        #expect(overLoopback.map(\.host) == ["127.0.0.1", "192.168.1.20", "2001:db8::20"], "a peer on this machine reached us on loopback")
+        let overLAN = NodeContext.routeHints(sessionAddress: "2001:db8::20", listening: lan, port: 7447)
+        #expect(overLAN.map(\.host) == ["2001:db8::20", "192.168.1.20"], "no address twice")
+        #expect(overLAN.allSatisfy { $0.port == 7447 })
+    }
+
+    @Test func linkLocalAddressesAreNeverHintsAndThereAreAtMostEight() {
+        let many = (1...12).map { RouteRecord.Hint(host: "10.0.0.\($0)", port: 7447) }
+        let hints = NodeContext.routeHints(sessionAddress: "fe80::1%veth0", listening: many, port: 7447)
+        #expect(!hints.contains { $0.host.hasPrefix("fe80") })
+        #expect(hints.count == RouteRecord.maximumHints)
     }
 }

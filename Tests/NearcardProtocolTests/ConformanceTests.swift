@@ -336,6 +336,15 @@ import Testing
         #expect(try with(withNickname.sorted(), attached: [nickname]) == .failure(.malformed("a disclosure names \"nickname\", which is not a card field")))
     }
 
+    /// An abort with a code this side does not know still ends the session, reported as protocol_error.
+    @Test func anUnknownAbortCodeEndsTheSessionAsAProtocolError() throws {
+        var s = try RawInitiatorSession()
+        _ = s.sendHello()
+        let a = s.send(.abort(code: "solar_flare", reason: "the sun"))
+        #expect(a.failure?.code == .protocolError && a.failedByPeer == true, "\(a.failure?.message ?? "")")
+        #expect(s.responder.isFinished)
+    }
+
     /// Builds an SD-JWT by hand, as another implementation might, with the variations the tests need.
     static func sdJWT(keys: IdentityKeys, card: Card, attachNullFor nullField: CardField? = nil, iat: Int64? = now, typ: String = SelectiveDisclosure.typ,
                       sortDigests: Bool = true) throws -> (String, [String]) {

@@ -130,6 +130,108 @@ import Testing
         #expect { try c.add(try Chunks.parse(other[1])) } throws: { ($0 as? QRError)?.message.contains("another") == true }
     }
 
+    /// Frames as the iOS app makes them (at level L): numbered from 1, each filled up to `length` bytes
+    /// (the last may be shorter), built by hand from the format text rather than by `Chunks.split`.
+    func iosFrames(_ payload: [UInt8], length: Int, session: String = Hex.encode(Sodium.randomBytes(16))) -> [String] {
+        let hash = Hex.encode(SHA256.hash(payload))
+        func header(_ i: Int, _ total: Int) -> String { "sqc1.\(session).\(i).\(total).\(hash)." }
+        // The most bytes whose unpadded base64url takes at most `room` characters.
+        func bytes(fitting room: Int) -> Int { room / 4 * 3 + max(0, room % 4 - 1) }
+        var total = 1
+        while (1...total).reduce(0, { $0 + bytes(fitting: length - header($1, total).utf8.count) }) < payload.count { total += 1 }
+        var frames: [String] = []
+        var offset = 0
+        for i in 1...total {
+            let n = min(payload.count - offset, bytes(fitting: length - header(i, total).utf8.count))
+            frames.append(header(i, total) + Base64.urlEncode(payload[offset..<(offset + n)]))
+            offset += n
+        }
+        return frames
+    }
+
+    /// §16: a reader MUST accept frames up to 2950 bytes (the iOS app's, made at level L), numbered from 1;
+    /// the reader's bound is 2950, so a frame one byte longer is refused.
+    @Test func framesOfUpTo2950BytesAreAccepted() throws {
+        #expect(Chunks.maximumFrameLength == 2950)
+        let frames = iosFrames(payload, length: 2950)
+        // Every frame but the last is exactly 2950 bytes; the numbering starts at 1.
+        #expect(frames.count > 2)
+        #expect(frames.dropLast().allSatisfy { $0.utf8.count == 2950 }, "\(frames.map(\.utf8.count))")
+        #expect(frames.allSatisfy { $0.utf8.count <= 2950 })
+        #expect(frames[0].split(separator: ".")[2] == "1" && frames.last!.split(separator: ".")[2] == "\(frames.count)")
+        var a = Chunks.Assembler()
+        var result: [UInt8]?
+        for f in frames.shuffled() { result = try a.add(try Chunks.parse(f)) ?? result }
+        #expect(result == payload)
+        // The scan router (what reads a camera's codes) takes them too.
+        var router = ScanRouter()
+        let context = ScanContext(now: Date(), isTrustedIssuer: { _ in false })
+        for (n, f) in frames.dropLast().enumerated() {
+            guard case .needMoreFrames(let received, let total, _) = try router.scan(f, context: context) else {
+                Issue.record("a 2950-byte frame was not taken as a frame"); return
+            }
+            #expect(received == n + 1 && total == frames.count)
+        }
+
+        // One byte over the reader's bound: the same kind of frame, refused for its length.
+        let over = iosFrames(payload, length: 2951)
+        #expect(over[0].utf8.count == 2951)
+        #expect { try Chunks.parse(over[0]) } throws: { e in
+            guard let e = e as? QRError else { return false }
+            return e.kind == .chunks && e.message.contains("longer than 2950")
+        }
+        #expect { var r = ScanRouter(); _ = try r.scan(over[0], context: context) } throws: {
+            ($0 as? QRError)?.message.contains("longer than 2950") == true
+        }
+    }
+
+    /// §16: a reader MUST refuse a frame repeated with other contents (same session, index, total and
+    /// hash, other chunk data); the same frame seen again (a camera reads a code many times) is fine.
+    @Test func frameRepeatedWithOtherContentsIsRefused() throws {
+        let frames = try Chunks.split(payload)
+        #expect(frames.count > 2)
+        func changed(_ frame: String, _ change: (inout [UInt8]) -> Void) throws -> String {
+            var parts = frame.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            var data = try Base64.urlDecode(parts[5])
+            change(&data)
+            parts[5] = Base64.urlEncode(data)
+            return parts.joined(separator: ".")
+        }
+        let flipped = try changed(frames[1]) { $0[0] ^= 1 }
+        let shorter = try changed(frames[1]) { $0.removeLast() }
+        for other in [flipped, shorter] {
+            let o = try Chunks.parse(other), original = try Chunks.parse(frames[1])
+            #expect(o.session == original.session && o.index == original.index && o.total == original.total && o.hash == original.hash)
+            #expect(o.chunk != original.chunk)
+        }
+        for other in [flipped, shorter] {
+            var a = Chunks.Assembler()
+            #expect(try a.add(try Chunks.parse(frames[0])) == nil)
+            #expect(try a.add(try Chunks.parse(frames[1])) == nil)
+            #expect(try a.add(try Chunks.parse(frames[1])) == nil, "the same frame again is not an error")
+            #expect(a.received == 2)
+            #expect { try a.add(try Chunks.parse(other)) } throws: { e in
+                guard let e = e as? QRError else { return false }
+                return e.kind == .chunks && e.message.contains("frame 1 arrived twice with different contents")
+            }
+            #expect(a.received == 2, "the refused frame is not kept")
+            // The other contents arriving first, then the real frame: refused just the same.
+            var b = Chunks.Assembler()
+            _ = try b.add(try Chunks.parse(other))
+            #expect { try b.add(try Chunks.parse(frames[1])) } throws: {
+                ($0 as? QRError)?.message.contains("frame 1 arrived twice with different contents") == true
+            }
+        }
+        // Through the scan router, as a camera feeds it.
+        var router = ScanRouter()
+        let context = ScanContext(now: Date(), isTrustedIssuer: { _ in false })
+        _ = try router.scan(frames[0], context: context)
+        _ = try router.scan(frames[1], context: context)
+        #expect { try router.scan(flipped, context: context) } throws: {
+            ($0 as? QRError)?.message.contains("frame 1 arrived twice with different contents") == true
+        }
+    }
+
     @Test(arguments: ["sqc1.", "sqc1.zz.0.1.00.AA", "sqc1.\(String(repeating: "a", count: 32)).5.3.\(String(repeating: "b", count: 64)).QQ",
                       "sqc1.\(String(repeating: "a", count: 32)).0.999.\(String(repeating: "b", count: 64)).QQ",
                       "sqc1.\(String(repeating: "a", count: 32)).0.1.\(String(repeating: "b", count: 64)).!!"])

@@ -86,20 +86,84 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
         #expect(throws: SemaphoreFailure.self) { try SemaphoreProof(json: "[1,2]") }
     }
 
-    /// A point on the twist but outside G2's prime-order subgroup is refused.
-    @Test func twistPointOutsideTheSubgroupIsRefused() {
-        // Search a small x for a point on the twist; with a cofactor this large it is almost surely outside the subgroup.
+    /// A point on the twist with a small x; with a cofactor this large it is almost surely outside the subgroup.
+    func twistPointOutsideTheSubgroup() -> G2Point? {
         var x = Fq2(Fq(UInt256(1)), .one)
-        var found: G2Point?
-        for _ in 0..<200 where found == nil {
+        for _ in 0..<200 {
             let rhs = x.squared * x + G2Point.b
-            if let y = sqrt(rhs) { found = G2Point(x: x, y: y) }
+            if let y = sqrt(rhs) { return G2Point(x: x, y: y) }
             x = x + .one
         }
-        guard let p = found else { Issue.record("no twist point found"); return }
+        return nil
+    }
+
+    /// A point on the twist but outside G2's prime-order subgroup is refused.
+    @Test func twistPointOutsideTheSubgroupIsRefused() {
+        guard let p = twistPointOutsideTheSubgroup() else { Issue.record("no twist point found"); return }
         #expect(p.isOnCurve)
         #expect(!p.isInSubgroup)
         #expect(G2Point.generator.isInSubgroup)
+    }
+
+    /// The vector proof with some of its `points` replaced (index → decimal value).
+    func vectorText(points changes: [Int: UInt256]) throws -> String {
+        var (_, o) = try vectorProof()
+        var pts = o["points"]!.arrayValue!
+        for (i, v) in changes { pts[i] = .string(v.description) }
+        o["points"] = .array(pts)
+        return JSONValue.object(o).canonicalText
+    }
+
+    /// Why a proof text is refused, reading then verifying it as a card's proof is (nil: it verifies).
+    func refusal(_ text: String) -> SemaphoreFailure? {
+        do { return failure(SemaphoreVerifier.verify(try SemaphoreProof(json: text))) } catch { return error }
+    }
+
+    /// The verdict a card carrying this proof gets (the holder and trust do not matter: it fails before them).
+    func verdict(_ text: String) -> SemaphoreBinding.Verdict {
+        SemaphoreBinding.check(text, holderDID: "did:key:zDnaeZbzLstTujAWhG3v6FXZc6tcvTKeXFTc3VckdXq3qzNvj") { _ in .init(name: "G", depth: nil) }
+    }
+
+    /// §18: a verifier MUST refuse A or C not on y² = x³ + 3 (the vector proof with C, then A, := (1, 3)).
+    @Test func cNotOnTheCurveIsRefused() throws {
+        let offCurve = G1Point(x: Fq(UInt256(1)), y: Fq(UInt256(3)))
+        #expect(!offCurve.isOnCurve, "3² ≠ 1³ + 3")
+        #expect(refusal(try vectorText(points: [:])) == nil, "the vector itself verifies")
+
+        let c = try vectorText(points: [6: UInt256(1), 7: UInt256(3)])
+        #expect(refusal(c) == .notOnCurve("C is not on G1"))
+        #expect(verdict(c) == .failed(SemaphoreFailure.notOnCurve("C is not on G1").description))
+        #expect(verdict(c).description.contains("C is not on G1"))
+        // C's y changed by 1: off the curve too, refused by name (not merely failing the pairing).
+        let (_, o) = try vectorProof()
+        let cy = UInt256(decimal: o["points"]!.arrayValue![7].stringValue!)!
+        #expect(refusal(try vectorText(points: [7: cy.subtracting(UInt256(1)).0])) == .notOnCurve("C is not on G1"))
+
+        let a = try vectorText(points: [0: UInt256(1), 1: UInt256(3)])
+        #expect(refusal(a) == .notOnCurve("A is not on G1"))
+        #expect(verdict(a) == .failed(SemaphoreFailure.notOnCurve("A is not on G1").description))
+    }
+
+    /// §18: a verifier MUST refuse B on the twist y² = x³ + 3/(9+u) but outside its order-r subgroup.
+    @Test func bOutsideTheSubgroupIsRefused() throws {
+        guard let b = twistPointOutsideTheSubgroup() else { Issue.record("no twist point found"); return }
+        #expect(b.isOnCurve && !b.isInSubgroup)
+        // points[2...5] are B.x.c1, B.x.c0, B.y.c1, B.y.c0.
+        let text = try vectorText(points: [2: b.x.c1.value, 3: b.x.c0.value, 4: b.y.c1.value, 5: b.y.c0.value])
+        #expect(refusal(text) == .notOnCurve("B is not in G2's prime-order subgroup"))
+        #expect(verdict(text) == .failed(SemaphoreFailure.notOnCurve("B is not in G2's prime-order subgroup").description))
+        #expect(verdict(text).description.contains("subgroup"))
+    }
+
+    /// §18: a verifier MUST refuse B not on the twist (each of the vector's four B coordinates changed by 1).
+    @Test(arguments: 2...5)
+    func bOffTheTwistIsRefused(index: Int) throws {
+        let (_, o) = try vectorProof()
+        let v = UInt256(decimal: o["points"]!.arrayValue![index].stringValue!)!
+        let changed = v == .zero ? UInt256(1) : v.subtracting(UInt256(1)).0
+        let text = try vectorText(points: [index: changed])
+        #expect(refusal(text) == .notOnCurve("B is not on the G2 twist"))
+        #expect(verdict(text) == .failed(SemaphoreFailure.notOnCurve("B is not on the G2 twist").description))
     }
 
     /// sqrt in Fq2 for the test above (p ≡ 3 mod 4): a = (x + y·u)², solved through the norm.
