@@ -21,6 +21,7 @@ public final class Listener: Sendable {
 
     static func start(context: NodeContext, host: String, port: Int, group: EventLoopGroup) async throws -> Listener {
         let admission = Admission(limits: context.limits)
+        let probes = ProbeCounter(events: context.events, interval: context.limits.probeSummaryInterval)
         let mailbox = MailboxAuthority(context: context)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
@@ -29,16 +30,21 @@ public final class Listener: Sendable {
             .childChannelInitializer { channel in
                 var address = channel.remoteAddress?.ipAddress ?? "unknown"
                 if address.hasPrefix("::ffff:") && address.contains(".") { address.removeFirst(7) }
-                switch admission.admit(address: address) {
+                let evict: @Sendable () -> Void = {
+                    probes.record(.evicted)
+                    channel.close(promise: nil)
+                }
+                switch admission.admit(address: address, evict: evict) {
                 case .refuse(let reason, let report):
                     NodeMetrics.connectionRefused()
                     if report { context.events.emit(.rateLimited(address: address, reason: reason)) }
                     return channel.close()
-                case .admit:
-                    channel.closeFuture.whenComplete { _ in admission.release(address: address) }
+                case .admit(let ticket):
+                    channel.closeFuture.whenComplete { _ in admission.release(ticket) }
                     let remote = channel.remoteAddress.map(displayAddress) ?? address
+                    let admitted = AdmittedConnection(admission: admission, ticket: ticket, probes: probes)
                     return channel.eventLoop.makeCompletedFuture {
-                        try SessionPipeline.configureResponder(channel, context: context, mailbox: mailbox, remote: remote)
+                        try SessionPipeline.configureResponder(channel, context: context, mailbox: mailbox, remote: remote, admitted: admitted)
                     }
                 }
             }

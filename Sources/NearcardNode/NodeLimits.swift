@@ -18,6 +18,10 @@ public struct NodeLimits: Sendable, Equatable {
     /// New connections per address per minute.
     public var connectionsPerAddressPerMinute = 120
 
+    /// How often connections that ended before their first message (port scans, probes, idle sockets
+    /// closed to make room) are summed up in one `connections-probed` event, instead of one line each.
+    public var probeSummaryInterval: TimeInterval = 30
+
     public init() {}
 
     /// How long each of a session's timers runs (the state machine says which one runs when).

@@ -7,6 +7,7 @@ Opens COUNT connections, spread over the source addresses, in three kinds taken 
   garbage    sends random bytes (a frame header, then noise) and waits
   slowloris  sends a frame header promising 60,000 bytes, then one byte a second
   churn      connects and closes at once
+  idle       connects and sends nothing (a half-open scan, a stalled peer)
 and keeps each open for up to HOLD seconds. Prints a JSON report: per kind, how many connections were
 refused at connect, closed by the node (and how soon, median seconds), and still open at the end.
 """
@@ -23,13 +24,15 @@ ap.add_argument("port", type=int)
 ap.add_argument("--sources", required=True)
 ap.add_argument("--count", type=int, default=500)
 ap.add_argument("--hold", type=float, default=14)
+ap.add_argument("--kinds", default="garbage,slowloris,churn", help="which kinds, taken in turn")
 args = ap.parse_args()
 sources = args.sources.split(",")
-report = {k: {"opened": 0, "refused": 0, "closedByNode": 0, "closeSeconds": [], "stillOpen": 0} for k in ("garbage", "slowloris", "churn")}
+kinds = args.kinds.split(",")
+report = {k: {"opened": 0, "refused": 0, "closedByNode": 0, "closeSeconds": [], "stillOpen": 0} for k in kinds}
 
 
 async def attack(i):
-    kind = ("garbage", "slowloris", "churn")[i % 3]
+    kind = kinds[i % len(kinds)]
     r = report[kind]
     try:
         reader, writer = await asyncio.wait_for(
@@ -45,6 +48,8 @@ async def attack(i):
             return
         if kind == "garbage":
             writer.write(bytes([0x01, 0x00]) + os.urandom(256 + i % 1024))
+        elif kind == "idle":
+            pass
         else:
             writer.write(bytes([0xEA, 0x60]))  # a 60,000-byte frame, which never comes
         await writer.drain()

@@ -1,3 +1,4 @@
+import Foundation
 import NearcardDiscovery
 import NearcardNode
 import Testing
@@ -11,32 +12,69 @@ import Testing
         return l
     }
 
-    @Test func perAddressConcurrencyAndRate() {
+    func ticket(_ d: Admission.Decision) -> Admission.Ticket? { if case .admit(let t) = d { t } else { nil } }
+
+    @Test func perAddressSessionsAndRate() throws {
         let a = Admission(limits: limits)
-        #expect(a.admit(address: "10.0.0.1", now: 0) == .admit)
-        #expect(a.admit(address: "10.0.0.1", now: 0) == .admit)
-        // Two open from one address: the third is refused, reported the first time only.
+        let t1 = try #require(ticket(a.admit(address: "10.0.0.1", now: 0)))
+        let t2 = try #require(ticket(a.admit(address: "10.0.0.1", now: 0)))
+        a.promote(t1)
+        a.promote(t2)
+        // Two sessions in progress from one address: the third is refused, reported the first time only.
         #expect(a.admit(address: "10.0.0.1", now: 0) == .refuse(reason: "more than 2 sessions at once from one address", report: true))
         guard case .refuse(_, false) = a.admit(address: "10.0.0.1", now: 1) else { Issue.record("reported twice in a minute"); return }
-        a.release(address: "10.0.0.1")
-        // One slot free, but the bucket (3 a minute) has one token left after two admissions... used now:
-        #expect(a.admit(address: "10.0.0.1", now: 1) == .admit)
-        a.release(address: "10.0.0.1")
+        a.release(t1)
+        // One slot free, and the bucket (3 a minute) has one token left after two admissions: used now.
+        #expect(ticket(a.admit(address: "10.0.0.1", now: 1)) != nil)
         guard case .refuse(let reason, _) = a.admit(address: "10.0.0.1", now: 2) else { Issue.record("rate not applied"); return }
         #expect(reason.contains("a minute"))
         // The bucket refills over the minute.
-        #expect(a.admit(address: "10.0.0.1", now: 40) == .admit)
+        a.release(t2)
+        #expect(ticket(a.admit(address: "10.0.0.1", now: 40)) != nil)
     }
 
-    @Test func nodeWideCap() {
+    /// At the node's cap the oldest idle connection (no first message yet) is closed to admit a new
+    /// one; with every connection a session in progress, a new one is refused.
+    @Test func atTheCapAnIdleConnectionMakesRoom() throws {
         let a = Admission(limits: limits)
-        for i in 0..<4 { #expect(a.admit(address: "10.0.0.\(i)", now: 0) == .admit) }
-        guard case .refuse(let reason, _) = a.admit(address: "10.0.0.9", now: 0) else { Issue.record("cap not applied"); return }
-        #expect(reason.contains("limit of 4"))
-        a.release(address: "10.0.0.0")
-        #expect(a.admit(address: "10.0.0.9", now: 0) == .admit)
+        let evicted = EvictionLog()
+        var tickets: [Admission.Ticket] = []
+        for i in 0..<4 {
+            tickets.append(try #require(ticket(a.admit(address: "10.0.0.\(i)", now: Double(i), evict: { evicted.add(i) }))))
+        }
+        a.promote(tickets[0])
+        let fifth = try #require(ticket(a.admit(address: "10.0.0.9", now: 10, evict: { evicted.add(9) })))
+        #expect(evicted.all == [1], "the oldest idle one, not the session in progress")
+        #expect(a.openSessions == 4 && a.evictedConnections == 1)
+        #expect(!a.holds(tickets[1]) && a.holds(fifth))
+        a.release(tickets[1])  // its close arrives later: harmless
         #expect(a.openSessions == 4)
+        for t in [tickets[2], tickets[3], fifth] { a.promote(t) }
+        guard case .refuse(let reason, _) = a.admit(address: "10.0.0.8", now: 11) else { Issue.record("cap not applied"); return }
+        #expect(reason.contains("limit of 4"))
+        #expect(!a.promote(tickets[1]), "an evicted connection cannot become a session")
     }
+
+    /// Idle sockets from one address count apart from its sessions: a ninth idle socket from an address
+    /// closes its oldest idle one, and an honest connection from that address still gets in.
+    @Test func idleSocketsFromOneAddressDoNotLockItOut() throws {
+        var l = NodeLimits()
+        l.maximumSessionsPerAddress = 8
+        let a = Admission(limits: l)
+        let evicted = EvictionLog()
+        for i in 0..<8 { _ = try #require(ticket(a.admit(address: "10.0.0.1", now: Double(i) / 10, evict: { evicted.add(i) }))) }
+        let honest = try #require(ticket(a.admit(address: "10.0.0.1", now: 1)), "an honest peer behind the same address gets in")
+        #expect(evicted.all == [0])
+        #expect(a.promote(honest))
+        #expect(a.openSessions == 8)
+    }
+}
+
+final class EvictionLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ids: [Int] = []
+    func add(_ i: Int) { lock.withLock { ids.append(i) } }
+    var all: [Int] { lock.withLock { ids } }
 }
 
 @Suite struct PeerQueryTests {

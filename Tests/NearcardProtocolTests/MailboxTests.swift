@@ -137,8 +137,14 @@ extension [MailboxStateMachine.Action] {
             #expect(read == kind)
         }
         var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        // Another protocol altogether is protocol_error (a probe, not a peer); another Nearcard version is
+        // unsupported_version (a peer worth telling a person about).
         #expect { try SessionDispatch.readFirstMessage(try noise.writeMessage(payload: Array("gopher/1".utf8)), staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey()) } throws: {
-            ($0 as? ProtocolError)?.code == .unsupportedVersion
+            ($0 as? ProtocolError)?.code == .protocolError
+        }
+        var other = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        #expect { try SessionDispatch.readFirstMessage(try other.writeMessage(payload: Array("nearcard-mail/2".utf8)), staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey()) } throws: {
+            ($0 as? ProtocolError)?.code == .unsupportedVersion && ($0 as? ProtocolError)?.message.contains("nearcard-mail/2") == true
         }
     }
 }

@@ -64,6 +64,9 @@ public enum JSONLines {
             return line("message.failed", item.json.objectValue ?? [:])
         case .rateLimited(let address, let reason):
             return line("rate-limited", ["address": .string(address), "reason": .string(reason)])
+        case .connectionsProbed(let count, let seconds, let kinds):
+            return line("connections.probed", ["count": .number(Double(count)), "seconds": .number(Double(seconds)),
+                                               "kinds": .object(kinds.sorted { $0.key < $1.key }.reduce(into: JSONObject()) { $0[$1.key] = .number(Double($1.value)) })])
         case .storeConnection(let lost, let store):
             return line(lost ? "store.disconnected" : "store.reconnected", ["store": .string(store)])
         case .error(let message):

@@ -26,6 +26,7 @@ public enum NodeLog {
         case .messageRefused: .notice
         case .storeConnection(let lost, _): lost ? .warning : .notice
         case .discoveryUnavailable, .messageGaveUp, .rateLimited: .warning
+        case .connectionsProbed: .notice
         case .error: .error
         }
     }
@@ -65,6 +66,10 @@ public enum NodeLog {
             return (.warning, "message.failed", ["id": "\(m.id)", "to": "\(m.contactDID)", "attempts": "\(m.attempts)"])
         case .rateLimited(let address, let reason):
             return (.warning, "rate-limited", ["address": "\(address)", "reason": "\(reason)"])
+        case .connectionsProbed(let count, let seconds, let kinds):
+            var m: Logger.Metadata = ["count": "\(count)", "seconds": "\(seconds)"]
+            for (k, v) in kinds { m[k] = "\(v)" }
+            return (.notice, "connections.probed", m)
         case .storeConnection(let lost, let store):
             return lost ? (.warning, "store.disconnected", ["store": "\(store)"]) : (.notice, "store.reconnected", ["store": "\(store)"])
         case .error(let message):

@@ -11,6 +11,12 @@ public enum NodeMetrics {
     /// where they are refused.
     static func connectionRefused() { Counter(label: "nearcard_connections_refused_total").increment() }
 
+    /// Connections that ended before identifying a session (a scan, a probe, an idle socket timed out
+    /// or closed to make room), by kind: silent, foreign, timedOut, evicted.
+    static func connectionProbed(_ kind: String) {
+        Counter(label: "nearcard_connections_probed_total", dimensions: [("kind", kind)]).increment()
+    }
+
     /// An exchange completed but its contact could not be stored (or a sample of the store failed).
     static func storeError() { Counter(label: "nearcard_store_errors_total").increment() }
 

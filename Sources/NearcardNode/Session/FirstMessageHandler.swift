@@ -4,8 +4,10 @@ internal import NIOCore
 
 /// A responder's first step: reads Noise message 1, learns what the session is for
 /// (`SessionDispatch`), and hands the connection to a `SessionChannelHandler` with an exchange or a
-/// mail driver, removing itself. A connection that closes before message 1 (a probe, a port scan) is
-/// not reported; one that sends something else, or nothing in time, is refused without an answer.
+/// mail driver, removing itself. A connection that never identifies a session — it closes before
+/// message 1, sends something that is not a Nearcard message 1, or nothing in time — is refused
+/// without an answer and counted as a probe (summed up once per interval, not reported one by one);
+/// a Nearcard message 1 of another version is reported as a failed exchange.
 final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = [UInt8]
 
@@ -15,11 +17,14 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
     private var timer: Scheduled<Void>?
     private var done = false
     private var refused = false
+    /// The listener's admission of this connection (nil in tests that build the pipeline by hand).
+    private let admitted: AdmittedConnection?
 
-    init(context node: NodeContext, mailbox: MailboxAuthority, remote: String) {
+    init(context node: NodeContext, mailbox: MailboxAuthority, remote: String, admitted: AdmittedConnection? = nil) {
         self.node = node
         self.mailbox = mailbox
         self.remote = remote
+        self.admitted = admitted
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -37,7 +42,7 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
             let (handler, context) = bound.value
-            handler.refuse(ProtocolError(.timeout, "no answer within \(Int(seconds)) s during the handshake"), context: context)
+            handler.refuse(ProtocolError(.timeout, "no answer within \(Int(seconds)) s during the handshake"), probe: .timedOut, context: context)
         }
     }
 
@@ -48,6 +53,10 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
         let frame = unwrapInboundIn(data)
         do throws(ProtocolError) {
             let (kind, noise) = try SessionDispatch.readFirstMessage(frame, staticKey: node.keys.x25519, ephemeralKey: X25519.PrivateKey())
+            if let admitted, !admitted.admission.promote(admitted.ticket) {
+                // Closed to make room while its first message was on its way: it is gone.
+                return
+            }
             let session = SessionChannelHandler(limits: node.limits, heardFromPeer: true)
             switch kind {
             case .exchange:
@@ -59,31 +68,38 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
             try? ops.addHandler(session, position: .after(self))
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         } catch {
-            refuse(error, context: context)
+            // Another version of Nearcard is a peer to tell about; anything else is a probe.
+            refuse(error, probe: error.code == .unsupportedVersion ? nil : .foreign, context: context)
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
+        // Closed before its first message: silent, unless this node closed it to make room (counted then).
+        if !done && !refused, let admitted, admitted.admission.holds(admitted.ticket) { admitted.probes.record(.silent) }
         done = true
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        refuse(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(error)"), context: context)
+        refuse(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(error)"), probe: .foreign, context: context)
     }
 
     /// Ends a connection that never became a session: nothing is sent (not even this node's static key).
-    private func refuse(_ error: ProtocolError, context: ChannelHandlerContext) {
+    /// A probe is counted for the summary; a Nearcard peer speaking another version is reported as a
+    /// session that began and failed under one id, as docs/JSONL.md promises of every exchange.failed.
+    private func refuse(_ error: ProtocolError, probe: ProbeCounter.Kind?, context: ChannelHandlerContext) {
         guard !refused else { return }
         refused = true
         timer?.cancel()
         done = true
-        // Reported as a session that began and failed under one id, as docs/JSONL.md promises of every
-        // exchange.failed (the connection was one, even if its first message was not a session's).
-        let id = SessionID.make()
-        node.events.emit(.exchangeStarted(id: id, role: .responder, remote: remote))
-        node.events.emit(.exchangeFailed(id: id, peer: nil, error: error, byPeer: false))
+        if let probe, let admitted {
+            admitted.probes.record(probe)
+        } else {
+            let id = SessionID.make()
+            node.events.emit(.exchangeStarted(id: id, role: .responder, remote: remote))
+            node.events.emit(.exchangeFailed(id: id, peer: nil, error: error, byPeer: false))
+        }
         context.close(promise: nil)
     }
 }

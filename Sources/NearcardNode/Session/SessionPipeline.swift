@@ -4,10 +4,11 @@ internal import NIOCore
 /// How a connection's pipeline is built: framing, then the session (a responder first reads which kind).
 enum SessionPipeline {
     /// A connection a listener accepted: message 1 decides whether it is an exchange or a delivery.
-    static func configureResponder(_ channel: Channel, context: NodeContext, mailbox: MailboxAuthority, remote: String) throws {
+    static func configureResponder(_ channel: Channel, context: NodeContext, mailbox: MailboxAuthority, remote: String,
+                                   admitted: AdmittedConnection? = nil) throws {
         let ops = channel.pipeline.syncOperations
         try addFraming(ops)
-        try ops.addHandler(FirstMessageHandler(context: context, mailbox: mailbox, remote: remote))
+        try ops.addHandler(FirstMessageHandler(context: context, mailbox: mailbox, remote: remote, admitted: admitted))
     }
 
     /// A connection dialled for an exchange.

@@ -7,7 +7,12 @@ public enum SessionDispatch {
         var noise = NoiseXXHandshake(role: .responder, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey)
         let payload = try noise.readMessage(frame)
         guard let kind = SessionKind.allCases.first(where: { $0.tag == payload }) else {
-            throw ProtocolError(.unsupportedVersion, "the peer does not speak a Nearcard protocol this node knows (it sent \(String(decoding: payload.prefix(32), as: UTF8.self).debugDescription))")
+            // "nearcard/2", "nearcard-mail/9": a Nearcard peer of another version, worth telling a
+            // person about. Anything else is not Nearcard at all (a scanner, noise).
+            if payload.starts(with: Array("nearcard".utf8)), payload.count <= 32, payload.allSatisfy({ (0x21...0x7E).contains($0) }) {
+                throw ProtocolError(.unsupportedVersion, "the peer speaks \(String(decoding: payload, as: UTF8.self)), a Nearcard protocol this node does not know (it speaks \(SessionKind.allCases.map { String(decoding: $0.tag, as: UTF8.self) }.joined(separator: " and ")))")
+            }
+            throw ProtocolError(.protocolError, "the first message is not a Nearcard session's (\(payload.count)-byte payload)")
         }
         return (kind, noise)
     }

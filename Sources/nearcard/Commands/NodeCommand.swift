@@ -155,6 +155,8 @@ enum NodeCommand {
                 Console.err("nearcard: discovery unavailable: \(message). Peers can still reach you at HOST:PORT.")
             case .rateLimited(let address, let reason):
                 Console.err("nearcard: refusing connections from \(address): \(reason)")
+            case .connectionsProbed(let count, let seconds, _):
+                Console.out("· \(count) connection\(count == 1 ? "" : "s") in the last \(seconds) s ended before starting an exchange (port scans, probes or idle sockets); not shown one by one")
             case .storeConnection(let lost, let store):
                 Console.err(lost ? "nearcard: lost the connection to \(store); retrying (exchanges wait meanwhile)" : "nearcard: reconnected to \(store)")
             case .error(let message):

@@ -48,10 +48,14 @@ struct NodeOptions: ParsableArguments {
     @Option(help: "New connections per address per minute (default 120).")
     var connectionsPerMinute: Int?
 
+    @Option(help: ArgumentHelp("Connections that end before starting an exchange (port scans, probes, idle sockets) are summed up in one line every SECONDS, not shown one by one.", valueName: "SECONDS"))
+    var probeSummary: Double = 30
+
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be 0…65535") }
         if grace < 0 || grace > 600 { throw ValidationError("--grace must be between 0 and 600 seconds") }
         if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be between 0 and 3600 seconds") }
+        if probeSummary < 1 || probeSummary > 3600 { throw ValidationError("--probe-summary must be between 1 and 3600 seconds") }
         for (name, v, top) in [("--max-sessions", maxSessions, 100_000), ("--max-sessions-per-address", maxSessionsPerAddress, 100_000),
                                ("--connections-per-minute", connectionsPerMinute, 1_000_000)] {
             if let v, !(1...top).contains(v) { throw ValidationError("\(name) must be between 1 and \(top)") }
@@ -64,6 +68,7 @@ struct NodeOptions: ParsableArguments {
         if let maxSessions { l.maximumSessions = maxSessions }
         if let maxSessionsPerAddress { l.maximumSessionsPerAddress = maxSessionsPerAddress }
         if let connectionsPerMinute { l.connectionsPerAddressPerMinute = connectionsPerMinute }
+        l.probeSummaryInterval = probeSummary
         return l
     }
 
