@@ -90,13 +90,33 @@ extension Dialer {
 }
 
 /// A short reason for a failed connect ("connection refused", "no answer within 5 s").
+/// An errno as a person reads it (never the library's `read(descriptor:…)` text).
+func describeErrno(_ code: Int32) -> String {
+    switch code {
+    case ECONNRESET: "the other side reset the connection"
+    case EPIPE: "the other side closed the connection"
+    case ECONNREFUSED: "nothing accepts connections there (connection refused)"
+    case ETIMEDOUT: "the network stopped answering (timed out)"
+    case EHOSTUNREACH: "no route to that host"
+    case ENETUNREACH: "no route to that network"
+    case ENETDOWN: "the network is down"
+    default: String(cString: strerror(code)).lowercased()
+    }
+}
+
+/// Any error met on a connection, in words.
+func describeConnectionError(_ error: Error) -> String {
+    if let e = error as? IOError { return describeErrno(e.errnoCode) }
+    return describeConnectError(error)
+}
+
 func describeConnectError(_ error: Error) -> String {
     if let e = error as? NIOConnectionError {
         if let first = e.connectionErrors.first { return describeConnectError(first.error) }
         if let dns = e.dnsAAAAError ?? e.dnsAError { return describeConnectError(dns) }
         return "cannot connect"
     }
-    if let e = error as? IOError { return String(cString: strerror(e.errnoCode)).lowercased() }
+    if let e = error as? IOError { return describeErrno(e.errnoCode) }
     if case ChannelError.connectTimeout(let t) = error as? ChannelError ?? .ioOnClosedChannel { return "no answer within \(t.nanoseconds / 1_000_000_000) s" }
     return "\(error)"
 }

@@ -50,14 +50,31 @@ public final class Listener: Sendable {
             }
         let channel: Channel
         do {
-            channel = try await bootstrap.bind(host: host, port: port).get()
-        } catch where host == "::" {
-            channel = try await bootstrap.bind(host: "0.0.0.0", port: port).get()
+            do {
+                channel = try await bootstrap.bind(host: host, port: port).get()
+            } catch let e as IOError where host == "::" && e.errnoCode != EADDRINUSE && e.errnoCode != EACCES {
+                channel = try await bootstrap.bind(host: "0.0.0.0", port: port).get()
+            }
+        } catch {
+            throw Self.bindError(error, port: port)
         }
         let bound = channel.localAddress?.port ?? port
         context.routeHints = LocalAddresses.current(filter: InterfaceFilter()).map { RouteRecord.Hint(host: $0, port: bound) }
         context.listeningPort = bound
         return Listener(context: context, port: bound, channel: channel, admission: admission)
+    }
+
+    /// A bind failure in words (no errno, no `bind(descriptor:…)`), with what to do.
+    static func bindError(_ error: Error, port: Int) -> NodeError {
+        let errno = (error as? IOError)?.errnoCode
+        let words: String
+        switch errno {
+        case EADDRINUSE?: words = "port \(port) is in use — another nearcard listen? Use --port to choose another (--port 0 picks a free one)"
+        case EACCES?: words = "port \(port) needs privileges this account does not have; use a port from 1024 up (the default is \(defaultPort))"
+        case EADDRNOTAVAIL?: words = "this machine has no such address to listen on; leave the address out to listen on all of them"
+        default: words = "cannot listen on port \(port): \(describeConnectError(error))"
+        }
+        return NodeError(.environment, words, causes: ["\(error)"])
     }
 
     private init(context: NodeContext, port: Int, channel: Channel, admission: Admission) {

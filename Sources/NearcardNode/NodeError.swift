@@ -13,11 +13,18 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
         case notFound
         /// Several peers or contacts answer to the name given.
         case ambiguous
-        /// The peer could not be reached, or stopped answering (connect, resolve, time-outs, a lost connection).
+        /// The peer could not be reached: no address took a connection (or its node was at its limit).
         case unreachable
+        /// The session began, then the connection dropped (an outage, the other side went away).
+        case connectionLost
+        /// The peer stopped answering within a phase's time (docs/PROTOCOL.md §12): a network outage,
+        /// a frozen laptop — never a decision.
+        case timedOut
+        /// A person or a policy said no, or did not decide in time.
+        case declined
         /// A contact without a usable sealed route (only contacts from an in-person exchange can be messaged).
         case noRoute
-        /// The exchange or delivery was refused: declined by either side, or a check failed.
+        /// The exchange or delivery was refused because a check failed (a card, an identity, the protocol).
         case refused
         /// Something the node needs from the system is missing (avahi-daemon, the D-Bus system bus).
         case environment
@@ -49,10 +56,15 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     public init(session error: ProtocolError) {
         let kind: Kind
         switch error.code {
-        case .declined, .consentTimeout, .badCard, .badIdentity, .identityMismatch, .badCommitment, .protocolError, .decryptFailed,
-             .tooLarge, .unsupportedVersion, .inviteRefused:
+        case .declined, .consentTimeout:
+            kind = .declined
+        case .badCard, .badIdentity, .identityMismatch, .badCommitment, .protocolError, .decryptFailed, .tooLarge, .unsupportedVersion, .inviteRefused:
             kind = .refused
-        case .timeout, .connectionLost, .busy:
+        case .timeout:
+            kind = .timedOut
+        case .connectionLost:
+            kind = .connectionLost
+        case .busy:
             kind = .unreachable
         case .internalError:
             kind = .internalError

@@ -7,6 +7,9 @@ public struct NodeLimits: Sendable, Equatable {
     public var handshakeTimeout: TimeInterval = 10
     /// How long a person (or policy) has to decide, and how long we wait for the peer's decision.
     public var consentTimeout: TimeInterval = 60
+    /// When this side decided and the peer's decision has not come at the end of the consent time: how
+    /// much longer to wait for the peer's own verdict before calling it a timeout (an outage).
+    public var peerDecisionGrace: TimeInterval = 5
     /// Between frames once cards are being exchanged.
     public var idleTimeout: TimeInterval = 30
     /// A whole session, whatever happens.
@@ -29,6 +32,7 @@ public struct NodeLimits: Sendable, Equatable {
         switch timer {
         case .handshake: handshakeTimeout
         case .consent: consentTimeout
+        case .peerDecision: peerDecisionGrace
         case .cards, .mail: idleTimeout
         }
     }

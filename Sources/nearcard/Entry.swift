@@ -14,8 +14,9 @@ struct Nearcard: AsyncParsableCommand {
         (default ~/.local/share/nearcard).
 
         Exit codes: 0 ok · 1 a check failed · 2 malformed input · 3 identity problem \
-        (none, exists, wrong passphrase, damaged key file) · 4 environment (daemon/network missing) · \
-        5 storage · 6 not found · 64 usage · 70 internal error · 130 interrupted.
+        (none, exists, wrong passphrase, damaged key file) · 4 environment (avahi-daemon, D-Bus, a port) · \
+        5 storage · 6 not found · 7 declined · 8 peer unreachable · 9 connection lost · 10 timed out · \
+        64 usage · 70 internal error · 130 interrupted.
         """,
         version: "0.1.0",
         subcommands: [Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Bot.self, Simulate.self, Peers.self, Exchange.self, Contacts.self,

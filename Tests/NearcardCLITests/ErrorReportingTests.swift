@@ -11,18 +11,45 @@ import Testing
         try cli.run(["init", "--name", "Ada"])
         // Port 1 on loopback: nothing listens, the connection is refused at once.
         let plain = try cli.run(["exchange", "127.0.0.1:1", "--yes"])
-        #expect(plain.code == 4, "unreachable is the environment's exit code: \(plain.stderr)")
+        #expect(plain.code == 8, "a peer nobody answers for has its own exit code: \(plain.stderr)")
         let lines = plain.stderr.split(separator: "\n")
         #expect(lines.count == 1 && lines[0].hasPrefix("nearcard: cannot connect to 127.0.0.1:1"), "\(plain.stderr)")
 
         let verbose = try cli.run(["exchange", "127.0.0.1:1", "--yes", "--verbose"])
-        #expect(verbose.code == 4)
-        #expect(verbose.stderr.contains("caused by: 127.0.0.1:1: connection refused"), "\(verbose.stderr)")
+        #expect(verbose.code == 8)
+        #expect(verbose.stderr.contains("caused by: 127.0.0.1:1: nothing accepts connections there (connection refused)"), "\(verbose.stderr)")
         #expect(verbose.stderr.contains("NodeError"), "the kind of error is named: \(verbose.stderr)")
     }
 
     /// Text shaped like HOST:PORT that is not one is said to be malformed (exit 2), not looked up as a
     /// peer's name on the LAN.
+    /// A port someone else holds: the person reads what happened and what to do, not the library's
+    /// `bind(descriptor:…)` and errno.
+    @Test func aTakenPortIsSaidInWords() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = INADDR_ANY
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &addr) { p in
+            try p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                guard bind(fd, sa, len) == 0, listen(fd, 1) == 0, getsockname(fd, sa, &len) == 0 else { throw POSIXError(.EADDRINUSE) }
+            }
+        }
+        let port = Int(UInt16(bigEndian: addr.sin_port))
+        let r = try cli.run(["listen", "--port", "\(port)", "--no-discovery", "--accept", "all"])
+        #expect(r.code == 4, "\(r.stderr)")
+        let last = r.stderr.split(separator: "\n").last.map(String.init)
+        #expect(last == "nearcard: port \(port) is in use — another nearcard listen? Use --port to choose another (--port 0 picks a free one)",
+                "\(r.stderr)")
+        #expect(!r.stderr.contains("errno") && !r.stderr.contains("descriptor"))
+    }
+
     @Test func malformedAddressesAreSaidToBe() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

@@ -58,7 +58,7 @@ import Testing
         let again = try exchange(first)
         #expect(again.code == 1 && again.stderr.contains("invite_refused") && again.stderr.contains("used already"), "\(again.stderr)")
         // Without an invitation the same node declines (no terminal, no policy).
-        #expect(try gracesLaptop.nearcard(["exchange", "\(adasLaptop.vethIPv4):7447", "--yes"], home: grace.home).code == 1)
+        #expect(try gracesLaptop.nearcard(["exchange", "\(adasLaptop.vethIPv4):7447", "--yes"], home: grace.home).code == 7, "declined")
 
         // From a picture of the code.
         let png = ada.cli.auxiliary.appendingPathComponent("invite.png").path

@@ -145,7 +145,7 @@ import Testing
         let list = try ada.cli.write("# only Other\n\(other.did)\n", to: "allow.txt")
         let (_, port) = try lab.listen(home: ada.home, ["--accept", "allowlist:\(list)", "--no-discovery"], log: log("ada"))
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: grace.home)
-        #expect(r.code == 1)
+        #expect(r.code == 7, "declined has its own exit code")
         #expect(r.stderr.contains("declined"))
         #expect(try grace.contacts().isEmpty && ada.contacts().isEmpty)
         // The one on the list is accepted, by address (no multicast involved).
@@ -212,7 +212,7 @@ import Testing
         let logURL = log("ada")
         let (_, port) = try lab.listen(home: ada.home, ["--no-discovery"], log: logURL)
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: grace.home)
-        #expect(r.code == 1)
+        #expect(r.code == 7, "no decision is a decline, not a failed check")
         #expect(r.stderr.contains("no terminal"))
         #expect(try String(contentsOf: logURL, encoding: .utf8).contains("every request will be declined"))
     }
@@ -245,7 +245,7 @@ import Testing
     /// the dialer is told it was declined; nobody stores anything.
     @Test func declinedAfterReadingTheCode() throws {
         let out = try interactive("decline")
-        #expect(out["dialerExit"] == 1)
+        #expect(out["dialerExit"] == 7, "declined has its own exit code")
         #expect(out["dialerOutput"]?.stringValue?.contains("declined") == true)
         #expect(out["adaContacts"]?.arrayValue?.isEmpty == true && out["graceContacts"]?.arrayValue?.isEmpty == true)
     }

@@ -61,10 +61,13 @@ import Testing
 
     /// The kind of a failed session decides what a face does with it (the CLI's exit code).
     @Test func aFailedSessionHasTheKindItsCodeMeans() {
-        #expect(NodeError(session: ProtocolError(.declined, "the peer declined")).kind == .refused)
+        // Distinct kinds (and exit codes) for a decision, a failed check, silence and a dropped connection.
+        #expect(NodeError(session: ProtocolError(.declined, "the peer declined")).kind == .declined)
+        #expect(NodeError(session: ProtocolError(.consentTimeout, "no decision")).kind == .declined)
         #expect(NodeError(session: ProtocolError(.identityMismatch, "someone else")).kind == .refused)
-        #expect(NodeError(session: ProtocolError(.timeout, "no answer")).kind == .unreachable)
-        #expect(NodeError(session: ProtocolError(.connectionLost, "gone")).kind == .unreachable)
+        #expect(NodeError(session: ProtocolError(.timeout, "no answer")).kind == .timedOut)
+        #expect(NodeError(session: ProtocolError(.connectionLost, "gone")).kind == .connectionLost)
+        #expect(NodeError(session: ProtocolError(.busy, "full")).kind == .unreachable)
         #expect(NodeError(session: ProtocolError(.internalError, "bug")).kind == .internalError)
         let declined = NodeError(session: ProtocolError(.consentTimeout, "no decision within 60 s"))
         #expect(declined.code == "consent_timeout" && declined.message.contains("nothing was stored"))

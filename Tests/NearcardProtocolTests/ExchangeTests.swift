@@ -80,6 +80,24 @@ import Testing
         #expect(pair.iEvents.completed != nil && pair.rEvents.completed != nil)
     }
 
+    /// An outage during consent is not a decision: the side that accepted waits the consent time and a
+    /// short grace for the peer's own verdict, then ends with timeout ("never arrived"), not
+    /// consent_timeout; only a side whose own person did not decide ends with consent_timeout.
+    @Test func silenceDuringConsentIsATimeoutNotADecision() throws {
+        var pair = Pair(party("Ada"), party("Grace"))
+        pair.start()
+        let accepted = pair.r.decide(accept: true, message: nil, now: now)  // sent, but the network is down: never delivered
+        #expect(sends(accepted).count == 1)
+        let atConsentEnd = pair.r.timerFired(.consent, after: 60)
+        #expect(atConsentEnd.failure == nil && atConsentEnd.armed == [.peerDecision], "a grace for the peer's verdict")
+        #expect(pair.r.timerFired(.consent, after: 60).isEmpty, "the consent timer is no longer the one running")
+        let silence = pair.r.timerFired(.peerDecision, after: 5)
+        #expect(silence.failure?.code == .timeout && silence.failure?.message.contains("never arrived") == true)
+        // Ada's person never decided: hers is consent_timeout, a decision (not) made.
+        let undecided = pair.i.timerFired(.consent, after: 60)
+        #expect(undecided.failure?.code == .consentTimeout)
+    }
+
     /// Each phase arms its timer once, when it begins (§12: a phase's time is its total, not per step);
     /// a timer that runs out ends the session with the right code and tells the peer; a timer the state
     /// no longer runs is ignored.

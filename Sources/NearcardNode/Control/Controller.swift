@@ -124,8 +124,8 @@ public final class Controller: Sendable {
     /// `lookingFor` (`unreachable` for a peer, `not_found` for a contact).
     static func code(_ e: NodeError, lookingFor: String) -> String {
         switch e.kind {
-        case .refused: e.code ?? "declined"
-        case .unreachable, .environment: e.code ?? "unreachable"
+        case .refused, .declined: e.code ?? "declined"
+        case .unreachable, .environment, .connectionLost, .timedOut: e.code ?? "unreachable"
         case .notFound, .ambiguous: lookingFor
         case .invalidInput, .noRoute: "invalid"
         case .storage: "storage"

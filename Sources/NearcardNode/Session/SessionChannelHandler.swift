@@ -75,7 +75,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         if let driver, !driver.isFinished {
-            driver.failed(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(error)"))
+            driver.failed(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectionError(error))"))
         }
         context.close(promise: nil)
     }

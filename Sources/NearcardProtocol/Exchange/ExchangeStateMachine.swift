@@ -61,6 +61,10 @@ public struct ExchangeStateMachine: Sendable {
         var mine: MyDecision
         /// The peer accepted (a refusal ends the exchange).
         var theirsAccepted: Bool
+        /// Our person or policy has not answered yet.
+        var isUndecided: Bool { if case .undecided = mine { true } else { false } }
+        /// The consent time ran out after we decided: the grace for the peer's verdict runs.
+        var waitingPastConsent = false
     }
 
     struct CardSent: Sendable {
@@ -185,7 +189,7 @@ public struct ExchangeStateMachine: Sendable {
     private var runningTimer: SessionTimer? {
         switch state {
         case .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingReveal: .handshake
-        case .deciding: .consent
+        case .deciding(let d): d.waitingPastConsent ? .peerDecision : .consent
         case .awaitingCard, .awaitingDone: .cards
         case .idle, .resumed, .completed, .failed: nil
         }
@@ -276,7 +280,20 @@ public struct ExchangeStateMachine: Sendable {
         guard timer == runningTimer else { return [] }
         switch timer {
         case .handshake: return fail(ProtocolError(.timeout, "no answer within \(seconds) s during the \(phaseName)"))
-        case .consent: return fail(ProtocolError(.consentTimeout, "no decision within \(seconds) s"))
+        case .consent:
+            // Our side accepted and the peer's decision never came: that is silence on the wire (an
+            // outage, a frozen laptop), not a decision, so it is a timeout; only our own person's
+            // missing decision is consent_timeout.
+            if case .deciding(var d) = state, !d.isUndecided {
+                // A peer whose person did not decide says so itself (its abort is on its way); wait a
+                // moment for it before calling the silence an outage.
+                d.waitingPastConsent = true
+                state = .deciding(d)
+                return [.arm(.peerDecision)]
+            }
+            return fail(ProtocolError(.consentTimeout, "no decision within \(seconds) s"))
+        case .peerDecision:
+            return fail(ProtocolError(.timeout, "the peer's decision never arrived (no answer for \(seconds) s past the consent time): the network between you may be down"))
         case .cards, .mail: return fail(ProtocolError(.timeout, "no progress within \(seconds) s"))
         }
     }

@@ -48,6 +48,7 @@ enum NodeCommand {
         let runtime: NodeRuntime
         do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
             printer?.cancel()
+            if error is NodeError { throw error }
             throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
         }
         if !jsonl {

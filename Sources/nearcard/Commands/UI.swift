@@ -61,6 +61,7 @@ struct UICommand: AsyncParsableCommand {
                                             limits: node.limits())
         let runtime: NodeRuntime
         do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
+            if error is NodeError { throw error }
             throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
         }
         let token = WebUI.newToken()

@@ -20,6 +20,14 @@ enum Exit: Int32 {
     case storage = 5
     /// Something not found (a contact, a peer).
     case notFound = 6
+    /// A person or policy declined an exchange, or did not decide in time.
+    case declined = 7
+    /// No address of the peer took a connection.
+    case unreachable = 8
+    /// The session began, then the connection dropped.
+    case connectionLost = 9
+    /// The peer stopped answering within a phase's time.
+    case timedOut = 10
     /// Internal error: a bug in Nearcard or its libraries.
     case software = 70
     /// Interrupted (Ctrl-C).
@@ -75,7 +83,11 @@ func exit(for kind: NodeError.Kind) -> Exit {
     // DESIGN.md: a name that matches no one, or several, is a usage error like any malformed input.
     case .invalidInput, .notFound, .ambiguous: .malformedInput
     case .refused, .noRoute: .checkFailed
-    case .unreachable, .environment: .environment
+    case .declined: .declined
+    case .unreachable: .unreachable
+    case .connectionLost: .connectionLost
+    case .timedOut: .timedOut
+    case .environment: .environment
     case .storage: .storage
     case .internalError: .software
     }
