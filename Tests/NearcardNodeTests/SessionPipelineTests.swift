@@ -391,3 +391,53 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentPr
         #expect(hints.count == RouteRecord.maximumHints)
     }
 }
+
+/// §12, "deadlines are deadlines": a process that was stopped (SIGSTOP, a suspended laptop) reads
+/// the frames queued meanwhile before its overdue timers run; a frame read past the running timer's
+/// deadline counts for nothing — the timer's verdict comes first.
+@Suite struct DeadlineTests {
+    final class Recorder: SessionDriver, @unchecked Sendable {
+        var received: [[UInt8]] = []
+        var fired: [SessionTimer] = []
+        var failures: [ProtocolError] = []
+        var finished = false
+        weak var connection: SessionConnection?
+        var isFinished: Bool { finished }
+        func start() { connection?.arm(.cards) }
+        func received(_ frame: [UInt8]) { received.append(frame) }
+        func timerFired(_ timer: SessionTimer, after seconds: Int) { fired.append(timer); finished = true }
+        func failed(_ error: ProtocolError) { failures.append(error); finished = true }
+        func closed(heardFromPeer: Bool) {}
+    }
+
+    final class Clock: @unchecked Sendable {
+        var value = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    }
+
+    func connected(_ clock: Clock) throws -> (EmbeddedChannel, Recorder) {
+        let handler = SessionChannelHandler(limits: NodeLimits(), clock: { clock.value })
+        let driver = Recorder()
+        driver.connection = handler
+        handler.drive(with: driver)
+        let channel = EmbeddedChannel(handler: handler)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 7447)).wait()
+        return (channel, driver)
+    }
+
+    @Test func aFrameReadPastItsPhasesDeadlineCountsForNothing() throws {
+        let clock = Clock()
+        let (channel, driver) = try connected(clock)
+        clock.value = clock.value + .seconds(40)  // stopped for 40 s in a 30 s phase; the timer has not run yet
+        try channel.writeInbound([UInt8]("done".utf8))
+        #expect(driver.received.isEmpty, "the queued frame was not read")
+        #expect(driver.fired == [.cards], "the overdue timer decided")
+    }
+
+    @Test func aFrameWithinItsDeadlineIsRead() throws {
+        let clock = Clock()
+        let (channel, driver) = try connected(clock)
+        clock.value = clock.value + .seconds(29)
+        try channel.writeInbound([UInt8]("done".utf8))
+        #expect(driver.received.count == 1 && driver.fired.isEmpty)
+    }
+}

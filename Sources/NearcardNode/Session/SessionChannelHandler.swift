@@ -1,3 +1,4 @@
+import Foundation
 import NearcardProtocol
 internal import NIOCore
 
@@ -20,12 +21,22 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
     private var sessionTimer: Scheduled<Void>?
     private var started = false
     private var heardFromPeer: Bool
+    /// When the running timer and the whole session end. A frame read past a deadline counts for
+    /// nothing: a process stopped (SIGSTOP, a suspended laptop) reads its queued frames before its
+    /// overdue timers run, and must not commit 40 s into a 30 s phase (docs/PROTOCOL.md §12).
+    private var timerDeadline: (kind: SessionTimer, at: NIODeadline, seconds: TimeInterval)?
+    private var sessionDeadline: NIODeadline?
+    /// The clock deadlines are read from (the loop's; a test's).
+    private let clock: (@Sendable () -> NIODeadline)?
 
     /// `heardFromPeer`: the peer already sent something (a responder's first message, read by the dispatcher).
-    init(limits: NodeLimits, heardFromPeer: Bool = false) {
+    init(limits: NodeLimits, heardFromPeer: Bool = false, clock: (@Sendable () -> NIODeadline)? = nil) {
         self.limits = limits
         self.heardFromPeer = heardFromPeer
+        self.clock = clock
     }
+
+    private func now(_ context: ChannelHandlerContext) -> NIODeadline { clock?() ?? context.eventLoop.now }
 
     /// Attaches the driver; call once, before the handler is added to a pipeline.
     func drive(with driver: SessionDriver) {
@@ -54,6 +65,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         started = true
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let seconds = limits.sessionTimeout
+        sessionDeadline = now(context) + .milliseconds(Int64(seconds * 1000))
         sessionTimer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
             bound.value.driver?.failed(ProtocolError(.timeout, "the session took longer than \(Int(seconds)) s"))
         }
@@ -64,6 +76,19 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         let frame = unwrapInboundIn(data)
         heardFromPeer = true
         guard let driver, !driver.isFinished else { return }
+        let t = now(context)
+        if let session = sessionDeadline, t >= session {
+            driver.failed(ProtocolError(.timeout, "the session took longer than \(Int(limits.sessionTimeout)) s"))
+            return
+        }
+        if let d = timerDeadline, t >= d.at {
+            // Overdue: the timer's verdict comes first. If it still stands (the state moved on past
+            // it), the frame is read as usual.
+            timerDeadline = nil
+            timer?.cancel()
+            driver.timerFired(d.kind, after: Int(d.seconds))
+            if driver.isFinished { return }
+        }
         driver.received(frame)
     }
 
@@ -104,6 +129,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         timerGeneration += 1
         let generation = timerGeneration
         let seconds = limits.seconds(for: kind)
+        timerDeadline = (kind, now(context) + .milliseconds(Int64(seconds * 1000)), seconds)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
             let handler = bound.value
