@@ -48,7 +48,8 @@ public enum ScanOutcome: Sendable {
     case contact(ScannedContact)
     case credentials([ImportedCredential])
     case presentationRequest(PresentationRequest)
-    /// Part of a chunked payload: more frames are needed.
+    /// Part of a chunked payload: more frames are needed. `missing` is `Chunks.Assembler.missing` (only
+    /// frames that exist whichever numbering the payload uses); `Chunks.describeMissing` words it.
     case needMoreFrames(received: Int, total: Int, missing: [Int])
 }
 

@@ -84,6 +84,8 @@ import Testing
 
 @Suite struct ChunkTests {
     let payload = Array((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    /// Small enough for two or three hand-made frames.
+    let small = Array((0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
 
     @Test func splitAndReassembleInAnyOrder() throws {
         let frames = try Chunks.split(payload)
@@ -119,10 +121,16 @@ import Testing
         #expect {
             for f in altered { _ = try a.add(try Chunks.parse(f)) }
         } throws: { ($0 as? QRError)?.message.contains("SHA-256") == true }
-        // A missing frame: never complete, and the missing index is named.
+        // A missing frame: never complete. Frames 1… alone do not show whether they count from 0 or from
+        // 1, so the missing one is named as the first or the last (0 or total), never guessed.
         var b = Chunks.Assembler()
         for f in frames.dropFirst() { #expect(try b.add(try Chunks.parse(f)) == nil) }
-        #expect(b.missing == [0])
+        #expect(b.missing == [] && b.firstIndex == nil)
+        #expect(b.missingDescription.hasPrefix("the first or the last frame (0 or \(frames.count):"), "\(b.missingDescription)")
+        // With frame 0 in hand, the numbering is known and the missing frame is named.
+        var g = Chunks.Assembler()
+        for (i, f) in frames.enumerated() where i != 1 { #expect(try g.add(try Chunks.parse(f)) == nil) }
+        #expect(g.missing == [1] && g.missingDescription == "1" && g.firstIndex == 0)
         // A frame of another payload mixed in.
         var c = Chunks.Assembler()
         _ = try c.add(try Chunks.parse(frames[0]))
@@ -230,6 +238,130 @@ import Testing
         #expect { try router.scan(flipped, context: context) } throws: {
             ($0 as? QRError)?.message.contains("frame 1 arrived twice with different contents") == true
         }
+    }
+
+    /// `payload` in `total` frames of one session, numbered from `base` (0: Nearcard's, 1: the iOS app's).
+    func numbered(_ payload: [UInt8], total: Int, from base: Int, session: String = Hex.encode(Sodium.randomBytes(16))) -> [String] {
+        let hash = Hex.encode(SHA256.hash(payload))
+        let size = (payload.count + total - 1) / total
+        return (0..<total).map { i in
+            let part = payload[min(payload.count, i * size)..<min(payload.count, (i + 1) * size)]
+            return "sqc1.\(session).\(base + i).\(total).\(hash).\(Base64.urlEncode(part))"
+        }
+    }
+
+    /// The frames `add` takes, in order; the payload once complete.
+    func assemble(_ a: inout Chunks.Assembler, _ frames: [String]) throws -> [UInt8]? {
+        var result: [UInt8]?
+        for f in frames { result = try a.add(try Chunks.parse(f)) ?? result }
+        return result
+    }
+
+    /// iOS frames 1 and 2 of 3 (numbered 1…3): frame 0 does not exist there, so it is never named alone;
+    /// frames 1 and 2 do not show the numbering, so the missing one is "0 or 3" (the first or the last).
+    @Test func iosFramesOneAndTwoOfThreeReportFrameThreeNotFrameZero() throws {
+        let ios = numbered(small, total: 3, from: 1)
+        var a = Chunks.Assembler()
+        #expect(try assemble(&a, [ios[0], ios[1]]) == nil)
+        #expect(a.received == 2 && a.expected == 3 && a.firstIndex == nil)
+        #expect(!a.missing.contains(0), "frame 0 does not exist in the iOS numbering: \(a.missing)")
+        #expect(a.missing == [], "no frame is missing in both numberings")
+        #expect(a.missingDescription.contains("0 or 3"), "\(a.missingDescription)")
+        #expect(try assemble(&a, [ios[2]]) == small, "frame 3 completes it")
+        // Once frame `total` is in, the numbering is known: frames named by the iOS app's numbers.
+        let four = numbered(small, total: 4, from: 1)
+        var b = Chunks.Assembler()
+        #expect(try assemble(&b, [four[0], four[1], four[3]]) == nil)
+        #expect(b.firstIndex == 1 && b.missing == [3] && b.missingDescription == "3")
+        // Through the scan router: the missing frames it hands on exist in the iOS numbering.
+        var router = ScanRouter()
+        let context = ScanContext(now: Date(), isTrustedIssuer: { _ in false })
+        _ = try router.scan(four[1], context: context)
+        guard case .needMoreFrames(2, 4, let missing) = try router.scan(four[2], context: context) else {
+            Issue.record("frames 2 and 3 of 4 are not a partial payload"); return
+        }
+        #expect(missing == [1] && Chunks.describeMissing(received: 2, total: 4, missing: missing).contains("1 and the first or the last frame (0 or 4"))
+    }
+
+    /// Nearcard's frames 0 and 1 of 3: frame 0 shows the numbering, so frame 2 is the one missing.
+    @Test func zeroBasedFramesZeroAndOneOfThreeReportFrameTwo() throws {
+        let frames = numbered(small, total: 3, from: 0)
+        var a = Chunks.Assembler()
+        #expect(try assemble(&a, [frames[1], frames[0]]) == nil)
+        #expect(a.firstIndex == 0 && a.missing == [2] && a.missingDescription == "2")
+        #expect(try assemble(&a, [frames[2]]) == small)
+    }
+
+    /// Frames 0 and `total` of one payload mix both numberings: the second is refused with its reason,
+    /// nothing is kept of it, and the right frame still completes the payload.
+    @Test func framesZeroAndTwoOfTwoRefuseTheSecondThenFrameOneCompletes() throws {
+        let session = Hex.encode(Sodium.randomBytes(16))
+        let zero = numbered(small, total: 2, from: 0, session: session)
+        let one = numbered(small, total: 2, from: 1, session: session)
+        // Frame 0, then frame 2 of 2 (from the 1-based numbering): refused, in one line.
+        var a = Chunks.Assembler()
+        #expect(try a.add(try Chunks.parse(zero[0])) == nil)
+        #expect { try a.add(try Chunks.parse(one[1])) } throws: { e in
+            guard let e = e as? QRError else { return false }
+            return e.kind == .chunks && e.message.contains("frame 2 of 2 cannot join frame 0") && e.message.contains("count from 0 (0…1)")
+                && !e.message.contains("\n")
+        }
+        #expect(a.received == 1 && a.missing == [1], "the refused frame is not kept")
+        #expect(try a.add(try Chunks.parse(zero[1])) == small, "frame 1 completes the payload")
+        // The other way round: frame 2 of 2 first (1-based), then frame 0 refused, then frame 1 completes.
+        var b = Chunks.Assembler()
+        #expect(try b.add(try Chunks.parse(one[1])) == nil)
+        #expect(b.firstIndex == 1 && b.missing == [1])
+        #expect { try b.add(try Chunks.parse(zero[0])) } throws: {
+            ($0 as? QRError)?.message.contains("frame 0 cannot join frame 2 of 2: this payload's frames count from 1 (1…2)") == true
+        }
+        #expect(try b.add(try Chunks.parse(one[0])) == small)
+        // Three frames, the stray one in the middle of the scan; through the scan router as a camera feeds it.
+        let card = Card(name: "Ada", company: "AE")
+        let text = Array(Envelope.plaintext(card: card, fields: [.name, .company], cardId: UUID().uuidString, updatedAt: Date(),
+                                            createdAt: Date(), expires: nil).utf8)
+        let s3 = Hex.encode(Sodium.randomBytes(16))
+        let good = numbered(text, total: 3, from: 0, session: s3), stray = numbered(text, total: 3, from: 1, session: s3)[2]
+        var router = ScanRouter()
+        let context = ScanContext(now: Date(), isTrustedIssuer: { _ in false })
+        _ = try router.scan(good[0], context: context)
+        #expect { try router.scan(stray, context: context) } throws: { ($0 as? QRError)?.message.contains("frame 3 of 3 cannot join frame 0") == true }
+        guard case .needMoreFrames(2, 3, [2]) = try router.scan(good[1], context: context) else { Issue.record("not partial"); return }
+        guard case .contact(let c) = try router.scan(good[2], context: context) else { Issue.record("the right frames do not complete it"); return }
+        #expect(c.card.name == "Ada")
+    }
+
+    /// The words for the missing frames are true in both numberings while the numbering is unknown.
+    @Test func missingFramesAreDescribedTrulyInEitherNumbering() {
+        // Numbering known: every missing frame listed.
+        #expect(Chunks.describeMissing(received: 1, total: 3, missing: [1, 2]) == "1, 2")
+        #expect(Chunks.describeMissing(received: 2, total: 4, missing: [1, 3]) == "1, 3")
+        // Numbering unknown: one frame fewer listed than are missing; the first or the last is the other.
+        #expect(Chunks.describeMissing(received: 1, total: 3, missing: [2]).hasPrefix("2 and the first or the last frame (0 or 3:"))
+        #expect(Chunks.describeMissing(received: 1, total: 2, missing: [])
+                == "the first or the last frame (0 or 2: the frames read so far do not show whether they count from 0 or from 1)")
+        #expect(Chunks.describeMissing(received: 2, total: 5, missing: [2, 3]).hasPrefix("2, 3 and the first or the last frame (0 or 5:"))
+    }
+
+    /// A completed payload, or one that fails its hash, leaves the assembler empty: the next payload's
+    /// frames are taken, and after a bad hash the right frames complete it (nothing jams).
+    @Test func assemblerStartsAfreshAfterAPayloadOrABadHash() throws {
+        let first = numbered(small, total: 2, from: 0)
+        let other = Array(small.reversed())
+        let second = numbered(other, total: 3, from: 1)
+        var a = Chunks.Assembler()
+        #expect(try assemble(&a, first) == small)
+        #expect(a.received == 0 && a.expected == 0 && a.missing == [])
+        #expect(try assemble(&a, second) == other, "another payload's frames after a complete one")
+        // A frame altered in transit: the hash fails, then the true frames complete the payload.
+        var parts = second[1].split(separator: ".").map(String.init)
+        var data = try Base64.urlDecode(parts[5])
+        data[0] ^= 1
+        parts[5] = Base64.urlEncode(data)
+        let altered = [second[0], parts.joined(separator: "."), second[2]]
+        #expect { _ = try assemble(&a, altered) } throws: { ($0 as? QRError)?.message.contains("SHA-256") == true }
+        #expect(a.received == 0)
+        #expect(try assemble(&a, second) == other)
     }
 
     @Test(arguments: ["sqc1.", "sqc1.zz.0.1.00.AA", "sqc1.\(String(repeating: "a", count: 32)).5.3.\(String(repeating: "b", count: 64)).QQ",

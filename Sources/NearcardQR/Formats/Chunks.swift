@@ -2,8 +2,9 @@ import NearcardCrypto
 
 /// Large QR payloads in several codes (the iOS app's format):
 /// `sqc1.<32-hex session id>.<index>.<total>.<sha256-hex of the whole payload>.<base64url chunk>`.
-/// Indices count from 0 (frames numbered from 1 are read too). Limits: 2950 bytes a frame read (the
-/// iOS app's), 512 frames, 256 KiB in all; frames made fit one code (at most 2331 bytes, level M).
+/// Indices count from 0 (frames numbered from 1 are read too; one payload's frames use one numbering).
+/// Limits: 2950 bytes a frame read (the iOS app's), 512 frames, 256 KiB in all; frames made fit one code
+/// (at most 2331 bytes, level M).
 public enum Chunks {
     public static let prefix = "sqc1."
     public static let maximumFrameLength = 2950
@@ -56,7 +57,13 @@ public enum Chunks {
     }
 
     /// Collects the frames of one payload, in any order; refuses frames of another session, a changed
-    /// frame, and a reassembled payload whose hash differs.
+    /// frame, a frame that mixes the two numberings, and a reassembled payload whose hash differs.
+    ///
+    /// A payload's frames count from 0 (Nearcard's) or from 1 (the iOS app's), and nothing in a frame
+    /// says which: frame 0 shows the payload counts from 0, frame `total` that it counts from 1. Until
+    /// one of them arrives, the numbering is unknown and `missing` names only the frames missing in both.
+    /// A refused frame changes nothing; once the payload is complete (or fails its hash) the assembler
+    /// starts afresh, so it never jams.
     public struct Assembler: Sendable {
         private var session: String?
         private var total = 0
@@ -69,44 +76,81 @@ public enum Chunks {
         public var received: Int { frames.count }
         public var expected: Int { total }
 
+        /// The number of the payload's first frame: 0 once frame 0 is in, 1 once frame `total` is (the
+        /// iOS app's numbering); nil while neither is.
+        public var firstIndex: Int? {
+            guard total > 0 else { return nil }
+            if frames[0] != nil { return 0 }
+            if frames[total] != nil { return 1 }
+            return nil
+        }
+
         /// Adds a frame; returns the payload once every frame is in.
         public mutating func add(_ frame: Frame) throws(QRError) -> [UInt8]? {
             if let session {
                 guard frame.session == session, frame.total == total, frame.hash == hash else {
                     throw QRError(.chunks, "a frame from another chunked payload (session \(frame.session.prefix(8))…) was mixed in; nothing was stored")
                 }
-            } else {
-                session = frame.session
-                total = frame.total
-                hash = frame.hash
+            }
+            // Frames 0 and `total` cannot both belong to one payload: keep the numbering already seen.
+            if let first = firstIndex, frame.index == (first == 0 ? total : 0) {
+                throw QRError(.chunks, first == 0
+                    ? "frame \(frame.index) of \(total) cannot join frame 0: this payload's frames count from 0 (0…\(total - 1)), so it has no frame \(total); the frame was not used"
+                    : "frame 0 cannot join frame \(total) of \(total): this payload's frames count from 1 (1…\(total)), so it has no frame 0; the frame was not used")
             }
             if let existing = frames[frame.index] {
                 guard existing == frame.chunk else { throw QRError(.chunks, "frame \(frame.index) arrived twice with different contents") }
                 return nil
             }
-            bytes += frame.chunk.count
-            guard bytes <= maximumTotal else { throw QRError(.tooLarge, "the chunked payload is over \(maximumTotal) bytes") }
+            guard bytes + frame.chunk.count <= maximumTotal else { throw QRError(.tooLarge, "the chunked payload is over \(maximumTotal) bytes") }
+            if session == nil {
+                session = frame.session
+                total = frame.total
+                hash = frame.hash
+            }
             frames[frame.index] = frame.chunk
+            bytes += frame.chunk.count
             guard frames.count == total else { return nil }
-            // Numbered from 0, or from 1.
-            let base = frames[0] != nil ? 0 : 1
+            // `total` distinct indices in 0…total, never both 0 and total: one run, from 0 or from 1.
+            let base = firstIndex ?? 0
+            let parts = (base..<(base + total)).map { frames[$0] }
+            let expectedHash = hash
+            self = Assembler()
             var payload: [UInt8] = []
-            for i in base..<(base + total) {
-                guard let part = frames[i] else { throw QRError(.chunks, "frame \(i) of \(total) is missing (the indices do not run \(base)…\(base + total - 1))") }
+            for (i, part) in parts.enumerated() {
+                guard let part else { throw QRError(.chunks, "frame \(base + i) of \(total) is missing (the indices do not run \(base)…\(base + total - 1)); nothing was stored") }
                 payload += part
             }
-            guard Hex.encode(SHA256.hash(payload)) == hash else {
+            guard Hex.encode(SHA256.hash(payload)) == expectedHash else {
                 throw QRError(.chunks, "the reassembled payload does not match its SHA-256; a frame was altered; nothing was stored")
             }
             return payload
         }
 
-        /// Which frames are still missing.
+        /// The frames still missing, by the numbers they carry. While the numbering is unknown (neither
+        /// frame 0 nor frame `total` is in), only the frames missing in both numberings are listed: one
+        /// more is missing too, the first or the last (0 or `total`); `missingDescription` says so.
         public var missing: [Int] {
             guard total > 0 else { return [] }
-            let base = frames[0] != nil || frames[total] == nil ? 0 : 1
-            return (base..<(base + total)).filter { frames[$0] == nil }
+            let numbers = firstIndex.map { $0..<($0 + total) } ?? 1..<total
+            return numbers.filter { frames[$0] == nil }
         }
+
+        /// The missing frames in words, true in either numbering (see `Chunks.describeMissing`).
+        public var missingDescription: String {
+            Chunks.describeMissing(received: received, total: total, missing: missing)
+        }
+    }
+
+    /// Names the missing frames of a payload from what an `Assembler` reports (`received`, `expected`,
+    /// `missing`): "1, 3", or, while the frames read do not show whether they count from 0 or from 1
+    /// (then `missing` lists one frame fewer than are missing), "1, 3 and the first or the last frame
+    /// (0 or 5 …)".
+    public static func describeMissing(received: Int, total: Int, missing: [Int]) -> String {
+        let listed = missing.map(String.init).joined(separator: ", ")
+        guard total > 0, received > 0, missing.count == total - received - 1 else { return listed }
+        let edge = "the first or the last frame (0 or \(total): the frames read so far do not show whether they count from 0 or from 1)"
+        return listed.isEmpty ? edge : "\(listed) and \(edge)"
     }
 }
 
