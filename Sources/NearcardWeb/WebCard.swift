@@ -74,7 +74,7 @@ extension WebUI {
         let name = request.uri.queryParameters.get("format") ?? "zk"
         guard let format = CardCode.Format(rawValue: name) else { throw HTTPError(.badRequest, message: "no QR format \(name)") }
         let now = Date()
-        let payload = try CardCode.payload(format, card: mine.card, fields: try db.sharingPolicy().fields, cardId: mine.cardId,
+        let payload = try CardCode.payload(format, card: mine.card, fields: try db.sharingPolicy().fields,
                                            updatedAt: mine.updatedAt, keys: runtime.context.keys, issuerProof: try db.issuerProof(),
                                            now: now, until: now.addingTimeInterval(24 * 3600))
         return try QRFrames.plan(payload)

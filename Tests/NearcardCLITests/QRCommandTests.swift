@@ -102,6 +102,26 @@ import Testing
         #expect(try cli.run(["contacts", "--json"]).json.arrayValue?.count == 2)
     }
 
+    /// Each plaintext code carries a fresh card id, so codes shown one after the other cannot be linked
+    /// by it; a scanner that reads both still keeps one contact (the same card is not stored twice).
+    @Test func plaintextCodesCarryAFreshCardIdAndScanAsOneContact() throws {
+        let cli = try ada()
+        let viewer = try CLI()
+        defer { cli.cleanUp(); viewer.cleanUp() }
+        let texts = try (0..<2).map { _ in
+            try cli.run(["qr", "make", "--format", "plaintext", "--text"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let ids = try texts.map { text in try #require(try JSONParser.parse(text)["plaintext"]?["snapshot"]?["cardId"]?.stringValue, "\(text)") }
+        #expect(ids[0] != ids[1], "the same card id in two codes links them")
+        #expect(ids.allSatisfy { UUID(uuidString: $0)?.uuidString == $0 }, "upper-case UUIDs: \(ids)")
+
+        let first = try viewer.run(["qr", "scan", texts[0], "--json"])
+        #expect(first.code == 0 && first.json.arrayValue?.first?["merge"]?["outcome"] == "added", "\(first.stdout) \(first.stderr)")
+        let second = try viewer.run(["qr", "scan", texts[1], "--json"])
+        #expect(second.code == 0 && second.json.arrayValue?.first?["merge"]?["outcome"] == "unchanged", "\(second.stdout) \(second.stderr)")
+        #expect(try viewer.run(["contacts", "--json"]).json.arrayValue?.count == 1)
+    }
+
     @Test func theIOSAppsEncryptedFormatsAreExplainedAndNothingStored() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
@@ -190,9 +210,18 @@ import Testing
         let r = try viewer.run(["qr", "scan", "-", "--json"], stdin: frames.reversed().joined(separator: "\n"))
         #expect(r.code == 0, "\(r.stderr)")
         #expect(r.json.arrayValue?.last?["skills"]?.arrayValue?.count == 32)
-        // One frame short: nothing stored, and the missing frame is named.
+        // One frame short: nothing stored, and the missing frame is named. Frames 1… alone do not show
+        // whether they count from 0 or from 1 (the iOS app's), so the missing one is the first or the last.
         let partial = try viewer.run(["qr", "scan", "-", "--json"], stdin: frames.dropFirst().joined(separator: "\n"))
-        #expect(partial.json.arrayValue?.last?["missing"] == [0])
+        #expect(partial.json.arrayValue?.last?["missing"] == [])
+        #expect(partial.json.arrayValue?.last?["received"] == .number(Double(frames.count - 1)))
+        let told = try viewer.run(["qr", "scan", "-"], stdin: frames.dropFirst().joined(separator: "\n"))
+        #expect(told.code == 0 && told.stdout.contains("scan the rest (missing: the first or the last frame (0 or \(frames.count):"), "\(told.stdout)")
+        // With frame 0 in hand the numbering is known, and frame 1 is named.
+        let gap = frames.enumerated().filter { $0.offset != 1 }.map(\.element)
+        let named = try viewer.run(["qr", "scan", "-", "--json"], stdin: gap.joined(separator: "\n"))
+        #expect(named.json.arrayValue?.last?["missing"] == [1])
+        #expect(try viewer.run(["qr", "scan", "-"], stdin: gap.joined(separator: "\n")).stdout.contains("(missing: 1)."))
     }
 
     /// Every card `card set` accepts can be shown: the card (three profiles, many skills) in the

@@ -8,12 +8,13 @@ public enum CardCode {
         case plaintext, zk, didSigned = "did-signed"
     }
 
-    /// The payload for `card` disclosing `fields`, made `now`, valid `until`.
-    public static func payload(_ format: Format, card: Card, fields: Set<CardField>, cardId: String, updatedAt: Date, keys: @autoclosure () throws -> IdentityKeys,
+    /// The payload for `card` disclosing `fields`, made `now`, valid `until`. A plaintext code carries a
+    /// fresh random `cardId` each time, so two codes of one card cannot be linked by it.
+    public static func payload(_ format: Format, card: Card, fields: Set<CardField>, updatedAt: Date, keys: @autoclosure () throws -> IdentityKeys,
                                issuerProof: String?, now: Date = Date(), until: Date) throws -> String {
         switch format {
         case .plaintext:
-            return Envelope.plaintext(card: card, fields: fields, cardId: cardId, updatedAt: updatedAt, createdAt: now, expires: until)
+            return Envelope.plaintext(card: card, fields: fields, updatedAt: updatedAt, createdAt: now, expires: until)
         case .zk:
             return try Envelope.zkProof(card: card, fields: fields, keys: try keys(), createdAt: now, expires: until, issuerProof: issuerProof)
         case .didSigned:

@@ -25,8 +25,12 @@ public enum Envelope {
          "shareId": .string(shareId.uppercased())]
     }
 
-    /// A plaintext envelope (the iOS app imports it; unverifiable by design).
-    public static func plaintext(card: Card, fields: Set<CardField>, cardId: String, updatedAt: Date, shareId: String = UUID().uuidString,
+    /// A plaintext envelope (the iOS app imports it; unverifiable by design). Its snapshot's `cardId`
+    /// is a fresh random UUID unless one is given: a stable one would link every code a person ever
+    /// shows. Nothing reads it back as an identity: a scanner stores an identical card once by
+    /// comparing the cards (docs/PROTOCOL.md §16), not their ids.
+    public static func plaintext(card: Card, fields: Set<CardField>, cardId: String = Sodium.randomUUIDString(), updatedAt: Date,
+                                 shareId: String = UUID().uuidString,
                                  createdAt: Date, expires: Date?) -> String {
         let shown = card.filtered(to: fields)
         var inner: JSONObject = ["snapshot": Snapshot.json(shown, cardId: cardId, updatedAt: updatedAt), "shareId": .string(shareId.uppercased()),

@@ -52,7 +52,7 @@ struct QR: AsyncParsableCommand {
             let policy = try fields.map { SharingPolicy(fields: try CardField.parseList($0)) } ?? (try db.sharingPolicy())
             let now = Date()
             let until = now.addingTimeInterval(try Durations.parse(expires))
-            let payload = try CardCode.payload(format, card: mine.card, fields: policy.fields, cardId: mine.cardId, updatedAt: mine.updatedAt,
+            let payload = try CardCode.payload(format, card: mine.card, fields: policy.fields, updatedAt: mine.updatedAt,
                                                keys: try global.unlockIdentity(), issuerProof: try db.issuerProof(), now: now, until: until)
             // A code drawn in the terminal fits its window; files and text use a code's full capacity.
             var capacity = QRMatrix.maximumBytes
@@ -249,7 +249,10 @@ struct QR: AsyncParsableCommand {
                     Console.out("A presentation request from \(r["verifier"]?.stringValue ?? "") asking for: \((r["claims"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ").ifEmpty("(nothing specific)")).")
                     Console.out("Nothing was stored. Answer it with: nearcard present 'REQUEST'")
                 case "partial":
-                    Console.out("Chunked code: \(r["received"]?.integerValue ?? 0) of \(r["total"]?.integerValue ?? 0) frames; scan the rest (missing: \((r["missing"]?.arrayValue ?? []).compactMap(\.integerValue).map(String.init).joined(separator: ", "))).")
+                    let received = Int(r["received"]?.integerValue ?? 0), total = Int(r["total"]?.integerValue ?? 0)
+                    let numbers = (r["missing"]?.arrayValue ?? []).compactMap { $0.integerValue.map(Int.init) }
+                    let missing = Chunks.describeMissing(received: received, total: total, missing: numbers)
+                    Console.out("Chunked code: \(received) of \(total) frames; scan the rest (missing: \(missing)).")
                 default:
                     break
                 }
