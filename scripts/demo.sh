@@ -52,11 +52,11 @@ step "A private LAN for the demo: namespace $ns, its own avahi-daemon on its loo
 echo "avahi-daemon is running (host name $ns.local)."
 
 step "Two people, each an ordinary account (not root), each with an identity and a card"
-as_ada init --name "Ada Lovelace" >/dev/null
+as_ada init --name "Ada Lovelace" --no-passphrase >/dev/null
 as_ada card set --name "Ada Lovelace" --email ada@example.org --company "Analytical Engines" \
   --title "Programmer" --social mastodon:ada:https://example.social/@ada --skill Mathematics >/dev/null
 as_ada share --fields name,company,title,socialNetworks
-as_grace init --name "Grace Hopper" >/dev/null
+as_grace init --name "Grace Hopper" --no-passphrase >/dev/null
 as_grace card set --name "Grace Hopper" --email grace@navy.mil --company "US Navy" \
   --title "Rear Admiral" --skill COBOL >/dev/null
 as_grace share --fields name,email,company

@@ -172,6 +172,125 @@ import Testing
     }
 }
 
+/// `init` at a terminal asks for a passphrase (no echo, twice); an empty one leaves the keys unsealed
+/// with a warning; `--no-passphrase` skips the question; without a terminal nothing is asked, as before.
+/// The terminal is a pseudo-terminal (pexpect): the prompt is read from /dev/tty, as a person types it.
+@Suite struct InitPassphrasePromptTests {
+    /// Runs `init` in a pseudo-terminal, answering each passphrase prompt in turn; with `stderrToNull`
+    /// its standard error is not the terminal. Returns the exit status, the prompts, everything the
+    /// terminal showed (what was typed too, had it been echoed), and whether it waited for an answer
+    /// nobody gave.
+    static let driver = """
+        import io, json, os, sys, pexpect
+        nearcard, home, answers, stderr_to_null = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4] == "1"
+        args = ["init", "--home", home, "--name", "Ada Lovelace", *sys.argv[5:]]
+        if stderr_to_null:
+            c = pexpect.spawn("/bin/sh", ["-c", 'exec "$0" "$@" 2>/dev/null', nearcard, *args], env=dict(os.environ), encoding="utf-8", timeout=30)
+        else:
+            c = pexpect.spawn(nearcard, args, env=dict(os.environ), encoding="utf-8", timeout=30)
+        c.logfile_read = log = io.StringIO()
+        out = {"prompts": [], "waiting": False}
+        for answer in answers:
+            c.expect(r"(New|Repeat) passphrase[^:]*: ")
+            out["prompts"].append(c.after.strip())
+            c.sendline(answer)
+        try:
+            c.expect(pexpect.EOF, timeout=20)
+        except pexpect.TIMEOUT:
+            out["waiting"] = True
+            c.terminate(force=True)
+        c.close()
+        out["exit"] = c.exitstatus
+        out["transcript"] = log.getvalue()
+        print(json.dumps(out))
+        """
+
+    struct Run {
+        let exit: Int?
+        let prompts: [String]
+        let transcript: String
+        let waiting: Bool
+    }
+
+    func initAtTerminal(_ cli: CLI, answers: [String], stderrToNull: Bool = false, _ extra: [String] = []) throws -> Run {
+        let answersJSON = JSONValue.array(answers.map { .string($0) }).compactText
+        let r = try CLI.run(executable: CLI.python, ["-c", Self.driver, CLI.executable.path, cli.home.path, answersJSON, stderrToNull ? "1" : "0"] + extra)
+        try #require(r.code == 0, "the driver failed: \(r.stderr)")
+        let o = r.json
+        return Run(exit: o["exit"]?.integerValue.map(Int.init), prompts: (o["prompts"]?.arrayValue ?? []).compactMap(\.stringValue),
+                   transcript: o["transcript"]?.stringValue ?? "", waiting: o["waiting"]?.boolValue ?? true)
+    }
+
+    func secretKeys(_ cli: CLI) throws -> String { try String(contentsOfFile: cli.secretsPath, encoding: .utf8) }
+
+    /// A typed passphrase seals the keys: not echoed, asked twice, and it opens them afterwards.
+    @Test func aPassphraseTypedAtTheTerminalSealsTheKeys() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let run = try initAtTerminal(cli, answers: ["tea at the engine room", "tea at the engine room"])
+        #expect(run.exit == 0 && !run.waiting, "\(run.transcript)")
+        #expect(run.prompts.count == 2 && run.prompts[0].contains("New passphrase") && run.prompts[1].contains("Repeat passphrase"), "\(run.prompts)")
+        #expect(!run.transcript.contains("tea at the engine room"), "the passphrase is not echoed")
+        #expect(run.transcript.contains("sealed under a passphrase") && !run.transcript.contains("warning"), "\(run.transcript)")
+        let sealed = try secretKeys(cli)
+        #expect(sealed.contains("argon2id-xchacha20poly1305") && !sealed.contains("\"keys\""))
+        let pass = try cli.write("tea at the engine room\n", to: "pw")
+        let signed = try cli.run(["jwt", "sign"], stdin: "{\"a\":1}", env: ["NEARCARD_PASSPHRASE_FILE": pass])
+        #expect(signed.code == 0, "\(signed.stderr)")
+    }
+
+    /// Enter twice: no passphrase. The keys are unsealed and a one-line warning says so and what to do.
+    @Test func anEmptyPassphraseLeavesTheKeysUnsealedWithAWarning() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let run = try initAtTerminal(cli, answers: ["", ""])
+        #expect(run.exit == 0 && !run.waiting, "\(run.transcript)")
+        let warning = try #require(run.transcript.split(whereSeparator: \.isNewline).first { $0.contains("warning") }, "\(run.transcript)")
+        #expect(warning.hasPrefix("nearcard: warning: your secret keys are not sealed") && warning.contains(cli.secretsPath)
+                && warning.contains("unencrypted") && warning.contains("nearcard init"), "\(warning)")
+        #expect(run.transcript.contains("not sealed (mode 0600)"))
+        let plain = try secretKeys(cli)
+        #expect(plain.contains("\"keys\"") && !plain.contains("argon2id"))
+        #expect(try cli.run(["jwt", "sign"], stdin: "{}").code == 0, "no passphrase needed")
+    }
+
+    /// Two different answers: nothing is created.
+    @Test func passphrasesThatDifferCreateNothing() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let run = try initAtTerminal(cli, answers: ["tea at the engine room", "tea at the engine rom"])
+        #expect(run.exit == 2 && run.transcript.contains("differ"), "\(run.transcript)")
+        #expect(!FileManager.default.fileExists(atPath: cli.secretsPath) && !FileManager.default.fileExists(atPath: cli.identityPath))
+    }
+
+    /// `--no-passphrase` at a terminal, and a terminal that is not standard error too: nothing asked,
+    /// no warning, unsealed.
+    @Test func nothingIsAskedWithNoPassphraseOrWhenStandardErrorIsNotTheTerminal() throws {
+        for (stderrToNull, extra) in [(false, ["--no-passphrase"]), (true, [])] {
+            let cli = try CLI()
+            defer { cli.cleanUp() }
+            let run = try initAtTerminal(cli, answers: [], stderrToNull: stderrToNull, extra)
+            #expect(run.exit == 0 && !run.waiting, "\(extra) \(stderrToNull): \(run.transcript)")
+            #expect(!run.transcript.contains("assphrase:") && !run.transcript.contains("warning"), "\(run.transcript)")
+            #expect(try secretKeys(cli).contains("\"keys\""))
+        }
+    }
+
+    /// Not at a terminal (a script: standard input and error are pipes): nothing is asked, whatever
+    /// standard input holds, and nothing is said about it; the keys are unsealed, as they always were.
+    @Test func withoutATerminalNothingIsAsked() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let r = try cli.run(["init", "--name", "Script"], stdin: "secret\nsecret\n")
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.stderr.isEmpty && !r.stdout.contains("assphrase:"), "\(r.stdout) \(r.stderr)")
+        #expect(try secretKeys(cli).contains("\"keys\""))
+        #expect(try cli.run(["init", "--help"]).stdout.contains("Not at a terminal"))
+        let both = try CLI().run(["init", "--no-passphrase", "--ask-passphrase"])
+        #expect(both.code != 0 && both.stderr.contains("--ask-passphrase") && both.stderr.contains("--no-passphrase"), "\(both.stderr)")
+    }
+}
+
 @Suite struct DIDCommandTests {
     @Test func resolvesEachKeyType() throws {
         for (did, format, type) in [

@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 nearcard=${NEARCARD:-nearcard}
 export NEARCARD_HOME=${1:-${NEARCARD_HOME:-$HOME/.local/share/nearcard-bot}}
 if ! "$nearcard" id >/dev/null 2>&1; then
-  "$nearcard" init --name "Nearcard Booth" >&2
+  "$nearcard" init --name "Nearcard Booth" --no-passphrase >&2
   "$nearcard" card set --name "Nearcard Booth" --company "Nearcard" --email booth@example.org \
     --title "Exchange bot" >/dev/null
   "$nearcard" share --fields name,company,title,email >/dev/null

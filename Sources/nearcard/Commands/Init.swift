@@ -1,12 +1,28 @@
 import ArgumentParser
 import NearcardCrypto
 import NearcardStore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `nearcard init`: create the identity (P-256 DID key, X25519 key, Ed25519 key).
+///
+/// Where the passphrase comes from, in order: `--passphrase-file`; `--ask-passphrase` (asked, must not
+/// be empty); `--no-passphrase` (none); otherwise, at a terminal (standard input and standard error both
+/// a terminal), asked with an empty answer meaning none, and a warning then; otherwise none, without
+/// asking, as scripts and services have always had it.
 struct Init: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create your identity: a did:key (P-256), an X25519 key and an Ed25519 key.",
-        discussion: "Refuses if an identity exists already; keys are never overwritten. Secret keys are written with mode 0600, sealed under a passphrase when one is given.")
+        discussion: """
+            Refuses if an identity exists already; keys are never overwritten. Secret keys are written with mode 0600, \
+            sealed under a passphrase when one is given.
+
+            At a terminal (standard input and standard error both a terminal) and without a passphrase option, \
+            init asks for a passphrase, twice, without echo; an empty one leaves the keys unsealed (with a warning). \
+            Not at a terminal (a script, a pipe, a service) nothing is asked and the keys are unsealed unless \
+            --passphrase-file is given.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -16,14 +32,18 @@ struct Init: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seal the secret keys under the passphrase on this file's first line (Argon2id + XChaCha20-Poly1305).", valueName: "FILE"))
     var passphraseFile: String?
 
-    @Flag(help: "Seal the secret keys under a passphrase typed at the terminal (asked twice).")
+    @Flag(help: "Seal the secret keys under a passphrase typed at the terminal (asked twice; must not be empty).")
     var askPassphrase = false
+
+    @Flag(help: "Do not seal the secret keys, and do not ask for a passphrase at a terminal.")
+    var noPassphrase = false
 
     @Flag(help: "Print the new identity as JSON (as `nearcard id --json`).")
     var json = false
 
     func validate() throws {
-        if passphraseFile != nil && askPassphrase { throw ValidationError("use either --passphrase-file or --ask-passphrase, not both") }
+        let given = [passphraseFile != nil ? "--passphrase-file" : nil, askPassphrase ? "--ask-passphrase" : nil, noPassphrase ? "--no-passphrase" : nil].compactMap { $0 }
+        if given.count > 1 { throw ValidationError("use one of \(given.joined(separator: ", ")), not several") }
         if let name {
             if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--name must not be empty") }
             if name.unicodeScalars.count > 64 { throw ValidationError("--name is \(name.unicodeScalars.count) characters; at most 64 (Unicode code points)") }
@@ -39,6 +59,7 @@ struct Init: AsyncParsableCommand {
             throw CLIError(.identity, "an identity already exists in \(store.home.path); Nearcard never overwrites keys (use another --home, or move that directory away)")
         }
         var passphrase: SecureBytes?
+        var warnUnsealed = false
         if let passphraseFile {
             passphrase = try Passphrase.read(file: passphraseFile)
         } else if askPassphrase {
@@ -48,14 +69,38 @@ struct Init: AsyncParsableCommand {
             guard first.count > 0 else { throw CLIError(.malformedInput, "the passphrase is empty") }
             guard first.constantTimeEquals(second) else { throw CLIError(.malformedInput, "the two passphrases differ; nothing was created") }
             passphrase = first
+        } else if !noPassphrase, Self.atTerminal, let first = Passphrase.prompt("New passphrase for your secret keys (empty for none): ") {
+            // (No controlling terminal to ask on, where the prompt gives nil, counts as not at a terminal.)
+            guard let second = Passphrase.prompt("Repeat passphrase: ") else {
+                throw CLIError(.malformedInput, "no answer to the second passphrase prompt; nothing was created")
+            }
+            guard first.constantTimeEquals(second) else {
+                throw CLIError(.malformedInput, "the two passphrases differ; nothing was created")
+            }
+            passphrase = first.count > 0 ? first : nil
+            warnUnsealed = passphrase == nil
         }
         let identity = try store.create(name: name?.trimmingCharacters(in: .whitespaces), passphrase: passphrase)
+        if warnUnsealed {
+            Console.err("nearcard: warning: \(Self.unsealedWarning(store.home))")
+        }
         if json {
             Console.json(identity.json)
             return
         }
         Console.out("Created an identity in \(store.home.path)")
         Console.table(IdentityDisplay.rows(identity, sealed: passphrase != nil))
+    }
+
+    /// Whether a person is there to answer: standard input and standard error both a terminal.
+    static var atTerminal: Bool { isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1 }
+
+    /// Said (on standard error) when a passphrase was declined at the prompt. No command seals existing
+    /// keys, and the identity was made a moment ago, so starting again is how to get sealed keys.
+    static func unsealedWarning(_ home: NearcardHome) -> String {
+        "your secret keys are not sealed: \(home.secretKeysPath) is stored unencrypted, readable by anyone who can read \(home.path) as this user " +
+            "(or a copy of it); Nearcard cannot seal them later: to have them sealed, remove \(home.identityPath) and \(home.secretKeysPath) now " +
+            "and run `nearcard init` again with a passphrase"
     }
 }
 
