@@ -208,6 +208,11 @@ public final class NearcardDatabase: Sendable {
                 );
                 CREATE INDEX webhookDelivery_due ON webhookDelivery(state, nextAttemptAt)
                 """),
+        // A delivered message keeps its metadata and drops its text (`markDelivered` does so from now
+        // on): the ones delivered before lose theirs here. Empty, not NULL: both columns are NOT NULL.
+        Migration(id: "v11-delivered-messages-drop-text", sql: """
+                UPDATE outboxMessage SET text = '', envelopeJSON = '' WHERE state = 'delivered'
+                """),
     ]
 
     // MARK: my card and sharing policy

@@ -3,6 +3,10 @@ import NearcardCrypto
 import NearcardModel
 
 /// A message waiting to be delivered, or the record of one that was (or that failed for good).
+///
+/// Once delivered, a message keeps only its metadata (id, recipient, times, state, attempts): its text
+/// and signed envelope are removed from the store when the contact's node acknowledges it, so a copy
+/// of the database later shows whom you wrote to and when, never what.
 public struct OutboxItem: Sendable, Equatable {
     public enum State: String, Sendable, CaseIterable { case queued, delivered, failed }
 
@@ -10,7 +14,11 @@ public struct OutboxItem: Sendable, Equatable {
     public let contactID: String
     public let contactDID: String
     public let contactName: String
-    public let text: String
+    /// The message; nil once delivered (the text is not kept after delivery).
+    public let text: String?
+    /// The signed envelope to deliver. For a delivered message only its metadata is left (id, from,
+    /// to, and `sentAt` as the time it was queued) with an empty text and no signature: it is never
+    /// sent again (`claimDueMessages` takes only queued messages that still have their text).
     public let envelope: MessageEnvelope
     public let createdAt: Date
     public let state: State
@@ -22,7 +30,7 @@ public struct OutboxItem: Sendable, Equatable {
     public var json: JSONValue {
         func date(_ d: Date?) -> JSONValue { d.map { .string(ISO8601.string($0)) } ?? .null }
         return ["id": .string(id), "contactId": .string(contactID), "contact": .string(contactName), "did": .string(contactDID),
-                "text": .string(text), "state": .string(state.rawValue), "attempts": .number(Double(attempts)),
+                "text": text.map { .string($0) } ?? .null, "state": .string(state.rawValue), "attempts": .number(Double(attempts)),
                 "createdAt": date(createdAt), "nextAttemptAt": state == .queued ? date(nextAttemptAt) : .null,
                 "lastError": lastError.map { .string($0) } ?? .null, "deliveredAt": date(deliveredAt)]
     }
@@ -76,7 +84,8 @@ extension NearcardDatabase {
         let ids: [String] = try write { db in
             let due = now.timeIntervalSince1970
             let t = (leaseFrom ?? now).timeIntervalSince1970
-            var sql = "SELECT id FROM outboxMessage WHERE state = 'queued' AND nextAttemptAt <= ? AND (leaseUntil IS NULL OR leaseUntil < ?)"
+            // A message whose text was removed (it was delivered) is never sent again, whatever its state says.
+            var sql = "SELECT id FROM outboxMessage WHERE state = 'queued' AND envelopeJSON != '' AND nextAttemptAt <= ? AND (leaseUntil IS NULL OR leaseUntil < ?)"
             var args: [SQLValue] = [.real(due), .real(t)]
             if let contactDID { sql += " AND contactDID = ?"; args.append(.text(contactDID)) }
             if let fromDID { sql += " AND (fromDID IS NULL OR fromDID = ?)"; args.append(.text(fromDID)) }
@@ -92,21 +101,30 @@ extension NearcardDatabase {
         return items
     }
 
+    /// Records that the contact's node acknowledged the message, and drops its text: the text and the
+    /// signed envelope (which holds the text, and whose signature would confirm a guess of it) are
+    /// emptied in the same transaction; id, recipient, times, attempts and state stay. Then the engine's
+    /// leftovers go as after a deletion (`compact()`): SQLite's `secure_delete` has zeroed the old
+    /// bytes and the WAL is checkpointed and truncated. Acknowledging it again changes nothing.
     public func markDelivered(id: String, at: Date = Date()) throws(StoreError) {
-        try write { db in
-            try db.execute("UPDATE outboxMessage SET state = 'delivered', deliveredAt = ?, leaseUntil = NULL, attempts = attempts + 1, lastError = NULL WHERE id = ?",
-                           at.timeIntervalSince1970, id)
+        let changed = try write { db in
+            try db.execute("""
+                UPDATE outboxMessage SET state = 'delivered', deliveredAt = ?, leaseUntil = NULL, attempts = attempts + 1, lastError = NULL,
+                    text = '', envelopeJSON = '' WHERE id = ? AND state != 'delivered'
+                """, at.timeIntervalSince1970, id)
         }
+        if changed > 0 { compact() }
     }
 
     /// Records a failed attempt: queued again at `retryAt`, or failed for good when `retryAt` is nil.
+    /// A message another sender delivered meanwhile (its lease had lapsed) stays delivered.
     public func markAttemptFailed(id: String, error: String, retryAt: Date?) throws(StoreError) {
         try write { db in
             if let retryAt {
-                try db.execute("UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, leaseUntil = NULL WHERE id = ?",
+                try db.execute("UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, leaseUntil = NULL WHERE id = ? AND state = 'queued'",
                                error, retryAt.timeIntervalSince1970, id)
             } else {
-                try db.execute("UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, state = 'failed', leaseUntil = NULL WHERE id = ?",
+                try db.execute("UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, state = 'failed', leaseUntil = NULL WHERE id = ? AND state = 'queued'",
                                error, id)
             }
         }
@@ -137,12 +155,24 @@ extension NearcardDatabase {
     static let outboxSelect = "SELECT o.*, c.name AS contactName FROM outboxMessage o LEFT JOIN contact c ON c.id = o.contactID"
 
     static func outboxItem(_ row: SQLRow) throws -> OutboxItem {
-        let envelope = try MessageEnvelope(json: try JSONParser.parse(try row["envelopeJSON"] as String))
+        let id: String = try row["id"], contactDID: String = try row["contactDID"]
+        let createdAt = Date(timeIntervalSince1970: try row["createdAt"])
+        let state = OutboxItem.State(rawValue: try row["state"]) ?? .failed
+        let stored: String = try row["envelopeJSON"]
+        let text: String?, envelope: MessageEnvelope
+        if stored.isEmpty {
+            // The text was removed at delivery (`markDelivered`); what is left is metadata.
+            text = nil
+            envelope = MessageEnvelope(id: id, from: (try row["fromDID"] as String?) ?? "", to: contactDID, sentAt: Int64(createdAt.timeIntervalSince1970), text: "")
+        } else {
+            text = try row["text"]
+            envelope = try MessageEnvelope(json: try JSONParser.parse(stored))
+        }
         return OutboxItem(
-            id: try row["id"], contactID: try row["contactID"], contactDID: try row["contactDID"],
+            id: id, contactID: try row["contactID"], contactDID: contactDID,
             contactName: try row["contactName"] ?? "(deleted contact)",
-            text: try row["text"], envelope: envelope, createdAt: Date(timeIntervalSince1970: try row["createdAt"]),
-            state: OutboxItem.State(rawValue: try row["state"]) ?? .failed, attempts: try row["attempts"],
+            text: text, envelope: envelope, createdAt: createdAt,
+            state: state, attempts: try row["attempts"],
             nextAttemptAt: Date(timeIntervalSince1970: try row["nextAttemptAt"]), lastError: try row["lastError"],
             deliveredAt: (try row["deliveredAt"] as Double?).map { Date(timeIntervalSince1970: $0) })
     }

@@ -25,7 +25,10 @@ extension Outbox {
 struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show follow-up messages waiting to be delivered, or that failed.")
     @OptionGroup var global: GlobalOptions
-    @Flag(help: "Also list delivered messages.") var all = false
+    /// What the TEXT column shows for a delivered message, whose text the store no longer keeps.
+    static let removedText = "(text removed after delivery)"
+
+    @Flag(help: "Also list delivered messages (their text is not kept after delivery).") var all = false
     @Flag(help: "Print the messages as a JSON array.") var json = false
     @Flag(help: "Try to deliver every queued message now (looking for the contacts on the LAN for --wait seconds).")
     var send = false
@@ -54,7 +57,7 @@ struct List: AsyncParsableCommand {
             case .delivered: detail = "delivered \(m.deliveredAt.map(ISO8601.string) ?? "")"
             case .failed: detail = m.lastError ?? ""
             }
-            return [m.state.rawValue, m.contactName, String(m.attempts), ISO8601.string(m.createdAt), detail, String(m.text.prefix(40))]
+            return [m.state.rawValue, m.contactName, String(m.attempts), ISO8601.string(m.createdAt), detail, m.text.map { String($0.prefix(40)) } ?? Self.removedText]
         })
     }
 }
