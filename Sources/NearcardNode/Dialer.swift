@@ -18,18 +18,70 @@ public enum Dialer {
         try await exchange(with: target, context: context, consent: consent, group: MultiThreadedEventLoopGroup.singleton)
     }
 
+    /// Connecting on a lossy network: each round tries every address with a longer connect timeout
+    /// (3 s, 6 s, 12 s …, so a SYN lost twice, or a round trip of several seconds, still connects) and
+    /// waits a little longer between rounds, within `NodeLimits.connectBudget` in all. An address that
+    /// refuses (nothing listens, no route) is not tried again; only silence is.
     static func exchange(with target: DialTarget, context: NodeContext, consent: ConsentProvider,
                          group: EventLoopGroup) async throws(NodeError) -> SessionResult {
+        let started = Date()
+        let budget = context.limits.connectBudget
         var failures: [String] = []
-        for address in target.addresses {
+        var addresses = target.addresses
+        var round = 0
+        while true {
+            var silent: [PeerAddress] = []
+            var lastFailures: [String] = []
+            for address in addresses {
+                let remaining = budget - Date().timeIntervalSince(started)
+                guard remaining > 0.05 else { break }
+                let timeout = min(remaining, 3 * pow(2, Double(round)))
+                switch await attempt(address, timeout: timeout, target: target, context: context, consent: consent, group: group) {
+                case .connected(let result):
+                    return result
+                case .silent(let why):
+                    silent.append(address)
+                    lastFailures.append("\(address): \(why)")
+                case .refused(let why):
+                    lastFailures.append("\(address): \(why)")
+                }
+            }
+            failures = lastFailures
+            round += 1
+            let pause = min(4, 0.5 * pow(2, Double(round - 1)))
+            let elapsed = Date().timeIntervalSince(started)
+            guard !silent.isEmpty, elapsed + pause < budget else {
+                var error = NodeError(.unreachable, "cannot connect to \(target.label)" + (round > 1 ? " (\(round) attempts in \(Int(elapsed.rounded())) s)" : "") + ": "
+                                      + (failures.isEmpty ? "no addresses" : failures.joined(separator: "; ")), causes: failures)
+                error.neverConnected = true
+                throw error
+            }
+            addresses = silent
+            context.events.emit(.stillDialing(target: target.label, attempt: round + 1, reason: failures.first ?? "no answer"))
+            try? await Task.sleep(nanoseconds: UInt64(pause * 1e9))
+        }
+    }
+
+    enum Attempt {
+        case connected(SessionResult)
+        /// No answer in time: worth another try on a lossy network.
+        case silent(String)
+        /// A definite answer (refused, no route, a malformed address): not worth another try.
+        case refused(String)
+    }
+
+    /// One connection attempt; once connected, the exchange runs to its end (no retry after that: the
+    /// peer may have shown a code or decided).
+    private static func attempt(_ address: PeerAddress, timeout: TimeInterval, target: DialTarget, context: NodeContext, consent: ConsentProvider,
+                                group: EventLoopGroup) async -> Attempt {
+        do {
             let socketAddress: SocketAddress
             do { socketAddress = try address.socketAddress() } catch {
-                failures.append("\(address): \(error)")
-                continue
+                return .refused("\(error)")
             }
             let promise = group.next().makePromise(of: SessionResult.self)
             let bootstrap = ClientBootstrap(group: group)
-                .connectTimeout(connectTimeout)
+                .connectTimeout(.milliseconds(Int64(timeout * 1000)))
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -41,18 +93,23 @@ public enum Dialer {
                 _ = try await bootstrap.connect(to: socketAddress).get()
             } catch {
                 promise.fail(error)
-                failures.append("\(address): \(describeConnectError(error))")
-                continue
+                return isSilence(error) ? .silent(describeConnectError(error)) : .refused(describeConnectError(error))
             }
             // The handler always reports: completed, failed, or lost when the connection closes early.
-            do { return try await promise.futureResult.get() } catch {
-                throw NodeError(.internalError, "the exchange ended without a result: \(error)")
+            do { return .connected(try await promise.futureResult.get()) } catch {
+                return .connected(.failed(ProtocolError(.internalError, "the exchange ended without a result: \(error)"), peer: nil, byPeer: false))
             }
         }
-        var error = NodeError(.unreachable, "cannot connect to \(target.label): " + (failures.isEmpty ? "no addresses" : failures.joined(separator: "; ")),
-                              causes: failures)
-        error.neverConnected = true
-        throw error
+    }
+
+    /// A connect that timed out (or whose network said "try again"), as opposed to a definite refusal.
+    static func isSilence(_ error: Error) -> Bool {
+        if let e = error as? NIOConnectionError {
+            return e.connectionErrors.isEmpty || e.connectionErrors.contains { isSilence($0.error) }
+        }
+        if case ChannelError.connectTimeout = error as? ChannelError ?? .ioOnClosedChannel { return true }
+        if let e = error as? IOError { return [ETIMEDOUT, EHOSTUNREACH, EAGAIN].contains(e.errnoCode) }
+        return false
     }
 }
 

@@ -11,6 +11,9 @@ public enum NodeEvent: Sendable {
     case discoveryUnavailable(message: String)
     case peerFound(DiscoveredPeer)
     case peerLost(instanceName: String)
+    /// A dial got no answer (a lossy or slow network) and is trying again: `attempt` is the round about
+    /// to start, within the connect budget.
+    case stillDialing(target: String, attempt: Int, reason: String)
     /// A connection arrived or was dialled; nothing is known of the peer yet.
     case exchangeStarted(id: String, role: NoiseXXHandshake.Role, remote: String)
     /// The peer proved its identity; the SAS is known; a decision is needed.

@@ -10,6 +10,8 @@ public struct NodeLimits: Sendable, Equatable {
     /// When this side decided and the peer's decision has not come at the end of the consent time: how
     /// much longer to wait for the peer's own verdict before calling it a timeout (an outage).
     public var peerDecisionGrace: TimeInterval = 5
+    /// How long a dial keeps trying to connect, in all (rounds of attempts with longer timeouts).
+    public var connectBudget: TimeInterval = 30
     /// Between frames once cards are being exchanged.
     public var idleTimeout: TimeInterval = 30
     /// A whole session, whatever happens.

@@ -42,6 +42,8 @@ public enum JSONLines {
             return line("peer.found", p.json.objectValue ?? [:])
         case .peerLost(let name):
             return line("peer.lost", ["instance": .string(name)])
+        case .stillDialing(let target, let attempt, let reason):
+            return line("dial.retrying", ["target": .string(target), "attempt": .number(Double(attempt)), "reason": .string(reason)])
         case .exchangeStarted(let id, let role, let remote):
             return line("exchange.started", ["id": .string(id), "role": .string(role.rawValue), "remote": .string(remote)])
         case .exchangeRequested(let id, let peer, let sas, let role, let awaitsCommand):

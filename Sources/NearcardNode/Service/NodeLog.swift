@@ -21,6 +21,7 @@ public enum NodeLog {
     static func level(of event: NodeEvent) -> Logger.Level {
         switch event {
         case .peerFound, .peerLost, .exchangeStarted, .exchangeRequested: .debug
+        case .stillDialing: .notice
         case .listening, .published, .exchangeCompleted, .messageReceived, .messageDelivered: .info
         case .exchangeFailed(_, _, let error, _): error.code == .internalError ? .error : .notice
         case .messageRefused: .notice
@@ -44,6 +45,8 @@ public enum NodeLog {
             return (.debug, "peer.found", ["instance": "\(p.instanceName)", "fingerprint": "\(p.txt.fingerprint ?? "")"])
         case .peerLost(let name):
             return (.debug, "peer.lost", ["instance": "\(name)"])
+        case .stillDialing(let target, let attempt, let reason):
+            return (.notice, "dial.retrying", ["target": "\(target)", "attempt": "\(attempt)", "reason": "\(reason)"])
         case .exchangeStarted(let id, let role, let remote):
             return (.debug, "exchange.started", ["id": "\(id)", "role": "\(role)", "remote": "\(remote)"])
         case .exchangeRequested(let id, let peer, _, _, _):

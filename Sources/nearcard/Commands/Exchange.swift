@@ -45,6 +45,9 @@ struct Exchange: AsyncParsableCommand {
     @Option(help: "Seconds to look for PEER on the LAN.")
     var timeout: Double = 5
 
+    @Option(help: ArgumentHelp("Seconds to keep trying to connect when the peer does not answer (a lossy or slow network): attempts with longer waits, in all.", valueName: "SECONDS"))
+    var connectBudget: Double = 30
+
     @Option(name: .customLong("interface"), help: ArgumentHelp("Look for PEER only on this interface; repeatable.", valueName: "IF"))
     var interfaces: [String] = []
 
@@ -54,6 +57,7 @@ struct Exchange: AsyncParsableCommand {
         }
         if let message, let problem = ProximityPayload.messageProblem(message) { throw ValidationError(problem) }
         if timeout <= 0 || timeout > 600 { throw ValidationError("--timeout must be between 0 and 600 seconds") }
+        if connectBudget < 1 || connectBudget > 600 { throw ValidationError("--connect-budget must be between 1 and 600 seconds") }
     }
 
     func run() async throws {
@@ -68,7 +72,9 @@ struct Exchange: AsyncParsableCommand {
             throw CLIError(.malformedInput, "no terminal to ask for consent on: pass --yes to consent")
         }
         // This node declines anything that reaches it; the dial brings the consent the person gave.
-        let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
+        var limits = NodeLimits()
+        limits.connectBudget = connectBudget
+        let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"), limits: limits)
         var options = NodeRuntime.Options()
         options.interfaces = interfaces
         let node = NodeRuntime.open(context: context, options: options)
@@ -76,15 +82,25 @@ struct Exchange: AsyncParsableCommand {
         let target = try await node.target(for: peer, wait: timeout)
         if !json { Console.out("Connecting to \(target.label)…") }
         let events = context.events.subscribe()
+        let attempts = Counter()
+        let json = self.json
         let shower = Task {
             for await event in events {
                 if case .exchangeRequested(_, let p, let sas, _, _) = event, yes, !json {
                     Console.out("\(p.name ?? "(no name)") — \(p.did)\n  Check code \(sas) (compare with their screen)")
                 }
+                if case .stillDialing(_, let attempt, let reason) = event {
+                    attempts.set(attempt)
+                    if !json { Console.out("… still trying (attempt \(attempt); loss on the network?): \(reason)") }
+                }
             }
         }
         defer { shower.cancel() }
-        try show(try await node.exchange(with: target, consent: consent), database: context.database) { o, sas in o["sas"] = JSONValue.string(sas) }
+        let result = try await node.exchange(with: target, consent: consent)
+        try show(result, database: context.database) { o, sas in
+            o["sas"] = JSONValue.string(sas)
+            o["attempts"] = JSONValue.number(Double(attempts.value))
+        }
     }
 
     /// Prints the new contact (`extra` adds to its JSON, given the check code), or throws the failure.
@@ -116,6 +132,14 @@ struct Exchange: AsyncParsableCommand {
             throw CLIError(.malformedInput, "\(path): the QR code is not a Nearcard invitation")
         }
         return text
+    }
+
+    /// The connection attempts a dial took (1 unless it had to try again).
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var n = 1
+        func set(_ v: Int) { lock.withLock { n = max(n, v) } }
+        var value: Int { lock.withLock { n } }
     }
 
     func exchangeByInvitation() async throws {
