@@ -26,6 +26,11 @@ import Testing
         let peek = TestAccount.isRoot ? try TestAccount.run(as: TestAccount.name, "/bin/cat", ["/proc/\(adaNode.pid)/environ"])
                                       : try CLI.run(executable: "/bin/cat", ["/proc/\(adaNode.pid)/environ"])
         #expect(peek.code != 0 && peek.stdout.isEmpty, "another process of the same user read the node's environment")
+        // Its long-term keys are in memory locked in RAM (never swapped out): the process has locked pages.
+        let status = try String(contentsOfFile: "/proc/\(adaNode.pid)/status", encoding: .utf8)
+        let locked = status.split(separator: "\n").first { $0.hasPrefix("VmLck:") }
+            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
+        #expect(locked > 0, "the serving node locked no memory for its keys")
 
         // Grace finds her by name and exchanges; both contacts are verified.
         let peers = try lab.nearcard(["peers", "--json", "--timeout", "2"], home: grace.home)

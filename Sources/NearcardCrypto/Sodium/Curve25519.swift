@@ -111,7 +111,8 @@ public enum Ed25519 {
                 throw CryptoError(.invalidKey, "an Ed25519 seed is 32 bytes, not \(seed.count)")
             }
             var pub = [UInt8](repeating: 0, count: Ed25519.publicKeyByteCount)
-            expanded = SecureBytes(count: 64) { sk in
+            // The expanded key lives in locked memory when the seed does.
+            expanded = SecureBytes(count: 64, locked: seed.isLocked) { sk in
                 seed.withUnsafeBytes { s in
                     _ = crypto_sign_seed_keypair(&pub, sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
                                                  s.baseAddress!.assumingMemoryBound(to: UInt8.self))

@@ -15,7 +15,7 @@ enum NodeSetup {
                         requiredFields: Set<CardField> = [], nodeName: String? = nil, webhook: Webhook? = nil) throws -> NodeContext {
         let store = global.identityStore
         let identity = try store.loadPublic()
-        let keys = try global.unlockIdentity()
+        let keys = KeysOutOfReach.hold(try global.unlockIdentity())
         let database = try global.database { event in
             events.emit(.storeConnection(lost: event == .connectionLost, store: (try? global.storeLocation())??.description ?? "the store"))
         }
