@@ -93,16 +93,28 @@ import Glibc
 
         let all = results.withLock { $0 }
         for v in 0..<30 { #expect(all.contains { $0.visitor == v && $0.ok }, "visitor \(v) never exchanged: \(all.filter { $0.visitor == v })") }
+        // The bot killed -9 in the second wave (bot 2, index 1) may die after sending its `done` and
+        // before committing: its visitor then completed and the book holds nothing of that exchange —
+        // the one-sided end PROTOCOL §11 still allows, which issue 26's agreement is to close. Only
+        // those exchanges may be missing.
+        let oneSided = all.filter { (10..<20).contains($0.visitor) && $0.bot == 1 && $0.ok }
         // One contact per visitor; each visitor's exchanges recorded once each (a failed attempt may
         // have been recorded by the bot if only the visitor's end failed, never twice).
         let contacts = try pg.sql("SELECT did FROM contact WHERE source = 'proximity' ORDER BY did", database: name).split(separator: "\n").map(String.init)
-        #expect(contacts == dids.sorted(), "the book's contacts are not the visitors, once each")
+        let missing = Set(dids).subtracting(contacts)
+        #expect(contacts.count == Set(contacts).count && Set(contacts).isSubset(of: Set(dids)), "the book's contacts are not the visitors, once each")
+        for did in missing {
+            let v = dids.firstIndex(of: did)!
+            #expect(all.filter { $0.visitor == v && $0.ok }.allSatisfy { e in oneSided.contains { $0 == e } },
+                    "visitor \(v) is missing from the book, and not only through the crashed bot: \(all.filter { $0.visitor == v })")
+        }
         let counted = try pg.sql("SELECT contactDID || ' ' || count(*) FROM exchange GROUP BY contactDID", database: name).split(separator: "\n")
         var recorded: [String: Int] = [:]
         for line in counted { let parts = line.split(separator: " "); recorded[String(parts[0])] = Int(parts[1]) }
         for (v, did) in dids.enumerated() {
             let ok = all.filter { $0.visitor == v && $0.ok }.count, tried = all.filter { $0.visitor == v }.count
-            #expect((ok...tried).contains(recorded[did] ?? 0), "visitor \(v): \(recorded[did] ?? 0) exchanges recorded for \(ok) completed of \(tried) tried")
+            let lost = oneSided.filter { $0.visitor == v }.count
+            #expect(((ok - lost)...tried).contains(recorded[did] ?? 0), "visitor \(v): \(recorded[did] ?? 0) exchanges recorded for \(ok) completed of \(tried) tried")
         }
         let nodes = Set(try pg.sql("SELECT DISTINCT node FROM exchange", database: name).split(separator: "\n").map(String.init))
         #expect(nodes == ["bot1", "bot2", "bot3"])
