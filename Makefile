@@ -7,7 +7,7 @@ PREFIX ?= /usr/local
 # is left out. Idle resident size 29.6 MB against 36.4 MB linked to the shared Swift libraries.
 RELEASE_FLAGS = -c release --product nearcard --static-swift-stdlib -Xlinker --no-export-dynamic
 
-.PHONY: all deps build test demo release install deb bench fuzz clean help
+.PHONY: all deps build test demo release install deb bench fuzz faults clean help
 
 all: build
 
@@ -17,6 +17,7 @@ help:
 	@echo "make install  build the release binary and install it in \$$PREFIX (default /usr/local): bin, man pages, completions, docs"
 	@echo "make deb      build the Debian package (build/nearcard_VERSION_ARCH.deb), checked with lintian"
 	@echo "make fuzz     run every libFuzzer target 10 min or 5M runs (FUZZ_SECONDS, FUZZ_RUNS, FUZZ_TARGETS)"
+	@echo "make faults   the fault lab's report: an exchange cut at every frame, and at 5/20/50 % loss [FAULT_LOSS=\"5,20,50\" FAULT_RUNS=10]"
 	@echo "make bench    run the benchmarks (benchmarks/), print the tables for docs/PERFORMANCE.md [GROUPS=\"exchange throughput …\"]"
 
 # System packages (apt-get only when something is missing) and the Python test peers (.venv).
@@ -54,6 +55,15 @@ bench: deps
 	scripts/setup-bench-python.sh
 	$(SWIFT) build $(RELEASE_FLAGS)
 	cd benchmarks && $(SWIFT) run -c release nearcard-bench $(GROUPS)
+
+# The fault lab (Tests/NearcardLANTests/FaultLabTests.swift, Tests/Interop/fault_relay.py): the link cut
+# after every frame of an exchange, and random loss, with both books compared after each run.
+FAULT_LOSS ?= 5,20,50
+FAULT_RUNS ?= 10
+faults: deps
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	NEARCARD_FAULT_LOSS=$(FAULT_LOSS) NEARCARD_FAULT_RUNS=$(FAULT_RUNS) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --filter FaultLabTests 2>&1 \
+		| sed -n '/^fault lab/,/^[^ ]/p' | grep -v '^[◇✔✘━↳]'
 
 # libFuzzer targets for the parsers and state machines (fuzz/): not part of `make test`.
 fuzz: deps

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""A TCP relay that breaks a Nearcard session on purpose, at a frame boundary (the fault lab).
+
+  fault_relay.py LISTEN_PORT TARGET_HOST TARGET_PORT [--cut-after K | --stall-after K --direction D]
+                 [--delay MS] [--jitter MS] [--once]
+
+It accepts connections on LISTEN_PORT (all addresses) and relays each to TARGET, reading the
+2-byte-length frames of docs/PROTOCOL.md §4 in both directions, so it can act between frames:
+  --cut-after K     after K frames have gone through (both directions counted, in the order they
+                    arrive), close both connections: the frames after never arrive (a dropped link).
+  --stall-after K   after K frames, stop forwarding in DIRECTION ('to-listener' or 'to-dialer'),
+                    keeping both connections open and silent (an outage, a frozen peer) for --hold s.
+  --delay/--jitter  add this many milliseconds (uniform ± jitter) before each frame is forwarded.
+With --once it serves one connection and exits. Prints one JSON line per connection: frames seen
+in each direction and whether it cut or stalled.
+"""
+import argparse
+import asyncio
+import json
+import random
+import socket
+
+ap = argparse.ArgumentParser()
+ap.add_argument("listen_port", type=int)
+ap.add_argument("target_host")
+ap.add_argument("target_port", type=int)
+ap.add_argument("--cut-after", type=int)
+ap.add_argument("--stall-after", type=int)
+ap.add_argument("--direction", choices=["to-listener", "to-dialer"], default="to-listener")
+ap.add_argument("--hold", type=float, default=40)
+ap.add_argument("--delay", type=float, default=0)
+ap.add_argument("--jitter", type=float, default=0)
+ap.add_argument("--once", action="store_true")
+args = ap.parse_args()
+
+
+async def session(dialer_r, dialer_w):
+    listener_r, listener_w = await asyncio.open_connection(args.target_host, args.target_port)
+    state = {"frames": 0, "toListener": 0, "toDialer": 0, "cut": False, "stalled": None}
+    done = asyncio.Event()
+
+    def close_all():
+        for w in (dialer_w, listener_w):
+            try:
+                w.transport.abort()
+            except Exception:  # noqa: BLE001
+                pass
+        done.set()
+
+    async def pump(reader, writer, name):
+        buf = b""
+        try:
+            while not done.is_set():
+                chunk = await reader.read(65536)
+                if not chunk:
+                    break
+                buf += chunk
+                while len(buf) >= 2 and len(buf) >= 2 + int.from_bytes(buf[:2], "big"):
+                    n = 2 + int.from_bytes(buf[:2], "big")
+                    frame, buf = buf[:n], buf[n:]
+                    if args.cut_after is not None and state["frames"] >= args.cut_after:
+                        state["cut"] = True
+                        close_all()
+                        return
+                    if args.stall_after is not None and state["frames"] >= args.stall_after and name == args.direction:
+                        if state["stalled"] is None:
+                            state["stalled"] = state["frames"]
+                            asyncio.get_running_loop().call_later(args.hold, close_all)
+                        continue  # swallowed
+                    if args.delay or args.jitter:
+                        await asyncio.sleep(max(0, args.delay + random.uniform(-args.jitter, args.jitter)) / 1000)
+                    state["frames"] += 1
+                    state["toListener" if name == "to-listener" else "toDialer"] += 1
+                    writer.write(frame)
+                    await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        # A side's close travels like its frames: swallowed while its direction is stalled (the other
+        # side learns of it only when the outage ends), passed on otherwise.
+        if state["stalled"] is not None and name == args.direction:
+            return
+        close_all()
+
+    await asyncio.gather(pump(dialer_r, listener_w, "to-listener"), pump(listener_r, dialer_w, "to-dialer"))
+    await done.wait()
+    print(json.dumps(state), flush=True)
+
+
+async def main():
+    finished = asyncio.Event()
+
+    async def handle(r, w):
+        await session(r, w)
+        if args.once:
+            finished.set()
+
+    server = await asyncio.start_server(handle, host="0.0.0.0", port=args.listen_port, family=socket.AF_INET)
+    print(json.dumps({"listening": args.listen_port}), flush=True)
+    async with server:
+        if args.once:
+            await finished.wait()
+        else:
+            await server.serve_forever()
+
+
+asyncio.run(main())

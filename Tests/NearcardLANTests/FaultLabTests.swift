@@ -1,0 +1,117 @@
+import Foundation
+import NearcardCrypto
+import NearcardSimulation
+import NearcardTestSupport
+import Testing
+
+/// The fault lab: an exchange through a relay (Tests/Interop/fault_relay.py) that cuts the link after
+/// k frames, for every k, then both books are compared once the dust settles. Where they disagree the
+/// table says so; the one place the protocol still allows it (the last round trip, §11) is recorded as
+/// a known issue until issue 26's agreement closes it.
+@Suite(.serialized) struct FaultLabTests {
+    let relay = CLI.packageRoot.appendingPathComponent("Tests/Interop/fault_relay.py").path
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
+
+    struct Outcome: CustomStringConvertible {
+        let cutAfter: Int
+        let dialerExit: Int32
+        let dialerHas: Bool
+        let listenerHas: Bool
+        var agree: Bool { dialerHas == listenerHas }
+        var description: String {
+            "cut after \(cutAfter) frames: dialer exit \(dialerExit), dialer \(dialerHas ? "has" : "has not"), listener \(listenerHas ? "has" : "has not")"
+        }
+    }
+
+    /// Runs one exchange through a relay cutting after `k` frames (nil: never).
+    func run(_ lab: Lab, grace: TestPerson, port: Int, relayPort: Int, cutAfter k: Int?) throws -> (Outcome, JSONValue) {
+        let ada = try TestPerson(name: "Ada \(relayPort)")
+        defer { ada.cli.cleanUp() }
+        let relayLog = log("relay")
+        _ = try lab.spawn([CLI.python, relay, "\(relayPort)", "127.0.0.1", "\(port)", "--once"] + (k.map { ["--cut-after", "\($0)"] } ?? []), log: relayLog)
+        var ready = false
+        for _ in 0..<50 where !ready {
+            usleep(100_000)
+            ready = ((try? String(contentsOf: relayLog, encoding: .utf8)) ?? "").contains("listening")
+        }
+        #expect(ready)
+        let r = try lab.nearcard(["exchange", "127.0.0.1:\(relayPort)", "--yes", "--json", "--connect-budget", "3"], home: ada.home)
+        // The listener ends its side at once (it sees the connection close): give it a moment.
+        var report: JSONValue = .null
+        for _ in 0..<50 where report == .null {
+            usleep(100_000)
+            let lines = ((try? String(contentsOf: relayLog, encoding: .utf8)) ?? "").split(separator: "\n")
+            report = lines.last { $0.contains("\"frames\"") }.flatMap { try? JSONParser.parse(String($0)) } ?? .null
+        }
+        usleep(300_000)
+        let dialerHas = !(try ada.contacts()).isEmpty
+        let listenerHas = try grace.contacts().contains { $0["didPublicKey"]?.stringValue == ada.did }
+        return (Outcome(cutAfter: k ?? -1, dialerExit: r.code, dialerHas: dialerHas, listenerHas: listenerHas), report)
+    }
+
+    /// Random packet loss on the listener's port (nftables `numgen`, both directions): at 5 % and 20 %
+    /// every exchange completes on both sides (TCP retransmits; a lost SYN is retried). The rate can be
+    /// raised for the `make faults` report with NEARCARD_FAULT_LOSS (comma-separated percentages).
+    @Test func lossyLinksComplete() throws {
+        let lab = try Lab("fl")
+        let grace = try TestPerson(name: "Grace")
+        defer { grace.cli.cleanUp() }
+        let (_, port) = try lab.listen(home: grace.home, ["--accept", "all", "--no-discovery"], log: log("grace"))
+        let rates = (ProcessInfo.processInfo.environment["NEARCARD_FAULT_LOSS"] ?? "5,20").split(separator: ",").compactMap { Int($0) }
+        let runs = Int(ProcessInfo.processInfo.environment["NEARCARD_FAULT_RUNS"] ?? "") ?? 4
+        var table: [String] = []
+        for rate in rates {
+            #expect(try lab.run(["nft", "add table inet lossy; add chain inet lossy input { type filter hook input priority 0; }"]).code == 0)
+            #expect(try lab.run(["nft", "add rule inet lossy input tcp dport \(port) numgen random mod 100 < \(rate) drop"]).code == 0)
+            #expect(try lab.run(["nft", "add rule inet lossy input tcp sport \(port) numgen random mod 100 < \(rate) drop"]).code == 0)
+            var completed = 0, oneSided = 0, failed = 0
+            var seconds: [Double] = []
+            for i in 0..<runs {
+                let ada = try TestPerson(name: "Ada \(rate) \(i)")
+                defer { ada.cli.cleanUp() }
+                let started = Date()
+                let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes", "--json"], home: ada.home)
+                seconds.append(Date().timeIntervalSince(started))
+                usleep(300_000)
+                let dialerHas = !(try ada.contacts()).isEmpty
+                let listenerHas = try grace.contacts().contains { $0["didPublicKey"]?.stringValue == ada.did }
+                if dialerHas && listenerHas { completed += 1 } else if dialerHas != listenerHas { oneSided += 1 } else { failed += 1 }
+                if rate <= 20 { #expect(r.code == 0 && dialerHas && listenerHas, "\(rate) % loss, run \(i): exit \(r.code) \(r.stderr)") }
+            }
+            #expect(try lab.run(["nft", "delete table inet lossy"]).code == 0)
+            seconds.sort()
+            table.append("  \(rate) % loss: \(completed) completed, \(oneSided) one-sided, \(failed) failed of \(runs); median \(String(format: "%.1f", seconds[seconds.count / 2])) s")
+        }
+        print("fault lab, random loss on the link:\n\(table.joined(separator: "\n"))")
+    }
+
+    @Test func aLinkCutAtEveryFrameBoundary() throws {
+        let lab = try Lab("fx")
+        let grace = try TestPerson(name: "Grace")
+        defer { grace.cli.cleanUp() }
+        let (_, port) = try lab.listen(home: grace.home, ["--accept", "all", "--no-discovery"], log: log("grace"))
+        // An uncut exchange through the relay: how many frames it takes.
+        let (whole, report) = try run(lab, grace: grace, port: port, relayPort: 7480, cutAfter: nil)
+        #expect(whole.dialerExit == 0 && whole.dialerHas && whole.listenerHas, "\(whole)")
+        let frames = Int(report["frames"]?.doubleValue ?? 0)
+        #expect(frames >= 10, "an exchange is at least 10 frames: \(report)")
+        var outcomes: [Outcome] = []
+        for k in 0..<frames {
+            outcomes.append(try run(lab, grace: grace, port: port, relayPort: 7481 + k, cutAfter: k).0)
+        }
+        let table = outcomes.map { "  \($0)" }.joined(separator: "\n")
+        print("fault lab, link cut after k of \(frames) frames:\n\(table)")
+        for o in outcomes {
+            // Whoever lacks the contact was told the exchange failed; whoever holds it completed.
+            #expect(o.dialerHas == (o.dialerExit == 0), "\(o)")
+            if o.cutAfter == frames - 1 {
+                // Both `done` frames cross; the last one lost leaves one side holding the contact.
+                withKnownIssue("the last round trip ends one-sided until the agreement of issue 26 (PROTOCOL §11)", isIntermittent: true) {
+                    #expect(o.agree, "\(o)")
+                }
+            } else {
+                #expect(o.agree, "\(o)")
+            }
+        }
+    }
+}
