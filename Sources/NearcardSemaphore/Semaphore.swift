@@ -91,7 +91,9 @@ public struct SemaphoreProof: Sendable, Equatable {
                               proof: Groth16.Proof(a: a, b: b, c: c))
     }
 
-    public init(depth: Int, root: UInt256, nullifier: UInt256, message: UInt256, scope: UInt256, proof: Groth16.Proof) {
+    /// Only from `init(json:)`, after its range, curve and subgroup checks: the verifier relies on them,
+    /// so no caller outside this module can build a proof that skipped them (which would fail open).
+    init(depth: Int, root: UInt256, nullifier: UInt256, message: UInt256, scope: UInt256, proof: Groth16.Proof) {
         self.depth = depth
         self.root = root
         self.nullifier = nullifier
