@@ -54,8 +54,11 @@ public struct ScanSession {
         }
         switch outcome {
         case .needMoreFrames(let received, let total, let missing):
+            // `missingText` says it in words, including the frame that is "the first or the last" while
+            // the payload's numbering (from 0 or from 1) is not known yet.
             return (["result": "partial", "received": .number(Double(received)), "total": .number(Double(total)),
-                     "missing": .array(missing.map { .number(Double($0)) })], .ok)
+                     "missing": .array(missing.map { .number(Double($0)) }),
+                     "missingText": .string(Chunks.describeMissing(received: received, total: total, missing: missing))], .ok)
         case .presentationRequest(let r):
             return (["result": "presentation-request", "verifier": .string(r.clientID), "host": .string(r.verifierHost),
                      "claims": .array(r.requestedClaims.map { .string($0) }), "responseMode": r.responseMode.map { .string($0) } ?? .null,

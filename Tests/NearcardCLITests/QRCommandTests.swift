@@ -214,6 +214,8 @@ import Testing
         // whether they count from 0 or from 1 (the iOS app's), so the missing one is the first or the last.
         let partial = try viewer.run(["qr", "scan", "-", "--json"], stdin: frames.dropFirst().joined(separator: "\n"))
         #expect(partial.json.arrayValue?.last?["missing"] == [])
+        #expect(partial.json.arrayValue?.last?["missingText"]?.stringValue?.contains("the first or the last frame") == true,
+                "JSON says in words what the numbers cannot: \(partial.stdout)")
         #expect(partial.json.arrayValue?.last?["received"] == .number(Double(frames.count - 1)))
         let told = try viewer.run(["qr", "scan", "-"], stdin: frames.dropFirst().joined(separator: "\n"))
         #expect(told.code == 0 && told.stdout.contains("scan the rest (missing: the first or the last frame (0 or \(frames.count):"), "\(told.stdout)")

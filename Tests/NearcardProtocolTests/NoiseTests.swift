@@ -105,7 +105,7 @@ func hexBytes(_ s: Any?) -> [UInt8] { try! Hex.decode(s as! String) }
     @Test func refusesZeroLengthFrames() {
         var parser = FrameParser()
         parser.append(bytes: [0, 0, 1])
-        #expect(throws: ProtocolError.self) { try parser.nextFrame() }
+        #expect { try parser.nextFrame() } throws: { ($0 as? ProtocolError)?.code == .protocolError }
     }
 
     @Test func waitsForMore() throws {
