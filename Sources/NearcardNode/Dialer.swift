@@ -161,12 +161,6 @@ func describeErrno(_ code: Int32) -> String {
     }
 }
 
-/// Any error met on a connection, in words.
-func describeConnectionError(_ error: Error) -> String {
-    if let e = error as? IOError { return describeErrno(e.errnoCode) }
-    return describeConnectError(error)
-}
-
 func describeConnectError(_ error: Error) -> String {
     if let e = error as? NIOConnectionError {
         if let first = e.connectionErrors.first { return describeConnectError(first.error) }

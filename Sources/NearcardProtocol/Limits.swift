@@ -15,14 +15,6 @@ public enum ProtocolLimits {
     public static let maximumClockSkew: Int64 = 300
 }
 
-/// The text rules of docs/PROTOCOL.md §1: what a "character" and a "control character" are.
-public enum ProtocolText {
-    /// A control character is a Unicode scalar of general category Cc: U+0000–U+001F and U+007F–U+009F.
-    public static func isControl(_ c: Unicode.Scalar) -> Bool {
-        c.value < 0x20 || (0x7F...0x9F).contains(c.value)
-    }
-}
-
 extension String {
     /// Left-padded with zeros to `width` (for U+XXXX).
     func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }

@@ -82,7 +82,7 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        refuse(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectionError(error))"), probe: .foreign, context: context)
+        refuse(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectError(error))"), probe: .foreign, context: context)
     }
 
     /// Ends a connection that never became a session: nothing is sent (not even this node's static key).

@@ -38,6 +38,9 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private func now(_ context: ChannelHandlerContext) -> NIODeadline { clock?() ?? context.eventLoop.now }
 
+    /// How a session past its overall time ends, whether its timer fired or a late frame found it over.
+    private var sessionTimedOut: ProtocolError { ProtocolError(.timeout, "the session took longer than \(Int(limits.sessionTimeout)) s") }
+
     /// Attaches the driver; call once, before the handler is added to a pipeline.
     func drive(with driver: SessionDriver) {
         self.driver = driver
@@ -67,7 +70,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         let seconds = limits.sessionTimeout
         sessionDeadline = now(context) + .milliseconds(Int64(seconds * 1000))
         sessionTimer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
-            bound.value.driver?.failed(ProtocolError(.timeout, "the session took longer than \(Int(seconds)) s"))
+            bound.value.driver?.failed(bound.value.sessionTimedOut)
         }
         driver.start()
     }
@@ -78,7 +81,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         guard let driver, !driver.isFinished else { return }
         let t = now(context)
         if let session = sessionDeadline, t >= session {
-            driver.failed(ProtocolError(.timeout, "the session took longer than \(Int(limits.sessionTimeout)) s"))
+            driver.failed(sessionTimedOut)
             return
         }
         if let d = timerDeadline, t >= d.at {
@@ -100,7 +103,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         if let driver, !driver.isFinished {
-            driver.failed(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectionError(error))"))
+            driver.failed(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectError(error))"))
         }
         context.close(promise: nil)
     }

@@ -333,7 +333,7 @@ public struct ExchangeStateMachine: Sendable {
             case .responder:
                 guard let commitment = hello.sasCommit else { throw ProtocolError(.protocolError, "the initiator's hello has no SAS commitment") }
                 let invite = hello.invite.map { Invitation.Presented(id: $0.id, proof: $0.proof, handshakeHash: channel.handshakeHash) }
-                var actions = try send(.hello(try makeHello(channel)), on: &channel)
+                let actions = try send(.hello(try makeHello(channel)), on: &channel)
                 state = .awaitingReveal(channel, peer: peer, commitment: commitment, invite: invite)
                 return actions
             case .initiator:
@@ -374,7 +374,7 @@ public struct ExchangeStateMachine: Sendable {
             switch message {
             case .card(let payload, let theirMessage):
                 let received = try verifyCard(payload, message: theirMessage, sent: sent, now: now)
-                var actions = try send(.done, on: &sent.session.channel)
+                let actions = try send(.done, on: &sent.session.channel)
                 state = .awaitingDone(AwaitingDone(sent: sent, received: received))
                 return actions
             case .done:

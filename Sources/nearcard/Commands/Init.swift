@@ -1,9 +1,6 @@
 import ArgumentParser
 import NearcardCrypto
 import NearcardStore
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `nearcard init`: create the identity (P-256 DID key, X25519 key, Ed25519 key).
 ///
@@ -93,7 +90,7 @@ struct Init: AsyncParsableCommand {
     }
 
     /// Whether a person is there to answer: standard input and standard error both a terminal.
-    static var atTerminal: Bool { isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1 }
+    static var atTerminal: Bool { Console.stdinIsTerminal && Console.stderrIsTerminal }
 
     /// Said (on standard error) when a passphrase was declined at the prompt. No command seals existing
     /// keys, and the identity was made a moment ago, so starting again is how to get sealed keys.

@@ -249,10 +249,7 @@ struct QR: AsyncParsableCommand {
                     Console.out("A presentation request from \(r["verifier"]?.stringValue ?? "") asking for: \((r["claims"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ").ifEmpty("(nothing specific)")).")
                     Console.out("Nothing was stored. Answer it with: nearcard present 'REQUEST'")
                 case "partial":
-                    let received = Int(r["received"]?.integerValue ?? 0), total = Int(r["total"]?.integerValue ?? 0)
-                    let numbers = (r["missing"]?.arrayValue ?? []).compactMap { $0.integerValue.map(Int.init) }
-                    let missing = Chunks.describeMissing(received: received, total: total, missing: numbers)
-                    Console.out("Chunked code: \(received) of \(total) frames; scan the rest (missing: \(missing)).")
+                    Console.out("Chunked code: \(r["received"]?.integerValue ?? 0) of \(r["total"]?.integerValue ?? 0) frames; scan the rest (missing: \(r["missingText"]?.stringValue ?? "")).")
                 default:
                     break
                 }

@@ -43,6 +43,7 @@ enum Console {
 
     static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+    static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
     /// The terminal's size in character cells (stdout's window; else $COLUMNS and $LINES), nil when unknown.
     static var terminalSize: (columns: Int, rows: Int)? {
