@@ -123,12 +123,24 @@ extension Dialer {
 
     static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
                         context: NodeContext, group: EventLoopGroup) async -> Result<Bool, ProtocolError> {
+        await mail(MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: context.keys.x25519, ephemeralKey: X25519.PrivateKey()),
+                   at: address, context: context, group: group)
+    }
+
+    /// Asks a contact's node whether it holds exchange `edge` (a confirmation query, §11); success
+    /// carries its answer.
+    public static func ask(about edge: String, pinned: X25519.PublicKey, at address: PeerAddress, context: NodeContext) async -> Result<Bool, ProtocolError> {
+        await mail(MailboxStateMachine(asking: edge, to: pinned, staticKey: context.keys.x25519, ephemeralKey: X25519.PrivateKey()),
+                   at: address, context: context, group: MultiThreadedEventLoopGroup.singleton)
+    }
+
+    /// One mail session (a delivery or a query) to `address`.
+    static func mail(_ machine: MailboxStateMachine, at address: PeerAddress, context: NodeContext, group: EventLoopGroup) async -> Result<Bool, ProtocolError> {
         let socketAddress: SocketAddress
         do { socketAddress = try address.socketAddress() } catch {
             return .failure(ProtocolError(.connectionLost, "\(address): \(error)"))
         }
         let promise = group.next().makePromise(of: Result<Bool, ProtocolError>.self)
-        let machine = MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: context.keys.x25519, ephemeralKey: X25519.PrivateKey())
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(connectTimeout)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -142,7 +154,7 @@ extension Dialer {
         } catch {
             promise.succeed(.failure(ProtocolError(.connectionLost, "\(address): \(describeConnectError(error))")))
         }
-        return (try? await promise.futureResult.get()) ?? .failure(ProtocolError(.internalError, "the delivery ended without a result"))
+        return (try? await promise.futureResult.get()) ?? .failure(ProtocolError(.internalError, "the mail session ended without a result"))
     }
 }
 

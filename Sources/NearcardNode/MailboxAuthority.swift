@@ -23,6 +23,17 @@ public struct MailboxAuthority: Sendable {
         case refused(ProtocolError)
     }
 
+    /// A contact's confirmation query (§11): held when this node keeps the holder of `sender` (the
+    /// contact's pinned X25519 key) as a contact; an exchange it does not hold is remembered as
+    /// withdrawn first, so a late `done` for it stores nothing.
+    public func answerConfirmation(edge: String, from sender: X25519.PublicKey, now: Date = Date()) -> Result<Bool, ProtocolError> {
+        do {
+            return .success(try context.database.answerConfirmation(edge: edge, pubKey: Base64.encode(sender.rawRepresentation), now: now))
+        } catch {
+            return .failure(ProtocolError(.internalError, "the confirmation query cannot be answered: \(error.message)"))
+        }
+    }
+
     /// Accepts a delivery only from the contact the token was issued to, proven by both of its pinned
     /// keys, addressed to us, signed, not from the future, within the rate; stores it once.
     public func accept(_ d: MailboxStateMachine.Delivery, now: Date = Date()) -> Outcome {

@@ -59,7 +59,7 @@ public final class NodeContext: Sendable {
     public func loadCard(sessionAddress: String? = nil) throws -> LocalCard {
         let shared = try database.sharedCard()
         return LocalCard(card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
-                         routeHints: routeHints(forSessionAt: sessionAddress), issuerProof: shared.issuerProof, requiredFields: requiredFields)
+                         presenceKey: try database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress), issuerProof: shared.issuerProof, requiredFields: requiredFields)
     }
 
     /// The hints of a route handed over in one session (docs/PROTOCOL.md §10): none unless this node
@@ -111,7 +111,9 @@ public final class NodeContext: Sendable {
         }
     }
 
-    public func record(_ outcome: ExchangeOutcome) throws -> Contact {
+    /// Stores an exchange's contact: for good (`confirmed`: the responder, refused if the peer was
+    /// already told the exchange is withdrawn), or unconfirmed until the responder's word (§11).
+    public func record(_ outcome: ExchangeOutcome, confirmed: Bool = true) throws -> Contact {
         let their = outcome.theirPayload.payload
         let at = Date(timeIntervalSince1970: TimeInterval(outcome.completedAt))
         let group = groupVerdict(issuerProof: their.issuerProof, senderDID: outcome.peer.did)
@@ -128,6 +130,8 @@ public final class NodeContext: Sendable {
             issuedAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.issuedAt)),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.expiresAt)))
         return try database.recordExchange(contact, issuedRoute: route, payloadJSON: outcome.theirPayloadJSON.canonicalText,
-                                           node: nodeName, webhookURL: webhook?.url, now: at)
+                                           node: nodeName, webhookURL: webhook?.url,
+                                           confirmation: confirmed ? .final(edge: outcome.graphEdgeID) : .pending(edge: outcome.graphEdgeID),
+                                           presenceKey: outcome.theirPresenceKey, now: at)
     }
 }

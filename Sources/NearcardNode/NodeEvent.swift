@@ -20,6 +20,11 @@ public enum NodeEvent: Sendable {
     /// `awaitsCommand`: an `accept`/`decline` command decides (JSON lines); otherwise a person or policy does.
     case exchangeRequested(id: String, peer: PeerIdentity, sas: String, role: NoiseXXHandshake.Role, awaitsCommand: Bool)
     /// `elapsed`: seconds from the connection opening to the contact being committed.
+    /// Initiator: the check code is known, the responder's person has not decided (nor shown who they are) yet.
+    case exchangeCheckCode(id: String, sas: String)
+    /// Initiator: the contact is stored but unconfirmed — the responder may or may not hold ours; a
+    /// confirmation query settles it when the two nodes next reach each other (docs/PROTOCOL.md §11).
+    case exchangeUnconfirmed(id: String, contact: Contact, reason: ProtocolError)
     case exchangeCompleted(id: String, contact: Contact, myMessage: String?, theirMessage: String?, elapsed: Double)
     case exchangeFailed(id: String, peer: PeerIdentity?, error: ProtocolError, byPeer: Bool)
     /// A follow-up message arrived from a contact and was stored.

@@ -121,6 +121,14 @@ public final class NodeRuntime: Sendable {
         var started: [Task<Void, Never>] = []
         // Queued follow-up messages go out every few seconds, and when a peer appears.
         started.append(Task { [peers] in await OutboxWorker(context: context).run(peers: peers, appeared: appeared) })
+        // Exchanges stored unconfirmed are settled with their peers on the same schedule (§11).
+        started.append(Task { [peers] in
+            let worker = ConfirmationWorker(context: context)
+            while !Task.isCancelled {
+                await worker.settleDue(peers: peers.all)
+                try? await Task.sleep(nanoseconds: 5_000_000_000)
+            }
+        })
         if let publication {
             started.append(Task {
                 do { events.emit(.published(name: try await publication.established())) } catch {
@@ -288,7 +296,9 @@ public final class NodeRuntime: Sendable {
     public func exchange(with target: DialTarget, consent: ConsentProvider) async throws(NodeError) -> SessionResult {
         try Self.checkWritable(context)
         do {
-            return try await Dialer.exchange(with: target, context: context, consent: consent)
+            let result = try await Dialer.exchange(with: target, context: context, consent: consent)
+            guard case .unconfirmed(let contact, let outcome, let error) = result else { return result }
+            return await settle(contact, outcome, error)
         } catch {
             // A peer that cannot be reached at any address it announced has gone (power off, cable
             // pulled) until its records say otherwise: drop it at once instead of when they expire.
@@ -353,6 +363,30 @@ public final class NodeRuntime: Sendable {
     public func deliverQueued(wait: TimeInterval) async -> [OutboxItem] {
         let seen = wait > 0 ? ((try? await browse(seconds: wait)) ?? []) : peers.all
         return await OutboxWorker(context: context).deliverDue(peers: seen, ignoringBackoff: true)
+    }
+
+    /// The confirmation a dialled exchange lost with its connection, asked for at once over the mail
+    /// channel (§11) — three tries within about ten seconds, for a network that comes back — so the
+    /// person hears how it ended: kept on both sides, withdrawn on both, or still unconfirmed (then the
+    /// node's next runs keep asking).
+    func settle(_ contact: Contact, _ outcome: ExchangeOutcome, _ error: ProtocolError) async -> SessionResult {
+        let worker = ConfirmationWorker(context: context)
+        for delay in [0.5, 2.5, 7.0] {
+            try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            guard let pending = try? context.database.pendingConfirmations().first(where: { $0.edge == outcome.graphEdgeID }) else {
+                return .completed(contact, outcome)
+            }
+            switch await worker.settle(pending, peers: peers.all, now: Date()) {
+            case .confirmed:
+                return .completed(contact, outcome)
+            case .withdrawn:
+                return .failed(ProtocolError(.connectionLost, "\(error.message); \(contact.name)'s node did not keep the exchange, so it was withdrawn here too: nothing was stored"),
+                               peer: outcome.peer, byPeer: false)
+            case .pending:
+                continue
+            }
+        }
+        return .unconfirmed(contact, outcome, error)
     }
 
     /// Sessions open now (connections admitted and not yet closed).

@@ -13,6 +13,8 @@ public enum ProtocolLimits {
     public static let maximumNameLength = 64
     /// How far (seconds) a payload's timestamp, or a follow-up message's date, may be from our clock.
     public static let maximumClockSkew: Int64 = 300
+    /// A presence key's length (docs/PROTOCOL.md §3): the key of the SipHash tag contacts resolve.
+    public static let presenceKeyByteCount = 16
 }
 
 extension String {

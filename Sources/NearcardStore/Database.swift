@@ -213,6 +213,25 @@ public final class NearcardDatabase: Sendable {
         Migration(id: "v11-delivered-messages-drop-text", sql: """
                 UPDATE outboxMessage SET text = '', envelopeJSON = '' WHERE state = 'delivered'
                 """),
+        // Agreement (protocol version 2, docs/PROTOCOL.md §11): an initiator stores a contact as
+        // unconfirmed until the responder confirms, in the session or by answering a confirmation
+        // query; a responder that answered "not held" remembers the exchange so a late `done` for it
+        // commits nothing.
+        Migration(id: "v13-agreement", sql: """
+                CREATE TABLE pendingConfirmation (
+                    edge TEXT PRIMARY KEY,
+                    contactDID TEXT NOT NULL,
+                    newContact INTEGER NOT NULL,
+                    createdAt REAL NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    nextAttemptAt REAL NOT NULL,
+                    lastError TEXT
+                );
+                CREATE TABLE withdrawnExchange (
+                    edge TEXT PRIMARY KEY,
+                    at REAL NOT NULL
+                )
+                """),
     ]
 
     // MARK: my card and sharing policy
@@ -466,10 +485,13 @@ public final class NearcardDatabase: Sendable {
     /// With `webhookURL`, a delivery of the contact (as `contacts show --json` prints it) is queued in
     /// the same transaction.
     public func recordExchange(_ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, node: String = "", webhookURL: String? = nil,
-                               now: Date = Date()) throws(StoreError) -> Contact {
+                               confirmation: Confirmation = .final, presenceKey: [UInt8]? = nil, now: Date = Date()) throws(StoreError) -> Contact {
         // Few round trips, as a fleet's server is a network away: the stored contact read (and locked)
         // once, then every row written by one statement (PostgreSQL; SQLite runs them one by one).
         try write { db in
+            if case .final(let edge?) = confirmation, try db.row("SELECT 1 FROM withdrawnExchange WHERE edge = ?", edge) != nil {
+                throw StoreError(.withdrawn, "the peer already asked about this exchange and was told it is not kept; it is not stored now")
+            }
             let (saved, existed) = try Self.merged(contact, now: now, db: db, forUpdate: true)
             let id = Self.exchangeID(payloadJSON: payloadJSON)
             var contactRow = Self.insertStatement(saved, payloadJSON: payloadJSON)
@@ -497,6 +519,12 @@ public final class NearcardDatabase: Sendable {
                     VALUES (?, ?, ?, ?, 'queued', 0, ?) ON CONFLICT DO NOTHING
                     """, [.text(id), .text(webhookURL), .text(Self.contactDocument(saved, exchanges: exchanges).canonicalText),
                           .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970)]))
+            }
+            if case .pending(let edge) = confirmation, let did = saved.didPublicKey {
+                statements.append(("""
+                    INSERT INTO pendingConfirmation (edge, contactDID, newContact, createdAt, nextAttemptAt) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(edge) DO NOTHING
+                    """, [.text(edge), .text(did), .integer(existed ? 0 : 1), .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970)]))
             }
             if try db.executeAll(statements) == 0 { throw RetryTransaction() }
             return saved

@@ -19,6 +19,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case io
         /// The SQLite database is locked, corrupt or from a newer Nearcard.
         case database
+        /// An exchange the peer was already told is not kept (docs/PROTOCOL.md §11): not stored now.
+        case withdrawn
     }
 
     public let kind: Kind

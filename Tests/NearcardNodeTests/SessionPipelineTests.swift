@@ -90,6 +90,7 @@ enum Pipelines {
         let ended = promise.futureResult.map { result -> Ended in
             switch result {
             case .completed(let c, let o): .completed(c, sas: o.sas)
+            case .unconfirmed(_, _, let e): .failed(code: "unconfirmed:" + e.code.rawValue, byPeer: false)
             case .failed(let e, _, let byPeer): .failed(code: e.code.rawValue, byPeer: byPeer)
             }
         }

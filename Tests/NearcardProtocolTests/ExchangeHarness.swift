@@ -34,20 +34,21 @@ struct Party {
 func party(_ name: String, fields: Set<CardField> = [.name, .company, .title]) -> Party {
     Party(local: LocalIdentity(keys: IdentityKeys.generate(), name: name),
           localCard: LocalCard(card: Card(name: name, email: "\(name.lowercased())@example.org", company: "\(name) Ltd", title: "Engineer"),
-                               policy: SharingPolicy(fields: fields), routeHints: [RouteRecord.Hint(host: "192.0.2.1", port: 7447)]))
+                               policy: SharingPolicy(fields: fields), presenceKey: Sodium.randomBytes(16), routeHints: [RouteRecord.Hint(host: "192.0.2.1", port: 7447)]))
 }
 
 func initiator(_ p: Party, expected: ExpectedPeer = ExpectedPeer()) -> ExchangeStateMachine {
-    ExchangeStateMachine(initiatorFor: p.local, expected: expected, ephemeralKey: X25519.PrivateKey(),
+    ExchangeStateMachine(initiatorFor: p.local, expected: expected, sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(),
                          sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32))
 }
 
 /// A responder as a listener makes one: message 1 through `SessionDispatch`, then resumed and started
 /// (its first actions: message 2, the handshake timer, the request for its card).
 func responder(_ p: Party, reading message1: [UInt8]) throws(ProtocolError) -> (ExchangeStateMachine, [ExchangeStateMachine.Action]) {
-    let (kind, noise) = try SessionDispatch.readFirstMessage(message1, staticKey: p.keys.x25519, ephemeralKey: X25519.PrivateKey())
+    let (kind, noise) = try SessionDispatch.readFirstMessage(message1, ephemeralKey: X25519.PrivateKey()) { _ in X25519.PrivateKey() }
     guard kind == .exchange else { throw ProtocolError(.protocolError, "not an exchange") }
-    var m = ExchangeStateMachine(resuming: noise, identity: p.local, sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32))
+    var m = ExchangeStateMachine(resuming: noise, identity: p.local, presenceKey: p.localCard.presenceKey, sasNonce: Sodium.randomBytes(32),
+                                 mailboxToken: Sodium.randomBytes(32))
     let actions = m.start()
     return (m, actions)
 }
@@ -71,6 +72,8 @@ struct Pair {
     var holdCards: Set<Bool> = []
     /// Sides whose machine asked for the card.
     var askedForCard: [Bool] = []
+    /// Sides whose store does not answer a commit (as if it were slow, or the process died) until the test says.
+    var holdCommits: Set<Bool> = []
 
     init(_ a: Party, _ b: Party, expected: ExpectedPeer = ExpectedPeer()) {
         self.a = a
@@ -88,10 +91,17 @@ struct Pair {
             case .loadCard:
                 askedForCard.append(fromInitiator)
                 if !holdCards.contains(fromInitiator) { loadCard(initiator: fromInitiator) }
-            case .arm, .identified, .completed, .failed:
+            case .commit:
+                if !holdCommits.contains(fromInitiator) { commit(initiator: fromInitiator) }
+            case .arm, .sasKnown, .identified, .confirmed, .unconfirmed, .finished, .failed:
                 break
             }
         }
+    }
+
+    /// A side's store has written the contact (what the node does after a commit).
+    mutating func commit(initiator: Bool) {
+        if initiator { collect(i.committed(), fromInitiator: true) } else { collect(r.committed(), fromInitiator: false) }
     }
 
     /// Hands a side its card (what the node does when the machine asks).
@@ -151,9 +161,23 @@ struct Pair {
 extension [ExchangeStateMachine.Action] {
     var identified: PeerIdentity? { for a in self { if case .identified(let p, _, _) = a { return p } }; return nil }
     var sas: String? { for a in self { if case .identified(_, let s, _) = a { return s } }; return nil }
-    var completed: ExchangeOutcome? { for a in self { if case .completed(let o) = a { return o } }; return nil }
+    /// The outcome a side stored (its commit), once that side's exchange ended with it kept: the
+    /// responder's `finished` (confirm sent), the initiator's `confirmed`.
+    var completed: ExchangeOutcome? {
+        guard contains(where: { if case .confirmed = $0 { true } else if case .finished = $0 { true } else { false } }) else { return nil }
+        return committed
+    }
+    /// The outcome a side asked its store to write, confirmed or not.
+    var committed: ExchangeOutcome? { for a in self { if case .commit(let o, _) = a { return o } }; return nil }
+    /// The initiator's end with its contact unconfirmed.
+    var unconfirmed: ProtocolError? { for a in self { if case .unconfirmed(let e) = a { return e } }; return nil }
     var failure: ProtocolError? { for a in self { if case .failed(let e, _) = a { return e } }; return nil }
     var failedByPeer: Bool? { for a in self { if case .failed(_, let p) = a { return p } }; return nil }
     var armed: [SessionTimer] { compactMap { if case .arm(let t) = $0 { t } else { nil } } }
     var sentCount: Int { filter { if case .send = $0 { true } else { false } }.count }
+}
+
+/// The frames among a batch of actions.
+func sends(_ actions: [ExchangeStateMachine.Action]) -> [[UInt8]] {
+    actions.compactMap { if case .send(let b) = $0 { b } else { nil } }
 }

@@ -8,16 +8,20 @@ import Testing
         let a = party("Ada"), b = party("Grace", fields: [.name, .email])
         var pair = Pair(a, b)
         pair.start()
-        let seenByI = try #require(pair.iEvents.identified)
+        // v2: the responder knows who asks; the initiator has the code, not yet who answers.
         let seenByR = try #require(pair.rEvents.identified)
-        #expect(pair.iEvents.sas == pair.rEvents.sas, "both screens show the same code")
-        #expect(pair.iEvents.sas?.count == 7)
-        #expect(seenByI.did == b.identity.did && seenByR.did == a.identity.did)
-        #expect(seenByI.fingerprint == b.identity.fingerprint && seenByR.fingerprint == a.identity.fingerprint)
-        #expect(seenByI.name == "Grace")
-        #expect(pair.i.awaitsLocalDecision && pair.r.awaitsLocalDecision)
+        #expect(pair.iEvents.identified == nil, "the responder shows itself only when it accepts")
+        let early = pair.iEvents.compactMap { if case .sasKnown(let s) = $0 { s } else { nil } }.first
+        #expect(early == pair.rEvents.sas, "both screens show the same code")
+        #expect(pair.rEvents.sas?.count == 7)
+        #expect(seenByR.did == a.identity.did && seenByR.fingerprint == a.identity.fingerprint)
+        #expect(pair.r.awaitsLocalDecision && !pair.i.awaitsLocalDecision)
 
         pair.decide(initiator: false, accept: true, message: "Nice to meet you")
+        let seenByI = try #require(pair.iEvents.identified)
+        #expect(seenByI.did == b.identity.did && seenByI.fingerprint == b.identity.fingerprint && seenByI.name == "Grace")
+        #expect(pair.iEvents.sas == pair.rEvents.sas)
+        #expect(pair.i.awaitsLocalDecision)
         #expect(pair.iEvents.completed == nil, "nothing completes before both consent")
         pair.decide(initiator: true, accept: true, message: "Likewise!")
         let oi = try #require(pair.iEvents.completed)
@@ -70,13 +74,13 @@ import Testing
         var pair = Pair(party("Ada"), party("Grace"))
         pair.holdCards = [false]
         pair.start()
-        pair.decide(initiator: true, accept: true)
         let before = pair.rEvents.count
         pair.decide(initiator: false, accept: true)
         #expect(pair.rEvents.count == before && pair.toI.isEmpty, "nothing sent yet: no card to follow the decision")
-        #expect(pair.iEvents.completed == nil && !pair.r.isFinished)
+        #expect(pair.iEvents.identified == nil && !pair.r.isFinished)
         pair.loadCard(initiator: false)
         pair.pump()
+        pair.decide(initiator: true, accept: true)
         #expect(pair.iEvents.completed != nil && pair.rEvents.completed != nil)
     }
 
@@ -93,9 +97,17 @@ import Testing
         #expect(pair.r.timerFired(.consent, after: 60).isEmpty, "the consent timer is no longer the one running")
         let silence = pair.r.timerFired(.peerDecision, after: 5)
         #expect(silence.failure?.code == .timeout && silence.failure?.message.contains("never arrived") == true)
-        // Ada's person never decided: hers is consent_timeout, a decision (not) made.
-        let undecided = pair.i.timerFired(.consent, after: 60)
-        #expect(undecided.failure?.code == .consentTimeout)
+        // Ada never heard Grace's decision (v2: the responder decides first): she waited on Grace, so
+        // hers is the same grace, then timeout — not a decision of hers.
+        let waiting = pair.i.timerFired(.consent, after: 60)
+        #expect(waiting.failure == nil && waiting.armed == [.peerDecision])
+        #expect(pair.i.timerFired(.peerDecision, after: 5).failure?.code == .timeout)
+        // A person who was asked and did not decide: consent_timeout, a decision (not) made.
+        var asked = Pair(party("Ada"), party("Grace"))
+        asked.start()
+        asked.decide(initiator: false, accept: true)
+        #expect(asked.iEvents.identified != nil, "Ada is asked once Grace accepted and showed herself")
+        #expect(asked.i.timerFired(.consent, after: 60).failure?.code == .consentTimeout)
     }
 
     /// Each phase arms its timer once, when it begins (§12: a phase's time is its total, not per step);
@@ -115,14 +127,14 @@ import Testing
 
         var cards = Pair(party("Ada"), party("Grace"))
         cards.start()
-        cards.decide(initiator: true, accept: true)
-        // Ada's card goes as soon as Grace accepts; hold Grace's frames so Ada waits for Grace's card.
-        cards.collect(cards.r.decide(accept: true, message: nil, now: now), fromInitiator: false)
-        cards.toI.removeAll()
-        #expect(cards.rEvents.armed.last == .cards)
-        let timedOut = cards.r.timerFired(.cards, after: 30)
+        cards.decide(initiator: false, accept: true)
+        // Ada's card goes with her acceptance; hold her frames so she waits for Grace's card.
+        cards.collect(cards.i.decide(accept: true, message: nil, now: now), fromInitiator: true)
+        cards.toR.removeAll()
+        #expect(cards.iEvents.armed.last == .cards)
+        let timedOut = cards.i.timerFired(.cards, after: 30)
         #expect(timedOut.failure?.code == .timeout && timedOut.failure?.message == "no progress within 30 s")
-        #expect(cards.r.isFinished)
+        #expect(cards.i.isFinished)
 
         var silent = initiator(party("Ada"))
         _ = silent.start()
@@ -153,8 +165,8 @@ import Testing
         bot.requiredFields = [.email]
         var pair = Pair(party("Ada", fields: [.name, .company]), bot)
         pair.start()
-        pair.decide(initiator: true, accept: true)
         pair.decide(initiator: false, accept: true)
+        pair.decide(initiator: true, accept: true)
         #expect(pair.iEvents.completed == nil && pair.rEvents.completed == nil)
         #expect(pair.rEvents.failure?.code == .declined && pair.rEvents.failedByPeer == false)
         #expect(pair.rEvents.failure?.message.contains("does not disclose email") == true)
@@ -162,8 +174,8 @@ import Testing
         // Disclosing it, the same policy completes.
         var ok = Pair(party("Ada", fields: [.name, .email]), bot)
         ok.start()
-        ok.decide(initiator: true, accept: true)
         ok.decide(initiator: false, accept: true)
+        ok.decide(initiator: true, accept: true)
         #expect(ok.iEvents.completed != nil && ok.rEvents.completed != nil)
     }
 
@@ -182,6 +194,7 @@ import Testing
         let real = party("Grace"), impostor = party("Mallory")
         var pair = Pair(party("Ada"), impostor, expected: ExpectedPeer(fingerprint: real.identity.fingerprint))
         pair.start()
+        pair.decide(initiator: false, accept: true)
         #expect(pair.iEvents.identified == nil)
         #expect(pair.iEvents.failure?.code == .identityMismatch)
         #expect(pair.rEvents.failure?.code == .identityMismatch, "the impostor is told")
@@ -195,6 +208,7 @@ import Testing
         var toGrace = Pair(mallory, grace) // Mallory dials Grace
         toAda.start()
         toGrace.start()
+        toAda.decide(initiator: false, accept: true)
         let adaSees = toAda.iEvents.identified!
         #expect(toAda.iEvents.sas != nil && toAda.iEvents.sas != toGrace.rEvents.sas)
         #expect(adaSees.did == mallory.identity.did, "and the proven DID is Mallory's, not Grace's")
@@ -203,8 +217,8 @@ import Testing
     @Test func replayedFramesFromAnotherSessionAreRefused() throws {
         var first = Pair(party("Ada"), party("Grace"))
         first.start()
-        first.decide(initiator: true, accept: true)
         first.decide(initiator: false, accept: true)
+        first.decide(initiator: true, accept: true)
         // Replay the initiator's recorded frames into a fresh responder (message 1 is accepted: it is
         // only an ephemeral key; the rest was bound to the first session's keys).
         let frames = first.transcript.filter(\.toResponder).map(\.bytes)
@@ -235,6 +249,7 @@ import Testing
     @Test func messagesOverTheLimitAreRefused() {
         var pair = Pair(party("Ada"), party("Grace"))
         pair.start()
+        pair.decide(initiator: false, accept: true)
         pair.collect(pair.i.decide(accept: true, message: String(repeating: "x", count: 141), now: now), fromInitiator: true)
         #expect(pair.iEvents.failure?.code == .protocolError)
     }

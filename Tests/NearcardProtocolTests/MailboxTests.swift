@@ -29,7 +29,7 @@ struct MailPair {
                 var actions: [MailboxStateMachine.Action]
                 if recipient == nil {
                     do {
-                        let (kind, noise) = try SessionDispatch.readFirstMessage(f, staticKey: recipientKey, ephemeralKey: X25519.PrivateKey())
+                        let (kind, noise) = try SessionDispatch.readFirstMessage(f, ephemeralKey: X25519.PrivateKey(), staticKey: { _ in recipientKey })
                         #expect(kind == .mail)
                         recipient = MailboxStateMachine(receivingAfter: noise)
                         actions = recipient!.start()
@@ -118,7 +118,7 @@ extension [MailboxStateMachine.Action] {
         var failed = false
         for f in first.transcript {
             if recipient == nil {
-                guard let (_, noise) = try? SessionDispatch.readFirstMessage(f, staticKey: grace.x25519, ephemeralKey: X25519.PrivateKey()) else { failed = true; break }
+                guard let (_, noise) = try? SessionDispatch.readFirstMessage(f, ephemeralKey: X25519.PrivateKey(), staticKey: { _ in grace.x25519 }) else { failed = true; break }
                 recipient = MailboxStateMachine(receivingAfter: noise)
                 _ = recipient!.start()
                 continue
@@ -133,18 +133,18 @@ extension [MailboxStateMachine.Action] {
     @Test func dispatchKnowsBothKindsAndRefusesOthers() throws {
         for kind in SessionKind.allCases {
             var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
-            let (read, _) = try SessionDispatch.readFirstMessage(try noise.writeMessage(payload: kind.tag), staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+            let (read, _) = try SessionDispatch.readFirstMessage(try noise.writeMessage(payload: kind.tag), ephemeralKey: X25519.PrivateKey(), staticKey: { _ in X25519.PrivateKey() })
             #expect(read == kind)
         }
         var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
         // Another protocol altogether is protocol_error (a probe, not a peer); another Nearcard version is
         // unsupported_version (a peer worth telling a person about).
-        #expect { try SessionDispatch.readFirstMessage(try noise.writeMessage(payload: Array("gopher/1".utf8)), staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey()) } throws: {
+        #expect { try SessionDispatch.readFirstMessage(try noise.writeMessage(payload: Array("gopher/1".utf8)), ephemeralKey: X25519.PrivateKey(), staticKey: { _ in X25519.PrivateKey() }) } throws: {
             ($0 as? ProtocolError)?.code == .protocolError
         }
         var other = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
-        #expect { try SessionDispatch.readFirstMessage(try other.writeMessage(payload: Array("nearcard-mail/2".utf8)), staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey()) } throws: {
-            ($0 as? ProtocolError)?.code == .unsupportedVersion && ($0 as? ProtocolError)?.message.contains("nearcard-mail/2") == true
+        #expect { try SessionDispatch.readFirstMessage(try other.writeMessage(payload: Array("nearcard-mail/3".utf8)), ephemeralKey: X25519.PrivateKey(), staticKey: { _ in X25519.PrivateKey() }) } throws: {
+            ($0 as? ProtocolError)?.code == .unsupportedVersion && ($0 as? ProtocolError)?.message.contains("nearcard-mail/3") == true
         }
     }
 }

@@ -58,6 +58,9 @@ public final class Controller: Sendable {
                     switch try await runtime.exchange(with: peer, message: message, confirm: confirm) {
                     case .completed(let contact, let outcome):
                         self.reply(command, ref: ref, ok: true, ["contact": contact.json, "sas": .string(outcome.sas)])
+                    case .unconfirmed(let contact, let outcome, let error):
+                        self.reply(command, ref: ref, ok: true, ["contact": contact.json, "sas": .string(outcome.sas), "unconfirmed": .bool(true),
+                                                                 "reason": .string(error.message)])
                     case .failed(let error, _, _):
                         self.failure(command, ref: ref, code: error.code.rawValue, error.message)
                     }

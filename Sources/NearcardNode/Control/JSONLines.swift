@@ -49,6 +49,11 @@ public enum JSONLines {
         case .exchangeRequested(let id, let peer, let sas, let role, let awaitsCommand):
             return line("exchange.requested", ["id": .string(id), "role": .string(role.rawValue), "peer": peer.json, "sas": .string(sas),
                                                "decision": .string(awaitsCommand ? "pending" : "automatic")])
+        case .exchangeCheckCode(let id, let sas):
+            return line("exchange.check-code", ["id": .string(id), "sas": .string(sas)])
+        case .exchangeUnconfirmed(let id, let contact, let error):
+            return line("exchange.unconfirmed", ["id": .string(id), "contact": contact.json, "code": .string(error.code.rawValue),
+                                                 "reason": .string(error.message)])
         case .exchangeCompleted(let id, let contact, let mine, let theirs, let elapsed):
             return line("exchange.completed", ["id": .string(id), "elapsedMs": .number((elapsed * 1e4).rounded() / 10),
                                                "contact": contact.json, "myMessage": mine.map { .string($0) } ?? .null,

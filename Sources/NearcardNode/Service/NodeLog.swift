@@ -20,7 +20,8 @@ public enum NodeLog {
     /// The level an event is logged at (what `describe` says, without building the record).
     static func level(of event: NodeEvent) -> Logger.Level {
         switch event {
-        case .peerFound, .peerLost, .exchangeStarted, .exchangeRequested: .debug
+        case .peerFound, .peerLost, .exchangeStarted, .exchangeRequested, .exchangeCheckCode: .debug
+        case .exchangeUnconfirmed: .notice
         case .stillDialing: .notice
         case .listening, .published, .exchangeCompleted, .messageReceived, .messageDelivered: .info
         case .exchangeFailed(_, _, let error, _): error.code == .internalError ? .error : .notice
@@ -51,6 +52,11 @@ public enum NodeLog {
             return (.debug, "exchange.started", ["id": "\(id)", "role": "\(role)", "remote": "\(remote)"])
         case .exchangeRequested(let id, let peer, _, _, _):
             return (.debug, "exchange.requested", ["id": "\(id)", "did": "\(peer.did)"])
+        case .exchangeCheckCode(let id, _):
+            return (.debug, "exchange.check-code", ["id": "\(id)"])
+        case .exchangeUnconfirmed(let id, let contact, let error):
+            return (.notice, "exchange.unconfirmed", ["id": "\(id)", "contact": "\(contact.id)", "did": "\(contact.didPublicKey ?? "")",
+                                                      "code": "\(error.code.rawValue)"])
         case .exchangeCompleted(let id, let contact, _, _, let elapsed):
             return (.info, "exchange.completed", ["id": "\(id)", "contact": "\(contact.id)", "did": "\(contact.didPublicKey ?? "")",
                                                   "status": "\(contact.verificationStatus.rawValue)", "ms": "\(Int((elapsed * 1000).rounded()))"])

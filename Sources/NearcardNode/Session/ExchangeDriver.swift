@@ -19,6 +19,8 @@ final class ExchangeDriver: SessionDriver {
     private weak var connection: SessionConnection?
     /// The peer once proven (kept for reporting a failure after it).
     private var peer: PeerIdentity?
+    /// Initiator: the contact stored unconfirmed, until the responder's `confirm` (or the session's end).
+    private var unconfirmed: (Contact, ExchangeOutcome)?
     /// The pending consent request; cancelled when the session ends first (the prompt is withdrawn).
     private var consentTask: Task<Void, Never>?
     private var reported = false
@@ -27,7 +29,8 @@ final class ExchangeDriver: SessionDriver {
     /// A dialled exchange.
     init(initiatorFor node: NodeContext, consent: ConsentProvider, expected: ExpectedPeer, invitation: Invitation.Claim?, remote: String,
          result: @escaping @Sendable (SessionResult) -> Void, connection: SessionConnection) {
-        machine = ExchangeStateMachine(initiatorFor: node.local, expected: expected, ephemeralKey: X25519.PrivateKey(),
+        // A fresh Noise static key per session (§5): the long-term key never crosses an exchange's handshake.
+        machine = ExchangeStateMachine(initiatorFor: node.local, expected: expected, sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(),
                                        sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
                                        mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), invitation: invitation)
         self.node = node
@@ -38,8 +41,8 @@ final class ExchangeDriver: SessionDriver {
     }
 
     /// An exchange a peer opened, whose message 1 the dispatcher read.
-    init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, remote: String, connection: SessionConnection) {
-        machine = ExchangeStateMachine(resuming: noise, identity: node.local, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
+    init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, presenceKey: [UInt8], remote: String, connection: SessionConnection) {
+        machine = ExchangeStateMachine(resuming: noise, identity: node.local, presenceKey: presenceKey, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
                                        mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
         self.node = node
         self.consent = node.consent
@@ -102,9 +105,19 @@ final class ExchangeDriver: SessionDriver {
                 consent.expect(id)
                 node.events.emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: consent.waitsForCommand))
                 fixedAnswer = askConsent(peer, sas: sas)
-            case .completed(let outcome):
+            case .sasKnown(let sas):
+                node.events.emit(.exchangeCheckCode(id: id, sas: sas))
+            case .commit(let outcome, let confirmed):
                 connection.flush()
-                store(outcome)
+                store(outcome, confirmed: confirmed)
+            case .confirmed:
+                confirm()
+            case .unconfirmed(let error):
+                if let (contact, outcome) = unconfirmed { report(.unconfirmed(contact, outcome, error)) }
+                connection.close()
+            case .finished:
+                connection.flush()
+                connection.close()
             case .failed(let error, let byPeer):
                 connection.flush()
                 report(.failed(error, peer: peer, byPeer: byPeer))
@@ -169,27 +182,48 @@ final class ExchangeDriver: SessionDriver {
         perform(machine.decide(accept: answer.accept, message: answer.message, reason: answer.reason, now: now))
     }
 
-    /// Stores the contact off the event loop (SQLite blocks), then reports and closes.
-    private func store(_ outcome: ExchangeOutcome) {
+    /// Stores the contact off the event loop (SQLite blocks), then goes on: the responder reports the
+    /// contact and confirms; the initiator, its contact unconfirmed, says `done` and waits (§11).
+    private func store(_ outcome: ExchangeOutcome, confirmed: Bool) {
         guard let connection else { return }
         let node = self.node
         // Held strongly: the contact is reported (and a dialled exchange's result given) even when the
         // peer has closed the connection by the time the store answers.
         let stored = connection.onLoop { (stored: Result<Contact, StoreFailure>) in
             switch stored {
-            case .success(let contact):
+            case .success(let contact) where confirmed:
                 self.report(.completed(contact, outcome))
+                self.perform(self.machine.committed())
+            case .success(let contact):
+                self.unconfirmed = (contact, outcome)
+                self.perform(self.machine.committed())
             case .failure(let failure):
                 NodeMetrics.storeError()
-                self.report(.failed(ProtocolError(.internalError, "the exchange completed but storing the contact failed: \(failure.message)"),
-                                    peer: outcome.peer, byPeer: false))
+                self.perform(self.machine.abort(ProtocolError(.internalError, failure.withdrawn
+                    ? "this exchange was already withdrawn (its confirmation was asked for and refused); nothing was stored"
+                    : "the exchange completed but storing the contact failed: \(failure.message)")))
             }
-            self.connection?.close()
         }
         Task.detached {
             stored(Result { () throws(StoreFailure) -> Contact in
-                do { return try node.record(outcome) } catch { throw StoreFailure(message: "\(error)") }
+                do { return try node.record(outcome, confirmed: confirmed) } catch {
+                    throw StoreFailure(message: "\(error)", withdrawn: (error as? StoreError)?.kind == .withdrawn)
+                }
             })
+        }
+    }
+
+    /// The responder confirmed: the unconfirmed contact is kept for good; report it and close.
+    private func confirm() {
+        guard let connection, let (contact, outcome) = unconfirmed else { return }
+        let node = self.node
+        let done = connection.onLoop { (_: Bool) in
+            self.report(.completed(contact, outcome))
+            self.connection?.close()
+        }
+        Task.detached {
+            // A failure leaves the row pending: the next confirmation query settles it the same way.
+            done((try? node.database.confirmExchange(edge: outcome.graphEdgeID)) ?? false)
         }
     }
 
@@ -201,6 +235,8 @@ final class ExchangeDriver: SessionDriver {
         case .completed(let contact, let o):
             node.events.emit(.exchangeCompleted(id: id, contact: contact, myMessage: o.myMessage, theirMessage: o.theirMessage,
                                                 elapsed: Date().timeIntervalSince(startedAt)))
+        case .unconfirmed(let contact, _, let error):
+            node.events.emit(.exchangeUnconfirmed(id: id, contact: contact, reason: error))
         case .failed(let error, let peer, let byPeer):
             node.events.emit(.exchangeFailed(id: id, peer: peer, error: error, byPeer: byPeer))
         }
@@ -211,4 +247,6 @@ final class ExchangeDriver: SessionDriver {
 /// A store error carried back to the loop as text.
 struct StoreFailure: Error, Sendable {
     let message: String
+    /// The store refused because the peer was already told this exchange is withdrawn.
+    var withdrawn = false
 }

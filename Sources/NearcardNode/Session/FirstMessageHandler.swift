@@ -52,7 +52,12 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
         timer?.cancel()
         let frame = unwrapInboundIn(data)
         do throws(ProtocolError) {
-            let (kind, noise) = try SessionDispatch.readFirstMessage(frame, staticKey: node.keys.x25519, ephemeralKey: X25519.PrivateKey())
+            // An exchange's Noise static key is fresh (nothing to know the node by before its person
+            // decides, §5); mail proves the long-term key its route pinned.
+            let longTerm = node.keys.x25519
+            let (kind, noise) = try SessionDispatch.readFirstMessage(frame, ephemeralKey: X25519.PrivateKey()) { kind in
+                kind == .exchange ? X25519.PrivateKey() : longTerm
+            }
             if let admitted, !admitted.admission.promote(admitted.ticket) {
                 // Closed to make room while its first message was on its way: it is gone.
                 return
@@ -60,7 +65,11 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
             let session = SessionChannelHandler(limits: node.limits, heardFromPeer: true)
             switch kind {
             case .exchange:
-                session.drive(with: ExchangeDriver(responderFor: node, resuming: noise, remote: remote, connection: session))
+                let presenceKey: [UInt8]
+                do { presenceKey = try node.database.presenceKey() } catch {
+                    throw ProtocolError(.internalError, "this node's presence key cannot be read: \(error.message)")
+                }
+                session.drive(with: ExchangeDriver(responderFor: node, resuming: noise, presenceKey: presenceKey, remote: remote, connection: session))
             case .mail:
                 session.drive(with: MailDriver(receivingAfter: noise, authority: mailbox, events: node.events, remote: remote, connection: session))
             }

@@ -1,3 +1,4 @@
+import NearcardCrypto
 import NearcardProtocol
 
 /// One follow-up message's delivery above its connection: runs the `MailboxStateMachine` and performs
@@ -67,6 +68,12 @@ final class MailDriver: SessionDriver {
                 connection.flush()
                 finish(.success(duplicate))
                 connection.close()
+            case .answered(_, let held):
+                connection.flush()
+                finish(.success(held))
+                connection.close()
+            case .answerQuery(let edge, let senderStatic):
+                answer(edge, senderStatic: senderStatic)
             case .failed(let error, let byPeer):
                 connection.flush()
                 finish(.failure(error), byPeer: byPeer)
@@ -84,6 +91,19 @@ final class MailDriver: SessionDriver {
         } else if case .failure(let error) = outcome {
             events?.emit(.messageRefused(remote: remote, reason: error.message, byPeer: byPeer))
         }
+    }
+
+    /// Answers a confirmation query off the event loop (the store remembers an exchange it does not
+    /// hold as withdrawn, in the same transaction), then replies.
+    private func answer(_ edge: String, senderStatic: X25519.PublicKey) {
+        guard let authority, let connection else { return }
+        let answered = connection.onLoop { (held: Result<Bool, ProtocolError>) in
+            switch held {
+            case .success(let held): self.perform(self.machine.answered(held: held))
+            case .failure(let error): self.perform(self.machine.abort(error))
+            }
+        }
+        Task.detached { answered(authority.answerConfirmation(edge: edge, from: senderStatic)) }
     }
 
     /// Checks and stores a delivery off the event loop (SQLite blocks), then answers.

@@ -21,4 +21,6 @@ public struct ExchangeOutcome: Sendable {
     public let completedAt: Int64
     /// Opened with a QR invitation (§19): the inviter's key was pinned and no code was compared.
     public var invited: Bool = false
+    /// The key the peer's presence tags resolve with (docs/PROTOCOL.md §3), from its `card` message.
+    public var theirPresenceKey: [UInt8] = []
 }

@@ -3,18 +3,22 @@ import NearcardModel
 
 /// One exchange, from the first handshake byte to both contacts: a pure state machine.
 /// The driver feeds it received frames (`receive`), this side's card when it asks for it
-/// (`cardLoaded`), the local decision (`decide`), the timers it armed (`timerFired`) and local
-/// failures (`abort`), and performs the actions it returns. It never touches a socket, a clock or a disk.
+/// (`cardLoaded`), the local decision (`decide`), the store's answer (`committed`), the timers it
+/// armed (`timerFired`) and local failures (`abort`), and performs the actions it returns. It never
+/// touches a socket, a clock or a disk. Protocol version 2 (docs/PROTOCOL.md §5–§11):
 ///
-///     I -> R   Noise XX message 1 (payload "nearcard/1")
+///     I -> R   Noise XX message 1 (payload "nearcard/2"); both Noise static keys are per session
 ///     R -> I   Noise XX message 2
 ///     I -> R   Noise XX message 3
-///     I -> R   hello {sasCommit}            (encrypted from here on)
-///     R -> I   hello {sasNonce}
-///     I -> R   sas-reveal                   both show the SAS and ask for consent
-///     both     decision {accept}
-///     both     card {payload, message?}     once both accepted
-///     both     done                         once the peer's card verified
+///     I -> R   hello {sasCommit, identity?}    (encrypted from here on; no identity: "prove yourself")
+///     R -> I   nonce {sasNonce, sealedIdentity?}
+///     I -> R   sas-reveal {nonce, identity?}    both know the SAS
+///     R -> I   decision {accept, identity?}     the responder decides first, and shows itself only
+///                                               when it accepts
+///     I -> R   decision {accept}, card           once the initiator knows who the responder is
+///     R -> I   card, done                        the responder verified the initiator's card
+///     I -> R   done                              the initiator stored the contact, unconfirmed
+///     R -> I   confirm                           the responder stored it; the initiator confirms its own
 ///
 /// A responder starts from `SessionDispatch.readFirstMessage` (which learns what the session is for)
 /// and `init(resuming:)`; an initiator from `init(initiatorFor:)`.
@@ -27,19 +31,30 @@ public struct ExchangeStateMachine: Sendable {
         case loadCard
         /// Run this timer from now (replacing the one before); report it with `timerFired` if it runs out.
         case arm(SessionTimer)
+        /// Initiator, the responder still anonymous: the SAS both screens show, before the responder's
+        /// person has decided (and shown who they are).
+        case sasKnown(String)
         /// The peer is authenticated and the SAS is known: show it and ask for a decision. A responder
         /// whose initiator presented a QR invitation gets it here, to check (§19): accepted, it stands
         /// for the decision; refused, the driver aborts with `invite_refused`.
         case identified(PeerIdentity, sas: String, invite: Invitation.Presented?)
-        /// Both cards verified and both `done`: store the contact.
-        case completed(ExchangeOutcome)
+        /// Store the contact, then call `committed()`. `confirmed: false` (the initiator): the
+        /// responder has not stored it yet — keep it as unconfirmed (§11).
+        case commit(ExchangeOutcome, confirmed: Bool)
+        /// Initiator: the responder confirmed; the unconfirmed contact is confirmed. The exchange is over.
+        case confirmed
+        /// Initiator: the session ended after our commit and before the responder's confirmation: the
+        /// contact stays unconfirmed until the peer answers a confirmation query (§11).
+        case unconfirmed(ProtocolError)
+        /// Responder: `confirm` is on its way; the exchange is over.
+        case finished
         /// The exchange is over without a contact. `byPeer`: the peer aborted or declined.
         case failed(ProtocolError, byPeer: Bool)
     }
 
     // MARK: states
 
-    /// The channel and the peer as its hello proved it, with the SAS both screens show.
+    /// The channel and the peer as its identity proved it, with the SAS both screens show.
     struct Identified: Sendable {
         var channel: EstablishedChannel
         let peer: PeerIdentity
@@ -61,6 +76,8 @@ public struct ExchangeStateMachine: Sendable {
         var mine: MyDecision
         /// The peer accepted (a refusal ends the exchange).
         var theirsAccepted: Bool
+        /// Responder: our identity has gone to the peer (sealed to a contact); else it goes with our acceptance.
+        var revealed: Bool
         /// Our person or policy has not answered yet.
         var isUndecided: Bool { if case .undecided = mine { true } else { false } }
         /// The consent time ran out after we decided: the grace for the peer's verdict runs.
@@ -81,6 +98,7 @@ public struct ExchangeStateMachine: Sendable {
         let message: String?
         let sealedRoute: String
         let route: RouteRecord
+        let presenceKey: [UInt8]
     }
 
     struct AwaitingDone: Sendable {
@@ -96,12 +114,22 @@ public struct ExchangeStateMachine: Sendable {
         case resumed(NoiseXXHandshake)
         case awaitingMessage2(NoiseXXHandshake)
         case awaitingMessage3(NoiseXXHandshake)
+        /// Responder: the initiator's hello.
         case awaitingHello(EstablishedChannel)
-        /// Responder: the initiator's hello (and its commitment) arrived, ours went back.
-        case awaitingReveal(EstablishedChannel, peer: PeerIdentity, commitment: [UInt8], invite: Invitation.Presented?)
+        /// Initiator: the responder's nonce (and sealed identity, when we asked for it).
+        case awaitingNonce(EstablishedChannel)
+        /// Responder: our nonce went back; the initiator's reveal (and identity, if it has not shown it).
+        case awaitingReveal(EstablishedChannel, peer: PeerIdentity?, commitment: [UInt8], invite: Invitation.Presented?, revealed: Bool)
+        /// Initiator: the SAS is known, the responder still anonymous: its decision (with its identity).
+        case awaitingResponder(EstablishedChannel, sas: String, waitingPastConsent: Bool)
         case deciding(Deciding)
         case awaitingCard(CardSent)
+        /// Both cards verified; waiting for the peer's `done`.
         case awaitingDone(AwaitingDone)
+        /// The store is writing the contact (`commit`); `committed()` continues.
+        case committing(AwaitingDone)
+        /// Initiator: stored unconfirmed, `done` sent; waiting for the responder's `confirm`.
+        case awaitingConfirm(EstablishedChannel)
         case completed
         case failed
     }
@@ -111,6 +139,8 @@ public struct ExchangeStateMachine: Sendable {
     private let expected: ExpectedPeer
     private let sasNonce: [UInt8]
     private let mailboxToken: [UInt8]
+    /// Responder: the presence key our contacts resolve our tag with (a contact's recall opens with it).
+    private let presenceKey: [UInt8]
     /// Initiator: the QR invitation this session was opened with.
     private let invitation: Invitation.Claim?
     private var state: State
@@ -119,39 +149,46 @@ public struct ExchangeStateMachine: Sendable {
 
     /// An initiator.
     /// - Parameters:
+    ///   - sessionKey: this session's Noise static key (fresh per session: §5).
     ///   - ephemeralKey: this session's Noise ephemeral key (fresh per session).
     ///   - sasNonce: 32 fresh random bytes.
     ///   - mailboxToken: 32 fresh random bytes for the sealed route we hand over.
     ///   - invitation: the QR invitation to present (§19), if the session is opened with one.
-    public init(initiatorFor identity: LocalIdentity, expected: ExpectedPeer = ExpectedPeer(), ephemeralKey: X25519.PrivateKey,
-                sasNonce: [UInt8], mailboxToken: [UInt8], invitation: Invitation.Claim? = nil) {
+    public init(initiatorFor identity: LocalIdentity, expected: ExpectedPeer = ExpectedPeer(), sessionKey: X25519.PrivateKey,
+                ephemeralKey: X25519.PrivateKey, sasNonce: [UInt8], mailboxToken: [UInt8], invitation: Invitation.Claim? = nil) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
+        precondition(expected.presenceKey == nil || (expected.did != nil && invitation == nil), "a recall names the contact's DID")
         self.invitation = invitation
         role = .initiator
         me = identity
         self.expected = expected
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
-        state = .idle(NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: identity.keys.x25519, ephemeralKey: ephemeralKey))
+        presenceKey = []
+        state = .idle(NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: sessionKey, ephemeralKey: ephemeralKey))
     }
 
-    /// A responder whose message 1 `SessionDispatch.readFirstMessage` read (and found to ask for an exchange).
-    public init(resuming noise: NoiseXXHandshake, identity: LocalIdentity, sasNonce: [UInt8], mailboxToken: [UInt8]) {
+    /// A responder whose message 1 `SessionDispatch.readFirstMessage` read (and found to ask for an
+    /// exchange); the handshake carries this session's own static key.
+    public init(resuming noise: NoiseXXHandshake, identity: LocalIdentity, presenceKey: [UInt8], sasNonce: [UInt8], mailboxToken: [UInt8]) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
+        precondition(presenceKey.count == ProtocolLimits.presenceKeyByteCount)
         role = .responder
         invitation = nil
         me = identity
         expected = ExpectedPeer()
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
+        self.presenceKey = presenceKey
         state = .resumed(noise)
     }
 
-    /// True once the exchange has completed or failed.
+    /// True once the exchange has ended (with or without a contact).
     public var isFinished: Bool {
         switch state {
         case .completed, .failed: true
-        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingReveal, .deciding, .awaitingCard, .awaitingDone: false
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingNonce, .awaitingReveal, .awaitingResponder,
+             .deciding, .awaitingCard, .awaitingDone, .committing, .awaitingConfirm: false
         }
     }
 
@@ -161,36 +198,48 @@ public struct ExchangeStateMachine: Sendable {
         return false
     }
 
+    /// True once this side has stored the contact (a commit asked for): the end is a contact, confirmed or not.
+    public var hasCommitted: Bool {
+        switch state {
+        case .committing, .awaitingConfirm: true
+        default: false
+        }
+    }
+
     /// A short name of the current phase, for logs and timeouts.
     public var phaseName: String {
         switch state {
         case .idle, .resumed, .awaitingMessage2, .awaitingMessage3: "handshake"
         case .awaitingHello: "hello"
+        case .awaitingNonce: "nonce"
         case .awaitingReveal: "sas-reveal"
-        case .deciding: "consent"
-        case .awaitingCard, .awaitingDone: "cards"
+        case .awaitingResponder, .deciding: "consent"
+        case .awaitingCard, .awaitingDone, .committing: "cards"
+        case .awaitingConfirm: "confirmation"
         case .completed: "completed"
         case .failed: "failed"
         }
     }
 
-    /// The peer once its hello proved it.
+    /// The peer once its identity proved it.
     public var identifiedPeer: PeerIdentity? {
         switch state {
-        case .awaitingReveal(_, let peer, _, _): peer
+        case .awaitingReveal(_, let peer, _, _, _): peer
         case .deciding(let d): d.session.peer
         case .awaitingCard(let s): s.session.peer
-        case .awaitingDone(let a): a.sent.session.peer
-        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .completed, .failed: nil
+        case .awaitingDone(let a), .committing(let a): a.sent.session.peer
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingNonce, .awaitingResponder, .awaitingConfirm,
+             .completed, .failed: nil
         }
     }
 
     /// The timer the current state runs, if any.
     private var runningTimer: SessionTimer? {
         switch state {
-        case .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingReveal: .handshake
+        case .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingNonce, .awaitingReveal: .handshake
+        case .awaitingResponder(_, _, let past): past ? .peerDecision : .consent
         case .deciding(let d): d.waitingPastConsent ? .peerDecision : .consent
-        case .awaitingCard, .awaitingDone: .cards
+        case .awaitingCard, .awaitingDone, .committing, .awaitingConfirm: .cards
         case .idle, .resumed, .completed, .failed: nil
         }
     }
@@ -210,7 +259,7 @@ public struct ExchangeStateMachine: Sendable {
                 let m2 = try noise.writeMessage()
                 state = .awaitingMessage3(noise)
                 return [.send(m2), .arm(.handshake), .loadCard]
-            case .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingReveal, .deciding, .awaitingCard, .awaitingDone, .completed, .failed:
+            default:
                 return []
             }
         } catch {
@@ -222,13 +271,9 @@ public struct ExchangeStateMachine: Sendable {
     public mutating func cardLoaded(_ loaded: LocalCard, now: Int64) -> [Action] {
         guard card == nil, !isFinished else { return [] }
         card = loaded
-        guard case .deciding(var d) = state, case .waitingForCard(let message) = d.mine else { return [] }
+        guard case .deciding(let d) = state, case .waitingForCard(let message) = d.mine else { return [] }
         do throws(ProtocolError) {
-            var actions = try send(.decision(accept: true, reason: nil), on: &d.session.channel)
-            d.mine = .sent(message: message, card: loaded)
-            state = .deciding(d)
-            if d.theirsAccepted { actions += sendCardOrFail(d, card: loaded, message: message, now: now) }
-            return actions
+            return try sendAcceptance(d, card: loaded, message: message, now: now)
         } catch {
             return fail(error)
         }
@@ -253,7 +298,7 @@ public struct ExchangeStateMachine: Sendable {
             }
             guard accept else {
                 let why = String((reason ?? "declined").prefix(200))
-                var actions = try send(.decision(accept: false, reason: why), on: &d.session.channel)
+                var actions = try send(.decision(accept: false, reason: why, identity: nil), on: &d.session.channel)
                 state = .failed
                 actions.append(.failed(ProtocolError(.declined, "declined here (\(why))"), byPeer: false))
                 return actions
@@ -264,11 +309,28 @@ public struct ExchangeStateMachine: Sendable {
                 state = .deciding(d)
                 return []
             }
-            var actions = try send(.decision(accept: true, reason: nil), on: &d.session.channel)
-            d.mine = .sent(message: message, card: card)
-            state = .deciding(d)
-            if d.theirsAccepted { actions += sendCardOrFail(d, card: card, message: message, now: now) }
-            return actions
+            return try sendAcceptance(d, card: card, message: message, now: now)
+        } catch {
+            return fail(error)
+        }
+    }
+
+    /// The store has written the contact the last `commit` asked for: the initiator says `done` and
+    /// waits for the confirmation; the responder confirms and is finished.
+    public mutating func committed() -> [Action] {
+        guard case .committing(var a) = state else { return [] }
+        do throws(ProtocolError) {
+            switch role {
+            case .initiator:
+                let actions = try send(.done, on: &a.sent.session.channel)
+                state = .awaitingConfirm(a.sent.session.channel)
+                return actions
+            case .responder:
+                var actions = try send(.confirm, on: &a.sent.session.channel)
+                state = .completed
+                actions.append(.finished)
+                return actions
+            }
         } catch {
             return fail(error)
         }
@@ -281,14 +343,18 @@ public struct ExchangeStateMachine: Sendable {
         switch timer {
         case .handshake: return fail(ProtocolError(.timeout, "no answer within \(seconds) s during the \(phaseName)"))
         case .consent:
-            // Our side accepted and the peer's decision never came: that is silence on the wire (an
-            // outage, a frozen laptop), not a decision, so it is a timeout; only our own person's
-            // missing decision is consent_timeout.
+            // Our side accepted (or, as an initiator waiting for the responder, has nothing to decide
+            // yet) and the peer's decision never came: that is silence on the wire (an outage, a frozen
+            // laptop), not a decision, so it is a timeout; only our own person's missing decision is
+            // consent_timeout. A peer whose person did not decide says so itself (its abort is on its
+            // way): wait a moment for it before calling the silence an outage.
             if case .deciding(var d) = state, !d.isUndecided {
-                // A peer whose person did not decide says so itself (its abort is on its way); wait a
-                // moment for it before calling the silence an outage.
                 d.waitingPastConsent = true
                 state = .deciding(d)
+                return [.arm(.peerDecision)]
+            }
+            if case .awaitingResponder(let c, let sas, false) = state {
+                state = .awaitingResponder(c, sas: sas, waitingPastConsent: true)
                 return [.arm(.peerDecision)]
             }
             return fail(ProtocolError(.consentTimeout, "no decision within \(seconds) s"))
@@ -315,8 +381,12 @@ public struct ExchangeStateMachine: Sendable {
             let m3 = try noise.writeMessage()
             var channel = try EstablishedChannel(completed: noise)
             var actions: [Action] = [.send(m3)]
-            actions += try send(.hello(try makeHello(channel)), on: &channel)
-            state = .awaitingHello(channel)
+            // A recognised contact proves itself first: our hello then says nothing of us.
+            let identity = expected.presenceKey == nil ? try makeIdentity(channel) : nil
+            let invite = invitation.map { ExchangeMessage.Invite(id: $0.id, proof: Invitation.proof(secret: $0.secret, handshakeHash: channel.handshakeHash)) }
+            actions += try send(.hello(.init(sasCommit: SAS.commitment(handshakeHash: channel.handshakeHash, nonce: sasNonce),
+                                             identity: identity, invite: invite)), on: &channel)
+            state = .awaitingNonce(channel)
             return actions
         case .awaitingMessage3(var noise):
             try noise.readEmptyMessage(frame)
@@ -327,67 +397,119 @@ public struct ExchangeStateMachine: Sendable {
             // On every path below the state is replaced or the exchange fails; keep the advanced cipher.
             state = .awaitingHello(channel)
             guard case .hello(let hello) = message else { return try unexpected(message) }
-            // Verified now, so a bad identity ends the session before we reveal anything more.
-            let peer = try verifyHello(hello, channel)
-            switch role {
-            case .responder:
-                guard let commitment = hello.sasCommit else { throw ProtocolError(.protocolError, "the initiator's hello has no SAS commitment") }
-                let invite = hello.invite.map { Invitation.Presented(id: $0.id, proof: $0.proof, handshakeHash: channel.handshakeHash) }
-                let actions = try send(.hello(try makeHello(channel)), on: &channel)
-                state = .awaitingReveal(channel, peer: peer, commitment: commitment, invite: invite)
-                return actions
-            case .initiator:
-                guard let theirNonce = hello.sasNonce else { throw ProtocolError(.protocolError, "the responder's hello has no SAS nonce") }
-                var actions = try send(.sasReveal(nonce: sasNonce), on: &channel)
-                let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: sasNonce, responderNonce: theirNonce))
-                state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas, invited: invitation != nil),
-                                           mine: .undecided, theirsAccepted: false))
-                actions += [.arm(.consent), .identified(peer, sas: sas, invite: nil)]
+            let h = channel.handshakeHash
+            if let identity = hello.identity {
+                // Verified now, so a bad identity ends the session before we answer.
+                let peer = try verify(identity, channel)
+                let invite = hello.invite.map { Invitation.Presented(id: $0.id, proof: $0.proof, handshakeHash: h) }
+                let actions = try send(.nonce(sasNonce: sasNonce, sealedIdentity: nil), on: &channel)
+                state = .awaitingReveal(channel, peer: peer, commitment: hello.sasCommit, invite: invite, revealed: false)
                 return actions
             }
-        case .awaitingReveal(var channel, let peer, let commitment, let invite):
+            // "Prove yourself first": our identity, readable only by holders of our presence key.
+            let sealed = try Recall.seal(try makeIdentity(channel), presenceKey: presenceKey, handshakeHash: h)
+            let actions = try send(.nonce(sasNonce: sasNonce, sealedIdentity: sealed), on: &channel)
+            state = .awaitingReveal(channel, peer: nil, commitment: hello.sasCommit, invite: nil, revealed: true)
+            return actions
+        case .awaitingNonce(var channel):
             let message = try decrypt(frame, on: &channel)
-            state = .awaitingReveal(channel, peer: peer, commitment: commitment, invite: invite)
-            guard case .sasReveal(let nonce) = message else { return try unexpected(message) }
+            state = .awaitingNonce(channel)
+            guard case .nonce(let theirNonce, let sealed) = message else { return try unexpected(message) }
+            let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: sasNonce, responderNonce: theirNonce))
+            guard let key = expected.presenceKey else {
+                guard sealed == nil else { throw ProtocolError(.protocolError, "nonce: a sealed identity nobody asked for") }
+                var actions = try send(.sasReveal(nonce: sasNonce, identity: nil), on: &channel)
+                state = .awaitingResponder(channel, sas: sas, waitingPastConsent: false)
+                actions += [.arm(.consent), .sasKnown(sas)]
+                return actions
+            }
+            guard let sealed else { throw ProtocolError(.identityMismatch, "the node answering did not prove itself as the contact we recognised") }
+            guard let identity = try Recall.open(sealed, presenceKey: key, handshakeHash: channel.handshakeHash) else {
+                throw ProtocolError(.identityMismatch, "the node answering is not the contact we recognised (its proof does not open with that contact's presence key)")
+            }
+            let peer = try verify(identity, channel)
+            var actions = try send(.sasReveal(nonce: sasNonce, identity: try makeIdentity(channel)), on: &channel)
+            state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas, invited: false), mine: .undecided,
+                                       theirsAccepted: false, revealed: true))
+            actions += [.arm(.consent), .identified(peer, sas: sas, invite: nil)]
+            return actions
+        case .awaitingReveal(var channel, let known, let commitment, let invite, let revealed):
+            let message = try decrypt(frame, on: &channel)
+            state = .awaitingReveal(channel, peer: known, commitment: commitment, invite: invite, revealed: revealed)
+            guard case .sasReveal(let nonce, let identity) = message else { return try unexpected(message) }
             guard Sodium.constantTimeEquals(SAS.commitment(handshakeHash: channel.handshakeHash, nonce: nonce), commitment) else {
                 throw ProtocolError(.badCommitment, "the initiator's SAS nonce does not match its commitment")
             }
+            let peer: PeerIdentity
+            switch (known, identity) {
+            case (let p?, nil): peer = p
+            case (nil, let i?): peer = try verify(i, channel)
+            case (_?, _?): throw ProtocolError(.protocolError, "sas-reveal: the initiator showed its identity twice")
+            case (nil, nil): throw ProtocolError(.protocolError, "sas-reveal: the initiator never showed its identity")
+            }
             let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: nonce, responderNonce: sasNonce))
             state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas, invited: invite != nil), mine: .undecided,
-                                       theirsAccepted: false))
+                                       theirsAccepted: false, revealed: revealed))
             return [.arm(.consent), .identified(peer, sas: sas, invite: invite)]
-        case .deciding(var d):
-            let message = try decrypt(frame, on: &d.session.channel)
-            state = .deciding(d)
-            guard case .decision(let accept, let reason) = message, !d.theirsAccepted else { return try unexpected(message) }
+        case .awaitingResponder(var channel, let sas, let past):
+            let message = try decrypt(frame, on: &channel)
+            state = .awaitingResponder(channel, sas: sas, waitingPastConsent: past)
+            guard case .decision(let accept, let reason, let identity) = message else { return try unexpected(message) }
             guard accept else {
                 state = .failed
                 return [.failed(ProtocolError(.declined, "the peer declined" + (reason.map { " (\($0.prefix(100)))" } ?? "")), byPeer: true)]
             }
+            guard let identity else { throw ProtocolError(.protocolError, "decision: the responder accepted without showing its identity") }
+            let peer = try verify(identity, channel)
+            // The consent time runs on (a total): no new timer, unless the grace had begun.
+            state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas, invited: invitation != nil), mine: .undecided,
+                                       theirsAccepted: true, revealed: true))
+            return (past ? [.arm(.consent)] : []) + [.identified(peer, sas: sas, invite: nil)]
+        case .deciding(var d):
+            let message = try decrypt(frame, on: &d.session.channel)
+            state = .deciding(d)
+            guard case .decision(let accept, let reason, let identity) = message, !d.theirsAccepted else { return try unexpected(message) }
+            guard accept else {
+                state = .failed
+                return [.failed(ProtocolError(.declined, "the peer declined" + (reason.map { " (\($0.prefix(100)))" } ?? "")), byPeer: true)]
+            }
+            guard identity == nil else { throw ProtocolError(.protocolError, "decision: an identity the peer had already shown") }
             d.theirsAccepted = true
             state = .deciding(d)
             guard case .sent(let myMessage, let card) = d.mine else { return [] }
-            return sendCardOrFail(d, card: card, message: myMessage, now: now)
+            return try sendCard(d, card: card, message: myMessage, now: now)
         case .awaitingCard(var sent):
             let message = try decrypt(frame, on: &sent.session.channel)
             state = .awaitingCard(sent)
             switch message {
-            case .card(let payload, let theirMessage):
-                let received = try verifyCard(payload, message: theirMessage, sent: sent, now: now)
-                let actions = try send(.done, on: &sent.session.channel)
+            case .card(let payload, let theirMessage, let theirPresenceKey):
+                let received = try verifyCard(payload, message: theirMessage, presenceKey: theirPresenceKey, sent: sent, now: now)
+                // The responder says it verified ours; the initiator waits for that before it stores.
+                let actions = role == .responder ? try send(.done, on: &sent.session.channel) : []
                 state = .awaitingDone(AwaitingDone(sent: sent, received: received))
                 return actions
-            case .done:
-                throw ProtocolError(.protocolError, "the peer said done before sending its card")
-            case .hello, .sasReveal, .decision, .abort:
+            case .done, .confirm:
+                throw ProtocolError(.protocolError, "the peer said \(message.typeName) before sending its card")
+            case .hello, .nonce, .sasReveal, .decision, .abort:
                 return try unexpected(message)
             }
         case .awaitingDone(var a):
             let message = try decrypt(frame, on: &a.sent.session.channel)
             state = .awaitingDone(a)
             guard case .done = message else { return try unexpected(message) }
+            state = .committing(a)
+            return [.commit(outcome(a, now: now), confirmed: role == .responder)]
+        case .committing(var a):
+            // Nothing is due from the peer while we store; its abort is noted, the store goes on (§11).
+            let message = try decrypt(frame, on: &a.sent.session.channel)
+            state = .committing(a)
+            return try unexpected(message)
+        case .awaitingConfirm(var channel):
+            let message = try decrypt(frame, on: &channel)
+            state = .awaitingConfirm(channel)
+            guard case .confirm = message else { return try unexpected(message) }
             state = .completed
-            return [.completed(outcome(a, now: now))]
+            return [.confirmed]
         case .completed, .failed:
             return []
         }
@@ -397,60 +519,78 @@ public struct ExchangeStateMachine: Sendable {
     /// doing, anything else is a protocol error.
     private mutating func unexpected(_ message: ExchangeMessage) throws(ProtocolError) -> [Action] {
         if case .abort(let code, let reason) = message {
-            state = .failed
             let c = ProtocolError.Code(rawValue: code) ?? .protocolError
-            return [.failed(ProtocolError(c, "the peer ended the exchange: \(reason.prefix(200))"), byPeer: true)]
+            let error = ProtocolError(c, "the peer ended the exchange: \(reason.prefix(200))")
+            if hasCommitted {
+                state = .failed
+                return [.unconfirmed(error)]
+            }
+            state = .failed
+            return [.failed(error, byPeer: true)]
         }
         throw ProtocolError(.protocolError, "unexpected \(message.typeName) during \(phaseName)")
     }
 
     // MARK: steps
 
-    private func makeHello(_ channel: EstablishedChannel) throws(ProtocolError) -> ExchangeMessage.Hello {
-        let h = channel.handshakeHash
-        var hello = ExchangeMessage.Hello(
-            did: me.identity.did, name: me.name, signPubKey: me.keys.ed25519.publicKey.rawRepresentation,
-            sasCommit: role == .initiator ? SAS.commitment(handshakeHash: h, nonce: sasNonce) : nil,
-            sasNonce: role == .responder ? sasNonce : nil, signature: [],
-            invite: invitation.map { .init(id: $0.id, proof: Invitation.proof(secret: $0.secret, handshakeHash: h)) })
-        let input = ExchangeMessage.Hello.signingInput(hello.signedObject(role: role, handshakeHash: h))
-        do { hello.signature = try me.keys.p256.signature(for: input) } catch {
-            throw ProtocolError(.internalError, "signing the hello failed: \(error.message)")
+    /// Our identity for this session: the DID's signature over h, in our role.
+    private func makeIdentity(_ channel: EstablishedChannel) throws(ProtocolError) -> ExchangeMessage.Identity {
+        var identity = ExchangeMessage.Identity(did: me.identity.did, name: me.name, pubKey: me.keys.x25519.publicKey.rawRepresentation,
+                                                signPubKey: me.keys.ed25519.publicKey.rawRepresentation)
+        let input = ExchangeMessage.Identity.signingInput(identity.signedObject(role: role, handshakeHash: channel.handshakeHash))
+        do { identity.signature = try me.keys.p256.signature(for: input) } catch {
+            throw ProtocolError(.internalError, "signing our identity failed: \(error.message)")
         }
-        return hello
+        return identity
     }
 
     /// Checks the peer's DID proof over this session's h, and what we expected of the peer.
-    private func verifyHello(_ hello: ExchangeMessage.Hello, _ channel: EstablishedChannel) throws(ProtocolError) -> PeerIdentity {
+    private func verify(_ identity: ExchangeMessage.Identity, _ channel: EstablishedChannel) throws(ProtocolError) -> PeerIdentity {
         let didKey: DIDKey
-        do { didKey = try DIDKey(parsing: hello.did) } catch {
+        do { didKey = try DIDKey(parsing: identity.did) } catch {
             throw ProtocolError(.badIdentity, "the peer's DID is unusable: \(error.message)")
         }
         guard didKey.keyType == .p256, let ec = didKey.ecPublicKey() else { throw ProtocolError(.badIdentity, "the peer's DID is not a P-256 did:key") }
         let peerRole: NoiseXXHandshake.Role = role == .initiator ? .responder : .initiator
-        let input = ExchangeMessage.Hello.signingInput(hello.signedObject(role: peerRole, handshakeHash: channel.handshakeHash))
-        guard ec.isValidRawSignature(hello.signature, for: input) else {
+        let input = ExchangeMessage.Identity.signingInput(identity.signedObject(role: peerRole, handshakeHash: channel.handshakeHash))
+        guard ec.isValidRawSignature(identity.signature, for: input) else {
             throw ProtocolError(.badIdentity, "the peer's DID signature over this session does not verify")
         }
         let sign: Ed25519.PublicKey
-        do { sign = try Ed25519.PublicKey(rawRepresentation: hello.signPubKey) } catch { throw ProtocolError(.badIdentity, "bad signPubKey") }
-        let fingerprint = PublicIdentity.fingerprint(didKey: didKey, pubKey: channel.remoteStatic, signPubKey: sign)
+        let pub: X25519.PublicKey
+        do {
+            sign = try Ed25519.PublicKey(rawRepresentation: identity.signPubKey)
+            pub = try X25519.PublicKey(rawRepresentation: identity.pubKey)
+        } catch { throw ProtocolError(.badIdentity, "bad signPubKey or pubKey") }
+        let fingerprint = PublicIdentity.fingerprint(didKey: didKey, pubKey: pub, signPubKey: sign)
         if let want = expected.fingerprint, !fingerprint.hasPrefix(want.lowercased()) {
-            throw ProtocolError(.identityMismatch, "the peer advertised fingerprint \(want) but proved \(fingerprint): someone else is answering")
+            throw ProtocolError(.identityMismatch, "expected fingerprint \(want) but the peer proved \(fingerprint): someone else is answering")
         }
-        if let want = expected.did, want != hello.did {
-            throw ProtocolError(.identityMismatch, "expected \(want) but the peer proved \(hello.did)")
+        if let want = expected.did, want != identity.did {
+            throw ProtocolError(.identityMismatch, "expected \(want) but the peer proved \(identity.did)")
         }
-        if hello.did == me.identity.did {
+        if identity.did == me.identity.did {
             throw ProtocolError(.badIdentity, "the peer uses this node's own identity")
         }
-        return PeerIdentity(did: hello.did, didKey: didKey, name: hello.name, pubKey: channel.remoteStatic, signPubKey: sign, fingerprint: fingerprint)
+        return PeerIdentity(did: identity.did, didKey: didKey, name: identity.name, pubKey: pub, signPubKey: sign, fingerprint: fingerprint)
     }
 
-    /// `sendCard`, or the abort after what this flight already sent (our decision went with a nonce the
-    /// abort must follow).
-    private mutating func sendCardOrFail(_ d: Deciding, card: LocalCard, message: String?, now: Int64) -> [Action] {
-        do { return try sendCard(d, card: card, message: message, now: now) } catch { return fail(error) }
+    /// Our acceptance (with our identity, when we are a responder that has not shown it), then our
+    /// card if the peer has accepted too.
+    private mutating func sendAcceptance(_ d: Deciding, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> [Action] {
+        var d = d
+        let identity = role == .responder && !d.revealed ? try makeIdentity(d.session.channel) : nil
+        var actions = try send(.decision(accept: true, reason: nil, identity: identity), on: &d.session.channel)
+        d.mine = .sent(message: message, card: card)
+        d.revealed = true
+        state = .deciding(d)
+        if d.theirsAccepted {
+            do { actions += try sendCard(d, card: card, message: message, now: now) } catch {
+                // The acceptance went with a nonce the abort must follow.
+                return actions + fail(error)
+            }
+        }
+        return actions
     }
 
     /// Both accepted and our card is loaded: make it, send it, wait for theirs.
@@ -469,13 +609,13 @@ public struct ExchangeStateMachine: Sendable {
         } catch {
             throw ProtocolError(.internalError, "building our card failed: \(error.message)")
         }
-        var actions = try send(.card(payload: payload.json, message: message), on: &session.channel)
+        var actions = try send(.card(payload: payload.json, message: message, presenceKey: card.presenceKey), on: &session.channel)
         state = .awaitingCard(CardSent(session: session, card: card, myMessage: message, myPayload: payload, myRoute: route))
         actions.append(.arm(.cards))
         return actions
     }
 
-    private func verifyCard(_ json: JSONValue, message: String?, sent: CardSent, now: Int64) throws(ProtocolError) -> Received {
+    private func verifyCard(_ json: JSONValue, message: String?, presenceKey: [UInt8], sent: CardSent, now: Int64) throws(ProtocolError) -> Received {
         let peer = sent.session.peer
         let context = PayloadVerificationContext(expectedSenderDID: peer.did, receiverDID: me.identity.did,
                                                  sessionBinding: sent.session.channel.handshakeHash, peerStaticKey: peer.pubKey,
@@ -488,7 +628,7 @@ public struct ExchangeStateMachine: Sendable {
         case .failure(let f): throw ProtocolError(.badCard, "the peer's card failed verification (\(f.code)): \(f)")
         }
         guard verified.signPubKey == peer.signPubKey else {
-            throw ProtocolError(.badCard, "the card's signPubKey is not the one the peer proved in its hello")
+            throw ProtocolError(.badCard, "the card's signPubKey is not the one the peer proved in its identity")
         }
         let missing = sent.card.requiredFields.subtracting(verified.payload.cardFields.presentFields)
         guard missing.isEmpty else {
@@ -501,7 +641,7 @@ public struct ExchangeStateMachine: Sendable {
             guard route.pubKey == peer.pubKey, route.fingerprint == peer.fingerprint else {
                 throw ProtocolError(.badCard, "the peer's sealed route names other keys than the session's")
             }
-            return Received(verified: verified, json: json, message: message, sealedRoute: sealed, route: route)
+            return Received(verified: verified, json: json, message: message, sealedRoute: sealed, route: route, presenceKey: presenceKey)
         case .failure(.tooLarge(let n)):
             throw ProtocolError(.tooLarge, "the peer's sealed route is \(n) bytes; at most \(SealedRoute.maximumLength)")
         case .failure(let f):
@@ -516,7 +656,7 @@ public struct ExchangeStateMachine: Sendable {
             theirPayloadJSON: a.received.json, myMessage: a.sent.myMessage, theirMessage: a.received.message,
             theirSealedRoute: a.received.sealedRoute, theirRoute: a.received.route, myRoute: a.sent.myRoute,
             graphEdgeID: Contact.graphEdgeID(me.identity.did, s.peer.did, sessionBinding: s.channel.handshakeHash), completedAt: now,
-            invited: s.invited)
+            invited: s.invited, theirPresenceKey: a.received.presenceKey)
     }
 
     private func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> ExchangeMessage {
@@ -530,16 +670,22 @@ public struct ExchangeStateMachine: Sendable {
     /// The encrypted channel, when there is one (to tell the peer why we end).
     private var channel: EstablishedChannel? {
         switch state {
-        case .awaitingHello(let c), .awaitingReveal(let c, _, _, _): c
+        case .awaitingHello(let c), .awaitingNonce(let c), .awaitingReveal(let c, _, _, _, _), .awaitingResponder(let c, _, _): c
         case .deciding(let d): d.session.channel
         case .awaitingCard(let s): s.session.channel
         case .awaitingDone(let a): a.sent.session.channel
-        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .completed, .failed: nil
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .committing, .awaitingConfirm, .completed, .failed: nil
         }
     }
 
     private mutating func fail(_ error: ProtocolError) -> [Action] {
         guard !isFinished else { return [] }
+        // After our commit the end is a contact either way: the initiator's stays unconfirmed until the
+        // confirmation query answers (§11); nothing is sent (the peer may already hold it too).
+        if hasCommitted {
+            state = .failed
+            return [.unconfirmed(error)]
+        }
         var actions: [Action] = []
         // Tell the peer why, when there is a channel to tell it on.
         if var c = channel, let sent = try? send(.abort(code: error.code.rawValue, reason: error.message), on: &c) {

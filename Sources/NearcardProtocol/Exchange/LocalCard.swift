@@ -14,9 +14,14 @@ public struct LocalCard: Sendable {
     /// Fields the peer's card must disclose (a bot policy); a card without them ends the session with
     /// `declined` instead of `done`, so neither side stores the exchange.
     public var requiredFields: Set<CardField>
+    /// This node's presence key (docs/PROTOCOL.md §3), handed to the peer with our card so that it
+    /// recognises our rotating tag afterwards.
+    public var presenceKey: [UInt8]
 
-    public init(card: Card, policy: SharingPolicy, routeHints: [RouteRecord.Hint] = [], routeValidity: Int64 = RouteRecord.defaultValidity,
-                issuerProof: String? = nil, requiredFields: Set<CardField> = []) {
+    public init(card: Card, policy: SharingPolicy, presenceKey: [UInt8], routeHints: [RouteRecord.Hint] = [],
+                routeValidity: Int64 = RouteRecord.defaultValidity, issuerProof: String? = nil, requiredFields: Set<CardField> = []) {
+        precondition(presenceKey.count == ProtocolLimits.presenceKeyByteCount)
+        self.presenceKey = presenceKey
         self.card = card
         self.policy = policy
         self.routeHints = routeHints

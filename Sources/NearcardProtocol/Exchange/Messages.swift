@@ -2,20 +2,32 @@ import NearcardCrypto
 import NearcardModel
 
 /// The application messages of an exchange, each one Noise transport message whose plaintext is the
-/// RFC 8785 JSON of an object with a `type` (docs/PROTOCOL.md "Messages").
+/// RFC 8785 JSON of an object with a `type` (docs/PROTOCOL.md §6, protocol version 2).
 public enum ExchangeMessage: Sendable, Equatable {
-    /// `{"type":"hello","version":1,"did","name"?,"signPubKey","sasCommit"|"sasNonce","signature"}`
+    /// `{"type":"hello","version":2,"sasCommit","identity"?,"invite"?}`: the initiator's first message.
+    /// Without `identity` the initiator asks a recognised contact to prove itself first (§6.2).
     case hello(Hello)
-    /// `{"type":"sas-reveal","nonce"}`: the initiator opens its SAS commitment.
-    case sasReveal(nonce: [UInt8])
-    /// `{"type":"decision","accept":bool,"reason"?}`
-    case decision(accept: Bool, reason: String?)
-    /// `{"type":"card","payload":{ProximityPayload},"message"?}`
-    case card(payload: JSONValue, message: String?)
-    /// `{"type":"done"}`: the sender verified the peer's card.
+    /// `{"type":"nonce","sasNonce","sealedIdentity"?}`: the responder's SAS nonce; its identity sealed
+    /// under its presence key when the hello came without one.
+    case nonce(sasNonce: [UInt8], sealedIdentity: [UInt8]?)
+    /// `{"type":"sas-reveal","nonce","identity"?}`: the initiator opens its SAS commitment (and, after
+    /// a sealed identity proved the contact, shows its own).
+    case sasReveal(nonce: [UInt8], identity: Identity?)
+    /// `{"type":"decision","accept":bool,"reason"?,"identity"?}`: a responder that has not yet shown
+    /// itself does so in its acceptance, never before.
+    case decision(accept: Bool, reason: String?, identity: Identity?)
+    /// `{"type":"card","payload":{ProximityPayload},"message"?,"presenceKey"}`
+    case card(payload: JSONValue, message: String?, presenceKey: [UInt8])
+    /// `{"type":"done"}`: responder — "I verified your card and will keep it once you say done";
+    /// initiator — "I have stored yours (unconfirmed)".
     case done
+    /// `{"type":"confirm"}`: the responder has stored the contact (§11).
+    case confirm
     /// `{"type":"abort","code","reason"}`
     case abort(code: String, reason: String)
+
+    /// The version this node speaks (hello `version`, message 1's tag).
+    public static let version = 2
 
     /// The `invite` member of an initiator's hello: `{id, proof}` (§19).
     public struct Invite: Sendable, Equatable {
@@ -27,29 +39,22 @@ public enum ExchangeMessage: Sendable, Equatable {
         }
     }
 
-    public struct Hello: Sendable, Equatable {
-        public static let version = 1
+    /// Who a side is, proven for this session: its DID signs the handshake hash (§6.1).
+    public struct Identity: Sendable, Equatable {
         public var did: String
         public var name: String?
+        /// The long-term X25519 key (sealed routes, follow-up mail), not the session's Noise key.
+        public var pubKey: [UInt8]
         public var signPubKey: [UInt8]
-        /// Initiator: SHA-256 commitment to its SAS nonce. Responder: nil.
-        public var sasCommit: [UInt8]?
-        /// Responder: its SAS nonce. Initiator: nil.
-        public var sasNonce: [UInt8]?
-        /// ECDSA P-256 (raw r‖s) by the DID key over `HelloProof.signingInput`.
+        /// ECDSA P-256 (raw r‖s) by the DID key over `signingInput(signedObject(...))`.
         public var signature: [UInt8]
-        /// Initiator only: the QR invitation it holds (§19).
-        public var invite: Invite?
 
-        public init(did: String, name: String?, signPubKey: [UInt8], sasCommit: [UInt8]?, sasNonce: [UInt8]?, signature: [UInt8],
-                    invite: Invite? = nil) {
+        public init(did: String, name: String?, pubKey: [UInt8], signPubKey: [UInt8], signature: [UInt8] = []) {
             self.did = did
             self.name = name
+            self.pubKey = pubKey
             self.signPubKey = signPubKey
-            self.sasCommit = sasCommit
-            self.sasNonce = sasNonce
             self.signature = signature
-            self.invite = invite
         }
 
         /// The object the signature covers: every member but `signature`, plus the sender's role and h.
@@ -61,21 +66,50 @@ public enum ExchangeMessage: Sendable, Equatable {
         }
 
         var unsignedMembers: JSONObject {
-            var o: JSONObject = ["type": "hello", "version": .number(Double(Self.version)), "did": .string(did),
-                                 "signPubKey": .string(Base64.encode(signPubKey))]
+            var o: JSONObject = ["did": .string(did), "pubKey": .string(Base64.encode(pubKey)), "signPubKey": .string(Base64.encode(signPubKey))]
             if let name { o["name"] = .string(name) }
-            if let sasCommit { o["sasCommit"] = .string(Base64.urlEncode(sasCommit)) }
-            if let sasNonce { o["sasNonce"] = .string(Base64.urlEncode(sasNonce)) }
-            if let invite {
-                o["invite"] = ["id": .string(Base64.urlEncode(invite.id)), "proof": .string(Base64.urlEncode(invite.proof))]
-            }
             return o
         }
 
-        public static let signatureDomain = "nearcard/session-auth/v1"
+        public var json: JSONValue {
+            var o = unsignedMembers
+            o["signature"] = .string(Base64.encode(signature))
+            return .object(o)
+        }
+
+        public static let signatureDomain = "nearcard/session-auth/v2"
 
         public static func signingInput(_ signed: JSONValue) -> [UInt8] {
             Array(signatureDomain.utf8) + [0] + JCS.canonicalize(signed)
+        }
+
+        /// Decodes an `identity` object strictly (`in` names the message, for errors).
+        public init(json value: JSONValue, in type: String) throws(ProtocolError) {
+            guard let o = value.objectValue else { throw ProtocolError(.protocolError, "\(type): \"identity\" must be an object") }
+            for k in o.keys where !["did", "name", "pubKey", "signPubKey", "signature"].contains(k) {
+                throw ProtocolError(.protocolError, "\(type): identity: unexpected member \"\(k)\"")
+            }
+            let fields = MessageFields(o, type: "\(type): identity")
+            self.init(did: try fields.string("did", max: 256),
+                      name: o["name"] == nil ? nil : try fields.text("name", maxCharacters: ProtocolLimits.maximumNameLength, allowing: []),
+                      pubKey: try fields.fixedBytes("pubKey", urlSafe: false, count: 32),
+                      signPubKey: try fields.fixedBytes("signPubKey", urlSafe: false, count: 32),
+                      signature: try fields.fixedBytes("signature", urlSafe: false, count: 64))
+        }
+    }
+
+    public struct Hello: Sendable, Equatable {
+        /// SHA-256 commitment to the initiator's SAS nonce.
+        public var sasCommit: [UInt8]
+        /// Absent when the initiator dials a contact it recognised and waits for its proof (§6.2).
+        public var identity: Identity?
+        /// The QR invitation the initiator holds (§19); only with an identity.
+        public var invite: Invite?
+
+        public init(sasCommit: [UInt8], identity: Identity?, invite: Invite? = nil) {
+            self.sasCommit = sasCommit
+            self.identity = identity
+            self.invite = invite
         }
     }
 
@@ -84,27 +118,42 @@ public enum ExchangeMessage: Sendable, Equatable {
     public var json: JSONValue {
         switch self {
         case .hello(let h):
-            var o = h.unsignedMembers
-            o["signature"] = .string(Base64.encode(h.signature))
+            var o: JSONObject = ["type": "hello", "version": .number(Double(Self.version)), "sasCommit": .string(Base64.urlEncode(h.sasCommit))]
+            if let identity = h.identity { o["identity"] = identity.json }
+            if let invite = h.invite {
+                o["invite"] = ["id": .string(Base64.urlEncode(invite.id)), "proof": .string(Base64.urlEncode(invite.proof))]
+            }
             return .object(o)
-        case .sasReveal(let nonce):
-            return ["type": "sas-reveal", "nonce": .string(Base64.urlEncode(nonce))]
-        case .decision(let accept, let reason):
+        case .nonce(let nonce, let sealed):
+            var o: JSONObject = ["type": "nonce", "sasNonce": .string(Base64.urlEncode(nonce))]
+            if let sealed { o["sealedIdentity"] = .string(Base64.urlEncode(sealed)) }
+            return .object(o)
+        case .sasReveal(let nonce, let identity):
+            var o: JSONObject = ["type": "sas-reveal", "nonce": .string(Base64.urlEncode(nonce))]
+            if let identity { o["identity"] = identity.json }
+            return .object(o)
+        case .decision(let accept, let reason, let identity):
             var o: JSONObject = ["type": "decision", "accept": .bool(accept)]
             if let reason { o["reason"] = .string(reason) }
+            if let identity { o["identity"] = identity.json }
             return .object(o)
-        case .card(let payload, let message):
-            var o: JSONObject = ["type": "card", "payload": payload]
+        case .card(let payload, let message, let presenceKey):
+            var o: JSONObject = ["type": "card", "payload": payload, "presenceKey": .string(Base64.urlEncode(presenceKey))]
             if let message { o["message"] = .string(message) }
             return .object(o)
         case .done:
             return ["type": "done"]
+        case .confirm:
+            return ["type": "confirm"]
         case .abort(let code, let reason):
             return ["type": "abort", "code": .string(code), "reason": .string(reason)]
         }
     }
 
     public var encoded: [UInt8] { JCS.canonicalize(json) }
+
+    /// The largest sealed identity (an identity object's JCS is at most ~700 bytes, plus the tag).
+    public static let maximumSealedIdentityLength = 1024
 
     /// Decodes one message strictly: unknown types, missing or extra members, wrong types and
     /// over-long values are refused.
@@ -116,74 +165,68 @@ public enum ExchangeMessage: Sendable, Equatable {
         func only(_ members: Set<String>) throws(ProtocolError) {
             for k in o.keys where !members.contains(k) { throw ProtocolError(.protocolError, "\(type): unexpected member \"\(k)\"") }
         }
-        func string(_ k: String, max: Int) throws(ProtocolError) -> String {
-            guard let s = o[k]?.stringValue else { throw ProtocolError(.protocolError, "\(type): \"\(k)\" missing or not a string") }
-            guard s.utf8.count <= max else { throw ProtocolError(.tooLarge, "\(type): \"\(k)\" is over \(max) bytes") }
-            return s
-        }
-        /// Human text: its limit counts characters (Unicode scalar values, §1); a control character
-        /// other than those allowed is malformed.
-        func text(_ k: String, maxCharacters: Int, allowing: Set<Unicode.Scalar>) throws(ProtocolError) -> String {
-            let s = try string(k, max: ProtocolLimits.maximumMessageLength)
-            let length = s.unicodeScalars.count
-            guard length <= maxCharacters else {
-                throw ProtocolError(.tooLarge, "\(type): \"\(k)\" is \(length) characters; at most \(maxCharacters) (Unicode code points)")
-            }
-            if let c = s.unicodeScalars.first(where: { $0.properties.generalCategory == .control && !allowing.contains($0) }) {
-                throw ProtocolError(.protocolError, "\(type): \"\(k)\" contains the control character U+\(String(c.value, radix: 16, uppercase: true).leftPadded(4))")
-            }
-            return s
-        }
-        func fixedBytes(_ k: String, urlSafe: Bool, count: Int) throws(ProtocolError) -> [UInt8] {
-            let s = try string(k, max: 128)
-            guard let b = urlSafe ? try? Base64.urlDecode(s) : try? Base64.decode(s), b.count == count else {
-                throw ProtocolError(.protocolError, "\(type): \"\(k)\" is not \(count) bytes of base64")
-            }
-            return b
+        let fields = MessageFields(o, type: type)
+        func identity(_ k: String = "identity") throws(ProtocolError) -> Identity? {
+            guard let v = o[k] else { return nil }
+            return try Identity(json: v, in: type)
         }
         switch type {
         case "hello":
-            try only(["type", "version", "did", "name", "signPubKey", "sasCommit", "sasNonce", "signature", "invite"])
+            try only(["type", "version", "sasCommit", "identity", "invite"])
             guard let version = o["version"], version.integerValue != nil else {
                 throw ProtocolError(.protocolError, "hello: \"version\" missing or not an integer")
             }
-            guard version.integerValue == Int64(Hello.version) else {
-                throw ProtocolError(.unsupportedVersion, "the peer speaks hello version \(o["version"]?.compactText ?? "none"); this Nearcard speaks \(Hello.version)")
+            guard version.integerValue == Int64(Self.version) else {
+                throw ProtocolError(.unsupportedVersion, "the peer speaks hello version \(o["version"]?.compactText ?? "none"); this Nearcard speaks \(Self.version)")
             }
-            let name = o["name"] == nil ? nil : try text("name", maxCharacters: ProtocolLimits.maximumNameLength, allowing: [])
-            let commit = o["sasCommit"] == nil ? nil : try fixedBytes("sasCommit", urlSafe: true, count: 32)
-            let nonce = o["sasNonce"] == nil ? nil : try fixedBytes("sasNonce", urlSafe: true, count: 32)
-            guard (commit == nil) != (nonce == nil) else { throw ProtocolError(.protocolError, "hello: exactly one of sasCommit and sasNonce") }
+            let commit = try fields.fixedBytes("sasCommit", urlSafe: true, count: 32)
+            let id = try identity()
             var invite: Invite?
             if let i = o["invite"] {
                 guard let io = i.objectValue, Set(io.keys) == ["id", "proof"],
-                      let id = io["id"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), id.count == Invitation.idByteCount,
+                      let inviteID = io["id"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), inviteID.count == Invitation.idByteCount,
                       let proof = io["proof"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), proof.count == HMACSHA256.byteCount else {
                     throw ProtocolError(.protocolError, "hello: \"invite\" must be {id: 8 bytes, proof: 32 bytes} of base64url")
                 }
-                guard commit != nil else { throw ProtocolError(.protocolError, "hello: only the initiator presents an invitation") }
-                invite = Invite(id: id, proof: proof)
+                guard id != nil else { throw ProtocolError(.protocolError, "hello: an invitation is presented with an identity") }
+                invite = Invite(id: inviteID, proof: proof)
             }
-            self = .hello(Hello(did: try string("did", max: 256), name: name, signPubKey: try fixedBytes("signPubKey", urlSafe: false, count: 32),
-                                sasCommit: commit, sasNonce: nonce, signature: try fixedBytes("signature", urlSafe: false, count: 64), invite: invite))
+            self = .hello(Hello(sasCommit: commit, identity: id, invite: invite))
+        case "nonce":
+            try only(["type", "sasNonce", "sealedIdentity"])
+            var sealed: [UInt8]?
+            if o["sealedIdentity"] != nil {
+                let s = try fields.string("sealedIdentity", max: Self.maximumSealedIdentityLength * 4 / 3 + 4)
+                guard let b = try? Base64.urlDecode(s), b.count > ChaChaPoly.tagByteCount else {
+                    throw ProtocolError(.protocolError, "nonce: \"sealedIdentity\" is not base64url of a sealed box")
+                }
+                sealed = b
+            }
+            self = .nonce(sasNonce: try fields.fixedBytes("sasNonce", urlSafe: true, count: 32), sealedIdentity: sealed)
         case "sas-reveal":
-            try only(["type", "nonce"])
-            self = .sasReveal(nonce: try fixedBytes("nonce", urlSafe: true, count: 32))
+            try only(["type", "nonce", "identity"])
+            self = .sasReveal(nonce: try fields.fixedBytes("nonce", urlSafe: true, count: 32), identity: try identity())
         case "decision":
-            try only(["type", "accept", "reason"])
+            try only(["type", "accept", "reason", "identity"])
             guard let accept = o["accept"]?.boolValue else { throw ProtocolError(.protocolError, "decision: \"accept\" must be true or false") }
-            self = .decision(accept: accept, reason: o["reason"] == nil ? nil : try string("reason", max: 512))
+            let id = try identity()
+            guard accept || id == nil else { throw ProtocolError(.protocolError, "decision: a refusal carries no identity") }
+            self = .decision(accept: accept, reason: o["reason"] == nil ? nil : try fields.string("reason", max: 512), identity: id)
         case "card":
-            try only(["type", "payload", "message"])
+            try only(["type", "payload", "message", "presenceKey"])
             guard let payload = o["payload"], payload.objectValue != nil else { throw ProtocolError(.protocolError, "card: \"payload\" must be an object") }
             self = .card(payload: payload,
-                         message: o["message"] == nil ? nil : try text("message", maxCharacters: ProximityPayload.maximumMessageLength, allowing: ["\n"]))
+                         message: o["message"] == nil ? nil : try fields.text("message", maxCharacters: ProximityPayload.maximumMessageLength, allowing: ["\n"]),
+                         presenceKey: try fields.fixedBytes("presenceKey", urlSafe: true, count: ProtocolLimits.presenceKeyByteCount))
         case "done":
             try only(["type"])
             self = .done
+        case "confirm":
+            try only(["type"])
+            self = .confirm
         case "abort":
             try only(["type", "code", "reason"])
-            self = .abort(code: try string("code", max: 64), reason: try string("reason", max: 512))
+            self = .abort(code: try fields.string("code", max: 64), reason: try fields.string("reason", max: 512))
         default:
             throw ProtocolError(.protocolError, "unknown message type \"\(type.prefix(32))\"")
         }
@@ -206,11 +249,52 @@ public enum ExchangeMessage: Sendable, Equatable {
     public var typeName: String {
         switch self {
         case .hello: "hello"
+        case .nonce: "nonce"
         case .sasReveal: "sas-reveal"
         case .decision: "decision"
         case .card: "card"
         case .done: "done"
+        case .confirm: "confirm"
         case .abort: "abort"
         }
+    }
+}
+
+/// A message's members, read strictly (used for messages and their nested objects).
+struct MessageFields {
+    let o: JSONObject
+    let type: String
+
+    init(_ o: JSONObject, type: String) {
+        self.o = o
+        self.type = type
+    }
+
+    func string(_ k: String, max: Int) throws(ProtocolError) -> String {
+        guard let s = o[k]?.stringValue else { throw ProtocolError(.protocolError, "\(type): \"\(k)\" missing or not a string") }
+        guard s.utf8.count <= max else { throw ProtocolError(.tooLarge, "\(type): \"\(k)\" is over \(max) bytes") }
+        return s
+    }
+
+    /// Human text: its limit counts characters (Unicode scalar values, §1); a control character
+    /// other than those allowed is malformed.
+    func text(_ k: String, maxCharacters: Int, allowing: Set<Unicode.Scalar>) throws(ProtocolError) -> String {
+        let s = try string(k, max: ProtocolLimits.maximumMessageLength)
+        let length = s.unicodeScalars.count
+        guard length <= maxCharacters else {
+            throw ProtocolError(.tooLarge, "\(type): \"\(k)\" is \(length) characters; at most \(maxCharacters) (Unicode code points)")
+        }
+        if let c = s.unicodeScalars.first(where: { $0.properties.generalCategory == .control && !allowing.contains($0) }) {
+            throw ProtocolError(.protocolError, "\(type): \"\(k)\" contains the control character U+\(String(c.value, radix: 16, uppercase: true).leftPadded(4))")
+        }
+        return s
+    }
+
+    func fixedBytes(_ k: String, urlSafe: Bool, count: Int) throws(ProtocolError) -> [UInt8] {
+        let s = try string(k, max: 128)
+        guard let b = urlSafe ? try? Base64.urlDecode(s) : try? Base64.decode(s), b.count == count else {
+            throw ProtocolError(.protocolError, "\(type): \"\(k)\" is not \(count) bytes of base64")
+        }
+        return b
     }
 }

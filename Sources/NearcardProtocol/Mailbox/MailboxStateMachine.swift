@@ -1,15 +1,21 @@
 import NearcardCrypto
 import NearcardModel
 
-/// Delivery of one follow-up message (docs/PROTOCOL.md §15), a pure state machine:
+/// Delivery of one follow-up message (docs/PROTOCOL.md §15), or one confirmation query (§11), a pure
+/// state machine:
 ///
-///     I -> R   Noise XX message 1 (payload "nearcard-mail/1")
+///     I -> R   Noise XX message 1 (payload "nearcard-mail/2")
 ///     R -> I   Noise XX message 2        I checks R's static key is the one pinned in the route
 ///     I -> R   Noise XX message 3
 ///     I -> R   deliver {mailboxToken, envelope}
 ///              R checks the token it issued, that I's static and signing keys are the contact's,
 ///              and the envelope; stores it (de-duplicated by id), then:
 ///     R -> I   ack {id, status: "stored" | "duplicate"}
+///
+/// or, for an exchange the sender stored unconfirmed (the sender was its initiator):
+///
+///     I -> R   query {edge}              "do you hold the exchange with this graph-edge id?"
+///     R -> I   answer {edge, held}       R remembers an exchange it does not hold as withdrawn
 ///
 /// No consent is asked: the pinned keys and the mailbox token are the authorisation.
 public struct MailboxStateMachine: Sendable {
@@ -21,6 +27,10 @@ public struct MailboxStateMachine: Sendable {
         case authorize(Delivery)
         /// Sender: the recipient stored it (or already had it).
         case delivered(id: String, duplicate: Bool)
+        /// Recipient: answer this confirmation query (the store decides), then call `answered`.
+        case answerQuery(edge: String, senderStatic: X25519.PublicKey)
+        /// Sender: the recipient's answer to our query.
+        case answered(edge: String, held: Bool)
         case failed(ProtocolError, byPeer: Bool)
     }
 
@@ -38,11 +48,20 @@ public struct MailboxStateMachine: Sendable {
         }
     }
 
-    /// What the sender brings: the message, the token the recipient issued, and the key pinned for it.
+    /// What the sender brings: the message and the token the recipient issued, or the query; and the
+    /// key pinned for the recipient.
     struct Sending: Sendable {
-        let envelope: MessageEnvelope
-        let token: [UInt8]
+        enum Request: Sendable {
+            case deliver(MessageEnvelope, token: [UInt8])
+            case query(edge: String)
+        }
+        let request: Request
         let pinnedRecipient: X25519.PublicKey
+    }
+
+    /// A graph-edge id as a query names it: 32 lower-case hex digits.
+    public static func isEdgeID(_ s: String) -> Bool {
+        s.utf8.count == 32 && s.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     /// Where the delivery is; each case is named for what this side waits for and carries what that needs.
@@ -56,7 +75,11 @@ public struct MailboxStateMachine: Sendable {
         case awaitingDelivery(EstablishedChannel)
         /// Recipient: the node checks and stores the delivery.
         case authorizing(EstablishedChannel, id: String)
+        /// Recipient: the node looks the queried exchange up.
+        case answering(EstablishedChannel, edge: String)
         case awaitingAck(EstablishedChannel, id: String)
+        /// Sender: the answer to our query.
+        case awaitingAnswer(EstablishedChannel, edge: String)
         case done
         case failed
     }
@@ -68,7 +91,15 @@ public struct MailboxStateMachine: Sendable {
     public init(sending envelope: MessageEnvelope, token: [UInt8], to pinned: X25519.PublicKey, staticKey: X25519.PrivateKey, ephemeralKey: X25519.PrivateKey) {
         role = .initiator
         state = .idle(NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
-                      Sending(envelope: envelope, token: token, pinnedRecipient: pinned))
+                      Sending(request: .deliver(envelope, token: token), pinnedRecipient: pinned))
+    }
+
+    /// The sender of a confirmation query about exchange `edge` (§11).
+    public init(asking edge: String, to pinned: X25519.PublicKey, staticKey: X25519.PrivateKey, ephemeralKey: X25519.PrivateKey) {
+        precondition(Self.isEdgeID(edge))
+        role = .initiator
+        state = .idle(NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
+                      Sending(request: .query(edge: edge), pinnedRecipient: pinned))
     }
 
     /// The recipient, after `SessionDispatch` read message 1.
@@ -80,7 +111,7 @@ public struct MailboxStateMachine: Sendable {
     public var isFinished: Bool {
         switch state {
         case .done, .failed: true
-        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingDelivery, .authorizing, .awaitingAck: false
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingDelivery, .authorizing, .answering, .awaitingAck, .awaitingAnswer: false
         }
     }
 
@@ -96,7 +127,7 @@ public struct MailboxStateMachine: Sendable {
                 let m2 = try noise.writeMessage()
                 state = .awaitingMessage3(noise)
                 return [.send(m2), .arm(.mail)]
-            case .awaitingMessage2, .awaitingMessage3, .awaitingDelivery, .authorizing, .awaitingAck, .done, .failed:
+            default:
                 return []
             }
         } catch {
@@ -117,6 +148,18 @@ public struct MailboxStateMachine: Sendable {
         guard case .authorizing(var channel, let id) = state else { return [] }
         do {
             let actions = try send(["type": "ack", "id": .string(id), "status": .string(duplicate ? "duplicate" : "stored")], on: &channel)
+            state = .done
+            return actions
+        } catch {
+            return fail(error)
+        }
+    }
+
+    /// Recipient: the store's answer to the query (an exchange not held is now remembered as withdrawn).
+    public mutating func answered(held: Bool) -> [Action] {
+        guard case .answering(var channel, let edge) = state else { return [] }
+        do {
+            let actions = try send(["type": "answer", "edge": .string(edge), "held": .bool(held)], on: &channel)
             state = .done
             return actions
         } catch {
@@ -153,8 +196,14 @@ public struct MailboxStateMachine: Sendable {
             let m3 = try noise.writeMessage()
             var channel = try EstablishedChannel(completed: noise)
             var actions: [Action] = [.send(m3)]
-            actions += try send(["type": "deliver", "mailboxToken": .string(Base64.urlEncode(sending.token)), "envelope": sending.envelope.json], on: &channel)
-            state = .awaitingAck(channel, id: sending.envelope.id)
+            switch sending.request {
+            case .deliver(let envelope, let token):
+                actions += try send(["type": "deliver", "mailboxToken": .string(Base64.urlEncode(token)), "envelope": envelope.json], on: &channel)
+                state = .awaitingAck(channel, id: envelope.id)
+            case .query(let edge):
+                actions += try send(["type": "query", "edge": .string(edge)], on: &channel)
+                state = .awaitingAnswer(channel, edge: edge)
+            }
             return actions
         case .awaitingMessage3(var noise):
             try noise.readEmptyMessage(frame)
@@ -163,6 +212,13 @@ public struct MailboxStateMachine: Sendable {
         case .awaitingDelivery(var channel):
             let (type, o) = try decrypt(frame, on: &channel)
             state = .awaitingDelivery(channel)
+            if type == "query" {
+                guard Set(o.keys) == ["type", "edge"], let edge = o["edge"]?.stringValue, Self.isEdgeID(edge) else {
+                    throw ProtocolError(.protocolError, "query: needs edge (32 lower-case hex digits)")
+                }
+                state = .answering(channel, edge: edge)
+                return [.answerQuery(edge: edge, senderStatic: channel.remoteStatic)]
+            }
             guard type == "deliver" else { return try unexpected(type, o) }
             guard Set(o.keys) == ["type", "mailboxToken", "envelope"], let tokenText = o["mailboxToken"]?.stringValue,
                   let token = try? Base64.urlDecode(tokenText), token.count == RouteRecord.mailboxTokenByteCount, let e = o["envelope"] else {
@@ -179,6 +235,19 @@ public struct MailboxStateMachine: Sendable {
             let (type, o) = try decrypt(frame, on: &channel)
             state = .authorizing(channel, id: id)
             return try unexpected(type, o)
+        case .answering(var channel, let edge):
+            let (type, o) = try decrypt(frame, on: &channel)
+            state = .answering(channel, edge: edge)
+            return try unexpected(type, o)
+        case .awaitingAnswer(var channel, let edge):
+            let (type, o) = try decrypt(frame, on: &channel)
+            state = .awaitingAnswer(channel, edge: edge)
+            guard type == "answer" else { return try unexpected(type, o) }
+            guard Set(o.keys) == ["type", "edge", "held"], o["edge"]?.stringValue == edge, let held = o["held"]?.boolValue else {
+                throw ProtocolError(.protocolError, "answer: not for this query (needs edge and held)")
+            }
+            state = .done
+            return [.answered(edge: edge, held: held)]
         case .awaitingAck(var channel, let id):
             let (type, o) = try decrypt(frame, on: &channel)
             state = .awaitingAck(channel, id: id)
@@ -217,7 +286,7 @@ public struct MailboxStateMachine: Sendable {
     /// The encrypted channel, when there is one (to tell the peer why we end).
     private var channel: EstablishedChannel? {
         switch state {
-        case .awaitingDelivery(let c), .authorizing(let c, _), .awaitingAck(let c, _): c
+        case .awaitingDelivery(let c), .authorizing(let c, _), .answering(let c, _), .awaitingAck(let c, _), .awaitingAnswer(let c, _): c
         case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .done, .failed: nil
         }
     }

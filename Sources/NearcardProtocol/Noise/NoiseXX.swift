@@ -29,18 +29,31 @@ public struct NoiseXXHandshake: Sendable {
     public let role: Role
     private var state: State
     private var symmetric: NoiseSymmetricState
-    private let localStatic: X25519.PrivateKey
+    /// A responder may choose it after reading message 1 (`useStaticKey`): XX uses it from message 2 on.
+    private var localStatic: X25519.PrivateKey?
     private let localEphemeral: X25519.PrivateKey
     private var remoteEphemeral: X25519.PublicKey?
     public private(set) var remoteStatic: X25519.PublicKey?
 
-    public init(role: Role, prologue: [UInt8], staticKey: X25519.PrivateKey, ephemeralKey: X25519.PrivateKey) {
+    public init(role: Role, prologue: [UInt8], staticKey: X25519.PrivateKey?, ephemeralKey: X25519.PrivateKey) {
         self.role = role
         self.state = role == .initiator ? .initiatorReady : .responderReady
         self.symmetric = NoiseSymmetricState(protocolName: Self.protocolName)
         self.localStatic = staticKey
         self.localEphemeral = ephemeralKey
         symmetric.mixHash(prologue)
+    }
+
+    /// A responder that read message 1 (which says what the session is for) takes the static key that
+    /// kind of session uses (Nearcard: a fresh one per exchange, the long-term one for mail).
+    public mutating func useStaticKey(_ key: X25519.PrivateKey) {
+        precondition(role == .responder && localStatic == nil, "the static key is chosen once, by a responder")
+        localStatic = key
+    }
+
+    private func staticKey() throws(ProtocolError) -> X25519.PrivateKey {
+        guard let localStatic else { throw ProtocolError(.internalError, "no Noise static key chosen for this session") }
+        return localStatic
     }
 
     public var isComplete: Bool { if case .complete = state { true } else { false } }
@@ -73,14 +86,16 @@ public struct NoiseXXHandshake: Sendable {
             out += localEphemeral.publicKey.rawRepresentation
             symmetric.mixHash(localEphemeral.publicKey.rawRepresentation)
             symmetric.mixKey(try dh(localEphemeral, remoteEphemeral))
-            out += try symmetric.encryptAndHash(localStatic.publicKey.rawRepresentation)
-            symmetric.mixKey(try dh(localStatic, remoteEphemeral))
+            let s = try staticKey()
+            out += try symmetric.encryptAndHash(s.publicKey.rawRepresentation)
+            symmetric.mixKey(try dh(s, remoteEphemeral))
             out += try symmetric.encryptAndHash(payload)
             state = .responderSentResponse
         case (.initiator, .initiatorReceivedResponse):
             // -> s, se
-            out += try symmetric.encryptAndHash(localStatic.publicKey.rawRepresentation)
-            symmetric.mixKey(try dh(localStatic, remoteEphemeral))
+            let s = try staticKey()
+            out += try symmetric.encryptAndHash(s.publicKey.rawRepresentation)
+            symmetric.mixKey(try dh(s, remoteEphemeral))
             out += try symmetric.encryptAndHash(payload)
             state = .complete
         default:

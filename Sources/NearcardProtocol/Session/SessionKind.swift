@@ -2,9 +2,9 @@
 /// the protocol versions: a responder answers only a tag it knows.
 public enum SessionKind: String, Sendable, CaseIterable {
     /// A card exchange between two people.
-    case exchange = "nearcard/1"
+    case exchange = "nearcard/2"
     /// Delivery of a follow-up message to a contact.
-    case mail = "nearcard-mail/1"
+    case mail = "nearcard-mail/2"
 
     /// The bytes message 1 carries in the clear.
     public var tag: [UInt8] { Array(rawValue.utf8) }

@@ -89,6 +89,9 @@ struct Exchange: AsyncParsableCommand {
                 if case .exchangeRequested(_, let p, let sas, _, _) = event, yes, !json {
                     Console.out("\(p.name ?? "(no name)") — \(p.did)\n  Check code \(sas) (compare with their screen)")
                 }
+                if case .exchangeCheckCode(_, let sas) = event, !json {
+                    Console.out("Check code \(sas) (compare with their screen) — waiting for them to accept")
+                }
                 if case .stillDialing(_, let attempt, let reason) = event {
                     attempts.set(attempt)
                     if !json { Console.out("… still trying (attempt \(attempt); loss on the network?): \(reason)") }
@@ -116,6 +119,21 @@ struct Exchange: AsyncParsableCommand {
                 if let note { Console.out(note) }
                 ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: database)
             }
+        case .unconfirmed(let contact, let outcome, let error):
+            let who = contact.card.name
+            let words = "\(who)'s node may have kept your card: the connection ended before it confirmed (\(error.message)). "
+                + "Their card is kept here as unconfirmed; it will be confirmed or withdrawn when your nodes next reach each other."
+            if json {
+                var o = contact.json.objectValue!
+                extra(&o, outcome.sas)
+                o["unconfirmed"] = .bool(true)
+                o["reason"] = .string(error.message)
+                Console.json(.object(o))
+            } else {
+                if let note { Console.out(note) }
+                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: database)
+            }
+            throw CLIError(.unconfirmed, words)
         case .failed:
             if let failure = result.failure { throw failure }
         }

@@ -28,6 +28,9 @@ enum Exit: Int32 {
     case connectionLost = 9
     /// The peer stopped answering within a phase's time.
     case timedOut = 10
+    /// The contact is stored but unconfirmed: the connection ended before the peer confirmed it kept
+    /// ours; it is confirmed or withdrawn when the two nodes next reach each other.
+    case unconfirmed = 11
     /// Internal error: a bug in Nearcard or its libraries.
     case software = 70
     /// Interrupted (Ctrl-C).
@@ -71,6 +74,7 @@ func classify(_ error: Error) -> (Exit, String) {
         case .invalidInput: return (.malformedInput, e.message)
         case .notFound: return (.notFound, e.message)
         case .io, .database: return (.storage, e.message)
+        case .withdrawn: return (.checkFailed, e.message)
         }
     default:
         return (.software, "\(error)")

@@ -1,0 +1,81 @@
+import Foundation
+import NearcardDiscovery
+import NearcardModel
+import NearcardProtocol
+import NearcardStore
+
+/// Settles exchanges this node stored unconfirmed (docs/PROTOCOL.md §11): asks each peer's node over
+/// the mail channel whether it holds the exchange, then confirms or withdraws it here. Retries on the
+/// outbox's schedule (5 s doubling to 15 minutes); never gives up on its own — an unconfirmed contact
+/// stays marked as such until the peer answers.
+public struct ConfirmationWorker: Sendable {
+    let context: NodeContext
+    let sender: MailSender
+
+    public init(context: NodeContext) {
+        self.context = context
+        self.sender = MailSender(context: context)
+    }
+
+    /// How one query ended.
+    public enum Settled: Sendable, Equatable {
+        case confirmed(did: String)
+        /// The peer does not hold it: undone here (`deletedContact`: it was new with that exchange).
+        case withdrawn(did: String, deletedContact: Bool)
+        /// Not settled yet (unreachable, or refused): asked again later.
+        case pending(did: String, reason: String)
+    }
+
+    /// One pass over the queries due (or every one, with `ignoringBackoff`).
+    @discardableResult
+    public func settleDue(peers: [DiscoveredPeer], ignoringBackoff: Bool = false, now: Date = Date()) async -> [Settled] {
+        let db = context.database
+        guard let due = try? db.pendingConfirmations(due: ignoringBackoff ? nil : now), !due.isEmpty else { return [] }
+        var out: [Settled] = []
+        for p in due {
+            out.append(await settle(p, peers: peers, now: now))
+        }
+        return out
+    }
+
+    func settle(_ p: NearcardDatabase.PendingConfirmation, peers: [DiscoveredPeer], now: Date) async -> Settled {
+        let db = context.database
+        let answer: Result<Bool, ProtocolError>
+        do {
+            guard let contact = try db.contacts().first(where: { $0.didPublicKey == p.contactDID }) else {
+                // Deleted here meanwhile: nothing is left to confirm.
+                try db.confirmExchange(edge: p.edge)
+                return .confirmed(did: p.contactDID)
+            }
+            let target = try sender.target(for: contact)
+            answer = await ask(p.edge, target: target, addresses: MailSender.addresses(for: target.route, discovered: peers))
+        } catch {
+            answer = .failure(ProtocolError(.internalError, "\(error)"))
+        }
+        switch answer {
+        case .success(true):
+            _ = try? db.confirmExchange(edge: p.edge)
+            return .confirmed(did: p.contactDID)
+        case .success(false):
+            let deleted = (try? db.withdrawExchange(edge: p.edge)) ?? nil
+            return .withdrawn(did: p.contactDID, deletedContact: deleted != nil)
+        case .failure(let error):
+            let next = MailSender.retryAt(attempts: p.attempts + 1, createdAt: now, now: now) ?? now.addingTimeInterval(900)
+            try? db.postponeConfirmation(edge: p.edge, error: error.message, next: next)
+            return .pending(did: p.contactDID, reason: error.message)
+        }
+    }
+
+    private func ask(_ edge: String, target: MailSender.Target, addresses: [PeerAddress]) async -> Result<Bool, ProtocolError> {
+        var last = ProtocolError(.connectionLost, "\(target.contact.name) is not reachable (no address answered)")
+        for address in addresses {
+            switch await Dialer.ask(about: edge, pinned: target.route.pubKey, at: address, context: context) {
+            case .success(let held): return .success(held)
+            case .failure(let e):
+                last = e
+                if e.code != .connectionLost && e.code != .timeout { return .failure(e) }
+            }
+        }
+        return .failure(last)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import NearcardModel
+
+/// Agreement on an exchange's end (docs/PROTOCOL.md §11, protocol version 2). The initiator stores the
+/// contact before it sends its last `done`, as *unconfirmed*; the responder stores it on that `done` and
+/// confirms. When the confirmation is lost, the initiator asks later ("do you hold exchange E?") over
+/// the mail channel and confirms or withdraws what it stored; a responder that answers "no" remembers
+/// the exchange as withdrawn, so a `done` for it that arrives late stores nothing. Either both books
+/// hold the contact or neither does.
+extension NearcardDatabase {
+    /// How `recordExchange` stores one exchange.
+    public enum Confirmation: Sendable, Equatable {
+        /// Stored for good (the responder, on the initiator's `done`; or an exchange outside the
+        /// protocol). `edge`: the exchange's graph-edge id, refused if the peer was told it is withdrawn.
+        case final(edge: String?)
+        /// The initiator, before its `done`: unconfirmed until the responder confirms (`confirmExchange`)
+        /// or says it does not hold it (`withdrawExchange`).
+        case pending(edge: String)
+
+        public static let final = Confirmation.final(edge: nil)
+    }
+
+    /// An exchange this node stored unconfirmed, waiting for the peer's word.
+    public struct PendingConfirmation: Sendable, Equatable {
+        public let edge: String
+        public let contactDID: String
+        /// The contact was new with this exchange (withdrawing it deletes the contact).
+        public let newContact: Bool
+        public let createdAt: Date
+        public let attempts: Int
+        public let nextAttemptAt: Date
+        public let lastError: String?
+    }
+
+    /// The exchanges stored unconfirmed; `due` keeps those whose next query is due by then.
+    public func pendingConfirmations(due: Date? = nil) throws(StoreError) -> [PendingConfirmation] {
+        try read { db in
+            let rows = try due.map { try db.rows("SELECT * FROM pendingConfirmation WHERE nextAttemptAt <= ? ORDER BY createdAt", $0.timeIntervalSince1970) }
+                ?? db.rows("SELECT * FROM pendingConfirmation ORDER BY createdAt")
+            return try rows.map { row in
+                PendingConfirmation(edge: try row["edge"], contactDID: try row["contactDID"], newContact: (try row["newContact"] as Int64) != 0,
+                                    createdAt: Date(timeIntervalSince1970: try row["createdAt"]), attempts: Int(try row["attempts"] as Int64),
+                                    nextAttemptAt: Date(timeIntervalSince1970: try row["nextAttemptAt"]), lastError: try row["lastError"])
+            }
+        }
+    }
+
+    /// The DIDs whose contact is unconfirmed (for listings).
+    public func unconfirmedContactDIDs() throws(StoreError) -> Set<String> {
+        try read { db in Set(try db.rows("SELECT contactDID FROM pendingConfirmation").map { try $0[0] as String }) }
+    }
+
+    /// The peer confirmed exchange `edge`: the contact is simply kept. Returns whether it was pending.
+    @discardableResult
+    public func confirmExchange(edge: String) throws(StoreError) -> Bool {
+        try write { db in try db.execute("DELETE FROM pendingConfirmation WHERE edge = ?", edge) > 0 }
+    }
+
+    /// The peer does not hold exchange `edge`: undo it. A contact that was new with it is deleted with
+    /// everything tied to it; an older contact stays (the peer holds it from before). Returns the DID
+    /// of a deleted contact.
+    @discardableResult
+    public func withdrawExchange(edge: String) throws(StoreError) -> String? {
+        let deleted: String? = try write { db in
+            guard let row = try db.row("SELECT contactDID, newContact FROM pendingConfirmation WHERE edge = ?", edge) else { return nil }
+            try db.execute("DELETE FROM pendingConfirmation WHERE edge = ?", edge)
+            let did: String = try row[0]
+            guard (try row[1] as Int64) != 0 else { return nil }
+            return did
+        }
+        guard let deleted else { return nil }
+        if let id = try contactID(did: deleted) { try deleteContact(id: id) }
+        return deleted
+    }
+
+    /// A failed query: try again at `next`.
+    public func postponeConfirmation(edge: String, error: String, next: Date) throws(StoreError) {
+        try write { db in
+            try db.execute("UPDATE pendingConfirmation SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ? WHERE edge = ?",
+                           String(error.prefix(512)), next.timeIntervalSince1970, edge)
+        }
+    }
+
+    /// Answers a contact's confirmation query about exchange `edge` (asked by the holder of `pubKey`,
+    /// the peer's pinned X25519 key): held when this node keeps that peer as a contact. When it does
+    /// not hold that very exchange, the exchange is remembered as withdrawn first — in the same
+    /// transaction — so its `done`, should it still arrive, stores nothing: the answer stays true.
+    public func answerConfirmation(edge: String, pubKey: String, now: Date = Date()) throws(StoreError) -> Bool {
+        try write { db in
+            let row = try db.row("SELECT graphExportEdgeId FROM contact WHERE pubKey = ?", pubKey)
+            let currentEdge: String? = try row.flatMap { try $0[0] }
+            if currentEdge != edge {
+                try db.execute("INSERT INTO withdrawnExchange (edge, at) VALUES (?, ?) ON CONFLICT DO NOTHING", edge, now.timeIntervalSince1970)
+            }
+            return row != nil
+        }
+    }
+
+    private func contactID(did: String) throws(StoreError) -> String? {
+        try read { db in try db.row("SELECT id FROM contact WHERE did = ?", did).map { try $0[0] as String } }
+    }
+}

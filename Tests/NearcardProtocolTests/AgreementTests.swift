@@ -1,0 +1,76 @@
+import NearcardCrypto
+import NearcardModel
+@testable import NearcardProtocol
+import Testing
+
+/// Agreement (docs/PROTOCOL.md §11, version 2): an exchange cut at any frame ends with both sides
+/// holding the contact or neither — the initiator's unconfirmed contact settled by the responder's
+/// answer to its confirmation query ("held" exactly when the responder stored it).
+@Suite struct AgreementTests {
+    /// What each side holds after the session ended at a cut and the query (if any) was answered.
+    struct Books: Equatable {
+        var initiator: Bool
+        var responder: Bool
+    }
+
+    /// Runs one exchange, delivering only the first `k` frames (both directions, in the order they were
+    /// sent); then both sides lose the connection.
+    func cut(after k: Int) -> (Books, unconfirmed: Bool) {
+        var pair = Pair(party("Ada"), party("Grace"))
+        var delivered = 0
+        func pump() {
+            while delivered < k, !(pair.toR.isEmpty && pair.toI.isEmpty) {
+                if !pair.toR.isEmpty { pair.stepToR(); delivered += 1; continue }
+                pair.stepToI()
+                delivered += 1
+            }
+        }
+        pair.collect(pair.i.start(), fromInitiator: true)
+        pump()
+        if pair.r != nil, pair.r.awaitsLocalDecision { pair.collect(pair.r.decide(accept: true, message: nil, now: now), fromInitiator: false) }
+        pump()
+        if pair.i.awaitsLocalDecision { pair.collect(pair.i.decide(accept: true, message: nil, now: now), fromInitiator: true) }
+        pump()
+        let lost = ProtocolError(.connectionLost, "cut")
+        pair.collect(pair.i.abort(lost), fromInitiator: true)
+        if pair.r != nil { pair.collect(pair.r.abort(lost), fromInitiator: false) }
+        let responderHolds = pair.rEvents.committed != nil
+        let initiatorStored = pair.iEvents.committed != nil
+        let confirmed = pair.iEvents.contains { if case .confirmed = $0 { true } else { false } }
+        // The query: the responder answers "held" exactly when it stored the contact.
+        let initiatorHolds = initiatorStored && (confirmed || responderHolds)
+        return (Books(initiator: initiatorHolds, responder: responderHolds), initiatorStored && !confirmed)
+    }
+
+    @Test func everyCutEndsWithBothBooksAgreeing() {
+        var full = Pair(party("Ada"), party("Grace"))
+        full.start()
+        full.decide(initiator: false, accept: true)
+        full.decide(initiator: true, accept: true)
+        let frames = full.transcript.count
+        #expect(frames == 13, "message 1–3, hello, nonce, sas-reveal, two decisions, two cards, done, done, confirm")
+        var unsettled = 0
+        for k in 0...frames {
+            let (books, unconfirmed) = cut(after: k)
+            #expect(books.initiator == books.responder, "cut after \(k) frames: \(books)")
+            if unconfirmed { unsettled += 1 }
+            if k == frames { #expect(books == Books(initiator: true, responder: true) && !unconfirmed) }
+        }
+        // Only the last round trip leaves the initiator in doubt (done or confirm lost).
+        #expect(unsettled == 2)
+    }
+
+    /// The responder stores on the initiator's `done`, not before: a responder that sent its own `done`
+    /// and heard nothing stores nothing.
+    @Test func theResponderStoresOnlyOnTheInitiatorsDone() {
+        var pair = Pair(party("Ada"), party("Grace"))
+        pair.holdCommits = [true]
+        pair.start()
+        pair.decide(initiator: false, accept: true)
+        pair.decide(initiator: true, accept: true)
+        #expect(pair.iEvents.committed != nil && pair.rEvents.committed == nil, "Ada's store is writing; Grace waits for her done")
+        pair.commit(initiator: true)
+        pair.pump()
+        #expect(pair.rEvents.completed != nil && pair.iEvents.completed != nil)
+    }
+}
