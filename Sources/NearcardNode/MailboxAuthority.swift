@@ -62,6 +62,8 @@ public struct MailboxAuthority: Sendable {
                 return true
             }
             guard allowed else { return refuse(.busy, "more than \(limits.perContactPerMinute) messages a minute from this contact") }
+            // Already past its lifetime (it waited in the sender's outbox): acknowledged, not kept (§15).
+            if e.hasExpired(now: Int64(t)) { return .stored(nil) }
             let fresh = try db.storeReceived(e, contactID: contact.id, senderPubKey: d.senderStatic, senderSignPubKey: pinnedSign, at: now)
             guard fresh else { return .duplicate }
             return .stored(try db.inbox(contactDID: e.from).first { $0.id == e.id })

@@ -126,6 +126,8 @@ public final class NodeRuntime: Sendable {
             let worker = ConfirmationWorker(context: context)
             while !Task.isCancelled {
                 await worker.settleDue(peers: peers.all)
+                // Follow-ups past their lifetime go from both boxes (§15).
+                _ = try? context.database.purgeExpiredMessages()
                 try? await Task.sleep(nanoseconds: 5_000_000_000)
             }
         })
@@ -340,7 +342,8 @@ public final class NodeRuntime: Sendable {
     /// discovery shows it (a one-shot runtime looks for it up to `wait` seconds), then at the route's
     /// address hints. Returns the outbox entry: delivered, still queued (a later attempt will deliver
     /// it), or failed.
-    public func send(message text: String, to contact: String, wait: TimeInterval = 5) async throws -> OutboxItem {
+    /// `expiresIn`: seconds after which both nodes delete the message (§15); nil keeps it.
+    public func send(message text: String, to contact: String, wait: TimeInterval = 5, expiresIn: Int64? = nil) async throws -> OutboxItem {
         if let problem = MessageEnvelope.textProblem(text) { throw NodeError(.invalidInput, problem) }
         let context = self.context
         let found = try context.database.findContact(contact)
@@ -348,7 +351,10 @@ public final class NodeRuntime: Sendable {
             throw NodeError(.invalidInput, "\(found.name) has no sealed route: only contacts from an in-person exchange can be messaged")
         }
         let target = try MailSender(context: context).target(for: found)
-        let envelope = MessageEnvelope.make(text: text, from: context.identity.did, to: did, sentAt: Int64(Date().timeIntervalSince1970),
+        let sentAt = Int64(Date().timeIntervalSince1970)
+        let expiresAt = expiresIn.map { sentAt + $0 }
+        if let expiresAt, let problem = MessageEnvelope.lifetimeProblem(sentAt: sentAt, expiresAt: expiresAt) { throw NodeError(.invalidInput, problem) }
+        let envelope = MessageEnvelope.make(text: text, from: context.identity.did, to: did, sentAt: sentAt, expiresAt: expiresAt,
                                             signer: context.keys.ed25519)
         let queued = try context.database.enqueue(envelope, for: found)
         // Without discovery the hints are still tried.

@@ -217,7 +217,8 @@ public final class NearcardDatabase: Sendable {
         // unconfirmed until the responder confirms, in the session or by answering a confirmation
         // query; a responder that answered "not held" remembers the exchange so a late `done` for it
         // commits nothing.
-        Migration(id: "v13-agreement", sql: """
+        // (and follow-ups that expire, §15: both nodes delete them at `expiresAt`)
+        Migration(id: "v13-agreement-expiry", sql: """
                 CREATE TABLE pendingConfirmation (
                     edge TEXT PRIMARY KEY,
                     contactDID TEXT NOT NULL,
@@ -230,7 +231,9 @@ public final class NearcardDatabase: Sendable {
                 CREATE TABLE withdrawnExchange (
                     edge TEXT PRIMARY KEY,
                     at REAL NOT NULL
-                )
+                );
+                ALTER TABLE inboxMessage ADD COLUMN expiresAt REAL;
+                ALTER TABLE outboxMessage ADD COLUMN expiresAt REAL
                 """),
     ]
 

@@ -64,10 +64,10 @@ extension NearcardDatabase {
         guard let did = contact.didPublicKey else { throw StoreError(.invalidInput, "\(contact.name) has no DID: only contacts from an exchange can be messaged") }
         try write { db in
             try db.execute("""
-                INSERT INTO outboxMessage (id, contactID, contactDID, text, envelopeJSON, createdAt, state, attempts, nextAttemptAt, fromDID)
-                VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?)
+                INSERT INTO outboxMessage (id, contactID, contactDID, text, envelopeJSON, createdAt, state, attempts, nextAttemptAt, fromDID, expiresAt)
+                VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?)
                 """, envelope.id, contact.id, did, envelope.text, envelope.json.canonicalText,
-                now.timeIntervalSince1970, now.timeIntervalSince1970, envelope.from)
+                now.timeIntervalSince1970, now.timeIntervalSince1970, envelope.from, envelope.expiresAt.map { Double($0) })
         }
         guard let item = try outboxItem(id: envelope.id) else { throw StoreError(.database, "the queued message vanished") }
         return item
@@ -85,8 +85,11 @@ extension NearcardDatabase {
             let due = now.timeIntervalSince1970
             let t = (leaseFrom ?? now).timeIntervalSince1970
             // A message whose text was removed (it was delivered) is never sent again, whatever its state says.
-            var sql = "SELECT id FROM outboxMessage WHERE state = 'queued' AND envelopeJSON != '' AND nextAttemptAt <= ? AND (leaseUntil IS NULL OR leaseUntil < ?)"
-            var args: [SQLValue] = [.real(due), .real(t)]
+            var sql = """
+                SELECT id FROM outboxMessage WHERE state = 'queued' AND envelopeJSON != '' AND nextAttemptAt <= ? AND (leaseUntil IS NULL OR leaseUntil < ?)
+                AND (expiresAt IS NULL OR expiresAt > ?)
+                """
+            var args: [SQLValue] = [.real(due), .real(t), .real(t)]
             if let contactDID { sql += " AND contactDID = ?"; args.append(.text(contactDID)) }
             if let fromDID { sql += " AND (fromDID IS NULL OR fromDID = ?)"; args.append(.text(fromDID)) }
             sql += " ORDER BY nextAttemptAt LIMIT ?"
@@ -147,7 +150,8 @@ extension NearcardDatabase {
 
     /// Messages not yet delivered (queued or failed); with `all`, delivered ones too. Oldest first.
     public func outbox(all: Bool = false) throws(StoreError) -> [OutboxItem] {
-        try read { db in
+        try purgeExpiredMessages()
+        return try read { db in
             try db.rows(Self.outboxSelect + (all ? "" : " WHERE o.state != 'delivered'") + " ORDER BY o.createdAt").map(Self.outboxItem)
         }
     }
@@ -195,12 +199,31 @@ extension NearcardDatabase {
                               senderSignPubKey: Ed25519.PublicKey, at: Date = Date()) throws(StoreError) -> Bool {
         try write { db in
             try db.execute("""
-                INSERT INTO inboxMessage (fromDID, id, contactID, text, sentAt, receivedAt, senderPubKey, senderSignPubKey, envelopeJSON)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                INSERT INTO inboxMessage (fromDID, id, contactID, text, sentAt, receivedAt, senderPubKey, senderSignPubKey, envelopeJSON, expiresAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """, envelope.from, envelope.id, contactID, envelope.text, Double(envelope.sentAt), at.timeIntervalSince1970,
                 Base64.encode(senderPubKey.rawRepresentation), Base64.encode(senderSignPubKey.rawRepresentation),
-                envelope.json.canonicalText) > 0
+                envelope.json.canonicalText, envelope.expiresAt.map { Double($0) }) > 0
         }
+    }
+
+    /// Deletes every follow-up past its `expiresAt` (§15): received ones go; queued ones are given up
+    /// ("expired before delivery") and, like delivered ones, keep their metadata and lose their text.
+    /// Returns how many were removed or given up. Then the engine's leftovers go (`compact()`).
+    @discardableResult
+    public func purgeExpiredMessages(now: Date = Date()) throws(StoreError) -> Int {
+        let t = now.timeIntervalSince1970
+        let n = try write { db in
+            try db.execute("DELETE FROM inboxMessage WHERE expiresAt IS NOT NULL AND expiresAt <= ?", t)
+                + db.execute("""
+                    UPDATE outboxMessage SET state = CASE state WHEN 'delivered' THEN 'delivered' ELSE 'failed' END,
+                        lastError = CASE state WHEN 'delivered' THEN lastError ELSE 'expired before delivery' END,
+                        text = '', envelopeJSON = '', leaseUntil = NULL
+                    WHERE expiresAt IS NOT NULL AND expiresAt <= ? AND (text != '' OR envelopeJSON != '')
+                    """, t)
+        }
+        if n > 0 { compact() }
+        return n
     }
 
     /// Messages received from `since` on, from one sender.
@@ -208,9 +231,10 @@ extension NearcardDatabase {
         try read { db in try db.value("SELECT COUNT(*) FROM inboxMessage WHERE fromDID = ? AND receivedAt >= ?", fromDID, since.timeIntervalSince1970) ?? 0 }
     }
 
-    /// Received messages, newest first; `contactDID` narrows to one sender.
+    /// Received messages, newest first; `contactDID` narrows to one sender. Expired ones are deleted first.
     public func inbox(contactDID: String? = nil) throws(StoreError) -> [InboxItem] {
-        try read { db in
+        try purgeExpiredMessages()
+        return try read { db in
             var sql = """
                 SELECT i.*, c.name AS contactName, c.pubKey AS contactPubKey, c.signPubKey AS contactSignPubKey
                 FROM inboxMessage i LEFT JOIN contact c ON c.did = i.fromDID

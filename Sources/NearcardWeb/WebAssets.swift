@@ -160,6 +160,15 @@ enum WebAssets {
       for (const r of state.requests.values()) {
         const li = el("li", null, { "data-request": r.id, class: "request" });
         const who = r.peer || {};
+        if (r.waiting) {
+          // We asked; the check code is known, and who answers is not yet (they show themselves when they accept).
+          li.classList.add("waiting");
+          li.append(el("strong", "Waiting for them to accept"),
+                    el("p", r.sas, { class: "code", "aria-label": "Check code " + r.sas }),
+                    el("span", "Compare this code with their screen; you confirm once they accept.", { class: "fp" }));
+          list.append(li);
+          continue;
+        }
         li.append(el("strong", who.name || "(no name)"),
                   el("span", (r.role === "initiator" ? "you asked" : "asks you") + " — fingerprint " + who.fingerprint, { class: "fp" }),
                   el("span", who.did, { class: "did" }));
@@ -360,9 +369,20 @@ enum WebAssets {
       switch (ev.event) {
         case "peer.found": state.peers.set(ev.instance, ev); renderPeers(); break;
         case "peer.lost": state.peers.delete(ev.instance); renderPeers(); break;
+        case "exchange.check-code":
+          state.requests.set(ev.id, { id: ev.id, sas: ev.sas, waiting: true }); renderRequests(); show("requests");
+          break;
         case "exchange.requested":
           if (ev.decision === "pending") { state.requests.set(ev.id, ev); renderRequests(); show("requests"); }
+          else if (state.requests.has(ev.id)) { state.requests.delete(ev.id); renderRequests(); }
           break;
+        case "exchange.unconfirmed": {
+          state.requests.delete(ev.id); renderRequests();
+          const c = ev.contact;
+          notice(c.name + "'s node may have kept your card: the connection ended before it confirmed. Kept here as unconfirmed; it is settled when your nodes next reach each other.");
+          show("contacts"); loadContacts().then(() => showContact(c));
+          break;
+        }
         case "exchange.completed": {
           state.requests.delete(ev.id); renderRequests();
           const c = ev.contact;

@@ -65,25 +65,28 @@ alice, bob, mallory = nodes
 alice.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == started["mallory"]["fingerprint"], "Mallory's service")
 mallory.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == started["bob"]["fingerprint"], "Bob's service")
 alice.send({"cmd": "exchange", "peer": started["mallory"]["fingerprint"][:12], "confirm": True, "ref": "a1"})
-a_req = alice.wait(lambda e: e["event"] == "exchange.requested", "Alice's request")
-if a_req["decision"] != "pending" or a_req["role"] != "initiator":
-    fail(f"Alice's own request should wait for her decision: {a_req}")
+# Protocol v2: Alice's screen shows the check code at once; who answers shows itself only when it accepts.
+a_code = alice.wait(lambda e: e["event"] == "exchange.check-code", "Alice's check code")
 m_from_alice = mallory.wait(lambda e: e["event"] == "exchange.requested" and e["role"] == "responder", "Alice's request at Mallory")
 
 # Mallory relays: she asks the real Bob while Alice waits.
 mallory.send({"cmd": "exchange", "peer": started["bob"]["fingerprint"][:12], "ref": "m1"})
 b_req = bob.wait(lambda e: e["event"] == "exchange.requested", "the relayed request at Bob")
 
-# Alice and Bob compare the codes on their two screens: they differ, so each declines.
-same = b_req["sas"] == a_req["sas"]
-decisions = {}
-for person, req in ((bob, b_req), (alice, a_req)):
-    decisions[person.name] = "accept" if same else "decline"
-    person.send({"cmd": decisions[person.name], "id": req["id"], "ref": "d-" + person.name})
+# Alice and Bob compare the codes on their two screens: they differ, so Bob declines.
+same = b_req["sas"] == a_code["sas"]
+decisions = {"bob": "accept" if same else "decline"}
+bob.send({"cmd": decisions["bob"], "id": b_req["id"], "ref": "d-bob"})
 m_to_bob = mallory.wait(lambda e: e["event"] == "reply" and e.get("ref") == "m1", "Mallory's exchange with Bob")
-a_done = alice.wait(lambda e: e["event"] == "reply" and e.get("ref") == "a1", "Alice's exchange reply")
-# Mallory would accept Alice's request; it is too late: Alice has declined.
+# Mallory accepts Alice's request anyway, and so has to show herself: Alice sees Mallory's DID (not
+# Bob's) beside a code that did not match, and declines.
 mallory.send({"cmd": "accept", "id": m_from_alice["id"], "ref": "m2"})
+a_req = alice.wait(lambda e: e["event"] == "exchange.requested", "Alice's request")
+if a_req["decision"] != "pending" or a_req["role"] != "initiator":
+    fail(f"Alice's own request should wait for her decision: {a_req}")
+decisions["alice"] = "accept" if same and a_req["peer"]["did"] == started["bob"]["did"] else "decline"
+alice.send({"cmd": decisions["alice"], "id": a_req["id"], "ref": "d-alice"})
+a_done = alice.wait(lambda e: e["event"] == "reply" and e.get("ref") == "a1", "Alice's exchange reply")
 mallory.wait(lambda e: e["event"] == "reply" and e.get("ref") == "m2", "Mallory's accept reply")
 
 for n in nodes:
@@ -94,7 +97,7 @@ print(json.dumps({
     "dids": {k: v["did"] for k, v in started.items()},
     "fingerprints": {k: v["fingerprint"] for k, v in started.items()},
     "names": published,
-    "sas": {"alice": a_req["sas"], "malloryWithAlice": m_from_alice["sas"], "bob": b_req["sas"]},
+    "sas": {"alice": a_code["sas"], "malloryWithAlice": m_from_alice["sas"], "bob": b_req["sas"]},
     "alicePeerDID": a_req["peer"]["did"], "bobPeerDID": b_req["peer"]["did"],
     "decisions": decisions, "malloryToBob": m_to_bob, "alice": a_done,
 }))

@@ -121,7 +121,9 @@ try:
     g = grace.find_element(By.CSS_SELECTOR, "#request-list li.request")
     g.find_element(By.TAG_NAME, "input").send_keys("Hello Ada, from the other page")
     g.find_elements(By.TAG_NAME, "button")[0].click()
-    ada.find_element(By.CSS_SELECTOR, "#request-list li.request").find_elements(By.TAG_NAME, "button")[0].click()
+    # (Protocol v2: Grace shows who she is when she accepts; then Ada's page asks her to confirm.)
+    wait(ada, lambda d: d.find_elements(By.CSS_SELECTOR, "#request-list li.request:not(.waiting) button"), "Ada asked to confirm once Grace accepted")
+    ada.find_element(By.CSS_SELECTOR, "#request-list li.request:not(.waiting)").find_elements(By.TAG_NAME, "button")[0].click()
     for name, d, other in (("ada", ada, args.grace_name), ("grace", grace, args.ada_name)):
         wait(d, EC.visibility_of_element_located((By.CSS_SELECTOR, "#contact h3")), f"the new contact on {name}'s page")
         article = d.find_element(By.ID, "contact")

@@ -5,9 +5,10 @@ import NearcardTestSupport
 import Testing
 
 /// The fault lab: an exchange through a relay (Tests/Interop/fault_relay.py) that cuts the link after
-/// k frames, for every k, then both books are compared once the dust settles. Where they disagree the
-/// table says so; the one place the protocol still allows it (the last round trip, §11) is recorded as
-/// a known issue until issue 26's agreement closes it.
+/// k frames, for every k, then both books are compared once the dust settles. Protocol version 2's
+/// agreement (PROTOCOL §11) leaves no place where they may disagree: the dialer that stored the contact
+/// unconfirmed asks the listener (over the mail channel, at the route's hints) and confirms or
+/// withdraws it before it exits.
 @Suite(.serialized) struct FaultLabTests {
     let relay = CLI.packageRoot.appendingPathComponent("Tests/Interop/fault_relay.py").path
     func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
@@ -113,17 +114,12 @@ import Testing
         }
         let table = outcomes.map { "  \($0)" }.joined(separator: "\n")
         print("fault lab, link cut after k of \(frames) frames:\n\(table)")
+        #expect(frames == 13, "message 1–3, hello, nonce, sas-reveal, two decisions, two cards, done, done, confirm: \(report)")
         for o in outcomes {
-            // Whoever lacks the contact was told the exchange failed; whoever holds it completed.
+            // Both books agree at every cut, and the dialer says which way it ended: exit 0 with the
+            // contact (confirmed, in the session or by its query), an error exit without it.
+            #expect(o.agree, "\(o)")
             #expect(o.dialerHas == (o.dialerExit == 0), "\(o)")
-            if o.cutAfter == frames - 1 {
-                // Both `done` frames cross; the last one lost leaves one side holding the contact.
-                withKnownIssue("the last round trip ends one-sided until the agreement of issue 26 (PROTOCOL §11)", isIntermittent: true) {
-                    #expect(o.agree, "\(o)")
-                }
-            } else {
-                #expect(o.agree, "\(o)")
-            }
         }
     }
 }

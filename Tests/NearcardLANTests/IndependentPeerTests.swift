@@ -8,6 +8,7 @@ import Testing
 /// exchanges cards with a real node over loopback: the spec is precise enough to implement.
 @Suite struct IndependentPeerTests {
     let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/python_peer.py").path
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
 
     /// The node in a network namespace of its own; the Python peer is run in it too (`lab.run`).
     func startNode(_ person: TestPerson) throws -> (Lab, ChildProcess, Int, URL) {
@@ -109,5 +110,45 @@ import Testing
         usleep(200_000)
         #expect(try node.contacts().isEmpty)
         #expect(try String(contentsOf: log, encoding: .utf8).contains("nothing was stored"))
+    }
+
+    /// Protocol v2, §5 and §6.2, from the wire: a stranger written from the spec alone dials and stops
+    /// after each message. A node that declines shows it nothing but a per-session Noise key; one that
+    /// accepts shows who it is only in its acceptance; a stranger posing as a contact gets a sealed
+    /// identity it cannot open; a mail message 1 not made for the node's key gets no answer.
+    @Test func aStrangerLearnsNothingBeforeConsent() throws {
+        let lab = try Lab("is")
+        let grace = try TestPerson(name: "Grace Hopper")
+        defer { grace.cli.cleanUp() }
+        let empty = grace.home.appendingPathComponent("nobody.txt")
+        try "".write(to: empty, atomically: true, encoding: .utf8)
+        let (declining, port) = try lab.listen(home: grace.home, ["--no-discovery", "--accept", "allowlist:\(empty.path)"], log: log("declining"))
+        let stranger = CLI.packageRoot.appendingPathComponent("Tests/Interop/stranger_peer.py").path
+        let identifying = ["did", "name", "pubKey", "signPubKey", "presenceKey", "fingerprint", "cardFields"]
+        let longTerm = try grace.cli.run(["id", "--json"]).json["pubKey"]
+        for n in [2, 5, 7, 13] {
+            let r = try lab.run([CLI.python, stranger, "127.0.0.1", String(port), "--stop-after", String(n), "--decline-expected"])
+            let holds = r.json["holds"]?.objectValue ?? [:]
+            #expect(identifying.allSatisfy { holds[$0] == nil }, "stopping after \(n), a stranger declined holds \(holds)")
+            #expect(holds["sessionStatic"] != nil && holds["sessionStatic"] != longTerm, "only a per-session key: \(r.stdout)")
+        }
+        declining.kill(SIGTERM)
+        declining.wait()
+
+        let (accepting, port2) = try lab.listen(home: grace.home, ["--no-discovery", "--accept", "all"], log: log("accepting"))
+        defer { accepting.kill(SIGTERM) }
+        let before = try lab.run([CLI.python, stranger, "127.0.0.1", String(port2), "--stop-after", "6", "--drain", "0"])
+        #expect(before.json["holds"]?["did"] == nil, "nothing before the node decided: \(before.stdout)")
+        let after = try lab.run([CLI.python, stranger, "127.0.0.1", String(port2), "--stop-after", "7", "--drain", "0"])
+        #expect(after.json["holds"]?["did"]?.stringValue == grace.did && after.json["holds"]?["identityVerified"] == true,
+                "the acceptance carries the proven identity: \(after.stdout)")
+        #expect(after.json["holds"]?["presenceKey"] == nil, "the presence key comes only with the card, after both accepted")
+        let posing = try lab.run([CLI.python, stranger, "127.0.0.1", String(port2), "--ask-sealed", "--stop-after", "7", "--drain", "0"])
+        #expect(posing.json["holds"]?["sealedIdentity"] != nil && posing.json["holds"]?["did"] == nil,
+                "a stranger posing as a contact cannot open what it is sent: \(posing.stdout)")
+        for probe in ["ik", "xx-tag"] {
+            let m = try lab.run([CLI.python, stranger, "127.0.0.1", String(port2), "--mail-probe", probe])
+            #expect(m.code == 0, "a \(probe) mail probe got an answer: \(m.stdout)")
+        }
     }
 }

@@ -328,7 +328,7 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentPr
         let ada = try TestNode("Ada")
         let lone = try await LoneListener(Pipelines.responder(ada, consent: AcceptAll(message: nil)))
         var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
-        try await lone.send(frame: try noise.writeMessage(payload: Array("nearcard/1".utf8)))
+        try await lone.send(frame: try noise.writeMessage(payload: SessionKind.exchange.tag))
         #expect(try await lone.frames().count == 1, "message 2")
         await lone.loop.advanceTime(by: .seconds(9))
         #expect(lone.channel.isActive)

@@ -45,8 +45,10 @@ func initiator(_ p: Party, expected: ExpectedPeer = ExpectedPeer()) -> ExchangeS
 /// A responder as a listener makes one: message 1 through `SessionDispatch`, then resumed and started
 /// (its first actions: message 2, the handshake timer, the request for its card).
 func responder(_ p: Party, reading message1: [UInt8]) throws(ProtocolError) -> (ExchangeStateMachine, [ExchangeStateMachine.Action]) {
-    let (kind, noise) = try SessionDispatch.readFirstMessage(message1, ephemeralKey: X25519.PrivateKey()) { _ in X25519.PrivateKey() }
-    guard kind == .exchange else { throw ProtocolError(.protocolError, "not an exchange") }
+    guard case .exchange(let noise) = try SessionDispatch.readFirstMessage(message1, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+                                                                         longTermKey: p.keys.x25519) else {
+        throw ProtocolError(.protocolError, "not an exchange")
+    }
     var m = ExchangeStateMachine(resuming: noise, identity: p.local, presenceKey: p.localCard.presenceKey, sasNonce: Sodium.randomBytes(32),
                                  mailboxToken: Sodium.randomBytes(32))
     let actions = m.start()

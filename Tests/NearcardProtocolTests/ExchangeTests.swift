@@ -282,4 +282,32 @@ import Testing
             #expect(pair.i.isFinished)
         }
     }
+
+    /// A contact that recognised the responder's tag (§6.2): its hello says nothing of it; the responder
+    /// proves itself first, sealed under its presence key; only then does the initiator show itself.
+    /// Whoever does not hold that key, or proves another DID, is refused before the initiator shows anything.
+    @Test func aRecognisedContactProvesItselfFirst() throws {
+        let ada = party("Ada"), grace = party("Grace")
+        var pair = Pair(ada, grace, expected: ExpectedPeer(did: grace.identity.did, presenceKey: grace.localCard.presenceKey))
+        pair.start()
+        let seenByAda = try #require(pair.iEvents.identified, "Ada knows who answers before anyone decided")
+        #expect(seenByAda.did == grace.identity.did)
+        #expect(pair.rEvents.identified?.did == ada.identity.did, "Grace is asked knowing who asks")
+        #expect(pair.i.awaitsLocalDecision && pair.r.awaitsLocalDecision, "both decide, in any order")
+        pair.decide(initiator: true, accept: true)
+        pair.decide(initiator: false, accept: true)
+        #expect(pair.iEvents.completed?.theirPresenceKey == grace.localCard.presenceKey)
+        #expect(pair.rEvents.completed?.theirPresenceKey == ada.localCard.presenceKey)
+
+        // Someone else at that address (it cannot open a seal for Grace's key): Ada shows nothing.
+        let mallory = party("Mallory")
+        var impostor = Pair(ada, mallory, expected: ExpectedPeer(did: grace.identity.did, presenceKey: grace.localCard.presenceKey))
+        impostor.start()
+        #expect(impostor.iEvents.failure?.code == .identityMismatch)
+        #expect(impostor.rEvents.identified == nil, "Mallory never learnt who dialled")
+        // Another contact of Grace's holding her key answering as itself is not Grace either.
+        var other = Pair(ada, mallory, expected: ExpectedPeer(did: grace.identity.did, presenceKey: mallory.localCard.presenceKey))
+        other.start()
+        #expect(other.iEvents.failure?.code == .identityMismatch && other.rEvents.identified == nil)
+    }
 }

@@ -29,12 +29,15 @@ struct MailPair {
                 var actions: [MailboxStateMachine.Action]
                 if recipient == nil {
                     do {
-                        let (kind, noise) = try SessionDispatch.readFirstMessage(f, ephemeralKey: X25519.PrivateKey(), staticKey: { _ in recipientKey })
-                        #expect(kind == .mail)
+                        let first = try SessionDispatch.readFirstMessage(f, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+                                                                         longTermKey: recipientKey)
+                        guard case .mail(let noise) = first else { throw ProtocolError(.protocolError, "not a mail session") }
                         recipient = MailboxStateMachine(receivingAfter: noise)
                         actions = recipient!.start()
-                    } catch {
+                    } catch let error as ProtocolError {
                         recipientEvents.append(.failed(error, byPeer: false))
+                        return
+                    } catch {
                         return
                     }
                 } else {
@@ -92,14 +95,21 @@ extension [MailboxStateMachine.Action] {
         #expect(pair.senderEvents.delivered?.1 == true)
     }
 
-    /// The node that answers is not the contact (its static key differs from the pinned one): nothing is sent.
-    @Test func senderRefusesANodeWithoutThePinnedKey() {
+    /// The node that answers is not the contact (it lacks the pinned key): message 1 does not open for
+    /// it, so it cannot answer; nothing but message 1 (sealed to the contact's key) ever left the sender.
+    @Test func senderRefusesANodeWithoutThePinnedKey() throws {
         let impostor = X25519.PrivateKey()
         var pair = MailPair(envelope: envelope(), token: token, senderKey: ada.x25519, recipientKey: impostor, pinned: grace.x25519.publicKey)
         var asked = false
         pair.run { _ in asked = true; return .success(false) }
-        #expect(pair.senderEvents.failure?.code == .identityMismatch)
-        #expect(!asked, "the message never left the sender")
+        #expect(pair.recipientEvents.failure?.code == .protocolError, "the impostor cannot read message 1")
+        #expect(!asked && pair.transcript.count == 1, "the message never left the sender")
+        // An impostor that answers anyway (a made-up message 2): the sender stops there, identity_mismatch.
+        var sender = MailboxStateMachine(sending: envelope(), token: token, to: grace.x25519.publicKey, staticKey: ada.x25519, ephemeralKey: X25519.PrivateKey())
+        _ = sender.start()
+        let madeUp = X25519.PrivateKey().publicKey.rawRepresentation + Sodium.randomBytes(16)
+        let after = sender.receive(madeUp)
+        #expect(after.failure?.code == .identityMismatch && sends(after).isEmpty)
     }
 
     @Test func refusalReachesTheSender() {
@@ -118,7 +128,8 @@ extension [MailboxStateMachine.Action] {
         var failed = false
         for f in first.transcript {
             if recipient == nil {
-                guard let (_, noise) = try? SessionDispatch.readFirstMessage(f, ephemeralKey: X25519.PrivateKey(), staticKey: { _ in grace.x25519 }) else { failed = true; break }
+                guard case .mail(let noise)? = try? SessionDispatch.readFirstMessage(f, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+                                                                                       longTermKey: grace.x25519) else { failed = true; break }
                 recipient = MailboxStateMachine(receivingAfter: noise)
                 _ = recipient!.start()
                 continue
@@ -131,25 +142,87 @@ extension [MailboxStateMachine.Action] {
     }
 
     @Test func dispatchKnowsBothKindsAndRefusesOthers() throws {
-        for kind in SessionKind.allCases {
-            var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
-            let (read, _) = try SessionDispatch.readFirstMessage(try noise.writeMessage(payload: kind.tag), ephemeralKey: X25519.PrivateKey(), staticKey: { _ in X25519.PrivateKey() })
-            #expect(read == kind)
+        let longTerm = X25519.PrivateKey()
+        func dispatch(_ frame: [UInt8]) throws(ProtocolError) -> SessionDispatch.FirstMessage {
+            try SessionDispatch.readFirstMessage(frame, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(), longTermKey: longTerm)
         }
-        var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        // An exchange: XX with the tag in the clear.
+        var xx = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        #expect(try dispatch(try xx.writeMessage(payload: SessionKind.exchange.tag)).kind == .exchange)
+        // Mail: IK made for our long-term key.
+        var ik = NoiseIKHandshake(initiatorTo: longTerm.publicKey, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        #expect(try dispatch(try ik.writeMessage(payload: SessionKind.mail.tag)).kind == .mail)
         // Another protocol altogether is protocol_error (a probe, not a peer); another Nearcard version is
         // unsupported_version (a peer worth telling a person about).
-        #expect { try SessionDispatch.readFirstMessage(try noise.writeMessage(payload: Array("gopher/1".utf8)), ephemeralKey: X25519.PrivateKey(), staticKey: { _ in X25519.PrivateKey() }) } throws: {
+        var noise = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        #expect { try dispatch(try noise.writeMessage(payload: Array("gopher/1".utf8))) } throws: { ($0 as? ProtocolError)?.code == .protocolError }
+        for old in ["nearcard/1", "nearcard-mail/1", "nearcard-mail/2"] {
+            // (version 1's mail, and version 2's mail tag in the clear: an XX message 1 never gets our static key)
+            var other = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+            #expect { try dispatch(try other.writeMessage(payload: Array(old.utf8))) } throws: {
+                ($0 as? ProtocolError)?.code == .unsupportedVersion && ($0 as? ProtocolError)?.message.contains(old) == true
+            }
+        }
+    }
+
+    /// A mail message 1 made for another key (a stranger guessing, or an old route) opens nothing: the
+    /// node answers nothing, so nobody learns its long-term key by asking (§15).
+    @Test func mailForAnotherKeyGetsNoAnswer() throws {
+        var ik = NoiseIKHandshake(initiatorTo: X25519.PrivateKey().publicKey, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(),
+                                  ephemeralKey: X25519.PrivateKey())
+        let m1 = try ik.writeMessage(payload: SessionKind.mail.tag)
+        #expect { try SessionDispatch.readFirstMessage(m1, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(), longTermKey: X25519.PrivateKey()) } throws: {
             ($0 as? ProtocolError)?.code == .protocolError
         }
-        var other = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
-        #expect { try SessionDispatch.readFirstMessage(try other.writeMessage(payload: Array("nearcard-mail/3".utf8)), ephemeralKey: X25519.PrivateKey(), staticKey: { _ in X25519.PrivateKey() }) } throws: {
-            ($0 as? ProtocolError)?.code == .unsupportedVersion && ($0 as? ProtocolError)?.message.contains("nearcard-mail/3") == true
+    }
+
+    /// The confirmation query (§11, §15): asked over the same pinned session, answered by the store.
+    @Test func aQueryIsAnsweredWithWhatTheStoreHolds() throws {
+        for held in [true, false] {
+            let edge = String(repeating: "ab", count: 16)
+            var sender = MailboxStateMachine(asking: edge, to: grace.x25519.publicKey, staticKey: ada.x25519, ephemeralKey: X25519.PrivateKey())
+            let m1 = sends(sender.start())
+            guard case .mail(let noise) = try SessionDispatch.readFirstMessage(m1[0], ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+                                                                             longTermKey: grace.x25519) else { Issue.record("not mail"); return }
+            var recipient = MailboxStateMachine(receivingAfter: noise)
+            var toI = sends(recipient.start())
+            var asked: (String, X25519.PublicKey)?
+            var answer: Bool?
+            while !toI.isEmpty {
+                for action in sender.receive(toI.removeFirst()) {
+                    if case .send(let f) = action {
+                        for r in recipient.receive(f) {
+                            if case .answerQuery(let e, let from) = r { asked = (e, from) }
+                        }
+                        toI += sends(recipient.answered(held: held))
+                    }
+                    if case .answered(_, let h) = action { answer = h }
+                }
+            }
+            #expect(asked?.0 == edge && asked?.1 == ada.x25519.publicKey, "the recipient learns which exchange, and who asks")
+            #expect(answer == held)
         }
     }
 }
 
 @Suite struct MessageEnvelopeTests {
+    /// `expiresAt` is signed with the rest, after `sentAt`, at most 365 days later (§15).
+    @Test func expiryIsSignedAndBounded() throws {
+        let k = IdentityKeys.generate()
+        let e = MessageEnvelope.make(text: "gone in a week", from: "did:key:zA", to: "did:key:zB", sentAt: 1000, expiresAt: 1000 + 7 * 86400, signer: k.ed25519)
+        let back = try MessageEnvelope(json: JSONParser.parse(e.json.canonicalText))
+        #expect(back.expiresAt == 1000 + 7 * 86400 && back.isSigned(by: k.ed25519.publicKey))
+        #expect(!back.hasExpired(now: 1000 + 7 * 86400 - 1) && back.hasExpired(now: 1000 + 7 * 86400))
+        var stretched = back
+        stretched.expiresAt = 1000 + 8 * 86400
+        #expect(!stretched.isSigned(by: k.ed25519.publicKey), "the lifetime cannot be changed on the way")
+        for bad: Int64 in [1000, 999, 1000 + 366 * 86400] {
+            var o = e.json.objectValue!
+            o["expiresAt"] = .number(Double(bad))
+            #expect(throws: ModelError.self) { try MessageEnvelope(json: .object(o)) }
+        }
+    }
+
     @Test func signsAndRefusesTampering() throws {
         let k = IdentityKeys.generate()
         let e = MessageEnvelope.make(text: "line one\nline two", from: "did:key:zA", to: "did:key:zB", sentAt: 5, signer: k.ed25519)
@@ -168,3 +241,5 @@ extension [MailboxStateMachine.Action] {
         #expect(MessageEnvelope.textProblem("esc\u{1B}[2J") != nil)
     }
 }
+
+func sends(_ a: [MailboxStateMachine.Action]) -> [[UInt8]] { a.compactMap { if case .send(let b) = $0 { b } else { nil } } }

@@ -113,3 +113,33 @@ import Testing
         }
     }
 }
+
+/// Follow-ups with a lifetime (docs/PROTOCOL.md §15): gone from both boxes at `expiresAt`, on SQLite
+/// and PostgreSQL alike.
+@Suite struct ExpiryStoreTests {
+    let did = "did:key:zDnaeGraceHopperExpiry0000000000000000000000000000000"
+
+    @Test(arguments: Backend.allCases)
+    func expiredMessagesLeaveBothBoxes(kind: Backend) throws {
+        let (db, dir) = try temporaryDatabase(kind)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let grace = try db.recordContact(proximityContact(did: did, name: "Grace Hopper", message: "hi"), payloadJSON: "{}")
+        let now = Date()
+        let t = Int64(now.timeIntervalSince1970)
+        let short = MessageEnvelope.make(text: "expiring-marker-1", from: "did:key:zMe", to: did, sentAt: t, expiresAt: t + 60, signer: Ed25519.PrivateKey())
+        let lasting = MessageEnvelope.make(text: "lasting-marker-2", from: "did:key:zMe", to: did, sentAt: t, signer: Ed25519.PrivateKey())
+        try db.enqueue(short, for: grace, now: now)
+        try db.enqueue(lasting, for: grace, now: now)
+        // The same two, received from Grace.
+        let fromGrace = MessageEnvelope.make(text: "expiring-marker-3", from: did, to: "did:key:zMe", sentAt: t, expiresAt: t + 60, signer: Ed25519.PrivateKey())
+        _ = try db.storeReceived(fromGrace, contactID: grace.id, senderPubKey: X25519.PrivateKey().publicKey, senderSignPubKey: Ed25519.PrivateKey().publicKey, at: now)
+        #expect(try db.purgeExpiredMessages(now: now.addingTimeInterval(59)) == 0, "nothing before its time")
+        #expect(try db.claimDueMessages(now: now.addingTimeInterval(61)).map(\.id) == [lasting.id], "an expired message is not sent")
+        #expect(try db.purgeExpiredMessages(now: now.addingTimeInterval(61)) == 2)
+        let outbox = try db.outbox(all: true)
+        let gone = try #require(outbox.first { $0.id == short.id })
+        #expect(gone.state == .failed && gone.lastError == "expired before delivery" && gone.text == nil)
+        #expect(outbox.first { $0.id == lasting.id }?.state == .queued)
+        #expect(try db.inbox().allSatisfy { $0.text != "expiring-marker-3" })
+    }
+}

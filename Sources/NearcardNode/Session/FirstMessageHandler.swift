@@ -54,23 +54,21 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
         do throws(ProtocolError) {
             // An exchange's Noise static key is fresh (nothing to know the node by before its person
             // decides, §5); mail proves the long-term key its route pinned.
-            let longTerm = node.keys.x25519
-            let (kind, noise) = try SessionDispatch.readFirstMessage(frame, ephemeralKey: X25519.PrivateKey()) { kind in
-                kind == .exchange ? X25519.PrivateKey() : longTerm
-            }
+            let first = try SessionDispatch.readFirstMessage(frame, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+                                                             longTermKey: node.keys.x25519)
             if let admitted, !admitted.admission.promote(admitted.ticket) {
                 // Closed to make room while its first message was on its way: it is gone.
                 return
             }
             let session = SessionChannelHandler(limits: node.limits, heardFromPeer: true)
-            switch kind {
-            case .exchange:
+            switch first {
+            case .exchange(let noise):
                 let presenceKey: [UInt8]
                 do { presenceKey = try node.database.presenceKey() } catch {
                     throw ProtocolError(.internalError, "this node's presence key cannot be read: \(error.message)")
                 }
                 session.drive(with: ExchangeDriver(responderFor: node, resuming: noise, presenceKey: presenceKey, remote: remote, connection: session))
-            case .mail:
+            case .mail(let noise):
                 session.drive(with: MailDriver(receivingAfter: noise, authority: mailbox, events: node.events, remote: remote, connection: session))
             }
             let ops = context.pipeline.syncOperations

@@ -27,7 +27,7 @@ final class MailDriver: SessionDriver {
     }
 
     /// The recipient, after the dispatcher read message 1.
-    init(receivingAfter noise: NoiseXXHandshake, authority: MailboxAuthority, events: EventBus, remote: String, connection: SessionConnection) {
+    init(receivingAfter noise: NoiseIKHandshake, authority: MailboxAuthority, events: EventBus, remote: String, connection: SessionConnection) {
         self.machine = MailboxStateMachine(receivingAfter: noise)
         self.remote = remote
         self.result = nil
@@ -48,8 +48,9 @@ final class MailDriver: SessionDriver {
 
     func closed(heardFromPeer: Bool) {
         guard !machine.isFinished, !reported else { return }
+        // A node that cannot open message 1 (sealed to the contact's key: §15) closes without a word.
         let lost = machine.role == .initiator && !heardFromPeer
-            ? ProtocolError(.connectionLost, "the peer closed the connection before the session began (it may be busy or rate-limiting)")
+            ? ProtocolError(.connectionLost, "the node there closed without answering: not the contact (it cannot open a message sealed to their key), or busy")
             : ProtocolError(.connectionLost, "the connection closed during the delivery")
         perform(machine.abort(lost))
     }

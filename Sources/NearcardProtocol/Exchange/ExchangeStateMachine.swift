@@ -469,6 +469,10 @@ public struct ExchangeStateMachine: Sendable {
             let message = try decrypt(frame, on: &d.session.channel)
             state = .deciding(d)
             guard case .decision(let accept, let reason, let identity) = message, !d.theirsAccepted else { return try unexpected(message) }
+            // A stranger's initiator cannot know whom it accepts before our acceptance showed us (§6).
+            if role == .responder && !d.revealed {
+                throw ProtocolError(.protocolError, "the initiator decided before this side accepted and showed itself")
+            }
             guard accept else {
                 state = .failed
                 return [.failed(ProtocolError(.declined, "the peer declined" + (reason.map { " (\($0.prefix(100)))" } ?? "")), byPeer: true)]

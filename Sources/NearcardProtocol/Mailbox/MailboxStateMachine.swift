@@ -4,9 +4,8 @@ import NearcardModel
 /// Delivery of one follow-up message (docs/PROTOCOL.md §15), or one confirmation query (§11), a pure
 /// state machine:
 ///
-///     I -> R   Noise XX message 1 (payload "nearcard-mail/2")
-///     R -> I   Noise XX message 2        I checks R's static key is the one pinned in the route
-///     I -> R   Noise XX message 3
+///     I -> R   Noise IK message 1 (payload "nearcard-mail/2"), made for the key pinned in the route
+///     R -> I   Noise IK message 2        it decrypts only if R holds that key
 ///     I -> R   deliver {mailboxToken, envelope}
 ///              R checks the token it issued, that I's static and signing keys are the contact's,
 ///              and the envelope; stores it (de-duplicated by id), then:
@@ -67,11 +66,10 @@ public struct MailboxStateMachine: Sendable {
     /// Where the delivery is; each case is named for what this side waits for and carries what that needs.
     enum State: Sendable {
         /// Sender, before `start`.
-        case idle(NoiseXXHandshake, Sending)
+        case idle(NoiseIKHandshake, Sending)
         /// Recipient: message 1 read by the dispatch.
-        case resumed(NoiseXXHandshake)
-        case awaitingMessage2(NoiseXXHandshake, Sending)
-        case awaitingMessage3(NoiseXXHandshake)
+        case resumed(NoiseIKHandshake)
+        case awaitingMessage2(NoiseIKHandshake, Sending)
         case awaitingDelivery(EstablishedChannel)
         /// Recipient: the node checks and stores the delivery.
         case authorizing(EstablishedChannel, id: String)
@@ -90,7 +88,7 @@ public struct MailboxStateMachine: Sendable {
     /// The sender.
     public init(sending envelope: MessageEnvelope, token: [UInt8], to pinned: X25519.PublicKey, staticKey: X25519.PrivateKey, ephemeralKey: X25519.PrivateKey) {
         role = .initiator
-        state = .idle(NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
+        state = .idle(NoiseIKHandshake(initiatorTo: pinned, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
                       Sending(request: .deliver(envelope, token: token), pinnedRecipient: pinned))
     }
 
@@ -98,12 +96,12 @@ public struct MailboxStateMachine: Sendable {
     public init(asking edge: String, to pinned: X25519.PublicKey, staticKey: X25519.PrivateKey, ephemeralKey: X25519.PrivateKey) {
         precondition(Self.isEdgeID(edge))
         role = .initiator
-        state = .idle(NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
+        state = .idle(NoiseIKHandshake(initiatorTo: pinned, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
                       Sending(request: .query(edge: edge), pinnedRecipient: pinned))
     }
 
     /// The recipient, after `SessionDispatch` read message 1.
-    public init(receivingAfter noise: NoiseXXHandshake) {
+    public init(receivingAfter noise: NoiseIKHandshake) {
         role = .responder
         state = .resumed(noise)
     }
@@ -111,7 +109,7 @@ public struct MailboxStateMachine: Sendable {
     public var isFinished: Bool {
         switch state {
         case .done, .failed: true
-        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingDelivery, .authorizing, .answering, .awaitingAck, .awaitingAnswer: false
+        case .idle, .resumed, .awaitingMessage2, .awaitingDelivery, .authorizing, .answering, .awaitingAck, .awaitingAnswer: false
         }
     }
 
@@ -125,7 +123,7 @@ public struct MailboxStateMachine: Sendable {
                 return [.send(m1), .arm(.mail)]
             case .resumed(var noise):
                 let m2 = try noise.writeMessage()
-                state = .awaitingMessage3(noise)
+                state = .awaitingDelivery(try EstablishedChannel(completed: noise))
                 return [.send(m2), .arm(.mail)]
             default:
                 return []
@@ -188,14 +186,15 @@ public struct MailboxStateMachine: Sendable {
         case .idle, .resumed:
             throw ProtocolError(.protocolError, "the peer sent a frame before this side began")
         case .awaitingMessage2(var noise, let sending):
-            try noise.readEmptyMessage(frame)
-            guard let rs = noise.remoteStatic, rs == sending.pinnedRecipient else {
+            // Message 2 decrypts only for the holder of the pinned key: anything else is another node.
+            let payload: [UInt8]
+            do { payload = try noise.readMessage(frame) } catch {
                 state = .failed
-                return [.failed(ProtocolError(.identityMismatch, "the node that answered is not the contact (its key is not the one pinned when you exchanged cards)"), byPeer: false)]
+                return [.failed(ProtocolError(.identityMismatch, "the node that answered is not the contact (it does not hold the key pinned when you exchanged cards)"), byPeer: false)]
             }
-            let m3 = try noise.writeMessage()
+            guard payload.isEmpty else { throw ProtocolError(.protocolError, "Noise message 2 carries a \(payload.count)-byte payload; it must be empty") }
             var channel = try EstablishedChannel(completed: noise)
-            var actions: [Action] = [.send(m3)]
+            var actions: [Action] = []
             switch sending.request {
             case .deliver(let envelope, let token):
                 actions += try send(["type": "deliver", "mailboxToken": .string(Base64.urlEncode(token)), "envelope": envelope.json], on: &channel)
@@ -205,10 +204,6 @@ public struct MailboxStateMachine: Sendable {
                 state = .awaitingAnswer(channel, edge: edge)
             }
             return actions
-        case .awaitingMessage3(var noise):
-            try noise.readEmptyMessage(frame)
-            state = .awaitingDelivery(try EstablishedChannel(completed: noise))
-            return []
         case .awaitingDelivery(var channel):
             let (type, o) = try decrypt(frame, on: &channel)
             state = .awaitingDelivery(channel)
@@ -287,7 +282,7 @@ public struct MailboxStateMachine: Sendable {
     private var channel: EstablishedChannel? {
         switch state {
         case .awaitingDelivery(let c), .authorizing(let c, _), .answering(let c, _), .awaitingAck(let c, _), .awaitingAnswer(let c, _): c
-        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .done, .failed: nil
+        case .idle, .resumed, .awaitingMessage2, .done, .failed: nil
         }
     }
 

@@ -14,6 +14,13 @@ struct EstablishedChannel: Sendable {
         self.remoteStatic = remoteStatic
     }
 
+    init(completed noise: NoiseIKHandshake) throws(ProtocolError) {
+        guard let remoteStatic = noise.remoteStatic else { throw ProtocolError(.internalError, "the handshake completed without the peer's static key") }
+        transport = try noise.split()
+        handshakeHash = noise.handshakeHash
+        self.remoteStatic = remoteStatic
+    }
+
     mutating func encrypt(_ plaintext: [UInt8]) throws(ProtocolError) -> [UInt8] { try transport.encrypt(plaintext) }
 
     mutating func decrypt(_ ciphertext: [UInt8]) throws(ProtocolError) -> [UInt8] { try transport.decrypt(ciphertext) }

@@ -89,7 +89,8 @@ struct Exchange: AsyncParsableCommand {
                 if case .exchangeRequested(_, let p, let sas, _, _) = event, yes, !json {
                     Console.out("\(p.name ?? "(no name)") — \(p.did)\n  Check code \(sas) (compare with their screen)")
                 }
-                if case .exchangeCheckCode(_, let sas) = event, !json {
+                // The code is compared while they decide, so it shows whenever a person is at this terminal.
+                if case .exchangeCheckCode(_, let sas) = event, !json || !yes {
                     Console.out("Check code \(sas) (compare with their screen) — waiting for them to accept")
                 }
                 if case .stillDialing(_, let attempt, let reason) = event {

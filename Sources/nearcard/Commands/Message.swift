@@ -15,7 +15,8 @@ struct Message: AsyncParsableCommand {
         pinned when you exchanged cards. If the contact is on the LAN now it is delivered at once; \
         otherwise it waits in your outbox and a running `nearcard listen` delivers it when the contact \
         appears (see `nearcard outbox`). Exit 0 when delivered or queued, 1 when it failed for good. \
-        Another node answering at the contact's address costs an attempt, not the message.
+        Another node answering at the contact's address costs an attempt, not the message. \
+        With --expire the message disappears from both nodes after that time (delivered or not).
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -29,19 +30,24 @@ struct Message: AsyncParsableCommand {
     @Option(help: "Seconds to look for the contact on the LAN before leaving the message queued.")
     var wait: Double = 5
 
+    @Option(help: ArgumentHelp("Delete the message from both nodes after this long: 30s, 5m, 1h, 7d (at most 365d).", valueName: "DURATION"))
+    var expire: String?
+
     @Flag(help: "Print the message's outbox entry as JSON.")
     var json = false
 
     func validate() throws {
         if let problem = MessageEnvelope.textProblem(text) { throw ValidationError(problem) }
         if wait < 0 || wait > 3600 { throw ValidationError("--wait must be between 0 and 3600 seconds") }
+        if let expire { _ = try Durations.parse(expire) }
     }
 
     func run() async throws {
         let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
         let found = try context.database.findContact(contact)
         // Looks for the contact's node for up to --wait seconds (by its fingerprint), then tries it and its hints.
-        let item = try await NodeRuntime.open(context: context).send(message: text, to: found.id, wait: wait)
+        let lifetime = try expire.map { Int64(try Durations.parse($0)) }
+        let item = try await NodeRuntime.open(context: context).send(message: text, to: found.id, wait: wait, expiresIn: lifetime)
         if json {
             Console.json(item.json)
             // Exit 0 means delivered or queued, with --json too.

@@ -14,9 +14,9 @@ import Testing
     static func atCards() throws -> RawInitiatorSession {
         var s = try RawInitiatorSession()
         _ = s.sendHello()
-        _ = s.send(.sasReveal(nonce: s.nonce))
+        _ = s.send(.sasReveal(nonce: s.nonce, identity: nil))
         _ = s.responder.decide(accept: true, message: nil, now: now)
-        _ = s.send(.decision(accept: true, reason: nil))
+        _ = s.send(.decision(accept: true, reason: nil, identity: nil))
         return s
     }
 
@@ -25,7 +25,7 @@ import Testing
         let payload = try ProximityPayload.make(card: card, policy: SharingPolicy(fields: Set(CardField.allCases)), keys: s.raw.party.keys,
                                                 receiver: s.grace.identity.did, sessionBinding: s.raw.h, ephemeralMessage: message,
                                                 sealedRoute: nil, now: now)
-        return .card(payload: payload.json, message: message)
+        return .card(payload: payload.json, message: message, presenceKey: Sodium.randomBytes(16))
     }
 
     // MARK: §1 JSON form
@@ -99,13 +99,11 @@ import Testing
     /// many characters. Over a limit is too_large; at the limit is accepted.
     @Test func aHelloNameIsCountedInScalars() throws {
         var over = try RawInitiatorSession()
-        var hello = over.raw.hello(commit: SAS.commitment(handshakeHash: over.raw.h, nonce: over.nonce))
-        if case .hello(var h) = hello {
-            h.name = Self.oneGrapheme(65)
-            h.signature = try over.raw.party.keys.p256.signature(for: ExchangeMessage.Hello.signingInput(h.signedObject(role: .initiator, handshakeHash: over.raw.h)))
-            hello = .hello(h)
-        }
-        let refused = over.sendHello(hello)
+        var identity = over.raw.identity()
+        identity.name = Self.oneGrapheme(65)
+        identity.signature = try over.raw.party.keys.p256.signature(
+            for: ExchangeMessage.Identity.signingInput(identity.signedObject(role: .initiator, handshakeHash: over.raw.h)))
+        let refused = over.sendHello(.hello(.init(sasCommit: SAS.commitment(handshakeHash: over.raw.h, nonce: over.nonce), identity: identity)))
         #expect(refused.failure?.code == .tooLarge)
         #expect(refused.failure?.message.contains("65 characters; at most 64") == true, "\(refused.failure?.message ?? "")")
     }
@@ -125,7 +123,7 @@ import Testing
         let actions = s.send(try Self.card(s, card, message: message))
         #expect(actions.failure?.code == code, "\(actions.failure?.message ?? "none")")
         #expect(actions.failure?.message.contains(reason) == true, "\(actions.failure?.message ?? "none")")
-        #expect(actions.completed == nil)
+        #expect(actions.committed == nil)
     }
 
     /// At the limits, in characters of several bytes each: accepted.
@@ -194,27 +192,36 @@ import Testing
         do { _ = try ExchangeMessage(decoding: JCS.canonicalize(.object(o))); return nil } catch { return error }
     }
 
-    static func helloObject(_ change: (inout JSONObject) -> Void) -> JSONObject {
-        var o: JSONObject = ["type": "hello", "version": 1, "did": .string(party("Ada").identity.did),
+    static func helloObject(_ change: (inout JSONObject) -> Void = { _ in }, identity: (inout JSONObject) -> Void = { _ in }) -> JSONObject {
+        var i: JSONObject = ["did": .string(party("Ada").identity.did), "pubKey": .string(Base64.encode(Array(repeating: 6, count: 32))),
                              "signPubKey": .string(Base64.encode(Array(repeating: 7, count: 32))),
-                             "sasCommit": .string(Base64.urlEncode(Array(repeating: 1, count: 32))),
                              "signature": .string(Base64.encode(Array(repeating: 2, count: 64)))]
+        identity(&i)
+        var o: JSONObject = ["type": "hello", "version": 2, "sasCommit": .string(Base64.urlEncode(Array(repeating: 1, count: 32))), "identity": .object(i)]
         change(&o)
         return o
     }
 
-    /// Another `version` is unsupported_version; a missing one, wrong sizes, both or neither SAS
-    /// member, a non-boolean `accept` are protocol_error; values over their byte limits too_large.
+    /// Another `version` is unsupported_version; a missing one, wrong sizes, a member that does not
+    /// belong, a non-boolean `accept`, an identity in a refusal are protocol_error; values over their
+    /// byte limits too_large.
     @Test func helloAndDecisionMembersAreCheckedWithTheirCodes() {
-        #expect(Self.decode(Self.helloObject { _ in }) == nil, "the baseline decodes")
-        #expect(Self.decode(Self.helloObject { $0["version"] = 2 })?.code == .unsupportedVersion)
+        #expect(Self.decode(Self.helloObject()) == nil, "the baseline decodes")
+        #expect(Self.decode(Self.helloObject { $0["identity"] = nil }) == nil, "a hello without identity (a recall) decodes")
+        #expect(Self.decode(Self.helloObject { $0["version"] = 1 })?.code == .unsupportedVersion)
+        #expect(Self.decode(Self.helloObject { $0["version"] = 3 })?.code == .unsupportedVersion)
         #expect(Self.decode(Self.helloObject { $0["version"] = nil })?.code == .protocolError)
-        #expect(Self.decode(Self.helloObject { $0["did"] = .string("did:key:z" + String(repeating: "a", count: 300)) })?.code == .tooLarge)
-        #expect(Self.decode(Self.helloObject { $0["signPubKey"] = .string(Base64.encode(Array(repeating: 7, count: 31))) })?.code == .protocolError)
-        #expect(Self.decode(Self.helloObject { $0["signature"] = .string(Base64.encode(Array(repeating: 2, count: 63))) })?.code == .protocolError)
+        #expect(Self.decode(Self.helloObject(identity: { $0["did"] = .string("did:key:z" + String(repeating: "a", count: 300)) }))?.code == .tooLarge)
+        #expect(Self.decode(Self.helloObject(identity: { $0["signPubKey"] = .string(Base64.encode(Array(repeating: 7, count: 31))) }))?.code == .protocolError)
+        #expect(Self.decode(Self.helloObject(identity: { $0["pubKey"] = nil }))?.code == .protocolError)
+        #expect(Self.decode(Self.helloObject(identity: { $0["signature"] = .string(Base64.encode(Array(repeating: 2, count: 63))) }))?.code == .protocolError)
+        #expect(Self.decode(Self.helloObject(identity: { $0["name"] = "Ada\u{0}" }))?.code == .protocolError)
+        #expect(Self.decode(Self.helloObject(identity: { $0["role"] = "initiator" }))?.code == .protocolError)
         #expect(Self.decode(Self.helloObject { $0["sasNonce"] = .string(Base64.urlEncode(Array(repeating: 1, count: 32))) })?.code == .protocolError)
         #expect(Self.decode(Self.helloObject { $0["sasCommit"] = nil })?.code == .protocolError)
-        #expect(Self.decode(Self.helloObject { $0["name"] = "Ada\u{0}" })?.code == .protocolError)
+        #expect(Self.decode(["type": "decision", "accept": false, "identity": .object(Self.helloObject()["identity"]!.objectValue!)])?.code == .protocolError)
+        #expect(Self.decode(["type": "nonce", "sasNonce": .string(Base64.urlEncode(Array(repeating: 1, count: 32))), "sealedIdentity": "!"])?.code == .protocolError)
+        #expect(Self.decode(["type": "card", "payload": ["x": 1], "presenceKey": .string(Base64.urlEncode(Array(repeating: 1, count: 15)))])?.code == .protocolError)
         #expect(Self.decode(["type": "decision", "accept": "yes"])?.code == .protocolError)
         #expect(Self.decode(["type": "decision", "accept": false, "reason": .string(String(repeating: "x", count: 513))])?.code == .tooLarge)
         #expect(Self.decode(["type": "abort", "code": "declined", "reason": .string(String(repeating: "x", count: 513))])?.code == .tooLarge)
@@ -245,11 +252,11 @@ import Testing
 
         for (role, otherSession) in [(NoiseXXHandshake.Role.responder, false), (.initiator, true)] {
             var t = try RawInitiatorSession()
-            var hello = ExchangeMessage.Hello(did: t.raw.party.identity.did, name: "Mallory", signPubKey: t.raw.party.keys.ed25519.publicKey.rawRepresentation,
-                                              sasCommit: Sodium.randomBytes(32), sasNonce: nil, signature: [])
+            var identity = ExchangeMessage.Identity(did: t.raw.party.identity.did, name: "Mallory", pubKey: t.raw.party.keys.x25519.publicKey.rawRepresentation,
+                                                    signPubKey: t.raw.party.keys.ed25519.publicKey.rawRepresentation)
             let h = otherSession ? Sodium.randomBytes(32) : t.raw.h
-            hello.signature = try t.raw.party.keys.p256.signature(for: ExchangeMessage.Hello.signingInput(hello.signedObject(role: role, handshakeHash: h)))
-            let a = t.sendHello(.hello(hello))
+            identity.signature = try t.raw.party.keys.p256.signature(for: ExchangeMessage.Identity.signingInput(identity.signedObject(role: role, handshakeHash: h)))
+            let a = t.sendHello(.hello(.init(sasCommit: Sodium.randomBytes(32), identity: identity)))
             #expect(a.failure?.code == .badIdentity, "role \(role), other session \(otherSession)")
             #expect(a.identified == nil)
         }
@@ -276,7 +283,7 @@ import Testing
             payload.sdProof = try SelectiveDisclosure.issue(card: Card(name: "Mallory"), disclosing: [.name], signer: s.raw.party.keys.p256, issuedAt: now)
             payload.payloadSignature = Base64.encode(try s.raw.party.keys.p256.signature(for: ProximityPayload.signingInput(unsigned: payload.unsignedJSON)))
         }
-        return .card(payload: payload.json, message: nil)
+        return .card(payload: payload.json, message: nil, presenceKey: Sodium.randomBytes(16))
     }
 
     @Test func anHonestRouteIsAcceptedAndEachBrokenOneRefused() throws {
@@ -301,11 +308,11 @@ import Testing
             let a = s.send(try Self.card(s, route: make(s)))
             #expect(a.failure?.code == code, "\(what): \(a.failure?.message ?? "accepted")")
             #expect(a.failure?.message.contains(reason) == true, "\(what): \(a.failure?.message ?? "accepted")")
-            #expect(a.completed == nil)
+            #expect(a.committed == nil)
         }
     }
 
-    /// The card's signPubKey must be the hello's.
+    /// The card's signPubKey must be the identity's.
     @Test func aCardWithAnotherSigningKeyThanTheHelloIsRefused() throws {
         var s = try Self.atCards()
         let a = s.send(try Self.card(s, route: Self.route(s), keys: IdentityKeys.generate()))

@@ -17,7 +17,11 @@ import Testing
 
     struct Side {
         let keys: IdentityKeys
+        /// This session's Noise static key (§5: per session, not the long-term `pubKey`).
+        let sessionStatic: X25519.PrivateKey
         let ephemeral: X25519.PrivateKey
+        /// 16 bytes: the presence key (§3), which seals a responder's identity for its contacts (§6.2).
+        let presenceKey: [UInt8]
         let sasNonce: [UInt8]
         let name: String
 
@@ -25,24 +29,27 @@ import Testing
             keys = IdentityKeys(p256: try P256.PrivateKey(rawRepresentation: SecureBytes(WorkedExampleTests.fixed("\(role) p256"))),
                                 x25519: try X25519.PrivateKey(secret: SecureBytes(WorkedExampleTests.fixed("\(role) x25519"))),
                                 ed25519: try Ed25519.PrivateKey(seed: SecureBytes(WorkedExampleTests.fixed("\(role) ed25519"))))
+            sessionStatic = try X25519.PrivateKey(secret: SecureBytes(WorkedExampleTests.fixed("\(role) session static")))
             ephemeral = try X25519.PrivateKey(secret: SecureBytes(WorkedExampleTests.fixed("\(role) ephemeral")))
+            presenceKey = Array(WorkedExampleTests.fixed("\(role) presence key").prefix(16))
             sasNonce = WorkedExampleTests.fixed("\(role) sas nonce")
             self.name = name
         }
 
         var identity: PublicIdentity { keys.publicIdentity(name: name) }
 
-        func hello(role: NoiseXXHandshake.Role, h: [UInt8], commit: [UInt8]?, nonce: [UInt8]?) -> ExchangeMessage.Hello {
-            ExchangeMessage.Hello(did: identity.did, name: name, signPubKey: keys.ed25519.publicKey.rawRepresentation,
-                                  sasCommit: commit, sasNonce: nonce, signature: [])
+        /// The identity, unsigned (§6.1).
+        var sessionIdentity: ExchangeMessage.Identity {
+            ExchangeMessage.Identity(did: identity.did, name: name, pubKey: keys.x25519.publicKey.rawRepresentation,
+                                     signPubKey: keys.ed25519.publicKey.rawRepresentation)
         }
     }
 
     /// Everything the worked example states, computed.
     static func compute() throws -> (JSONValue, Side, Side) {
         let ada = try Side("initiator", name: "Ada"), grace = try Side("responder", name: "Grace")
-        var i = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: ada.keys.x25519, ephemeralKey: ada.ephemeral)
-        var r = NoiseXXHandshake(role: .responder, prologue: SessionKind.prologue, staticKey: grace.keys.x25519, ephemeralKey: grace.ephemeral)
+        var i = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: ada.sessionStatic, ephemeralKey: ada.ephemeral)
+        var r = NoiseXXHandshake(role: .responder, prologue: SessionKind.prologue, staticKey: grace.sessionStatic, ephemeralKey: grace.ephemeral)
         let m1 = try i.writeMessage(payload: SessionKind.exchange.tag)
         _ = try r.readMessage(m1)
         let m2 = try r.writeMessage()
@@ -54,10 +61,9 @@ import Testing
         let firstTransport = try ti.encrypt(ExchangeMessage.done.encoded)
 
         let commit = SAS.commitment(handshakeHash: h, nonce: ada.sasNonce)
-        let helloI = ada.hello(role: .initiator, h: h, commit: commit, nonce: nil)
-        let helloR = grace.hello(role: .responder, h: h, commit: nil, nonce: grace.sasNonce)
-        let signedI = helloI.signedObject(role: .initiator, handshakeHash: h)
-        let signedR = helloR.signedObject(role: .responder, handshakeHash: h)
+        let signedI = ada.sessionIdentity.signedObject(role: .initiator, handshakeHash: h)
+        let signedR = grace.sessionIdentity.signedObject(role: .responder, handshakeHash: h)
+        let recallKey = Recall.key(presenceKey: grace.presenceKey, handshakeHash: h).withUnsafeBytes { Array($0) }
         let sas = SAS.value(handshakeHash: h, initiatorNonce: ada.sasNonce, responderNonce: grace.sasNonce)
 
         // A payload from Grace to Ada without the randomised parts (SD-JWT, sealed route), fixed nonce.
@@ -85,7 +91,8 @@ import Testing
             "responder": party(grace),
             "noise": ["message1": .string(Hex.encode(m1)), "message2": .string(Hex.encode(m2)), "message3": .string(Hex.encode(m3)),
                       "handshakeHash": .string(Hex.encode(h)), "firstTransportMessage({\"type\":\"done\"})": .string(Hex.encode(firstTransport))],
-            "hello": ["initiatorSignedObject": .string(signedI.canonicalText), "responderSignedObject": .string(signedR.canonicalText)],
+            "identity": ["initiatorSignedObject": .string(signedI.canonicalText), "responderSignedObject": .string(signedR.canonicalText)],
+            "recall": ["responderPresenceKey": .string(Base64.urlEncode(grace.presenceKey)), "sealingKey": .string(Hex.encode(recallKey))],
             "sas": ["initiatorCommitment": .string(Hex.encode(commit)), "value": .number(Double(sas)), "display": .string(SAS.display(sas))],
             "payload": ["signingInput": .string(String(decoding: payloadInput, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: "\\u0000")),
                         "signingInputSHA256": .string(Hex.encode(SHA256.hash(payloadInput)))],
@@ -122,11 +129,11 @@ import Testing
             #expect(doc[key] == value, "docs/PROTOCOL.md worked example: \"\(key)\" differs from the code")
         }
         let h = try Hex.decode(computed["noise"]!["handshakeHash"]!.stringValue!)
-        let signedI = ExchangeMessage.Hello.signingInput(try JSONParser.parse(computed["hello"]!["initiatorSignedObject"]!.stringValue!))
-        let signedR = ExchangeMessage.Hello.signingInput(try JSONParser.parse(computed["hello"]!["responderSignedObject"]!.stringValue!))
+        let signedI = ExchangeMessage.Identity.signingInput(try JSONParser.parse(computed["identity"]!["initiatorSignedObject"]!.stringValue!))
+        let signedR = ExchangeMessage.Identity.signingInput(try JSONParser.parse(computed["identity"]!["responderSignedObject"]!.stringValue!))
         _ = h
-        let sigI = try Base64.decode(try #require(exampleSigs?["initiatorHello"]?.stringValue))
-        let sigR = try Base64.decode(try #require(exampleSigs?["responderHello"]?.stringValue))
+        let sigI = try Base64.decode(try #require(exampleSigs?["initiatorIdentity"]?.stringValue))
+        let sigR = try Base64.decode(try #require(exampleSigs?["responderIdentity"]?.stringValue))
         #expect(ada.keys.p256.publicKey.isValidRawSignature(sigI, for: signedI))
         #expect(grace.keys.p256.publicKey.isValidRawSignature(sigR, for: signedR))
         let payloadHash = try Hex.decode(computed["payload"]!["signingInputSHA256"]!.stringValue!)
@@ -139,15 +146,15 @@ import Testing
     /// Prints example signatures for the document (run with NEARCARD_PRINT_WORKED_EXAMPLE=1).
     @Test func exampleSignaturesCanBeMade() throws {
         let (computed, ada, grace) = try Self.compute()
-        let signedI = ExchangeMessage.Hello.signingInput(try JSONParser.parse(computed["hello"]!["initiatorSignedObject"]!.stringValue!))
-        let signedR = ExchangeMessage.Hello.signingInput(try JSONParser.parse(computed["hello"]!["responderSignedObject"]!.stringValue!))
+        let signedI = ExchangeMessage.Identity.signingInput(try JSONParser.parse(computed["identity"]!["initiatorSignedObject"]!.stringValue!))
+        let signedR = ExchangeMessage.Identity.signingInput(try JSONParser.parse(computed["identity"]!["responderSignedObject"]!.stringValue!))
         let input = Array(computed["payload"]!["signingInput"]!.stringValue!.replacingOccurrences(of: "\\u0000", with: "\u{0}").utf8)
-        let sigs: JSONValue = ["initiatorHello": .string(Base64.encode(try ada.keys.p256.signature(for: signedI))),
-                               "responderHello": .string(Base64.encode(try grace.keys.p256.signature(for: signedR))),
+        let sigs: JSONValue = ["initiatorIdentity": .string(Base64.encode(try ada.keys.p256.signature(for: signedI))),
+                               "responderIdentity": .string(Base64.encode(try grace.keys.p256.signature(for: signedR))),
                                "payload": .string(Base64.encode(try grace.keys.p256.signature(for: input)))]
         if let path = ProcessInfo.processInfo.environment["NEARCARD_PRINT_WORKED_EXAMPLE"] {
             try (sigs.prettyText + "\n").write(toFile: path + ".sigs", atomically: true, encoding: .utf8)
         }
-        #expect(ada.keys.p256.publicKey.isValidRawSignature(try Base64.decode(sigs["initiatorHello"]!.stringValue!), for: signedI))
+        #expect(ada.keys.p256.publicKey.isValidRawSignature(try Base64.decode(sigs["initiatorIdentity"]!.stringValue!), for: signedI))
     }
 }

@@ -15,7 +15,8 @@ struct RawPeer {
     init(role: NoiseXXHandshake.Role, party: Party) {
         self.role = role
         self.party = party
-        noise = NoiseXXHandshake(role: role, prologue: SessionKind.prologue, staticKey: party.keys.x25519, ephemeralKey: X25519.PrivateKey())
+        // A per-session static key, as §5 asks.
+        noise = NoiseXXHandshake(role: role, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
     }
 
     mutating func encrypt(_ m: ExchangeMessage) -> [UInt8] { try! transport!.encrypt(m.encoded) }
@@ -24,24 +25,28 @@ struct RawPeer {
         frames.compactMap { f in (try? transport!.decrypt(f)).flatMap { try? ExchangeMessage(decoding: $0) } }
     }
 
-    func hello(commit: [UInt8]? = nil, nonce: [UInt8]? = nil, signer: IdentityKeys? = nil, did: String? = nil) -> ExchangeMessage {
-        var hello = ExchangeMessage.Hello(did: did ?? party.identity.did, name: party.name, signPubKey: party.keys.ed25519.publicKey.rawRepresentation,
-                                          sasCommit: commit, sasNonce: nonce, signature: [])
-        hello.signature = try! (signer ?? party.keys).p256.signature(for: ExchangeMessage.Hello.signingInput(hello.signedObject(role: role, handshakeHash: h)))
-        return .hello(hello)
+    /// This party's identity for the session, signed by `signer` (default its own DID key) in `role`.
+    func identity(signer: IdentityKeys? = nil, did: String? = nil, role: NoiseXXHandshake.Role? = nil) -> ExchangeMessage.Identity {
+        var identity = ExchangeMessage.Identity(did: did ?? party.identity.did, name: party.name, pubKey: party.keys.x25519.publicKey.rawRepresentation,
+                                                signPubKey: party.keys.ed25519.publicKey.rawRepresentation)
+        identity.signature = try! (signer ?? party.keys).p256.signature(
+            for: ExchangeMessage.Identity.signingInput(identity.signedObject(role: role ?? self.role, handshakeHash: h)))
+        return identity
+    }
+
+    func hello(commit: [UInt8], signer: IdentityKeys? = nil, did: String? = nil) -> ExchangeMessage {
+        .hello(.init(sasCommit: commit, identity: identity(signer: signer, did: did)))
     }
 }
 
-func sends(_ actions: [ExchangeStateMachine.Action]) -> [[UInt8]] {
-    actions.compactMap { if case .send(let b) = $0 { b } else { nil } }
-}
-
-/// Runs a real responder against a raw initiator up to the point where the responder has sent its hello.
+/// Runs a real responder against a raw initiator up to the point where the responder has sent its nonce.
 struct RawInitiatorSession {
     var raw: RawPeer
     var responder: ExchangeStateMachine
     var nonce = Sodium.randomBytes(32)
     var responderNonce: [UInt8] = []
+    /// What the responder sealed for a contact (a hello without identity).
+    var sealedIdentity: [UInt8]?
     /// The responder's party (its identity, for a card addressed to it).
     let grace: Party
 
@@ -63,7 +68,10 @@ struct RawInitiatorSession {
 
     mutating func sendHello(_ m: ExchangeMessage? = nil) -> [ExchangeStateMachine.Action] {
         let actions = responder.receive(raw.encrypt(m ?? raw.hello(commit: SAS.commitment(handshakeHash: raw.h, nonce: nonce))), now: now)
-        if case .hello(let h)? = raw.decrypt(sends(actions)).first { responderNonce = h.sasNonce ?? [] }
+        if case .nonce(let n, let sealed)? = raw.decrypt(sends(actions)).first {
+            responderNonce = n
+            sealedIdentity = sealed
+        }
         return actions
     }
 
@@ -72,8 +80,9 @@ struct RawInitiatorSession {
 
 @Suite struct RawPeerTests {
     static let outOfPlace: [ExchangeMessage] = [
-        .sasReveal(nonce: Array(repeating: 1, count: 32)), .decision(accept: true, reason: nil),
-        .card(payload: ["x": 1], message: nil), .done,
+        .nonce(sasNonce: Array(repeating: 1, count: 32), sealedIdentity: nil), .sasReveal(nonce: Array(repeating: 1, count: 32), identity: nil),
+        .decision(accept: true, reason: nil, identity: nil), .card(payload: ["x": 1], message: nil, presenceKey: Array(repeating: 2, count: 16)),
+        .done, .confirm,
     ]
 
     /// Before the hello, every other message is a protocol error.
@@ -86,19 +95,22 @@ struct RawInitiatorSession {
     }
 
     /// After the hello and before the reveal, anything but sas-reveal is refused.
-    @Test(arguments: [ExchangeMessage.decision(accept: true, reason: nil), .card(payload: ["x": 1], message: nil), .done])
+    @Test(arguments: [ExchangeMessage.decision(accept: true, reason: nil, identity: nil),
+                      .card(payload: ["x": 1], message: nil, presenceKey: Array(repeating: 2, count: 16)), .done, .confirm])
     func refusedBeforeReveal(message: ExchangeMessage) throws {
         var s = try RawInitiatorSession()
         _ = s.sendHello()
         #expect(s.send(message).failure?.code == .protocolError)
     }
 
-    /// While deciding, a card or done is refused (no card before both consent).
-    @Test(arguments: [ExchangeMessage.card(payload: ["x": 1], message: nil), .done, .sasReveal(nonce: Array(repeating: 1, count: 32))])
+    /// While deciding, a card or done is refused (no card before both consent); so is the initiator's
+    /// decision before the responder accepted and showed itself (§6: whom would it accept?).
+    @Test(arguments: [ExchangeMessage.card(payload: ["x": 1], message: nil, presenceKey: Array(repeating: 2, count: 16)), .done,
+                      .sasReveal(nonce: Array(repeating: 1, count: 32), identity: nil), .decision(accept: true, reason: nil, identity: nil)])
     func refusedWhileDeciding(message: ExchangeMessage) throws {
         var s = try RawInitiatorSession()
         _ = s.sendHello()
-        #expect(s.send(.sasReveal(nonce: s.nonce)).identified != nil)
+        #expect(s.send(.sasReveal(nonce: s.nonce, identity: nil)).identified != nil)
         #expect(s.send(message).failure?.code == .protocolError)
     }
 
@@ -112,12 +124,12 @@ struct RawInitiatorSession {
     @Test func revealNotMatchingTheCommitmentIsRefused() throws {
         var s = try RawInitiatorSession()
         _ = s.sendHello()
-        let actions = s.send(.sasReveal(nonce: Sodium.randomBytes(32)))
+        let actions = s.send(.sasReveal(nonce: Sodium.randomBytes(32), identity: nil))
         #expect(actions.failure?.code == .badCommitment)
         #expect(actions.identified == nil, "no SAS is shown")
     }
 
-    /// A hello signed by another key than its DID's, or for another session: refused.
+    /// An identity signed by another key than its DID's, for another session, or in the other role: refused.
     @Test func helloWithoutAValidDIDProofIsRefused() throws {
         var s = try RawInitiatorSession()
         let forged = s.raw.hello(commit: Sodium.randomBytes(32), signer: IdentityKeys.generate())
@@ -126,27 +138,56 @@ struct RawInitiatorSession {
         var t = try RawInitiatorSession()
         let someoneElse = party("Grace").identity.did
         #expect(t.sendHello(t.raw.hello(commit: Sodium.randomBytes(32), did: someoneElse)).failure?.code == .badIdentity)
+
+        var u = try RawInitiatorSession()
+        let reflected = ExchangeMessage.hello(.init(sasCommit: Sodium.randomBytes(32), identity: u.raw.identity(role: .responder)))
+        #expect(u.sendHello(reflected).failure?.code == .badIdentity)
+    }
+
+    /// §6's "exactly once": an identity twice, or never, is refused.
+    @Test func anIdentityComesExactlyOnce() throws {
+        var twice = try RawInitiatorSession()
+        _ = twice.sendHello()
+        #expect(twice.send(.sasReveal(nonce: twice.nonce, identity: twice.raw.identity())).failure?.code == .protocolError)
+
+        var never = try RawInitiatorSession()
+        _ = never.sendHello(.hello(.init(sasCommit: SAS.commitment(handshakeHash: never.raw.h, nonce: never.nonce), identity: nil)))
+        #expect(never.sealedIdentity != nil, "asked to prove itself, the responder sealed its identity")
+        #expect(never.send(.sasReveal(nonce: never.nonce, identity: nil)).failure?.code == .protocolError)
+    }
+
+    /// A stranger who asks the responder to prove itself first gets a sealed identity it cannot open
+    /// (it does not hold the presence key), and nothing else identifying (§6.2).
+    @Test func aSealedIdentityOpensOnlyWithThePresenceKey() throws {
+        var s = try RawInitiatorSession()
+        _ = s.sendHello(.hello(.init(sasCommit: SAS.commitment(handshakeHash: s.raw.h, nonce: s.nonce), identity: nil)))
+        let sealed = try #require(s.sealedIdentity)
+        #expect(try Recall.open(sealed, presenceKey: Sodium.randomBytes(16), handshakeHash: s.raw.h) == nil, "a stranger's guess opens nothing")
+        let opened = try #require(try Recall.open(sealed, presenceKey: s.grace.localCard.presenceKey, handshakeHash: s.raw.h))
+        #expect(opened.did == s.grace.identity.did, "a contact holding Grace's presence key reads who answers")
+        #expect(try Recall.open(sealed, presenceKey: s.grace.localCard.presenceKey, handshakeHash: Sodium.randomBytes(32)) == nil,
+                "bound to this session's h")
     }
 
     /// A dishonest initiator consents, then sends a card signed for another session.
     @Test func cardBoundToAnotherSessionIsRefused() throws {
         var s = try RawInitiatorSession()
         _ = s.sendHello()
-        _ = s.send(.sasReveal(nonce: s.nonce))
+        _ = s.send(.sasReveal(nonce: s.nonce, identity: nil))
         _ = s.responder.decide(accept: true, message: nil, now: now)
-        _ = s.send(.decision(accept: true, reason: nil))
-        let grace = s.responder.identifiedPeer
-        #expect(grace?.did == s.raw.party.identity.did)
+        _ = s.send(.decision(accept: true, reason: nil, identity: nil))
+        let mallory = s.responder.identifiedPeer
+        #expect(mallory?.did == s.raw.party.identity.did)
         let wrongBinding = try ProximityPayload.make(card: s.raw.party.card, policy: s.raw.party.policy, keys: s.raw.party.keys,
                                                      receiver: nil, sessionBinding: Sodium.randomBytes(32), ephemeralMessage: nil,
                                                      sealedRoute: nil, now: now)
-        let actions = s.send(.card(payload: wrongBinding.json, message: nil))
+        let actions = s.send(.card(payload: wrongBinding.json, message: nil, presenceKey: Sodium.randomBytes(16)))
         #expect(actions.failure?.code == .badCard)
-        #expect(actions.completed == nil)
+        #expect(actions.committed == nil)
     }
 
     @Test func unknownAndMalformedMessagesAreRefused() throws {
-        for text in ["{\"type\":\"hello\"}", "{\"type\":\"gossip\"}", "[1]", "{\"type\":\"done\",\"extra\":1}", "not json"] {
+        for text in ["{\"type\":\"hello\"}", "{\"type\":\"gossip\"}", "[1]", "{\"type\":\"done\",\"extra\":1}", "not json", "{\"type\":\"confirm\",\"x\":1}"] {
             var s = try RawInitiatorSession()
             let actions = s.responder.receive(try s.raw.transport!.encrypt(Array(text.utf8)), now: now)
             #expect(actions.failure?.code == .protocolError, "\(text): \(actions.failure?.message ?? "accepted")")

@@ -1,0 +1,150 @@
+import NearcardCrypto
+
+/// The Noise IK handshake, `Noise_IK_25519_ChaChaPoly_SHA256` (noiseprotocol.org, revision 34), which
+/// mail sessions use (docs/PROTOCOL.md §15): the sender already knows the recipient's long-term key
+/// from the route, so the recipient never sends it.
+///
+///     IK:
+///       <- s
+///       ...
+///       -> e, es, s, ss
+///       <- e, ee, se
+///
+/// A pure state machine like `NoiseXXHandshake`: bytes in, bytes out; the caller supplies the keys.
+public struct NoiseIKHandshake: Sendable {
+    public static let protocolName = "Noise_IK_25519_ChaChaPoly_SHA256"
+
+    enum State: Sendable {
+        case initiatorReady, initiatorSent, responderReady, responderRead, complete, failed
+    }
+
+    public let role: NoiseXXHandshake.Role
+    private var state: State
+    private var symmetric: NoiseSymmetricState
+    private let localStatic: X25519.PrivateKey
+    private let localEphemeral: X25519.PrivateKey
+    private var remoteEphemeral: X25519.PublicKey?
+    /// The peer's static key: known in advance by the initiator; learnt from message 1 by the responder.
+    public private(set) var remoteStatic: X25519.PublicKey?
+
+    /// An initiator that knows the responder's static key.
+    public init(initiatorTo responderStatic: X25519.PublicKey, prologue: [UInt8], staticKey: X25519.PrivateKey, ephemeralKey: X25519.PrivateKey) {
+        role = .initiator
+        state = .initiatorReady
+        symmetric = NoiseSymmetricState(protocolName: Self.protocolName)
+        localStatic = staticKey
+        localEphemeral = ephemeralKey
+        remoteStatic = responderStatic
+        symmetric.mixHash(prologue)
+        symmetric.mixHash(responderStatic.rawRepresentation)
+    }
+
+    /// A responder, with its own static key (the one the initiator must know).
+    public init(responderWith staticKey: X25519.PrivateKey, prologue: [UInt8], ephemeralKey: X25519.PrivateKey) {
+        role = .responder
+        state = .responderReady
+        symmetric = NoiseSymmetricState(protocolName: Self.protocolName)
+        localStatic = staticKey
+        localEphemeral = ephemeralKey
+        symmetric.mixHash(prologue)
+        symmetric.mixHash(staticKey.publicKey.rawRepresentation)
+    }
+
+    public var isComplete: Bool { if case .complete = state { true } else { false } }
+
+    /// A responder that has read message 1 and has message 2 to write.
+    public var isResponderReadyToAnswer: Bool { if case .responderRead = state { true } else { false } }
+
+    public var handshakeHash: [UInt8] { symmetric.handshakeHash }
+
+    private func dh(_ local: X25519.PrivateKey, _ remote: X25519.PublicKey?) throws(ProtocolError) -> SecureBytes {
+        guard let remote else { throw ProtocolError(.internalError, "a Noise DH before the peer's key is known") }
+        do { return try local.sharedSecret(with: remote) } catch {
+            throw ProtocolError(.decryptFailed, "the peer's key has low order")
+        }
+    }
+
+    /// Message 1 (initiator) or message 2 (responder), carrying `payload`.
+    public mutating func writeMessage(payload: [UInt8] = []) throws(ProtocolError) -> [UInt8] {
+        var out: [UInt8] = []
+        switch state {
+        case .initiatorReady:
+            // -> e, es, s, ss
+            out += localEphemeral.publicKey.rawRepresentation
+            symmetric.mixHash(localEphemeral.publicKey.rawRepresentation)
+            symmetric.mixKey(try dh(localEphemeral, remoteStatic))
+            out += try symmetric.encryptAndHash(localStatic.publicKey.rawRepresentation)
+            symmetric.mixKey(try dh(localStatic, remoteStatic))
+            out += try symmetric.encryptAndHash(payload)
+            state = .initiatorSent
+        case .responderRead:
+            // <- e, ee, se
+            out += localEphemeral.publicKey.rawRepresentation
+            symmetric.mixHash(localEphemeral.publicKey.rawRepresentation)
+            symmetric.mixKey(try dh(localEphemeral, remoteEphemeral))
+            symmetric.mixKey(try dh(localEphemeral, remoteStatic))
+            out += try symmetric.encryptAndHash(payload)
+            state = .complete
+        default:
+            throw ProtocolError(.internalError, "no Noise IK message to write in state \(state) as the \(role)")
+        }
+        guard out.count <= ProtocolLimits.maximumFrameLength else { throw ProtocolError(.tooLarge, "handshake message over 65535 bytes") }
+        return out
+    }
+
+    /// Reads the peer's message (1 for a responder, 2 for an initiator); returns its payload. Any failure
+    /// ends the handshake: for a responder, a message 1 made for another static key does not decrypt.
+    public mutating func readMessage(_ message: [UInt8]) throws(ProtocolError) -> [UInt8] {
+        do {
+            return try read(message)
+        } catch {
+            state = .failed
+            throw error
+        }
+    }
+
+    private mutating func read(_ message: [UInt8]) throws(ProtocolError) -> [UInt8] {
+        var rest = message[...]
+        func take(_ n: Int) throws(ProtocolError) -> [UInt8] {
+            guard rest.count >= n else { throw ProtocolError(.protocolError, "a handshake message is too short") }
+            defer { rest = rest.dropFirst(n) }
+            return Array(rest.prefix(n))
+        }
+        func publicKey(_ bytes: [UInt8]) throws(ProtocolError) -> X25519.PublicKey {
+            do { return try X25519.PublicKey(rawRepresentation: bytes) } catch { throw ProtocolError(.protocolError, "bad key length") }
+        }
+        switch state {
+        case .responderReady:
+            // -> e, es, s, ss
+            let re = try publicKey(try take(32))
+            remoteEphemeral = re
+            symmetric.mixHash(re.rawRepresentation)
+            symmetric.mixKey(try dh(localStatic, re))
+            let rs = try publicKey(try symmetric.decryptAndHash(try take(32 + ProtocolLimits.noiseTagLength)))
+            remoteStatic = rs
+            symmetric.mixKey(try dh(localStatic, rs))
+            let payload = try symmetric.decryptAndHash(Array(rest))
+            state = .responderRead
+            return payload
+        case .initiatorSent:
+            // <- e, ee, se
+            let re = try publicKey(try take(32))
+            remoteEphemeral = re
+            symmetric.mixHash(re.rawRepresentation)
+            symmetric.mixKey(try dh(localEphemeral, re))
+            symmetric.mixKey(try dh(localStatic, re))
+            let payload = try symmetric.decryptAndHash(Array(rest))
+            state = .complete
+            return payload
+        default:
+            throw ProtocolError(.protocolError, "a handshake message arrived out of turn")
+        }
+    }
+
+    /// The transport ciphers once complete: (send, receive) from this side's point of view.
+    public func split() throws(ProtocolError) -> NoiseTransport {
+        guard isComplete else { throw ProtocolError(.internalError, "the Noise handshake is not complete") }
+        let (c1, c2) = symmetric.split()
+        return role == .initiator ? NoiseTransport(send: c1, receive: c2) : NoiseTransport(send: c2, receive: c1)
+    }
+}

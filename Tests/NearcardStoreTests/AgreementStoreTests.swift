@@ -1,0 +1,59 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardStore
+import Testing
+
+/// The store's side of agreement (docs/PROTOCOL.md §11): an unconfirmed exchange is confirmed or
+/// withdrawn by the peer's answer; an exchange answered "not held" is never stored afterwards.
+@Suite struct AgreementStoreTests {
+    func route(_ did: String) -> NearcardDatabase.IssuedRoute {
+        NearcardDatabase.IssuedRoute(mailboxToken: Sodium.randomBytes(32), contactDID: did, issuedAt: Date(), expiresAt: Date().addingTimeInterval(3600))
+    }
+
+    func contact(_ did: String, pubKey: String, edge: String) -> Contact {
+        var c = proximityContact(did: did, name: "Ada Lovelace", message: "hi")
+        c.pubKey = pubKey
+        c.graphExportEdgeId = edge
+        return c
+    }
+
+    @Test(arguments: Backend.allCases) func aWithdrawnExchangeIsNeverStoredLater(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let ada = "did:key:zDnaeAdaAgreement000000000000000000000000000000000000"
+        let edge = String(repeating: "ab", count: 16)
+        // The responder was asked before Ada's `done` arrived: not held, and remembered as withdrawn.
+        #expect(try db.answerConfirmation(edge: edge, pubKey: "QUFB") == false)
+        #expect(throws: StoreError.self) {
+            try db.recordExchange(contact(ada, pubKey: "QUFB", edge: edge), issuedRoute: route(ada), payloadJSON: "{\"late\":1}", confirmation: .final(edge: edge))
+        }
+        #expect(try db.contacts().isEmpty, "the late done stored nothing")
+        // Another exchange with the same peer is stored, and a query about it is answered held.
+        let next = String(repeating: "cd", count: 16)
+        try db.recordExchange(contact(ada, pubKey: "QUFB", edge: next), issuedRoute: route(ada), payloadJSON: "{\"next\":1}", confirmation: .final(edge: next))
+        #expect(try db.answerConfirmation(edge: next, pubKey: "QUFB") == true)
+        #expect(try db.answerConfirmation(edge: next, pubKey: "QkJC") == false, "held only for the key of the contact")
+    }
+
+    @Test(arguments: Backend.allCases) func anUnconfirmedContactIsConfirmedOrWithdrawn(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let grace = "did:key:zDnaeGraceAgreement0000000000000000000000000000000000"
+        let kept = String(repeating: "01", count: 16), dropped = String(repeating: "02", count: 16)
+        try db.recordExchange(contact(grace, pubKey: "R1JB", edge: kept), issuedRoute: route(grace), payloadJSON: "{\"a\":1}", confirmation: .pending(edge: kept))
+        #expect(try db.unconfirmedContactDIDs() == [grace])
+        #expect(try db.confirmExchange(edge: kept))
+        #expect(try db.unconfirmedContactDIDs().isEmpty && db.contacts().count == 1)
+        // A new contact withdrawn: deleted with everything tied to it.
+        let eve = "did:key:zDnaeEveAgreement00000000000000000000000000000000000"
+        try db.recordExchange(contact(eve, pubKey: "RVZF", edge: dropped), issuedRoute: route(eve), payloadJSON: "{\"b\":1}", confirmation: .pending(edge: dropped))
+        #expect(try db.withdrawExchange(edge: dropped) == eve)
+        #expect(try db.contacts().map(\.didPublicKey) == [grace])
+        // An older contact updated by a withdrawn exchange stays (the peer holds it from before).
+        let again = String(repeating: "03", count: 16)
+        try db.recordExchange(contact(grace, pubKey: "R1JB", edge: again), issuedRoute: route(grace), payloadJSON: "{\"c\":1}", confirmation: .pending(edge: again))
+        #expect(try db.withdrawExchange(edge: again) == nil)
+        #expect(try db.contacts().count == 1 && db.pendingConfirmations().isEmpty)
+    }
+}
