@@ -216,6 +216,17 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
         #expect(out != .one)
     }
 
+    /// Additions and subtractions that cross p (the reductions select by mask, not by branch).
+    @Test func fieldEdges() {
+        let pMinus1 = Fq(Fq.modulus.subtracting(UInt256(1)).0)
+        #expect(pMinus1 + .one == .zero)
+        #expect(Fq.zero - .one == pMinus1)
+        #expect(pMinus1 + pMinus1 == pMinus1 - .one)
+        #expect((pMinus1 * pMinus1) == .one)
+        #expect(-Fq.zero == .zero)
+        #expect((Fq.zero - pMinus1) == .one)
+    }
+
     @Test func groupOrders() {
         #expect(G1Point.generator.multiplied(by: Groth16.scalarModulus).isInfinity)
         #expect(G2Point.generator.multiplied(by: Groth16.scalarModulus).isInfinity)
