@@ -38,9 +38,23 @@ public struct G2Point: Sendable, Equatable {
 
     public var isOnCurve: Bool { isInfinity || y.squared == x.squared * x + G2Point.b }
 
-    /// Whether r·P = O: the twist has a large cofactor, and a point outside the subgroup would let a
-    /// proof escape the pairing equation's meaning.
-    public var isInSubgroup: Bool { multiplied(by: Groth16.scalarModulus).isInfinity }
+    /// Whether P is in the order-r subgroup: the twist has a large cofactor, and a point outside the
+    /// subgroup would let a proof escape the pairing equation's meaning.
+    ///
+    /// Checked as ψ(P) = [6x²]P, where ψ is `frobenius` (the twist's p-power endomorphism): on G2 it
+    /// acts as multiplication by p ≡ t − 1 = 6x² (mod r), and El Housni, Guillevic and Piellard
+    /// (eprint 2022/352 §4.3) prove that for BN curves no point outside G2 satisfies it (ark-bn254 checks
+    /// the same). A 127-bit multiple instead of r·P (254 bits); `isInSubgroupByOrder` is the plain
+    /// test, which the tests compare it with.
+    public var isInSubgroup: Bool {
+        isInfinity || multiplied(bySignedDigits: G2Point.sixXSquaredNAF).equals(frobenius)
+    }
+
+    /// Whether r·P = O (the definition, by plain double-and-add).
+    public var isInSubgroupByOrder: Bool { multiplied(by: Groth16.scalarModulus).isInfinity }
+
+    /// The NAF digits of 6x², most significant first.
+    static let sixXSquaredNAF: [Int8] = Pairing.naf(6 * UInt128(Pairing.x) * UInt128(Pairing.x)).reversed()
 
     public func multiplied(by k: UInt256) -> G2Point { scalarMultiple(k) }
 
@@ -94,6 +108,21 @@ extension AffinePoint {
     }
 }
 
+extension AffinePoint {
+    /// k·P in Jacobian coordinates, for k given by signed binary digits (each −1, 0 or 1, most
+    /// significant first, the first one 1, such as a NAF): a −1 digit adds −P, which costs nothing.
+    func multiplied(bySignedDigits digits: [Int8]) -> Jacobian<Self> {
+        if isInfinity { return .infinity }
+        let minus = Self(x: x, y: .zero - y)
+        var acc = Jacobian(self)
+        for d in digits.dropFirst() {
+            acc = acc.doubled
+            if d == 1 { acc = acc.adding(self) } else if d == -1 { acc = acc.adding(minus) }
+        }
+        return acc
+    }
+}
+
 /// Jacobian coordinates: (X, Y, Z) is (X/Z², Y/Z³).
 struct Jacobian<Point: AffinePoint> {
     typealias F = Point.Field
@@ -134,6 +163,32 @@ struct Jacobian<Point: AffinePoint> {
         let y3 = r * (v - x3) - (s1 * j).doubled
         let z3 = ((p.z + q.z).squared - z1z1 - z2z2) * h
         return Jacobian(x: x3, y: y3, z: z3)
+    }
+
+    /// self + q for an affine q (madd-2007-bl: Z2 = 1 saves a third of the general addition).
+    func adding(_ q: Point) -> Jacobian {
+        if q.isInfinity { return self }
+        if isInfinity { return Jacobian(q) }
+        let z1z1 = z.squared
+        let u2 = q.x * z1z1, s2 = q.y * z * z1z1
+        if u2 == x { return s2 == y ? doubled : .infinity }
+        let h = u2 - x
+        let hh = h.squared
+        let i = hh.doubled.doubled
+        let j = h * i
+        let r = (s2 - y).doubled
+        let v = x * i
+        let x3 = r.squared - j - v.doubled
+        let y3 = r * (v - x3) - (y * j).doubled
+        let z3 = (z + h).squared - z1z1 - hh
+        return Jacobian(x: x3, y: y3, z: z3)
+    }
+
+    /// Whether this is the affine point q (no inversion: X = x·Z², Y = y·Z³).
+    func equals(_ q: Point) -> Bool {
+        if isInfinity || q.isInfinity { return isInfinity && q.isInfinity }
+        let zz = z.squared
+        return x == q.x * zz && y == q.y * zz * z
     }
 
     var affine: Point {

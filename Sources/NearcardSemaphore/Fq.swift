@@ -49,49 +49,58 @@ public struct Fq: Sendable, Equatable {
 
     public var isZero: Bool { l0 | l1 | l2 | l3 == 0 }
 
+    /// a + b + carry (carry 0 or 1), as (sum, carry out). Through UInt128 so that a chain of these
+    /// compiles to add/adc with no branch.
+    @inlinable @inline(__always)
+    static func adc(_ a: UInt64, _ b: UInt64, _ carry: UInt64) -> (UInt64, UInt64) {
+        let s = UInt128(a) &+ UInt128(b) &+ UInt128(carry)
+        return (UInt64(truncatingIfNeeded: s), UInt64(truncatingIfNeeded: s >> 64))
+    }
+
+    /// a − b − borrow (borrow 0 or 1), as (difference, borrow out).
+    @inlinable @inline(__always)
+    static func sbb(_ a: UInt64, _ b: UInt64, _ borrow: UInt64) -> (UInt64, UInt64) {
+        let d = UInt128(a) &- UInt128(b) &- UInt128(borrow)
+        return (UInt64(truncatingIfNeeded: d), UInt64(truncatingIfNeeded: d >> 64) & 1)
+    }
+
+    // The reductions select with masks rather than branch: whether a sum or product lands above p
+    // is data-dependent, and a mispredicted branch costs more than the selection.
+
+    /// a mod p for a < 2p.
     @inlinable @inline(__always)
     static func reduceOnce(_ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64) -> Fq {
-        // Subtract p when a ≥ p.
-        let (s0, b0) = a0.subtractingReportingOverflow(p0)
-        let (t1, c1) = a1.subtractingReportingOverflow(p1)
-        let (s1, d1) = t1.subtractingReportingOverflow(b0 ? 1 : 0)
-        let (t2, c2) = a2.subtractingReportingOverflow(p2)
-        let (s2, d2) = t2.subtractingReportingOverflow((c1 || d1) ? 1 : 0)
-        let (t3, c3) = a3.subtractingReportingOverflow(p3)
-        let (s3, d3) = t3.subtractingReportingOverflow((c2 || d2) ? 1 : 0)
-        if c3 || d3 { return Fq(raw: a0, a1, a2, a3) }
-        return Fq(raw: s0, s1, s2, s3)
+        let (s0, b0) = sbb(a0, p0, 0)
+        let (s1, b1) = sbb(a1, p1, b0)
+        let (s2, b2) = sbb(a2, p2, b1)
+        let (s3, b3) = sbb(a3, p3, b2)
+        let keep = 0 &- b3  // all ones when a < p
+        return Fq(raw: (a0 & keep) | (s0 & ~keep), (a1 & keep) | (s1 & ~keep),
+                  (a2 & keep) | (s2 & ~keep), (a3 & keep) | (s3 & ~keep))
     }
 
     @inlinable @inline(__always)
     public static func + (a: Fq, b: Fq) -> Fq {
         // p < 2^254, so the sum of two reduced elements never overflows 256 bits.
-        let (s0, c0) = a.l0.addingReportingOverflow(b.l0)
-        let (t1, c1) = a.l1.addingReportingOverflow(b.l1)
-        let (s1, d1) = t1.addingReportingOverflow(c0 ? 1 : 0)
-        let (t2, c2) = a.l2.addingReportingOverflow(b.l2)
-        let (s2, d2) = t2.addingReportingOverflow((c1 || d1) ? 1 : 0)
-        let s3 = a.l3 &+ b.l3 &+ ((c2 || d2) ? 1 : 0)
+        let (s0, c0) = adc(a.l0, b.l0, 0)
+        let (s1, c1) = adc(a.l1, b.l1, c0)
+        let (s2, c2) = adc(a.l2, b.l2, c1)
+        let s3 = a.l3 &+ b.l3 &+ c2
         return reduceOnce(s0, s1, s2, s3)
     }
 
     @inlinable @inline(__always)
     public static func - (a: Fq, b: Fq) -> Fq {
-        let (s0, b0) = a.l0.subtractingReportingOverflow(b.l0)
-        let (t1, c1) = a.l1.subtractingReportingOverflow(b.l1)
-        let (s1, d1) = t1.subtractingReportingOverflow(b0 ? 1 : 0)
-        let (t2, c2) = a.l2.subtractingReportingOverflow(b.l2)
-        let (s2, d2) = t2.subtractingReportingOverflow((c1 || d1) ? 1 : 0)
-        let (t3, c3) = a.l3.subtractingReportingOverflow(b.l3)
-        let (s3, d3) = t3.subtractingReportingOverflow((c2 || d2) ? 1 : 0)
-        guard c3 || d3 else { return Fq(raw: s0, s1, s2, s3) }
-        // Borrowed: add p back.
-        let (u0, e0) = s0.addingReportingOverflow(p0)
-        let (v1, e1) = s1.addingReportingOverflow(p1)
-        let (u1, f1) = v1.addingReportingOverflow(e0 ? 1 : 0)
-        let (v2, e2) = s2.addingReportingOverflow(p2)
-        let (u2, f2) = v2.addingReportingOverflow((e1 || f1) ? 1 : 0)
-        let u3 = s3 &+ p3 &+ ((e2 || f2) ? 1 : 0)
+        let (s0, b0) = sbb(a.l0, b.l0, 0)
+        let (s1, b1) = sbb(a.l1, b.l1, b0)
+        let (s2, b2) = sbb(a.l2, b.l2, b1)
+        let (s3, b3) = sbb(a.l3, b.l3, b2)
+        // Borrowed: add p back (p masked to zero otherwise).
+        let m = 0 &- b3
+        let (u0, c0) = adc(s0, p0 & m, 0)
+        let (u1, c1) = adc(s1, p1 & m, c0)
+        let (u2, c2) = adc(s2, p2 & m, c1)
+        let u3 = s3 &+ (p3 & m) &+ c2
         return Fq(raw: u0, u1, u2, u3)
     }
 
@@ -110,28 +119,24 @@ public struct Fq: Sendable, Equatable {
         return (hi &+ (o1 ? 1 : 0) &+ (o2 ? 1 : 0), l2)
     }
 
-    /// Montgomery multiplication (CIOS).
+    /// Montgomery multiplication: CIOS with the "no-carry" shortcut (as in gnark-crypto), which holds
+    /// because p's top limb is below (2^64 − 1)/2 − 1: the running total then fits four limbs, with no
+    /// fifth limb or carry flag to track between rounds.
     @inlinable
     public static func * (a: Fq, b: Fq) -> Fq {
-        var t0: UInt64 = 0, t1: UInt64 = 0, t2: UInt64 = 0, t3: UInt64 = 0, t4: UInt64 = 0
+        var t0: UInt64 = 0, t1: UInt64 = 0, t2: UInt64 = 0, t3: UInt64 = 0
         @inline(__always) func round(_ bi: UInt64) {
-            var c: UInt64
-            (c, t0) = mac(t0, a.l0, bi, 0)
-            (c, t1) = mac(t1, a.l1, bi, c)
-            (c, t2) = mac(t2, a.l2, bi, c)
-            (c, t3) = mac(t3, a.l3, bi, c)
-            let (s4, o4) = t4.addingReportingOverflow(c)
-            t4 = s4
-            let t5: UInt64 = o4 ? 1 : 0
+            var x: UInt64, y: UInt64
+            (x, t0) = mac(t0, a.l0, bi, 0)
             let m = t0 &* inv
-            var d: UInt64
-            (d, _) = mac(t0, m, p0, 0)
-            (d, t0) = mac(t1, m, p1, d)
-            (d, t1) = mac(t2, m, p2, d)
-            (d, t2) = mac(t3, m, p3, d)
-            let (s3, o3) = t4.addingReportingOverflow(d)
-            t3 = s3
-            t4 = t5 &+ (o3 ? 1 : 0)
+            (y, _) = mac(t0, m, p0, 0)
+            (x, t1) = mac(t1, a.l1, bi, x)
+            (y, t0) = mac(t1, m, p1, y)
+            (x, t2) = mac(t2, a.l2, bi, x)
+            (y, t1) = mac(t2, m, p2, y)
+            (x, t3) = mac(t3, a.l3, bi, x)
+            (y, t2) = mac(t3, m, p3, y)
+            t3 = x &+ y
         }
         round(b.l0)
         round(b.l1)

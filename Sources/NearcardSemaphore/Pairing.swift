@@ -7,8 +7,14 @@ public enum Pairing {
     static let x: UInt64 = 4_965_661_367_192_848_881
 
     /// The NAF digits of 6x + 2, least significant first.
-    static let ateLoopNAF: [Int8] = {
-        var v = (UInt128(x) * 6 + 2)
+    static let ateLoopNAF: [Int8] = naf(UInt128(x) * 6 + 2)
+
+    /// The NAF digits of x, most significant first (for the final exponentiation's a^x).
+    static let xNAF: [Int8] = naf(UInt128(x)).reversed()
+
+    /// The non-adjacent form of v (digits −1, 0, 1, no two adjacent non-zero), least significant first.
+    static func naf(_ value: UInt128) -> [Int8] {
+        var v = value
         var out: [Int8] = []
         while v > 0 {
             if v & 1 == 1 {
@@ -21,7 +27,7 @@ public enum Pairing {
             v >>= 1
         }
         return out
-    }()
+    }
 
     static let twoInverse = Fq(UInt256(2)).inverse
 
@@ -120,21 +126,23 @@ public enum Pairing {
     static func finalExponentiation(_ f: Fq12) -> Fq12 {
         var r = f.conjugate * f.inverse
         r = r.frobenius(2) * r
-        /// a^(−x) (x is positive for BN254).
+        /// a^(−x) (x is positive for BN254), over the NAF of x: in the cyclotomic subgroup a⁻¹ is the
+        /// conjugate and squaring has its cheaper form, so a digit −1 costs what a digit 1 does.
         func expByNegX(_ a: Fq12) -> Fq12 {
-            var out = Fq12.one
-            for i in (0..<64).reversed() {
-                out = out.squared
-                if (x >> UInt64(i)) & 1 == 1 { out = out * a }
+            let aInverse = a.conjugate
+            var out = a  // the leading digit is 1
+            for d in xNAF.dropFirst() {
+                out = out.cyclotomicSquared
+                if d == 1 { out = out * a } else if d == -1 { out = out * aInverse }
             }
             return out.conjugate
         }
         let y0 = expByNegX(r)
-        let y1 = y0.squared
-        let y2 = y1.squared
+        let y1 = y0.cyclotomicSquared
+        let y2 = y1.cyclotomicSquared
         var y3 = y2 * y1
         let y4 = expByNegX(y3)
-        let y5 = y4.squared
+        let y5 = y4.cyclotomicSquared
         var y6 = expByNegX(y5)
         y3 = y3.conjugate
         y6 = y6.conjugate
@@ -159,5 +167,11 @@ public enum Pairing {
     /// Whether ∏ e(P_i, Q_i) = 1, with one Miller loop and one final exponentiation.
     public static func productIsOne(_ pairs: [(G1Point, Prepared)]) -> Bool {
         finalExponentiation(millerLoop(pairs)) == .one
+    }
+
+    /// Whether m · ∏ e(P_i, Q_i) = 1, where m is the Miller-loop value of pairs fixed in advance (as
+    /// `millerLoop` returned it): their lines are then not walked again.
+    static func productIsOne(_ pairs: [(G1Point, Prepared)], times m: Fq12) -> Bool {
+        finalExponentiation(millerLoop(pairs) * m) == .one
     }
 }

@@ -137,6 +137,27 @@ public struct Fq12: Sendable, Equatable {
 
     public var conjugate: Fq12 { Fq12(c0, -c1) }
 
+    /// The square of an element of the cyclotomic subgroup (norm 1 over Fq6, which the final
+    /// exponentiation's easy part lands in), after Granger and Scott (PKC 2010, eprint 2009/565): seen as three
+    /// elements of Fq4 = Fq2[s]/(s² − ξ), (c0.c0, c1.c1), (c1.c0, c0.c2), (c0.c1, c1.c2), it takes three
+    /// Fq4 squarings, half the cost of `squared`. Wrong for elements outside that subgroup.
+    @inlinable
+    public var cyclotomicSquared: Fq12 {
+        /// (a + b·s)² = (a² + ξb²) + 2ab·s, with a² + ξb² = (a + b)(a + ξb) − ab − ξab.
+        @inline(__always) func fq4Squared(_ a: Fq2, _ b: Fq2) -> (Fq2, Fq2) {
+            let ab = a * b
+            return ((a + b) * (a + b.timesXi) - ab - ab.timesXi, ab.doubled)
+        }
+        let (t0, t1) = fq4Squared(c0.c0, c1.c1)
+        let (t2, t3) = fq4Squared(c1.c0, c0.c2)
+        let (t4, t5) = fq4Squared(c0.c1, c1.c2)
+        // From the norm-1 identity: c0's coefficients become 3t − 2z, c1's become 3t + 2z.
+        @inline(__always) func minus(_ t: Fq2, _ z: Fq2) -> Fq2 { (t - z).doubled + t }
+        @inline(__always) func plus(_ t: Fq2, _ z: Fq2) -> Fq2 { (t + z).doubled + t }
+        return Fq12(Fq6(minus(t0, c0.c0), minus(t2, c0.c1), minus(t4, c0.c2)),
+                    Fq6(plus(t5.timesXi, c1.c0), plus(t1, c1.c1), plus(t3, c1.c2)))
+    }
+
     public var inverse: Fq12 {
         let t = (c0.squared - c1.squared.timesV).inverse
         return Fq12(c0 * t, -(c1 * t))

@@ -10,22 +10,36 @@ public struct UInt256: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var array: [UInt64] { [limbs.0, limbs.1, limbs.2, limbs.3] }
     init(array a: [UInt64]) { self.init(a[0], a[1], a[2], a[3]) }
 
-    public static func == (a: UInt256, b: UInt256) -> Bool { a.array == b.array }
-    public func hash(into h: inout Hasher) { h.combine(array) }
+    // Comparisons, bits and limbs read the tuple directly: exponentiations ask for every bit, and
+    // building an array for each would put a heap allocation in their inner loop.
+    public static func == (a: UInt256, b: UInt256) -> Bool {
+        a.limbs.0 == b.limbs.0 && a.limbs.1 == b.limbs.1 && a.limbs.2 == b.limbs.2 && a.limbs.3 == b.limbs.3
+    }
+    public func hash(into h: inout Hasher) {
+        h.combine(limbs.0); h.combine(limbs.1); h.combine(limbs.2); h.combine(limbs.3)
+    }
     public static func < (a: UInt256, b: UInt256) -> Bool {
-        let x = a.array, y = b.array
-        for i in (0..<4).reversed() where x[i] != y[i] { return x[i] < y[i] }
+        for i in (0..<4).reversed() where a.limb(i) != b.limb(i) { return a.limb(i) < b.limb(i) }
         return false
     }
 
-    public var isZero: Bool { self == .zero }
+    public var isZero: Bool { limbs.0 | limbs.1 | limbs.2 | limbs.3 == 0 }
+
+    /// Limb `i` (0 = least significant).
+    @inline(__always) func limb(_ i: Int) -> UInt64 {
+        switch i {
+        case 0: limbs.0
+        case 1: limbs.1
+        case 2: limbs.2
+        default: limbs.3
+        }
+    }
 
     /// Bit `i` (0 = least significant).
-    public func bit(_ i: Int) -> Bool { (array[i / 64] >> UInt64(i % 64)) & 1 == 1 }
+    public func bit(_ i: Int) -> Bool { (limb(i / 64) >> UInt64(i % 64)) & 1 == 1 }
 
     public var bitWidth: Int {
-        let a = array
-        for i in (0..<4).reversed() where a[i] != 0 { return i * 64 + (64 - a[i].leadingZeroBitCount) }
+        for i in (0..<4).reversed() where limb(i) != 0 { return i * 64 + (64 - limb(i).leadingZeroBitCount) }
         return 0
     }
 

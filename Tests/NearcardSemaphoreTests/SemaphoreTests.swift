@@ -216,6 +216,76 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
         #expect(out != .one)
     }
 
+    /// The Granger–Scott square agrees with the general one on the cyclotomic subgroup (where the final
+    /// exponentiation uses it): after the easy part, and on pairing values.
+    @Test func cyclotomicSquaringAgreesWithSquaring() {
+        func rfq() -> Fq { Fq(UInt256(bigEndian: [0, 0] + Sodium.randomBytes(30))) }
+        func rfq6() -> Fq6 { Fq6(Fq2(rfq(), rfq()), Fq2(rfq(), rfq()), Fq2(rfq(), rfq())) }
+        let f = Fq12(rfq6(), rfq6())
+        var easy = f.conjugate * f.inverse
+        easy = easy.frobenius(2) * easy
+        let e = Pairing.pairing(G1Point.generator.multiplied(by: random()), G2Point.generator)
+        for x in [easy, e, Fq12.one] {
+            #expect(x.cyclotomicSquared == x.squared)
+        }
+    }
+
+    /// The ψ-based G2 membership test gives the definition's answer (r·P = O) on subgroup points, on
+    /// twist points with a cofactor part, and on points of the cofactor part alone (r·P for such P).
+    @Test func subgroupTestAgreesWithTheOrder() {
+        #expect(G2Point.infinity.isInSubgroup)
+        for _ in 0..<3 {
+            let q = G2Point.generator.multiplied(by: random())
+            #expect(q.isInSubgroup && q.isInSubgroupByOrder)
+        }
+        var x = Fq2(rfqSmall(), .one)
+        var found = 0
+        while found < 4 {
+            x = x + .one
+            guard let y = SemaphoreTests().sqrt(x.squared * x + G2Point.b) else { continue }
+            found += 1
+            let p = G2Point(x: x, y: y)
+            #expect(p.isOnCurve)
+            #expect(p.isInSubgroup == p.isInSubgroupByOrder)
+            #expect(!p.isInSubgroup)
+            let cofactorPart = p.multiplied(by: Groth16.scalarModulus)
+            #expect(!cofactorPart.isInfinity)
+            #expect(cofactorPart.isInSubgroup == cofactorPart.isInSubgroupByOrder)
+            #expect(!cofactorPart.isInSubgroup)
+        }
+    }
+
+    func rfqSmall() -> Fq { Fq(UInt256(bigEndian: [0, 0] + Sodium.randomBytes(30))) }
+
+    /// vk_x through the key's wNAF tables equals IC₀ + Σ sᵢ·ICᵢ₊₁ by plain double-and-add, for
+    /// random signals and the edges 0, 1 and r − 1.
+    @Test func inputPointMatchesPlainScalarMultiplication() {
+        let key = SemaphoreVerifier.key(depth: 10)
+        let rMinus1 = Groth16.scalarModulus.subtracting(UInt256(1)).0
+        let cases: [[UInt256]] = [
+            [random(), random(), random(), random()],
+            [.zero, UInt256(1), rMinus1, .zero],
+            [.zero, .zero, .zero, .zero],
+            [rMinus1, rMinus1, UInt256(1), UInt256(0xffff_ffff_ffff_ffff)],
+        ]
+        for signals in cases {
+            var plain = key.ic[0]
+            for (s, p) in zip(signals, key.ic.dropFirst()) { plain = plain + p.multiplied(by: s) }
+            #expect(Groth16.inputPoint(key: key, publicSignals: signals) == plain)
+        }
+    }
+
+    /// Additions and subtractions that cross p (the reductions select by mask, not by branch).
+    @Test func fieldEdges() {
+        let pMinus1 = Fq(Fq.modulus.subtracting(UInt256(1)).0)
+        #expect(pMinus1 + .one == .zero)
+        #expect(Fq.zero - .one == pMinus1)
+        #expect(pMinus1 + pMinus1 == pMinus1 - .one)
+        #expect((pMinus1 * pMinus1) == .one)
+        #expect(-Fq.zero == .zero)
+        #expect((Fq.zero - pMinus1) == .one)
+    }
+
     @Test func groupOrders() {
         #expect(G1Point.generator.multiplied(by: Groth16.scalarModulus).isInfinity)
         #expect(G2Point.generator.multiplied(by: Groth16.scalarModulus).isInfinity)
