@@ -368,6 +368,8 @@ public final class NodeRuntime: Sendable {
     /// seconds for the contacts on the LAN; returns the entries tried.
     public func deliverQueued(wait: TimeInterval) async -> [OutboxItem] {
         let seen = wait > 0 ? ((try? await browse(seconds: wait)) ?? []) : peers.all
+        // Unconfirmed exchanges are asked about on the same pass (§11).
+        await ConfirmationWorker(context: context).settleDue(peers: seen, ignoringBackoff: true)
         return await OutboxWorker(context: context).deliverDue(peers: seen, ignoringBackoff: true)
     }
 

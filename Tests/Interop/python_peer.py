@@ -538,7 +538,7 @@ def exchange(args):
         n_i = os.urandom(32)
         hello = {"type": "hello", "version": 1 if violate == "hello-version-1" else 2,
                  "sasCommit": b64u(sha256(b"nearcard/sas-commit/v1\0" + h + n_i))}
-        if (recall is None and violate != "no-identity") or violate == "identity-twice":
+        if (recall is None and violate not in ("no-identity", "invite-without-identity")) or violate == "identity-twice":
             hello["identity"] = me.identity("responder" if violate == "reflected-proof" else "initiator", h)
         if invitation or violate == "invite-without-identity":
             secret = b64ud(invitation["secret"]) if invitation else os.urandom(16)

@@ -73,7 +73,13 @@ import Testing
                       ("control-message", "protocol_error", "control character U+000D"),
                       ("pretty-hello", "protocol_error", "canonical"),
                       ("null-disclosure", "bad_card", "discloses phone as null"),
-                      ("message3-payload", nil, "")] as [(String, String?, String)])
+                      ("message3-payload", nil, ""),
+                      ("old-tag", nil, ""),
+                      ("hello-version-1", "unsupported_version", "speaks hello version 1"),
+                      ("identity-twice", "protocol_error", "identity twice"),
+                      ("no-identity", "protocol_error", "never showed its identity"),
+                      ("reflected-proof", "bad_identity", "does not verify"),
+                      ("invite-without-identity", "protocol_error", "with an identity")] as [(String, String?, String)])
     func wireRulesBrokenByAnotherImplementation(violation: String, code: String?, reason: String) throws {
         let node = try TestPerson(name: "Swift Node")
         defer { node.cli.cleanUp() }

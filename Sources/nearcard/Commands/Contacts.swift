@@ -17,9 +17,16 @@ struct Contacts: AsyncParsableCommand {
         @Flag(help: "Print the contacts as a JSON array.") var json = false
 
         func run() async throws {
-            let contacts = try global.existingDatabase().contacts()
+            let db = try global.existingDatabase()
+            let contacts = try db.contacts()
+            // Exchanges stored unconfirmed (docs/PROTOCOL.md §11): the other node has not yet said it kept ours.
+            let unconfirmed = try db.unconfirmedContactDIDs()
             if json {
-                Console.json(.array(contacts.map(\.json)))
+                Console.json(.array(contacts.map { c in
+                    guard var o = c.json.objectValue else { return c.json }
+                    o["unconfirmed"] = .bool(c.didPublicKey.map(unconfirmed.contains) ?? false)
+                    return .object(o)
+                }))
                 return
             }
             if contacts.isEmpty {
@@ -27,10 +34,14 @@ struct Contacts: AsyncParsableCommand {
                 return
             }
             let rows = contacts.map { c in
-                [String(c.id.prefix(8)), c.name, c.card.company ?? "", c.source.rawValue, c.verificationStatus.rawValue,
+                [String(c.id.prefix(8)), c.name, c.card.company ?? "", c.source.rawValue,
+                 c.verificationStatus.rawValue + ((c.didPublicKey.map(unconfirmed.contains) ?? false) ? " (unconfirmed)" : ""),
                  ISO8601.string(c.receivedAt)]
             }
             ContactDisplay.columns(["ID", "NAME", "COMPANY", "SOURCE", "STATUS", "RECEIVED"], rows)
+            if !unconfirmed.isEmpty {
+                Console.out("(unconfirmed: the connection ended before their node confirmed it kept your card; it is confirmed or withdrawn when your nodes next reach each other)")
+            }
         }
     }
 
