@@ -67,6 +67,8 @@ import Testing
     /// Random packet loss on the listener's port (nftables `numgen`, both directions): at 5 % and 20 %
     /// every exchange completes on both sides (TCP retransmits; a lost SYN is retried). The rate can be
     /// raised for the `make faults` report with NEARCARD_FAULT_LOSS (comma-separated percentages).
+    /// Beside each rate, the same number of mutual-TLS 1.3 handshakes (`openssl s_server`/`s_client`,
+    /// P-256 certificates) over the same lossy link, in the same run: what a lossy link allows anything.
     @Test func lossyLinksComplete() throws {
         let lab = try Lab("fl")
         let grace = try TestPerson(name: "Grace")
@@ -75,10 +77,13 @@ import Testing
         let rates = (ProcessInfo.processInfo.environment["NEARCARD_FAULT_LOSS"] ?? "5,20").split(separator: ",").compactMap { Int($0) }
         let runs = Int(ProcessInfo.processInfo.environment["NEARCARD_FAULT_RUNS"] ?? "") ?? 4
         var table: [String] = []
+        let tls = try TLSPeers(lab: lab)
         for rate in rates {
             #expect(try lab.run(["nft", "add table inet lossy; add chain inet lossy input { type filter hook input priority 0; }"]).code == 0)
-            #expect(try lab.run(["nft", "add rule inet lossy input tcp dport \(port) numgen random mod 100 < \(rate) drop"]).code == 0)
-            #expect(try lab.run(["nft", "add rule inet lossy input tcp sport \(port) numgen random mod 100 < \(rate) drop"]).code == 0)
+            for p in [port, TLSPeers.port] {
+                #expect(try lab.run(["nft", "add rule inet lossy input tcp dport \(p) numgen random mod 100 < \(rate) drop"]).code == 0)
+                #expect(try lab.run(["nft", "add rule inet lossy input tcp sport \(p) numgen random mod 100 < \(rate) drop"]).code == 0)
+            }
             var completed = 0, oneSided = 0, failed = 0
             var seconds: [Double] = []
             for i in 0..<runs {
@@ -91,9 +96,11 @@ import Testing
                 if dialerHas && listenerHas { completed += 1 } else if dialerHas != listenerHas { oneSided += 1 } else { failed += 1 }
                 if rate <= 20 { #expect(r.code == 0 && dialerHas && listenerHas, "\(rate) % loss, run \(i): exit \(r.code) \(r.stderr)") }
             }
+            let (tlsDone, tlsSeconds) = try tls.handshakes(runs)
             #expect(try lab.run(["nft", "delete table inet lossy"]).code == 0)
             seconds.sort()
-            table.append("  \(rate) % loss: \(completed) completed, \(oneSided) one-sided, \(failed) failed of \(runs); median \(String(format: "%.1f", seconds[seconds.count / 2])) s")
+            table.append("  \(rate) % loss: \(completed) completed, \(oneSided) one-sided, \(failed) failed of \(runs); median \(String(format: "%.1f", seconds[seconds.count / 2])) s"
+                         + "  |  mutual TLS 1.3 handshake: \(tlsDone) of \(runs); median \(String(format: "%.1f", tlsSeconds[tlsSeconds.count / 2])) s")
         }
         print("fault lab, random loss on the link:\n\(table.joined(separator: "\n"))")
     }
@@ -120,6 +127,51 @@ import Testing
             // contact (confirmed, in the session or by its query), an error exit without it.
             #expect(o.agree, "\(o)")
             #expect(o.dialerHas == (o.dialerExit == 0), "\(o)")
+        }
+    }
+
+    /// A TLS 1.3 server and client with P-256 certificates, each checking the other's (mutual TLS: the
+    /// closest standard handshake to an exchange's), run in the lab's namespace for the loss comparison.
+    struct TLSPeers {
+        static let port = 7499
+        let lab: Lab
+        let dir: URL
+
+        init(lab: Lab) throws {
+            self.lab = lab
+            dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-tls-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            for who in ["server", "client"] {
+                let r = try CLI.run(executable: "/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                                    "-keyout", dir.appendingPathComponent("\(who).key").path,
+                                                                    "-out", dir.appendingPathComponent("\(who).crt").path,
+                                                                    "-days", "1", "-subj", "/CN=\(who)"])
+                #expect(r.code == 0, "openssl req: \(r.stderr)")
+            }
+        }
+
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+        /// `n` handshakes, each with 30 s to finish (an exchange's connect budget): how many finished, and
+        /// their times (a failure counts its full time).
+        func handshakes(_ n: Int) throws -> (Int, [Double]) {
+            let server = try lab.spawn(["/usr/bin/openssl", "s_server", "-quiet", "-tls1_3", "-accept", "127.0.0.1:\(Self.port)", "-naccept", "\(n)",
+                                        "-cert", path("server.crt"), "-key", path("server.key"), "-Verify", "1", "-CAfile", path("client.crt")],
+                                       log: dir.appendingPathComponent("s_server.log"))
+            defer { server.kill() }
+            usleep(300_000)
+            var done = 0
+            var seconds: [Double] = []
+            for _ in 0..<n {
+                let started = Date()
+                let r = try lab.run(["timeout", "30", "/usr/bin/openssl", "s_client", "-tls1_3", "-brief", "-connect", "127.0.0.1:\(Self.port)",
+                                     "-cert", path("client.crt"), "-key", path("client.key"), "-CAfile", path("server.crt"), "-verify_return_error"],
+                                    stdin: "")
+                seconds.append(Date().timeIntervalSince(started))
+                if r.code == 0 && (r.stdout + r.stderr).contains("CONNECTION ESTABLISHED") { done += 1 }
+            }
+            seconds.sort()
+            return (done, seconds)
         }
     }
 }
