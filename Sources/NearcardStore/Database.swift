@@ -213,6 +213,16 @@ public final class NearcardDatabase: Sendable {
         Migration(id: "v11-delivered-messages-drop-text", sql: """
                 UPDATE outboxMessage SET text = '', envelopeJSON = '' WHERE state = 'delivered'
                 """),
+        // Presence (docs/PROTOCOL.md §3): this node's presence key (one row, made on first use), and
+        // each contact's, handed over in the exchange, with which their rotating tags are recognised.
+        Migration(id: "v12-presence", sql: """
+                CREATE TABLE presence (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    presenceKey BLOB NOT NULL,
+                    createdAt REAL NOT NULL
+                );
+                ALTER TABLE contact ADD COLUMN presenceKey BLOB
+                """),
     ]
 
     // MARK: my card and sharing policy
