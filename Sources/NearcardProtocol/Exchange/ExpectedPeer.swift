@@ -3,8 +3,13 @@
 public struct ExpectedPeer: Sendable, Equatable {
     public var fingerprint: String?
     public var did: String?
-    public init(fingerprint: String? = nil, did: String? = nil) {
+    /// The presence key of the contact a discovered peer's tag resolved to (docs/PROTOCOL.md §3), nil
+    /// for a stranger or a peer dialled by address.
+    public var presenceKey: [UInt8]?
+
+    public init(fingerprint: String? = nil, did: String? = nil, presenceKey: [UInt8]? = nil) {
         self.fingerprint = fingerprint
         self.did = did
+        self.presenceKey = presenceKey
     }
 }
