@@ -68,12 +68,24 @@ public enum Presence {
 
     /// The index of the first key in `keys` that made `tag`, or nil (a stranger, or a malformed tag).
     /// Every key is tried with one SipHash of the 8-byte nonce: 1,000 contacts cost about 1,000 short
-    /// hashes per announcement.
+    /// hashes per announcement (no allocation per key).
     public static func resolve(_ tag: String, among keys: [[UInt8]]) -> Int? {
         guard let (nonce, mac) = split(tag) else { return nil }
-        for (i, key) in keys.enumerated() where key.count == keyByteCount {
-            if Sodium.constantTimeEquals(siphash24(key: key, message: nonce), mac) { return i }
+        Sodium.ensureInitialized()
+        var out = [UInt8](repeating: 0, count: macByteCount)
+        return nonce.withUnsafeBufferPointer { n in
+            mac.withUnsafeBufferPointer { m in
+                out.withUnsafeMutableBufferPointer { o -> Int? in
+                    for (i, key) in keys.enumerated() where key.count == keyByteCount {
+                        let made = key.withUnsafeBufferPointer { k -> Bool in
+                            crypto_shorthash_siphash24(o.baseAddress!, n.baseAddress!, UInt64(nonceByteCount), k.baseAddress!)
+                            return sodium_memcmp(o.baseAddress!, m.baseAddress!, macByteCount) == 0
+                        }
+                        if made { return i }
+                    }
+                    return nil
+                }
+            }
         }
-        return nil
     }
 }
