@@ -1,6 +1,7 @@
 import Foundation
 import NearcardCrypto
 import NearcardSimulation
+import NearcardStore
 import NearcardTestSupport
 import Synchronization
 import Testing
@@ -136,6 +137,11 @@ import Glibc
         // is delivered once, by whichever fleet bot finds the visitor first.
         let reader = visitors[1]
         let (_, _) = try dbLab.listen(home: reader.home, ["--accept", "all"], log: log("reader"))
+        // The fleet finds the reader's node by its presence tag (the key the exchange will hand over
+        // once the session carries it: given here).
+        let book = try NearcardDatabase(location: try StoreLocation.parse(socketURL))
+        try handOver(reader, to: book)
+        book.close()
         let office = try Lab("mq")
         let queued = try office.nearcard(["message", dids[1], "See you at the afterparty", "--wait", "0", "--json", "--store", socketURL], home: fleet.home)
         #expect(queued.code == 0 && queued.json["state"] == "queued", "\(queued.stdout) \(queued.stderr)")

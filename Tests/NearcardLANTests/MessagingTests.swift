@@ -55,6 +55,9 @@ import Testing
         #expect(exchanged)
         graceNode.kill(SIGTERM)
         graceNode.wait()
+        // Grace comes back on another port: Ada finds her node by its presence tag (the key the
+        // exchange will hand over once the session carries it: given here).
+        try befriend(ada, with: grace)
 
         let queued = try a.nearcard(["message", "Grace", "Are you still at the conference?", "--wait", "1", "--json"], home: ada.home)
         #expect(queued.code == 0)

@@ -6,30 +6,50 @@ import NearcardStore
 import NearcardTestSupport
 import Testing
 
-/// What an exchange will hand over (docs/PROTOCOL.md §3), put straight into `holder`'s book: `person`
-/// as a contact, with `person`'s presence key. Until the session carries the key, tests make contacts
-/// that recognise each other this way. Both books are made by the CLI (as the nodes' account), and
-/// handed back to that account after this process wrote to them.
-func befriend(_ holder: TestPerson, with person: TestPerson) throws -> [UInt8] {
-    for p in [holder, person] {
-        let r = try p.cli.run(["id", "rotate-presence"])
-        guard r.code == 0 else { throw LabError("id rotate-presence: \(r.stderr)") }
+/// `person`'s presence key, made on first use and read from their book (made by the CLI, as the nodes'
+/// account, when there is none yet).
+func presenceKey(of person: TestPerson) throws -> [UInt8] {
+    let r = try person.cli.run(["contacts", "--json"])
+    guard r.code == 0 else { throw LabError("contacts: \(r.stderr)") }
+    let db = try NearcardDatabase(home: NearcardHome(path: person.home.path))
+    defer {
+        db.close()
+        giveBack(person)
     }
-    let personDB = try NearcardDatabase(home: NearcardHome(path: person.home.path))
-    let key = try personDB.presenceKey()
-    personDB.close()
-    let book = try NearcardDatabase(home: NearcardHome(path: holder.home.path))
+    return try db.presenceKey()
+}
+
+/// What an exchange will hand over once the session carries it (docs/PROTOCOL.md §3): `person`'s
+/// presence key, kept with the contact `book` holds for them (added when there is none). Until then,
+/// tests make contacts that recognise each other this way. Returns the key.
+@discardableResult
+func handOver(_ person: TestPerson, to book: NearcardDatabase) throws -> [UInt8] {
+    let key = try presenceKey(of: person)
     let name = try person.cli.run(["id", "--json"]).json["name"]?.stringValue ?? "?"
     try book.keep(Contact(card: Card(name: name), source: .proximity, verificationStatus: .verified, receivedAt: Date(), didPublicKey: person.did),
                   presenceKey: key)
-    book.close()
-    for p in [holder, person] {
-        for suffix in ["", "-wal", "-shm"] {
-            let path = p.home.appendingPathComponent("nearcard.sqlite" + suffix).path
-            if FileManager.default.fileExists(atPath: path) { TestAccount.give(path) }
-        }
-    }
     return key
+}
+
+/// `person` as a contact of `holder`, with `person`'s presence key, in `holder`'s own book.
+@discardableResult
+func befriend(_ holder: TestPerson, with person: TestPerson) throws -> [UInt8] {
+    let r = try holder.cli.run(["contacts", "--json"])
+    guard r.code == 0 else { throw LabError("contacts: \(r.stderr)") }
+    let book = try NearcardDatabase(home: NearcardHome(path: holder.home.path))
+    defer {
+        book.close()
+        giveBack(holder)
+    }
+    return try handOver(person, to: book)
+}
+
+/// The book's files back to the nodes' account, after this process (root) wrote to them.
+func giveBack(_ person: TestPerson) {
+    for suffix in ["", "-wal", "-shm"] {
+        let path = person.home.appendingPathComponent("nearcard.sqlite" + suffix).path
+        if FileManager.default.fileExists(atPath: path) { TestAccount.give(path) }
+    }
 }
 
 /// Presence nobody can track, that contacts still recognise (issue 25 part 1), with real parts: a node
