@@ -117,20 +117,30 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
     // MARK: publishing
 
     /// Publishes this node; the returned publication stays until `withdraw()` or until it is released.
-    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String] = []) throws(DiscoveryError) -> any Announcement {
-        try publish(instanceName: instanceName, port: port, txt: txt, interfaces: interfaces, serviceType: TXTRecord.serviceType)
+    /// With `host`, the SRV record names `host.name` and its address records go in the same entry group.
+    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], host: PublishedHost?) throws(DiscoveryError) -> any Announcement {
+        try publish(instanceName: instanceName, port: port, txt: txt, interfaces: interfaces, serviceType: TXTRecord.serviceType, host: host)
     }
 
     /// Publishes a service of another type (`nearcard doctor`'s probe).
-    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], serviceType: String) throws(DiscoveryError) -> any Announcement {
+    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], serviceType: String,
+                        host: PublishedHost? = nil) throws(DiscoveryError) -> any Announcement {
         var indices: [Int32] = []
         for name in interfaces {
             let index = if_nametoindex(name)
             guard index != 0 else { throw DiscoveryError(.invalidInput, "no network interface named \(name)") }
             indices.append(Int32(index))
         }
+        var addresses: [(interface: Int32, address: AvahiAddress)] = []
+        for a in host?.addresses ?? [] {
+            var parsed = AvahiAddress()
+            guard a.interfaceIndex > 0, avahi_address_parse(a.ip, nearcard_avahi_proto_unspec(), &parsed) != nil else {
+                throw DiscoveryError(.invalidInput, "cannot publish the address \(a.ip) on interface \(a.interfaceName)")
+            }
+            addresses.append((a.interfaceIndex, parsed))
+        }
         let publication = Publication(discovery: self, name: TXTRecord.instanceName(for: instanceName), port: port, txt: txt, interfaces: indices,
-                                      serviceType: serviceType)
+                                      serviceType: serviceType, hostName: host?.name, addresses: addresses)
         var failure: DiscoveryError?
         withLock {
             do throws(DiscoveryError) { try publication.register() } catch { failure = error }
@@ -326,10 +336,16 @@ public final class Publication: Announcement, @unchecked Sendable {
     let port: Int
     let txt: TXTRecord
     let interfaces: [Int32]
+    /// The SRV target (nil: the machine's host name) and the address records published under it.
+    let hostName: String?
+    let addresses: [(interface: Int32, address: AvahiAddress)]
     private var state: (established: Bool, error: DiscoveryError?) = (false, nil)
     private var waiters: [CheckedContinuation<String, Error>] = []
 
-    init(discovery: AvahiDiscovery, name: String, port: Int, txt: TXTRecord, interfaces: [Int32], serviceType: String) {
+    init(discovery: AvahiDiscovery, name: String, port: Int, txt: TXTRecord, interfaces: [Int32], serviceType: String,
+         hostName: String? = nil, addresses: [(interface: Int32, address: AvahiAddress)] = []) {
+        self.hostName = hostName
+        self.addresses = addresses
         self.serviceType = serviceType
         self.discovery = discovery
         self.discoveryRef = discovery
@@ -353,10 +369,21 @@ public final class Publication: Announcement, @unchecked Sendable {
         defer { avahi_string_list_free(list) }
         for index in (interfaces.isEmpty ? [nearcard_avahi_if_unspec()] : interfaces) {
             let rc = avahi_entry_group_add_service_strlst(group, index, nearcard_avahi_proto_unspec(), AvahiPublishFlags(rawValue: 0),
-                                                          name, serviceType, nil, nil, UInt16(port), list)
+                                                          name, serviceType, nil, hostName, UInt16(port), list)
             guard rc >= 0 else {
                 if rc == Int32(AVAHI_ERR_COLLISION) { try rename(); return }
                 throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(String(cString: avahi_strerror(rc)))")
+            }
+        }
+        // The service's own host: its A/AAAA records, each on its interface. No reverse (PTR) record:
+        // the machine's host name already answers for the address, and a second would collide.
+        if let hostName {
+            for (index, address) in addresses {
+                var a = address
+                let rc = avahi_entry_group_add_address(group, index, nearcard_avahi_proto_unspec(), AVAHI_PUBLISH_NO_REVERSE, hostName, &a)
+                guard rc >= 0 else {
+                    throw DiscoveryError(.avahi, "cannot publish the address records of \(hostName): \(String(cString: avahi_strerror(rc)))")
+                }
             }
         }
         let rc = avahi_entry_group_commit(group)

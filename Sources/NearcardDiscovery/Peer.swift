@@ -31,15 +31,35 @@ public struct DiscoveredPeer: Sendable, Equatable {
     public var addresses: [PeerAddress]
     /// When its records were last resolved or it last answered (nil: not known).
     public var confirmedAt: Date?
+    /// The contact whose presence key made its tag (docs/PROTOCOL.md §3), once the node has resolved
+    /// it; nil for a stranger. A tag can be replayed: this says whom to expect, not whom a dial reaches.
+    public var contact: RecognisedContact?
 
-    public init(instanceName: String, hostName: String, port: Int, txt: TXTRecord, addresses: [PeerAddress], confirmedAt: Date? = nil) {
+    public init(instanceName: String, hostName: String, port: Int, txt: TXTRecord, addresses: [PeerAddress], confirmedAt: Date? = nil,
+                contact: RecognisedContact? = nil) {
         self.instanceName = instanceName
         self.hostName = hostName
         self.port = port
         self.txt = txt
         self.addresses = addresses
         self.confirmedAt = confirmedAt
+        self.contact = contact
     }
+
+    /// A short id for naming it on the command line while this announcement lasts: the first 8 hex
+    /// digits of its presence tag (random to all but its contacts, and renewed with every publication).
+    public var id: String? { txt.tag.map { String($0.prefix(8)) } }
+
+    /// How a face shows it before any session: "Ada Lovelace (contact)" for a recognised contact, the
+    /// announced name for a stranger in default mode, "someone nearby (private)" otherwise.
+    public var displayName: String {
+        if let contact { return "\(contact.name) (contact)" }
+        if let name = txt.name { return name }
+        return Self.privateLabel
+    }
+
+    /// What a stranger in private mode is shown as.
+    public static let privateLabel = "someone nearby (private)"
 
     /// Preferred order for dialing: IPv4 first, then IPv6 global, then link-local.
     public var dialOrder: [PeerAddress] {
@@ -47,6 +67,34 @@ public struct DiscoveredPeer: Sendable, Equatable {
             func rank(_ x: PeerAddress) -> Int { x.isIPv6 ? (x.isLinkLocal ? 2 : 1) : 0 }
             return (rank(a), a.ip) < (rank(b), b.ip)
         }
+    }
+}
+
+/// A contact a discovered peer's presence tag resolved to: their DID, the name they are kept under and
+/// the presence key that made the tag.
+public struct RecognisedContact: Sendable, Equatable {
+    public var did: String
+    public var name: String
+    public var presenceKey: [UInt8]
+
+    public init(did: String, name: String, presenceKey: [UInt8]) {
+        self.did = did
+        self.name = name
+        self.presenceKey = presenceKey
+    }
+}
+
+/// The host a publication's SRV record points at (docs/PROTOCOL.md §3): a random name of its own, with
+/// the addresses published under it (each on its interface), instead of the machine's host name.
+public struct PublishedHost: Sendable, Equatable {
+    /// A fully qualified mDNS name, `nc-<16 hex>.local`.
+    public var name: String
+    /// Each address with the interface it is published on (`port` is not used).
+    public var addresses: [PeerAddress]
+
+    public init(name: String, addresses: [PeerAddress]) {
+        self.name = name
+        self.addresses = addresses
     }
 }
 

@@ -1,19 +1,26 @@
-/// The DNS-SD TXT record of a Nearcard node (docs/PROTOCOL.md "Discovery"):
-/// `v=1` (protocol version), `fp=<16 hex>` (key fingerprint), `name=<display name>` (absent in
-/// private mode). Only what is safe to broadcast; none of it is trusted: identity is proven in the session.
+/// The DNS-SD TXT record of a Nearcard node (docs/PROTOCOL.md §3, protocol version 2): `v=2`,
+/// `t=<32 hex>` (a presence tag only the node's contacts can resolve, fresh at every publication) and
+/// `name=<display name>` (default mode only). Only what is safe to broadcast, and nothing that lasts
+/// beyond one publication but the name a person chose to announce; none of it is trusted: identity is
+/// proven in the session.
 public struct TXTRecord: Sendable, Equatable {
     public static let serviceType = "_nearcard._tcp"
+    /// The protocol version this node announces.
+    public static let currentVersion = 2
     /// Each TXT string is at most 255 bytes (RFC 6763 §6.1); Nearcard reads at most 32 of them.
     public static let maximumEntryLength = 255
     public static let maximumEntries = 32
+    /// A presence tag: 32 lower-case hex digits (8-byte nonce ‖ 8-byte SipHash-2-4).
+    public static let tagLength = 32
 
     public var version: Int?
-    public var fingerprint: String?
+    /// The presence tag (`t`), nil when absent or malformed.
+    public var tag: String?
     public var name: String?
 
-    public init(version: Int? = 1, fingerprint: String?, name: String?) {
+    public init(version: Int? = TXTRecord.currentVersion, tag: String?, name: String?) {
         self.version = version
-        self.fingerprint = fingerprint
+        self.tag = tag
         self.name = name
     }
 
@@ -21,7 +28,7 @@ public struct TXTRecord: Sendable, Equatable {
     public var entries: [[UInt8]] {
         var out: [[UInt8]] = []
         if let version { out.append(Array("v=\(version)".utf8)) }
-        if let fingerprint { out.append(Array("fp=\(fingerprint)".utf8)) }
+        if let tag { out.append(Array("t=\(tag)".utf8)) }
         if let name { out.append(Array(("name=" + Self.clip(name)).utf8)) }
         return out
     }
@@ -53,24 +60,33 @@ public struct TXTRecord: Sendable, Equatable {
         cut(name, bytes: maximumEntryLength - 5, scalars: 64)
     }
 
-    /// Parses TXT strings from the network. Unknown keys are ignored (RFC 6763 §6.4); malformed known
-    /// values are dropped rather than trusted: a bad `fp` becomes nil, a name with control characters nil.
+    /// Whether `value` is a well-formed tag: exactly 32 lower-case hex digits.
+    public static func isWellFormedTag(_ value: String) -> Bool {
+        value.utf8.count == tagLength && value.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// Parses TXT strings from the network. Unknown keys (the version-1 `fp` among them) are ignored
+    /// (RFC 6763 §6.4); malformed known values are dropped rather than trusted: a bad `t` becomes nil,
+    /// a name with control characters nil.
     public init(parsing strings: [[UInt8]]) {
         version = nil
-        fingerprint = nil
+        tag = nil
         name = nil
+        var seen: Set<String> = []
         for raw in strings.prefix(Self.maximumEntries) where !raw.isEmpty && raw.count <= Self.maximumEntryLength {
             guard let eq = raw.firstIndex(of: UInt8(ascii: "=")) else { continue }
             let key = String(decoding: raw[..<eq], as: UTF8.self).lowercased()
+            // First occurrence wins (RFC 6763 §6.4), even when its value is malformed.
+            guard seen.insert(key).inserted else { continue }
             let valueBytes = Array(raw[(eq + 1)...])
-            // First occurrence wins (RFC 6763 §6.4); invalid UTF-8 values are dropped.
+            // Invalid UTF-8 values are dropped.
             guard let value = String(validating: valueBytes, as: UTF8.self) else { continue }
             switch key {
-            case "v" where version == nil:
+            case "v":
                 version = Int(value).flatMap { (0...999).contains($0) ? $0 : nil }
-            case "fp" where fingerprint == nil:
-                if value.count == 16, value.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) { fingerprint = value }
-            case "name" where name == nil:
+            case "t":
+                if Self.isWellFormedTag(value) { tag = value }
+            case "name":
                 if !value.isEmpty, value.unicodeScalars.count <= 64,
                    !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                     name = value

@@ -48,7 +48,7 @@ public struct ConfirmationWorker: Sendable {
                 return .confirmed(did: p.contactDID)
             }
             let target = try sender.target(for: contact)
-            answer = await ask(p.edge, target: target, addresses: MailSender.addresses(for: target.route, discovered: peers))
+            answer = await ask(p.edge, target: target, addresses: MailSender.addresses(for: target, discovered: peers))
         } catch {
             answer = .failure(ProtocolError(.internalError, "\(error)"))
         }

@@ -42,9 +42,12 @@ extension DialTarget {
                   invitation: Invitation.Claim(id: invitation.id, secret: invitation.secret))
     }
 
-    /// A peer discovery showed: its addresses in dial order; it must prove the fingerprint it advertises.
+    /// A peer discovery showed: its addresses in dial order. A peer whose presence tag resolved to a
+    /// contact must prove that contact's DID (a tag can be replayed); a stranger gets no expectation:
+    /// its identity is settled by the check code.
     public init(discovered peer: DiscoveredPeer) {
-        self.init(addresses: peer.dialOrder, expected: ExpectedPeer(fingerprint: peer.txt.fingerprint),
-                  label: "\(peer.instanceName) (\(peer.dialOrder.map(\.description).joined(separator: ", ")))", instanceName: peer.instanceName)
+        let expected = peer.contact.map { ExpectedPeer(did: $0.did, presenceKey: $0.presenceKey) } ?? ExpectedPeer()
+        self.init(addresses: peer.dialOrder, expected: expected,
+                  label: "\(peer.displayName) (\(peer.dialOrder.map(\.description).joined(separator: ", ")))", instanceName: peer.instanceName)
     }
 }

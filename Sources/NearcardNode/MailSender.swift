@@ -6,8 +6,9 @@ import NearcardProtocol
 import NearcardStore
 internal import NIOConcurrencyHelpers
 
-/// Sending a queued message: open the contact's sealed route, find the contact's node (by
-/// fingerprint over DNS-SD, then the route's address hints), and deliver over a pinned Noise session.
+/// Sending a queued message: open the contact's sealed route, find the contact's node (over DNS-SD, by
+/// the presence tag the contact's presence key resolves; then the route's address hints), and deliver
+/// over a pinned Noise session.
 public struct MailSender: Sendable {
     let context: NodeContext
 
@@ -17,6 +18,15 @@ public struct MailSender: Sendable {
     public struct Target: Sendable {
         public let route: RouteRecord
         public let contact: Contact
+        /// The presence key the contact handed over (nil: their node cannot be recognised on the LAN,
+        /// only reached at the route's hints).
+        public let presenceKey: [UInt8]?
+
+        /// Whether a discovered announcement is the contact's node: its tag made with their presence key.
+        public func isAnnounced(by peer: DiscoveredPeer) -> Bool {
+            guard let presenceKey, let tag = peer.txt.tag else { return false }
+            return Presence.matches(tag, key: presenceKey)
+        }
     }
 
     public func target(for contact: Contact) throws(NodeError) -> Target {
@@ -26,7 +36,8 @@ public struct MailSender: Sendable {
         switch SealedRoute.open(sealed, with: context.keys.x25519, expectedIssuer: did, expectedRecipient: context.identity.did,
                                 expectedSignKey: contact.signPubKey.flatMap { try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) },
                                 now: Int64(Date().timeIntervalSince1970)) {
-        case .success(let route): return Target(route: route, contact: contact)
+        case .success(let route):
+            return Target(route: route, contact: contact, presenceKey: try? context.database.presenceKey(contactDID: did))
         case .failure(let f): throw NodeError(.noRoute, "cannot use the route \(contact.name) gave: \(f)")
         }
     }
@@ -46,13 +57,14 @@ public struct MailSender: Sendable {
         return .failure(last)
     }
 
-    /// The addresses to try: what DNS-SD shows for the route's fingerprint now, then its hints.
-    public static func addresses(for route: RouteRecord, discovered: [DiscoveredPeer]) -> [PeerAddress] {
+    /// The addresses to try: what DNS-SD shows now for the contact's node (recognised by its presence
+    /// tag), then the route's hints.
+    public static func addresses(for target: Target, discovered: [DiscoveredPeer]) -> [PeerAddress] {
         var out: [PeerAddress] = []
-        for p in discovered where p.txt.fingerprint == route.fingerprint {
+        for p in discovered where target.isAnnounced(by: p) {
             for a in p.dialOrder where !out.contains(a) { out.append(a) }
         }
-        for h in route.hints {
+        for h in target.route.hints {
             let a = PeerAddress(ip: h.host, port: h.port, interfaceName: "", interfaceIndex: 0)
             if !out.contains(where: { $0.ip == a.ip && $0.port == a.port }) { out.append(a) }
         }

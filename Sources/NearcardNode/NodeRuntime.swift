@@ -20,8 +20,12 @@ public final class NodeRuntime: Sendable {
         public var port: Int = defaultPort
         /// Publish and browse over DNS-SD (false: reachable by host:port only).
         public var discovery = true
-        /// Publish only the fingerprint, not the display name.
+        /// Announce no name: a random instance name and a presence tag only contacts can resolve
+        /// (default mode announces the display name the person chose).
         public var isPrivate = false
+        /// Seconds between two publications: the presence tag, the SRV host name and (private mode) the
+        /// instance name are renewed at start and then every period (docs/PROTOCOL.md §3).
+        public var presenceRotation: TimeInterval = defaultPresenceRotation
         /// Publish and browse only on these interfaces (empty: all but the denied ones).
         public var interfaces: [String] = []
         /// Never use these (in addition to VPN and container bridges).
@@ -31,6 +35,9 @@ public final class NodeRuntime: Sendable {
 
         public init() {}
 
+        /// 15 minutes, as Bluetooth LE's resolvable private addresses.
+        public static let defaultPresenceRotation: TimeInterval = 15 * 60
+
         var filter: InterfaceFilter { InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excludedInterfaces) }
     }
 
@@ -39,7 +46,10 @@ public final class NodeRuntime: Sendable {
     public let peers: PeerTable
     public let options: Options
     private let discovery: (any Discovery)?
+    private let announcer: PresenceAnnouncer?
     private let publication: (any Announcement)?
+    /// Recognises contacts among the peers discovered (by their presence keys in the store).
+    public let resolver: PresenceResolver
     private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
     private let appear: AsyncStream<DiscoveredPeer>.Continuation
     /// Why there is no discovery, when it was wanted (`open` reports it when an operation needs it).
@@ -64,8 +74,8 @@ public final class NodeRuntime: Sendable {
             do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { problem = error }
         }
         let (_, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self)
-        return NodeRuntime(context: context, listener: nil, options: options, discovery: discovery, publication: nil, appear: appear,
-                           discoveryProblem: problem)
+        return NodeRuntime(context: context, listener: nil, options: options, discovery: discovery, announcer: nil, publication: nil,
+                           appear: appear, discoveryProblem: problem)
     }
 
     /// Binds, publishes and starts browsing. Discovery failing (no avahi-daemon, no D-Bus) is not
@@ -77,31 +87,35 @@ public final class NodeRuntime: Sendable {
         let listener = try await Listener.start(context: context, port: options.port)
         let events = context.events
         var discovery: (any Discovery)?
+        var announcer: PresenceAnnouncer?
         var publication: (any Announcement)?
         if options.discovery {
             do throws(DiscoveryError) {
                 let d: any Discovery
                 if let chosen { d = chosen } else { d = try AvahiDiscovery() }
-                let identity = context.identity
-                let instance = (options.isPrivate ? nil : identity.name) ?? "nearcard-\(identity.fingerprint.prefix(8))"
-                let txt = TXTRecord(fingerprint: identity.fingerprint, name: options.isPrivate ? nil : identity.name)
-                publication = try d.publish(instanceName: instance, port: listener.port, txt: txt, interfaces: options.interfaces)
+                let a = PresenceAnnouncer(discovery: d, database: context.database, displayName: context.identity.name, isPrivate: options.isPrivate,
+                                          port: listener.port, interfaces: options.interfaces, filter: options.filter,
+                                          period: options.presenceRotation)
+                publication = try a.publish()
+                announcer = a
                 discovery = d
             } catch {
                 events.emit(.discoveryUnavailable(message: error.message))
             }
         }
         let (appeared, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self, bufferingPolicy: .bufferingNewest(64))
-        let runtime = NodeRuntime(context: context, listener: listener, options: options, discovery: discovery, publication: publication,
-                                  appear: appear, discoveryProblem: nil)
+        let runtime = NodeRuntime(context: context, listener: listener, options: options, discovery: discovery, announcer: announcer,
+                                  publication: publication, appear: appear, discoveryProblem: nil)
         events.emit(.listening(port: listener.port, addresses: LocalAddresses.current(filter: runtime.filter)))
         runtime.startTasks(appeared: appeared)
         return runtime
     }
 
-    private init(context: NodeContext, listener: Listener?, options: Options, discovery: (any Discovery)?, publication: (any Announcement)?,
-                 appear: AsyncStream<DiscoveredPeer>.Continuation, discoveryProblem: DiscoveryError?) {
+    private init(context: NodeContext, listener: Listener?, options: Options, discovery: (any Discovery)?, announcer: PresenceAnnouncer?,
+                 publication: (any Announcement)?, appear: AsyncStream<DiscoveredPeer>.Continuation, discoveryProblem: DiscoveryError?) {
         self.context = context
+        self.announcer = announcer
+        self.resolver = PresenceResolver(database: context.database)
         self.listener = listener
         self.discoveryProblem = discoveryProblem
         self.options = options
@@ -117,7 +131,8 @@ public final class NodeRuntime: Sendable {
     private func startTasks(appeared: AsyncStream<DiscoveredPeer>) {
         let context = self.context
         let events = context.events
-        let own = context.identity.fingerprint
+        let announcer = self.announcer
+        let resolver = self.resolver
         var started: [Task<Void, Never>] = []
         // Queued follow-up messages go out every few seconds, and when a peer appears.
         started.append(Task { [peers] in await OutboxWorker(context: context).run(peers: peers, appeared: appeared) })
@@ -131,19 +146,16 @@ public final class NodeRuntime: Sendable {
                 try? await Task.sleep(nanoseconds: 5_000_000_000)
             }
         })
-        if let publication {
-            started.append(Task {
-                do { events.emit(.published(name: try await publication.established())) } catch {
-                    events.emit(.error(message: "discovery: this node is not announced on the LAN (\(error)); peers can still reach it by address"))
-                }
-            })
+        if let announcer, let publication {
+            started.append(Task { await announcer.run(first: publication, events: events) })
         }
         if let discovery {
             let filter = self.filter
             started.append(Task { [peers, appear] in
-                for await event in discovery.browse(filter: filter) {
+                for await raw in discovery.browse(filter: filter) {
+                    let event = resolver.resolve(raw)
                     switch event {
-                    case .found(let p) where p.txt.fingerprint == own, .updated(let p) where p.txt.fingerprint == own:
+                    case .found(let p) where announcer?.isOwn(p) == true, .updated(let p) where announcer?.isOwn(p) == true:
                         continue  // ourselves
                     case .found(let p), .updated(let p):
                         // An update of a peer forgotten after a failed dial brings it back.
@@ -177,8 +189,9 @@ public final class NodeRuntime: Sendable {
         throw NodeError(.environment, "discovery is off for this node (--no-discovery): name the peer by HOST:PORT")
     }
 
-    /// Finds a peer by what a user calls it: host:port, or a name or fingerprint prefix among the peers
-    /// discovered so far (waiting up to `wait` seconds for it to appear).
+    /// Finds a peer by what a user calls it: host:port, or a name (announced, or a recognised contact's),
+    /// a contact's DID or a peer id prefix among the peers discovered so far (waiting up to `wait`
+    /// seconds for it to appear).
     public func target(for text: String, wait: TimeInterval = 5) async throws(NodeError) -> DialTarget {
         let query = PeerQuery(parsing: text)
         switch query {
@@ -187,7 +200,8 @@ public final class NodeRuntime: Sendable {
         case .malformed(_, let reason):
             throw NodeError(.invalidInput, reason)
         case .name where listener == nil:
-            return DialTarget(discovered: try await PeerBrowser.find(query, in: try requireDiscovery(), filter: filter, seconds: wait))
+            return DialTarget(discovered: try await PeerBrowser.find(query, in: try requireDiscovery(), filter: filter, seconds: wait,
+                                                                     resolver: resolver))
         case .name(let name):
             // Listen before looking, so a peer found in between is not missed; then look again at each arrival.
             let (changes, change) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -216,7 +230,7 @@ public final class NodeRuntime: Sendable {
                     throw NodeError(.ambiguous, ambiguous.description)
                 }
             }
-            throw NodeError(.notFound, "no peer named \"\(name)\" has been seen on the LAN (use an instance name, a fingerprint prefix, or HOST:PORT)")
+            throw NodeError(.notFound, "no peer named \"\(name)\" has been seen on the LAN (use a name, a peer id as `nearcard peers` shows it, or HOST:PORT)")
         }
     }
 
@@ -325,17 +339,19 @@ public final class NodeRuntime: Sendable {
     /// within `seconds` (as soon as `enough` holds, if given).
     public func browse(seconds: Double, until enough: @escaping ([DiscoveredPeer]) -> Bool = { _ in false }) async throws(NodeError) -> [DiscoveredPeer] {
         if listener != nil && discovery != nil { return peers.all }
-        return try await PeerBrowser.collect(try requireDiscovery(), filter: filter, seconds: seconds, until: enough)
+        return try await PeerBrowser.collect(try requireDiscovery(), filter: filter, seconds: seconds, resolver: resolver, until: enough)
     }
 
     /// The peers on the LAN within `seconds`, for a face that has no node of its own to run (`nearcard
-    /// peers` needs no identity): browsing on the interfaces `options` allows.
-    public static func browse(seconds: Double, options: Options = Options(), discovery chosen: (any Discovery)? = nil) async throws(NodeError) -> [DiscoveredPeer] {
+    /// peers` needs no identity): browsing on the interfaces `options` allows, recognising the
+    /// contacts `resolver` knows (none without a store).
+    public static func browse(seconds: Double, options: Options = Options(), discovery chosen: (any Discovery)? = nil,
+                              resolver: PresenceResolver = .none) async throws(NodeError) -> [DiscoveredPeer] {
         let discovery: any Discovery
         if let chosen { discovery = chosen } else {
             do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { throw NodeError(.environment, error.message) }
         }
-        return try await PeerBrowser.collect(discovery, filter: options.filter, seconds: seconds)
+        return try await PeerBrowser.collect(discovery, filter: options.filter, seconds: seconds, resolver: resolver)
     }
 
     /// Queues a follow-up message to a contact and tries to deliver it at once: to the contact's node as
@@ -358,7 +374,8 @@ public final class NodeRuntime: Sendable {
                                             signer: context.keys.ed25519)
         let queued = try context.database.enqueue(envelope, for: found)
         // Without discovery the hints are still tried.
-        let seen = wait > 0 ? ((try? await browse(seconds: wait) { $0.contains { $0.txt.fingerprint == target.route.fingerprint } }) ?? []) : peers.all
+        // The contact's node is the one whose presence tag its presence key made.
+        let seen = wait > 0 ? ((try? await browse(seconds: wait) { $0.contains { target.isAnnounced(by: $0) } }) ?? []) : peers.all
         let results = await OutboxWorker(context: context).deliverDue(peers: seen, contactDID: did)
         if let result = results.first(where: { $0.id == queued.id }) { return result }
         return try context.database.outboxItem(id: queued.id) ?? queued
@@ -405,6 +422,7 @@ public final class NodeRuntime: Sendable {
     /// were still open when the grace ran out.
     @discardableResult
     public func drain(grace: TimeInterval) async -> Int {
+        announcer?.withdraw()
         publication?.withdraw()
         await listener?.close()
         let deadline = Date().addingTimeInterval(grace)
@@ -425,6 +443,7 @@ public final class NodeRuntime: Sendable {
     public func stop() async {
         for t in tasks.withLockedValue({ $0 }) { t.cancel() }
         appear.finish()
+        announcer?.withdraw()
         publication?.withdraw()
         await listener?.close()
     }

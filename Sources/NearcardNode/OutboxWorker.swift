@@ -1,4 +1,5 @@
 import Foundation
+import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
@@ -31,7 +32,7 @@ public struct OutboxWorker: Sendable {
                     throw NodeError(.notFound, "the contact was deleted")
                 }
                 let target = try sender.target(for: contact)
-                outcome = await sender.deliver(item, to: target, addresses: MailSender.addresses(for: target.route, discovered: peers))
+                outcome = await sender.deliver(item, to: target, addresses: MailSender.addresses(for: target, discovered: peers))
             } catch {
                 outcome = .failure(ProtocolError(.internalError, "\(error)"))
             }
@@ -57,12 +58,13 @@ public struct OutboxWorker: Sendable {
         return results
     }
 
-    /// The contacts with queued messages whose fingerprint is `fingerprint`.
-    func contactsWaiting(for fingerprint: String) -> [String] {
-        guard let items = try? context.database.outbox() else { return [] }
+    /// The contacts with queued messages whose node `peer` is: its presence tag made with their
+    /// presence key.
+    func contactsWaiting(for peer: DiscoveredPeer) -> [String] {
+        guard let tag = peer.txt.tag, let items = try? context.database.outbox() else { return [] }
         var dids: [String] = []
         for item in items where item.state == .queued && !dids.contains(item.contactDID) {
-            guard let c = try? context.database.contact(id: item.contactID), c.fingerprint == fingerprint else { continue }
+            guard let key = try? context.database.presenceKey(contactDID: item.contactDID), Presence.matches(tag, key: key) else { continue }
             dids.append(item.contactDID)
         }
         return dids
@@ -82,8 +84,7 @@ public struct OutboxWorker: Sendable {
             }
             group.addTask {
                 for await peer in appeared {
-                    guard let fp = peer.txt.fingerprint else { continue }
-                    for did in contactsWaiting(for: fp) {
+                    for did in contactsWaiting(for: peer) {
                         await deliverDue(peers: peers.all, contactDID: did, ignoringBackoff: true)
                     }
                 }

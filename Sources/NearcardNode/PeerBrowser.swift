@@ -4,19 +4,21 @@ import NearcardDiscovery
 /// Browsing as the faces need it: every peer seen within a time, or the one peer a name means. It reads
 /// the discovery's event stream as events arrive (nothing polls) and stops browsing when it returns.
 public enum PeerBrowser {
-    /// Every peer seen within `seconds` (minus those that said goodbye), or as soon as `enough` holds.
-    public static func collect(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
+    /// Every peer seen within `seconds` (minus those that said goodbye), or as soon as `enough` holds;
+    /// each resolved against the contacts `resolver` knows.
+    public static func collect(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double, resolver: PresenceResolver = .none,
                                until enough: @escaping ([DiscoveredPeer]) -> Bool = { _ in false }) async throws(NodeError) -> [DiscoveredPeer] {
-        try await browse(discovery, filter: filter, seconds: seconds) { enough($0) ? 0 : nil }
+        try await browse(discovery, filter: filter, seconds: seconds, resolver: resolver) { enough($0) ? 0 : nil }
     }
 
     /// The peer `query` names. Once a match is seen, browsing goes on `settle` seconds more to gather its
     /// addresses on every interface (and any look-alike). Nobody answering to it within `seconds` is
-    /// `.notFound`; several are `.ambiguous`, named with their fingerprints.
+    /// `.notFound`; several are `.ambiguous`, named with their peer ids. Peers are resolved against the
+    /// contacts `resolver` knows, so a contact is found by name even in private mode.
     public static func find(_ query: PeerQuery, in discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
-                            settle: Double = 0.3) async throws(NodeError) -> DiscoveredPeer {
+                            settle: Double = 0.3, resolver: PresenceResolver = .none) async throws(NodeError) -> DiscoveredPeer {
         var firstMatch: Date?
-        let peers = try await browse(discovery, filter: filter, seconds: seconds) { peers in
+        let peers = try await browse(discovery, filter: filter, seconds: seconds, resolver: resolver) { peers in
             guard peers.contains(where: { query.matches($0) }) else { return nil }
             if firstMatch == nil { firstMatch = Date() }
             return settle - Date().timeIntervalSince(firstMatch!)
@@ -31,9 +33,9 @@ public enum PeerBrowser {
 
     /// Applies events until `seconds` pass or `done` says to stop. `done` sees the peers after each event
     /// and answers nil (go on), or how many more seconds to browse (≤ 0: stop now).
-    static func browse(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
+    static func browse(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double, resolver: PresenceResolver = .none,
                        done: @escaping ([DiscoveredPeer]) -> Double?) async throws(NodeError) -> [DiscoveredPeer] {
-        try await browse(discovery.browse(filter: filter), seconds: seconds, done: done)
+        try await browse(discovery.browse(filter: filter), seconds: seconds, resolver: resolver, done: done)
     }
 
     /// The announcement `instance` of another service type (`nearcard doctor`'s probe), with its
@@ -49,7 +51,7 @@ public enum PeerBrowser {
         return peers?.first { $0.instanceName == instance }
     }
 
-    static func browse(_ events: AsyncStream<DiscoveryEvent>, seconds: Double,
+    static func browse(_ events: AsyncStream<DiscoveryEvent>, seconds: Double, resolver: PresenceResolver = .none,
                        done: @escaping ([DiscoveredPeer]) -> Double?) async throws(NodeError) -> [DiscoveredPeer] {
         enum Step: Sendable { case event(DiscoveryEvent), deadline, finished }
         let (steps, step) = AsyncStream.makeStream(of: Step.self, bufferingPolicy: .unbounded)
@@ -73,7 +75,7 @@ public enum PeerBrowser {
             case .deadline, .finished:
                 return Array(peers.values)
             case .event(let event):
-                switch event {
+                switch resolver.resolve(event) {
                 case .found(let p), .updated(let p): peers[p.instanceName] = p
                 case .lost(let name): peers[name] = nil
                 case .failed(let e): throw NodeError(discovery: e)

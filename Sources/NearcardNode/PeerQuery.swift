@@ -4,8 +4,8 @@ import NearcardDiscovery
 import Glibc
 #endif
 
-/// What a user names a peer by: `host:port` (no multicast needed), an instance name, or a
-/// fingerprint prefix (4+ hex digits).
+/// What a user names a peer by: `host:port` (no multicast needed), an instance name, an announced
+/// name, a recognised contact's name or DID, or a peer id prefix (4+ hex digits of its presence tag).
 public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
     case address(host: String, port: Int)
     case name(String)
@@ -51,19 +51,20 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Whether a discovered peer answers to this name: its instance name or display name
-    /// (case-insensitive), or a fingerprint starting with it.
+    /// Whether a discovered peer answers to this name: its instance name or announced name, the name
+    /// or DID of the contact its tag resolved to (case-insensitive), or a peer id starting with it.
     public func matches(_ peer: DiscoveredPeer) -> Bool {
         guard case .name(let n) = self, !n.isEmpty else { return false }
         if peer.instanceName.caseInsensitiveCompare(n) == .orderedSame { return true }
         if let name = peer.txt.name, name.caseInsensitiveCompare(n) == .orderedSame { return true }
-        if n.count >= 4, n.allSatisfy(\.isHexDigit), let fp = peer.txt.fingerprint, fp.hasPrefix(n.lowercased()) { return true }
+        if let contact = peer.contact, contact.did == n || contact.name.caseInsensitiveCompare(n) == .orderedSame { return true }
+        if n.count >= 4, n.count <= 8, n.allSatisfy(\.isHexDigit), let id = peer.id, id.hasPrefix(n.lowercased()) { return true }
         return false
     }
 
     /// The one peer among `peers` this query names, nil when none does, or why it is ambiguous.
     /// Names are not identities (anyone can publish "Bob"): an exact instance name is taken only when
-    /// no other match shows that name too; otherwise the answer lists every match with its fingerprint,
+    /// no other match shows that name too; otherwise the answer lists every match with its peer id,
     /// so the user can tell them apart.
     public func select(from peers: [DiscoveredPeer]) -> Result<DiscoveredPeer?, AmbiguousPeer> {
         let matches = peers.filter(matches)
@@ -112,8 +113,8 @@ public struct AmbiguousPeer: Error, Sendable, CustomStringConvertible {
     public let matches: [DiscoveredPeer]
 
     public var description: String {
-        let list = matches.map { "\($0.instanceName) (fingerprint \($0.txt.fingerprint.map { String($0.prefix(12)) } ?? "none"))" }.sorted()
+        let list = matches.map { "\($0.displayName) (peer id \($0.id ?? "none"))" }.sorted()
         return "\"\(query)\" matches \(matches.count) peers: \(list.joined(separator: ", ")); names are not proof of identity: "
-            + "use more of the fingerprint the person shows you, or the exact instance name"
+            + "use the peer id (`nearcard peers`), or compare the check code with the person"
     }
 }

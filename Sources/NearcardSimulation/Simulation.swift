@@ -101,7 +101,9 @@ public final class Simulation: @unchecked Sendable {
         let process: ChildProcess
         let lock = NSLock()
         var port: Int?
-        var fingerprint = ""
+        /// Its display name: unique in a simulation, announced in default mode, and how peers name it
+        /// (discovery carries no fingerprint).
+        var name = ""
         var did = ""
         var found: Set<String> = []
         var exited = false
@@ -254,7 +256,7 @@ public final class Simulation: @unchecked Sendable {
 
         // Discovery: every node sees the peers it will dial.
         var needs: [Int: Set<String>] = [:]
-        for (i, j) in pairs { needs[i, default: []].insert(nodes[j].fingerprint) }
+        for (i, j) in pairs { needs[i, default: []].insert(nodes[j].name) }
         if options.mode != .direct {
             progress("Discovering…")
             let t0 = Date()
@@ -322,7 +324,7 @@ public final class Simulation: @unchecked Sendable {
                 let (r, i, j) = work[next]
                 next += 1
                 let ref = "r\(r)-\(i)-\(j)"
-                let target = options.mode == .direct ? "127.0.0.1:\(nodes[j].port ?? 0)" : nodes[j].fingerprint
+                let target = options.mode == .direct ? "127.0.0.1:\(nodes[j].port ?? 0)" : nodes[j].name
                 let node = nodes[i]
                 group.addTask {
                     if Date() > deadline { return Outcome(i: i, j: j, failure: "deadline", milliseconds: 0) }
@@ -359,11 +361,11 @@ public final class Simulation: @unchecked Sendable {
             case "started":
                 node.lock.withLock {
                     node.port = line["port"]?.integerValue.map(Int.init)
-                    node.fingerprint = line["fingerprint"]?.stringValue ?? ""
+                    node.name = line["name"]?.stringValue ?? ""
                     node.did = line["did"]?.stringValue ?? ""
                 }
             case "peer.found":
-                if let fp = line["fingerprint"]?.stringValue { node.lock.withLock { _ = node.found.insert(fp) } }
+                if let name = line["name"]?.stringValue { node.lock.withLock { _ = node.found.insert(name) } }
             case "peer.lost":
                 break
             case "reply":

@@ -213,6 +213,16 @@ public final class NearcardDatabase: Sendable {
         Migration(id: "v11-delivered-messages-drop-text", sql: """
                 UPDATE outboxMessage SET text = '', envelopeJSON = '' WHERE state = 'delivered'
                 """),
+        // Presence (docs/PROTOCOL.md §3): this node's presence key (one row, made on first use), and
+        // each contact's, handed over in the exchange, with which their rotating tags are recognised.
+        Migration(id: "v12-presence", sql: """
+                CREATE TABLE presence (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    presenceKey BLOB NOT NULL,
+                    createdAt REAL NOT NULL
+                );
+                ALTER TABLE contact ADD COLUMN presenceKey BLOB
+                """),
         // Agreement (protocol version 2, docs/PROTOCOL.md §11): an initiator stores a contact as
         // unconfirmed until the responder confirms, in the session or by answering a confirmation
         // query; a responder that answered "not held" remembers the exchange so a late `done` for it
@@ -530,6 +540,13 @@ public final class NearcardDatabase: Sendable {
                     """, [.text(edge), .text(did), .integer(existed ? 0 : 1), .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970)]))
             }
             if try db.executeAll(statements) == 0 { throw RetryTransaction() }
+            // The key the peer handed over with its card (§3), for recognising its tags from now on. A
+            // statement of its own, in the same transaction: PostgreSQL's one-statement batch above could
+            // not see (nor update again) the contact row it writes.
+            if let presenceKey, let did = saved.didPublicKey {
+                try Self.checkPresenceKey(presenceKey)
+                try db.execute("UPDATE contact SET presenceKey = ? WHERE did = ?", [.blob(presenceKey), .text(did)])
+            }
             return saved
         }
     }

@@ -136,10 +136,14 @@ enum WebAssets {
     function renderPeers() {
       const list = $("peers");
       list.replaceChildren();
-      for (const p of [...state.peers.values()].sort((a, b) => (a.name || a.instance).localeCompare(b.name || b.instance))) {
+      // Before a session nothing is proven: a contact recognised by their presence tag, the name a
+      // stranger announces, or "someone nearby (private)"; the fingerprint shows once a session proves it.
+      const shown = (p) => p.display || p.name || p.instance;
+      for (const p of [...state.peers.values()].sort((a, b) => shown(a).localeCompare(shown(b)))) {
         const li = el("li", null, { "data-instance": p.instance });
-        li.append(el("strong", p.name || p.instance), el("span", " fingerprint " + (p.fingerprint || "?"), { class: "fp" }));
-        const b = el("button", "Exchange", { type: "button", "aria-label": "Exchange cards with " + (p.name || p.instance) });
+        const how = p.contact ? " recognised by their presence tag" : p.name ? " announced name, not proven" : "";
+        li.append(el("strong", shown(p)), el("span", how, { class: "fp" }));
+        const b = el("button", "Exchange", { type: "button", "aria-label": "Exchange cards with " + shown(p) });
         b.addEventListener("click", () => exchange(p));
         li.append(b);
         list.append(li);
@@ -149,8 +153,8 @@ enum WebAssets {
 
     async function exchange(p) {
       try {
-        await api("POST", "/api/exchange", { peer: p.fingerprint || p.instance, message: $("message").value });
-        notice("Asking " + (p.name || p.instance) + "…");
+        await api("POST", "/api/exchange", { peer: p.id || p.instance, message: $("message").value });
+        notice("Asking " + (p.display || p.name || p.instance) + "…");
       } catch (e) { notice("Cannot exchange: " + e.message); }
     }
 

@@ -50,15 +50,16 @@ b = bot.wait(lambda e: e["event"] == "started", "started")
 v = visitor.wait(lambda e: e["event"] == "started", "started")
 check(b["did"].startswith("did:key:zDn") and isinstance(b["port"], int) and b["schema"] == 1, f"bot started line: {b}")
 
-# Discovery: each sees the other.
-found = visitor.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == b["fingerprint"], "peer.found for the bot")
-bot.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == v["fingerprint"], "peer.found for the visitor")
+# Discovery: each sees the other, by the name it announces (discovery carries no fingerprint: §3).
+found = visitor.wait(lambda e: e["event"] == "peer.found" and e["name"] == b["name"], "peer.found for the bot")
+check("fingerprint" not in found and len(found["id"]) == 8 and found["contact"] is None and found["display"] == b["name"], f"peer.found: {found}")
+v_seen = bot.wait(lambda e: e["event"] == "peer.found" and e["name"] == v["name"], "peer.found for the visitor")
 visitor.send({"cmd": "peers", "ref": "p1"})
 r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "p1", "peers reply")
-check(r["ok"] and any(p["fingerprint"] == b["fingerprint"] for p in r["peers"]), f"peers reply: {r}")
+check(r["ok"] and any(p["name"] == b["name"] for p in r["peers"]), f"peers reply: {r}")
 
-# 1. The visitor asks the bot (by fingerprint prefix): the bot's policy accepts with its template.
-visitor.send({"cmd": "exchange", "peer": b["fingerprint"][:8], "message": "Hello bot", "ref": "x1"})
+# 1. The visitor asks the bot (by its peer id): the bot's policy accepts with its template.
+visitor.send({"cmd": "exchange", "peer": found["id"], "message": "Hello bot", "ref": "x1"})
 r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "x1", "exchange reply")
 check(r["ok"], f"exchange with the bot failed: {r}")
 contact = r["contact"]
@@ -69,12 +70,12 @@ done = bot.wait(lambda e: e["event"] == "exchange.completed", "exchange.complete
 check(done["contact"]["didPublicKey"] == v["did"] and done["theirMessage"] == "Hello bot" and done["elapsedMs"] > 0, f"bot completed: {done}")
 
 # 2. The policy's knownContact "decline": a second exchange is refused, with the reason.
-visitor.send({"cmd": "exchange", "peer": b["fingerprint"][:8], "ref": "x2"})
+visitor.send({"cmd": "exchange", "peer": b["name"], "ref": "x2"})
 r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "x2", "second exchange reply")
 check(not r["ok"] and r["error"]["code"] == "declined" and "already" in r["error"]["message"], f"second exchange: {r}")
 
 # 3. The bot dials the visitor, whose operator decides by command: decline, then accept.
-bot.send(f"exchange {v['fingerprint'][:8]}")
+bot.send(f"exchange {v_seen['id']}")
 req = visitor.wait(lambda e: e["event"] == "exchange.requested" and e["role"] == "responder", "exchange.requested")
 check(req["decision"] == "pending" and req["peer"]["did"] == b["did"] and len(req["sas"]) == 7, f"request: {req}")
 visitor.send({"cmd": "decline", "id": req["id"], "reason": "not now", "ref": "d1"})
@@ -86,7 +87,7 @@ visitor.send({"cmd": "decline", "id": req["id"], "ref": "d2"})
 r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "d2", "second decline reply")
 check(not r["ok"] and r["error"]["code"] == "not_found", f"deciding twice: {r}")
 
-bot.send({"cmd": "exchange", "peer": v["fingerprint"][:8], "ref": "x3"})
+bot.send({"cmd": "exchange", "peer": v["name"], "ref": "x3"})
 req = visitor.wait(lambda e: e["event"] == "exchange.requested" and e["role"] == "responder", "second exchange.requested")
 visitor.send({"cmd": "accept", "id": req["id"], "message": "Nice booth"})
 r = bot.wait(lambda e: e["event"] == "reply" and e["ref"] == "x3", "bot's second exchange reply")

@@ -52,4 +52,4 @@ class JsonlNode:
             if predicate(e):
                 return e
             self.backlog.append(e)
-        self.fail(f"{self.name}: no {what} within {timeout} s; saw {[(x['event'], x.get('instance'), x.get('fingerprint')) for x in self.all[-12:]]}")
+        self.fail(f"{self.name}: no {what} within {timeout} s; saw {[(x['event'], x.get('instance'), x.get('id')) for x in self.all[-12:]]}")

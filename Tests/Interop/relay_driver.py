@@ -62,15 +62,20 @@ settle(nodes[-1])
 alice, bob, mallory = nodes
 
 # Alice finds "Bob Honest" on the LAN: two services carry that name; she picks Mallory's (she was fooled).
-alice.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == started["mallory"]["fingerprint"], "Mallory's service")
-mallory.wait(lambda e: e["event"] == "peer.found" and e["fingerprint"] == started["bob"]["fingerprint"], "Bob's service")
-alice.send({"cmd": "exchange", "peer": started["mallory"]["fingerprint"][:12], "confirm": True, "ref": "a1"})
+# Discovery carries no fingerprint (§3): the driver tells the two apart by the addresses each announces.
+def at(who):
+    return lambda e: e["event"] == "peer.found" and any(a["ip"] in started[who]["addresses"] for a in e["addresses"])
+
+
+m_seen = alice.wait(at("mallory"), "Mallory's service")
+b_seen = mallory.wait(at("bob"), "Bob's service")
+alice.send({"cmd": "exchange", "peer": m_seen["id"], "confirm": True, "ref": "a1"})
 # Protocol v2: Alice's screen shows the check code at once; who answers shows itself only when it accepts.
 a_code = alice.wait(lambda e: e["event"] == "exchange.check-code", "Alice's check code")
 m_from_alice = mallory.wait(lambda e: e["event"] == "exchange.requested" and e["role"] == "responder", "Alice's request at Mallory")
 
 # Mallory relays: she asks the real Bob while Alice waits.
-mallory.send({"cmd": "exchange", "peer": started["bob"]["fingerprint"][:12], "ref": "m1"})
+mallory.send({"cmd": "exchange", "peer": b_seen["id"], "ref": "m1"})
 b_req = bob.wait(lambda e: e["event"] == "exchange.requested", "the relayed request at Bob")
 
 # Alice and Bob compare the codes on their two screens: they differ, so Bob declines.
@@ -95,7 +100,6 @@ for n in nodes:
     n.proc.wait(timeout=10)
 print(json.dumps({
     "dids": {k: v["did"] for k, v in started.items()},
-    "fingerprints": {k: v["fingerprint"] for k, v in started.items()},
     "names": published,
     "sas": {"alice": a_code["sas"], "malloryWithAlice": m_from_alice["sas"], "bob": b_req["sas"]},
     "alicePeerDID": a_req["peer"]["did"], "bobPeerDID": b_req["peer"]["did"],

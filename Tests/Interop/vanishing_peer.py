@@ -4,7 +4,7 @@ without a goodbye: it announces `_nearcard._tcp` with short-lived SRV and addres
 on its port, prints "published" and waits. The test kills it with SIGKILL (power off, cable pulled):
 no goodbye is sent, and the records expire after --host-ttl seconds while the PTR would live 4500 s.
 
-    vanishing_peer.py --name NAME --ip 127.0.0.1 --port 7997 --fingerprint HEX16 [--host-ttl 5]
+    vanishing_peer.py --name NAME --ip 127.0.0.1 --port 7997 --tag HEX32 [--host-ttl 5]
 """
 import argparse
 import socket
@@ -19,7 +19,7 @@ def main():
     ap.add_argument("--name", required=True)
     ap.add_argument("--ip", required=True)
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--fingerprint", required=True)
+    ap.add_argument("--tag", required=True, help="TXT t: 32 hex digits (docs/PROTOCOL.md §3)")
     ap.add_argument("--host-ttl", type=int, default=5)
     args = ap.parse_args()
 
@@ -34,8 +34,8 @@ def main():
         f"{args.name}._nearcard._tcp.local.",
         addresses=[socket.inet_aton(args.ip)],
         port=args.port,
-        properties={"v": "1", "fp": args.fingerprint, "name": args.name},
-        server="vanishing-peer.local.",
+        properties={"v": "2", "t": args.tag, "name": args.name},
+        server=f"nc-{args.tag[16:]}.local.",
         host_ttl=args.host_ttl,
         other_ttl=4500,
     )

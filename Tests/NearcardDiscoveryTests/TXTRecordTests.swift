@@ -2,29 +2,50 @@ import NearcardDiscovery
 import Testing
 
 @Suite struct TXTRecordTests {
+    static let tag = "00010203040506076224939a79f5f593"
+
     @Test func roundTrips() {
-        let txt = TXTRecord(fingerprint: "0123456789abcdef", name: "Ada Lovelace")
+        let txt = TXTRecord(tag: Self.tag, name: "Ada Lovelace")
         #expect(TXTRecord(parsing: txt.entries) == txt)
-        #expect(txt.entries.map { String(decoding: $0, as: UTF8.self) } == ["v=1", "fp=0123456789abcdef", "name=Ada Lovelace"])
+        #expect(txt.entries.map { String(decoding: $0, as: UTF8.self) } == ["v=2", "t=\(Self.tag)", "name=Ada Lovelace"])
+        // Private mode: no name at all.
+        #expect(TXTRecord(tag: Self.tag, name: nil).entries.map { String(decoding: $0, as: UTF8.self) } == ["v=2", "t=\(Self.tag)"])
     }
 
     @Test func malformedValuesAreDroppedNotTrusted() {
-        let t = TXTRecord(parsing: [Array("fp=XYZ".utf8), Array("name=bell\u{07}".utf8), Array("v=abc".utf8), [0x6E, 0x61, 0x6D, 0x65, 0x3D, 0xFF]])
-        #expect(t.fingerprint == nil && t.name == nil && t.version == nil)
-        // Upper-case fingerprints are not ours; keys are case-insensitive; the first occurrence wins.
-        let u = TXTRecord(parsing: [Array("FP=0123456789abcdef".utf8), Array("fp=fedcba9876543210".utf8), Array("NAME=x".utf8)])
-        #expect(u.fingerprint == "0123456789abcdef" && u.name == "x")
-        #expect(TXTRecord(parsing: [Array("fp=0123456789ABCDEF".utf8)]).fingerprint == nil)
-        // Entries without '=', empty, or over 255 bytes are ignored; unknown keys too.
-        let w = TXTRecord(parsing: [[], Array("novalue".utf8), Array(repeating: 0x61, count: 300), Array("other=1".utf8)])
-        #expect(w == TXTRecord(version: nil, fingerprint: nil, name: nil))
+        let t = TXTRecord(parsing: [Array("t=XYZ".utf8), Array("name=bell\u{07}".utf8), Array("v=abc".utf8), [0x6E, 0x61, 0x6D, 0x65, 0x3D, 0xFF]])
+        #expect(t.tag == nil && t.name == nil && t.version == nil)
+        // Keys are case-insensitive; the first occurrence wins (RFC 6763 §6.4), even a malformed one.
+        let u = TXTRecord(parsing: [Array("T=\(Self.tag)".utf8), Array("t=ffffffffffffffffffffffffffffffff".utf8), Array("NAME=x".utf8)])
+        #expect(u.tag == Self.tag && u.name == "x")
+        #expect(TXTRecord(parsing: [Array("t=zz".utf8), Array("t=\(Self.tag)".utf8)]).tag == nil)
+        // Upper case, a digit short or one too many: treated as absent.
+        for bad in [Self.tag.uppercased(), String(Self.tag.dropLast()), Self.tag + "0", ""] {
+            #expect(TXTRecord(parsing: [Array("t=\(bad)".utf8)]).tag == nil, "\(bad)")
+        }
+        // Entries without '=', empty, or over 255 bytes are ignored; unknown keys too, version 1's `fp` among them.
+        let w = TXTRecord(parsing: [[], Array("novalue".utf8), Array(repeating: 0x61, count: 300), Array("other=1".utf8), Array("fp=0123456789abcdef".utf8)])
+        #expect(w == TXTRecord(version: nil, tag: nil, name: nil))
     }
 
     @Test func longNamesAreClippedToOneTXTString() {
         let long = String(repeating: "é", count: 200)
-        let txt = TXTRecord(fingerprint: nil, name: long)
+        let txt = TXTRecord(tag: nil, name: long)
         #expect(txt.entries.allSatisfy { $0.count <= 255 })
         #expect(TXTRecord(parsing: txt.entries).name?.unicodeScalars.count == 64)
+    }
+
+    /// What a face shows before any session: a recognised contact, an announced name, or nothing.
+    @Test func peersAreShownWithoutAFingerprint() {
+        var p = DiscoveredPeer(instanceName: "nearcard-0a1b2c3d", hostName: "nc-0011223344556677.local", port: 7447,
+                               txt: TXTRecord(tag: Self.tag, name: nil), addresses: [])
+        #expect(p.displayName == "someone nearby (private)" && p.id == "00010203")
+        p.txt.name = "Grace"
+        #expect(p.displayName == "Grace")
+        p.contact = RecognisedContact(did: "did:key:zDnaeExample", name: "Ada Lovelace", presenceKey: Array(0..<16))
+        #expect(p.displayName == "Ada Lovelace (contact)")
+        p.txt.tag = nil
+        #expect(p.id == nil)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import NearcardCrypto
 import NearcardSimulation
+import NearcardStore
 import NearcardTestSupport
 import Synchronization
 import Testing
@@ -136,6 +137,8 @@ import Glibc
         // is delivered once, by whichever fleet bot finds the visitor first.
         let reader = visitors[1]
         let (_, _) = try dbLab.listen(home: reader.home, ["--accept", "all"], log: log("reader"))
+        // The fleet finds the reader's node by its presence tag (the key the reader handed over with its
+        // card in the exchange, §3).
         let office = try Lab("mq")
         let queued = try office.nearcard(["message", dids[1], "See you at the afterparty", "--wait", "0", "--json", "--store", socketURL], home: fleet.home)
         #expect(queued.code == 0 && queued.json["state"] == "queued", "\(queued.stdout) \(queued.stderr)")

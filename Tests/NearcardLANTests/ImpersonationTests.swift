@@ -5,58 +5,63 @@ import NearcardTestSupport
 import Testing
 
 /// An active attacker on the LAN (docs/SECURITY.md "The man in the middle"): Mallory advertises
-/// Bob's name or fingerprint, or sits between Alice and Bob. Names and adverts are free to forge;
+/// Bob's name or replays his presence tag, or sits between Alice and Bob. Names and adverts are free to forge;
 /// the handshake proves who is at the other end, and the codes on the two screens differ.
 @Suite(.serialized) struct ImpersonationTests {
     func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
 
-    func waitForPeer(_ lab: Lab, as person: TestPerson, fingerprint: String) throws {
+    /// Waits until `person` sees a peer `match` accepts; returns it.
+    func waitForPeer(_ lab: Lab, as person: TestPerson, _ what: String, _ match: (JSONValue) -> Bool) throws -> JSONValue {
         for _ in 0..<20 {
             let peers = try lab.nearcard(["peers", "--json", "--timeout", "1"], home: person.home).json.arrayValue ?? []
-            if peers.contains(where: { $0["fingerprint"]?.stringValue == fingerprint }) { return }
+            if let p = peers.first(where: match) { return p }
         }
-        throw LabError("no peer with fingerprint \(fingerprint) appeared")
+        throw LabError("\(what) did not appear")
     }
 
-    /// Mallory announces Bob's name and fingerprint (copied from his TXT record) at her own port.
-    /// Alice asks for Bob by fingerprint, as she reads it on his screen: the handshake shows that the
-    /// node there cannot prove it, and nothing is stored on either side.
-    @Test func aSpoofedFingerprintIsExposedByTheHandshake() throws {
+    /// Mallory replays Bob's presence tag and name (as a passive listener could copy them from his TXT
+    /// record) at her own port. Alice, who holds Bob's presence key, sees "Bob Honest (contact)" and asks
+    /// for him by name: the dial expects Bob's DID, the handshake shows that the node there is not Bob,
+    /// and nothing is stored on either side.
+    @Test func aReplayedTagIsExposedByTheHandshake() throws {
         let lab = try Lab("sf")
         let bob = try TestPerson(name: "Bob Honest"), mallory = try TestPerson(name: "Mallory"), alice = try TestPerson(name: "Alice")
         defer { for p in [bob, mallory, alice] { p.cli.cleanUp() } }
+        let bobKey = try befriend(alice, with: bob)
         let (_, port) = try lab.listen(home: mallory.home, ["--accept", "all", "--no-discovery"], log: log("mallory"))
         _ = try lab.spawn(["/usr/bin/avahi-publish-service", "Bob Honest", "_nearcard._tcp", "\(port)",
-                           "v=1", "fp=\(bob.fingerprint)", "name=Bob Honest"], log: log("spoof"))
-        try waitForPeer(lab, as: alice, fingerprint: bob.fingerprint)
+                           "v=2", "t=\(Presence.makeTag(key: bobKey))", "name=Bob Honest"], log: log("spoof"))
+        let seen = try waitForPeer(lab, as: alice, "Bob's replayed advert") { $0["contact"]?["did"]?.stringValue == bob.did }
+        #expect(seen["display"] == "Bob Honest (contact)")
 
-        let r = try lab.nearcard(["exchange", String(bob.fingerprint.prefix(10)), "--yes", "--json"], home: alice.home)
-        #expect(r.code != 0, "an exchange with a node that cannot prove Bob's fingerprint must fail")
-        #expect(r.stderr.lowercased().contains("fingerprint"), "the error names the fingerprint: \(r.stderr)")
-        #expect(try alice.contacts().isEmpty && mallory.contacts().isEmpty)
+        let r = try lab.nearcard(["exchange", "Bob Honest", "--yes", "--json"], home: alice.home)
+        #expect(r.code != 0, "an exchange with a node that cannot prove Bob's DID must fail")
+        #expect(r.stderr.contains(bob.did), "the error names whom the dial expected: \(r.stderr)")
+        #expect(try alice.contacts().count == 1 && mallory.contacts().isEmpty, "Alice's book holds Bob only; Mallory's nothing")
     }
 
-    /// Mallory takes Bob's display name. Alice sees two "Bob Honest" with different fingerprints;
-    /// asking by Bob's fingerprint reaches Bob, and the contact holds Bob's DID.
+    /// Mallory takes Bob's display name. Alice sees two "Bob Honest" and no fingerprint; the name alone
+    /// is ambiguous (the CLI lists both with their peer ids). Alice holds Bob's presence key, so one of
+    /// them shows as her contact; asking for that one reaches Bob, and the contact holds Bob's DID.
     @Test func aBorrowedNameDoesNotBorrowTheIdentity() throws {
         let lab = try Lab("bn")
         let bob = try TestPerson(name: "Bob Honest"), mallory = try TestPerson(name: "Bob Honest"), alice = try TestPerson(name: "Alice")
         defer { for p in [bob, mallory, alice] { p.cli.cleanUp() } }
+        _ = try befriend(alice, with: bob)
         _ = try lab.listen(home: bob.home, ["--accept", "all"], log: log("bob"))
         _ = try lab.listen(home: mallory.home, ["--accept", "all"], log: log("mallory"))
-        try waitForPeer(lab, as: alice, fingerprint: bob.fingerprint)
-        try waitForPeer(lab, as: alice, fingerprint: mallory.fingerprint)
+        let real = try waitForPeer(lab, as: alice, "Bob's node") { $0["contact"]?["did"]?.stringValue == bob.did }
+        let fake = try waitForPeer(lab, as: alice, "Mallory's node") { $0["name"] == "Bob Honest" && $0["contact"] == .null }
+        #expect(real["display"] == "Bob Honest (contact)" && fake["display"] == "Bob Honest")
+        #expect(real["fingerprint"] == nil && fake["fingerprint"] == nil, "no fingerprint before a session")
 
-        let peers = try lab.nearcard(["peers", "--json", "--timeout", "1"], home: alice.home).json.arrayValue ?? []
-        let bobs = peers.filter { $0["name"] == "Bob Honest" }
-        #expect(Set(bobs.compactMap { $0["fingerprint"]?.stringValue }) == [bob.fingerprint, mallory.fingerprint])
-        // The name alone is ambiguous, and the CLI says so rather than guessing, with both fingerprints.
+        // The name alone is ambiguous, and the CLI says so rather than guessing, with both peer ids.
         let byName = try lab.nearcard(["exchange", "Bob Honest", "--yes"], home: alice.home)
         #expect(byName.code == 2, "a name several peers show is a usage error, like any name that does not name one")
-        #expect(byName.stderr.contains(String(bob.fingerprint.prefix(12))) && byName.stderr.contains(String(mallory.fingerprint.prefix(12))),
-                "\(byName.stderr)")
+        let (realID, fakeID) = (real["id"]?.stringValue ?? "?", fake["id"]?.stringValue ?? "?")
+        #expect(byName.stderr.contains(realID) && byName.stderr.contains(fakeID), "\(byName.stderr)")
 
-        let r = try lab.nearcard(["exchange", String(bob.fingerprint.prefix(10)), "--yes", "--json"], home: alice.home)
+        let r = try lab.nearcard(["exchange", realID, "--yes", "--json"], home: alice.home)
         #expect(r.code == 0, "\(r.stderr)")
         let contacts = try alice.contacts()
         #expect(contacts.count == 1 && contacts.first?["didPublicKey"]?.stringValue == bob.did)

@@ -55,6 +55,8 @@ import Testing
         #expect(exchanged)
         graceNode.kill(SIGTERM)
         graceNode.wait()
+        // Grace comes back on another port: Ada finds her node by its presence tag (the key Grace
+        // handed over with her card, §3).
 
         let queued = try a.nearcard(["message", "Grace", "Are you still at the conference?", "--wait", "1", "--json"], home: ada.home)
         #expect(queued.code == 0)

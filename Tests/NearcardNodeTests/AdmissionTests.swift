@@ -91,21 +91,27 @@ final class EvictionLog: @unchecked Sendable {
         #expect(PeerQuery(parsing: "Ada: the booth") == .name("Ada: the booth"), "a name may hold a colon")
     }
 
-    @Test func matchesInstanceDisplayNameOrFingerprintPrefix() {
-        let p = DiscoveredPeer(instanceName: "Ada Lovelace #2", hostName: "a.local", port: 7447,
-                               txt: TXTRecord(fingerprint: "0123456789abcdef", name: "Ada Lovelace"), addresses: [])
+    @Test func matchesInstanceDisplayNameContactOrPeerIdPrefix() {
+        var p = DiscoveredPeer(instanceName: "Ada Lovelace #2", hostName: "a.local", port: 7447,
+                               txt: TXTRecord(tag: "0123456789abcdef0123456789abcdef", name: "Ada Lovelace"), addresses: [])
         #expect(PeerQuery.name("ada lovelace #2").matches(p))
         #expect(PeerQuery.name("Ada Lovelace").matches(p))
-        #expect(PeerQuery.name("0123").matches(p))
+        #expect(PeerQuery.name("0123").matches(p) && PeerQuery.name("01234567").matches(p))
         #expect(!PeerQuery.name("012").matches(p), "at least 4 hex digits")
+        #expect(!PeerQuery.name("0123456789").matches(p), "a peer id is 8 digits: no more of the tag is matched")
         #expect(!PeerQuery.name("Grace").matches(p))
+        // A private peer recognised as a contact answers to the contact's name and DID.
+        p.txt.name = nil
+        p.contact = RecognisedContact(did: "did:key:zDnaeGrace", name: "Grace Hopper", presenceKey: Array(0..<16))
+        #expect(PeerQuery.name("grace hopper").matches(p) && PeerQuery.name("did:key:zDnaeGrace").matches(p))
+        #expect(!PeerQuery.name("Ada Lovelace").matches(p))
     }
 
     /// Anyone can publish "Ada Lovelace": a name two peers show is ambiguous, even when one of them
-    /// holds it as its exact instance name, and the refusal lists both fingerprints.
+    /// holds it as its exact instance name, and the refusal lists both peer ids.
     @Test func aNameTwoPeersShowIsAmbiguous() {
-        func peer(_ instance: String, _ fp: String, _ name: String) -> DiscoveredPeer {
-            DiscoveredPeer(instanceName: instance, hostName: "h.local", port: 7447, txt: TXTRecord(fingerprint: fp, name: name), addresses: [])
+        func peer(_ instance: String, _ id: String, _ name: String) -> DiscoveredPeer {
+            DiscoveredPeer(instanceName: instance, hostName: "h.local", port: 7447, txt: TXTRecord(tag: id + id, name: name), addresses: [])
         }
         let real = peer("Ada Lovelace #2", "0123456789abcdef", "Ada Lovelace"), fake = peer("Ada Lovelace", "fedcba9876543210", "Ada Lovelace")
         let other = peer("Grace", "aaaa000011112222", "Grace")
@@ -113,7 +119,7 @@ final class EvictionLog: @unchecked Sendable {
             Issue.record("a name two peers show must not pick one")
             return
         }
-        #expect(e.description.contains("0123456789ab") && e.description.contains("fedcba987654"))
+        #expect(e.description.contains("01234567") && e.description.contains("fedcba98"))
         #expect(try! PeerQuery.name("Ada Lovelace #2").select(from: [fake, real, other]).get() == real, "an instance name only one peer shows")
         #expect(try! PeerQuery.name("0123").select(from: [fake, real, other]).get() == real)
         #expect(try! PeerQuery.name("Grace").select(from: [fake, real, other]).get() == other)

@@ -40,7 +40,7 @@ import Testing
     static func advert(of node: NodeRuntime) throws -> DiscoveredPeer {
         let identity = node.context.identity
         return DiscoveredPeer(instanceName: identity.name ?? "?", hostName: "localhost", port: try #require(node.port),
-                              txt: TXTRecord(fingerprint: identity.fingerprint, name: identity.name),
+                              txt: TXTRecord(tag: Presence.makeTag(key: try node.context.database.presenceKey()), name: identity.name),
                               addresses: [PeerAddress(ip: "127.0.0.1", port: try #require(node.port), interfaceName: "", interfaceIndex: 0)])
     }
 

@@ -57,3 +57,21 @@ import Testing
         #expect(try db.contacts().count == 1 && db.pendingConfirmations().isEmpty)
     }
 }
+
+/// The presence key a peer hands over in the exchange is kept with its contact (docs/PROTOCOL.md §3),
+/// new or updated, on both backends.
+@Suite struct ExchangePresenceKeyTests {
+    @Test(arguments: Backend.allCases) func anExchangeKeepsThePeersPresenceKey(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let did = "did:key:zDnaeAdaPresence0000000000000000000000000000000000000"
+        let first = Sodium.randomBytes(16), second = Sodium.randomBytes(16)
+        var c = proximityContact(did: did, name: "Ada Lovelace", message: "hi")
+        let route = NearcardDatabase.IssuedRoute(mailboxToken: Sodium.randomBytes(32), contactDID: did, issuedAt: Date(), expiresAt: Date().addingTimeInterval(60))
+        try db.recordExchange(c, issuedRoute: route, payloadJSON: "{\"n\":1}", presenceKey: first)
+        #expect(try db.presenceKey(contactDID: did) == first, "a new contact keeps the key")
+        c.card.company = "Engines"
+        try db.recordExchange(c, issuedRoute: route, payloadJSON: "{\"n\":2}", presenceKey: second)
+        #expect(try db.presenceKey(contactDID: did) == second, "the next exchange's key replaces it")
+    }
+}

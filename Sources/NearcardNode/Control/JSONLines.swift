@@ -90,12 +90,15 @@ extension PeerIdentity {
 }
 
 extension DiscoveredPeer {
-    /// The shape `nearcard peers --json` and the `peer.found` event share.
+    /// The shape `nearcard peers --json` and the `peer.found` event share: no fingerprint (discovery
+    /// carries none); `contact` when the presence tag resolved to one, `display` as a face shows it.
     public var json: JSONValue {
         var o = JSONObject()
         o["instance"] = .string(instanceName)
+        o["id"] = id.map { .string($0) } ?? .null
         o["name"] = txt.name.map { .string($0) } ?? .null
-        o["fingerprint"] = txt.fingerprint.map { .string($0) } ?? .null
+        o["display"] = .string(displayName)
+        o["contact"] = contact.map { ["did": .string($0.did), "name": .string($0.name)] } ?? .null
         o["version"] = txt.version.map { .number(Double($0)) } ?? .null
         o["host"] = .string(hostName)
         o["port"] = .number(Double(port))

@@ -1,4 +1,5 @@
 import Foundation
+import NearcardCrypto
 import NearcardDiscovery
 import NearcardStore
 internal import CLibC
@@ -75,8 +76,8 @@ public enum Doctor {
         let holder = port == .inUse ? NetworkProbe.listener(onPort: o.port) : nil
         if holder?.command == "nearcard" {
             ownNodeOnPort = true
-        } else if port == .inUse, holder == nil, let discovery, let fingerprint = identity.1 {
-            ownNodeOnPort = await ownNode(discovery, fingerprint: fingerprint, port: o.port, filter: o.filter, seconds: 3)
+        } else if port == .inUse, holder == nil, let discovery, identity.1 != nil, let key = presenceKey(o) {
+            ownNodeOnPort = await ownNode(discovery, presenceKey: key, port: o.port, filter: o.filter, seconds: 3)
         }
         switch port {
         case .free:
@@ -238,12 +239,21 @@ public enum Doctor {
 
     // MARK: end to end
 
-    /// Whether this identity's node is announced on `port` (then the port is ours, not another program's).
-    static func ownNode(_ discovery: AvahiDiscovery, fingerprint: String, port: Int, filter: InterfaceFilter, seconds: Double) async -> Bool {
-        let found = try? await PeerBrowser.collect(discovery, filter: filter, seconds: seconds) { peers in
-            peers.contains { $0.txt.fingerprint == fingerprint && $0.port == port }
-        }
-        return found?.contains { $0.txt.fingerprint == fingerprint && $0.port == port } ?? false
+    /// This home's presence key, when its store already holds one (doctor makes none).
+    static func presenceKey(_ o: Options) -> [UInt8]? {
+        let location = o.store ?? .sqlite(path: o.home.databasePath)
+        if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) { return nil }
+        guard let db = try? NearcardDatabase(location: location, busyTimeout: 2, retryWindow: 3) else { return nil }
+        defer { db.close() }
+        return (try? db.presenceKeyCreatedAt()) != nil ? try? db.presenceKey() : nil
+    }
+
+    /// Whether this home's node is announced on `port` (then the port is ours, not another program's):
+    /// an announcement on that port whose presence tag this home's presence key made.
+    static func ownNode(_ discovery: AvahiDiscovery, presenceKey: [UInt8], port: Int, filter: InterfaceFilter, seconds: Double) async -> Bool {
+        func isOwn(_ p: DiscoveredPeer) -> Bool { p.port == port && p.txt.tag.map { Presence.matches($0, key: presenceKey) } == true }
+        let found = try? await PeerBrowser.collect(discovery, filter: filter, seconds: seconds) { $0.contains(where: isOwn) }
+        return found?.contains(where: isOwn) ?? false
     }
 
     /// Publishes a probe (answering on `port`, or an ephemeral port when 0), browses until it is seen,
@@ -263,7 +273,7 @@ public enum Doctor {
         let instance = "nearcard-doctor-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
         let publication: any Announcement
         do {
-            publication = try discovery.publish(instanceName: instance, port: port, txt: TXTRecord(fingerprint: nil, name: nil), interfaces: [],
+            publication = try discovery.publish(instanceName: instance, port: port, txt: TXTRecord(tag: nil, name: nil), interfaces: [],
                                                 serviceType: probeServiceType)
         } catch {
             return [DoctorCheck("announce", .problem, "avahi-daemon does not take an announcement: \(error.message)",

@@ -43,7 +43,7 @@ public enum NodeLog {
         case .discoveryUnavailable(let message):
             return (.warning, "discovery-unavailable", ["reason": "\(message)"])
         case .peerFound(let p):
-            return (.debug, "peer.found", ["instance": "\(p.instanceName)", "fingerprint": "\(p.txt.fingerprint ?? "")"])
+            return (.debug, "peer.found", ["instance": "\(p.instanceName)", "contact": "\(p.contact?.did ?? "")"])
         case .peerLost(let name):
             return (.debug, "peer.lost", ["instance": "\(name)"])
         case .stillDialing(let target, let attempt, let reason):

@@ -423,9 +423,10 @@ public struct ExchangeStateMachine: Sendable {
                 actions += [.arm(.consent), .sasKnown(sas)]
                 return actions
             }
-            guard let sealed else { throw ProtocolError(.identityMismatch, "the node answering did not prove itself as the contact we recognised") }
+            let who = expected.did ?? "the contact"
+            guard let sealed else { throw ProtocolError(.identityMismatch, "the node answering did not prove itself as \(who), whom we recognised") }
             guard let identity = try Recall.open(sealed, presenceKey: key, handshakeHash: channel.handshakeHash) else {
-                throw ProtocolError(.identityMismatch, "the node answering is not the contact we recognised (its proof does not open with that contact's presence key)")
+                throw ProtocolError(.identityMismatch, "the node answering is not \(who), whom we recognised (its proof does not open with that contact's presence key)")
             }
             let peer = try verify(identity, channel)
             var actions = try send(.sasReveal(nonce: sasNonce, identity: try makeIdentity(channel)), on: &channel)

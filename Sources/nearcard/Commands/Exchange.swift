@@ -12,8 +12,10 @@ struct Exchange: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Exchange cards with a peer on the LAN.",
         discussion: """
-        PEER is an instance name or display name (as `nearcard peers` shows), a fingerprint prefix \
-        (4+ hex digits), or HOST:PORT (no multicast needed). Shows the check code both screens must \
+        PEER is a name as `nearcard peers` shows it (an announced name, or a contact recognised by \
+        their presence tag, even in private mode: then their node must prove it is them), a contact's \
+        DID, a peer ID from `nearcard peers` (4+ of its hex digits), or HOST:PORT (no multicast \
+        needed). Shows the check code both screens must \
         agree on, asks for consent (--yes gives it), and prints the new contact. With --invite (the text \
         of someone's `nearcard qr invite` code) or --invite-image (a photo or PNG of it), no discovery \
         and no check code are needed: their node is dialled at the addresses the invitation gives and \
@@ -24,7 +26,7 @@ struct Exchange: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "Instance name, display name, fingerprint prefix, or HOST:PORT.")
+    @Argument(help: "A name or peer ID as `nearcard peers` shows it, a contact's DID, or HOST:PORT.")
     var peer: String?
 
     @Option(help: ArgumentHelp("An invitation's text (nearcard-invite:…), from `nearcard qr invite` or any QR scanner.", valueName: "TEXT"))

@@ -1,36 +1,75 @@
 import ArgumentParser
+import Foundation
 import NearcardCrypto
+import NearcardModel
 import NearcardStore
 
-/// `nearcard id`: show the identity (no passphrase needed).
+/// `nearcard id`: show the identity (no passphrase needed); `id rotate-presence`: a new presence key.
 struct Id: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show your DID, fingerprint and public keys.")
+        abstract: "Show your DID, fingerprint and public keys; replace your presence key.",
+        subcommands: [Show.self, RotatePresence.self], defaultSubcommand: Show.self)
 
-    @OptionGroup var global: GlobalOptions
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show your DID, fingerprint and public keys.")
 
-    @Flag(help: "Print {did, publicKeyJwk, pubKey, signPubKey, fingerprint, name} as JSON.")
-    var json = false
+        @OptionGroup var global: GlobalOptions
 
-    @Flag(help: "Print the identity's W3C DID document.")
-    var document = false
+        @Flag(help: "Print {did, publicKeyJwk, pubKey, signPubKey, fingerprint, name} as JSON.")
+        var json = false
 
-    @Option(help: "Verification-method format of --document: Multikey or JsonWebKey2020.")
-    var format: DIDKey.DocumentFormat = .multikey
+        @Flag(help: "Print the identity's W3C DID document.")
+        var document = false
 
-    func validate() throws {
-        if json && document { throw ValidationError("use either --json or --document") }
+        @Option(help: "Verification-method format of --document: Multikey or JsonWebKey2020.")
+        var format: DIDKey.DocumentFormat = .multikey
+
+        func validate() throws {
+            if json && document { throw ValidationError("use either --json or --document") }
+        }
+
+        func run() async throws {
+            let store = global.identityStore
+            let identity = try store.loadPublic()
+            if document {
+                Console.json(identity.didKey.document(format: format))
+            } else if json {
+                Console.json(identity.json)
+            } else {
+                Console.table(IdentityDisplay.rows(identity, sealed: try? store.isSealed()) + [("Home", store.home.path)])
+            }
+        }
     }
 
-    func run() async throws {
-        let store = global.identityStore
-        let identity = try store.loadPublic()
-        if document {
-            Console.json(identity.didKey.document(format: format))
-        } else if json {
-            Console.json(identity.json)
-        } else {
-            Console.table(IdentityDisplay.rows(identity, sealed: try? store.isSealed()) + [("Home", store.home.path)])
+    /// `nearcard id rotate-presence`.
+    struct RotatePresence: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-presence",
+            abstract: "Replace your presence key: your contacts stop recognising you on the LAN until you next exchange with them.",
+            discussion: """
+            Your node's announcements carry a tag that changes every few minutes and that only your \
+            contacts can recognise, with the presence key you handed them in your last exchange. A new \
+            key withdraws that: from the next announcement on (at once for a node started after this; \
+            within its rotation period for one running now) nobody recognises you until an exchange \
+            hands them the new key. Your identity, contacts and messages are not changed.
+            """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Flag(help: "Print {rotated, createdAt} as JSON.")
+        var json = false
+
+        func run() async throws {
+            _ = try global.identityStore.loadPublic()
+            let db = try global.existingDatabase()
+            defer { db.close() }
+            let now = Date()
+            try db.rotatePresenceKey(now: now)
+            if json {
+                Console.json(["rotated": .bool(true), "createdAt": .string(ISO8601.string(now))])
+            } else {
+                Console.out("New presence key made: your contacts will not recognise you on the LAN until you next exchange cards with them.")
+            }
         }
     }
 }

@@ -45,7 +45,7 @@ struct Message: AsyncParsableCommand {
     func run() async throws {
         let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
         let found = try context.database.findContact(contact)
-        // Looks for the contact's node for up to --wait seconds (by its fingerprint), then tries it and its hints.
+        // Looks for the contact's node for up to --wait seconds (by their presence tag), then tries it and its hints.
         let lifetime = try expire.map { Int64(try Durations.parse($0)) }
         let item = try await NodeRuntime.open(context: context).send(message: text, to: found.id, wait: wait, expiresIn: lifetime)
         if json {

@@ -18,8 +18,11 @@ struct NodeOptions: ParsableArguments {
     @Option(name: .customLong("exclude-interface"), help: ArgumentHelp("Never use this interface (in addition to VPN and container bridges); repeatable.", valueName: "IF"))
     var excluded: [String] = []
 
-    @Flag(help: "Do not put your display name on the network (TXT and instance name carry only the fingerprint).")
+    @Flag(help: ArgumentHelp("Announce no name: a random instance name and a tag only your contacts recognise. Without it, your display name is announced to everyone on the LAN (as the instance name and in TXT)."))
     var `private` = false
+
+    @Option(help: ArgumentHelp("Seconds between two announcements of this node: its presence tag, SRV host name and (--private) instance name are renewed at start and then every SECONDS (default 900, i.e. 15 min; at least 1).", valueName: "SECONDS"))
+    var presenceRotation: Double = NodeRuntime.Options.defaultPresenceRotation
 
     @Flag(help: "Do not publish over DNS-SD; peers reach you by host:port only.")
     var noDiscovery = false
@@ -56,6 +59,7 @@ struct NodeOptions: ParsableArguments {
         if grace < 0 || grace > 600 { throw ValidationError("--grace must be between 0 and 600 seconds") }
         if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be between 0 and 3600 seconds") }
         if probeSummary < 1 || probeSummary > 3600 { throw ValidationError("--probe-summary must be between 1 and 3600 seconds") }
+        if presenceRotation < 1 || presenceRotation > 86400 { throw ValidationError("--presence-rotation must be between 1 and 86400 seconds") }
         for (name, v, top) in [("--max-sessions", maxSessions, 100_000), ("--max-sessions-per-address", maxSessionsPerAddress, 100_000),
                                ("--connections-per-minute", connectionsPerMinute, 1_000_000)] {
             if let v, !(1...top).contains(v) { throw ValidationError("\(name) must be between 1 and \(top)") }
@@ -77,6 +81,7 @@ struct NodeOptions: ParsableArguments {
         o.port = port
         o.discovery = !noDiscovery
         o.isPrivate = `private`
+        o.presenceRotation = presenceRotation
         o.metrics = metrics != nil
         o.interfaces = interfaces
         o.excludedInterfaces = excluded

@@ -3,6 +3,7 @@ import Foundation
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardNode
+import NearcardStore
 
 /// `nearcard peers`: the Nearcard nodes on the LAN.
 struct Peers: AsyncParsableCommand {
@@ -11,8 +12,11 @@ struct Peers: AsyncParsableCommand {
         discussion: """
         Browses for --timeout seconds, then checks that each node answers on TCP: nodes that said \
         goodbye or do not answer are left out (--all lists them, marked); CONFIRMED says when each \
-        last answered. Names and fingerprints are as advertised, not proven: `nearcard exchange` \
-        proves them.
+        last answered. A contact is recognised by the presence tag its node announces ("Ada \
+        Lovelace (contact)"), even in private mode; a stranger shows the name it announces, or \
+        "someone nearby (private)". Nothing here is proven: `nearcard exchange` proves who answers \
+        (a recognised contact must prove their DID; a stranger, the check code). ID names a peer for \
+        `nearcard exchange` until it announces itself again (every 15 minutes).
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -40,7 +44,7 @@ struct Peers: AsyncParsableCommand {
         var options = NodeRuntime.Options()
         options.interfaces = interfaces
         options.excludedInterfaces = excluded
-        let found = try await NodeRuntime.browse(seconds: timeout, options: options)
+        let found = try await NodeRuntime.browse(seconds: timeout, options: options, resolver: try resolver())
             .sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
         var rows: [(peer: DiscoveredPeer, reachable: Bool)] = []
         await withTaskGroup(of: (DiscoveredPeer, Bool).self) { group in
@@ -61,11 +65,19 @@ struct Peers: AsyncParsableCommand {
             Console.out("No Nearcard nodes found on the LAN in \(Int(timeout)) s.")
             return
         }
-        ContactDisplay.columns(["INSTANCE", "NAME", "FINGERPRINT", "PORT", "ADDRESSES", "CONFIRMED"] + (all ? ["ANSWERS"] : []), rows.map { r in
-            [r.peer.instanceName, r.peer.txt.name ?? "-", r.peer.txt.fingerprint ?? "-", String(r.peer.port),
+        ContactDisplay.columns(["ID", "PEER", "INSTANCE", "PORT", "ADDRESSES", "CONFIRMED"] + (all ? ["ANSWERS"] : []), rows.map { r in
+            [r.peer.id ?? "-", r.peer.displayName, r.peer.instanceName, String(r.peer.port),
              r.peer.dialOrder.map { "\($0.ip) (\($0.interfaceName))" }.joined(separator: ", "), Self.age(r.peer.confirmedAt)]
                 + (all ? [r.reachable ? "yes" : "no"] : [])
         })
+    }
+
+    /// Recognises the home's contacts by their presence keys; a home without a book recognises nobody
+    /// (`peers` needs no identity).
+    func resolver() throws -> PresenceResolver {
+        guard let db = try? global.existingDatabase() else { return .none }
+        defer { db.close() }
+        return PresenceResolver(contacts: try db.contactPresenceKeys())
     }
 
     /// "just now", "40 s ago", "3 min ago", or "never" (its records were never resolved).

@@ -208,3 +208,17 @@ int cb_pin_process(int cpu) {
     closedir(dir);
     return changed;
 }
+
+int cb_presence_resolve(const uint8_t *tags, size_t count, const uint8_t *keys, size_t nkeys, int32_t *out) {
+    int matched = 0;
+    for (size_t t = 0; t < count; t++) {
+        const uint8_t *tag = tags + 16 * t;
+        uint8_t mac[crypto_shorthash_siphash24_BYTES];
+        out[t] = -1;
+        for (size_t k = 0; k < nkeys; k++) {
+            crypto_shorthash_siphash24(mac, tag, 8, keys + 16 * k);
+            if (sodium_memcmp(mac, tag + 8, 8) == 0) { out[t] = (int32_t)k; matched++; break; }
+        }
+    }
+    return matched;
+}

@@ -87,7 +87,6 @@ func discoveryBenchmark(rounds: Int = 11) async throws -> String {
     for round in 0..<rounds {
         let name = "Arrival \(round)"
         let home = try scratch.home(name)
-        let fingerprint = try IdentityStore(home: home).loadPublic().fingerprint
         let t0 = now()
         let node = try NodeProcess(space.prefix + [exe, "listen", "--jsonl", "--accept", "all", "--home", home.path, "--port", "0"],
                                    environment: env, log: scratch.root + "/node-\(round).log")
@@ -95,7 +94,8 @@ func discoveryBenchmark(rounds: Int = 11) async throws -> String {
         let published = try node.wait(for: "the published line of \(name)", timeout: 30) { $0["event"] as? String == "published" }
         let instance = published.json["name"] as? String ?? name
         let found = try watcher.wait(for: "peer.found for \(name)", timeout: 30) {
-            $0["event"] as? String == "peer.found" && $0["fingerprint"] as? String == fingerprint
+            // Discovery carries no fingerprint (PROTOCOL.md §3): the arrival is known by the name it announces.
+            $0["event"] as? String == "peer.found" && $0["name"] as? String == name
         }
         var resolved: UInt64?
         let deadline = Date().addingTimeInterval(30)

@@ -13,6 +13,7 @@ let groups: [(name: String, title: String)] = [
     ("store", "A bot on PostgreSQL beside the same bot on SQLite, and three bots on one PostgreSQL (same clients, same run)"),
     ("memory", "Resident size of a node, idle and holding 1,000 open sessions"),
     ("discovery", "Node start → seen by another node, beside avahi-browse on the same event"),
+    ("presence", "Resolving 200 announcements against 1,000 contacts' presence keys (PROTOCOL.md §3), beside the same loop in C"),
     ("parts", "Where one side's time goes in an exchange: each step alone, median of 201"),
     ("scale", "nearcard simulate --peers N --timeout 60: the largest N with every pair exchanged"),
 ]
@@ -39,6 +40,7 @@ for name in wanted {
         case "store": emit(try await storeBenchmark())
         case "memory": emit(try await memoryBenchmark())
         case "discovery": emit(try await discoveryBenchmark())
+        case "presence": emit(presenceBenchmark())
         case "scale":
             let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_SIZES"]?.split(separator: ",").compactMap { Int($0) }
             emit(try sizes.map { try simulationScaleBenchmark(sizes: $0) } ?? simulationScaleBenchmark())

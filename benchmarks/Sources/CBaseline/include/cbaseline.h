@@ -20,6 +20,11 @@ int cb_seal(const uint8_t *msg, size_t len, const uint8_t pk[32], uint8_t *out);
 int cb_seal_open(const uint8_t *c, size_t len, const uint8_t pk[32], const uint8_t sk[32], uint8_t *out);
 int cb_x25519_keypair(uint8_t pk[32], uint8_t sk[32]);
 
+// Presence tags (PROTOCOL.md §3): for each of `count` 16-byte tags (nonce ‖ MAC), the index of the
+// first of `nkeys` 16-byte keys whose SipHash-2-4 of the nonce is the MAC (sodium_memcmp), or -1.
+// Returns how many tags matched a key.
+int cb_presence_resolve(const uint8_t *tags, size_t count, const uint8_t *keys, size_t nkeys, int32_t *out);
+
 // One loopback TCP round trip (1 byte each way) between this thread and an echo thread, over a
 // connection set up once. Returns the median of `rounds` round trips in nanoseconds, or -1.
 int64_t cb_loopback_rtt_ns(int rounds);

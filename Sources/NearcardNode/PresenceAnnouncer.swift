@@ -1,0 +1,160 @@
+import Foundation
+import NearcardCrypto
+import NearcardDiscovery
+import NearcardStore
+import Synchronization
+internal import NIOCore
+
+/// Announces this node on the LAN with nothing that lasts (docs/PROTOCOL.md §3): every publication has
+/// a fresh presence tag, a random SRV host name with this machine's addresses under it, and in
+/// private mode a random instance name; default mode keeps the display name the person chose to
+/// announce. All of it is renewed at start and every rotation period.
+final class PresenceAnnouncer: Sendable {
+    /// What one publication says.
+    struct Advert: Sendable, Equatable {
+        var instanceName: String
+        var txt: TXTRecord
+        var host: PublishedHost
+    }
+
+    let discovery: any Discovery
+    let database: NearcardDatabase
+    let displayName: String?
+    let isPrivate: Bool
+    let port: Int
+    /// Interfaces named by the user (empty: every interface `filter` permits).
+    let interfaces: [String]
+    let filter: InterfaceFilter
+    /// Seconds between two publications.
+    let period: TimeInterval
+
+    private struct State {
+        var publication: (any Announcement)?
+        /// The tags of this node's recent publications (to tell itself apart from peers while a
+        /// goodbye is under way); the newest last.
+        var ownTags: [String] = []
+        var lastKey: [UInt8]?
+        var stopped = false
+    }
+    private let state = Mutex(State())
+
+    init(discovery: any Discovery, database: NearcardDatabase, displayName: String?, isPrivate: Bool, port: Int,
+         interfaces: [String], filter: InterfaceFilter, period: TimeInterval) {
+        self.discovery = discovery
+        self.database = database
+        self.displayName = displayName
+        self.isPrivate = isPrivate
+        self.port = port
+        self.interfaces = interfaces
+        self.filter = filter
+        self.period = period
+    }
+
+    /// The prefix of a private instance name; 8 random hex digits follow.
+    static let privateInstancePrefix = "nearcard-"
+
+    /// A new advert: a fresh tag made with `presenceKey`, a fresh host name over `addresses`, and
+    /// the display name (default mode) or a fresh random instance name (private mode).
+    static func makeAdvert(displayName: String?, isPrivate: Bool, presenceKey: [UInt8], addresses: [PeerAddress]) -> Advert {
+        let name = isPrivate ? nil : displayName
+        let instance = name ?? privateInstancePrefix + Hex.encode(Sodium.randomBytes(4))
+        return Advert(instanceName: instance, txt: TXTRecord(tag: Presence.makeTag(key: presenceKey), name: name),
+                      host: PublishedHost(name: "nc-\(Hex.encode(Sodium.randomBytes(8))).local", addresses: addresses))
+    }
+
+    /// This machine's addresses on the interfaces the node announces on, IPv4 and IPv6, each with its
+    /// interface (loopback only on loopback).
+    func currentAddresses() -> [PeerAddress] {
+        guard let devices = try? System.enumerateDevices() else { return [] }
+        var out: [PeerAddress] = []
+        for d in devices where interfaces.isEmpty ? filter.permits(d.name) : interfaces.contains(d.name) {
+            guard let ip = d.address?.ipAddress, d.interfaceIndex > 0 else { continue }
+            let a = PeerAddress(ip: ip.split(separator: "%").first.map(String.init) ?? ip, port: 0, interfaceName: d.name,
+                                interfaceIndex: Int32(d.interfaceIndex))
+            if !out.contains(a) { out.append(a) }
+        }
+        return out
+    }
+
+    /// The presence key to tag with now: the store's (read each time, so `id rotate-presence` in
+    /// another process takes effect at the next rotation); the last one known if the store does not
+    /// answer, else a throw-away key nobody holds.
+    func presenceKey() -> [UInt8] {
+        if let key = try? database.presenceKey() {
+            state.withLock { $0.lastKey = key }
+            return key
+        }
+        return state.withLock { s in
+            if s.lastKey == nil { s.lastKey = Presence.makeKey() }
+            return s.lastKey!
+        }
+    }
+
+    /// Withdraws the current publication (a goodbye) and publishes a new advert. Returns the new
+    /// publication, or nil once stopped.
+    @discardableResult
+    func publish() throws(DiscoveryError) -> (any Announcement)? {
+        let addresses = currentAddresses()
+        let advert = Self.makeAdvert(displayName: displayName, isPrivate: isPrivate, presenceKey: presenceKey(), addresses: addresses)
+        // The service goes on the interfaces its host's addresses are on, so it is never announced
+        // where it cannot be resolved (nor on an interface the filter denies).
+        var on = interfaces
+        if on.isEmpty {
+            for a in addresses where !on.contains(a.interfaceName) { on.append(a.interfaceName) }
+        }
+        let old: (any Announcement)? = state.withLock { s in
+            guard !s.stopped else { return nil }
+            s.ownTags = Array((s.ownTags + [advert.txt.tag!]).suffix(8))
+            defer { s.publication = nil }
+            return s.publication
+        }
+        old?.withdraw()
+        guard !state.withLock({ $0.stopped }) else { return nil }
+        let publication = try discovery.publish(instanceName: advert.instanceName, port: port, txt: advert.txt, interfaces: on, host: advert.host)
+        let kept = state.withLock { s -> Bool in
+            guard !s.stopped else { return false }
+            s.publication = publication
+            return true
+        }
+        if !kept { publication.withdraw(); return nil }
+        return publication
+    }
+
+    /// Whether a discovered announcement is this node's own (one of its recent tags).
+    func isOwn(_ peer: DiscoveredPeer) -> Bool {
+        guard let tag = peer.txt.tag else { return false }
+        return state.withLock { $0.ownTags.contains(tag) }
+    }
+
+    /// Publishes again every `period` seconds until cancelled, reporting each settled name (or why
+    /// the node is not announced). `first` is the publication made at start.
+    func run(first: any Announcement, events: EventBus) async {
+        var current: (any Announcement)? = first
+        while !Task.isCancelled {
+            if let current {
+                do { events.emit(.published(name: try await current.established())) } catch {
+                    events.emit(.error(message: "discovery: this node is not announced on the LAN (\(error)); peers can still reach it by address"))
+                }
+            }
+            try? await Task.sleep(nanoseconds: UInt64(max(1, period) * 1e9))
+            if Task.isCancelled { break }
+            do throws(DiscoveryError) {
+                current = try publish()
+                if current == nil { break }
+            } catch {
+                current = nil
+                events.emit(.error(message: "discovery: cannot announce this node again (\(error.message)); peers can still reach it by address"))
+            }
+        }
+    }
+
+    /// Takes the node off the network for good.
+    func withdraw() {
+        let old = state.withLock { s -> (any Announcement)? in
+            s.stopped = true
+            defer { s.publication = nil }
+            return s.publication
+        }
+        old?.withdraw()
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import NearcardCrypto
+import NearcardDiscovery
+import NearcardStore
+import Synchronization
+
+/// Recognises contacts among the anonymous announcements on the LAN (docs/PROTOCOL.md §3): a peer's
+/// presence tag is checked against every contact's presence key; the one that made it names the
+/// contact. The keys are read from the store at most once every `refresh` seconds (an exchange that
+/// hands over a new key is seen within that time).
+public final class PresenceResolver: Sendable {
+    private let load: @Sendable () -> [NearcardDatabase.ContactPresence]
+    private let refresh: TimeInterval
+    private let cache = Mutex<(at: Date, contacts: [NearcardDatabase.ContactPresence], keys: [[UInt8]])?>(nil)
+
+    /// A resolver over a fixed list of contacts (a face that read them once, a test, a benchmark).
+    public init(contacts: [NearcardDatabase.ContactPresence]) {
+        self.load = { contacts }
+        self.refresh = .infinity
+    }
+
+    /// A resolver over the store's contacts, read again when older than `refresh` seconds.
+    public init(database: NearcardDatabase, refresh: TimeInterval = 2) {
+        self.load = { (try? database.contactPresenceKeys()) ?? [] }
+        self.refresh = refresh
+    }
+
+    /// Nobody is recognised (no store to read contacts from).
+    public static let none = PresenceResolver(contacts: [])
+
+    private func current(now: Date = Date()) -> (contacts: [NearcardDatabase.ContactPresence], keys: [[UInt8]]) {
+        if let c = cache.withLock({ $0 }), now.timeIntervalSince(c.at) < refresh { return (c.contacts, c.keys) }
+        let contacts = load()
+        let keys = contacts.map(\.presenceKey)
+        cache.withLock { $0 = (now, contacts, keys) }
+        return (contacts, keys)
+    }
+
+    /// Reads the contacts again at the next resolution.
+    public func invalidate() { cache.withLock { $0 = nil } }
+
+    /// The contact whose presence key made `tag`, or nil (a stranger, or no well-formed tag).
+    public func contact(for tag: String?) -> RecognisedContact? {
+        guard let tag else { return nil }
+        let (contacts, keys) = current()
+        guard let i = Presence.resolve(tag, among: keys) else { return nil }
+        let c = contacts[i]
+        return RecognisedContact(did: c.did, name: c.name, presenceKey: c.presenceKey)
+    }
+
+    /// The peer with `contact` set to whom its tag resolves (nil: a stranger).
+    public func resolve(_ peer: DiscoveredPeer) -> DiscoveredPeer {
+        var p = peer
+        p.contact = contact(for: peer.txt.tag)
+        return p
+    }
+
+    /// Each peer resolved (the keys read once for all of them).
+    public func resolve(_ peers: [DiscoveredPeer]) -> [DiscoveredPeer] {
+        peers.map(resolve)
+    }
+
+    /// A discovery event with its peer resolved.
+    func resolve(_ event: DiscoveryEvent) -> DiscoveryEvent {
+        switch event {
+        case .found(let p): .found(resolve(p))
+        case .updated(let p): .updated(resolve(p))
+        case .lost, .failed: event
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import NearcardCrypto
+import NearcardDiscovery
+@testable import NearcardNode
+import NearcardStore
+import Synchronization
+import Testing
+
+/// A discovery that records what is published and withdrawn (no network).
+final class RecordingDiscovery: Discovery, Sendable {
+    struct Published: Sendable {
+        let instanceName: String
+        let txt: TXTRecord
+        let interfaces: [String]
+        let host: PublishedHost?
+        let announcement: RecordedAnnouncement
+    }
+    let published = Mutex<[Published]>([])
+
+    func browse(filter: InterfaceFilter) -> AsyncStream<DiscoveryEvent> { AsyncStream { _ in } }
+
+    func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], host: PublishedHost?) throws(DiscoveryError) -> any Announcement {
+        let a = RecordedAnnouncement(name: instanceName)
+        published.withLock { $0.append(Published(instanceName: instanceName, txt: txt, interfaces: interfaces, host: host, announcement: a)) }
+        return a
+    }
+}
+
+final class RecordedAnnouncement: Announcement, Sendable {
+    let name: String
+    let withdrawn = Mutex(false)
+    init(name: String) { self.name = name }
+    func established() async throws -> String { name }
+    func withdraw() { withdrawn.withLock { $0 = true } }
+}
+
+/// The announcer (docs/PROTOCOL.md §3): nothing in two publications of a private node is the same;
+/// a default-mode node keeps only the name it chose to announce; the old publication is withdrawn
+/// before the next; the node knows its own announcements.
+@Suite struct PresenceAnnouncerTests {
+    func announcer(_ discovery: RecordingDiscovery, private isPrivate: Bool, period: TimeInterval = 900) throws -> (PresenceAnnouncer, NearcardDatabase, String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-announce-\(UUID().uuidString)").path
+        let db = try NearcardDatabase(path: dir + "/nearcard.sqlite")
+        return (PresenceAnnouncer(discovery: discovery, database: db, displayName: "Ada Lovelace", isPrivate: isPrivate, port: 7447,
+                                  interfaces: ["lo"], filter: InterfaceFilter(), period: period), db, dir)
+    }
+
+    @Test func privatePublicationsShareNothing() throws {
+        let d = RecordingDiscovery()
+        let (a, db, dir) = try announcer(d, private: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for _ in 0..<3 { try a.publish() }
+        let p = d.published.withLock { $0 }
+        #expect(p.count == 3)
+        let key = try db.presenceKey()
+        for x in p {
+            #expect(x.instanceName.hasPrefix("nearcard-") && x.instanceName.count == 17 && x.instanceName.dropFirst(9).allSatisfy(\.isHexDigit))
+            #expect(x.txt.name == nil && x.txt.version == 2)
+            #expect(Presence.matches(try #require(x.txt.tag), key: key), "a contact holding the key recognises every one")
+            let host = try #require(x.host)
+            #expect(host.name.hasPrefix("nc-") && host.name.hasSuffix(".local") && host.name.count == "nc-.local".count + 16)
+            #expect(host.addresses.allSatisfy { $0.interfaceName == "lo" } && host.addresses.contains { $0.ip == "127.0.0.1" })
+            #expect(x.interfaces == ["lo"])
+        }
+        for (i, x) in p.enumerated() {
+            for y in p[(i + 1)...] {
+                #expect(x.instanceName != y.instanceName && x.txt.tag != y.txt.tag && x.host?.name != y.host?.name)
+            }
+        }
+        // Each publication was withdrawn before the next; the node tells its own apart.
+        #expect(p.dropLast().allSatisfy { $0.announcement.withdrawn.withLock { $0 } })
+        #expect(!p.last!.announcement.withdrawn.withLock { $0 })
+        let own = DiscoveredPeer(instanceName: p[2].instanceName, hostName: "", port: 7447, txt: p[2].txt, addresses: [])
+        #expect(a.isOwn(own))
+        var other = own
+        other.txt.tag = Presence.makeTag(key: key)
+        #expect(!a.isOwn(other), "another run of the same home is another node")
+        a.withdraw()
+        #expect(p.last!.announcement.withdrawn.withLock { $0 })
+        #expect(try a.publish() == nil, "nothing is published once withdrawn")
+    }
+
+    @Test func defaultModeAnnouncesOnlyTheChosenName() throws {
+        let d = RecordingDiscovery()
+        let (a, _, dir) = try announcer(d, private: false)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try a.publish()
+        try a.publish()
+        let p = d.published.withLock { $0 }
+        #expect(p.map(\.instanceName) == ["Ada Lovelace", "Ada Lovelace"] && p.allSatisfy { $0.txt.name == "Ada Lovelace" })
+        #expect(p[0].txt.tag != p[1].txt.tag && p[0].host?.name != p[1].host?.name)
+    }
+
+    /// A rotated key (`id rotate-presence`, here from another connection) is used from the next publication.
+    @Test func theNextPublicationUsesARotatedKey() throws {
+        let d = RecordingDiscovery()
+        let (a, db, dir) = try announcer(d, private: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try a.publish()
+        let old = try db.presenceKey()
+        let new = try NearcardDatabase(location: db.location).rotatePresenceKey()
+        try a.publish()
+        let p = d.published.withLock { $0 }
+        #expect(Presence.matches(p[0].txt.tag!, key: old) && !Presence.matches(p[1].txt.tag!, key: old))
+        #expect(Presence.matches(p[1].txt.tag!, key: new))
+    }
+
+    /// The rotation loop publishes again every period (a short one here) and reports each name.
+    @Test func itRotatesEveryPeriod() async throws {
+        let d = RecordingDiscovery()
+        let (a, _, dir) = try announcer(d, private: true, period: 1)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let events = EventBus()
+        let names = events.subscribe()
+        let first = try #require(try a.publish())
+        let loop = Task { await a.run(first: first, events: events) }
+        var published: [String] = []
+        for await e in names {
+            if case .published(let name) = e { published.append(name) }
+            if published.count == 3 { break }
+        }
+        loop.cancel()
+        a.withdraw()
+        #expect(Set(published).count == 3, "three publications, three names: \(published)")
+    }
+}
