@@ -23,8 +23,9 @@ public enum PSI {
     /// The sizes a blinded list may have (§22.2): a set of n DIDs is padded with random elements up to
     /// the first bucket ≥ n. Powers of two from 8 show the size to within a factor of two (8 classes,
     /// 3 bits) at most doubling the work; there is no bucket 0, so a new user's empty book looks like a
-    /// book of up to 8; the last bucket is the limit itself (1,000 rather than 1,024 keeps the largest
-    /// message, 1,000 base64url points, about 46 KB, inside one 65,519-byte message).
+    /// book of up to 8; the last bucket is the limit itself (no set is larger, so padding past it
+    /// would hide nothing). 1,000 base64url points, about 46 KB, fit one 65,519-byte message; two
+    /// lists would not, hence psi-2 and psi-3.
     public static let buckets = [8, 16, 32, 64, 128, 256, 512, 1000]
 
     /// The padded size for a set of `count` DIDs; nil over `maximumSetSize`.
