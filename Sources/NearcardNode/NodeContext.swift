@@ -59,7 +59,8 @@ public final class NodeContext: Sendable {
     public func loadCard(sessionAddress: String? = nil) throws -> LocalCard {
         let shared = try database.sharedCard()
         return LocalCard(card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
-                         presenceKey: try database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress), issuerProof: shared.issuerProof, requiredFields: requiredFields)
+                         presenceKey: try database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress), issuerProof: shared.issuerProof, requiredFields: requiredFields,
+                         commonContacts: try database.commonContactsSet())
     }
 
     /// The hints of a route handed over in one session (docs/PROTOCOL.md §10): none unless this node
@@ -132,6 +133,7 @@ public final class NodeContext: Sendable {
         return try database.recordExchange(contact, issuedRoute: route, payloadJSON: outcome.theirPayloadJSON.canonicalText,
                                            node: nodeName, webhookURL: webhook?.url,
                                            confirmation: confirmed ? .final(edge: outcome.graphEdgeID) : .pending(edge: outcome.graphEdgeID),
-                                           presenceKey: outcome.theirPresenceKey, now: at)
+                                           presenceKey: outcome.theirPresenceKey, commonContacts: outcome.commonContacts.map { Array($0.common).sorted() },
+                                           now: at)
     }
 }

@@ -227,7 +227,8 @@ public final class NearcardDatabase: Sendable {
         // unconfirmed until the responder confirms, in the session or by answering a confirmation
         // query; a responder that answered "not held" remembers the exchange so a late `done` for it
         // commits nothing.
-        // (and follow-ups that expire, §15: both nodes delete them at `expiresAt`)
+        // (and follow-ups that expire, §15: both nodes delete them at `expiresAt`; and the contacts in
+        // common an exchange found, §22: one row per common contact, replaced by the next exchange)
         Migration(id: "v13-agreement-expiry", sql: """
                 CREATE TABLE pendingConfirmation (
                     edge TEXT PRIMARY KEY,
@@ -243,7 +244,18 @@ public final class NearcardDatabase: Sendable {
                     at REAL NOT NULL
                 );
                 ALTER TABLE inboxMessage ADD COLUMN expiresAt REAL;
-                ALTER TABLE outboxMessage ADD COLUMN expiresAt REAL
+                ALTER TABLE outboxMessage ADD COLUMN expiresAt REAL;
+                CREATE TABLE commonContact (
+                    contactDID TEXT NOT NULL,
+                    commonDID TEXT NOT NULL,
+                    at REAL NOT NULL,
+                    PRIMARY KEY (contactDID, commonDID)
+                );
+                CREATE TABLE commonContactRun (
+                    contactDID TEXT NOT NULL,
+                    at REAL NOT NULL
+                );
+                CREATE INDEX commonContactRun_peer ON commonContactRun(contactDID, at)
                 """),
     ]
 
@@ -408,6 +420,8 @@ public final class NearcardDatabase: Sendable {
                 try db.execute("DELETE FROM exchange WHERE contactDID = ?", did)
                 try db.execute("DELETE FROM credential WHERE subject = ?", did)
                 try db.execute("DELETE FROM socialGraph WHERE didHash = ?", Contact.socialGraphHash(did: did))
+                try db.execute("DELETE FROM commonContact WHERE contactDID = ? OR commonDID = ?", did, did)
+                try db.execute("DELETE FROM commonContactRun WHERE contactDID = ?", did)
                 try db.execute("DELETE FROM webhookDelivery WHERE body LIKE ?", "%\"didPublicKey\":\"\(did)\"%")
             }
             try db.execute("DELETE FROM contact WHERE id = ?", id)
@@ -498,7 +512,8 @@ public final class NearcardDatabase: Sendable {
     /// With `webhookURL`, a delivery of the contact (as `contacts show --json` prints it) is queued in
     /// the same transaction.
     public func recordExchange(_ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, node: String = "", webhookURL: String? = nil,
-                               confirmation: Confirmation = .final, presenceKey: [UInt8]? = nil, now: Date = Date()) throws(StoreError) -> Contact {
+                               confirmation: Confirmation = .final, presenceKey: [UInt8]? = nil, commonContacts: [String]? = nil,
+                               now: Date = Date()) throws(StoreError) -> Contact {
         // Few round trips, as a fleet's server is a network away: the stored contact read (and locked)
         // once, then every row written by one statement (PostgreSQL; SQLite runs them one by one).
         try write { db in
@@ -546,6 +561,15 @@ public final class NearcardDatabase: Sendable {
             if let presenceKey, let did = saved.didPublicKey {
                 try Self.checkPresenceKey(presenceKey)
                 try db.execute("UPDATE contact SET presenceKey = ? WHERE did = ?", [.blob(presenceKey), .text(did)])
+            }
+            // What the common-contacts step found (§22), replacing the last exchange's.
+            if let commonContacts, let did = saved.didPublicKey {
+                try db.execute("INSERT INTO commonContactRun (contactDID, at) VALUES (?, ?)", did, now.timeIntervalSince1970)
+                try db.execute("DELETE FROM commonContact WHERE contactDID = ?", did)
+                for common in commonContacts {
+                    try db.execute("INSERT INTO commonContact (contactDID, commonDID, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                                   did, common, now.timeIntervalSince1970)
+                }
             }
             return saved
         }

@@ -74,3 +74,55 @@ import Testing
         #expect(pair.rEvents.completed != nil && pair.iEvents.completed != nil)
     }
 }
+
+/// The private common-contacts step (docs/PROTOCOL.md §22) inside an exchange: it runs only when both
+/// acceptances offer it, between the acceptances and the cards, and each side learns exactly which of
+/// its own contacts the other holds.
+@Suite struct CommonContactsExchangeTests {
+    static func dids(_ names: [String]) -> [String] { names.map { "did:key:zDnae\($0)" } }
+
+    func run(_ mine: [String]?, _ theirs: [String]?) -> Pair {
+        var a = party("Ada"), b = party("Grace")
+        a.localCard.commonContacts = mine
+        b.localCard.commonContacts = theirs
+        var pair = Pair(a, b)
+        pair.start()
+        pair.decide(initiator: false, accept: true)
+        pair.decide(initiator: true, accept: true)
+        return pair
+    }
+
+    @Test(arguments: [
+        (["A", "B", "C"], ["C", "D"], ["C"]),
+        (["A", "B"], ["C", "D"], []),
+        (["A", "B"], ["B", "A"], ["A", "B"]),
+        ([], ["A"], []),
+    ] as [([String], [String], [String])])
+    func eachSideLearnsTheIntersection(mine: [String], theirs: [String], common: [String]) throws {
+        let pair = run(Self.dids(mine), Self.dids(theirs))
+        let oi = try #require(pair.iEvents.completed), or = try #require(pair.rEvents.completed)
+        #expect(oi.commonContacts?.common == Set(Self.dids(common)) && or.commonContacts?.common == Set(Self.dids(common)))
+        #expect(oi.commonContacts?.peerSetBound == 8 && or.commonContacts?.peerSetBound == 8, "sizes only up to the bucket")
+        #expect(pair.transcript.count == 17, "13 frames and psi-1 … psi-4")
+    }
+
+    /// Off on either side: no PSI message at all, and the exchange completes as usual.
+    @Test func offOnEitherSideTheExchangeGoesOnWithoutIt() throws {
+        for (mine, theirs) in [(Self.dids(["A"]), nil), (nil, Self.dids(["A"])), (nil, nil)] as [([String]?, [String]?)] {
+            let pair = run(mine, theirs)
+            #expect(pair.iEvents.completed?.commonContacts == nil && pair.rEvents.completed?.commonContacts == nil)
+            #expect(pair.transcript.count == 13)
+        }
+    }
+
+    /// A PSI message nobody negotiated is a protocol error.
+    @Test func anUnnegotiatedPSIMessageIsRefused() throws {
+        var s = try RawInitiatorSession()
+        _ = s.sendHello()
+        _ = s.send(.sasReveal(nonce: s.nonce, identity: nil))
+        _ = s.responder.decide(accept: true, message: nil, now: now)
+        _ = s.send(.decision(accept: true, reason: nil, identity: nil))
+        var psi = PSI.Session(role: .initiator, mine: ["did:key:zDnaeX"])
+        #expect(s.send(.psi(psi.start())).failure?.code == .protocolError)
+    }
+}

@@ -98,10 +98,12 @@ final class ExchangeDriver: SessionDriver {
             case .identified(let peer, let sas, let invite?):
                 // A QR invitation: showing it was the inviter's consent for this many sessions.
                 self.peer = peer
+                limitCommonContacts(with: peer)
                 node.events.emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: false))
                 admit(invite, peer: peer, sas: sas)
             case .identified(let peer, let sas, nil):
                 self.peer = peer
+                limitCommonContacts(with: peer)
                 consent.expect(id)
                 node.events.emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: consent.waitsForCommand))
                 fixedAnswer = askConsent(peer, sas: sas)
@@ -133,6 +135,11 @@ final class ExchangeDriver: SessionDriver {
         connection.flush()
         // The first flight is on its way: read the card while the peer computes its answer.
         if loadCard { self.loadCard() }
+    }
+
+    /// Past the common-contacts rate with this peer (§22.3), our acceptance does not offer the step.
+    private func limitCommonContacts(with peer: PeerIdentity) {
+        if (try? node.database.commonContactsAllowed(with: peer.did)) != true { machine.withholdCommonContacts() }
     }
 
     private func loadCard() {

@@ -23,4 +23,7 @@ public struct ExchangeOutcome: Sendable {
     public var invited: Bool = false
     /// The key the peer's presence tags resolve with (docs/PROTOCOL.md §3), from its `card` message.
     public var theirPresenceKey: [UInt8] = []
+    /// The private common-contacts step's result (§22), when both offered it: which of our contacts'
+    /// DIDs the peer also holds, and its book's size up to a bucket.
+    public var commonContacts: PSI.Result? = nil
 }

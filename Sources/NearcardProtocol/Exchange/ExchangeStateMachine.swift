@@ -78,6 +78,8 @@ public struct ExchangeStateMachine: Sendable {
         var theirsAccepted: Bool
         /// Responder: our identity has gone to the peer (sealed to a contact); else it goes with our acceptance.
         var revealed: Bool
+        /// The peer's acceptance offered the common-contacts step (§22).
+        var theirsOffered = false
         /// Our person or policy has not answered yet.
         var isUndecided: Bool { if case .undecided = mine { true } else { false } }
         /// The consent time ran out after we decided: the grace for the peer's verdict runs.
@@ -99,6 +101,14 @@ public struct ExchangeStateMachine: Sendable {
         let sealedRoute: String
         let route: RouteRecord
         let presenceKey: [UInt8]
+    }
+
+    /// The private common-contacts step (§22) between both acceptances and the cards.
+    struct CommonContacts: Sendable {
+        var session: Identified
+        var psi: PSI.Session
+        let card: LocalCard
+        let message: String?
     }
 
     struct AwaitingDone: Sendable {
@@ -123,6 +133,8 @@ public struct ExchangeStateMachine: Sendable {
         /// Initiator: the SAS is known, the responder still anonymous: its decision (with its identity).
         case awaitingResponder(EstablishedChannel, sas: String, waitingPastConsent: Bool)
         case deciding(Deciding)
+        /// Both accepted and both offered it: the PSI messages before the cards (§22).
+        case commonContacts(CommonContacts)
         case awaitingCard(CardSent)
         /// Both cards verified; waiting for the peer's `done`.
         case awaitingDone(AwaitingDone)
@@ -146,6 +158,12 @@ public struct ExchangeStateMachine: Sendable {
     private var state: State
     /// This side's card, once loaded: it may arrive in any state before the cards go across.
     private var card: LocalCard?
+    /// What the common-contacts step found (§22), once it ran.
+    private var common: PSI.Result?
+    /// Our acceptance does not offer the common-contacts step with this peer (its rate, §22.3).
+    private var commonContactsWithheld = false
+    /// Whether our acceptance offers the step: our person turned it on and the peer is within the rate.
+    private func offersCommonContacts(_ card: LocalCard) -> Bool { card.commonContacts != nil && !commonContactsWithheld }
 
     /// An initiator.
     /// - Parameters:
@@ -188,7 +206,7 @@ public struct ExchangeStateMachine: Sendable {
         switch state {
         case .completed, .failed: true
         case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingNonce, .awaitingReveal, .awaitingResponder,
-             .deciding, .awaitingCard, .awaitingDone, .committing, .awaitingConfirm: false
+             .deciding, .commonContacts, .awaitingCard, .awaitingDone, .committing, .awaitingConfirm: false
         }
     }
 
@@ -214,6 +232,7 @@ public struct ExchangeStateMachine: Sendable {
         case .awaitingNonce: "nonce"
         case .awaitingReveal: "sas-reveal"
         case .awaitingResponder, .deciding: "consent"
+        case .commonContacts: "common contacts"
         case .awaitingCard, .awaitingDone, .committing: "cards"
         case .awaitingConfirm: "confirmation"
         case .completed: "completed"
@@ -226,6 +245,7 @@ public struct ExchangeStateMachine: Sendable {
         switch state {
         case .awaitingReveal(_, let peer, _, _, _): peer
         case .deciding(let d): d.session.peer
+        case .commonContacts(let c): c.session.peer
         case .awaitingCard(let s): s.session.peer
         case .awaitingDone(let a), .committing(let a): a.sent.session.peer
         case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingNonce, .awaitingResponder, .awaitingConfirm,
@@ -239,7 +259,7 @@ public struct ExchangeStateMachine: Sendable {
         case .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingNonce, .awaitingReveal: .handshake
         case .awaitingResponder(_, _, let past): past ? .peerDecision : .consent
         case .deciding(let d): d.waitingPastConsent ? .peerDecision : .consent
-        case .awaitingCard, .awaitingDone, .committing, .awaitingConfirm: .cards
+        case .commonContacts, .awaitingCard, .awaitingDone, .committing, .awaitingConfirm: .cards
         case .idle, .resumed, .completed, .failed: nil
         }
     }
@@ -313,6 +333,12 @@ public struct ExchangeStateMachine: Sendable {
         } catch {
             return fail(error)
         }
+    }
+
+    /// The driver's word, once the peer is known and before our decision: do not offer the
+    /// common-contacts step to this peer (§22.3's rate).
+    public mutating func withholdCommonContacts() {
+        commonContactsWithheld = true
     }
 
     /// The store has written the contact the last `commit` asked for: the initiator says `done` and
@@ -455,7 +481,7 @@ public struct ExchangeStateMachine: Sendable {
         case .awaitingResponder(var channel, let sas, let past):
             let message = try decrypt(frame, on: &channel)
             state = .awaitingResponder(channel, sas: sas, waitingPastConsent: past)
-            guard case .decision(let accept, let reason, let identity) = message else { return try unexpected(message) }
+            guard case .decision(let accept, let reason, let identity, let offered) = message else { return try unexpected(message) }
             guard accept else {
                 state = .failed
                 return [.failed(ProtocolError(.declined, "the peer declined" + (reason.map { " (\($0.prefix(100)))" } ?? "")), byPeer: true)]
@@ -464,12 +490,12 @@ public struct ExchangeStateMachine: Sendable {
             let peer = try verify(identity, channel)
             // The consent time runs on (a total): no new timer, unless the grace had begun.
             state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas, invited: invitation != nil), mine: .undecided,
-                                       theirsAccepted: true, revealed: true))
+                                       theirsAccepted: true, revealed: true, theirsOffered: offered))
             return (past ? [.arm(.consent)] : []) + [.identified(peer, sas: sas, invite: nil)]
         case .deciding(var d):
             let message = try decrypt(frame, on: &d.session.channel)
             state = .deciding(d)
-            guard case .decision(let accept, let reason, let identity) = message, !d.theirsAccepted else { return try unexpected(message) }
+            guard case .decision(let accept, let reason, let identity, let offered) = message, !d.theirsAccepted else { return try unexpected(message) }
             // A stranger's initiator cannot know whom it accepts before our acceptance showed us (§6).
             if role == .responder && !d.revealed {
                 throw ProtocolError(.protocolError, "the initiator decided before this side accepted and showed itself")
@@ -480,9 +506,22 @@ public struct ExchangeStateMachine: Sendable {
             }
             guard identity == nil else { throw ProtocolError(.protocolError, "decision: an identity the peer had already shown") }
             d.theirsAccepted = true
+            d.theirsOffered = offered
             state = .deciding(d)
             guard case .sent(let myMessage, let card) = d.mine else { return [] }
             return try sendCard(d, card: card, message: myMessage, now: now)
+        case .commonContacts(var c):
+            let message = try decrypt(frame, on: &c.session.channel)
+            state = .commonContacts(c)
+            guard case .psi(let m) = message else { return try unexpected(message) }
+            let step = try c.psi.handle(m)
+            var actions: [Action] = []
+            for out in step.send { actions += try send(.psi(out), on: &c.session.channel) }
+            state = .commonContacts(c)
+            guard let result = step.result else { return actions }
+            common = result
+            let d = Deciding(session: c.session, mine: .sent(message: c.message, card: c.card), theirsAccepted: true, revealed: true)
+            return actions + (try sendCard(d, card: c.card, message: c.message, now: now))
         case .awaitingCard(var sent):
             let message = try decrypt(frame, on: &sent.session.channel)
             state = .awaitingCard(sent)
@@ -495,7 +534,7 @@ public struct ExchangeStateMachine: Sendable {
                 return actions
             case .done, .confirm:
                 throw ProtocolError(.protocolError, "the peer said \(message.typeName) before sending its card")
-            case .hello, .nonce, .sasReveal, .decision, .abort:
+            case .hello, .nonce, .sasReveal, .decision, .abort, .psi:
                 return try unexpected(message)
             }
         case .awaitingDone(var a):
@@ -585,7 +624,7 @@ public struct ExchangeStateMachine: Sendable {
     private mutating func sendAcceptance(_ d: Deciding, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> [Action] {
         var d = d
         let identity = role == .responder && !d.revealed ? try makeIdentity(d.session.channel) : nil
-        var actions = try send(.decision(accept: true, reason: nil, identity: identity), on: &d.session.channel)
+        var actions = try send(.decision(accept: true, reason: nil, identity: identity, commonContacts: offersCommonContacts(card)), on: &d.session.channel)
         d.mine = .sent(message: message, card: card)
         d.revealed = true
         state = .deciding(d)
@@ -598,8 +637,16 @@ public struct ExchangeStateMachine: Sendable {
         return actions
     }
 
-    /// Both accepted and our card is loaded: make it, send it, wait for theirs.
+    /// Both accepted and our card is loaded: make it, send it, wait for theirs — or, when both offered
+    /// it, run the common-contacts step first (§22; the initiator opens it, the responder waits).
     private mutating func sendCard(_ d: Deciding, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> [Action] {
+        if common == nil, d.theirsOffered, offersCommonContacts(card), let mine = card.commonContacts {
+            var c = CommonContacts(session: d.session, psi: PSI.Session(role: role, mine: mine), card: card, message: message)
+            var actions: [Action] = []
+            if role == .initiator { actions += try send(.psi(c.psi.start()), on: &c.session.channel) }
+            state = .commonContacts(c)
+            return actions + [.arm(.cards)]
+        }
         var session = d.session
         let peer = session.peer
         let route = RouteRecord(did: me.identity.did, pubKey: me.identity.pubKey, signPubKey: me.identity.signPubKey,
@@ -661,7 +708,7 @@ public struct ExchangeStateMachine: Sendable {
             theirPayloadJSON: a.received.json, myMessage: a.sent.myMessage, theirMessage: a.received.message,
             theirSealedRoute: a.received.sealedRoute, theirRoute: a.received.route, myRoute: a.sent.myRoute,
             graphEdgeID: Contact.graphEdgeID(me.identity.did, s.peer.did, sessionBinding: s.channel.handshakeHash), completedAt: now,
-            invited: s.invited, theirPresenceKey: a.received.presenceKey)
+            invited: s.invited, theirPresenceKey: a.received.presenceKey, commonContacts: common)
     }
 
     private func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> ExchangeMessage {
@@ -677,6 +724,7 @@ public struct ExchangeStateMachine: Sendable {
         switch state {
         case .awaitingHello(let c), .awaitingNonce(let c), .awaitingReveal(let c, _, _, _, _), .awaitingResponder(let c, _, _): c
         case .deciding(let d): d.session.channel
+        case .commonContacts(let c): c.session.channel
         case .awaitingCard(let s): s.session.channel
         case .awaitingDone(let a): a.sent.session.channel
         case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .committing, .awaitingConfirm, .completed, .failed: nil

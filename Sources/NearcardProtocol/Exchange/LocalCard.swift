@@ -17,9 +17,15 @@ public struct LocalCard: Sendable {
     /// This node's presence key (docs/PROTOCOL.md §3), handed to the peer with our card so that it
     /// recognises our rotating tag afterwards.
     public var presenceKey: [UInt8]
+    /// The DIDs of our contacts (at most `PSI.maximumSetSize`) for the private common-contacts step
+    /// (§22), when this person turned it on; nil: off, and our acceptance does not offer it.
+    public var commonContacts: [String]?
 
     public init(card: Card, policy: SharingPolicy, presenceKey: [UInt8], routeHints: [RouteRecord.Hint] = [],
-                routeValidity: Int64 = RouteRecord.defaultValidity, issuerProof: String? = nil, requiredFields: Set<CardField> = []) {
+                routeValidity: Int64 = RouteRecord.defaultValidity, issuerProof: String? = nil, requiredFields: Set<CardField> = [],
+                commonContacts: [String]? = nil) {
+        precondition((commonContacts?.count ?? 0) <= PSI.maximumSetSize)
+        self.commonContacts = commonContacts
         precondition(presenceKey.count == ProtocolLimits.presenceKeyByteCount)
         self.presenceKey = presenceKey
         self.card = card

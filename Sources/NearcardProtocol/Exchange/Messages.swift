@@ -13,9 +13,12 @@ public enum ExchangeMessage: Sendable, Equatable {
     /// `{"type":"sas-reveal","nonce","identity"?}`: the initiator opens its SAS commitment (and, after
     /// a sealed identity proved the contact, shows its own).
     case sasReveal(nonce: [UInt8], identity: Identity?)
-    /// `{"type":"decision","accept":bool,"reason"?,"identity"?}`: a responder that has not yet shown
-    /// itself does so in its acceptance, never before.
-    case decision(accept: Bool, reason: String?, identity: Identity?)
+    /// `{"type":"decision","accept":bool,"reason"?,"identity"?,"commonContacts"?}`: a responder that has
+    /// not yet shown itself does so in its acceptance, never before; `commonContacts: true` offers the
+    /// private common-contacts step (§22).
+    case decision(accept: Bool, reason: String?, identity: Identity?, commonContacts: Bool = false)
+    /// `psi-1` … `psi-4` (§22): the private set intersection, when both acceptances offered it.
+    case psi(PSI.Message)
     /// `{"type":"card","payload":{ProximityPayload},"message"?,"presenceKey"}`
     case card(payload: JSONValue, message: String?, presenceKey: [UInt8])
     /// `{"type":"done"}`: responder — "I verified your card and will keep it once you say done";
@@ -132,11 +135,14 @@ public enum ExchangeMessage: Sendable, Equatable {
             var o: JSONObject = ["type": "sas-reveal", "nonce": .string(Base64.urlEncode(nonce))]
             if let identity { o["identity"] = identity.json }
             return .object(o)
-        case .decision(let accept, let reason, let identity):
+        case .decision(let accept, let reason, let identity, let commonContacts):
             var o: JSONObject = ["type": "decision", "accept": .bool(accept)]
             if let reason { o["reason"] = .string(reason) }
             if let identity { o["identity"] = identity.json }
+            if commonContacts { o["commonContacts"] = .bool(true) }
             return .object(o)
+        case .psi(let m):
+            return m.json
         case .card(let payload, let message, let presenceKey):
             var o: JSONObject = ["type": "card", "payload": payload, "presenceKey": .string(Base64.urlEncode(presenceKey))]
             if let message { o["message"] = .string(message) }
@@ -207,11 +213,19 @@ public enum ExchangeMessage: Sendable, Equatable {
             try only(["type", "nonce", "identity"])
             self = .sasReveal(nonce: try fields.fixedBytes("nonce", urlSafe: true, count: 32), identity: try identity())
         case "decision":
-            try only(["type", "accept", "reason", "identity"])
+            try only(["type", "accept", "reason", "identity", "commonContacts"])
             guard let accept = o["accept"]?.boolValue else { throw ProtocolError(.protocolError, "decision: \"accept\" must be true or false") }
             let id = try identity()
             guard accept || id == nil else { throw ProtocolError(.protocolError, "decision: a refusal carries no identity") }
-            self = .decision(accept: accept, reason: o["reason"] == nil ? nil : try fields.string("reason", max: 512), identity: id)
+            var offer = false
+            if let c = o["commonContacts"] {
+                guard let b = c.boolValue else { throw ProtocolError(.protocolError, "decision: \"commonContacts\" must be true or false") }
+                guard accept else { throw ProtocolError(.protocolError, "decision: a refusal offers no common contacts") }
+                offer = b
+            }
+            self = .decision(accept: accept, reason: o["reason"] == nil ? nil : try fields.string("reason", max: 512), identity: id, commonContacts: offer)
+        case _ where PSI.Message.typeNames.contains(type):
+            self = .psi(try PSI.Message(object: o, type: type))
         case "card":
             try only(["type", "payload", "message", "presenceKey"])
             guard let payload = o["payload"], payload.objectValue != nil else { throw ProtocolError(.protocolError, "card: \"payload\" must be an object") }
@@ -255,6 +269,7 @@ public enum ExchangeMessage: Sendable, Equatable {
         case .card: "card"
         case .done: "done"
         case .confirm: "confirm"
+        case .psi(let m): m.typeName
         case .abort: "abort"
         }
     }

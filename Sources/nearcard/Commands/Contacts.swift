@@ -56,7 +56,14 @@ struct Contacts: AsyncParsableCommand {
             let contact = try db.findContact(id)
             let exchanges = try contact.didPublicKey.map { try db.exchanges(contactDID: $0) } ?? []
             if json {
-                Console.json(NearcardDatabase.contactDocument(contact, exchanges: exchanges))
+                var doc = NearcardDatabase.contactDocument(contact, exchanges: exchanges)
+                // The contacts in common the last exchange found (§22), by DID; absent when none was run.
+                if let did = contact.didPublicKey, var o = doc.objectValue {
+                    let common = try db.commonContacts(with: did)
+                    if !common.isEmpty { o["commonContacts"] = .array(common.map { .string($0) }) }
+                    doc = .object(o)
+                }
+                Console.json(doc)
             } else {
                 ContactDisplay.show(contact, database: db, exchanges: exchanges)
             }
@@ -198,6 +205,11 @@ enum ContactDisplay {
         rows.append(("Status", c.verificationStatus.rawValue + " (source \(c.source.rawValue))"))
         if let note = GroupNote.note(for: c) { rows.append(("Group", note)) }
         if let did = c.didPublicKey { rows.append(("DID", did)) }
+        // What the private common-contacts step of the last exchange found (docs/PROTOCOL.md §22).
+        if let did = c.didPublicKey, let database, let common = try? database.commonContacts(with: did), !common.isEmpty {
+            let names = common.map { (try? database.contact(did: $0))??.name ?? String($0.prefix(20)) + "…" }.sorted()
+            rows.append(("In common", "\(common.count) contact\(common.count == 1 ? "" : "s") in common: \(names.joined(separator: ", "))"))
+        }
         rows.append(("Received", ISO8601.string(c.receivedAt)))
         if let t = c.exchangeTimestamp { rows.append(("Exchanged", ISO8601.string(t))) }
         if exchanges.count > 1 || exchanges.contains(where: { !$0.node.isEmpty }) {

@@ -117,6 +117,10 @@ struct Exchange: AsyncParsableCommand {
             if json {
                 var o = contact.json.objectValue!
                 extra(&o, outcome.sas)
+                if let common = outcome.commonContacts {
+                    o["commonContacts"] = .array(common.common.sorted().map { .string($0) })
+                    o["peerSetBound"] = .number(Double(common.peerSetBound))
+                }
                 Console.json(.object(o))
             } else {
                 if let note { Console.out(note) }

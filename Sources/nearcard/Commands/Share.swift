@@ -13,20 +13,30 @@ struct Share: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Comma-separated fields to disclose, e.g. name,company,title.", valueName: "FIELDS"))
     var fields: String?
 
+    @Option(help: ArgumentHelp("Learn the contacts you have in common with the people you exchange with, privately (on/off; off by default): each side learns only which of its own contacts the other also holds, and only when both turned it on (docs/PROTOCOL.md §22).", valueName: "on|off"))
+    var commonContacts: String?
+
     @Flag(help: "Print the selection as JSON.") var json = false
+
+    func validate() throws {
+        if let commonContacts, !["on", "off"].contains(commonContacts) { throw ValidationError("--common-contacts is on or off, not \"\(commonContacts)\"") }
+    }
 
     func run() async throws {
         let db = try global.database()
         if let fields {
             try db.saveSharingPolicy(SharingPolicy(fields: try CardField.parseList(fields)))
         }
+        if let commonContacts { try db.setCommonContacts(enabled: commonContacts == "on") }
         let policy = try db.sharingPolicy()
+        let common = try db.commonContactsEnabled()
         if json {
-            Console.json(["fields": .array(policy.orderedFieldNames.map { .string($0) })])
+            Console.json(["fields": .array(policy.orderedFieldNames.map { .string($0) }), "commonContacts": .bool(common)])
         } else {
             Console.out("Exchanges disclose: \(policy.orderedFieldNames.joined(separator: ", "))")
             let hidden = CardField.allCases.filter { !policy.fields.contains($0) }.map(\.rawValue)
             if !hidden.isEmpty { Console.out("Kept private:       \(hidden.joined(separator: ", "))") }
+            Console.out("Common contacts:    \(common ? "on — learnt privately with people who turned it on too" : "off")")
         }
     }
 }
