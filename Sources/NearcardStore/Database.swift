@@ -251,11 +251,15 @@ public final class NearcardDatabase: Sendable {
                     at REAL NOT NULL,
                     PRIMARY KEY (contactDID, commonDID)
                 );
-                CREATE TABLE commonContactRun (
-                    contactDID TEXT NOT NULL,
+                CREATE TABLE commonContactCheck (
+                    contactDID TEXT PRIMARY KEY,
                     at REAL NOT NULL
                 );
-                CREATE INDEX commonContactRun_peer ON commonContactRun(contactDID, at)
+                CREATE TABLE commonContactRun (
+                    peerHash TEXT NOT NULL,
+                    at REAL NOT NULL
+                );
+                CREATE INDEX commonContactRun_peer ON commonContactRun(peerHash, at)
                 """),
     ]
 
@@ -421,7 +425,7 @@ public final class NearcardDatabase: Sendable {
                 try db.execute("DELETE FROM credential WHERE subject = ?", did)
                 try db.execute("DELETE FROM socialGraph WHERE didHash = ?", Contact.socialGraphHash(did: did))
                 try db.execute("DELETE FROM commonContact WHERE contactDID = ? OR commonDID = ?", did, did)
-                try db.execute("DELETE FROM commonContactRun WHERE contactDID = ?", did)
+                try db.execute("DELETE FROM commonContactCheck WHERE contactDID = ?", did)
                 try db.execute("DELETE FROM webhookDelivery WHERE body LIKE ?", "%\"didPublicKey\":\"\(did)\"%")
             }
             try db.execute("DELETE FROM contact WHERE id = ?", id)
@@ -564,7 +568,8 @@ public final class NearcardDatabase: Sendable {
             }
             // What the common-contacts step found (§22), replacing the last exchange's.
             if let commonContacts, let did = saved.didPublicKey {
-                try db.execute("INSERT INTO commonContactRun (contactDID, at) VALUES (?, ?)", did, now.timeIntervalSince1970)
+                try db.execute("INSERT INTO commonContactCheck (contactDID, at) VALUES (?, ?) ON CONFLICT(contactDID) DO UPDATE SET at = excluded.at",
+                               did, now.timeIntervalSince1970)
                 try db.execute("DELETE FROM commonContact WHERE contactDID = ?", did)
                 for common in commonContacts {
                     try db.execute("INSERT INTO commonContact (contactDID, commonDID, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",

@@ -37,6 +37,13 @@ identity of §6.2 (HMAC-SHA-256 + ChaCha20-Poly1305), the card checks of §9 and
   invite-without-identity  an `invite` in a hello without identity (§6: protocol_error)
   reflected-proof   our identity signed with role "responder" (§6.1: bad_identity)
   early-decision    our decision sent right after sas-reveal, before the node's (§6 order: protocol_error)
+--common-contacts DID,DID,... (an empty string: an empty set) offers the private common-contacts step
+of §22 (`commonContacts: true` in our accepting decision); when the node's acceptance offered it too,
+psi-1 … psi-4 run (Tests/Interop/psi.py) between the acceptances and our card, every received list
+checked as §22.2's table says (a fault: our abort with its code), and the report gains
+`commonContacts` (those of our DIDs the node also holds, sorted) and `peerSetBound` (the length of its
+psi-3 list). Without the option the member is never sent, and a node that offers it exchanges as §6.
+The report always says `peerOfferedCommonContacts` (whether the node's acceptance carried it).
 --cut before-done|after-done ends the session (closing the socket) just before / just after sending our
 `done` (§11's agreement: the node then holds nothing / holds the contact).
 --state FILE keeps this peer's keys (and what it learnt of its peers) across runs, so a later run can
@@ -60,6 +67,8 @@ import struct
 import sys
 import time
 
+sys.dont_write_bytecode = True  # importing psi must leave no __pycache__ in the worktree
+import psi  # noqa: E402  (§22, beside this file)
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
@@ -442,6 +451,8 @@ def main():
     ap.add_argument("--violate", choices=["grapheme-name", "long-message", "control-message", "pretty-hello", "message3-payload",
                                           "null-disclosure", "old-tag", "hello-version-1", "identity-twice", "no-identity",
                                           "invite-without-identity", "reflected-proof", "early-decision"])
+    ap.add_argument("--common-contacts", metavar="DID,DID,...",
+                    help="offer the private common-contacts step (§22) with these DIDs as our set (\"\" = an empty set)")
     ap.add_argument("--mail-impostor", type=int, metavar="PORT")
     ap.add_argument("--bind", default="0.0.0.0", help="--mail-impostor's address (default 0.0.0.0)")
     args = ap.parse_args()
@@ -472,6 +483,10 @@ def exchange(args):
         host, _, port = invitation["addrs"][0].rpartition(":")
         args.host, args.port = host.strip("[]"), int(port)
     expect_fp = invitation["fp"] if invitation else args.expect_fp
+    # §22: our set, when we offer the step (each DID once, in the order given).
+    common_set = None
+    if args.common_contacts is not None:
+        common_set = list(dict.fromkeys(d.strip() for d in args.common_contacts.split(",") if d.strip()))
     session_static = X25519Private.generate()  # §5: a fresh Noise static key per session
     try:
         wire, noise, remote_static = dial(args.host, args.port, session_static,
@@ -533,6 +548,25 @@ def exchange(args):
             raise Ended()
         return msg
 
+    def run_psi(dids, peer_did):
+        """§22.2 as the initiator: psi-1 out; psi-2 and psi-3 in (each checked by psi.py: entries, their
+        encodings, bucket and answer lengths, repeats, order; a fault is our abort with its code); psi-4 out."""
+        # §22.1: neither side's own DID can be common; §22.3: at most 1,000 (the first given).
+        mine = [d for d in dids if d not in (me.did, peer_did)][:psi.MAXIMUM_SET_SIZE]
+        session = psi.Session("initiator", mine)
+        for out in session.start():
+            send(out)
+        try:
+            for t in ("psi-2", "psi-3"):
+                for out in session.handle(recv(t)):
+                    send(out)
+        except psi.PSIError as e:
+            abort(e.code, "python peer: " + e.reason); raise Ended()
+        if session.result is None:
+            abort("protocol_error", "python peer: the common-contacts step did not finish"); raise Ended()
+        report["commonContacts"] = sorted(session.result["common"])
+        report["peerSetBound"] = session.result["peerSetBound"]
+
     try:
         # hello (initiator): commit to the SAS nonce (§7); our identity, unless we recognised the node (§6.2).
         n_i = os.urandom(32)
@@ -581,17 +615,28 @@ def exchange(args):
         d = sha256(b"nearcard/sas/v1\0" + h + n_i + n_r)
         sas = int.from_bytes(d[:4], "big") % 1000000
         report["sas"] = "%03d %03d" % (sas // 1000, sas % 1000)
+        # Our acceptance; with --common-contacts it offers the step (§22.3), and never without.
+        my_decision = {"type": "decision", "accept": True}
+        if common_set is not None:
+            my_decision["commonContacts"] = True
         if violate == "early-decision":
-            send({"type": "decision", "accept": True})
+            send(my_decision)
 
         decision = recv("decision")
-        if set(decision) - {"type", "accept", "reason", "identity"} or not isinstance(decision.get("accept"), bool):
+        if set(decision) - {"type", "accept", "reason", "identity", "commonContacts"} or not isinstance(decision.get("accept"), bool):
             abort("protocol_error", "decision members"); raise Ended()
+        # §22.3: every v2 receiver accepts the member; a boolean, only in an acceptance.
+        if "commonContacts" in decision and not isinstance(decision["commonContacts"], bool):
+            abort("protocol_error", "decision: commonContacts is not a boolean"); raise Ended()
         if not decision["accept"]:
             if "identity" in decision:
                 report["identityInRefusal"] = True  # §6: refused with protocol_error; we report it either way
             report["declined"] = decision
+            if "commonContacts" in decision:
+                report["commonContactsInRefusal"] = True
+                abort("protocol_error", "decision: a refusal offers no common contacts")
             raise Ended()
+        report["peerOfferedCommonContacts"] = decision.get("commonContacts") is True
         if peer is None:
             if "identity" not in decision:
                 abort("protocol_error", "an accepting decision without identity"); raise Ended()
@@ -610,9 +655,12 @@ def exchange(args):
                       peerSignPubKey=peer["signPubKey"], graphEdge=graph_edge(me.did, peer["did"], h),
                       sessionStaticIsLongTerm=b64(remote_static) == peer["pubKey"])
 
-        # Our decision and, with it, our card (§8).
+        # Our decision and, with it, our card (§8) — or, when both acceptances offered it, the
+        # common-contacts step first, our card right after psi-4 (§22.3).
         if violate != "early-decision":
-            send({"type": "decision", "accept": True})
+            send(my_decision)
+        if common_set is not None and report["peerOfferedCommonContacts"]:
+            run_psi(common_set, peer["did"])
         message = {"long-message": "a" * 141, "control-message": "see you\r\nat 3"}.get(violate, args.message)
         send(build_card(me, peer["did"], b64d(peer["pubKey"]), h, me.name, message, args.tamper, violate))
 

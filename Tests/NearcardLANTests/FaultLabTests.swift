@@ -175,3 +175,46 @@ import Testing
         }
     }
 }
+
+/// A slow link (issue 26, "what held and must keep holding"): both ends of a veth pair shaped to
+/// 64 kbit/s with tbf, and a card near the largest an exchange carries (name, company and title at 256
+/// characters of two bytes each, 16 social profiles, 32 skills: close to the 16,384-byte card limit,
+/// which `card set` enforces): the exchange completes on both sides.
+@Suite(.serialized) struct SlowLinkTests {
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
+
+    @Test func theLargestCardCrossesASixtyFourKilobitLink() throws {
+        let (a, b) = try Lab.pair()
+        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
+        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let long = String(repeating: "é", count: 255)
+        var args = ["card", "set", "--name", "G" + long, "--email", "grace@" + String(repeating: "n", count: 200) + ".org", "--phone", "+1 555 0100",
+                    "--company", "C" + long, "--title", "T" + long]
+        for i in 0..<16 { args += ["--social", "net\(i):" + String(repeating: "h", count: 60) + ":https://example.org/" + String(repeating: "u", count: 60)] }
+        for i in 0..<32 { args += ["--skill", "skill \(i) " + String(repeating: "s", count: 50)] }
+        let set = try grace.cli.run(args)
+        #expect(set.code == 0, "\(set.stderr)")
+        #expect(try grace.cli.run(["share", "--fields", "name,email,phone,company,title,socialNetworks,skills"]).code == 0)
+        for lab in [a, b] {
+            let dev = try #require(try lab.run(["ip", "-o", "link", "show"]).stdout.split(separator: "\n")
+                .compactMap { line -> String? in
+                    let name = line.split(separator: ":").dropFirst().first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
+                    return name.hasPrefix("nc-") ? String(name.split(separator: "@").first ?? "") : nil
+                }.first, "the pair's veth")
+            let tbf = try lab.run(["tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", "64kbit", "burst", "4kb", "latency", "500ms"])
+            #expect(tbf.code == 0, "tc: \(tbf.stderr)")
+        }
+        let (_, _) = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7463"], log: log("grace"))
+        let started = Date()
+        let r = try a.nearcard(["exchange", "\(b.vethIPv4):7463", "--yes", "--json"], home: ada.home)
+        print("slow link: 64 kbit/s, largest card: exit \(r.code) after \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json["skills"]?.arrayValue?.count == 32, "the whole card arrived")
+        var listenerHas = false
+        for _ in 0..<50 where !listenerHas {
+            listenerHas = try grace.contacts().contains { $0["didPublicKey"]?.stringValue == ada.did }
+            if !listenerHas { usleep(100_000) }
+        }
+        #expect(listenerHas, "both sides hold the contact")
+    }
+}

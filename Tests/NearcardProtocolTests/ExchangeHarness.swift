@@ -95,7 +95,7 @@ struct Pair {
                 if !holdCards.contains(fromInitiator) { loadCard(initiator: fromInitiator) }
             case .commit:
                 if !holdCommits.contains(fromInitiator) { commit(initiator: fromInitiator) }
-            case .arm, .sasKnown, .identified, .confirmed, .unconfirmed, .finished, .failed:
+            case .arm, .sasKnown, .identified, .confirmed, .unconfirmed, .finished, .failed, .commonContactsStarted:
                 break
             }
         }

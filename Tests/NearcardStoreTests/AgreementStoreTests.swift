@@ -75,3 +75,29 @@ import Testing
         #expect(try db.presenceKey(contactDID: did) == second, "the next exchange's key replaces it")
     }
 }
+
+/// The common-contacts setting, its set and its rate (docs/PROTOCOL.md §22.3).
+extension AgreementStoreTests {
+    @Test(arguments: Backend.allCases) func theCommonContactsRateIsThreeAnHour(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try db.commonContactsSet() == nil, "off by default")
+        try db.setCommonContacts(enabled: true)
+        let did = "did:key:zDnaeAdaRate000000000000000000000000000000000000000"
+        var c = contact(did, pubKey: "QUFB", edge: String(repeating: "0a", count: 16))
+        let now = Date()
+        for i in 0..<3 {
+            #expect(try db.commonContactsAllowed(with: did, now: now.addingTimeInterval(Double(i))))
+            // A run counts when it begins, whether or not an exchange is stored after it.
+            try db.recordCommonContactsRun(with: did, now: now.addingTimeInterval(Double(i)))
+        }
+        c.card.company = "Stored"
+        try db.recordExchange(c, issuedRoute: route(did), payloadJSON: "{\"run\":1}", commonContacts: [], now: now)
+        #expect(try db.commonContacts(with: did) == [], "a run that found none is told apart from none at all")
+        try db.deleteContact(id: try #require(db.contacts().first?.id))
+        #expect(try db.commonContactsAllowed(with: did, now: now.addingTimeInterval(10)) == false, "deleting the contact does not reset the rate")
+        #expect(try db.commonContactsAllowed(with: did, now: now.addingTimeInterval(10)) == false, "a fourth run within the hour is not offered")
+        #expect(try db.commonContactsAllowed(with: did, now: now.addingTimeInterval(3601)), "an hour later it is again")
+        #expect(try db.commonContactsSet() == [], "the set is the book's DIDs (none left)")
+    }
+}

@@ -107,6 +107,9 @@ final class ExchangeDriver: SessionDriver {
                 consent.expect(id)
                 node.events.emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: consent.waitsForCommand))
                 fixedAnswer = askConsent(peer, sas: sas)
+            case .commonContactsStarted(let peer):
+                let db = node.database
+                Task.detached { try? db.recordCommonContactsRun(with: peer) }
             case .sasKnown(let sas):
                 node.events.emit(.exchangeCheckCode(id: id, sas: sas))
             case .commit(let outcome, let confirmed):

@@ -31,6 +31,9 @@ public struct ExchangeStateMachine: Sendable {
         case loadCard
         /// Run this timer from now (replacing the one before); report it with `timerFired` if it runs out.
         case arm(SessionTimer)
+        /// The common-contacts step began with this peer (§22): the node counts it against the peer's rate
+        /// whether or not the exchange completes.
+        case commonContactsStarted(peer: String)
         /// Initiator, the responder still anonymous: the SAS both screens show, before the responder's
         /// person has decided (and shown who they are).
         case sasKnown(String)
@@ -641,10 +644,13 @@ public struct ExchangeStateMachine: Sendable {
     /// it, run the common-contacts step first (§22; the initiator opens it, the responder waits).
     private mutating func sendCard(_ d: Deciding, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> [Action] {
         if common == nil, d.theirsOffered, offersCommonContacts(card), let mine = card.commonContacts {
-            var c = CommonContacts(session: d.session, psi: PSI.Session(role: role, mine: mine), card: card, message: message)
-            var actions: [Action] = []
+            // Neither side's own DID can be common (§22.1): leave both out.
+            let set = mine.filter { $0 != d.session.peer.did && $0 != me.identity.did }
+            var c = CommonContacts(session: d.session, psi: PSI.Session(role: role, mine: set), card: card, message: message)
+            var actions: [Action] = [.commonContactsStarted(peer: d.session.peer.did)]
             if role == .initiator { actions += try send(.psi(c.psi.start()), on: &c.session.channel) }
             state = .commonContacts(c)
+            // The cards phase begins with the step (§22.3) and is not restarted when the card goes.
             return actions + [.arm(.cards)]
         }
         var session = d.session
@@ -663,7 +669,7 @@ public struct ExchangeStateMachine: Sendable {
         }
         var actions = try send(.card(payload: payload.json, message: message, presenceKey: card.presenceKey), on: &session.channel)
         state = .awaitingCard(CardSent(session: session, card: card, myMessage: message, myPayload: payload, myRoute: route))
-        actions.append(.arm(.cards))
+        if common == nil { actions.append(.arm(.cards)) }
         return actions
     }
 

@@ -59,8 +59,8 @@ struct Contacts: AsyncParsableCommand {
                 var doc = NearcardDatabase.contactDocument(contact, exchanges: exchanges)
                 // The contacts in common the last exchange found (§22), by DID; absent when none was run.
                 if let did = contact.didPublicKey, var o = doc.objectValue {
-                    let common = try db.commonContacts(with: did)
-                    if !common.isEmpty { o["commonContacts"] = .array(common.map { .string($0) }) }
+                    // [] when the step found none; absent when none ran.
+                    if let common = try db.commonContacts(with: did) { o["commonContacts"] = .array(common.map { .string($0) }) }
                     doc = .object(o)
                 }
                 Console.json(doc)
@@ -206,7 +206,7 @@ enum ContactDisplay {
         if let note = GroupNote.note(for: c) { rows.append(("Group", note)) }
         if let did = c.didPublicKey { rows.append(("DID", did)) }
         // What the private common-contacts step of the last exchange found (docs/PROTOCOL.md §22).
-        if let did = c.didPublicKey, let database, let common = try? database.commonContacts(with: did), !common.isEmpty {
+        if let did = c.didPublicKey, let database, let common = (try? database.commonContacts(with: did)) ?? nil, !common.isEmpty {
             let names = common.map { (try? database.contact(did: $0))??.name ?? String($0.prefix(20)) + "…" }.sorted()
             rows.append(("In common", "\(common.count) contact\(common.count == 1 ? "" : "s") in common: \(names.joined(separator: ", "))"))
         }
