@@ -119,7 +119,7 @@ import Testing
     }
 
     /// Protocol v2, §5 and §6.2, from the wire: a stranger written from the spec alone dials and stops
-    /// after each message. A node that declines shows it nothing but a per-session Noise key; one that
+    /// after each message. A private node that declines shows it nothing but a per-session Noise key; one that
     /// accepts shows who it is only in its acceptance; a stranger posing as a contact gets a sealed
     /// identity it cannot open; a mail message 1 not made for the node's key gets no answer.
     @Test func aStrangerLearnsNothingBeforeConsent() throws {
@@ -128,7 +128,8 @@ import Testing
         defer { grace.cli.cleanUp() }
         let empty = grace.home.appendingPathComponent("nobody.txt")
         try "".write(to: empty, atomically: true, encoding: .utf8)
-        let (declining, port) = try lab.listen(home: grace.home, ["--no-discovery", "--accept", "allowlist:\(empty.path)"], log: log("declining"))
+        let decliningLog = log("declining")
+        let (declining, port) = try lab.listen(home: grace.home, ["--private", "--no-discovery", "--accept", "allowlist:\(empty.path)"], log: decliningLog)
         let stranger = CLI.packageRoot.appendingPathComponent("Tests/Interop/stranger_peer.py").path
         let identifying = ["did", "name", "pubKey", "signPubKey", "presenceKey", "fingerprint", "cardFields"]
         let longTerm = try grace.cli.run(["id", "--json"]).json["pubKey"]
@@ -138,6 +139,13 @@ import Testing
             #expect(identifying.allSatisfy { holds[$0] == nil }, "stopping after \(n), a stranger declined holds \(holds)")
             #expect(holds["sessionStatic"] != nil && holds["sessionStatic"] != longTerm, "only a per-session key: \(r.stdout)")
         }
+        // A stranger who stopped before its hello is reported as such, not as a lost exchange with someone.
+        var reported = false
+        for _ in 0..<30 where !reported {
+            reported = ((try? String(contentsOf: decliningLog, encoding: .utf8)) ?? "").contains("stopped before identifying itself")
+            if !reported { usleep(100_000) }
+        }
+        #expect(reported, "the listener says a stranger stopped before identifying itself")
         declining.kill(SIGTERM)
         declining.wait()
 

@@ -83,6 +83,8 @@ import Testing
             _ = try? CLI.run(executable: "/usr/bin/umount", [disk.path])
             try? FileManager.default.removeItem(at: disk)
         }
+        // A home in use: its database exists (made, with every migration, before the disk filled up).
+        #expect(try grace.cli.run(["contacts", "--json"]).code == 0)
         let home = disk.appendingPathComponent("home")
         #expect(try CLI.run(executable: "/usr/bin/cp", ["-a", grace.home.path, home.path]).code == 0)
         // Fill the disk to 400 KiB short of full: the database still opens, a write might not land.

@@ -75,8 +75,13 @@ final class ExchangeDriver: SessionDriver {
     func closed(heardFromPeer: Bool) {
         consentTask?.cancel()
         guard !machine.isFinished, !reported else { return }
+        // A peer that never showed who it is (protocol v2: the initiator in its hello, the responder in
+        // its acceptance) "stopped before identifying itself" — a probe or a stranger who walked away,
+        // not a lost exchange with someone (PROTOCOL §6.2).
         let lost = machine.role == .initiator && !heardFromPeer
             ? ProtocolError(.connectionLost, "the peer closed the connection before the session began (it may be busy or rate-limiting)")
+            : machine.identifiedPeer == nil && peer == nil
+            ? ProtocolError(.connectionLost, "the peer stopped before identifying itself (during the \(machine.phaseName))")
             : ProtocolError(.connectionLost, "the connection closed during the \(machine.phaseName)")
         perform(machine.abort(lost))
     }
@@ -121,8 +126,14 @@ final class ExchangeDriver: SessionDriver {
                 if let (contact, outcome) = unconfirmed { report(.unconfirmed(contact, outcome, error)) }
                 connection.close()
             case .finished:
+                // `confirm` is on its way: the initiator closes once it has read it; close here only if
+                // it has not within a moment (closing at once could, on some paths, overtake the frame).
                 connection.flush()
-                connection.close()
+                let closeNow = connection.onLoop { [weak self] (_: Bool) in self?.connection?.close() }
+                Task {
+                    try? await Task.sleep(nanoseconds: 2_000_000_000)
+                    closeNow(true)
+                }
             case .failed(let error, let byPeer):
                 connection.flush()
                 report(.failed(error, peer: peer, byPeer: byPeer))

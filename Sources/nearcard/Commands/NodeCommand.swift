@@ -139,6 +139,9 @@ enum NodeCommand {
             case .exchangeCompleted(_, let contact, let mine, let theirs, _):
                 Console.out("")
                 ExchangeDisplay.completed(contact, myMessage: mine, theirMessage: theirs, database: database)
+            case .exchangeFailed(_, nil, let error, _) where error.code == .connectionLost && error.message.contains("before identifying itself"):
+                // Someone who never said who they are: not an exchange with anyone (PROTOCOL §6.2).
+                Console.out("· A connection stopped before identifying itself (\(error.message.components(separatedBy: "(").last?.dropLast() ?? "")); nothing was stored")
             case .exchangeFailed(_, let peer, let error, let byPeer):
                 let who = peer?.name ?? peer?.did ?? "a peer"
                 Console.out("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message) (\(error.code.rawValue)); nothing was stored")
