@@ -99,8 +99,8 @@ import Testing
             let (tlsDone, tlsSeconds) = try tls.handshakes(runs)
             #expect(try lab.run(["nft", "delete table inet lossy"]).code == 0)
             seconds.sort()
-            table.append("  \(rate) % loss: \(completed) completed, \(oneSided) one-sided, \(failed) failed of \(runs); median \(String(format: "%.1f", seconds[seconds.count / 2])) s"
-                         + "  |  mutual TLS 1.3 handshake: \(tlsDone) of \(runs); median \(String(format: "%.1f", tlsSeconds[tlsSeconds.count / 2])) s")
+            table.append("  \(rate) % loss: \(completed) completed, \(oneSided) one-sided, \(failed) failed of \(runs); median \(String(format: "%.2f", seconds[seconds.count / 2])) s"
+                         + "  |  mutual TLS 1.3 handshake: \(tlsDone) of \(runs); median \(String(format: "%.2f", tlsSeconds[tlsSeconds.count / 2])) s")
         }
         print("fault lab, random loss on the link:\n\(table.joined(separator: "\n"))")
     }
