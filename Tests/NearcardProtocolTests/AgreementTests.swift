@@ -60,6 +60,30 @@ import Testing
         #expect(unsettled == 2)
     }
 
+    /// A store that fails ends the exchange as a failure on that side, and the peer is told: an initiator
+    /// whose store failed holds nothing and the responder never stores; a responder whose store refused
+    /// (the exchange was withdrawn) leaves the initiator unconfirmed, to ask and withdraw.
+    @Test func aFailedStoreFailsTheExchangeAndTellsThePeer() {
+        var i = Pair(party("Ada"), party("Grace"))
+        i.holdCommits = [true]
+        i.start()
+        i.decide(initiator: false, accept: true)
+        i.decide(initiator: true, accept: true)
+        i.collect(i.i.storeFailed(ProtocolError(.internalError, "disk full")), fromInitiator: true)
+        i.pump()
+        #expect(i.iEvents.failure?.code == .internalError && i.iEvents.unconfirmed == nil)
+        #expect(i.rEvents.failure?.code == .internalError && i.rEvents.committed == nil, "the responder is told and stores nothing")
+
+        var r = Pair(party("Ada"), party("Grace"))
+        r.holdCommits = [false]
+        r.start()
+        r.decide(initiator: false, accept: true)
+        r.decide(initiator: true, accept: true)
+        r.collect(r.r.storeFailed(ProtocolError(.internalError, "withdrawn")), fromInitiator: false)
+        r.pump()
+        #expect(r.rEvents.failure != nil && r.iEvents.unconfirmed != nil, "the initiator stays unconfirmed until its query")
+    }
+
     /// The responder stores on the initiator's `done`, not before: a responder that sent its own `done`
     /// and heard nothing stores nothing.
     @Test func theResponderStoresOnlyOnTheInitiatorsDone() {

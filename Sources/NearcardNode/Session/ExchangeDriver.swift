@@ -220,7 +220,7 @@ final class ExchangeDriver: SessionDriver {
                 self.perform(self.machine.committed())
             case .failure(let failure):
                 NodeMetrics.storeError()
-                self.perform(self.machine.abort(ProtocolError(.internalError, failure.withdrawn
+                self.perform(self.machine.storeFailed(ProtocolError(.internalError, failure.withdrawn
                     ? "this exchange was already withdrawn (its confirmation was asked for and refused); nothing was stored"
                     : "the exchange completed but storing the contact failed: \(failure.message)")))
             }

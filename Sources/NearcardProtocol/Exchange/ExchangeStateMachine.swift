@@ -365,6 +365,18 @@ public struct ExchangeStateMachine: Sendable {
         }
     }
 
+    /// The store could not write the contact the last `commit` asked for: nothing is kept on this side,
+    /// so the exchange fails here and the peer is told (an initiator's peer then holds nothing either; a
+    /// responder's initiator, unconfirmed, asks and withdraws).
+    public mutating func storeFailed(_ error: ProtocolError) -> [Action] {
+        guard case .committing(var a) = state else { return fail(error) }
+        var actions: [Action] = []
+        if let sent = try? send(.abort(code: error.code.rawValue, reason: error.message), on: &a.sent.session.channel) { actions += sent }
+        state = .failed
+        actions.append(.failed(error, byPeer: false))
+        return actions
+    }
+
     /// A timer this machine armed ran out after `seconds`. A timer the current state no longer runs
     /// (it was replaced as the firing was on its way) is ignored.
     public mutating func timerFired(_ timer: SessionTimer, after seconds: Int) -> [Action] {
