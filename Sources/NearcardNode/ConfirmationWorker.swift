@@ -42,13 +42,13 @@ public struct ConfirmationWorker: Sendable {
         let db = context.database
         let answer: Result<Bool, ProtocolError>
         do {
-            guard let contact = try db.contacts().first(where: { $0.didPublicKey == p.contactDID }) else {
+            guard let contact = try db.contact(did: p.contactDID) else {
                 // Deleted here meanwhile: nothing is left to confirm.
                 try db.confirmExchange(edge: p.edge)
                 return .confirmed(did: p.contactDID)
             }
             let target = try sender.target(for: contact)
-            answer = await ask(p.edge, target: target, addresses: MailSender.addresses(for: target, discovered: peers))
+            answer = await sender.ask(about: p.edge, target: target, addresses: MailSender.addresses(for: target, discovered: peers))
         } catch {
             answer = .failure(ProtocolError(.internalError, "\(error)"))
         }
@@ -64,18 +64,5 @@ public struct ConfirmationWorker: Sendable {
             try? db.postponeConfirmation(edge: p.edge, error: error.message, next: next)
             return .pending(did: p.contactDID, reason: error.message)
         }
-    }
-
-    private func ask(_ edge: String, target: MailSender.Target, addresses: [PeerAddress]) async -> Result<Bool, ProtocolError> {
-        var last = ProtocolError(.connectionLost, "\(target.contact.name) is not reachable (no address answered)")
-        for address in addresses {
-            switch await Dialer.ask(about: edge, pinned: target.route.pubKey, at: address, context: context) {
-            case .success(let held): return .success(held)
-            case .failure(let e):
-                last = e
-                if e.code != .connectionLost && e.code != .timeout { return .failure(e) }
-            }
-        }
-        return .failure(last)
     }
 }

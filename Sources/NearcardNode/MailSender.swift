@@ -44,13 +44,28 @@ public struct MailSender: Sendable {
 
     /// Tries each address in turn; returns on the first delivery (or duplicate acknowledgement).
     public func deliver(_ item: OutboxItem, to target: Target, addresses: [PeerAddress]) async -> Result<Bool, ProtocolError> {
+        await firstAnswer(from: target, at: addresses) { address in
+            await Dialer.deliver(item.envelope, token: target.route.mailboxToken, pinned: target.route.pubKey, at: address, context: context)
+        }
+    }
+
+    /// Asks the contact's node whether it holds exchange `edge` (a confirmation query, §11).
+    public func ask(about edge: String, target: Target, addresses: [PeerAddress]) async -> Result<Bool, ProtocolError> {
+        await firstAnswer(from: target, at: addresses) { address in
+            await Dialer.ask(about: edge, pinned: target.route.pubKey, at: address, context: context)
+        }
+    }
+
+    /// One mail session per address, in turn, until one answers. The wrong node, or a refusal, will not
+    /// improve at another address of the same node: only a lost connection or a timeout tries the next.
+    private func firstAnswer(from target: Target, at addresses: [PeerAddress],
+                             _ session: (PeerAddress) async -> Result<Bool, ProtocolError>) async -> Result<Bool, ProtocolError> {
         var last = ProtocolError(.connectionLost, "\(target.contact.name) is not reachable (no address answered)")
         for address in addresses {
-            switch await Dialer.deliver(item.envelope, token: target.route.mailboxToken, pinned: target.route.pubKey, at: address, context: context) {
-            case .success(let duplicate): return .success(duplicate)
+            switch await session(address) {
+            case .success(let answer): return .success(answer)
             case .failure(let e):
                 last = e
-                // The wrong node, or a refusal, will not improve at another address of the same node.
                 if e.code != .connectionLost && e.code != .timeout { return .failure(e) }
             }
         }

@@ -56,10 +56,12 @@ public final class NodeContext: Sendable {
     /// This side's card as the store holds it now: what a session sends (a session asks for it once,
     /// after its first flight, so a card changed by `nearcard card set` is the next session's).
     /// `sessionAddress` is our address on that session's connection (§10's hint rule).
-    public func loadCard(sessionAddress: String? = nil) throws -> LocalCard {
+    /// `presenceKey`: the one the session already read (a responder's, to seal its identity), so the
+    /// store is not asked twice in one session.
+    public func loadCard(sessionAddress: String? = nil, presenceKey: [UInt8]? = nil) throws -> LocalCard {
         let shared = try database.sharedCard()
         return LocalCard(card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
-                         presenceKey: try database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress), issuerProof: shared.issuerProof, requiredFields: requiredFields,
+                         presenceKey: try presenceKey ?? database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress), issuerProof: shared.issuerProof, requiredFields: requiredFields,
                          commonContacts: try database.commonContactsSet())
     }
 

@@ -69,7 +69,7 @@ extension NearcardDatabase {
             return did
         }
         guard let deleted else { return nil }
-        if let id = try contactID(did: deleted) { try deleteContact(id: id) }
+        if let id = try contact(did: deleted)?.id { try deleteContact(id: id) }
         return deleted
     }
 
@@ -94,9 +94,5 @@ extension NearcardDatabase {
             }
             return row != nil
         }
-    }
-
-    private func contactID(did: String) throws(StoreError) -> String? {
-        try read { db in try db.row("SELECT id FROM contact WHERE did = ?", did).map { try $0[0] as String } }
     }
 }

@@ -311,6 +311,16 @@ def dial(host, port, session_static, version: bytes = TAG, message3=b"", wire=No
     return wire, noise, remote_static
 
 
+def responder(protocol_name: bytes, static: X25519Private):
+    """A Noise responder with `static` as its static key and §5's prologue, ready to read message 1."""
+    noise = NoiseConnection.from_name(protocol_name)
+    noise.set_as_responder()
+    noise.set_keypair_from_private_bytes(Keypair.STATIC, bytes(static))
+    noise.set_prologue(PROLOGUE)
+    noise.start_handshake()
+    return noise
+
+
 def ik_dial(host, port, my_static: X25519Private, responder_pub: bytes, wire=None):
     """§15: a mail session, Noise IK, the responder's long-term key known in advance. Returns (wire,
     noise); raises PeerFault("identity_mismatch") when message 2 does not decrypt (another node answered)
@@ -743,20 +753,12 @@ def mail_impostor(args):
         # A sender still running mail over XX with the tag in the clear (not §15's IK): answer as an XX
         # responder with our own static key, as any node could.
         report["sessionKind"] = "xx"
-        xx = NoiseConnection.from_name(b"Noise_XX_25519_ChaChaPoly_SHA256")
-        xx.set_as_responder()
-        xx.set_keypair_from_private_bytes(Keypair.STATIC, bytes(impostor_key))
-        xx.set_prologue(PROLOGUE)
-        xx.start_handshake()
+        xx = responder(b"Noise_XX_25519_ChaChaPoly_SHA256", impostor_key)
         xx.read_message(msg1)
         wire.send(xx.write_message(b""))
     else:
         report["sessionKind"] = "ik"
-        ik = NoiseConnection.from_name(b"Noise_IK_25519_ChaChaPoly_SHA256")
-        ik.set_as_responder()
-        ik.set_keypair_from_private_bytes(Keypair.STATIC, bytes(impostor_key))
-        ik.set_prologue(PROLOGUE)
-        ik.start_handshake()
+        ik = responder(b"Noise_IK_25519_ChaChaPoly_SHA256", impostor_key)
         try:
             report["message1"] = bytes(ik.read_message(msg1)).decode(errors="replace")
             report["learntSenderStatic"] = b64(bytes(ik.noise_protocol.handshake_state.rs.public_bytes))

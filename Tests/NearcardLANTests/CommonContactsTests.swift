@@ -20,19 +20,13 @@ import Testing
     /// §22.2's buckets: the first at least as large as the set (an empty set is padded to 8).
     static func bucket(_ n: Int) -> Int { [8, 16, 32, 64, 128, 256, 512, 1000].first { $0 >= n }! }
 
-    /// Contacts with these DIDs in `person`'s book (written as PresenceLANTests' `befriend` does: the
-    /// book made by the CLI as the nodes' account, then its files given back to it).
+    /// Contacts with these DIDs in `person`'s book (PresenceLANTests' `withBook`).
     func fill(_ person: TestPerson, with dids: [String]) throws {
-        let r = try person.cli.run(["contacts", "--json"])
-        guard r.code == 0 else { throw LabError("contacts: \(r.stderr)") }
-        let book = try NearcardDatabase(home: NearcardHome(path: person.home.path))
-        defer {
-            book.close()
-            giveBack(person)
-        }
-        for (i, did) in dids.enumerated() {
-            _ = try book.keep(Contact(card: Card(name: "Friend \(i) of \(person.home.lastPathComponent.suffix(6))"), source: .proximity,
-                                  verificationStatus: .verified, receivedAt: Date(), didPublicKey: did))
+        try withBook(of: person) { book in
+            for (i, did) in dids.enumerated() {
+                _ = try book.keep(Contact(card: Card(name: "Friend \(i) of \(person.home.lastPathComponent.suffix(6))"), source: .proximity,
+                                      verificationStatus: .verified, receivedAt: Date(), didPublicKey: did))
+            }
         }
     }
 

@@ -6,22 +6,27 @@ import NearcardStore
 import NearcardTestSupport
 import Testing
 
-/// `person`'s presence key, made on first use and read from their book (made by the CLI, as the nodes'
-/// account, when there is none yet).
-func presenceKey(of person: TestPerson) throws -> [UInt8] {
+/// Runs `body` on `person`'s book, opened by this process (root) — made first by the CLI, as the nodes'
+/// account, when there is none yet — and gives its files back to that account afterwards.
+func withBook<T>(of person: TestPerson, _ body: (NearcardDatabase) throws -> T) throws -> T {
     let r = try person.cli.run(["contacts", "--json"])
     guard r.code == 0 else { throw LabError("contacts: \(r.stderr)") }
-    let db = try NearcardDatabase(home: NearcardHome(path: person.home.path))
+    let book = try NearcardDatabase(home: NearcardHome(path: person.home.path))
     defer {
-        db.close()
+        book.close()
         giveBack(person)
     }
-    return try db.presenceKey()
+    return try body(book)
 }
 
-/// What an exchange will hand over once the session carries it (docs/PROTOCOL.md §3): `person`'s
-/// presence key, kept with the contact `book` holds for them (added when there is none). Until then,
-/// tests make contacts that recognise each other this way. Returns the key.
+/// `person`'s presence key, made on first use.
+func presenceKey(of person: TestPerson) throws -> [UInt8] {
+    try withBook(of: person) { try $0.presenceKey() }
+}
+
+/// What an exchange hands over (docs/PROTOCOL.md §3): `person`'s presence key, kept with the contact
+/// `book` holds for them (added when there is none) — for tests that need contacts recognising each
+/// other without an exchange between them. Returns the key.
 @discardableResult
 func handOver(_ person: TestPerson, to book: NearcardDatabase) throws -> [UInt8] {
     let key = try presenceKey(of: person)
@@ -34,14 +39,7 @@ func handOver(_ person: TestPerson, to book: NearcardDatabase) throws -> [UInt8]
 /// `person` as a contact of `holder`, with `person`'s presence key, in `holder`'s own book.
 @discardableResult
 func befriend(_ holder: TestPerson, with person: TestPerson) throws -> [UInt8] {
-    let r = try holder.cli.run(["contacts", "--json"])
-    guard r.code == 0 else { throw LabError("contacts: \(r.stderr)") }
-    let book = try NearcardDatabase(home: NearcardHome(path: holder.home.path))
-    defer {
-        book.close()
-        giveBack(holder)
-    }
-    return try handOver(person, to: book)
+    try withBook(of: holder) { try handOver(person, to: $0) }
 }
 
 /// The book's files back to the nodes' account, after this process (root) wrote to them.

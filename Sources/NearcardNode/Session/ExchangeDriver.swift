@@ -19,6 +19,9 @@ final class ExchangeDriver: SessionDriver {
     private weak var connection: SessionConnection?
     /// The peer once proven (kept for reporting a failure after it).
     private var peer: PeerIdentity?
+    /// Responder: this node's presence key, read once for the session (it seals our identity for a
+    /// contact and goes with our card).
+    private var presenceKey: [UInt8]?
     /// Initiator: the contact stored unconfirmed, until the responder's `confirm` (or the session's end).
     private var unconfirmed: (Contact, ExchangeOutcome)?
     /// The pending consent request; cancelled when the session ends first (the prompt is withdrawn).
@@ -42,6 +45,7 @@ final class ExchangeDriver: SessionDriver {
 
     /// An exchange a peer opened, whose message 1 the dispatcher read.
     init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, presenceKey: [UInt8], remote: String, connection: SessionConnection) {
+        self.presenceKey = presenceKey
         machine = ExchangeStateMachine(resuming: noise, identity: node.local, presenceKey: presenceKey, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
                                        mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
         self.node = node
@@ -153,12 +157,14 @@ final class ExchangeDriver: SessionDriver {
 
     /// Past the common-contacts rate with this peer (§22.3), our acceptance does not offer the step.
     private func limitCommonContacts(with peer: PeerIdentity) {
+        // Only a session that would offer the step asks the store (most never do: it is off by default).
+        guard machine.mayOfferCommonContacts else { return }
         if (try? node.database.commonContactsAllowed(with: peer.did)) != true { machine.withholdCommonContacts() }
     }
 
     private func loadCard() {
         let card: LocalCard
-        do { card = try node.loadCard(sessionAddress: connection?.localAddress) } catch {
+        do { card = try node.loadCard(sessionAddress: connection?.localAddress, presenceKey: presenceKey) } catch {
             perform(machine.abort(ProtocolError(.internalError, "cannot read this node's card: \(error)")))
             return
         }

@@ -338,6 +338,10 @@ public struct ExchangeStateMachine: Sendable {
         }
     }
 
+    /// Whether our acceptance could offer the common-contacts step (§22): our person turned it on (or
+    /// our card, which says so, is not loaded yet).
+    public var mayOfferCommonContacts: Bool { card.map { $0.commonContacts != nil } ?? true }
+
     /// The driver's word, once the peer is known and before our decision: do not offer the
     /// common-contacts step to this peer (§22.3's rate).
     public mutating func withholdCommonContacts() {

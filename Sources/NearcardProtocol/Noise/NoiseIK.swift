@@ -57,13 +57,6 @@ public struct NoiseIKHandshake: Sendable {
 
     public var handshakeHash: [UInt8] { symmetric.handshakeHash }
 
-    private func dh(_ local: X25519.PrivateKey, _ remote: X25519.PublicKey?) throws(ProtocolError) -> SecureBytes {
-        guard let remote else { throw ProtocolError(.internalError, "a Noise DH before the peer's key is known") }
-        do { return try local.sharedSecret(with: remote) } catch {
-            throw ProtocolError(.decryptFailed, "the peer's key has low order")
-        }
-    }
-
     /// Message 1 (initiator) or message 2 (responder), carrying `payload`.
     public mutating func writeMessage(payload: [UInt8] = []) throws(ProtocolError) -> [UInt8] {
         var out: [UInt8] = []
@@ -72,17 +65,17 @@ public struct NoiseIKHandshake: Sendable {
             // -> e, es, s, ss
             out += localEphemeral.publicKey.rawRepresentation
             symmetric.mixHash(localEphemeral.publicKey.rawRepresentation)
-            symmetric.mixKey(try dh(localEphemeral, remoteStatic))
+            symmetric.mixKey(try NoiseDH.agree(localEphemeral, remoteStatic))
             out += try symmetric.encryptAndHash(localStatic.publicKey.rawRepresentation)
-            symmetric.mixKey(try dh(localStatic, remoteStatic))
+            symmetric.mixKey(try NoiseDH.agree(localStatic, remoteStatic))
             out += try symmetric.encryptAndHash(payload)
             state = .initiatorSent
         case .responderRead:
             // <- e, ee, se
             out += localEphemeral.publicKey.rawRepresentation
             symmetric.mixHash(localEphemeral.publicKey.rawRepresentation)
-            symmetric.mixKey(try dh(localEphemeral, remoteEphemeral))
-            symmetric.mixKey(try dh(localEphemeral, remoteStatic))
+            symmetric.mixKey(try NoiseDH.agree(localEphemeral, remoteEphemeral))
+            symmetric.mixKey(try NoiseDH.agree(localEphemeral, remoteStatic))
             out += try symmetric.encryptAndHash(payload)
             state = .complete
         default:
@@ -104,36 +97,28 @@ public struct NoiseIKHandshake: Sendable {
     }
 
     private mutating func read(_ message: [UInt8]) throws(ProtocolError) -> [UInt8] {
-        var rest = message[...]
-        func take(_ n: Int) throws(ProtocolError) -> [UInt8] {
-            guard rest.count >= n else { throw ProtocolError(.protocolError, "a handshake message is too short") }
-            defer { rest = rest.dropFirst(n) }
-            return Array(rest.prefix(n))
-        }
-        func publicKey(_ bytes: [UInt8]) throws(ProtocolError) -> X25519.PublicKey {
-            do { return try X25519.PublicKey(rawRepresentation: bytes) } catch { throw ProtocolError(.protocolError, "bad key length") }
-        }
+        var reader = HandshakeMessageReader(message)
         switch state {
         case .responderReady:
             // -> e, es, s, ss
-            let re = try publicKey(try take(32))
+            let re = try reader.publicKey()
             remoteEphemeral = re
             symmetric.mixHash(re.rawRepresentation)
-            symmetric.mixKey(try dh(localStatic, re))
-            let rs = try publicKey(try symmetric.decryptAndHash(try take(32 + ProtocolLimits.noiseTagLength)))
+            symmetric.mixKey(try NoiseDH.agree(localStatic, re))
+            let rs = try HandshakeMessageReader.publicKey(try symmetric.decryptAndHash(try reader.take(32 + ProtocolLimits.noiseTagLength)))
             remoteStatic = rs
-            symmetric.mixKey(try dh(localStatic, rs))
-            let payload = try symmetric.decryptAndHash(Array(rest))
+            symmetric.mixKey(try NoiseDH.agree(localStatic, rs))
+            let payload = try symmetric.decryptAndHash(reader.remaining)
             state = .responderRead
             return payload
         case .initiatorSent:
             // <- e, ee, se
-            let re = try publicKey(try take(32))
+            let re = try reader.publicKey()
             remoteEphemeral = re
             symmetric.mixHash(re.rawRepresentation)
-            symmetric.mixKey(try dh(localEphemeral, re))
-            symmetric.mixKey(try dh(localStatic, re))
-            let payload = try symmetric.decryptAndHash(Array(rest))
+            symmetric.mixKey(try NoiseDH.agree(localEphemeral, re))
+            symmetric.mixKey(try NoiseDH.agree(localStatic, re))
+            let payload = try symmetric.decryptAndHash(reader.remaining)
             state = .complete
             return payload
         default:

@@ -64,13 +64,6 @@ public struct NoiseXXHandshake: Sendable {
     /// h: the handshake hash. Final once `isComplete`; Nearcard's channel binding.
     public var handshakeHash: [UInt8] { symmetric.handshakeHash }
 
-    private func dh(_ local: X25519.PrivateKey, _ remote: X25519.PublicKey?) throws(ProtocolError) -> SecureBytes {
-        guard let remote else { throw ProtocolError(.internalError, "a Noise DH before the peer's key is known") }
-        do { return try local.sharedSecret(with: remote) } catch {
-            throw ProtocolError(.decryptFailed, "the peer's key has low order")
-        }
-    }
-
     /// Writes the next handshake message carrying `payload`.
     public mutating func writeMessage(payload: [UInt8] = []) throws(ProtocolError) -> [UInt8] {
         var out: [UInt8] = []
@@ -85,17 +78,17 @@ public struct NoiseXXHandshake: Sendable {
             // <- e, ee, s, es
             out += localEphemeral.publicKey.rawRepresentation
             symmetric.mixHash(localEphemeral.publicKey.rawRepresentation)
-            symmetric.mixKey(try dh(localEphemeral, remoteEphemeral))
+            symmetric.mixKey(try NoiseDH.agree(localEphemeral, remoteEphemeral))
             let s = try staticKey()
             out += try symmetric.encryptAndHash(s.publicKey.rawRepresentation)
-            symmetric.mixKey(try dh(s, remoteEphemeral))
+            symmetric.mixKey(try NoiseDH.agree(s, remoteEphemeral))
             out += try symmetric.encryptAndHash(payload)
             state = .responderSentResponse
         case (.initiator, .initiatorReceivedResponse):
             // -> s, se
             let s = try staticKey()
             out += try symmetric.encryptAndHash(s.publicKey.rawRepresentation)
-            symmetric.mixKey(try dh(s, remoteEphemeral))
+            symmetric.mixKey(try NoiseDH.agree(s, remoteEphemeral))
             out += try symmetric.encryptAndHash(payload)
             state = .complete
         default:
@@ -126,42 +119,34 @@ public struct NoiseXXHandshake: Sendable {
     }
 
     private mutating func read(_ message: [UInt8]) throws(ProtocolError) -> [UInt8] {
-        var rest = message[...]
-        func take(_ n: Int) throws(ProtocolError) -> [UInt8] {
-            guard rest.count >= n else { throw ProtocolError(.protocolError, "a handshake message is too short") }
-            defer { rest = rest.dropFirst(n) }
-            return Array(rest.prefix(n))
-        }
-        func publicKey(_ bytes: [UInt8]) throws(ProtocolError) -> X25519.PublicKey {
-            do { return try X25519.PublicKey(rawRepresentation: bytes) } catch { throw ProtocolError(.protocolError, "bad key length") }
-        }
+        var reader = HandshakeMessageReader(message)
         switch (role, state) {
         case (.responder, .responderReady):
             // -> e
-            let re = try publicKey(try take(32))
+            let re = try reader.publicKey()
             remoteEphemeral = re
             symmetric.mixHash(re.rawRepresentation)
-            let payload = try symmetric.decryptAndHash(Array(rest))
+            let payload = try symmetric.decryptAndHash(reader.remaining)
             state = .responderReceivedE
             return payload
         case (.initiator, .initiatorSentE):
             // <- e, ee, s, es
-            let re = try publicKey(try take(32))
+            let re = try reader.publicKey()
             remoteEphemeral = re
             symmetric.mixHash(re.rawRepresentation)
-            symmetric.mixKey(try dh(localEphemeral, re))
-            let rs = try publicKey(try symmetric.decryptAndHash(try take(32 + ProtocolLimits.noiseTagLength)))
+            symmetric.mixKey(try NoiseDH.agree(localEphemeral, re))
+            let rs = try HandshakeMessageReader.publicKey(try symmetric.decryptAndHash(try reader.take(32 + ProtocolLimits.noiseTagLength)))
             remoteStatic = rs
-            symmetric.mixKey(try dh(localEphemeral, rs))
-            let payload = try symmetric.decryptAndHash(Array(rest))
+            symmetric.mixKey(try NoiseDH.agree(localEphemeral, rs))
+            let payload = try symmetric.decryptAndHash(reader.remaining)
             state = .initiatorReceivedResponse
             return payload
         case (.responder, .responderSentResponse):
             // -> s, se
-            let rs = try publicKey(try symmetric.decryptAndHash(try take(32 + ProtocolLimits.noiseTagLength)))
+            let rs = try HandshakeMessageReader.publicKey(try symmetric.decryptAndHash(try reader.take(32 + ProtocolLimits.noiseTagLength)))
             remoteStatic = rs
-            symmetric.mixKey(try dh(localEphemeral, rs))
-            let payload = try symmetric.decryptAndHash(Array(rest))
+            symmetric.mixKey(try NoiseDH.agree(localEphemeral, rs))
+            let payload = try symmetric.decryptAndHash(reader.remaining)
             state = .complete
             return payload
         default:
