@@ -1,8 +1,9 @@
 // swift-tools-version:6.1
 // Nearcard's fuzz targets (libFuzzer). Each target is a product of its own, built with
-//   swift build --product fuzz-frame --sanitize=fuzzer --sanitize=address
-// and run by scripts/fuzz.sh (make fuzz). Seeds live in fuzz/corpus/<target>/ and are made by
-// `swift run make-seeds` (an ordinary build). Only pure layers are fuzzed here: no sockets, no disk.
+//   swift build --product fuzz-frame --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address
+// (one combined -sanitize value: see scripts/fuzz.sh) and run by scripts/fuzz.sh (make fuzz). Seeds
+// live in fuzz/corpus/<target>/ and are made by `swift run make-seeds` (an ordinary build). Only pure
+// layers are fuzzed here: no sockets, no disk.
 import PackageDescription
 
 let targets = ["fuzz-frame", "fuzz-noise", "fuzz-session", "fuzz-payload", "fuzz-qr", "fuzz-jwt", "fuzz-route", "fuzz-txt"]

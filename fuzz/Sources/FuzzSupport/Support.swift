@@ -24,32 +24,67 @@ public enum Fuzz {
 
     public static func identity(_ keys: IdentityKeys) -> LocalIdentity { LocalIdentity(keys: keys, name: "Ada") }
 
-    /// The card both sides hand their machine when it asks (`loadCard`).
-    public static let localCard = LocalCard(card: card, policy: SharingPolicy(fields: [.name, .email, .company]))
+    /// Each side's presence key (fixed): the responder's seals its identity for a recall (§6.2).
+    public static let mePresenceKey = [UInt8](repeating: 0x31, count: ProtocolLimits.presenceKeyByteCount)
+    public static let peerPresenceKey = [UInt8](repeating: 0x32, count: ProtocolLimits.presenceKeyByteCount)
 
-    /// The responder under test, made as a listener makes it: message 1 through `SessionDispatch`, then
-    /// resumed and started (fixed ephemeral key and nonces). Nil when message 1 is refused.
+    /// The keys the responder under test uses for one session (fresh per session in the node, fixed
+    /// here): the Noise ephemeral key and the exchange's own static key (§5).
+    public static let responderEphemeral = fixedX25519(9)
+    public static let responderSessionKey = fixedX25519(10)
+    /// The honest initiator's (make-seeds).
+    public static let initiatorEphemeral = fixedX25519(11)
+    public static let initiatorSessionKey = fixedX25519(12)
+
+    public static func fixedX25519(_ n: UInt8) -> X25519.PrivateKey {
+        try! X25519.PrivateKey(secret: SecureBytes([UInt8](repeating: n, count: 32)))
+    }
+
+    /// Contacts the responder's card offers to the common-contacts step (§22) when it is on: the
+    /// initiator among them (a DID the step leaves out) and two others.
+    public static let commonContacts = [peer.publicIdentity(name: nil).did, keys(3).publicIdentity(name: nil).did,
+                                        keys(4).publicIdentity(name: nil).did]
+
+    /// The card a side hands its machine when it asks (`loadCard`), with its presence key and, when
+    /// `commonContacts` is set, the private common-contacts step turned on.
+    public static func localCard(presenceKey: [UInt8], commonContacts: [String]? = nil) -> LocalCard {
+        LocalCard(card: card, policy: SharingPolicy(fields: [.name, .email, .company]), presenceKey: presenceKey,
+                  routeHints: [RouteRecord.Hint(host: "192.0.2.1", port: 7447)], commonContacts: commonContacts)
+    }
+
+    /// The responder under test, made as a listener makes it: message 1 through `SessionDispatch` (fixed
+    /// ephemeral, session and long-term keys), then resumed and started (fixed nonce and token). Nil when
+    /// message 1 is refused or opens a mail session (not an exchange).
     public static func responder(reading message1: [UInt8]) -> (ExchangeStateMachine, [ExchangeStateMachine.Action])? {
-        guard let (kind, noise) = try? SessionDispatch.readFirstMessage(message1, staticKey: me.x25519, ephemeralKey: me.x25519),
-              kind == .exchange else { return nil }
-        var machine = ExchangeStateMachine(resuming: noise, identity: identity(me), sasNonce: [UInt8](repeating: 3, count: SAS.nonceByteCount),
+        guard case .exchange(let noise)? = try? SessionDispatch.readFirstMessage(message1, ephemeralKey: responderEphemeral,
+                                                                               sessionKey: responderSessionKey, longTermKey: me.x25519) else { return nil }
+        var machine = ExchangeStateMachine(resuming: noise, identity: identity(me), presenceKey: mePresenceKey,
+                                           sasNonce: [UInt8](repeating: 3, count: SAS.nonceByteCount),
                                            mailboxToken: [UInt8](repeating: 4, count: RouteRecord.mailboxTokenByteCount))
         let actions = machine.start()
         return (machine, actions)
     }
 
-    /// Performs what a node would for `actions`: hands over the card when asked and accepts when asked
-    /// to decide. Returns the frames to send.
+    /// Performs what a node would for `actions` (as the tests' ExchangeHarness does): hands over `card`
+    /// when asked (`loadCard`), makes the card ahead when asked (`prepareCard`), accepts when the peer is
+    /// identified, and answers a commit as a store that wrote the contact (`committed()`). Returns the
+    /// frames to send, in order; `observe` sees every action, those the answers bring included.
     @discardableResult
-    public static func serve(_ machine: inout ExchangeStateMachine, _ actions: [ExchangeStateMachine.Action], message: String) -> [[UInt8]] {
+    public static func serve(_ machine: inout ExchangeStateMachine, _ actions: [ExchangeStateMachine.Action], card: LocalCard,
+                             message: String, observe: (ExchangeStateMachine.Action) -> Void = { _ in }) -> [[UInt8]] {
         var frames: [[UInt8]] = []
         for action in actions {
+            observe(action)
+            let answer: [ExchangeStateMachine.Action]
             switch action {
-            case .send(let f): frames.append(f)
-            case .loadCard: frames += serve(&machine, machine.cardLoaded(localCard, now: now), message: message)
-            case .identified: frames += serve(&machine, machine.decide(accept: true, message: message, now: now), message: message)
-            case .arm, .completed, .failed: break
+            case .send(let f): frames.append(f); continue
+            case .loadCard: answer = machine.cardLoaded(card, now: now)
+            case .prepareCard: answer = machine.prepareCard(now: now)
+            case .identified: answer = machine.decide(accept: true, message: message, now: now)
+            case .commit: answer = machine.committed()
+            case .arm, .commonContactsStarted, .sasKnown, .confirmed, .unconfirmed, .finished, .failed: continue
             }
+            frames += serve(&machine, answer, card: card, message: message, observe: observe)
         }
         return frames
     }
