@@ -64,18 +64,33 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
 
     // MARK: browsing
 
-    /// How often a browse resolves each announcement again, to drop those whose records expired.
+    /// How often a browse resolves each peer again, to drop those whose records expired.
     public static let reconfirmInterval: TimeInterval = 15
 
-    /// Browses `_nearcard._tcp` and reports peers as they come, change and go. Stop iterating to stop browsing.
+    /// Resolvers one browse runs at once; the other announcements wait their turn. avahi-daemon 0.8
+    /// walks a list holding every browser and resolver of every client each time it handles a
+    /// message, so resolvers left to pile up (200 nodes on one daemon, each seeing 199 announcements
+    /// at once) slow every client of the daemon (docs/PERFORMANCE.md, "Simulation scale"). A node
+    /// that runs for long is one of many clients where nodes share a machine (a simulation, a bot
+    /// fleet): 4. A one-shot listing (`AddressPolicy.always`) wants everything within its few seconds,
+    /// alone on its daemon: 16.
+    static func maximumResolvers(_ policy: AddressPolicy) -> Int { policy.always ? 16 : 4 }
+
+    /// Browses `_nearcard._tcp` and reports peers as they come, change and go, each with its
+    /// addresses. Stop iterating to stop browsing.
     public func browse(filter: InterfaceFilter = InterfaceFilter()) -> AsyncStream<DiscoveryEvent> {
-        browse(filter: filter, serviceType: TXTRecord.serviceType)
+        browse(filter: filter, serviceType: TXTRecord.serviceType, addresses: .always)
+    }
+
+    /// Browses `_nearcard._tcp`, resolving addresses only for the peers `addresses` wants.
+    public func browse(filter: InterfaceFilter, addresses: AddressPolicy) -> AsyncStream<DiscoveryEvent> {
+        browse(filter: filter, serviceType: TXTRecord.serviceType, addresses: addresses)
     }
 
     /// Browses another service type (`nearcard doctor`'s probe, which Nearcard nodes do not list).
-    public func browse(filter: InterfaceFilter, serviceType: String) -> AsyncStream<DiscoveryEvent> {
+    public func browse(filter: InterfaceFilter, serviceType: String, addresses: AddressPolicy = .always) -> AsyncStream<DiscoveryEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self, bufferingPolicy: .unbounded)
-        let ctx = BrowseContext(client: client, filter: filter, serviceType: serviceType, continuation: continuation)
+        let ctx = BrowseContext(client: client, filter: filter, serviceType: serviceType, policy: addresses, continuation: continuation)
         let opaque = Unmanaged.passRetained(ctx).toOpaque()
         let browser: OpaquePointer? = withLock {
             avahi_service_browser_new(client, nearcard_avahi_if_unspec(), nearcard_avahi_proto_unspec(), serviceType,
@@ -89,15 +104,16 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
             return stream
         }
         ctx.browser = browser
-        // Every `reconfirmInterval`, each announcement is resolved again. From Avahi's cache while its
-        // records live, that is instant and silent; once they have expired (a node gone without a
+        // Each peer is resolved again `reconfirmInterval` after it last was. From Avahi's cache while
+        // its records live, that is instant and silent; once they have expired (a node gone without a
         // goodbye: its SRV and address records live 120 s, its PTR 4,500 s) the resolve asks the
-        // network, and no answer drops the peer. Resolvers are not kept open between passes: a
+        // network, and no answer drops the peer. Resolvers are not kept open between checks: a
         // long-lived one keeps querying its records, and the answers it draws can hide another
-        // node's probe for the same name, so a newcomer would take an established node's name.
+        // node's probe for the same name, so a newcomer would take an established node's name. The
+        // timer only hands due checks to the queue, once a second.
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
-        timer.schedule(deadline: .now() + Self.reconfirmInterval, repeating: Self.reconfirmInterval)
-        timer.setEventHandler { [self] in self.withLock { ctx.reconfirm() } }
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.setEventHandler { [self] in self.withLock { ctx.tick() } }
         timer.resume()
         ctx.timer = timer
         // Stopping the iteration frees the browser and its resolvers under the poll lock (so no
@@ -112,6 +128,27 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
             }
         }
         return stream
+    }
+
+    /// Resolves the addresses of a peer a browse reported without them: the service on each
+    /// announcement it was seen on, all at once (each answers from Avahi's cache, or from the network
+    /// within Avahi's 5 s). Empty when none resolves.
+    public func addresses(of peer: DiscoveredPeer) async -> [PeerAddress] {
+        if !peer.addresses.isEmpty { return peer.addresses }
+        let on = peer.announcedOn.isEmpty ? [Announced(interface: nearcard_avahi_if_unspec(), proto: nearcard_avahi_proto_unspec())] : peer.announcedOn
+        return await withCheckedContinuation { (c: CheckedContinuation<[PeerAddress], Never>) in
+            let lookup = AddressLookup(continuation: c)
+            let opaque = Unmanaged.passRetained(lookup).toOpaque()
+            withLock {
+                for a in on {
+                    if let r = avahi_service_resolver_new(client, a.interface, a.proto, peer.instanceName, TXTRecord.serviceType, nil,
+                                                          nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: 0), addressCallback, opaque) {
+                        lookup.resolvers.insert(r)
+                    }
+                }
+                lookup.finishIfDone()
+            }
+        }
     }
 
     // MARK: publishing
@@ -165,48 +202,89 @@ private let clientCallback: AvahiClientCallback = { client, state, userdata in
     }
 }
 
-/// One browse: its Avahi objects and the peers it has seen, touched only on Avahi's thread (or under its lock).
+/// One browse: its Avahi objects and the peers it has seen, touched only on Avahi's thread (or under
+/// its lock).
+///
+/// Every announcement (an instance on one interface, over IPv4 or IPv6) waits in a queue for one of
+/// `AvahiDiscovery.maximumResolvers` resolvers: those never resolved first, then the periodic checks.
+/// A peer the policy wants addresses for is resolved on each of its announcements, with an address
+/// (the way every browse worked before). Any other is resolved on one announcement only, SRV and TXT
+/// without an address (`AVAHI_LOOKUP_NO_ADDRESS`): its name and presence tag are all a listing needs,
+/// and a dial resolves the rest (`AvahiDiscovery.addresses(of:)`).
 final class BrowseContext: @unchecked Sendable {
     let client: OpaquePointer
     let filter: InterfaceFilter
     let serviceType: String
+    let policy: AddressPolicy
     let continuation: AsyncStream<DiscoveryEvent>.Continuation
+    /// Resolvers at most at once (`AvahiDiscovery.maximumResolvers`).
+    let limit: Int
     var browser: OpaquePointer?
     var timer: DispatchSourceTimer?
-    /// The announcements the browser shows (instance, interface, protocol), resolved or not.
-    var adverts: Set<Advert> = []
-    /// Resolvers running now, each freed once it answers.
-    var resolving: [OpaquePointer: Advert] = [:]
     var closed = false
 
     struct Advert: Hashable {
         var instance: String
-        var key: Key
-    }
-
-    struct Key: Hashable {
-        var interface: Int32
-        var proto: Int32
+        var key: Announced
     }
 
     struct Entry {
         var hostName: String
         var port: Int
         var txt: TXTRecord
+        /// Empty when resolved without addresses.
         var addresses: [PeerAddress]
         /// When the records were last resolved.
         var confirmedAt: Date
     }
 
-    /// instance name → (interface, protocol) → what that announcement resolved to.
-    var peers: [String: [Key: Entry]] = [:]
-    var announced: Set<String> = []
+    /// instance name → the announcements the browser shows for it.
+    var adverts: [String: Set<Announced>] = [:]
+    /// instance name → announcement → what it resolved to.
+    var peers: [String: [Announced: Entry]] = [:]
+    /// The instances resolved with addresses, on every announcement (the policy wants them).
+    var located: Set<String> = []
+    /// When each announcement is next to be resolved: at once when new, then its periodic check.
+    var due: [Advert: Date] = [:]
+    /// Announcements waiting for a resolver: `first` (never resolved, or resolving failed) before
+    /// `checks`.
+    var first = Queue(), checks = Queue()
+    /// Resolvers running now, each freed once it answers.
+    var resolving: [OpaquePointer: Advert] = [:]
+    var busy: Set<Advert> = []
+    /// What was last reported of each instance.
+    var reported: [String: DiscoveredPeer] = [:]
 
-    init(client: OpaquePointer, filter: InterfaceFilter, serviceType: String, continuation: AsyncStream<DiscoveryEvent>.Continuation) {
+    /// A first-in, first-out queue of announcements, each in it once.
+    struct Queue {
+        private var items: [Advert] = []
+        private var head = 0
+        private var members: Set<Advert> = []
+        func contains(_ a: Advert) -> Bool { members.contains(a) }
+        mutating func push(_ a: Advert) {
+            if members.insert(a).inserted { items.append(a) }
+        }
+        mutating func pop() -> Advert? {
+            guard head < items.count else { return nil }
+            let a = items[head]
+            head += 1
+            if head > 64 && head * 2 > items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+            members.remove(a)
+            return a
+        }
+    }
+
+    init(client: OpaquePointer, filter: InterfaceFilter, serviceType: String, policy: AddressPolicy,
+         continuation: AsyncStream<DiscoveryEvent>.Continuation) {
         self.client = client
         self.filter = filter
         self.serviceType = serviceType
+        self.policy = policy
         self.continuation = continuation
+        limit = AvahiDiscovery.maximumResolvers(policy)
     }
 
     func close() {
@@ -215,51 +293,194 @@ final class BrowseContext: @unchecked Sendable {
         timer = nil
         for r in resolving.keys { avahi_service_resolver_free(r) }
         resolving.removeAll()
+        busy.removeAll()
         adverts.removeAll()
         if let browser { avahi_service_browser_free(browser) }
         browser = nil
     }
 
-    /// Starts a resolver for an announcement unless one runs for it already.
-    func resolve(_ a: Advert) {
-        guard !closed, !resolving.values.contains(a) else { return }
-        let userdata = Unmanaged.passUnretained(self).toOpaque()
-        if let r = avahi_service_resolver_new(client, a.key.interface, a.key.proto, a.instance, serviceType, nil,
-                                              nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: 0), resolveCallback, userdata) {
+    // MARK: what the browser says
+
+    func appeared(_ a: Advert) {
+        adverts[a.instance, default: []].insert(a.key)
+        if policy.always { located.insert(a.instance) }
+        due[a] = Date()
+        if wants(a) { first.push(a) }
+        pump()
+        report(a.instance)  // a new announcement of a peer already reported: one more place to resolve it
+    }
+
+    func disappeared(_ a: Advert) {
+        for (r, b) in resolving where b == a {
+            resolving[r] = nil
+            avahi_service_resolver_free(r)
+        }
+        busy.remove(a)
+        due[a] = nil
+        adverts[a.instance]?.remove(a.key)
+        if !handOver(a) { forget(a) }
+        if adverts[a.instance]?.isEmpty == true {
+            adverts[a.instance] = nil
+            located.remove(a.instance)
+        } else {
+            retry(a.instance)
+        }
+        report(a.instance)
+        pump()
+    }
+
+    // MARK: resolving
+
+    /// Whether an announcement is to be resolved: every announcement of a located instance; otherwise
+    /// the one its instance resolved on, or (none has yet) one at a time.
+    func wants(_ a: Advert) -> Bool {
+        guard let keys = adverts[a.instance], keys.contains(a.key) else { return false }
+        if located.contains(a.instance) { return true }
+        if let entries = peers[a.instance], !entries.isEmpty { return entries[a.key] != nil }
+        return !keys.contains { $0 != a.key && busy.contains(Advert(instance: a.instance, key: $0)) }
+    }
+
+    /// Starts resolvers for waiting announcements while fewer than the limit run.
+    func pump() {
+        while !closed, resolving.count < limit, let a = first.pop() ?? checks.pop() {
+            guard !busy.contains(a), wants(a) else { continue }
+            let flags = located.contains(a.instance) ? 0 : AVAHI_LOOKUP_NO_ADDRESS.rawValue
+            let userdata = Unmanaged.passUnretained(self).toOpaque()
+            guard let r = avahi_service_resolver_new(client, a.key.interface, a.key.proto, a.instance, serviceType, nil,
+                                                     nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: flags), resolveCallback, userdata) else {
+                // The daemon refused (it is going away, or this client holds too many objects): the
+                // check comes round again.
+                due[a] = Date().addingTimeInterval(AvahiDiscovery.reconfirmInterval)
+                continue
+            }
             resolving[r] = a
+            busy.insert(a)
         }
     }
 
-    /// Resolves every announcement again (the periodic pass).
-    func reconfirm() {
+    /// Queues the announcements that are due (the timer, once a second).
+    func tick() {
         guard !closed else { return }
-        for a in adverts { resolve(a) }
+        let now = Date()
+        for (a, when) in due where when <= now && !busy.contains(a) && !first.contains(a) && !checks.contains(a) && wants(a) {
+            if peers[a.instance]?[a.key] == nil { first.push(a) } else { checks.push(a) }
+        }
+        pump()
     }
 
-    func peer(named name: String) -> DiscoveredPeer? {
-        guard let entries = peers[name], !entries.isEmpty else { return nil }
-        let all = entries.values.sorted { $0.hostName < $1.hostName }
-        var addresses: [PeerAddress] = []
-        for e in all { for a in e.addresses where !addresses.contains(a) { addresses.append(a) } }
-        let first = all[0]
-        return DiscoveredPeer(instanceName: name, hostName: first.hostName, port: first.port, txt: first.txt, addresses: addresses,
-                              confirmedAt: all.map(\.confirmedAt).max())
+    /// An instance none of whose announcements resolves now: its other announcements are tried at
+    /// once, unless they were lately.
+    func retry(_ instance: String) {
+        guard !located.contains(instance), peers[instance]?.isEmpty ?? true else { return }
+        let now = Date()
+        for key in adverts[instance] ?? [] {
+            let a = Advert(instance: instance, key: key)
+            if (due[a] ?? now) <= now, !busy.contains(a), wants(a) { first.push(a) }
+        }
     }
 
-    /// Forgets what an announcement resolved to (gone from the browse, or its records expired) and says
-    /// what changed.
-    func drop(_ a: Advert) {
+    func resolved(_ a: Advert, _ entry: Entry) {
+        let firstTime = peers[a.instance]?[a.key] == nil
+        peers[a.instance, default: [:]][a.key] = entry
+        // Checks of peers found together are spread over the interval, not made in one burst.
+        let interval = AvahiDiscovery.reconfirmInterval
+        due[a] = entry.confirmedAt.addingTimeInterval(firstTime ? Double.random(in: interval / 2...interval) : interval)
+        if !located.contains(a.instance), policy.wants(entry.txt) {
+            // Wanted with its addresses: resolved again on each announcement, with an address.
+            located.insert(a.instance)
+            for key in adverts[a.instance] ?? [] { first.push(Advert(instance: a.instance, key: key)) }
+        } else if located.contains(a.instance), entry.addresses.isEmpty {
+            // Asked without an address just before the instance was located.
+            first.push(a)
+        }
+        report(a.instance)
+        pump()
+    }
+
+    /// No answer: its records expired (or never came). The browser still shows it, so it is resolved
+    /// again later, and comes back if it answers.
+    func failed(_ a: Advert) {
+        due[a] = Date().addingTimeInterval(AvahiDiscovery.reconfirmInterval)
+        if !handOver(a) {
+            forget(a)
+            retry(a.instance)
+        }
+        report(a.instance)
+        pump()
+    }
+
+    /// Drops what an announcement resolved to.
+    func forget(_ a: Advert) {
         peers[a.instance]?[a.key] = nil
         if peers[a.instance]?.isEmpty == true { peers[a.instance] = nil }
-        publish(a.instance)
     }
 
-    func publish(_ name: String) {
+    /// An instance resolved on one announcement only, which no longer answers for it (gone, or its
+    /// check failed) while it has others: what it resolved to moves to one of them not tried lately,
+    /// checked at once, so the peer stays listed unless that check fails too. False when there is
+    /// none to move to.
+    func handOver(_ a: Advert) -> Bool {
+        guard !located.contains(a.instance), let entry = peers[a.instance]?[a.key] else { return false }
+        let now = Date()
+        let others = (adverts[a.instance] ?? []).sorted().map { Advert(instance: a.instance, key: $0) }
+        guard let next = others.first(where: { $0 != a && (due[$0] ?? now) <= now && !busy.contains($0) }) else { return false }
+        forget(a)
+        peers[a.instance, default: [:]][next.key] = entry
+        due[next] = now
+        first.push(next)
+        return true
+    }
+
+    // MARK: reporting
+
+    /// What the browse shows of an instance: nil until it has resolved (with an address, when located).
+    func peer(named name: String) -> DiscoveredPeer? {
+        guard var entries = peers[name].map({ Array($0.values) }), !entries.isEmpty else { return nil }
+        if located.contains(name) {
+            entries = entries.filter { !$0.addresses.isEmpty }
+            if entries.isEmpty { return nil }
+        }
+        entries.sort { $0.hostName < $1.hostName }
+        var addresses: [PeerAddress] = []
+        for e in entries { for a in e.addresses where !addresses.contains(a) { addresses.append(a) } }
+        let first = entries[0]
+        var p = DiscoveredPeer(instanceName: name, hostName: first.hostName, port: first.port, txt: first.txt, addresses: addresses,
+                               confirmedAt: entries.map(\.confirmedAt).max())
+        p.announcedOn = (adverts[name] ?? []).sorted()
+        return p
+    }
+
+    /// Says what changed of an instance: found, updated (a check counts: `confirmedAt` moves) or lost.
+    func report(_ name: String) {
         guard let p = peer(named: name) else {
-            if announced.remove(name) != nil { continuation.yield(.lost(instanceName: name)) }
+            if reported.removeValue(forKey: name) != nil { continuation.yield(.lost(instanceName: name)) }
             return
         }
-        if announced.insert(name).inserted { continuation.yield(.found(p)) } else { continuation.yield(.updated(p)) }
+        guard let before = reported.updateValue(p, forKey: name) else {
+            continuation.yield(.found(p))
+            return
+        }
+        if before != p { continuation.yield(.updated(p)) }
+    }
+}
+
+/// An address lookup for one peer (`AvahiDiscovery.addresses(of:)`): its resolvers, what they found.
+final class AddressLookup: @unchecked Sendable {
+    var resolvers: Set<OpaquePointer> = []
+    var addresses: [PeerAddress] = []
+    private var continuation: CheckedContinuation<[PeerAddress], Never>?
+
+    init(continuation: CheckedContinuation<[PeerAddress], Never>) {
+        self.continuation = continuation
+    }
+
+    /// Called under the poll lock: once every resolver has answered, hands the addresses over and
+    /// drops the retain its callbacks held.
+    func finishIfDone() {
+        guard resolvers.isEmpty, let c = continuation else { return }
+        continuation = nil
+        c.resume(returning: addresses)
+        Unmanaged.passUnretained(self).release()
     }
 }
 
@@ -273,21 +494,13 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
     guard let userdata, let name else { return }
     let ctx = Unmanaged<BrowseContext>.fromOpaque(userdata).takeUnretainedValue()
     guard !ctx.closed else { return }
-    let instance = String(cString: name)
+    let a = BrowseContext.Advert(instance: String(cString: name), key: Announced(interface: interface, proto: proto))
     switch event {
     case AVAHI_BROWSER_NEW:
         guard ctx.filter.permits(interfaceName(interface)) else { return }
-        let a = BrowseContext.Advert(instance: instance, key: BrowseContext.Key(interface: interface, proto: proto))
-        ctx.adverts.insert(a)
-        ctx.resolve(a)
+        ctx.appeared(a)
     case AVAHI_BROWSER_REMOVE:
-        let a = BrowseContext.Advert(instance: instance, key: BrowseContext.Key(interface: interface, proto: proto))
-        ctx.adverts.remove(a)
-        for (r, b) in ctx.resolving where b == a {
-            ctx.resolving[r] = nil
-            avahi_service_resolver_free(r)
-        }
-        ctx.drop(a)
+        ctx.disappeared(a)
     case AVAHI_BROWSER_FAILURE:
         let why = String(cString: avahi_strerror(avahi_client_errno(ctx.client)))
         ctx.continuation.yield(.failed(DiscoveryError(.avahi, "browsing failed: \(why)")))
@@ -296,19 +509,23 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
     }
 }
 
+/// The address a resolver found, as a `PeerAddress` on the interface it was found on.
+private func peerAddress(_ address: UnsafePointer<AvahiAddress>, port: UInt16, interface: Int32) -> PeerAddress {
+    var buf = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
+    avahi_address_snprint(&buf, buf.count, address)
+    return PeerAddress(ip: String(cString: buf), port: Int(port), interfaceName: interfaceName(interface), interfaceIndex: interface)
+}
+
 private let resolveCallback: AvahiServiceResolverCallback = { resolver, interface, proto, event, name, type, domain, host, address, port, txt, flags, userdata in
     guard let userdata, let resolver else { return }
     let ctx = Unmanaged<BrowseContext>.fromOpaque(userdata).takeUnretainedValue()
     guard !ctx.closed, let announcement = ctx.resolving.removeValue(forKey: resolver) else { return }
-    defer { avahi_service_resolver_free(resolver) }
-    // No answer: its records expired (or never came). The browser still shows it, so the next pass
-    // resolves it again, and it comes back if it answers.
-    guard event == AVAHI_RESOLVER_FOUND, let name, let address else {
-        ctx.drop(announcement)
+    avahi_service_resolver_free(resolver)
+    ctx.busy.remove(announcement)
+    guard event == AVAHI_RESOLVER_FOUND, name != nil else {
+        ctx.failed(announcement)
         return
     }
-    var buf = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
-    avahi_address_snprint(&buf, buf.count, address)
     var strings: [[UInt8]] = []
     var item = txt
     while let node = item, strings.count < TXTRecord.maximumEntries {
@@ -316,13 +533,22 @@ private let resolveCallback: AvahiServiceResolverCallback = { resolver, interfac
         if let text = avahi_string_list_get_text(node) { strings.append(Array(UnsafeBufferPointer(start: text, count: size))) }
         item = avahi_string_list_get_next(node)
     }
-    let instance = String(cString: name)
     let entry = BrowseContext.Entry(
         hostName: host.map { String(cString: $0) } ?? "", port: Int(port), txt: TXTRecord(parsing: strings),
-        addresses: [PeerAddress(ip: String(cString: buf), port: Int(port), interfaceName: interfaceName(interface), interfaceIndex: interface)],
-        confirmedAt: Date())
-    ctx.peers[instance, default: [:]][announcement.key] = entry
-    ctx.publish(instance)
+        addresses: address.map { [peerAddress($0, port: port, interface: interface)] } ?? [], confirmedAt: Date())
+    ctx.resolved(announcement, entry)
+}
+
+private let addressCallback: AvahiServiceResolverCallback = { resolver, interface, proto, event, name, type, domain, host, address, port, txt, flags, userdata in
+    guard let userdata, let resolver else { return }
+    let lookup = Unmanaged<AddressLookup>.fromOpaque(userdata).takeUnretainedValue()
+    guard lookup.resolvers.remove(resolver) != nil else { return }
+    avahi_service_resolver_free(resolver)
+    if event == AVAHI_RESOLVER_FOUND, let address {
+        let a = peerAddress(address, port: port, interface: interface)
+        if !lookup.addresses.contains(a) { lookup.addresses.append(a) }
+    }
+    lookup.finishIfDone()
 }
 
 /// A published service. Withdraws when released.

@@ -1,8 +1,14 @@
 /// How a node finds peers and is found: DNS-SD through avahi-daemon (`AvahiDiscovery`) on a LAN, or a
 /// fixed list (`StaticDiscovery`) where multicast is not wanted. The node and its faces use only this.
 public protocol Discovery: Sendable {
-    /// Peers as they come, change and go. Stop iterating to stop browsing.
+    /// Peers as they come, change and go, each with its addresses. Stop iterating to stop browsing.
     func browse(filter: InterfaceFilter) -> AsyncStream<DiscoveryEvent>
+    /// Peers as they come, change and go, resolved to addresses only when `addresses` says so: the
+    /// others are reported without them, and `addresses(of:)` resolves them when a dial needs them.
+    func browse(filter: InterfaceFilter, addresses: AddressPolicy) -> AsyncStream<DiscoveryEvent>
+    /// The addresses a peer is announced at now (for one reported without them); empty when they do
+    /// not resolve (the peer has left).
+    func addresses(of peer: DiscoveredPeer) async -> [PeerAddress]
     /// Announces this node until the returned announcement is withdrawn or released. With `host`, the
     /// service points at that host name and its address records are published with it (nil: the
     /// machine's own host name, for probes that identify nothing).
@@ -10,9 +16,42 @@ public protocol Discovery: Sendable {
 }
 
 extension Discovery {
+    /// A discovery whose peers always come with their addresses browses the same way under any policy.
+    public func browse(filter: InterfaceFilter, addresses: AddressPolicy) -> AsyncStream<DiscoveryEvent> {
+        browse(filter: filter)
+    }
+
+    public func addresses(of peer: DiscoveredPeer) async -> [PeerAddress] { peer.addresses }
+
     /// Announces a service on the machine's own host name.
     public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String]) throws(DiscoveryError) -> any Announcement {
         try publish(instanceName: instanceName, port: port, txt: txt, interfaces: interfaces, host: nil)
+    }
+}
+
+/// Which peers a browse resolves to addresses before reporting them. Names and presence tags (TXT)
+/// are always resolved: a peer is listed by them. Addresses are needed only to connect, and resolving
+/// them for every announcement is what costs avahi-daemon most on a crowded network, so a node that
+/// runs for long (`listen`, `bot`, `ui`) asks for its contacts' only (its outbox and confirmations
+/// reach them without a dial by name) and resolves a stranger's when it dials.
+public struct AddressPolicy: Sendable {
+    /// Whether a peer with this TXT record is resolved to addresses before it is reported.
+    public let wants: @Sendable (TXTRecord) -> Bool
+    /// Whether every peer is (no TXT needs reading first).
+    public let always: Bool
+
+    /// Every peer, with its addresses on every interface it is announced on (a one-shot listing that
+    /// checks each peer answers).
+    public static let always = AddressPolicy(wants: { _ in true }, always: true)
+
+    /// Only the peers whose TXT record `wants` accepts; the others are reported without addresses.
+    public static func only(_ wants: @escaping @Sendable (TXTRecord) -> Bool) -> AddressPolicy {
+        AddressPolicy(wants: wants, always: false)
+    }
+
+    private init(wants: @escaping @Sendable (TXTRecord) -> Bool, always: Bool) {
+        self.wants = wants
+        self.always = always
     }
 }
 

@@ -28,12 +28,17 @@ public struct DiscoveredPeer: Sendable, Equatable {
     public var hostName: String
     public var port: Int
     public var txt: TXTRecord
+    /// Its addresses, one per announcement; empty when the browse did not resolve them
+    /// (`AddressPolicy`): `Discovery.addresses(of:)` does when they are needed.
     public var addresses: [PeerAddress]
     /// When its records were last resolved or it last answered (nil: not known).
     public var confirmedAt: Date?
     /// The contact whose presence key made its tag (docs/PROTOCOL.md §3), once the node has resolved
     /// it; nil for a stranger. A tag can be replayed: this says whom to expect, not whom a dial reaches.
     public var contact: RecognisedContact?
+    /// Where the browser saw it announced (interface, protocol), for resolving its addresses later
+    /// when it was reported without them.
+    var announcedOn: [Announced] = []
 
     public init(instanceName: String, hostName: String, port: Int, txt: TXTRecord, addresses: [PeerAddress], confirmedAt: Date? = nil,
                 contact: RecognisedContact? = nil) {
@@ -68,6 +73,14 @@ public struct DiscoveredPeer: Sendable, Equatable {
             return (rank(a), a.ip) < (rank(b), b.ip)
         }
     }
+}
+
+/// One announcement of a service as avahi-daemon's browser shows it: on an interface, over IPv4 or IPv6.
+struct Announced: Hashable, Sendable, Comparable {
+    var interface: Int32
+    var proto: Int32
+
+    static func < (a: Announced, b: Announced) -> Bool { (a.interface, a.proto) < (b.interface, b.proto) }
 }
 
 /// A contact a discovered peer's presence tag resolved to: their DID, the name they are kept under and

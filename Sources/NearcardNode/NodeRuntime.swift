@@ -151,18 +151,24 @@ public final class NodeRuntime: Sendable {
         }
         if let discovery {
             let filter = self.filter
+            // Addresses are resolved up front only for contacts (the outbox and confirmations reach
+            // them); a stranger's when it is dialled (`target(for:)`).
+            let policy = AddressPolicy.only { resolver.contact(for: $0.tag) != nil }
             started.append(Task { [peers, appear] in
-                for await raw in discovery.browse(filter: filter) {
+                for await raw in discovery.browse(filter: filter, addresses: policy) {
                     let event = resolver.resolve(raw)
                     switch event {
                     case .found(let p) where announcer?.isOwn(p) == true, .updated(let p) where announcer?.isOwn(p) == true:
                         continue  // ourselves
                     case .found(let p), .updated(let p):
                         // An update of a peer forgotten after a failed dial brings it back.
-                        let known = peers.contains(p.instanceName)
+                        let before = peers.peer(named: p.instanceName)
                         peers.apply(event)
-                        if !known { events.emit(.peerFound(p)) }
-                        appear.yield(p)
+                        if before == nil { events.emit(.peerFound(p)) }
+                        // A check that found nothing new (only `confirmedAt` moved) is no appearance.
+                        var seen = p
+                        seen.confirmedAt = before?.confirmedAt
+                        if seen != before { appear.yield(p) }
                     case .lost(let name):
                         guard peers.contains(name) else { continue }
                         peers.apply(event)
@@ -223,7 +229,7 @@ public final class NodeRuntime: Sendable {
             for await _ in changes {
                 switch query.select(from: peers.all) {
                 case .success(let found?):
-                    return DialTarget(discovered: found)
+                    return await DialTarget(discovered: located(found))
                 case .success(nil):
                     continue
                 case .failure(let ambiguous):
@@ -232,6 +238,16 @@ public final class NodeRuntime: Sendable {
             }
             throw NodeError(.notFound, "no peer named \"\(name)\" has been seen on the LAN (use a name, a peer id as `nearcard peers` shows it, or HOST:PORT)")
         }
+    }
+
+    /// The peer with its addresses, resolved now when discovery reported it without them (a
+    /// stranger, until it is dialled); none when it no longer resolves (the dial then fails, and the
+    /// peer leaves the list).
+    func located(_ peer: DiscoveredPeer) async -> DiscoveredPeer {
+        guard peer.addresses.isEmpty, let discovery else { return peer }
+        var p = peer
+        p.addresses = await discovery.addresses(of: peer)
+        return p
     }
 
     /// Dials a peer and runs one exchange, consenting for this node (the user asked for it).

@@ -21,6 +21,9 @@ public final class PeerTable: Sendable {
 
     public func contains(_ instanceName: String) -> Bool { peers.withLockedValue { $0[instanceName] != nil } }
 
+    /// The peer announced as `instanceName`, if it is in the table.
+    public func peer(named instanceName: String) -> DiscoveredPeer? { peers.withLockedValue { $0[instanceName] } }
+
     /// Drops a peer (a dial to it failed); true when it was there.
     @discardableResult
     public func forget(_ instanceName: String) -> Bool { peers.withLockedValue { $0.removeValue(forKey: instanceName) != nil } }

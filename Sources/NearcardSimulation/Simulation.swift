@@ -106,6 +106,10 @@ public final class Simulation: @unchecked Sendable {
         var name = ""
         var did = ""
         var found: Set<String> = []
+        /// The peers it must see before the exchanges (those it will dial), and how many of them it
+        /// has not seen yet, kept as sightings come so that waiting for discovery costs nothing.
+        var needs: Set<String> = []
+        var missing = 0
         var exited = false
         var replies: [String: CheckedContinuation<JSONValue, Never>] = [:]
         var early: [String: JSONValue] = [:]
@@ -257,14 +261,18 @@ public final class Simulation: @unchecked Sendable {
         // Discovery: every node sees the peers it will dial.
         var needs: [Int: Set<String>] = [:]
         for (i, j) in pairs { needs[i, default: []].insert(nodes[j].name) }
+        for (i, names) in needs {
+            let node = nodes[i]
+            node.lock.withLock {
+                node.needs = names
+                node.missing = names.subtracting(node.found).count
+            }
+        }
         if options.mode != .direct {
             progress("Discovering…")
             let t0 = Date()
             while true {
-                let missing = needs.reduce(0) { sum, entry in
-                    let seen = nodes[entry.key].lock.withLock { nodes[entry.key].found }
-                    return sum + entry.value.subtracting(seen).count
-                }
+                let missing = nodes.reduce(0) { sum, node in sum + node.lock.withLock { node.missing } }
                 if missing == 0 {
                     report.discoveryMs = Date().timeIntervalSince(t0) * 1000
                     progress("  every node sees the peers it needs (\(Int(report.discoveryMs!)) ms)")
@@ -365,7 +373,11 @@ public final class Simulation: @unchecked Sendable {
                     node.did = line["did"]?.stringValue ?? ""
                 }
             case "peer.found":
-                if let name = line["name"]?.stringValue { node.lock.withLock { _ = node.found.insert(name) } }
+                if let name = line["name"]?.stringValue {
+                    node.lock.withLock {
+                        if node.found.insert(name).inserted && node.needs.contains(name) { node.missing -= 1 }
+                    }
+                }
             case "peer.lost":
                 break
             case "reply":

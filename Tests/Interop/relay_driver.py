@@ -62,9 +62,11 @@ settle(nodes[-1])
 alice, bob, mallory = nodes
 
 # Alice finds "Bob Honest" on the LAN: two services carry that name; she picks Mallory's (she was fooled).
-# Discovery carries no fingerprint (§3): the driver tells the two apart by the addresses each announces.
+# Discovery carries no fingerprint (§3): the driver tells the two apart by the instance each published
+# (Mallory, who came second, was renamed "Bob Honest #2"). Not by addresses: a running node's peer.found
+# has none for a stranger until it dials it (docs/JSONL.md).
 def at(who):
-    return lambda e: e["event"] == "peer.found" and any(a["ip"] in started[who]["addresses"] for a in e["addresses"])
+    return lambda e: e["event"] == "peer.found" and e["instance"] == published[who]
 
 
 m_seen = alice.wait(at("mallory"), "Mallory's service")

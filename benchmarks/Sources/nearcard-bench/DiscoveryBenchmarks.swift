@@ -155,3 +155,116 @@ func simulationScaleBenchmark(sizes: [Int] = [25, 50, 75, 100, 110, 120, 130, 14
     out += "\nLargest N completing all pairs with no failure within 60 s: **\(largest.map(String.init) ?? "none")** (sizes tried: \(sizes.map(String.init).joined(separator: ", ")); the run stops at the first size that fails).\n"
     return out
 }
+
+extension TimedLines {
+    /// When the `n`-th distinct instance showed in avahi-browse -p lines of `kind` (`+` listed, `=`
+    /// resolved): `KIND;IFACE;PROTO;NAME;TYPE;DOMAIN…`.
+    func nthInstance(_ n: Int, kind: Substring) -> UInt64? {
+        var seen: Set<String> = []
+        return first { line in
+            let f = line.split(separator: ";", omittingEmptySubsequences: false)
+            return f.count > 3 && f[0] == kind && seen.insert(avahiUnescape(f[3])).inserted && seen.count == n
+        }
+    }
+}
+
+/// The pid of the process called `command` in a namespace (the lab's avahi-daemon, dbus-daemon).
+func pid(of command: String, in space: NetLab.Space) -> pid_t? {
+    guard let (code, pids) = try? ChildProcess.run([NetLab.tool("ip"), "netns", "pids", space.name]), code == 0 else { return nil }
+    for p in pids.split(whereSeparator: \.isWhitespace) {
+        let comm = (try? String(contentsOfFile: "/proc/\(p)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        if comm == command { return pid_t(p) }
+    }
+    return nil
+}
+
+/// CPU seconds spent between two readings, when both were taken.
+private func spent(_ before: Double?, _ after: Double?) -> Double? {
+    guard let before, let after else { return nil }
+    return after - before
+}
+
+/// Issue 20 (dense LANs): N nodes started at once on one avahi-daemon (a fresh namespace of their
+/// own per run, the daemon on `lo`, as `nearcard simulate`'s default mode), and the time from the
+/// first node's start until every node has reported every other (N − 1 `peer.found` lines each),
+/// beside two avahi-browse clients of the same daemon started before the nodes: `-p` (until all N
+/// announcements are listed) and `-p -r` (until each of the N is resolved: SRV, TXT, address). Also
+/// when the last node's publication was established (Avahi's probing done), the CPU time
+/// avahi-daemon and dbus-daemon spent until every node had seen every other, and their load over the
+/// `settled` seconds after (what keeping the list costs: each node checks each peer every 15 s).
+/// Medians of `rounds` runs per N; a run not finished within `limit` seconds counts as not finishing.
+func crowdDiscoveryBenchmark(sizes: [Int], rounds: Int, limit: TimeInterval = 90, settled: TimeInterval = 15) async throws -> String {
+    if let problem = NetLab.checkPrerequisites() { throw BenchError(problem) }
+    let browse = "/usr/bin/avahi-browse"
+    guard FileManager.default.isExecutableFile(atPath: browse) else { throw BenchError("avahi-browse is not installed: apt-get install avahi-utils") }
+    let exe = try nearcardExecutable()
+    raiseFileLimit()
+    NetLab.removeStale(prefix: "ncc")
+    struct Run {
+        var published: Double, listed: Double?, resolved: Double?, allSeen: Double?, sightings: Int, avahiCPU: Double?, dbusCPU: Double?
+        var avahiAfter: Double?, dbusAfter: Double?
+    }
+    var out = "| N | last node's publication established (ms) | avahi-browse -p: all N listed (ms) | avahi-browse -p -r: all N resolved (ms) | Nearcard: every node has seen every other (ms) | avahi-daemon / dbus-daemon CPU until then | the next \(Int(settled)) s |\n|---|---|---|---|---|---|---|\n"
+    for n in sizes {
+        let scratch = try Scratch("crowd-\(n)")
+        var homes: [NearcardHome] = []
+        for i in 0..<n { homes.append(try scratch.home("Peer \(i)")) }
+        var runs: [Run] = []
+        for round in 0..<rounds {
+            let lab = NetLab(tag: "ncc\(getpid())", root: scratch.root + "/lab-\(round)")
+            defer { lab.tearDown() }
+            let space = try lab.loopbackSpace()
+            let env = ProcessInfo.processInfo.environment.merging(space.environment) { $1 }
+            let listed = try TimedLines(space.prefix + [browse, "-p", "_nearcard._tcp"], environment: env, log: scratch.root + "/browse-\(round).log")
+            let resolved = try TimedLines(space.prefix + [browse, "-p", "-r", "_nearcard._tcp"], environment: env, log: scratch.root + "/resolve-\(round).log")
+            defer { _ = listed.child.stop(after: 2); _ = resolved.child.stop(after: 2) }
+            try await Task.sleep(nanoseconds: 500_000_000)
+            let daemons = (pid(of: "avahi-daemon", in: space), pid(of: "dbus-daemon", in: space))
+            let cpu0 = (daemons.0.map { cpuSeconds(pid: $0) }, daemons.1.map { cpuSeconds(pid: $0) })
+
+            let t0 = now()
+            var nodes: [NodeProcess] = []
+            defer {
+                for node in nodes { node.child.signal(SIGTERM) }
+                for node in nodes { _ = node.child.stop(after: 5, signal: nil) }
+            }
+            for (i, home) in homes.enumerated() {
+                nodes.append(try NodeProcess(space.prefix + [exe, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", home.path, "--interface", "lo"],
+                                             environment: env, log: scratch.root + "/node-\(i)-\(round).log", keep: false))
+            }
+            let deadline = t0 + UInt64(limit * 1e9)
+            while now() < deadline, nodes.contains(where: { $0.count("peer.found") < n - 1 }) {
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
+            let seen = nodes.map { min($0.count("peer.found"), n - 1) }.reduce(0, +)
+            let cpu = (daemons.0.map { cpuSeconds(pid: $0) }, daemons.1.map { cpuSeconds(pid: $0) })
+            var allSeen: Double?
+            if seen == n * (n - 1) { allSeen = try nodes.map { Double(try $0.waitForNth("peer.found", n - 1, timeout: 1) - t0) }.max() }
+            let published = try nodes.map { Double(try $0.wait(for: "published", timeout: 30) { $0["event"] as? String == "published" }.at - t0) }.max() ?? 0
+            // Then what keeping the list costs (each peer checked every 15 s), as a share of one core.
+            try await Task.sleep(nanoseconds: UInt64(settled * 1e9))
+            let cpu2 = (daemons.0.map { cpuSeconds(pid: $0) }, daemons.1.map { cpuSeconds(pid: $0) })
+            let lost = nodes.map { $0.count("peer.lost") }.reduce(0, +)
+            if lost > 0 { throw BenchError("\(lost) peer.lost lines with \(n) nodes: nobody left, so discovery misreported") }
+            runs.append(Run(published: published, listed: listed.nthInstance(n, kind: "+").map { Double($0 - t0) },
+                            resolved: resolved.nthInstance(n, kind: "=").map { Double($0 - t0) }, allSeen: allSeen, sightings: seen,
+                            avahiCPU: spent(cpu0.0, cpu.0), dbusCPU: spent(cpu0.1, cpu.1),
+                            avahiAfter: spent(cpu.0, cpu2.0).map { $0 / settled }, dbusAfter: spent(cpu.1, cpu2.1).map { $0 / settled }))
+        }
+        func cell(_ xs: [Double?]) -> String {
+            let done = xs.compactMap { $0 }
+            guard done.count == xs.count else { return "not within \(Int(limit)) s in \(xs.count - done.count) of \(xs.count) runs" }
+            func ms(_ nanos: Double) -> String { String(Int((nanos / 1e6).rounded())) }
+            return done.count == 1 ? ms(done[0]) : "\(ms(median(done))) (\(ms(done.min()!))–\(ms(done.max()!)))"
+        }
+        func seconds(_ xs: [Double?]) -> String { xs.contains(nil) ? "—" : "\(format2(median(xs.compactMap { $0 }))) s" }
+        func share(_ xs: [Double?]) -> String { xs.contains(nil) ? "—" : "\(Int((median(xs.compactMap { $0 }) * 100).rounded())) %" }
+        var seenCell = cell(runs.map(\.allSeen))
+        if runs.contains(where: { $0.allSeen == nil }) {
+            seenCell += " (sightings: \(runs.map { "\($0.sightings)/\(n * (n - 1))" }.joined(separator: ", ")))"
+        }
+        out += "| \(n) | \(cell(runs.map(\.published))) | \(cell(runs.map(\.listed))) | \(cell(runs.map(\.resolved))) | \(seenCell) | \(seconds(runs.map(\.avahiCPU))) / \(seconds(runs.map(\.dbusCPU))) | \(share(runs.map(\.avahiAfter))) / \(share(runs.map(\.dbusAfter))) |\n"
+    }
+    out += "\n\(rounds == 1 ? "One run" : "Median (min–max) of \(rounds) runs") per N, each on a fresh avahi-daemon; times from the first node's start. CPU: each daemon's user + system time from the first node's start until every node had seen every other (or the \(Int(limit)) s limit), then its share of one core over the next \(Int(settled)) s, nodes idle but for discovery.\n"
+    return out
+}
