@@ -205,7 +205,7 @@ public struct Card: Sendable, Equatable {
             if length > Limits.textLength {
                 throw ModelError(.limitExceeded, "\"\(key)\" is \(length) characters; at most \(Limits.textLength) (Unicode code points)")
             }
-            if value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            if value.unicodeScalars.contains(where: \.isControl) {
                 throw ModelError(.invalidCard, "\"\(key)\" contains a control character")
             }
         }
@@ -226,4 +226,11 @@ public struct SharingPolicy: Sendable, Equatable {
 
     /// The chosen fields in the card's order (name, email, phone, company, title, socialNetworks, skills).
     public var orderedFieldNames: [String] { CardField.allCases.filter { fields.contains($0) }.map(\.rawValue) }
+}
+
+extension Unicode.Scalar {
+    /// A control character (general category Cc, docs/PROTOCOL.md §1): U+0000–U+001F and
+    /// U+007F–U+009F. Unicode's stability policy fixes that set for good, so this is the category
+    /// lookup without the lookup (it runs on every scalar of every card a peer sends).
+    @inlinable public var isControl: Bool { value < 0x20 || (value >= 0x7F && value <= 0x9F) }
 }

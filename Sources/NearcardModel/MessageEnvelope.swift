@@ -43,7 +43,7 @@ public struct MessageEnvelope: Sendable, Equatable {
     public static func textProblem(_ text: String) -> String? {
         if text.isEmpty { return "the message is empty" }
         if text.utf8.count > maximumTextLength { return "a message is \(text.utf8.count) bytes; at most \(maximumTextLength)" }
-        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
+        if text.unicodeScalars.contains(where: { $0.isControl && $0 != "\n" && $0 != "\t" }) {
             return "a message must not contain control characters"
         }
         return nil

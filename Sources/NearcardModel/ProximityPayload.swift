@@ -45,7 +45,7 @@ public struct ProximityPayload: Sendable, Equatable {
         if length > maximumMessageLength {
             return "an ephemeral message is \(length) characters; at most \(maximumMessageLength) (Unicode code points)"
         }
-        if message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" }) {
+        if message.unicodeScalars.contains(where: { $0.isControl && $0 != "\n" }) {
             return "an ephemeral message must not contain control characters"
         }
         return nil

@@ -4,6 +4,18 @@ import NearcardModel
 import Testing
 
 @Suite struct CardTests {
+    /// The control-character test every received text goes through is the Cc general category, for
+    /// every Unicode scalar (it is a range check, not a lookup).
+    @Test func controlCharactersAreExactlyTheCcCategory() {
+        var mismatches: [UInt32] = []
+        for v in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(v) else { continue }  // surrogates are not scalars
+            if scalar.isControl != (scalar.properties.generalCategory == .control) { mismatches.append(v) }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(10).map { String($0, radix: 16) })")
+        #expect(Unicode.Scalar(0x85)!.isControl && !Unicode.Scalar(0xA0)!.isControl && !Unicode.Scalar(0x200B)!.isControl)
+    }
+
     @Test func argumentsParse() throws {
         #expect(try SocialProfile(argument: "github:ada:https://github.com/ada") == SocialProfile(platform: "github", username: "ada", url: "https://github.com/ada"))
         #expect(try SocialProfile(argument: "x:ada") == SocialProfile(platform: "x", username: "ada"))

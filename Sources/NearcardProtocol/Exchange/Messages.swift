@@ -299,7 +299,7 @@ struct MessageFields {
         guard length <= maxCharacters else {
             throw ProtocolError(.tooLarge, "\(type): \"\(k)\" is \(length) characters; at most \(maxCharacters) (Unicode code points)")
         }
-        if let c = s.unicodeScalars.first(where: { $0.properties.generalCategory == .control && !allowing.contains($0) }) {
+        if let c = s.unicodeScalars.first(where: { $0.isControl && !allowing.contains($0) }) {
             throw ProtocolError(.protocolError, "\(type): \"\(k)\" contains the control character U+\(String(c.value, radix: 16, uppercase: true).leftPadded(4))")
         }
         return s
