@@ -38,9 +38,13 @@ public struct ConsentAnswer: Sendable, Equatable {
 /// timeout; a late answer is ignored.
 public protocol ConsentProvider: Sendable {
     func decide(_ request: ConsentRequest) async -> ConsentAnswer
-    /// The answer, when a fixed rule gives it without waiting or reading anything: the session then
-    /// takes it on its own event loop instead of handing the request to a task and back.
+    /// The answer, when a fixed rule gives it without waiting (for a person, a command or a remote
+    /// store): the session then takes it on its own event loop instead of handing the request to a
+    /// task and back. Called at most once per request, instead of `decide`.
     func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer?
+    /// The message this side would send with an acceptance it did not have to decide (a QR
+    /// invitation stands for the decision): asks nothing and counts nothing.
+    func acceptanceMessage(_ request: ConsentRequest) -> String?
     /// Whether the answer comes from an `accept`/`decline` command (JSON lines): the request is then
     /// announced with `"decision": "pending"`.
     var waitsForCommand: Bool { get }
@@ -51,6 +55,7 @@ public protocol ConsentProvider: Sendable {
 
 extension ConsentProvider {
     public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? { nil }
+    public func acceptanceMessage(_ request: ConsentRequest) -> String? { nil }
     public var waitsForCommand: Bool { false }
     public func expect(_ exchangeID: String) {}
 }
@@ -80,6 +85,7 @@ public struct AcceptAll: ConsentProvider {
     public init(message: String?) { self.message = message }
     public func decide(_ request: ConsentRequest) async -> ConsentAnswer { ConsentAnswer(accept: true, message: message) }
     public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? { ConsentAnswer(accept: true, message: message) }
+    public func acceptanceMessage(_ request: ConsentRequest) -> String? { message }
 }
 
 /// Accept only DIDs on a list (`--accept allowlist:FILE`).
@@ -91,8 +97,12 @@ public struct AcceptAllowlist: ConsentProvider {
         self.message = message
     }
     public func decide(_ request: ConsentRequest) async -> ConsentAnswer {
+        immediateAnswer(request)!
+    }
+    public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? {
         dids.contains(request.peer.did) ? ConsentAnswer(accept: true, message: message) : .decline("not on the allowlist")
     }
+    public func acceptanceMessage(_ request: ConsentRequest) -> String? { message }
 }
 
 /// Decline with a reason (no terminal to ask and no policy given).

@@ -53,16 +53,18 @@ public final class NodeContext: Sendable {
         set { hints.withLock { $0 = newValue } }
     }
 
-    /// This side's card as the store holds it now: what a session sends (a session asks for it once,
-    /// after its first flight, so a card changed by `nearcard card set` is the next session's).
+    /// This side's card as the store holds it: what a session sends (a session asks for it once, after
+    /// its first flight; a card changed by `nearcard card set` while the node runs is sent from the
+    /// next second on, `NearcardDatabase.sharedCardTTL`).
     /// `sessionAddress` is our address on that session's connection (§10's hint rule).
     /// `presenceKey`: the one the session already read (a responder's, to seal its identity), so the
     /// store is not asked twice in one session.
     public func loadCard(sessionAddress: String? = nil, presenceKey: [UInt8]? = nil) throws -> LocalCard {
         let shared = try database.sharedCard()
         return LocalCard(card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
-                         presenceKey: try presenceKey ?? database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress), issuerProof: shared.issuerProof, requiredFields: requiredFields,
-                         commonContacts: try database.commonContactsSet())
+                         presenceKey: try presenceKey ?? shared.presenceKey ?? database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress),
+                         issuerProof: shared.issuerProof, requiredFields: requiredFields,
+                         commonContacts: shared.commonContacts ? try database.commonContactsSet() : nil)
     }
 
     /// The hints of a route handed over in one session (docs/PROTOCOL.md §10): none unless this node
@@ -120,6 +122,7 @@ public final class NodeContext: Sendable {
         let their = outcome.theirPayload.payload
         let at = Date(timeIntervalSince1970: TimeInterval(outcome.completedAt))
         let group = groupVerdict(issuerProof: their.issuerProof, senderDID: outcome.peer.did)
+        SessionTrace.mark("record: verdict")
         var contact = Contact(
             card: their.cardFields, source: .proximity, verificationStatus: group?.contactStatus ?? .verified, receivedAt: at,
             sealedRoute: outcome.theirSealedRoute, pubKey: Base64.encode(outcome.peer.pubKey.rawRepresentation),
@@ -132,7 +135,10 @@ public final class NodeContext: Sendable {
             mailboxToken: outcome.myRoute.mailboxToken, contactDID: outcome.peer.did,
             issuedAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.issuedAt)),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.expiresAt)))
-        return try database.recordExchange(contact, issuedRoute: route, payloadJSON: outcome.theirPayloadJSON.canonicalText,
+        let payloadJSON = outcome.theirPayloadJSON.canonicalText
+        SessionTrace.mark("record: contact built")
+        defer { SessionTrace.mark("record: written") }
+        return try database.recordExchange(contact, issuedRoute: route, payloadJSON: payloadJSON,
                                            node: nodeName, webhookURL: webhook?.url,
                                            confirmation: confirmed ? .final(edge: outcome.graphEdgeID) : .pending(edge: outcome.graphEdgeID),
                                            presenceKey: outcome.theirPresenceKey, commonContacts: outcome.commonContacts.map { Array($0.common).sorted() },

@@ -80,7 +80,7 @@ final class PresenceAnnouncer: Sendable {
     /// another process takes effect at the next rotation); the last one known if the store does not
     /// answer, else a throw-away key nobody holds.
     func presenceKey() -> [UInt8] {
-        if let key = try? database.presenceKey() {
+        if let key = try? database.presenceKey(upToDate: true) {
             state.withLock { $0.lastKey = key }
             return key
         }

@@ -15,6 +15,7 @@ extension NearcardDatabase {
     }
 
     public func setCommonContacts(enabled: Bool) throws(StoreError) {
+        defer { forgetSharedCard() }
         try write { db in
             try db.execute("INSERT INTO setting (key, value) VALUES ('share.commonContacts', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                            enabled ? "on" : "off")
@@ -24,7 +25,7 @@ extension NearcardDatabase {
     /// The set to offer in a session, when the setting is on: the DIDs of the contacts met most
     /// recently, at most `commonContactsLimit`; nil when off.
     public func commonContactsSet() throws(StoreError) -> [String]? {
-        guard try commonContactsEnabled() else { return nil }
+        guard try sharedCard().commonContacts else { return nil }
         return try read { db in
             try db.values("SELECT did FROM contact WHERE did IS NOT NULL ORDER BY COALESCE(exchangeTimestamp, receivedAt) DESC LIMIT ?",
                           [.integer(Int64(Self.commonContactsLimit))])

@@ -298,49 +298,61 @@ public final class NearcardDatabase: Sendable {
         }
     }
 
-    /// What this node brings to an exchange, as it is now: the card, the sharing policy and the group
-    /// proof, read in one statement (so an edit from another process is seen by the next session).
+    /// What this node brings to a session, as it is now: the card, the sharing policy, the group
+    /// proof, whether private common contacts is on, and this node's presence key (nil until one is
+    /// made), read in one statement.
     public struct SharedCard: Sendable {
         public let card: Card?
         public let policy: SharingPolicy
         public let issuerProof: String?
+        public let commonContacts: Bool
+        public let presenceKey: [UInt8]?
     }
 
+    /// Every session asks for this; the answer is kept `sharedCardTTL` (a PostgreSQL store is a round
+    /// trip away, and even SQLite's read costs a busy bot more than the rest of a session's store
+    /// work). A change made through this instance is seen at once; one made by another process (`card
+    /// set`, `share`, `id rotate-presence` while a node listens, or another bot of a fleet) reaches the
+    /// next session within `sharedCardTTL`.
     public func sharedCard() throws(StoreError) -> SharedCard {
-        // A fleet's store is a round trip away, and every session asks: the answer is kept a second.
         let now = Date().timeIntervalSince1970
-        if isShared, let kept = sharedCache.withLock({ $0.flatMap { now - $0.at < Self.sharedCardTTL ? $0.card : nil } }) { return kept }
+        if let kept = sharedCache.withLock({ $0.flatMap { now - $0.at < Self.sharedCardTTL && now >= $0.at ? $0.card : nil } }) { return kept }
         let fresh = try readSharedCard()
-        if isShared { sharedCache.withLock { $0 = (now, fresh) } }
+        sharedCache.withLock { $0 = (now, fresh) }
         return fresh
     }
 
-    /// Drops the kept card (this instance just changed it).
+    /// Drops the kept card and settings (this instance just changed them).
     func forgetSharedCard() { sharedCache.withLock { $0 = nil } }
 
-    /// How long a shared (PostgreSQL) store's card and sharing choice are kept between reads: an edit
-    /// reaches the fleet's sessions within this time.
+    /// How long the card and the settings a session reads are kept between reads: a change made by
+    /// another process reaches a running node's sessions within this time.
     public static let sharedCardTTL: TimeInterval = 1
 
     private func readSharedCard() throws(StoreError) -> SharedCard {
-        let (cardJSON, fields, proof) = try read { db in
+        let (cardJSON, fields, proof, common, presence) = try read { db in
             let row = try db.row("""
                 SELECT (SELECT cardJSON FROM myCard WHERE id = 1),
                        (SELECT value FROM setting WHERE key = 'share.fields'),
-                       (SELECT value FROM setting WHERE key = 'card.issuerProof')
+                       (SELECT value FROM setting WHERE key = 'card.issuerProof'),
+                       (SELECT value FROM setting WHERE key = 'share.commonContacts'),
+                       (SELECT presenceKey FROM presence WHERE id = 1)
                 """)
-            return (try row?[0] as String?, try row?[1] as String?, try row?[2] as String?)
+            return (try row?[0] as String?, try row?[1] as String?, try row?[2] as String?, try row?[3] as String?, try row?[4] as [UInt8]?)
         }
         let policy = Self.sharingPolicy(stored: fields)
-        guard let cardJSON else { return SharedCard(card: nil, policy: policy, issuerProof: proof) }
+        let presenceKey = presence.flatMap { $0.count == Presence.keyByteCount ? $0 : nil }
+        guard let cardJSON else {
+            return SharedCard(card: nil, policy: policy, issuerProof: proof, commonContacts: common == "on", presenceKey: presenceKey)
+        }
         // The stored card rarely changes: parse it again only when its text did.
         if let hit = parsedCard.withLock({ $0?.json == cardJSON ? $0?.card : nil }) {
-            return SharedCard(card: hit, policy: policy, issuerProof: proof)
+            return SharedCard(card: hit, policy: policy, issuerProof: proof, commonContacts: common == "on", presenceKey: presenceKey)
         }
         let card: Card
         do { card = try Self.decodeCard(cardJSON, what: "your card") } catch { throw error as? StoreError ?? StoreError(.database, "\(error)") }
         parsedCard.withLock { $0 = (cardJSON, card) }
-        return SharedCard(card: card, policy: policy, issuerProof: proof)
+        return SharedCard(card: card, policy: policy, issuerProof: proof, commonContacts: common == "on", presenceKey: presenceKey)
     }
 
     public func sharingPolicy() throws(StoreError) -> SharingPolicy {
@@ -526,7 +538,10 @@ public final class NearcardDatabase: Sendable {
             }
             let (saved, existed) = try Self.merged(contact, now: now, db: db, forUpdate: true)
             let id = Self.exchangeID(payloadJSON: payloadJSON)
-            var contactRow = Self.insertStatement(saved, payloadJSON: payloadJSON)
+            // The key the peer handed over with its card (§3), for recognising its tags from now on:
+            // written with the row (one write of a row that spans several pages).
+            if let presenceKey { try Self.checkPresenceKey(presenceKey) }
+            var contactRow = Self.insertStatement(saved, payloadJSON: payloadJSON, presenceKey: saved.didPublicKey == nil ? nil : presenceKey)
             // A new contact is inserted only if no other bot has just made one for the same DID; if
             // one has, the transaction runs again and merges with it.
             if !existed { contactRow.sql = Self.contactInsertSQL }
@@ -559,13 +574,6 @@ public final class NearcardDatabase: Sendable {
                     """, [.text(edge), .text(did), .integer(existed ? 0 : 1), .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970)]))
             }
             if try db.executeAll(statements) == 0 { throw RetryTransaction() }
-            // The key the peer handed over with its card (§3), for recognising its tags from now on. A
-            // statement of its own, in the same transaction: PostgreSQL's one-statement batch above could
-            // not see (nor update again) the contact row it writes.
-            if let presenceKey, let did = saved.didPublicKey {
-                try Self.checkPresenceKey(presenceKey)
-                try db.execute("UPDATE contact SET presenceKey = ? WHERE did = ?", [.blob(presenceKey), .text(did)])
-            }
             // What the common-contacts step found (§22), replacing the last exchange's.
             if let commonContacts, let did = saved.didPublicKey {
                 try db.execute("INSERT INTO commonContactCheck (contactDID, at) VALUES (?, ?) ON CONFLICT(contactDID) DO UPDATE SET at = excluded.at",
@@ -652,14 +660,16 @@ public final class NearcardDatabase: Sendable {
     }
 
     /// The statement that inserts a contact, or updates the one with the same id.
-    static func insertStatement(_ c: Contact, payloadJSON: String?) -> (sql: String, arguments: [SQLValue]) {
+    /// The contact row's upsert. `presenceKey`: the one its last exchange handed over (nil keeps the
+    /// stored one).
+    static func insertStatement(_ c: Contact, payloadJSON: String?, presenceKey: [UInt8]? = nil) -> (sql: String, arguments: [SQLValue]) {
         func json(_ a: [String]) -> String { JSONValue.array(a.map { .string($0) }).compactText }
         let values: [any SQLBindable] = [
             c.id, c.didPublicKey, c.cardId, c.name, c.card.json.canonicalText, c.source.rawValue, c.verificationStatus.rawValue,
             c.receivedAt.timeIntervalSince1970, c.lastInteraction?.timeIntervalSince1970, json(c.tags), c.notes, c.sealedRoute,
             c.pubKey, c.signPubKey, c.exchangeSignature, c.myExchangeSignature, c.exchangeTimestamp?.timeIntervalSince1970,
             c.myEphemeralMessage, c.theirEphemeralMessage, c.graphExportEdgeId, json(c.credentialIds), json(c.declaredProofClaims),
-            payloadJSON, c.memberOf, c.groupVerdict,
+            payloadJSON, c.memberOf, c.groupVerdict, presenceKey,
         ]
         return (contactUpsertSQL, values.map(\.sqlValue))
     }
@@ -669,8 +679,8 @@ public final class NearcardDatabase: Sendable {
         INSERT INTO contact (id, did, cardId, name, cardJSON, source, verificationStatus, receivedAt, lastInteraction,
             tagsJSON, notes, sealedRoute, pubKey, signPubKey, exchangeSignature, myExchangeSignature, exchangeTimestamp,
             myEphemeralMessage, theirEphemeralMessage, graphExportEdgeId, credentialIdsJSON, declaredProofClaimsJSON, payloadJSON,
-            memberOf, groupVerdict)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            memberOf, groupVerdict, presenceKey)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET
             did = excluded.did, cardId = excluded.cardId, name = excluded.name, cardJSON = excluded.cardJSON,
             source = excluded.source, verificationStatus = excluded.verificationStatus, receivedAt = excluded.receivedAt,
@@ -680,7 +690,8 @@ public final class NearcardDatabase: Sendable {
             exchangeTimestamp = excluded.exchangeTimestamp, myEphemeralMessage = excluded.myEphemeralMessage,
             theirEphemeralMessage = excluded.theirEphemeralMessage, graphExportEdgeId = excluded.graphExportEdgeId,
             credentialIdsJSON = excluded.credentialIdsJSON, declaredProofClaimsJSON = excluded.declaredProofClaimsJSON,
-            payloadJSON = excluded.payloadJSON, memberOf = excluded.memberOf, groupVerdict = excluded.groupVerdict
+            payloadJSON = excluded.payloadJSON, memberOf = excluded.memberOf, groupVerdict = excluded.groupVerdict,
+            presenceKey = COALESCE(excluded.presenceKey, contact.presenceKey)
         """
 
     /// The same insert for a contact new to the store: it does nothing when another writer has just

@@ -5,9 +5,12 @@ import NearcardCrypto
 /// contact's, with which this node recognises them among the anonymous announcements on the LAN.
 extension NearcardDatabase {
     /// This node's presence key (16 bytes), made and kept on first use.
-    public func presenceKey(now: Date = Date()) throws(StoreError) -> [UInt8] {
-        let stored: [UInt8]? = try read { db in try db.value("SELECT presenceKey FROM presence WHERE id = 1") }
-        if let stored, stored.count == Presence.keyByteCount { return stored }
+    public func presenceKey(now: Date = Date(), upToDate: Bool = false) throws(StoreError) -> [UInt8] {
+        // Read with the card a session sends (kept up to `sharedCardTTL`), unless `upToDate` asks for
+        // the stored one as it is now (an announcement made once in a while).
+        if upToDate { forgetSharedCard() }
+        if let stored = try sharedCard().presenceKey { return stored }
+        defer { forgetSharedCard() }
         return try write { db in
             // Two processes making it at once keep the first one written.
             try db.execute("INSERT INTO presence (id, presenceKey, createdAt) VALUES (1, ?, ?) ON CONFLICT(id) DO NOTHING",
@@ -23,6 +26,7 @@ extension NearcardDatabase {
     /// the next exchange with each of them hands over the new key. Returns the new key.
     @discardableResult
     public func rotatePresenceKey(now: Date = Date()) throws(StoreError) -> [UInt8] {
+        defer { forgetSharedCard() }
         let key = Presence.makeKey()
         try write { db in
             try db.execute("""

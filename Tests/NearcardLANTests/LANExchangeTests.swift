@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardStore
 import NearcardTestSupport
 import Testing
 
@@ -155,7 +156,8 @@ import Testing
     }
 
     /// A running node sends the card and sharing choice as they are when each exchange happens: changed
-    /// by `card set` and `share` (other processes) between two exchanges, the next peer gets the new ones.
+    /// by `card set` and `share` (other processes) between two exchanges, the next peer gets the new ones
+    /// (a running node reads them at most once a second: `NearcardDatabase.sharedCardTTL`).
     @Test func aCardChangedWhileListeningIsTheOneSent() throws {
         let lab = try Lab("cc")
         let ada = try TestPerson(name: "Ada", card: ["--title", "Programmer", "--company", "Analytical Engines"])
@@ -171,9 +173,11 @@ import Testing
         let first = try exchange(peers[0])
         #expect(first?["title"] == "Programmer" && first?["company"] == .null)
         #expect(try ada.cli.run(["card", "set", "--title", "Countess"]).code == 0)
+        Thread.sleep(forTimeInterval: NearcardDatabase.sharedCardTTL)
         let second = try exchange(peers[1])
         #expect(second?["title"] == "Countess", "the card set while the node ran")
         #expect(try ada.cli.run(["share", "--fields", "name,company"]).code == 0)
+        Thread.sleep(forTimeInterval: NearcardDatabase.sharedCardTTL)
         let third = try exchange(peers[2])
         #expect(third?["company"] == "Analytical Engines" && third?["title"] == .null, "the sharing choice made while the node ran")
     }

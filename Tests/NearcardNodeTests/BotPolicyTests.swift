@@ -114,6 +114,25 @@ import Testing
                                                        issuedAt: t0, expiresAt: t0.addingTimeInterval(60)), payloadJSON: "{}")
         #expect(strict.decide(peer(ada), now: t0).reason == "this bot has already exchanged cards with you")
     }
+
+    /// A session asks a bot's policy on its own loop (no task): the answer counts against the rates as
+    /// `decide` does; the message for an invited guest (whose invitation stood for the decision)
+    /// counts nothing.
+    @Test func answersAtOnceAndCountsOnce() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-bot-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let db = try NearcardDatabase(path: dir + "/nearcard.sqlite")
+        let ada = IdentityKeys.generate()
+        let consent = PolicyConsent(policy: try parse(#"{"version": 1, "message": "Hi {name}", "rateLimits": {"perPeer": {"count": 1, "seconds": 60}}}"#).get(),
+                                    database: db)
+        let request = ConsentRequest(exchangeID: "e1", peer: peer(ada), sas: "123456", role: .responder, remoteAddress: "192.0.2.1:5000")
+        for _ in 0..<3 { #expect(consent.acceptanceMessage(request) == "Hi Ada Lovelace") }
+        #expect(consent.immediateAnswer(request) == ConsentAnswer(accept: true, message: "Hi Ada Lovelace"))
+        #expect(consent.immediateAnswer(request)?.reason?.contains("1 exchanges per 1 min with one person") == true)
+        // With knownContact "decline" on a local store, the book is read at once too.
+        let strict = PolicyConsent(policy: try parse(#"{"version": 1, "knownContact": "decline"}"#).get(), database: db)
+        #expect(strict.immediateAnswer(request)?.accept == true)
+    }
 }
 
 @Suite struct JSONLinesTests {

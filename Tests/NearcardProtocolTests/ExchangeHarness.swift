@@ -76,6 +76,10 @@ struct Pair {
     var askedForCard: [Bool] = []
     /// Sides whose store does not answer a commit (as if it were slow, or the process died) until the test says.
     var holdCommits: Set<Bool> = []
+    /// Sides whose machine asked to make its card ahead of the peer's acceptance.
+    var preparedCard: [Bool] = []
+    /// The time a side's card is made at when it is made ahead (nil: `now`).
+    var prepareTime: Int64?
 
     init(_ a: Party, _ b: Party, expected: ExpectedPeer = ExpectedPeer()) {
         self.a = a
@@ -95,6 +99,11 @@ struct Pair {
                 if !holdCards.contains(fromInitiator) { loadCard(initiator: fromInitiator) }
             case .commit:
                 if !holdCommits.contains(fromInitiator) { commit(initiator: fromInitiator) }
+            case .prepareCard:
+                // The node makes its card once its acceptance is flushed; frames here are queued already.
+                preparedCard.append(fromInitiator)
+                let t = prepareTime ?? now
+                if fromInitiator { collect(i.prepareCard(now: t), fromInitiator: true) } else { collect(r.prepareCard(now: t), fromInitiator: false) }
             case .arm, .sasKnown, .identified, .confirmed, .unconfirmed, .finished, .failed, .commonContactsStarted:
                 break
             }

@@ -68,6 +68,33 @@ import Testing
         #expect(pair.askedForCard.count == 2)
     }
 
+    /// A responder that accepted makes its card while the initiator decides (after its acceptance is on
+    /// its way, before anything more is sent) and sends that card, unchanged, once the initiator
+    /// accepts: made at the earlier time, it carries that time. The initiator, which accepts second,
+    /// makes its card as it accepts. A declining initiator gets nothing of it.
+    @Test func theResponderMakesItsCardWhileTheInitiatorDecides() throws {
+        var pair = Pair(party("Ada"), party("Grace"))
+        pair.prepareTime = now - 7
+        pair.start()
+        pair.decide(initiator: false, accept: true)
+        #expect(pair.preparedCard == [false], "the responder, once its acceptance was out")
+        let sentByR = pair.transcript.filter { !$0.toResponder }.count
+        pair.decide(initiator: true, accept: true)
+        #expect(pair.preparedCard == [false], "the initiator accepted second: its card left with its acceptance")
+        let or = try #require(pair.rEvents.completed), oi = try #require(pair.iEvents.completed)
+        #expect(or.myPayload.timestamp == now - 7 && oi.theirPayload.payload.timestamp == now - 7, "the card made ahead is the one sent")
+        #expect(oi.myPayload.timestamp == now)
+        #expect(pair.transcript.filter { !$0.toResponder }.count > sentByR)
+
+        var declined = Pair(party("Ada"), party("Grace"))
+        declined.start()
+        declined.decide(initiator: false, accept: true)
+        let before = declined.transcript.filter { !$0.toResponder }.count
+        declined.decide(initiator: true, accept: false)
+        #expect(declined.transcript.filter { !$0.toResponder }.count == before, "no card follows a refusal")
+        #expect(declined.rEvents.failure?.code == .declined)
+    }
+
     /// A person can accept before the store answered: the acceptance waits for the card and leaves with
     /// it, so the peer never sends its card to a side that has none to send back.
     @Test func anAcceptanceBeforeTheCardIsLoadedWaitsForIt() throws {

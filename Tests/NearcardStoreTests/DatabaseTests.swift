@@ -54,18 +54,19 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         #expect(throws: StoreError.self) { try db.saveMyCard(Card(name: " ")) }
     }
 
-    /// What a running node shares is read per session: an edit made by another process (another
-    /// connection to the same file) is in the next session's card, policy and proof — at once on
-    /// SQLite, within `sharedCardTTL` (1 s) on a fleet's PostgreSQL, where sessions share one read a second.
+    /// What a running node shares is read for its sessions at most once a second: an edit made by
+    /// another process (another connection to the same file or database) is in the card, policy and
+    /// proof of the sessions that begin `sharedCardTTL` (1 s) later, on both backends; the node's own
+    /// edits show at once.
     @Test(arguments: Backend.allCases) func theSharedCardFollowsEditsFromAnotherConnection(_ backend: Backend) throws {
         let (node, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let first = try node.sharedCard()
         #expect(first.card == nil && first.policy == .default && first.issuerProof == nil)
         let cli = try NearcardDatabase(location: node.location)
-        /// The node's next read once the edit must show: at once, or after the TTL.
+        /// The node's next read once the edit must show: after the TTL.
         func next() throws -> NearcardDatabase.SharedCard {
-            if backend == .postgres { usleep(UInt32(NearcardDatabase.sharedCardTTL * 1_000_000) + 100_000) }
+            usleep(UInt32(NearcardDatabase.sharedCardTTL * 1_000_000) + 100_000)
             return try node.sharedCard()
         }
         try cli.saveMyCard(Card(name: "Ada", company: "Engines"))

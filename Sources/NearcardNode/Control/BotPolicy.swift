@@ -204,6 +204,16 @@ public final class PolicyConsent: ConsentProvider, Sendable {
         decide(request.peer, now: Date())
     }
 
+    /// A policy decides at once, on the session's loop: its rules are counts in memory, and the one
+    /// that reads the book (`knownContact: decline`) reads the home's SQLite file there too. Only a
+    /// fleet's PostgreSQL store, a round trip away, is asked from a task.
+    public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? {
+        if policy.knownContact == .decline && database.isShared { return nil }
+        return decide(request.peer, now: Date())
+    }
+
+    public func acceptanceMessage(_ request: ConsentRequest) -> String? { policy.message(for: request.peer) }
+
     /// The decision for a peer at a time (synchronous, for tests).
     public func decide(_ peer: PeerIdentity, now: Date) -> ConsentAnswer {
         if case .allowlist(let dids) = policy.accept, !dids.contains(peer.did) {

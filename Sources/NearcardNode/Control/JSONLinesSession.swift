@@ -1,6 +1,7 @@
 import Foundation
 import NearcardCrypto
 import Synchronization
+internal import NIOConcurrencyHelpers
 
 /// A node driven by a program over JSON lines (docs/JSONL.md): every event as one line, in the order it
 /// happened; commands in, one per line, each answered by a `reply`; `stopped` last. The face only moves
@@ -13,22 +14,25 @@ import Synchronization
 ///     await runtime.stop(); await session.finish()
 public final class JSONLinesSession: Sendable {
     private let output: @Sendable (JSONValue) -> Void
-    private let events: EventBus
-    private let printer: Task<Void, Never>
+    /// Open until `finish` has written `stopped`: no line follows that one.
+    private let open = NIOLockedValueBox(true)
     private let state = Mutex<(controller: Controller?, reader: Task<Void, Never>?)>((nil, nil))
 
-    /// Starts writing the node's events at once, so the first ones (`started`, `published`) are not missed.
+    /// Writes the node's events from now on, so the first ones (`started`, `published`) are not missed.
+    /// Each line is written as its event is emitted, on the thread that emits it (often an event
+    /// loop): no task is woken per event, which on a busy bot costs more than the line. `output` must
+    /// therefore return promptly; a reader that stops reading holds the node up, as a blocked log
+    /// would, rather than the node queueing lines without bound.
     public init(context: NodeContext, output: @escaping @Sendable (JSONValue) -> Void) {
         self.output = output
-        self.events = context.events
-        let stream = context.events.subscribe()
         let identity = context.identity
-        printer = Task {
-            // The ordering rule (an answer that comes the moment the program reads a request's line finds
-            // it) is kept by the node: a request is registered (ConsentProvider.expect) before its event.
-            for await event in stream {
-                if let line = JSONLines.encode(event, identity: identity) { output(line) }
-            }
+        let open = self.open
+        // The ordering rule (an answer that comes the moment the program reads a request's line finds
+        // it) is kept by the node: a request is registered (ConsentProvider.expect) before its event.
+        // One session's events are emitted one after another on its loop, so they are written in order.
+        context.events.observe { event in
+            guard let line = JSONLines.encode(event, identity: identity) else { return }
+            open.withLockedValue { if $0 { output(line) } }
         }
     }
 
@@ -47,16 +51,16 @@ public final class JSONLinesSession: Sendable {
         state.withLock { $0 = (controller, reader) }
     }
 
-    /// Stops reading commands, lets running ones answer (up to `timeout` seconds), writes what the node
-    /// reported until now, then `stopped`. Call after the node has stopped.
+    /// Stops reading commands, lets running ones answer (up to `timeout` seconds), then writes
+    /// `stopped`, the last line. Call after the node has stopped.
     public func finish(timeout: TimeInterval = 1) async {
         let (controller, reader) = state.withLock { $0 }
         reader?.cancel()
         await controller?.drain(timeout: timeout)
-        // Let the printer write what is already queued, then say goodbye.
-        try? await Task.sleep(nanoseconds: 50_000_000)
-        events.finish()
-        await printer.value
-        output(JSONLines.line("stopped"))
+        open.withLockedValue { isOpen in
+            guard isOpen else { return }
+            isOpen = false
+            output(JSONLines.line("stopped"))
+        }
     }
 }

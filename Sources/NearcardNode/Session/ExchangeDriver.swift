@@ -28,6 +28,11 @@ final class ExchangeDriver: SessionDriver {
     private var consentTask: Task<Void, Never>?
     private var reported = false
     private let startedAt = Date()
+    /// Events said while frames were being written: they go out once those frames are flushed, in the
+    /// order they were said, so this side's bookkeeping (a JSON line, a log line) never holds up the
+    /// peer's next step.
+    private var heldEvents: [NodeEvent] = []
+    private var depth = 0
 
     /// A dialled exchange.
     init(initiatorFor node: NodeContext, consent: ConsentProvider, expected: ExpectedPeer, invitation: Invitation.Claim?, remote: String,
@@ -60,12 +65,16 @@ final class ExchangeDriver: SessionDriver {
     private var now: Int64 { Int64(Date().timeIntervalSince1970) }
 
     func start() {
-        node.events.emit(.exchangeStarted(id: id, role: machine.role, remote: remote))
-        perform(machine.start())
+        batch {
+            emit(.exchangeStarted(id: id, role: machine.role, remote: remote))
+            perform(machine.start())
+        }
     }
 
     func received(_ frame: [UInt8]) {
-        perform(machine.receive(frame, now: now))
+        let actions = machine.receive(frame, now: now)
+        SessionTrace.mark("machine: \(machine.phaseName)")
+        perform(actions)
     }
 
     func timerFired(_ timer: SessionTimer, after seconds: Int) {
@@ -92,10 +101,31 @@ final class ExchangeDriver: SessionDriver {
 
     // MARK: actions
 
+    /// Runs `body`; the events it says are held until its frames are flushed (or it ends).
+    private func batch(_ body: () -> Void) {
+        depth += 1
+        body()
+        depth -= 1
+        if depth == 0 { releaseEvents() }
+    }
+
+    private func emit(_ event: NodeEvent) {
+        if depth > 0 { heldEvents.append(event) } else { node.events.emit(event) }
+    }
+
+    private func releaseEvents() {
+        while !heldEvents.isEmpty { node.events.emit(heldEvents.removeFirst()) }
+    }
+
     private func perform(_ actions: [ExchangeStateMachine.Action]) {
+        batch { performNow(actions) }
+    }
+
+    private func performNow(_ actions: [ExchangeStateMachine.Action]) {
         guard let connection else { return }
         var fixedAnswer: ConsentAnswer?
-        var loadCard = false
+        var loadCard = false, prepareCard = false
+        var commit: (outcome: ExchangeOutcome, confirmed: Bool)?
         for action in actions {
             switch action {
             case .send(let bytes):
@@ -104,26 +134,27 @@ final class ExchangeDriver: SessionDriver {
                 connection.arm(timer)
             case .loadCard:
                 loadCard = true
+            case .prepareCard:
+                prepareCard = true
             case .identified(let peer, let sas, let invite?):
                 // A QR invitation: showing it was the inviter's consent for this many sessions.
                 self.peer = peer
                 limitCommonContacts(with: peer)
-                node.events.emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: false))
+                emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: false))
                 admit(invite, peer: peer, sas: sas)
             case .identified(let peer, let sas, nil):
                 self.peer = peer
                 limitCommonContacts(with: peer)
                 consent.expect(id)
-                node.events.emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: consent.waitsForCommand))
+                emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: consent.waitsForCommand))
                 fixedAnswer = askConsent(peer, sas: sas)
             case .commonContactsStarted(let peer):
                 let db = node.database
                 Task.detached { try? db.recordCommonContactsRun(with: peer) }
             case .sasKnown(let sas):
-                node.events.emit(.exchangeCheckCode(id: id, sas: sas))
+                emit(.exchangeCheckCode(id: id, sas: sas))
             case .commit(let outcome, let confirmed):
-                connection.flush()
-                store(outcome, confirmed: confirmed)
+                commit = (outcome, confirmed)
             case .confirmed:
                 confirm()
             case .unconfirmed(let error):
@@ -133,11 +164,7 @@ final class ExchangeDriver: SessionDriver {
                 // `confirm` is on its way: the initiator closes once it has read it; close here only if
                 // it has not within a moment (closing at once could, on some paths, overtake the frame).
                 connection.flush()
-                let closeNow = connection.onLoop { [weak self] (_: Bool) in self?.connection?.close() }
-                Task {
-                    try? await Task.sleep(nanoseconds: 2_000_000_000)
-                    closeNow(true)
-                }
+                connection.close(after: 2)
             case .failed(let error, let byPeer):
                 connection.flush()
                 report(.failed(error, peer: peer, byPeer: byPeer))
@@ -151,6 +178,11 @@ final class ExchangeDriver: SessionDriver {
             return
         }
         connection.flush()
+        releaseEvents()
+        // Stored once what came before has been sent.
+        if let commit { store(commit.outcome, confirmed: commit.confirmed) }
+        // Our acceptance is on its way: make our card while the peer decides.
+        if prepareCard { perform(machine.prepareCard(now: now)) }
         // The first flight is on its way: read the card while the peer computes its answer.
         if loadCard { self.loadCard() }
     }
@@ -193,7 +225,7 @@ final class ExchangeDriver: SessionDriver {
         guard let connection else { return }
         let node = self.node
         let request = ConsentRequest(exchangeID: id, peer: peer, sas: sas, role: machine.role, remoteAddress: remote)
-        let message = consent.immediateAnswer(request).flatMap { $0.accept ? $0.message : nil }
+        let message = consent.acceptanceMessage(request)
         let decided = connection.onLoop { [weak self] (refusal: String?) in
             guard let self else { return }
             if let refusal {
@@ -209,63 +241,78 @@ final class ExchangeDriver: SessionDriver {
         perform(machine.decide(accept: answer.accept, message: answer.message, reason: answer.reason, now: now))
     }
 
-    /// Stores the contact off the event loop (SQLite blocks), then goes on: the responder reports the
-    /// contact and confirms; the initiator, its contact unconfirmed, says `done` and waits (§11).
-    private func store(_ outcome: ExchangeOutcome, confirmed: Bool) {
+    /// Runs a store write and hands its answer to `then`, on this session's loop: at once for the
+    /// home's SQLite file (a local write of a tenth of a millisecond, where handing it to another
+    /// thread and back would cost a busy bot as much again in wake-ups), in a detached task for a
+    /// PostgreSQL store (round trips over the network must not hold up the loop's other sessions).
+    private func storing<T: Sendable>(_ work: @escaping @Sendable () -> T, then: @escaping (T) -> Void) {
         guard let connection else { return }
-        let node = self.node
-        // Held strongly: the contact is reported (and a dialled exchange's result given) even when the
-        // peer has closed the connection by the time the store answers.
-        let stored = connection.onLoop { (stored: Result<Contact, StoreFailure>) in
-            switch stored {
-            case .success(let contact) where confirmed:
-                self.report(.completed(contact, outcome))
-                self.perform(self.machine.committed())
-            case .success(let contact):
-                self.unconfirmed = (contact, outcome)
-                self.perform(self.machine.committed())
-            case .failure(let failure):
-                NodeMetrics.storeError()
-                self.perform(self.machine.storeFailed(ProtocolError(.internalError, failure.withdrawn
-                    ? "this exchange was already withdrawn (its confirmation was asked for and refused); nothing was stored"
-                    : "the exchange completed but storing the contact failed: \(failure.message)")))
-            }
+        if !node.database.isShared {
+            then(work())
+            return
         }
-        Task.detached {
-            stored(Result { () throws(StoreFailure) -> Contact in
+        let answered = connection.onLoop(then)
+        Task.detached { answered(work()) }
+    }
+
+    /// Stores the contact, then goes on: the responder reports the contact and confirms; the
+    /// initiator, its contact unconfirmed, says `done` and waits (§11).
+    private func store(_ outcome: ExchangeOutcome, confirmed: Bool) {
+        let node = self.node
+        // `self` is held strongly: the contact is reported (and a dialled exchange's result given) even
+        // when the peer has closed the connection by the time a remote store answers.
+        SessionTrace.mark("store")
+        storing({ () -> Result<Contact, StoreFailure> in
+            Result { () throws(StoreFailure) -> Contact in
                 do { return try node.record(outcome, confirmed: confirmed) } catch {
                     throw StoreFailure(message: "\(error)", withdrawn: (error as? StoreError)?.kind == .withdrawn)
                 }
-            })
-        }
+            }
+        }, then: { stored in
+            SessionTrace.mark("stored")
+            self.batch {
+                switch stored {
+                case .success(let contact) where confirmed:
+                    // Reported once `confirm` has gone (the batch holds the event until the flush).
+                    self.report(.completed(contact, outcome))
+                    self.perform(self.machine.committed())
+                case .success(let contact):
+                    self.unconfirmed = (contact, outcome)
+                    self.perform(self.machine.committed())
+                case .failure(let failure):
+                    NodeMetrics.storeError()
+                    self.perform(self.machine.storeFailed(ProtocolError(.internalError, failure.withdrawn
+                        ? "this exchange was already withdrawn (its confirmation was asked for and refused); nothing was stored"
+                        : "the exchange completed but storing the contact failed: \(failure.message)")))
+                }
+            }
+        })
     }
 
     /// The responder confirmed: the unconfirmed contact is kept for good; report it and close.
     private func confirm() {
-        guard let connection, let (contact, outcome) = unconfirmed else { return }
+        guard let (contact, outcome) = unconfirmed else { return }
         let node = self.node
-        let done = connection.onLoop { (_: Bool) in
+        // A failure leaves the row pending: the next confirmation query settles it the same way.
+        storing({ (try? node.database.confirmExchange(edge: outcome.graphEdgeID)) ?? false }, then: { _ in
             self.report(.completed(contact, outcome))
             self.connection?.close()
-        }
-        Task.detached {
-            // A failure leaves the row pending: the next confirmation query settles it the same way.
-            done((try? node.database.confirmExchange(edge: outcome.graphEdgeID)) ?? false)
-        }
+        })
     }
 
     private func report(_ outcome: SessionResult) {
         guard !reported else { return }
+        SessionTrace.mark("report")
         reported = true
         consentTask?.cancel()
         switch outcome {
         case .completed(let contact, let o):
-            node.events.emit(.exchangeCompleted(id: id, contact: contact, myMessage: o.myMessage, theirMessage: o.theirMessage,
+            emit(.exchangeCompleted(id: id, contact: contact, myMessage: o.myMessage, theirMessage: o.theirMessage,
                                                 elapsed: Date().timeIntervalSince(startedAt)))
         case .unconfirmed(let contact, _, let error):
-            node.events.emit(.exchangeUnconfirmed(id: id, contact: contact, reason: error))
+            emit(.exchangeUnconfirmed(id: id, contact: contact, reason: error))
         case .failed(let error, let peer, let byPeer):
-            node.events.emit(.exchangeFailed(id: id, peer: peer, error: error, byPeer: byPeer))
+            emit(.exchangeFailed(id: id, peer: peer, error: error, byPeer: byPeer))
         }
         result?(outcome)
     }

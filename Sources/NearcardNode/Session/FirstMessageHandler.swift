@@ -32,6 +32,7 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        SessionTrace.mark("accepted")
         armTimer(context)
         context.fireChannelActive()
     }
@@ -51,6 +52,7 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
         done = true
         timer?.cancel()
         let frame = unwrapInboundIn(data)
+        SessionTrace.mark("read \(frame.count) (message 1)")
         do throws(ProtocolError) {
             // An exchange's Noise static key is fresh (nothing to know the node by before its person
             // decides, §5); mail proves the long-term key its route pinned.

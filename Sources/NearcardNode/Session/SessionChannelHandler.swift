@@ -19,6 +19,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
     /// Which arming a firing belongs to: a timer replaced while its firing was queued is ignored.
     private var timerGeneration = 0
     private var sessionTimer: Scheduled<Void>?
+    private var closeTimer: Scheduled<Void>?
     private var started = false
     private var heardFromPeer: Bool
     /// When the running timer and the whole session end. A frame read past a deadline counts for
@@ -59,6 +60,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        SessionTrace.mark("connected")
         begin()
         context.fireChannelActive()
     }
@@ -77,6 +79,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        SessionTrace.mark("read \(frame.count)")
         heardFromPeer = true
         guard let driver, !driver.isFinished else { return }
         let t = now(context)
@@ -113,16 +116,20 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         timer = nil
         sessionTimer?.cancel()
         sessionTimer = nil
+        closeTimer?.cancel()
+        closeTimer = nil
     }
 
     // MARK: SessionConnection
 
     func write(_ frame: [UInt8]) {
         guard let context, context.channel.isActive else { return }
+        SessionTrace.mark("write \(frame.count)")
         context.write(wrapOutboundOut(frame), promise: nil)
     }
 
     func flush() {
+        SessionTrace.mark("flush")
         context?.flush()
     }
 
@@ -144,6 +151,12 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
     func close() {
         cancelTimers()
         context?.close(promise: nil)
+    }
+
+    func close(after seconds: Double) {
+        guard let context, closeTimer == nil else { return }
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        closeTimer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) { bound.value.close() }
     }
 
     var localAddress: String? {

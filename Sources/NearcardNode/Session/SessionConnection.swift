@@ -11,6 +11,9 @@ protocol SessionConnection: AnyObject {
     /// Runs `timer` from now for its node-configured duration, replacing the one before.
     func arm(_ timer: SessionTimer)
     func close()
+    /// Closes the connection after `seconds` unless it has closed by then (a timer on the loop, gone
+    /// with the connection).
+    func close(after seconds: Double)
     /// This side's IP address on the connection (nil when it is not connected): the address the peer
     /// demonstrably reaches us at, first in the route hints a card hands over (§10).
     var localAddress: String? { get }

@@ -29,6 +29,10 @@ public struct ExchangeStateMachine: Sendable {
         /// Read this side's card (the store) and hand it over with `cardLoaded`. Asked once, after the
         /// first flight, so the read happens while the peer computes its answer.
         case loadCard
+        /// Our acceptance is on its way and the peer has not accepted yet: call `prepareCard` once it has
+        /// been sent, so our card (signatures, sealed route) is made while the peer reads the acceptance
+        /// and decides, not after its acceptance arrives. Nothing goes out before the peer accepts.
+        case prepareCard
         /// Run this timer from now (replacing the one before); report it with `timerFired` if it runs out.
         case arm(SessionTimer)
         /// The common-contacts step began with this peer (§22): the node counts it against the peer's rate
@@ -71,7 +75,7 @@ public struct ExchangeStateMachine: Sendable {
     enum MyDecision: Sendable {
         case undecided
         case waitingForCard(message: String?)
-        case sent(message: String?, card: LocalCard)
+        case sent(message: String?, card: LocalCard, prepared: PreparedCard?)
     }
 
     struct Deciding: Sendable {
@@ -87,6 +91,12 @@ public struct ExchangeStateMachine: Sendable {
         var isUndecided: Bool { if case .undecided = mine { true } else { false } }
         /// The consent time ran out after we decided: the grace for the peer's verdict runs.
         var waitingPastConsent = false
+    }
+
+    /// Our card made ahead of the peer's acceptance (`prepareCard`): sent as it is once the peer accepts.
+    struct PreparedCard: Sendable {
+        let payload: ProximityPayload
+        let route: RouteRecord
     }
 
     struct CardSent: Sendable {
@@ -527,8 +537,8 @@ public struct ExchangeStateMachine: Sendable {
             d.theirsAccepted = true
             d.theirsOffered = offered
             state = .deciding(d)
-            guard case .sent(let myMessage, let card) = d.mine else { return [] }
-            return try sendCard(d, card: card, message: myMessage, now: now)
+            guard case .sent(let myMessage, let card, let prepared) = d.mine else { return [] }
+            return try sendCard(d, card: card, message: myMessage, prepared: prepared, now: now)
         case .commonContacts(var c):
             let message = try decrypt(frame, on: &c.session.channel)
             state = .commonContacts(c)
@@ -539,7 +549,7 @@ public struct ExchangeStateMachine: Sendable {
             state = .commonContacts(c)
             guard let result = step.result else { return actions }
             common = result
-            let d = Deciding(session: c.session, mine: .sent(message: c.message, card: c.card), theirsAccepted: true, revealed: true)
+            let d = Deciding(session: c.session, mine: .sent(message: c.message, card: c.card, prepared: nil), theirsAccepted: true, revealed: true)
             return actions + (try sendCard(d, card: c.card, message: c.message, now: now))
         case .awaitingCard(var sent):
             let message = try decrypt(frame, on: &sent.session.channel)
@@ -644,7 +654,7 @@ public struct ExchangeStateMachine: Sendable {
         var d = d
         let identity = role == .responder && !d.revealed ? try makeIdentity(d.session.channel) : nil
         var actions = try send(.decision(accept: true, reason: nil, identity: identity, commonContacts: offersCommonContacts(card)), on: &d.session.channel)
-        d.mine = .sent(message: message, card: card)
+        d.mine = .sent(message: message, card: card, prepared: nil)
         d.revealed = true
         state = .deciding(d)
         if d.theirsAccepted {
@@ -652,13 +662,28 @@ public struct ExchangeStateMachine: Sendable {
                 // The acceptance went with a nonce the abort must follow.
                 return actions + fail(error)
             }
+        } else {
+            actions.append(.prepareCard)
         }
         return actions
     }
 
+    /// Makes our card now, while the peer decides (after `.prepareCard`); it is sent, unchanged, if the
+    /// peer accepts. A card that cannot be made here is made (and its failure reported) when it is due.
+    public mutating func prepareCard(now: Int64) -> [Action] {
+        guard case .deciding(var d) = state, case .sent(let message, let card, nil) = d.mine, !d.theirsAccepted else { return [] }
+        // The common-contacts step, when the peer offers it, runs before the cards: nothing to gain.
+        guard !offersCommonContacts(card) else { return [] }
+        guard let made = try? makeCard(d.session, card: card, message: message, now: now) else { return [] }
+        d.mine = .sent(message: message, card: card, prepared: made)
+        state = .deciding(d)
+        return []
+    }
+
     /// Both accepted and our card is loaded: make it, send it, wait for theirs — or, when both offered
     /// it, run the common-contacts step first (§22; the initiator opens it, the responder waits).
-    private mutating func sendCard(_ d: Deciding, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> [Action] {
+    private mutating func sendCard(_ d: Deciding, card: LocalCard, message: String?, prepared: PreparedCard? = nil,
+                                   now: Int64) throws(ProtocolError) -> [Action] {
         if common == nil, d.theirsOffered, offersCommonContacts(card), let mine = card.commonContacts {
             // Neither side's own DID can be common (§22.1): leave both out.
             let set = mine.filter { $0 != d.session.peer.did && $0 != me.identity.did }
@@ -670,23 +695,30 @@ public struct ExchangeStateMachine: Sendable {
             return actions + [.arm(.cards)]
         }
         var session = d.session
+        let made: PreparedCard
+        if let prepared { made = prepared } else { made = try makeCard(session, card: card, message: message, now: now) }
+        var actions = try send(.card(payload: made.payload.json, message: message, presenceKey: card.presenceKey), on: &session.channel)
+        state = .awaitingCard(CardSent(session: session, card: card, myMessage: message, myPayload: made.payload, myRoute: made.route))
+        if common == nil { actions.append(.arm(.cards)) }
+        return actions
+    }
+
+    /// Our card for this session: the route record sealed to the peer, and the payload (selective
+    /// disclosure, signature over the session binding and the receiver).
+    private func makeCard(_ session: Identified, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> PreparedCard {
         let peer = session.peer
         let route = RouteRecord(did: me.identity.did, pubKey: me.identity.pubKey, signPubKey: me.identity.signPubKey,
                                 fingerprint: me.identity.fingerprint, mailboxToken: mailboxToken, recipient: peer.did, issuedAt: now,
                                 expiresAt: now + card.routeValidity, hints: Array(card.routeHints.prefix(RouteRecord.maximumHints)))
         let sealed = SealedRoute.seal(route, signer: me.keys.ed25519, to: peer.pubKey)
-        let payload: ProximityPayload
         do {
-            payload = try ProximityPayload.make(card: card.card, policy: card.policy, keys: me.keys, receiver: peer.did,
-                                                sessionBinding: session.channel.handshakeHash, ephemeralMessage: message, sealedRoute: sealed,
-                                                issuerProof: card.issuerProof, now: now)
+            let payload = try ProximityPayload.make(card: card.card, policy: card.policy, keys: me.keys, receiver: peer.did,
+                                                    sessionBinding: session.channel.handshakeHash, ephemeralMessage: message, sealedRoute: sealed,
+                                                    issuerProof: card.issuerProof, now: now)
+            return PreparedCard(payload: payload, route: route)
         } catch {
             throw ProtocolError(.internalError, "building our card failed: \(error.message)")
         }
-        var actions = try send(.card(payload: payload.json, message: message, presenceKey: card.presenceKey), on: &session.channel)
-        state = .awaitingCard(CardSent(session: session, card: card, myMessage: message, myPayload: payload, myRoute: route))
-        if common == nil { actions.append(.arm(.cards)) }
-        return actions
     }
 
     private func verifyCard(_ json: JSONValue, message: String?, presenceKey: [UInt8], sent: CardSent, now: Int64) throws(ProtocolError) -> Received {
