@@ -81,7 +81,13 @@ enum BotLoad {
         let p50: Double
         let p99: Double
         let failures: String
+        /// CPU over the measured window, in cores (CPU seconds ÷ wall seconds).
         let cpu: (bots: Double, database: Double)
+        /// The measured window's length, seconds.
+        let wall: Double
+
+        /// The bots' CPU seconds per exchange they completed in the window.
+        var botCPUPerExchange: Double { total > 0 ? cpu.bots * wall / Double(total) : .nan }
     }
 
     static func measure(clients: [NodeContext], targets: [DialTarget], seconds: Double, completed: @escaping () -> Int,
@@ -96,6 +102,7 @@ enum BotLoad {
                     do {
                         switch try await Dialer.exchange(with: target, context: client, consent: client.consent) {
                         case .completed: stats.withLockedValue { $0.latencies.append(Double(now() - t0)) }
+                        case .unconfirmed: stats.withLockedValue { $0.failures["unconfirmed", default: 0] += 1 }
                         case .failed(let e, _, _): stats.withLockedValue { $0.failures[e.code.rawValue, default: 0] += 1 }
                         }
                     } catch {
@@ -125,7 +132,7 @@ enum BotLoad {
         let p99 = lat.isEmpty ? 0 : lat[min(lat.count - 1, Int(Double(lat.count) * 0.99))]
         let failures = s.failures.isEmpty ? "0" : s.failures.map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", ")
         return Result(rate: median(windows), total: last - before, p50: median(lat), p99: p99, failures: failures,
-                      cpu: ((cpuBots1 - cpuBots0) / wall, (cpuDB1 - cpuDB0) / wall))
+                      cpu: ((cpuBots1 - cpuBots0) / wall, (cpuDB1 - cpuDB0) / wall), wall: wall)
     }
 }
 

@@ -10,14 +10,21 @@ let groups: [(name: String, title: String)] = [
     ("semaphore", "Semaphore v4 proof verification (depth 10), beside arkworks and py_ecc on the same proof, same run"),
     ("exchange", "One exchange on loopback, beside its crypto floor and a mutual-TLS 1.3 handshake, same run"),
     ("throughput", "One bot serving K concurrent clients for 30 s, beside the crypto floor"),
+    ("cpu", "A bot's own CPU per exchange, at saturation and at light load, beside the crypto of its half (same run)"),
     ("store", "A bot on PostgreSQL beside the same bot on SQLite, and three bots on one PostgreSQL (same clients, same run)"),
     ("memory", "Resident size of a node, idle and holding 1,000 open sessions"),
     ("discovery", "Node start → seen by another node, beside avahi-browse on the same event"),
+    ("crowd", "N nodes on one avahi-daemon: until every node has seen every other, beside avahi-browse on the same daemon"),
     ("presence", "Resolving 200 announcements against 1,000 contacts' presence keys (PROTOCOL.md §3), beside the same loop in C"),
     ("parts", "Where one side's time goes in an exchange: each step alone, median of 201"),
     ("scale", "nearcard simulate --peers N --timeout 60: the largest N with every pair exchanged"),
 ]
 let args = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--") }
+// `nearcard-bench profile SECONDS`: the in-memory exchange in a loop and nothing else, for `perf record`.
+if args.first == "profile" {
+    try profileInMemoryExchange(seconds: Double(args.dropFirst().first ?? "") ?? 10)
+    exit(0)
+}
 let wanted = args.isEmpty ? groups.map(\.name) : Array(args)
 /// Printed at once (a pipe would otherwise hold the tables of a long run until the end).
 func emit(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
@@ -37,9 +44,14 @@ for name in wanted {
             emit(try semaphoreBenchmarks(root: root))
         case "exchange": emit(try await exchangeLatencyBenchmark(rounds: Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_ROUNDS"] ?? "") ?? 41))
         case "throughput": emit(try await botThroughputBenchmark())
+        case "cpu": emit(try await botCPUBenchmark())
         case "store": emit(try await storeBenchmark())
         case "memory": emit(try await memoryBenchmark())
         case "discovery": emit(try await discoveryBenchmark())
+        case "crowd":
+            let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_CROWD"]?.split(separator: ",").compactMap { Int($0) }
+            let rounds = Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_CROWD_ROUNDS"] ?? "") ?? 3
+            emit(try await crowdDiscoveryBenchmark(sizes: sizes ?? [10, 50, 100, 200], rounds: rounds))
         case "presence": emit(presenceBenchmark())
         case "scale":
             let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_SIZES"]?.split(separator: ",").compactMap { Int($0) }
