@@ -57,16 +57,32 @@ extension NearcardDatabase {
     }
 
     /// The peer does not hold exchange `edge`: undo it. A contact that was new with it is deleted with
-    /// everything tied to it; an older contact stays (the peer holds it from before). Returns the DID
-    /// of a deleted contact.
+    /// everything tied to it; an older contact it updated gets back the sealed route and graph edge of
+    /// the exchange before (the peer holds that one, and the route's mailbox token is one it issued).
+    /// When a later exchange has replaced it meanwhile, the contact is that exchange's and stays; an
+    /// unconfirmed one among them inherits what this one would have undone. Returns the DID of a
+    /// deleted contact.
     @discardableResult
     public func withdrawExchange(edge: String) throws(StoreError) -> String? {
         let deleted: String? = try write { db in
-            guard let row = try db.row("SELECT contactDID, newContact FROM pendingConfirmation WHERE edge = ?", edge) else { return nil }
+            guard let row = try db.row("SELECT contactDID, newContact, previousRoute, previousEdge FROM pendingConfirmation WHERE edge = ?", edge) else {
+                return nil
+            }
             try db.execute("DELETE FROM pendingConfirmation WHERE edge = ?", edge)
             let did: String = try row[0]
-            guard (try row[1] as Int64) != 0 else { return nil }
-            return did
+            let newContact = (try row[1] as Int64) != 0
+            let previousRoute: String? = try row[2], previousEdge: String? = try row[3]
+            let current: String? = try db.row("SELECT graphExportEdgeId FROM contact WHERE did = ?", did).flatMap { try $0[0] }
+            guard current == edge else {
+                try db.execute("UPDATE pendingConfirmation SET newContact = ?, previousRoute = ?, previousEdge = ? WHERE contactDID = ? AND previousEdge = ?",
+                               newContact ? 1 : 0, previousRoute, previousEdge, did, edge)
+                return nil
+            }
+            if newContact { return did }
+            if let previousEdge {
+                try db.execute("UPDATE contact SET sealedRoute = ?, graphExportEdgeId = ? WHERE did = ?", previousRoute, previousEdge, did)
+            }
+            return nil
         }
         guard let deleted else { return nil }
         if let id = try contact(did: deleted)?.id { try deleteContact(id: id) }
@@ -82,17 +98,19 @@ extension NearcardDatabase {
     }
 
     /// Answers a contact's confirmation query about exchange `edge` (asked by the holder of `pubKey`,
-    /// the peer's pinned X25519 key): held when this node keeps that peer as a contact. When it does
-    /// not hold that very exchange, the exchange is remembered as withdrawn first — in the same
-    /// transaction — so its `done`, should it still arrive, stores nothing: the answer stays true.
+    /// the peer's pinned X25519 key): held when this node's contact of that peer is from that very
+    /// exchange. When it is not (no contact, or one from another exchange), the exchange is remembered
+    /// as withdrawn first — in the same transaction — so its `done`, should it still arrive, stores
+    /// nothing: the answer stays false, and the peer puts back what it had before.
     public func answerConfirmation(edge: String, pubKey: String, now: Date = Date()) throws(StoreError) -> Bool {
         try write { db in
             let row = try db.row("SELECT graphExportEdgeId FROM contact WHERE pubKey = ?", pubKey)
             let currentEdge: String? = try row.flatMap { try $0[0] }
-            if currentEdge != edge {
+            guard currentEdge == edge else {
                 try db.execute("INSERT INTO withdrawnExchange (edge, at) VALUES (?, ?) ON CONFLICT DO NOTHING", edge, now.timeIntervalSince1970)
+                return false
             }
-            return row != nil
+            return true
         }
     }
 }

@@ -261,6 +261,13 @@ public final class NearcardDatabase: Sendable {
                 );
                 CREATE INDEX commonContactRun_peer ON commonContactRun(peerHash, at)
                 """),
+        // An unconfirmed exchange that updated an older contact keeps what it replaced of the exchange
+        // before (its sealed route and graph edge): withdrawing it puts them back, so the contact's
+        // route is again one the peer issued and holds (docs/PROTOCOL.md §11).
+        Migration(id: "v14-withdrawal-restores", sql: """
+                ALTER TABLE pendingConfirmation ADD COLUMN previousRoute TEXT;
+                ALTER TABLE pendingConfirmation ADD COLUMN previousEdge TEXT
+                """),
     ]
 
     // MARK: my card and sharing policy
@@ -568,10 +575,16 @@ public final class NearcardDatabase: Sendable {
                           .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970)]))
             }
             if case .pending(let edge) = confirmation, let did = saved.didPublicKey {
+                // What this exchange replaces of the one before, put back if it is withdrawn.
+                var previous: (route: String?, edge: String?) = (nil, nil)
+                if existed, let row = try db.row("SELECT sealedRoute, graphExportEdgeId FROM contact WHERE did = ?", did) {
+                    previous = (try row[0], try row[1])
+                }
                 statements.append(("""
-                    INSERT INTO pendingConfirmation (edge, contactDID, newContact, createdAt, nextAttemptAt) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT(edge) DO NOTHING
-                    """, [.text(edge), .text(did), .integer(existed ? 0 : 1), .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970)]))
+                    INSERT INTO pendingConfirmation (edge, contactDID, newContact, createdAt, nextAttemptAt, previousRoute, previousEdge)
+                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(edge) DO NOTHING
+                    """, [.text(edge), .text(did), .integer(existed ? 0 : 1), .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970),
+                          previous.route.map { .text($0) } ?? .null, previous.edge.map { .text($0) } ?? .null]))
             }
             if try db.executeAll(statements) == 0 { throw RetryTransaction() }
             // What the common-contacts step found (§22), replacing the last exchange's.

@@ -15,6 +15,7 @@ import Testing
         var c = proximityContact(did: did, name: "Ada Lovelace", message: "hi")
         c.pubKey = pubKey
         c.graphExportEdgeId = edge
+        c.sealedRoute = "route of \(edge)"
         return c
     }
 
@@ -34,6 +35,14 @@ import Testing
         try db.recordExchange(contact(ada, pubKey: "QUFB", edge: next), issuedRoute: route(ada), payloadJSON: "{\"next\":1}", confirmation: .final(edge: next))
         #expect(try db.answerConfirmation(edge: next, pubKey: "QUFB") == true)
         #expect(try db.answerConfirmation(edge: next, pubKey: "QkJC") == false, "held only for the key of the contact")
+        // Asked about an exchange it does not hold while it holds an older one with that peer: not held
+        // (the asker puts its older contact back), and that exchange is withdrawn here.
+        let third = String(repeating: "ef", count: 16)
+        #expect(try db.answerConfirmation(edge: third, pubKey: "QUFB") == false)
+        #expect(throws: StoreError.self) {
+            try db.recordExchange(contact(ada, pubKey: "QUFB", edge: third), issuedRoute: route(ada), payloadJSON: "{\"third\":1}", confirmation: .final(edge: third))
+        }
+        #expect(try db.contacts().map(\.graphExportEdgeId) == [next])
     }
 
     @Test(arguments: Backend.allCases) func anUnconfirmedContactIsConfirmedOrWithdrawn(_ backend: Backend) throws {
@@ -50,11 +59,37 @@ import Testing
         try db.recordExchange(contact(eve, pubKey: "RVZF", edge: dropped), issuedRoute: route(eve), payloadJSON: "{\"b\":1}", confirmation: .pending(edge: dropped))
         #expect(try db.withdrawExchange(edge: dropped) == eve)
         #expect(try db.contacts().map(\.didPublicKey) == [grace])
-        // An older contact updated by a withdrawn exchange stays (the peer holds it from before).
+        // An older contact updated by a withdrawn exchange stays (the peer holds it from before), with
+        // the route and graph edge of the exchange the peer holds: its messages reach a mailbox there.
         let again = String(repeating: "03", count: 16)
         try db.recordExchange(contact(grace, pubKey: "R1JB", edge: again), issuedRoute: route(grace), payloadJSON: "{\"c\":1}", confirmation: .pending(edge: again))
+        #expect(try db.contacts().first?.sealedRoute == "route of \(again)")
         #expect(try db.withdrawExchange(edge: again) == nil)
         #expect(try db.contacts().count == 1 && db.pendingConfirmations().isEmpty)
+        #expect(try db.contacts().first?.sealedRoute == "route of \(kept)" && db.contacts().first?.graphExportEdgeId == kept)
+    }
+
+    /// Two unconfirmed exchanges on top of each other, withdrawn in either order: the contact ends as
+    /// the last confirmed exchange left it; a contact both created and updated unconfirmed is deleted.
+    @Test(arguments: Backend.allCases) func stackedUnconfirmedExchangesUnwindInEitherOrder(_ backend: Backend) throws {
+        for lowerFirst in [true, false] {
+            let (db, dir) = try temporaryDatabase(backend)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let grace = "did:key:zDnaeGraceStacked000000000000000000000000000000000000"
+            let e = (1...3).map { String(repeating: "0\($0)", count: 16) }
+            try db.recordExchange(contact(grace, pubKey: "R1JB", edge: e[0]), issuedRoute: route(grace), payloadJSON: "{\"a\":1}", confirmation: .final(edge: e[0]))
+            for (i, edge) in e.dropFirst().enumerated() {
+                try db.recordExchange(contact(grace, pubKey: "R1JB", edge: edge), issuedRoute: route(grace), payloadJSON: "{\"b\":\(i)}", confirmation: .pending(edge: edge))
+            }
+            for edge in lowerFirst ? [e[1], e[2]] : [e[2], e[1]] { try db.withdrawExchange(edge: edge) }
+            #expect(try db.contacts().map(\.graphExportEdgeId) == [e[0]] && db.contacts().first?.sealedRoute == "route of \(e[0])", "lower first: \(lowerFirst)")
+
+            let eve = "did:key:zDnaeEveStacked00000000000000000000000000000000000000"
+            try db.recordExchange(contact(eve, pubKey: "RVZF", edge: e[1]), issuedRoute: route(eve), payloadJSON: "{\"c\":1}", confirmation: .pending(edge: e[1]))
+            try db.recordExchange(contact(eve, pubKey: "RVZF", edge: e[2]), issuedRoute: route(eve), payloadJSON: "{\"c\":2}", confirmation: .pending(edge: e[2]))
+            for edge in lowerFirst ? [e[1], e[2]] : [e[2], e[1]] { try db.withdrawExchange(edge: edge) }
+            #expect(try db.contact(did: eve) == nil, "lower first: \(lowerFirst)")
+        }
     }
 }
 
