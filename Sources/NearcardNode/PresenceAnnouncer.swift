@@ -27,6 +27,13 @@ final class PresenceAnnouncer: Sendable {
     let filter: InterfaceFilter
     /// Seconds between two publications.
     let period: TimeInterval
+    /// This machine's addresses on the announced interfaces, as published (`currentAddresses` by
+    /// default; a test gives its own).
+    let addressSource: @Sendable () -> [PeerAddress]
+    /// How often the addresses are compared with the published ones: a node started before its
+    /// network was up (an address still being assigned, Wi-Fi joined later, DHCP handing out another)
+    /// announces again as soon as they change, not at the next rotation.
+    let addressCheckInterval: TimeInterval
 
     private struct State {
         var publication: (any Announcement)?
@@ -35,11 +42,14 @@ final class PresenceAnnouncer: Sendable {
         var ownTags: [String] = []
         var lastKey: [UInt8]?
         var stopped = false
+        /// The addresses the current publication carries.
+        var publishedAddresses: [PeerAddress] = []
     }
     private let state = Mutex(State())
 
     init(discovery: any Discovery, database: NearcardDatabase, displayName: String?, isPrivate: Bool, port: Int,
-         interfaces: [String], filter: InterfaceFilter, period: TimeInterval) {
+         interfaces: [String], filter: InterfaceFilter, period: TimeInterval, addressCheckInterval: TimeInterval = 2,
+         addresses: (@Sendable () -> [PeerAddress])? = nil) {
         self.discovery = discovery
         self.database = database
         self.displayName = displayName
@@ -48,6 +58,12 @@ final class PresenceAnnouncer: Sendable {
         self.interfaces = interfaces
         self.filter = filter
         self.period = period
+        self.addressCheckInterval = addressCheckInterval
+        if let addresses {
+            addressSource = addresses
+        } else {
+            addressSource = { Self.currentAddresses(interfaces: interfaces, filter: filter) }
+        }
     }
 
     /// The prefix of a private instance name; 8 random hex digits follow.
@@ -64,7 +80,7 @@ final class PresenceAnnouncer: Sendable {
 
     /// This machine's addresses on the interfaces the node announces on, IPv4 and IPv6, each with its
     /// interface (loopback only on loopback).
-    func currentAddresses() -> [PeerAddress] {
+    static func currentAddresses(interfaces: [String], filter: InterfaceFilter) -> [PeerAddress] {
         guard let devices = try? System.enumerateDevices() else { return [] }
         var out: [PeerAddress] = []
         for d in devices where interfaces.isEmpty ? filter.permits(d.name) : interfaces.contains(d.name) {
@@ -94,7 +110,7 @@ final class PresenceAnnouncer: Sendable {
     /// publication, or nil once stopped.
     @discardableResult
     func publish() throws(DiscoveryError) -> (any Announcement)? {
-        let addresses = currentAddresses()
+        let addresses = addressSource()
         let advert = Self.makeAdvert(displayName: displayName, isPrivate: isPrivate, presenceKey: presenceKey(), addresses: addresses)
         // The service goes on the interfaces its host's addresses are on, so it is never announced
         // where it cannot be resolved (nor on an interface the filter denies).
@@ -114,6 +130,7 @@ final class PresenceAnnouncer: Sendable {
         let kept = state.withLock { s -> Bool in
             guard !s.stopped else { return false }
             s.publication = publication
+            s.publishedAddresses = addresses
             return true
         }
         if !kept { publication.withdraw(); return nil }
@@ -136,7 +153,7 @@ final class PresenceAnnouncer: Sendable {
                     events.emit(.error(message: "discovery: this node is not announced on the LAN (\(error)); peers can still reach it by address"))
                 }
             }
-            try? await Task.sleep(nanoseconds: UInt64(max(1, period) * 1e9))
+            await waitForRotation()
             if Task.isCancelled { break }
             do throws(DiscoveryError) {
                 current = try publish()
@@ -146,6 +163,25 @@ final class PresenceAnnouncer: Sendable {
                 events.emit(.error(message: "discovery: cannot announce this node again (\(error.message)); peers can still reach it by address"))
             }
         }
+    }
+
+    /// Waits until the next publication is due: the rotation period, or sooner when the machine's
+    /// addresses on the announced interfaces are no longer the published ones.
+    func waitForRotation() async {
+        let due = Date().addingTimeInterval(max(1, period))
+        while !Task.isCancelled {
+            let left = due.timeIntervalSinceNow
+            if left <= 0 { return }
+            try? await Task.sleep(nanoseconds: UInt64(min(left, max(0.1, addressCheckInterval)) * 1e9))
+            if addressesChanged() { return }
+        }
+    }
+
+    /// Whether the machine's addresses differ from those the current publication carries (in any
+    /// order).
+    func addressesChanged() -> Bool {
+        let now = Set(addressSource())
+        return state.withLock { Set($0.publishedAddresses) } != now
     }
 
     /// Takes the node off the network for good.

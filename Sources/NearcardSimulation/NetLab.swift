@@ -89,6 +89,17 @@ public final class NetLab: @unchecked Sendable {
             try run(["ip", "-n", space.name, "addr", "add", "\(space.ipv4!)/24", "dev", space.interface])
             try run(["ip", "-n", space.name, "link", "set", space.interface, "up"])
         }
+        // Two laptops on a cable have their IPv6 link-local addresses before anyone starts a node:
+        // wait for duplicate-address detection to finish on both ends (about 1–2 s), so the daemons
+        // and the nodes start on a link whose addresses are settled.
+        let deadline = Date().addingTimeInterval(10)
+        for space in made {
+            while Date() < deadline {
+                let (_, out) = try ChildProcess.run([Self.tool("ip"), "-n", space.name, "-6", "addr", "show", "dev", space.interface])
+                if out.contains("fe80:") && !out.contains("tentative") { break }
+                usleep(50_000)
+            }
+        }
         try startDaemons(made)
         return (made[0], made[1])
     }

@@ -123,4 +123,31 @@ final class RecordedAnnouncement: Announcement, Sendable {
         a.withdraw()
         #expect(Set(published).count == 3, "three publications, three names: \(published)")
     }
+
+    /// A node started before its network was up publishes again as soon as the machine's addresses
+    /// change (an IPv6 address that was still being assigned, Wi-Fi joined later), not at the next
+    /// rotation 15 minutes on; while they stay the same it does not.
+    @Test func itAnnouncesAgainWhenTheAddressesChange() async throws {
+        let d = RecordingDiscovery()
+        let v4 = PeerAddress(ip: "10.77.0.1", port: 0, interfaceName: "nc-a", interfaceIndex: 2)
+        let v6 = PeerAddress(ip: "fe80::1", port: 0, interfaceName: "nc-a", interfaceIndex: 2)
+        let machine = Mutex([v4])
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-announce-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let a = PresenceAnnouncer(discovery: d, database: try NearcardDatabase(path: dir + "/nearcard.sqlite"), displayName: "Ada Lovelace",
+                                  isPrivate: false, port: 7447, interfaces: [], filter: InterfaceFilter(), period: 900,
+                                  addressCheckInterval: 0.05, addresses: { machine.withLock { $0 } })
+        let events = EventBus()
+        let first = try #require(try a.publish())
+        let loop = Task { await a.run(first: first, events: events) }
+        defer { loop.cancel(); a.withdraw() }
+        try await Task.sleep(nanoseconds: 400_000_000)
+        #expect(d.published.withLock { $0.count } == 1, "the same addresses: no new publication")
+        machine.withLock { $0 = [v4, v6] }
+        for _ in 0..<100 where d.published.withLock({ $0.count }) < 2 { try await Task.sleep(nanoseconds: 20_000_000) }
+        let p = d.published.withLock { $0 }
+        #expect(p.count == 2)
+        #expect(Set(p.last?.host?.addresses ?? []) == [v4, v6], "the new publication carries the new address")
+        #expect(p.first?.announcement.withdrawn.withLock { $0 } == true, "the old one is withdrawn")
+    }
 }
