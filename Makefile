@@ -49,7 +49,7 @@ deb: release
 	@scripts/install-deps.sh --with-packaging
 	scripts/make-deb.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/nearcard" build
 
-# All groups take about 15 minutes; one group: make bench GROUPS="exchange memory".
+# All groups take about 35 minutes; one group: make bench GROUPS="exchange memory".
 GROUPS ?=
 bench: deps
 	scripts/setup-bench-python.sh
