@@ -8,6 +8,19 @@ import NIOConcurrencyHelpers
 import Glibc
 #endif
 
+/// A `nearcard bot` that accepts everyone (message template, knownContact update) with every
+/// per-address limit lifted, as the serving groups measure it; `prefix` runs it under another command
+/// (`taskset`). `NEARCARD_BENCH_LOG` sets its log level.
+func boothBot(_ exe: String, home: String, scratch: Scratch, log: String, prefix: [String] = []) throws -> NodeProcess {
+    let policy = scratch.root + "/policy.json"
+    try #"{"version": 1, "accept": "everyone", "message": "Thanks, {name}!", "knownContact": "update", "maxConcurrentSessions": 1024}"#
+        .write(toFile: policy, atomically: true, encoding: .utf8)
+    return try NodeProcess(prefix + [exe, "bot", "--policy", policy, "--home", home, "--port", "0", "--no-discovery"]
+                           + (ProcessInfo.processInfo.environment["NEARCARD_BENCH_LOG"].map { ["--log-level", $0] } ?? [])
+                           + ["--max-sessions", "1024", "--max-sessions-per-address", "1024", "--connections-per-minute", "1000000"],
+                           log: scratch.root + "/" + log, keep: false)
+}
+
 /// Issue 7: one `nearcard bot` (release build, its own process) serving K concurrent clients for
 /// `seconds`, counted by the bot's own exchange.completed events. The clients are in this process
 /// and on the same two cores, doing their half of every exchange, so the floor is the crypto of
@@ -18,12 +31,7 @@ func botThroughputBenchmark(clientCounts: [Int] = [8, 32], seconds: Double = 30)
     let scratch = try Scratch("throughput")
     let exe = try nearcardExecutable()
     let botHome = try scratch.home("Booth Bot")
-    let policy = scratch.root + "/policy.json"
-    try #"{"version": 1, "accept": "everyone", "message": "Thanks, {name}!", "knownContact": "update", "maxConcurrentSessions": 1024}"#
-        .write(toFile: policy, atomically: true, encoding: .utf8)
-    let bot = try NodeProcess([exe, "bot", "--policy", policy, "--home", botHome.path, "--port", "0", "--no-discovery"] + (ProcessInfo.processInfo.environment["NEARCARD_BENCH_LOG"].map { ["--log-level", $0] } ?? []) + [
-                               "--max-sessions", "1024", "--max-sessions-per-address", "1024", "--connections-per-minute", "1000000"],
-                              log: scratch.root + "/bot.log", keep: false)
+    let bot = try boothBot(exe, home: botHome.path, scratch: scratch, log: "bot.log")
     defer { bot.stop() }
     let started = try waitForStarted(bot)
     let target = loopbackTarget(port: started.port, did: started.did)
@@ -116,9 +124,6 @@ func botCPUBenchmark(clients: Int = 8, lightClients: Int = 2, rounds: Int = 7, s
     let scratch = try Scratch("cpu")
     let exe = try nearcardExecutable()
     let botHome = try scratch.home("Booth Bot")
-    let policy = scratch.root + "/policy.json"
-    try #"{"version": 1, "accept": "everyone", "message": "Thanks, {name}!", "knownContact": "update", "maxConcurrentSessions": 1024}"#
-        .write(toFile: policy, atomically: true, encoding: .utf8)
     let floor = ExchangeCryptoFloor()
     var contexts: [NodeContext] = []
     for i in 0..<clients { contexts.append(try scratch.service("Client \(i)")) }
@@ -149,10 +154,7 @@ func botCPUBenchmark(clients: Int = 8, lightClients: Int = 2, rounds: Int = 7, s
     let placement = pinned ? "bot on CPU 1, clients on CPU 0" : "bot and clients on both cores"
     _ = cb_pin_process(pinned ? 0 : -1)
     defer { _ = cb_pin_process(-1) }
-    let bot = try NodeProcess((pinned ? ["/usr/bin/taskset", "-c", "1"] : []) + [exe, "bot", "--policy", policy, "--home", botHome.path, "--port", "0", "--no-discovery"]
-                              + (ProcessInfo.processInfo.environment["NEARCARD_BENCH_LOG"].map { ["--log-level", $0] } ?? [])
-                              + ["--max-sessions", "1024", "--max-sessions-per-address", "1024", "--connections-per-minute", "1000000"],
-                              log: scratch.root + "/bot-\(pinned).log", keep: false)
+    let bot = try boothBot(exe, home: botHome.path, scratch: scratch, log: "bot-\(pinned).log", prefix: pinned ? ["/usr/bin/taskset", "-c", "1"] : [])
     defer { bot.stop() }
     let started = try waitForStarted(bot)
     let target = loopbackTarget(port: started.port, did: started.did)
