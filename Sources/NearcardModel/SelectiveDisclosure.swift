@@ -25,9 +25,13 @@ public enum SelectiveDisclosure {
         let did = signer.didKey.did
         var digests: [String] = []
         var disclosures: [String] = []
-        for field in CardField.allCases {
+        // Every field's salt from one draw of the CSPRNG (one system call, not seven).
+        var salts = Sodium.randomBytes(saltByteCount * CardField.allCases.count)
+        defer { salts.wipe() }
+        for (i, field) in CardField.allCases.enumerated() {
             let value = card.value(of: field)
-            let disclosure = makeDisclosure(salt: Base64.urlEncode(Sodium.randomBytes(saltByteCount)), field: field, value: value ?? .null)
+            let salt = Base64.urlEncode(salts[(i * saltByteCount)..<((i + 1) * saltByteCount)])
+            let disclosure = makeDisclosure(salt: salt, field: field, value: value ?? .null)
             digests.append(digest(of: disclosure))
             if fields.contains(field), value != nil { disclosures.append(disclosure) }
         }

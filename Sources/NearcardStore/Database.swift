@@ -684,7 +684,7 @@ public final class NearcardDatabase: Sendable {
             c.myEphemeralMessage, c.theirEphemeralMessage, c.graphExportEdgeId, json(c.credentialIds), json(c.declaredProofClaims),
             payloadJSON, c.memberOf, c.groupVerdict, presenceKey,
         ]
-        return (contactUpsertSQL, values.map(\.sqlValue))
+        return (contactUpsertSQL, values.map { $0.sqlValue })
     }
 
     /// Cached: this runs for every exchange, and compiling it costs more than running it.

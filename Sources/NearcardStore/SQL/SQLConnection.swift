@@ -46,20 +46,20 @@ extension SQLConnection {
 
     @discardableResult
     func execute(_ sql: String, _ arguments: any SQLBindable...) throws -> Int {
-        try execute(sql, arguments.map(\.sqlValue))
+        try execute(sql, arguments.map { $0.sqlValue })
     }
 
     func rows(_ sql: String, _ arguments: any SQLBindable...) throws -> [SQLRow] {
-        try rows(sql, arguments.map(\.sqlValue))
+        try rows(sql, arguments.map { $0.sqlValue })
     }
 
     func row(_ sql: String, _ arguments: any SQLBindable...) throws -> SQLRow? {
-        try rows(sql, arguments.map(\.sqlValue)).first
+        try rows(sql, arguments.map { $0.sqlValue }).first
     }
 
     /// The first column of the first row, or nil when there is no row (or the value is NULL).
     func value<T: SQLReadable>(_ sql: String, _ arguments: any SQLBindable...) throws -> T? {
-        try value(sql, arguments.map(\.sqlValue))
+        try value(sql, arguments.map { $0.sqlValue })
     }
 
     func value<T: SQLReadable>(_ sql: String, _ arguments: [SQLValue]) throws -> T? {

@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+import Synchronization
 
 /// The embedded backend: one SQLite file in WAL mode through GRDB (the default; no server).
 final class SQLiteBackend: StoreBackend {
@@ -34,8 +35,27 @@ final class SQLiteBackend: StoreBackend {
         do { return try pool.read { db in try body(Connection(db: db)) } } catch { throw mapped(error) }
     }
 
+    /// One write transaction (BEGIN IMMEDIATE … COMMIT, rolled back on any error), as GRDB's `write`
+    /// runs it, with its two statements prepared once per connection rather than on every call: an
+    /// exchange's store is a transaction of a few statements, and compiling these two was a tenth of it.
     func write<T>(_ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
-        do { return try pool.write { db in try body(Connection(db: db)) } } catch { throw mapped(error) }
+        do {
+            return try pool.writeWithoutTransaction { db in
+                try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+                do {
+                    let result = try body(Connection(db: db))
+                    try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+                    return result
+                } catch {
+                    // Also after a failed COMMIT (a full disk): SQLite may have rolled back already, and
+                    // GRDB's rollback then does nothing.
+                    try? db.rollback()
+                    throw error
+                }
+            }
+        } catch {
+            throw mapped(error)
+        }
     }
 
     func migrate(_ migrations: [Migration]) throws(StoreError) {
@@ -124,14 +144,14 @@ final class SQLiteBackend: StoreBackend {
         var dialect: SQLDialect { .sqlite }
 
         func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
-            try db.cachedStatement(sql: sql).execute(arguments: Self.arguments(arguments))
+            try Self.prepared(sql, arguments, db).execute()
             return db.changesCount
         }
 
         func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
-            let statement = try db.cachedStatement(sql: sql)
-            let names = statement.columnNames.map { $0.lowercased() }
-            let cursor = try Row.fetchCursor(statement, arguments: Self.arguments(arguments))
+            let statement = try Self.prepared(sql, arguments, db)
+            let names = Self.columnNames(sql, statement)
+            let cursor = try Row.fetchCursor(statement)
             var out: [SQLRow] = []
             while let row = try cursor.next() {
                 out.append(SQLRow(names: names, values: (0..<row.count).map { Self.value(row[$0] as DatabaseValue) }))
@@ -139,14 +159,39 @@ final class SQLiteBackend: StoreBackend {
             return out
         }
 
+        /// The cached statement with its arguments bound. The store's SQL is its own, with one argument
+        /// per placeholder (a mismatch would fail every test that runs the statement): bound without
+        /// GRDB's per-call check of the arguments against the statement.
+        private static func prepared(_ sql: String, _ arguments: [SQLValue], _ db: GRDB.Database) throws -> Statement {
+            let statement = try db.cachedStatement(sql: sql)
+            let bound = Self.arguments(arguments)
+            assert((try? statement.validateArguments(bound)) != nil, "\(arguments.count) arguments do not fit: \(sql)")
+            statement.setUncheckedArguments(bound)
+            return statement
+        }
+
+        /// A statement's column names, lowercased, kept per SQL text: the store's queries are few and run
+        /// again and again (an exchange's reads among them).
+        private static let names = Mutex<[String: [String]]>([:])
+
+        private static func columnNames(_ sql: String, _ statement: Statement) -> [String] {
+            if let known = names.withLock({ $0[sql] }) { return known }
+            let lowered = statement.columnNames.map { $0.lowercased() }
+            // Bounded: the store's own statements are a few dozen; SQL made from input never reaches here.
+            names.withLock { if $0.count < 512 { $0[sql] = lowered } }
+            return lowered
+        }
+
+        /// Arguments as GRDB binds them. (Built from optionals of the existential: GRDB's initializer for a
+        /// sequence of a concrete convertible type goes through a key path per value, several times slower.)
         static func arguments(_ values: [SQLValue]) -> StatementArguments {
-            StatementArguments(values.map { value -> DatabaseValue in
+            StatementArguments(values.map { value -> (any DatabaseValueConvertible)? in
                 switch value {
-                case .null: .null
-                case .integer(let i): i.databaseValue
-                case .real(let d): d.databaseValue
-                case .text(let s): s.databaseValue
-                case .blob(let b): Data(b).databaseValue
+                case .null: nil
+                case .integer(let i): i
+                case .real(let d): d
+                case .text(let s): s
+                case .blob(let b): Data(b)
                 }
             })
         }
