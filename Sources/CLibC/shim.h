@@ -21,4 +21,17 @@ static inline int nearcard_make_undumpable(void) {
     return a == 0 && b == 0 ? 0 : -1;
 }
 static inline int nearcard_is_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
+// The calling thread runs only when its CPU would otherwise be idle, and yields to any other thread
+// at once (Linux SCHED_IDLE; any user may lower a thread's priority so): for work made ahead of need.
+// 0 on success.
+#include <sched.h>
+#ifndef SCHED_IDLE
+#define SCHED_IDLE 5
+#endif
+static inline int nearcard_idle_priority(void) {
+    struct sched_param p = {0};
+    return sched_setscheduler(0, SCHED_IDLE, &p);
+}
+// Names the calling thread (its comm, at most 15 bytes: what top -H and /proc show). 0 on success.
+static inline int nearcard_name_thread(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
 #endif

@@ -84,13 +84,19 @@ public struct ProximityPayload: Sendable, Equatable {
 
     /// Builds and signs a payload: the card reduced to the sharing policy, a fresh SD-JWT over the whole
     /// card, and the bindings to this session, receiver and message.
+    /// `sdProof`: the selective-disclosure proof of exactly this card and policy, when the caller made it
+    /// ahead (`disclosureProof`, fresh for this one payload); else one is made here.
     public static func make(card: Card, policy: SharingPolicy, keys: IdentityKeys, receiver: String?, sessionBinding: [UInt8]?,
-                            ephemeralMessage: String?, sealedRoute: String?, issuerProof: String? = nil,
+                            ephemeralMessage: String?, sealedRoute: String?, issuerProof: String? = nil, sdProof: String? = nil,
                             now: Int64) throws(CryptoError) -> ProximityPayload {
         let disclosed = card.filtered(to: policy.fields)
+        let proof: String
+        if let sdProof { proof = sdProof } else {
+            proof = try SelectiveDisclosure.issue(card: card, disclosing: disclosed.presentFields, signer: keys.p256, issuedAt: now)
+        }
         var payload = ProximityPayload(
             cardFields: disclosed, senderDID: keys.p256.didKey.did, timestamp: now, issuerProof: issuerProof,
-            sdProof: try SelectiveDisclosure.issue(card: card, disclosing: disclosed.presentFields, signer: keys.p256, issuedAt: now),
+            sdProof: proof,
             sealedRoute: sealedRoute,
             pubKey: Base64.encode(keys.x25519.publicKey.rawRepresentation),
             signPubKey: Base64.encode(keys.ed25519.publicKey.rawRepresentation),
@@ -99,6 +105,13 @@ public struct ProximityPayload: Sendable, Equatable {
             ephemeralMessageHash: ephemeralMessage.map(messageHash), payloadSignature: "")
         payload.payloadSignature = Base64.encode(try keys.p256.signature(for: signingInput(unsigned: payload.unsignedJSON)))
         return payload
+    }
+
+    /// The selective-disclosure proof a payload of `card` under `policy` carries: independent of the
+    /// session and the receiver, so a sender may make it before it knows them (fresh salts each time:
+    /// one proof per payload).
+    public static func disclosureProof(card: Card, policy: SharingPolicy, signer: P256.PrivateKey, now: Int64) throws(CryptoError) -> String {
+        try SelectiveDisclosure.issue(card: card, disclosing: card.filtered(to: policy.fields).presentFields, signer: signer, issuedAt: now)
     }
 
     public init(cardFields: Card, senderDID: String, timestamp: Int64, issuerCommitment: String? = nil, issuerProof: String? = nil,

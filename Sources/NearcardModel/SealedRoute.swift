@@ -137,9 +137,12 @@ public enum SealedRoute {
         Array(signatureDomain.utf8) + [0] + JCS.canonicalize(record.json)
     }
 
-    public static func seal(_ record: RouteRecord, signer: Ed25519.PrivateKey, to recipient: X25519.PublicKey) -> String {
+    /// `ephemeral`: the sealed box's one-time key pair, when the caller made it ahead (else a fresh one).
+    public static func seal(_ record: RouteRecord, signer: Ed25519.PrivateKey, to recipient: X25519.PublicKey,
+                            ephemeral: X25519.PrivateKey? = nil) -> String {
         let inner: JSONValue = ["route": record.json, "signature": .string(Base64.encode(signer.signature(for: signingInput(record))))]
-        return Base64.encode(SealedBox.seal(JCS.canonicalize(inner), to: recipient))
+        let plain = JCS.canonicalize(inner)
+        return Base64.encode(ephemeral.map { SealedBox.seal(plain, to: recipient, ephemeral: $0) } ?? SealedBox.seal(plain, to: recipient))
     }
 
     /// Opens and checks a sealed route: it must open with `key`, carry a valid signature by its own

@@ -24,6 +24,7 @@ public enum Dialer {
     /// refuses (nothing listens, no route) is not tried again; only silence is.
     static func exchange(with target: DialTarget, context: NodeContext, consent: ConsentProvider,
                          group: EventLoopGroup) async throws(NodeError) -> SessionResult {
+        SessionTrace.mark("dial")
         let started = Date()
         let budget = context.limits.connectBudget
         var failures: [String] = []
@@ -91,12 +92,17 @@ public enum Dialer {
                 }
             do {
                 _ = try await bootstrap.connect(to: socketAddress).get()
+                SessionTrace.mark("connect returned")
             } catch {
                 promise.fail(error)
                 return isSilence(error) ? .silent(describeConnectError(error)) : .refused(describeConnectError(error))
             }
             // The handler always reports: completed, failed, or lost when the connection closes early.
-            do { return .connected(try await promise.futureResult.get()) } catch {
+            do {
+                let result = try await promise.futureResult.get()
+                SessionTrace.mark("dial result")
+                return .connected(result)
+            } catch {
                 return .connected(.failed(ProtocolError(.internalError, "the exchange ended without a result: \(error)"), peer: nil, byPeer: false))
             }
         }
@@ -123,14 +129,14 @@ extension Dialer {
 
     static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
                         context: NodeContext, group: EventLoopGroup) async -> Result<Bool, ProtocolError> {
-        await mail(MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: context.keys.x25519, ephemeralKey: X25519.PrivateKey()),
+        await mail(MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: context.keys.x25519, ephemeralKey: SessionKeys.take()),
                    at: address, context: context, group: group)
     }
 
     /// Asks a contact's node whether it holds exchange `edge` (a confirmation query, §11); success
     /// carries its answer.
     public static func ask(about edge: String, pinned: X25519.PublicKey, at address: PeerAddress, context: NodeContext) async -> Result<Bool, ProtocolError> {
-        await mail(MailboxStateMachine(asking: edge, to: pinned, staticKey: context.keys.x25519, ephemeralKey: X25519.PrivateKey()),
+        await mail(MailboxStateMachine(asking: edge, to: pinned, staticKey: context.keys.x25519, ephemeralKey: SessionKeys.take()),
                    at: address, context: context, group: MultiThreadedEventLoopGroup.singleton)
     }
 

@@ -45,6 +45,7 @@ public final class NodeContext: Sendable {
         self.limits = limits
         self.hints = Mutex(routeHints)
         self.requiredFields = requiredFields
+        SessionKeys.prepare()
     }
 
     /// Where peers can reach this node, for the sealed routes its next exchanges hand over.

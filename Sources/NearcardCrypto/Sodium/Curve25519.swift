@@ -158,6 +158,26 @@ public enum SealedBox {
         return out
     }
 
+    /// The same box with an ephemeral key pair the caller made (ahead of time, off the critical path of
+    /// a session): byte for byte what `crypto_box_seal` builds with that key pair, so any
+    /// `crypto_box_seal_open` opens it —
+    /// `epk ‖ crypto_box_easy(message, nonce = BLAKE2b-192(epk ‖ recipient), recipient, esk)`.
+    /// The ephemeral key must be fresh and used for this one box; the caller drops it afterwards.
+    public static func seal(_ message: [UInt8], to recipient: X25519.PublicKey, ephemeral: X25519.PrivateKey) -> [UInt8] {
+        Sodium.ensureInitialized()
+        let epk = ephemeral.publicKey.rawRepresentation
+        var nonce = [UInt8](repeating: 0, count: Int(crypto_box_NONCEBYTES))
+        _ = crypto_generichash(&nonce, nonce.count, epk + recipient.rawRepresentation, UInt64(2 * X25519.keyByteCount), nil, 0)
+        var out = epk + [UInt8](repeating: 0, count: message.count + Int(crypto_box_MACBYTES))
+        _ = out.withUnsafeMutableBufferPointer { o in
+            ephemeral.secret.withUnsafeBytes { sk in
+                crypto_box_easy(o.baseAddress! + X25519.keyByteCount, message, UInt64(message.count), nonce, recipient.rawRepresentation,
+                                sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        return out
+    }
+
     public static func open(_ sealed: [UInt8], with recipient: X25519.PrivateKey) throws(CryptoError) -> [UInt8] {
         Sodium.ensureInitialized()
         guard sealed.count >= overhead else {

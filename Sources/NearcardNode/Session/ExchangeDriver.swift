@@ -38,9 +38,11 @@ final class ExchangeDriver: SessionDriver {
     init(initiatorFor node: NodeContext, consent: ConsentProvider, expected: ExpectedPeer, invitation: Invitation.Claim?, remote: String,
          result: @escaping @Sendable (SessionResult) -> Void, connection: SessionConnection) {
         // A fresh Noise static key per session (§5): the long-term key never crosses an exchange's handshake.
-        machine = ExchangeStateMachine(initiatorFor: node.local, expected: expected, sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(),
+        // The keys come made ahead (`SessionKeys`), so the dial does not wait for them.
+        machine = ExchangeStateMachine(initiatorFor: node.local, expected: expected, sessionKey: SessionKeys.take(), ephemeralKey: SessionKeys.take(),
                                        sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
-                                       mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), invitation: invitation)
+                                       mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take(),
+                                       invitation: invitation)
         self.node = node
         self.consent = consent
         self.remote = remote
@@ -52,7 +54,7 @@ final class ExchangeDriver: SessionDriver {
     init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, presenceKey: [UInt8], remote: String, connection: SessionConnection) {
         self.presenceKey = presenceKey
         machine = ExchangeStateMachine(resuming: noise, identity: node.local, presenceKey: presenceKey, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
-                                       mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount))
+                                       mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take())
         self.node = node
         self.consent = node.consent
         self.remote = remote

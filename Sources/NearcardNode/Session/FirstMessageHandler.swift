@@ -55,8 +55,9 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
         SessionTrace.mark("read \(frame.count) (message 1)")
         do throws(ProtocolError) {
             // An exchange's Noise static key is fresh (nothing to know the node by before its person
-            // decides, §5); mail proves the long-term key its route pinned.
-            let first = try SessionDispatch.readFirstMessage(frame, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+            // decides, §5); mail proves the long-term key its route pinned. Both fresh keys come made
+            // ahead (`SessionKeys`): message 2 leaves without waiting for key generation.
+            let first = try SessionDispatch.readFirstMessage(frame, ephemeralKey: SessionKeys.take(), sessionKey: SessionKeys.take(),
                                                              longTermKey: node.keys.x25519)
             if let admitted, !admitted.admission.promote(admitted.ticket) {
                 // Closed to make room while its first message was on its way: it is gone.

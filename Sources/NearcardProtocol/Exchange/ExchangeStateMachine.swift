@@ -164,6 +164,11 @@ public struct ExchangeStateMachine: Sendable {
     private let expected: ExpectedPeer
     private let sasNonce: [UInt8]
     private let mailboxToken: [UInt8]
+    /// The one-time key pair of the sealed box our route travels in (§10): made ahead by the node, used once.
+    private let sealKey: X25519.PrivateKey
+    /// Initiator: the selective-disclosure proof of our card, made once the card is loaded, while the
+    /// responder computes its answer (it depends on neither the session nor the receiver, §9).
+    private var disclosureProof: String?
     /// Responder: the presence key our contacts resolve our tag with (a contact's recall opens with it).
     private let presenceKey: [UInt8]
     /// Initiator: the QR invitation this session was opened with.
@@ -184,9 +189,11 @@ public struct ExchangeStateMachine: Sendable {
     ///   - ephemeralKey: this session's Noise ephemeral key (fresh per session).
     ///   - sasNonce: 32 fresh random bytes.
     ///   - mailboxToken: 32 fresh random bytes for the sealed route we hand over.
+    ///   - sealKey: a fresh X25519 key pair for the sealed box of that route (default: made now).
     ///   - invitation: the QR invitation to present (§19), if the session is opened with one.
     public init(initiatorFor identity: LocalIdentity, expected: ExpectedPeer = ExpectedPeer(), sessionKey: X25519.PrivateKey,
-                ephemeralKey: X25519.PrivateKey, sasNonce: [UInt8], mailboxToken: [UInt8], invitation: Invitation.Claim? = nil) {
+                ephemeralKey: X25519.PrivateKey, sasNonce: [UInt8], mailboxToken: [UInt8], sealKey: X25519.PrivateKey = X25519.PrivateKey(),
+                invitation: Invitation.Claim? = nil) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
         precondition(expected.presenceKey == nil || (expected.did != nil && invitation == nil), "a recall names the contact's DID")
         self.invitation = invitation
@@ -195,13 +202,15 @@ public struct ExchangeStateMachine: Sendable {
         self.expected = expected
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
+        self.sealKey = sealKey
         presenceKey = []
         state = .idle(NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: sessionKey, ephemeralKey: ephemeralKey))
     }
 
     /// A responder whose message 1 `SessionDispatch.readFirstMessage` read (and found to ask for an
     /// exchange); the handshake carries this session's own static key.
-    public init(resuming noise: NoiseXXHandshake, identity: LocalIdentity, presenceKey: [UInt8], sasNonce: [UInt8], mailboxToken: [UInt8]) {
+    public init(resuming noise: NoiseXXHandshake, identity: LocalIdentity, presenceKey: [UInt8], sasNonce: [UInt8], mailboxToken: [UInt8],
+                sealKey: X25519.PrivateKey = X25519.PrivateKey()) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
         precondition(presenceKey.count == ProtocolLimits.presenceKeyByteCount)
         role = .responder
@@ -210,6 +219,7 @@ public struct ExchangeStateMachine: Sendable {
         expected = ExpectedPeer()
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
+        self.sealKey = sealKey
         self.presenceKey = presenceKey
         state = .resumed(noise)
     }
@@ -304,6 +314,12 @@ public struct ExchangeStateMachine: Sendable {
     public mutating func cardLoaded(_ loaded: LocalCard, now: Int64) -> [Action] {
         guard card == nil, !isFinished else { return [] }
         card = loaded
+        // An initiator makes the card as soon as the responder accepts: its disclosure proof is made
+        // now, in the wait for message 2, not then. (A responder's card is made while the initiator
+        // decides, `prepareCard`: nothing to gain, and nothing is made for a stranger it declines.)
+        if role == .initiator, disclosureProof == nil {
+            disclosureProof = try? ProximityPayload.disclosureProof(card: loaded.card, policy: loaded.policy, signer: me.keys.p256, now: now)
+        }
         guard case .deciding(let d) = state, case .waitingForCard(let message) = d.mine else { return [] }
         do throws(ProtocolError) {
             return try sendAcceptance(d, card: loaded, message: message, now: now)
@@ -710,11 +726,11 @@ public struct ExchangeStateMachine: Sendable {
         let route = RouteRecord(did: me.identity.did, pubKey: me.identity.pubKey, signPubKey: me.identity.signPubKey,
                                 fingerprint: me.identity.fingerprint, mailboxToken: mailboxToken, recipient: peer.did, issuedAt: now,
                                 expiresAt: now + card.routeValidity, hints: Array(card.routeHints.prefix(RouteRecord.maximumHints)))
-        let sealed = SealedRoute.seal(route, signer: me.keys.ed25519, to: peer.pubKey)
+        let sealed = SealedRoute.seal(route, signer: me.keys.ed25519, to: peer.pubKey, ephemeral: sealKey)
         do {
             let payload = try ProximityPayload.make(card: card.card, policy: card.policy, keys: me.keys, receiver: peer.did,
                                                     sessionBinding: session.channel.handshakeHash, ephemeralMessage: message, sealedRoute: sealed,
-                                                    issuerProof: card.issuerProof, now: now)
+                                                    issuerProof: card.issuerProof, sdProof: disclosureProof, now: now)
             return PreparedCard(payload: payload, route: route)
         } catch {
             throw ProtocolError(.internalError, "building our card failed: \(error.message)")

@@ -19,15 +19,16 @@ public enum SessionDispatch {
     }
 
     /// - Parameters:
-    ///   - sessionKey: a fresh static key, for an exchange (§5: nothing in it outlives the session).
+    ///   - sessionKey: a fresh static key, for an exchange (§5: nothing in it outlives the session);
+    ///     asked for only when the session is one.
     ///   - longTermKey: the node's X25519 key, which a mail session's message 1 is made for (§15).
-    public static func readFirstMessage(_ frame: [UInt8], ephemeralKey: X25519.PrivateKey, sessionKey: X25519.PrivateKey,
+    public static func readFirstMessage(_ frame: [UInt8], ephemeralKey: X25519.PrivateKey, sessionKey: @autoclosure () -> X25519.PrivateKey,
                                         longTermKey: X25519.PrivateKey) throws(ProtocolError) -> FirstMessage {
         // An exchange's message 1 is an ephemeral key and a tag in the clear.
         var xx = NoiseXXHandshake(role: .responder, prologue: SessionKind.prologue, staticKey: nil, ephemeralKey: ephemeralKey)
         let clear = try? xx.readMessage(frame)
         if clear == SessionKind.exchange.tag {
-            xx.useStaticKey(sessionKey)
+            xx.useStaticKey(sessionKey())
             return .exchange(xx)
         }
         // A mail session's is sealed to our long-term key: it opens only if made for it.
