@@ -63,7 +63,7 @@ public enum Dialer {
         }
     }
 
-    enum Attempt {
+    enum Attempt: Sendable {
         case connected(SessionResult)
         /// No answer in time: worth another try on a lossy network.
         case silent(String)
@@ -90,21 +90,23 @@ public enum Dialer {
                                                               remote: address.description, result: promise)
                     }
                 }
-            do {
-                _ = try await bootstrap.connect(to: socketAddress).get()
+            // One wait for the whole attempt: the connect's outcome is handled on the event loop, so the
+            // waiting task is woken once, with the result, and not also in the middle of the session
+            // (where its thread would compete with the session's for the CPU).
+            let outcome = bootstrap.connect(to: socketAddress).flatMap { _ -> EventLoopFuture<Attempt> in
                 SessionTrace.mark("connect returned")
-            } catch {
+                // The handler always reports: completed, failed, or lost when the connection closes early.
+                return promise.futureResult.map { .connected($0) }.recover { error in
+                    .connected(.failed(ProtocolError(.internalError, "the exchange ended without a result: \(error)"), peer: nil, byPeer: false))
+                }
+            }.recover { error -> Attempt in
                 promise.fail(error)
                 return isSilence(error) ? .silent(describeConnectError(error)) : .refused(describeConnectError(error))
             }
-            // The handler always reports: completed, failed, or lost when the connection closes early.
-            do {
-                let result = try await promise.futureResult.get()
-                SessionTrace.mark("dial result")
-                return .connected(result)
-            } catch {
-                return .connected(.failed(ProtocolError(.internalError, "the exchange ended without a result: \(error)"), peer: nil, byPeer: false))
-            }
+            // (Every path above ends in an attempt: the future cannot fail.)
+            let attempt = (try? await outcome.get()) ?? .refused("the connection attempt ended without an outcome")
+            SessionTrace.mark("dial result")
+            return attempt
         }
     }
 
