@@ -76,7 +76,7 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
 
     /// A store failure met while serving a face.
     public init(storage error: Error, while doing: String) {
-        if let e = error as? StoreError, e.kind == .notFound {
+        if let e = error as? StoreError, e.kind == .notFound || e.kind == .unmatched {
             self.init(.notFound, e.message)
         } else if let e = error as? StoreError, e.kind == .invalidInput {
             self.init(.invalidInput, e.message)

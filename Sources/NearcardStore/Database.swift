@@ -402,7 +402,7 @@ public final class NearcardDatabase: Sendable {
     public func findContact(_ query: String) throws(StoreError) -> Contact {
         let all = try contacts()
         let q = query.trimmingCharacters(in: .whitespaces)
-        guard !q.isEmpty else { throw StoreError(.notFound, "an empty name names no contact; list them with: nearcard contacts") }
+        guard !q.isEmpty else { throw StoreError(.unmatched, "an empty name names no contact; list them with: nearcard contacts") }
         if let exact = all.first(where: { $0.id.caseInsensitiveCompare(q) == .orderedSame || $0.didPublicKey == q }) { return exact }
         var matches: [Contact] = []
         if q.count >= 4 { matches = all.filter { $0.id.uppercased().hasPrefix(q.uppercased()) } }
@@ -417,10 +417,10 @@ public final class NearcardDatabase: Sendable {
             } else if q.count < 4, all.contains(where: { $0.id.uppercased().hasPrefix(q.uppercased()) }) {
                 hint = "an id prefix needs at least 4 characters"
             }
-            throw StoreError(.notFound, "no contact is named \"\(q)\"; \(hint)")
+            throw StoreError(.unmatched, "no contact is named \"\(q)\"; \(hint)")
         default:
             let names = matches.prefix(5).map { "\($0.id.prefix(8)) \($0.name)" }.joined(separator: ", ")
-            throw StoreError(.notFound, "\"\(q)\" names \(matches.count) contacts (\(names)); give more of the id")
+            throw StoreError(.unmatched, "\"\(q)\" names \(matches.count) contacts (\(names)); give more of the id")
         }
     }
 

@@ -50,6 +50,19 @@ public struct IdentityStore: Sendable {
         do { return try KeyFile.isSealed(bytes, name: home.secretKeysPath) } catch { throw StoreError(error) }
     }
 
+    /// Checks the secret-key file without asking for a passphrase: it exists, only this user can read it,
+    /// and it is a Nearcard key file; unsealed, its keys are also checked against identity.json (sealed,
+    /// that takes the passphrase). Returns whether the keys are sealed; throws what is wrong (`.keyFile`).
+    public func checkSecrets() throws(StoreError) -> Bool {
+        guard try isSealed() else {
+            do { _ = try unlock(passphrase: { nil }) } catch let e as StoreError { throw e } catch {
+                throw StoreError(.keyFile, "\(home.secretKeysPath): \(error)")
+            }
+            return false
+        }
+        return true
+    }
+
     /// Opens the secret keys; `passphrase` is asked only when they are sealed. The keys must match
     /// identity.json, or the pair is refused as damaged.
     public func unlock(passphrase: () throws -> SecureBytes?) throws -> IdentityKeys {

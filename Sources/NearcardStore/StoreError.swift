@@ -13,8 +13,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case wrongPassphrase
         /// Input a user gave (a card file, a field value) is not acceptable.
         case invalidInput
-        /// Something asked for does not exist (a contact id, …).
+        /// Something asked for does not exist (a card, a credential, a message id, …).
         case notFound
+        /// A reference to a contact — a whole name, 4+ characters of its id, a DID — that names no contact
+        /// or several (listed): the one matcher every command that names a contact uses (DESIGN.md).
+        case unmatched
         /// The file system refused (permissions, disk full, …).
         case io
         /// The SQLite database is locked, corrupt or from a newer Nearcard.

@@ -26,7 +26,7 @@ extension WebUI {
             } catch let e as NodeError {
                 return Self.error(e.kind == .notFound ? .notFound : .badRequest, e.message)
             } catch let e as StoreError {
-                return Self.error(e.kind == .notFound ? .notFound : .badRequest, e.message)
+                return Self.error(e.kind == .notFound || e.kind == .unmatched ? .notFound : .badRequest, e.message)
             }
         }
     }

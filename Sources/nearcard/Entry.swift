@@ -13,10 +13,11 @@ struct Nearcard: AsyncParsableCommand {
         Start with `nearcard init --name "Your Name"`. Data lives in $NEARCARD_HOME \
         (default ~/.local/share/nearcard).
 
-        Exit codes: 0 ok · 1 a check failed · 2 malformed input · 3 identity problem \
-        (none, exists, wrong passphrase, damaged key file) · 4 environment (avahi-daemon, D-Bus, a port) · \
-        5 storage · 6 not found · 7 declined · 8 peer unreachable · 9 connection lost · 10 timed out · \
-        64 usage · 70 internal error · 130 interrupted.
+        Exit codes: 0 ok · 1 a check failed · 2 malformed input, or a name that matches no contact or \
+        several · 3 identity problem (none, exists, wrong passphrase, damaged key file) · 4 environment \
+        (avahi-daemon, D-Bus, a port) · 5 storage · 6 not found (no card, group, credential) · 7 declined · \
+        8 peer unreachable · 9 connection lost · 10 timed out · 11 unconfirmed (the other node has not yet \
+        confirmed it kept your card) · 64 usage · 70 internal error · 130 interrupted.
         """,
         version: "0.1.0",
         subcommands: [Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Bot.self, Simulate.self, Peers.self, Exchange.self, Contacts.self,

@@ -65,6 +65,28 @@ import Testing
         // init still refuses: a damaged identity is not an absent one.
         #expect(try cli.run(["init"]).code == 3)
         #expect(sha(cli.secretsPath) == before)
+        // `id` shows the public identity, says the secret keys are damaged, and fails as the others do.
+        let id = try cli.run(["id"])
+        #expect(id.code == 3 && id.stdout.contains("did:key:") && id.stdout.contains("DAMAGED"), "\(id.stdout)")
+        #expect(id.stderr.contains(cli.secretsPath) && id.stderr.split(separator: "\n").count == 1, "\(id.stderr)")
+        #expect(sha(cli.secretsPath) == before)
+    }
+
+    /// Secret keys from another identity, well formed: every key file reads, but the pair does not match.
+    @Test func idAndDoctorNoticeSecretKeysOfAnotherIdentity() throws {
+        let cli = try CLI(), other = try CLI()
+        defer { cli.cleanUp(); other.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        try other.run(["init", "--name", "Eve"])
+        // Written over Ada's file (its owner and mode stay: the tests' nodes run as another account).
+        try Data(contentsOf: URL(fileURLWithPath: other.secretsPath)).write(to: URL(fileURLWithPath: cli.secretsPath))
+        let id = try cli.run(["id"])
+        #expect(id.code == 3 && id.stderr.contains("do not match"), "\(id.stderr)")
+        // An identity that cannot sign stops every exchange: doctor's identity check says so.
+        let doctor = try cli.run(["doctor", "--json", "--timeout", "1"])
+        let checks = doctor.json["checks"]?.arrayValue ?? []
+        let identity = try #require(checks.first { $0["check"]?.stringValue == "identity" }, "\(doctor.stdout)")
+        #expect(identity["status"]?.stringValue == "problem" && identity["message"]?.stringValue?.contains("do not match") == true, "\(doctor.stdout)")
     }
 
     @Test func groupReadableSecretKeysAreRefused() throws {

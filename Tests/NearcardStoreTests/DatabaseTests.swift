@@ -151,7 +151,7 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         #expect(try db.findContact("ADA BYRON").id == b.id)
         #expect(try db.findContact("did:key:zGrace").id == g.id)
         for partial in ["v", "lovelace", "Ada", "Byron", String(a.id.prefix(3))] {
-            #expect { try db.findContact(partial) } throws: { ($0 as? StoreError)?.kind == .notFound }
+            #expect { try db.findContact(partial) } throws: { ($0 as? StoreError)?.kind == .unmatched }
         }
         #expect { try db.findContact("v") } throws: { ($0 as? StoreError)?.message.contains("give a whole name") == true }
         _ = try db.keep(manual(Card(name: "ada byron", email: "other@x")))

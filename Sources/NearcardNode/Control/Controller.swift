@@ -80,7 +80,7 @@ public final class Controller: Sendable {
                     let item = try await runtime.send(message: text, to: contact)
                     self.reply(command, ref: ref, ok: item.state != .failed, ["message": item.json])
                 } catch let e as StoreError {
-                    self.failure(command, ref: ref, code: e.kind == .notFound ? "not_found" : "storage", e.message)
+                    self.failure(command, ref: ref, code: e.kind == .notFound || e.kind == .unmatched ? "not_found" : "storage", e.message)
                 } catch let e as NodeError {
                     self.failure(command, ref: ref, code: Self.code(e, lookingFor: "not_found"), e.message)
                 } catch {

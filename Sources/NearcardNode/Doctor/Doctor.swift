@@ -142,8 +142,12 @@ public enum Doctor {
                                 fix: "chmod 600 \(home.secretKeysPath)"), nil)
         }
         do {
-            let identity = try IdentityStore(home: home).loadPublic()
-            return (DoctorCheck("identity", .ok, "\(identity.name ?? "(no name)"), fingerprint \(identity.fingerprint)"), identity.fingerprint)
+            let store = IdentityStore(home: home)
+            let identity = try store.loadPublic()
+            // The secret keys are what an exchange signs with: a damaged or foreign file stops every one.
+            let sealed = try store.checkSecrets()
+            return (DoctorCheck("identity", .ok, "\(identity.name ?? "(no name)"), fingerprint \(identity.fingerprint), secret keys \(sealed ? "sealed" : "readable")"),
+                    identity.fingerprint)
         } catch {
             return (DoctorCheck("identity", .problem, error.message, fix: "restore \(home.path) from a backup, or start again elsewhere: nearcard init --home NEWDIR --name \"Your Name\""), nil)
         }

@@ -36,7 +36,16 @@ struct Id: AsyncParsableCommand {
             } else if json {
                 Console.json(identity.json)
             } else {
-                Console.table(IdentityDisplay.rows(identity, sealed: try? store.isSealed()) + [("Home", store.home.path)])
+                // The public identity is shown even when the secret keys are damaged; then the command
+                // says so and fails (exit 3), as every command that needs them would.
+                let secrets = Result { () throws(StoreError) -> Bool in try store.checkSecrets() }
+                let state: String
+                switch secrets {
+                case .success(let sealed): state = sealed ? "sealed under a passphrase" : "not sealed (mode 0600)"
+                case .failure: state = "DAMAGED (see below)"
+                }
+                Console.table(IdentityDisplay.rows(identity, secretKeys: state) + [("Home", store.home.path)])
+                if case .failure(let problem) = secrets { throw problem }
             }
         }
     }

@@ -104,12 +104,16 @@ struct Init: AsyncParsableCommand {
 /// How an identity is shown to people.
 enum IdentityDisplay {
     static func rows(_ identity: PublicIdentity, sealed: Bool?) -> [(String, String)] {
+        rows(identity, secretKeys: sealed.map { $0 ? "sealed under a passphrase" : "not sealed (mode 0600)" })
+    }
+
+    static func rows(_ identity: PublicIdentity, secretKeys: String?) -> [(String, String)] {
         var rows: [(String, String)] = [("DID", identity.did)]
         rows.append(("Name", identity.name ?? "(none)"))
         rows.append(("Fingerprint", identity.fingerprint))
         rows.append(("pubKey", Base64.encode(identity.pubKey.rawRepresentation) + "  (X25519)"))
         rows.append(("signPubKey", Base64.encode(identity.signPubKey.rawRepresentation) + "  (Ed25519)"))
-        if let sealed { rows.append(("Secret keys", sealed ? "sealed under a passphrase" : "not sealed (mode 0600)")) }
+        if let secretKeys { rows.append(("Secret keys", secretKeys)) }
         return rows
     }
 }

@@ -10,7 +10,8 @@ enum Exit: Int32 {
     case ok = 0
     /// A check failed: a signature, a time claim, a verification; an exchange declined.
     case checkFailed = 1
-    /// Malformed input: a token, DID, JSON, key or card file that cannot be parsed.
+    /// Malformed input: a token, DID, JSON, key or card file that cannot be parsed; a reference to a
+    /// contact or peer that names no one or several (DESIGN.md's one matcher).
     case malformedInput = 2
     /// Identity: none yet, one exists already, wrong passphrase, damaged or unsafe key file.
     case identity = 3
@@ -18,7 +19,7 @@ enum Exit: Int32 {
     case environment = 4
     /// Storage or file-system error.
     case storage = 5
-    /// Something not found (a contact, a peer).
+    /// Something not found: no card yet, no such group, credential or message id.
     case notFound = 6
     /// A person or policy declined an exchange, or did not decide in time.
     case declined = 7
@@ -73,6 +74,8 @@ func classify(_ error: Error) -> (Exit, String) {
         case .noIdentity, .identityExists, .keyFile, .wrongPassphrase: return (.identity, e.message)
         case .invalidInput: return (.malformedInput, e.message)
         case .notFound: return (.notFound, e.message)
+        // DESIGN.md's one matcher: a contact reference that names no one, or several, exits 2.
+        case .unmatched: return (.malformedInput, e.message)
         case .io, .database: return (.storage, e.message)
         case .withdrawn: return (.checkFailed, e.message)
         }
