@@ -5,6 +5,10 @@ import subprocess
 import threading
 import time
 
+# Its checks are assert statements: with -O (or PYTHONOPTIMIZE) they would pass anything.
+if not __debug__:
+    raise SystemExit("jsonl_node.py: run it without -O / PYTHONOPTIMIZE (its checks are asserts)")
+
 
 class JsonlNode:
     """Starts `argv` (under `wrap`, e.g. a lab namespace's `ip netns exec NS env DBUS_SYSTEM_BUS_ADDRESS=…`), reads its events on a thread and

@@ -31,6 +31,10 @@ import json
 import secrets
 import sys
 
+# Its checks are assert statements: with -O (or PYTHONOPTIMIZE) they would pass anything.
+if not __debug__:
+    raise SystemExit("psi.py: run it without -O / PYTHONOPTIMIZE (its checks are asserts)")
+
 # --- ristretto255 (RFC 9496) -------------------------------------------------------------------
 
 P = 2**255 - 19

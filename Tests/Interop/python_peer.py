@@ -78,6 +78,10 @@ from nacl.public import PrivateKey as X25519Private, PublicKey as X25519Public, 
 from nacl.signing import SigningKey, VerifyKey
 from noise.connection import Keypair, NoiseConnection
 
+# Its checks are assert statements: with -O (or PYTHONOPTIMIZE) they would pass anything.
+if not __debug__:
+    raise SystemExit("python_peer.py: run it without -O / PYTHONOPTIMIZE (its checks are asserts)")
+
 B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 FIELDS = ["name", "email", "phone", "company", "title", "socialNetworks", "skills"]
 TAG = b"nearcard/2"

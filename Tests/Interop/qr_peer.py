@@ -31,6 +31,10 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from joserfc import jws
 from joserfc.jwk import ECKey
 
+# Its checks are assert statements: with -O (or PYTHONOPTIMIZE) they would pass anything.
+if not __debug__:
+    raise SystemExit("qr_peer.py: run it without -O / PYTHONOPTIMIZE (its checks are asserts)")
+
 B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 UUID_UPPER = re.compile(r"^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$")

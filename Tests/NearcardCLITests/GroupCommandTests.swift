@@ -77,7 +77,7 @@ import Testing
         let hex = "0x" + Hex.encode([UInt8](repeating: 0, count: 31) + [42])
         #expect(try cli.run(["group", "trust", hex, "--name", "Hex group"]).code == 0)
         #expect(try cli.run(["group", "trust", Self.root, "--name", "Attendees"]).code == 0)
-        let list = try cli.run(["group", "list", "--json"]).json.arrayValue ?? []
+        let list = try cli.run(["group", "list", "--json"]).list()
         #expect(list.map { $0["root"]?.stringValue } == ["42", Self.root])
         #expect(list.first?["depth"] == .null)
         // A value that is no root: refused, nothing stored.

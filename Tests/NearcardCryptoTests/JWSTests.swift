@@ -61,7 +61,10 @@ import Testing
         #expect(key == did)
         #expect(try JWTVerifier(now: 2000, leeway: 0).verify(token) == .invalid(.expired(exp: 2000, now: 2000)))
         #expect(try JWTVerifier(now: 999, leeway: 0).verify(token) == .invalid(.notYetValid(nbf: 1000, now: 999)))
-        #expect(try JWTVerifier(now: 1990, leeway: 60).verify(token) != .invalid(.expired(exp: 2000, now: 1990)))
+        // The leeway forgives a clock that runs up to `leeway` seconds off, on both ends, and no more.
+        guard case .valid = try JWTVerifier(now: 2030, leeway: 60).verify(token) else { Issue.record("30 s past exp within a 60 s leeway"); return }
+        guard case .valid = try JWTVerifier(now: 970, leeway: 60).verify(token) else { Issue.record("30 s before nbf within a 60 s leeway"); return }
+        #expect(try JWTVerifier(now: 2060, leeway: 60).verify(token) == .invalid(.expired(exp: 2000, now: 2060)))
         // Another key named explicitly: bad signature.
         let other = DIDKey(P256.PrivateKey().publicKey)
         #expect(try verifier.verify(token, key: other) == .invalid(.badSignature(keyID: other.did)))

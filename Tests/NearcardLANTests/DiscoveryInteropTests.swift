@@ -57,7 +57,7 @@ import Testing
         publisher.kill(SIGTERM)
         publisher.wait()
         usleep(500_000)
-        let after = try lab.nearcard(["peers", "--json", "--timeout", "1.5"], home: someone.home).json.arrayValue ?? []
+        let after = try lab.nearcard(["peers", "--json", "--timeout", "1.5"], home: someone.home).list()
         #expect(!after.contains { $0["instance"] == "Outside Node" })
     }
 
@@ -68,9 +68,9 @@ import Testing
         defer { someone.cli.cleanUp() }
         _ = try lab.spawn(["avahi-publish", "-s", "Ghost", "_nearcard._tcp", "7998", "v=2", "t=fedcba9876543210fedcba9876543210"], log: log("ghost"))
         usleep(1_500_000)
-        let listed = try lab.nearcard(["peers", "--json", "--timeout", "1.5"], home: someone.home).json.arrayValue ?? []
+        let listed = try lab.nearcard(["peers", "--json", "--timeout", "1.5"], home: someone.home).list()
         #expect(!listed.contains { $0["instance"] == "Ghost" })
-        let all = try lab.nearcard(["peers", "--json", "--all", "--timeout", "1.5"], home: someone.home).json.arrayValue ?? []
+        let all = try lab.nearcard(["peers", "--json", "--all", "--timeout", "1.5"], home: someone.home).list()
         #expect(all.first { $0["instance"] == "Ghost" }?["reachable"] == false)
     }
 
@@ -139,7 +139,7 @@ import Testing
         _ = try lab.listen(home: c.home, ["--accept", "all"], log: log("cyrillic"))
         var peers: [JSONValue] = []
         for _ in 0..<5 where peers.count < 2 {
-            peers = try lab.nearcard(["peers", "--json", "--timeout", "2"], home: viewer.home).json.arrayValue ?? []
+            peers = try lab.nearcard(["peers", "--json", "--timeout", "2"], home: viewer.home).list()
         }
         for name in [ascii, cyrillic] {
             let p = try #require(peers.first { $0["name"]?.stringValue == name }, "\(name) not announced: \(peers)")

@@ -148,7 +148,7 @@ import Glibc
         #expect(try pg.sql("SELECT state FROM outboxMessage WHERE id = '\(id)'", database: name) == "delivered")
         let deliveries = logs.flatMap(events).filter { $0["event"] == "message.delivered" && $0["id"]?.stringValue == id }
         #expect(deliveries.count == 1, "delivered \(deliveries.count) times")
-        let inbox = try reader.cli.run(["inbox", "--json"]).json.arrayValue ?? []
+        let inbox = try reader.cli.run(["inbox", "--json"]).list()
         #expect(inbox.filter { $0["text"] == "See you at the afterparty" }.count == 1)
     }
 }

@@ -13,7 +13,7 @@ import Testing
     /// Waits until `person` sees a peer `match` accepts; returns it.
     func waitForPeer(_ lab: Lab, as person: TestPerson, _ what: String, _ match: (JSONValue) -> Bool) throws -> JSONValue {
         for _ in 0..<20 {
-            let peers = try lab.nearcard(["peers", "--json", "--timeout", "1"], home: person.home).json.arrayValue ?? []
+            let peers = try lab.nearcard(["peers", "--json", "--timeout", "1"], home: person.home).list()
             if let p = peers.first(where: match) { return p }
         }
         throw LabError("\(what) did not appear")

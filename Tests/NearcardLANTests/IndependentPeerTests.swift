@@ -27,7 +27,12 @@ import Testing
         #expect(r.code == 0, "\(r.stderr)")
         let report = r.json
         #expect(report["completed"] == true)
-        for (check, ok) in report["checks"]?.objectValue ?? [:] { #expect(ok == true, "python's check \(check)") }
+        // Every check the Python side makes of our card (§9, §10) is there, and holds.
+        let checks = report["checks"]?.objectValue ?? [:]
+        let expected: Set = ["signature", "sender", "receiver", "binding", "pubKey", "signPubKey", "timestamp", "nonce", "message", "presenceKey",
+                             "sdJwtSignature", "disclosures", "route"]
+        #expect(Set(checks.keys) == expected, "python's checks: \(r.stdout)")
+        for (check, ok) in checks { #expect(ok == true, "python's check \(check)") }
         #expect(report["theirCard"] == ["company": "Nearcard", "name": "Swift Node"], "only the default shared fields")
         #expect(report["hiddenFields"] == 5)
         #expect(report["theirMessage"] == "hello python")
@@ -135,6 +140,8 @@ import Testing
         let longTerm = try grace.cli.run(["id", "--json"]).json["pubKey"]
         for n in [2, 5, 7, 13] {
             let r = try lab.run([CLI.python, stranger, "127.0.0.1", String(port), "--stop-after", String(n), "--decline-expected"])
+            // The stranger ran and reported (an empty report would hold nothing either).
+            #expect(r.json["stoppedAfter"]?.integerValue != nil, "stopping after \(n): \(r.stdout) \(r.stderr)")
             let holds = r.json["holds"]?.objectValue ?? [:]
             #expect(identifying.allSatisfy { holds[$0] == nil }, "stopping after \(n), a stranger declined holds \(holds)")
             #expect(holds["sessionStatic"] != nil && holds["sessionStatic"] != longTerm, "only a per-session key: \(r.stdout)")
@@ -152,12 +159,15 @@ import Testing
         let (accepting, port2) = try lab.listen(home: grace.home, ["--no-discovery", "--accept", "all"], log: log("accepting"))
         defer { accepting.kill(SIGTERM) }
         let before = try lab.run([CLI.python, stranger, "127.0.0.1", String(port2), "--stop-after", "6", "--drain", "0"])
+        // (The stranger ran to where it was told to stop: an empty report holds nothing either.)
+        #expect(before.code == 0 && before.json["stoppedAfter"] == 6, "\(before.stdout) \(before.stderr)")
         #expect(before.json["holds"]?["did"] == nil, "nothing before the node decided: \(before.stdout)")
         let after = try lab.run([CLI.python, stranger, "127.0.0.1", String(port2), "--stop-after", "7", "--drain", "0"])
         #expect(after.json["holds"]?["did"]?.stringValue == grace.did && after.json["holds"]?["identityVerified"] == true,
                 "the acceptance carries the proven identity: \(after.stdout)")
         #expect(after.json["holds"]?["presenceKey"] == nil, "the presence key comes only with the card, after both accepted")
         let posing = try lab.run([CLI.python, stranger, "127.0.0.1", String(port2), "--ask-sealed", "--stop-after", "7", "--drain", "0"])
+        #expect(posing.code == 0 && posing.json["stoppedAfter"] == 7, "\(posing.stdout) \(posing.stderr)")
         #expect(posing.json["holds"]?["sealedIdentity"] != nil && posing.json["holds"]?["did"] == nil,
                 "a stranger posing as a contact cannot open what it is sent: \(posing.stdout)")
         for probe in ["ik", "xx-tag"] {

@@ -34,7 +34,7 @@ import Testing
         let r = try lab.nearcard(["message", "Grace", "Lunch tomorrow?\nSay 12:30.", "--json"], home: ada.home)
         #expect(r.code == 0, "\(r.stderr)")
         #expect(r.json["state"] == "delivered")
-        let inbox = try grace.cli.run(["inbox", "--json"]).json.arrayValue ?? []
+        let inbox = try grace.cli.run(["inbox", "--json"]).list()
         #expect(inbox.count == 1)
         #expect(inbox.first?["text"] == "Lunch tomorrow?\nSay 12:30.")
         #expect(inbox.first?["contact"] == "Ada" && inbox.first?["keysMatched"] == true)
@@ -87,9 +87,9 @@ import Testing
         #expect(r.code == 0, "queued is not a failure: \(r.stderr)")
         // (v2: Mallory's node cannot open a mail message sealed to Grace's key, so it closes unanswered.)
         #expect(r.json["state"] == "queued" && r.json["lastError"]?.stringValue?.contains("not the contact") == true, "\(r.stdout)")
-        let outbox = try ada.cli.run(["outbox", "--json"]).json.arrayValue ?? []
+        let outbox = try ada.cli.run(["outbox", "--json"]).list()
         #expect(outbox.first?["state"] == "queued" && outbox.first?["nextAttemptAt"] != .null, "\(outbox)")
-        #expect(try mallory.cli.run(["inbox", "--json"]).json.arrayValue?.isEmpty ?? true)
+        #expect(try mallory.cli.run(["inbox", "--json"]).list().isEmpty)
         malloryNode.kill(SIGTERM)
         malloryNode.wait()
         _ = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7461"], log: log("grace2"))
@@ -98,7 +98,7 @@ import Testing
         for _ in 0..<8 where !delivered {
             sleep(3)
             _ = try a.nearcard(["outbox", "--send", "--wait", "1"], home: ada.home)
-            delivered = (try grace.cli.run(["inbox", "--json"]).json.arrayValue ?? []).contains { $0["text"] == "Still at the conference?" }
+            delivered = (try grace.cli.run(["inbox", "--json"]).list()).contains { $0["text"] == "Still at the conference?" }
         }
         #expect(delivered, "the message reached Grace once she was back")
     }

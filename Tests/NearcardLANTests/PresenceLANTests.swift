@@ -95,7 +95,7 @@ func giveBack(_ person: TestPerson) {
     func peers(_ lab: Lab, as person: TestPerson, until: ([JSONValue]) -> Bool) throws -> [JSONValue] {
         var last: [JSONValue] = []
         try wait("peers as \(person.home.lastPathComponent)") {
-            last = try lab.nearcard(["peers", "--json", "--timeout", "2"], home: person.home).json.arrayValue ?? []
+            last = try lab.nearcard(["peers", "--json", "--timeout", "2"], home: person.home).list()
             return until(last)
         }
         return last

@@ -48,7 +48,7 @@ import Testing
         // A follow-up message, delivered to Ada's running node and read in her inbox.
         let sent = try lab.nearcard(["message", "Ada Lovelace", "Coffee at four?", "--json"], home: grace.home)
         #expect(sent.code == 0 && sent.json["state"] == "delivered", "\(sent.stdout) \(sent.stderr)")
-        let inbox = try ada.cli.run(["inbox", "--json"]).json.arrayValue ?? []
+        let inbox = try ada.cli.run(["inbox", "--json"]).list()
         #expect(inbox.first?["text"] == "Coffee at four?" && inbox.first?["contact"] == "Grace Hopper")
 
         // A QR code written to a file the person owns, and scanned back by another person.

@@ -182,8 +182,6 @@ func failure(_ r: Result<ProximityPayload.Verified, PayloadFailure>) -> PayloadF
         let proof = try SelectiveDisclosure.issue(card: ada, disclosing: [.name], signer: keys.p256, issuedAt: 1)
         // A disclosure the issuer never committed to.
         let forged = proof + SelectiveDisclosure.makeDisclosure(salt: "AAAAAAAAAAAAAAAAAAAAAA", field: .title, value: "CEO") + "~"
-        #expect(throws: Never.self) { _ = forged }
-        if case .success = SelectiveDisclosure.verify(forged, issuer: issuer) { Issue.record("a forged disclosure verified") }
         #expect(SelectiveDisclosure.verify(forged, issuer: issuer) == .failure(.unknownDisclosure))
         // Another issuer's DID.
         #expect(SelectiveDisclosure.verify(proof, issuer: DIDKey(P256.PrivateKey().publicKey)).isFailure)

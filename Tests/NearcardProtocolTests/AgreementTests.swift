@@ -37,7 +37,9 @@ import Testing
         let responderHolds = pair.rEvents.committed != nil
         let initiatorStored = pair.iEvents.committed != nil
         let confirmed = pair.iEvents.contains { if case .confirmed = $0 { true } else { false } }
-        // The query: the responder answers "held" exactly when it stored the contact.
+        // The query, as §11 rules it: the responder answers "held" exactly when it stored the contact. (This
+        // suite checks what the two machines store at every cut; the query itself — its answer from the
+        // store, the withdrawal — runs for real in AgreementStoreTests and, over TCP, in FaultLabTests.)
         let initiatorHolds = initiatorStored && (confirmed || responderHolds)
         return (Books(initiator: initiatorHolds, responder: responderHolds), initiatorStored && !confirmed)
     }

@@ -65,7 +65,12 @@ import Testing
         plain.decide(initiator: false, accept: true)
         plain.decide(initiator: true, accept: true)
         #expect(plain.iEvents.completed?.invited == false)
-        for case .identified(_, _, let invite) in plain.rEvents { #expect(invite == nil) }
+        var identified = 0
+        for case .identified(_, _, let invite) in plain.rEvents {
+            identified += 1
+            #expect(invite == nil, "a session opened without an invitation presents none")
+        }
+        #expect(identified == 1, "the responder identified the initiator once")
     }
 
     /// An invitation goes with the initiator's identity (v2: a hello without one asks a recognised

@@ -282,13 +282,19 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
                                      contactID: kept.id, senderPubKey: X25519.PrivateKey().publicKey, senderSignPubKey: signer.publicKey))
         // Someone else stays.
         try db.recordContact(proximityContact(did: "did:key:zGrace", name: "Grace Hopper", message: "hello"), payloadJSON: "{}")
+        let markers = ["Zanzibar Quux", "zq@unique-marker.example", "ephemeral-marker-3141", "outbox-marker-2718", "inbox-marker-1618", "ZanzibarQuux"]
+        // The control: before the deletion every marker is in the files, so their absence after it means something.
+        let before = [db.path, db.path + "-wal"].map { (try? Data(contentsOf: URL(fileURLWithPath: $0))) ?? Data() }
+        for marker in markers {
+            #expect(before.contains { $0.range(of: Data(marker.utf8)) != nil }, "\(marker) was never written where this test looks")
+        }
 
         #expect(try db.deleteContact(id: kept.id))
         #expect(try db.contacts().map(\.name) == ["Grace Hopper"])
         #expect(try db.inbox().isEmpty && db.outbox(all: true).isEmpty && db.issuedRoutes(contactDID: did).isEmpty && db.exchanges(contactDID: did).isEmpty)
         for file in [db.path, db.path + "-wal", db.path + "-shm"] {
             let bytes = (try? Data(contentsOf: URL(fileURLWithPath: file))) ?? Data()
-            for marker in ["Zanzibar Quux", "zq@unique-marker.example", "ephemeral-marker-3141", "outbox-marker-2718", "inbox-marker-1618", "ZanzibarQuux"] {
+            for marker in markers {
                 #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(marker) is still in \(URL(fileURLWithPath: file).lastPathComponent)")
             }
         }

@@ -32,6 +32,21 @@ public struct CLI: Sendable {
         public let stdout: String
         public let stderr: String
         public var json: JSONValue { (try? JSONParser.parse(stdout)) ?? .null }
+
+        /// The JSON array a listing command printed (`contacts`, `peers`, `inbox`, `outbox --json`). A command
+        /// that failed, or printed something else, throws: it is never an empty list, so a check that
+        /// something is absent can only pass when the command said so.
+        public func list() throws -> [JSONValue] {
+            guard code == 0, let items = json.arrayValue else {
+                throw CLIResultError("expected a JSON list (exit \(code)): \(stderr.isEmpty ? String(stdout.prefix(500)) : stderr)")
+            }
+            return items
+        }
+    }
+
+    public struct CLIResultError: Error, CustomStringConvertible {
+        public let description: String
+        public init(_ d: String) { description = d }
     }
 
     public let home: URL

@@ -178,6 +178,10 @@ public struct TestPerson: Sendable {
     public let cli: CLI
     public var home: URL { cli.home }
 
+    /// The identity `init` made (read once, right after it).
+    public let did: String
+    public let fingerprint: String
+
     public init(name: String, card: [String] = []) throws {
         cli = try CLI()
         let i = try cli.run(["init", "--name", name])
@@ -186,9 +190,21 @@ public struct TestPerson: Sendable {
             let c = try cli.run(["card", "set", "--name", name] + card)
             guard c.code == 0 else { throw LabError("card set failed: \(c.stderr)") }
         }
+        let id = try cli.run(["id", "--json"])
+        guard id.code == 0, let did = id.json["did"]?.stringValue, let fingerprint = id.json["fingerprint"]?.stringValue else {
+            throw LabError("id --json failed (exit \(id.code)): \(id.stderr)")
+        }
+        self.did = did
+        self.fingerprint = fingerprint
     }
 
-    public func contacts() throws -> [JSONValue] { try cli.run(["contacts", "--json"]).json.arrayValue ?? [] }
-    public var did: String { (try? cli.run(["id", "--json"]).json["did"]?.stringValue) ?? "" }
-    public var fingerprint: String { (try? cli.run(["id", "--json"]).json["fingerprint"]?.stringValue) ?? "" }
+    /// The contact book as `contacts --json` lists it. A listing that fails throws: it is never an
+    /// empty book, so "nothing was stored" can only pass when the command says so.
+    public func contacts() throws -> [JSONValue] {
+        let r = try cli.run(["contacts", "--json"])
+        guard r.code == 0, let list = r.json.arrayValue else {
+            throw LabError("contacts --json failed (exit \(r.code)): \(r.stderr.isEmpty ? r.stdout : r.stderr)")
+        }
+        return list
+    }
 }
