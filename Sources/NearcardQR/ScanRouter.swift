@@ -128,7 +128,8 @@ public struct ScanRouter: Sendable {
         guard let o = value.objectValue else { throw QRError(.malformed, "the QR code's JSON is not an object") }
         guard let format = o["format"]?.stringValue else { throw QRError(.malformed, "not a card envelope (no \"format\")") }
         guard let version = o["version"]?.integerValue, version == 2 || version == 1 else {
-            throw QRError(.malformed, "envelope version \(o["version"]?.compactText ?? "missing") is not one Nearcard reads (2)")
+            guard let given = o["version"] else { throw QRError(.malformed, "the card envelope has no \"version\" (Nearcard reads version 2)") }
+            throw QRError(.malformed, "card envelope version \(given.compactText) is not one Nearcard reads (it reads version 2)")
         }
         let source = value.canonicalText
         switch format {

@@ -50,7 +50,8 @@ enum Main {
             Console.err("nearcard: \(message)")
             // --verbose (anywhere on the line): what lay beneath, one line each.
             if CommandLine.arguments.dropFirst().contains("--verbose") {
-                for cause in causes(of: error) { Console.err("  caused by: \(cause)") }
+                // (A cause the message already says is not said again.)
+                for cause in causes(of: error) where !message.contains(cause) { Console.err("  caused by: \(cause)") }
                 Console.err("  (\(String(reflecting: type(of: error))), exit \(code.rawValue))")
             }
             exit(code.rawValue)

@@ -58,6 +58,7 @@ struct CardCommand: AsyncParsableCommand {
                 return
             }
             guard existing != nil || (name.map { !$0.isEmpty } ?? false) else {
+                if name != nil { throw CLIError(.malformedInput, "--name is empty: a card needs a name (--name \"Your Name\")") }
                 throw CLIError(.malformedInput, "you have no card yet: give at least --name")
             }
             var card = existing ?? Card(name: "")

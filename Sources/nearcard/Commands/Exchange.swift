@@ -87,13 +87,16 @@ struct Exchange: AsyncParsableCommand {
         let attempts = Counter()
         let json = self.json
         let shower = Task {
+            var codeShown = false
             for await event in events {
                 if case .exchangeRequested(_, let p, let sas, _, _) = event, yes, !json {
-                    Console.out("\(p.name ?? "(no name)") — \(p.did)\n  Check code \(sas) (compare with their screen)")
+                    // Who answered; the code again only if it was not shown while they decided.
+                    Console.out("\(p.name ?? "(no name)") — \(p.did)" + (codeShown ? "" : "\n  Check code \(sas) (compare with their screen)"))
                 }
                 // The code is compared while they decide, so it shows whenever a person is at this terminal.
                 if case .exchangeCheckCode(_, let sas) = event, !json || !yes {
                     Console.out("Check code \(sas) (compare with their screen) — waiting for them to accept")
+                    codeShown = true
                 }
                 if case .stillDialing(_, let attempt, let reason) = event {
                     attempts.set(attempt)

@@ -205,7 +205,10 @@ struct QR: AsyncParsableCommand {
                 }
             }
             for path in images {
-                guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(.malformedInput, "cannot read the image \(path)") }
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    let why = FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "no such file"
+                    throw CLIError(.malformedInput, "cannot read the image \(path): \(why)")
+                }
                 do { inputs += try ScanSession.texts(inImage: [UInt8](data)) } catch {
                     throw CLIError(.malformedInput, "\(path): \(error.message)")
                 }
@@ -213,17 +216,25 @@ struct QR: AsyncParsableCommand {
             var session = ScanSession(database: try global.database())
             var reports: [JSONValue] = []
             var worst = ScanSession.Severity.ok
+            var failed: [String] = []
             for input in inputs {
                 let (report, severity) = try session.scan(input)
                 reports.append(report)
-                if report["result"] == "error", !json { Console.err("nearcard: \(report["message"]?.stringValue ?? "")") }
+                if report["result"] == "error" { failed.append(report["message"]?.stringValue ?? "") }
                 worst = max(worst, severity)
             }
+            // One code: its error is the command's one line. Several: a line for each that failed, then the count.
+            if !json && inputs.count > 1 {
+                for (n, report) in reports.enumerated() where report["result"] == "error" {
+                    Console.err("nearcard: code \(n + 1): \(report["message"]?.stringValue ?? "")")
+                }
+            }
             if json { Console.json(.array(reports)) } else { Self.print(reports) }
+            let summary = inputs.count == 1 ? failed.first : "\(failed.count) of \(inputs.count) codes could not be used"
             switch worst {
             case .ok: break
-            case .checkFailed: throw CLIError(.checkFailed, "a scanned code failed its checks")
-            case .unusable: throw CLIError(.malformedInput, "a scanned code could not be used")
+            case .checkFailed: throw CLIError(.checkFailed, summary ?? "a scanned code failed its checks")
+            case .unusable: throw CLIError(.malformedInput, summary ?? "a scanned code could not be used")
             }
         }
 
