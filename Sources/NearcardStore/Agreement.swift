@@ -45,9 +45,14 @@ extension NearcardDatabase {
         }
     }
 
-    /// The DIDs whose contact is unconfirmed (for listings).
+    /// The DIDs whose contact is unconfirmed (for listings): those whose latest exchange — the one the
+    /// contact is as of, its graph edge — waits for the peer's word. An older exchange still waiting does
+    /// not count once a later one has replaced the contact (§11: the contact stays as that one left it).
     public func unconfirmedContactDIDs() throws(StoreError) -> Set<String> {
-        try read { db in Set(try db.rows("SELECT contactDID FROM pendingConfirmation").map { try $0[0] as String }) }
+        try read { db in
+            Set(try db.rows("SELECT p.contactDID FROM pendingConfirmation p JOIN contact c ON c.did = p.contactDID AND c.graphExportEdgeId = p.edge")
+                .map { try $0[0] as String })
+        }
     }
 
     /// The peer confirmed exchange `edge`: the contact is simply kept. Returns whether it was pending.

@@ -69,6 +69,24 @@ import Testing
         #expect(try db.contacts().first?.sealedRoute == "route of \(kept)" && db.contacts().first?.graphExportEdgeId == kept)
     }
 
+    /// An exchange still waiting for the peer's word does not mark its contact once a later exchange,
+    /// confirmed, has replaced it (the listing follows the contact's latest exchange); the older one's
+    /// query still runs, and its answer leaves the contact as the later one left it.
+    @Test(arguments: Backend.allCases) func aLaterConfirmedExchangeIsWhatTheListingShows(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let grace = "did:key:zDnaeGraceLater00000000000000000000000000000000000000"
+        let older = String(repeating: "0a", count: 16), later = String(repeating: "0b", count: 16)
+        try db.recordExchange(contact(grace, pubKey: "R1JB", edge: older), issuedRoute: route(grace), payloadJSON: "{\"a\":1}", confirmation: .pending(edge: older))
+        #expect(try db.unconfirmedContactDIDs() == [grace])
+        try db.recordExchange(contact(grace, pubKey: "R1JB", edge: later), issuedRoute: route(grace), payloadJSON: "{\"a\":2}", confirmation: .pending(edge: later))
+        #expect(try db.confirmExchange(edge: later))
+        #expect(try db.unconfirmedContactDIDs().isEmpty, "the contact is as the later, confirmed exchange left it")
+        #expect(try db.pendingConfirmations().map(\.edge) == [older], "the older exchange's query still runs")
+        #expect(try db.withdrawExchange(edge: older) == nil)
+        #expect(try db.contacts().map(\.graphExportEdgeId) == [later] && db.unconfirmedContactDIDs().isEmpty)
+    }
+
     /// Two unconfirmed exchanges on top of each other, withdrawn in either order: the contact ends as
     /// the last confirmed exchange left it; a contact both created and updated unconfirmed is deleted.
     @Test(arguments: Backend.allCases) func stackedUnconfirmedExchangesUnwindInEitherOrder(_ backend: Backend) throws {
