@@ -54,6 +54,10 @@ import Testing
         try cli.run(["init", "--name", "Ada"])
         let id = try CLI.run(executable: CLI.executable.path, ["--home", cli.home.path, "id", "--json"])
         #expect(id.code == 0 && id.json["name"] == "Ada", "\(id.stderr)")
+        // Commands that read no home take the global options too (README).
+        let did = try #require(id.json["did"]?.stringValue)
+        let resolved = try CLI.run(executable: CLI.executable.path, ["--home", cli.home.path, "--verbose", "did", "resolve", did])
+        #expect(resolved.code == 0 && resolved.json["id"]?.stringValue == did, "\(resolved.stderr)")
         let verbose = try CLI.run(executable: CLI.executable.path, ["--verbose", "--home=" + cli.home.path, "contacts", "show", "nobody"])
         #expect(verbose.code == 2 && verbose.stderr.contains("exit 2"), "--verbose before the subcommand adds the detail: \(verbose.stderr)")
     }

@@ -14,6 +14,9 @@ struct DID: AsyncParsableCommand {
             abstract: "Resolve a did:key (P-256 zDn…, Ed25519 z6Mk…, X25519 z6LS…; also P-384, P-521) to its DID document.",
             discussion: "A malformed or unsupported did:key exits with code 2 and names the did:key specification's error (invalidDid, invalidPublicKeyLength, invalidPublicKey, unsupportedPublicKeyType).")
 
+        /// (Accepted like everywhere, README: resolving reads no home.)
+        @OptionGroup var global: GlobalOptions
+
         @Argument(help: "The did:key to resolve.")
         var did: String
 

@@ -44,6 +44,9 @@ struct JWT: AsyncParsableCommand {
             (exp, nbf, iat checked with --leeway), 2 malformed token or key file.
             """)
 
+        /// (Accepted like everywhere, README: verifying reads no home.)
+        @OptionGroup var global: GlobalOptions
+
         @Argument(help: "The compact token, or - to read it from stdin.")
         var token: String
 

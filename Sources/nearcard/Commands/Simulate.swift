@@ -20,6 +20,9 @@ struct Simulate: AsyncParsableCommand {
         1 when some failed, 4 when the environment is missing (root, avahi-daemon).
         """)
 
+    /// (Accepted like everywhere, README; the run makes homes of its own: --home is not used.)
+    @OptionGroup var global: GlobalOptions
+
     @Option(help: "How many nodes (2…500).")
     var peers: Int
 
