@@ -49,6 +49,11 @@ import Testing
         #expect(r.code == 3)
         #expect(r.stderr.contains("nearcard init"))
         #expect(r.stderr.split(separator: "\n").count == 1, "one line")
+        // A bot without an identity says so the same way, and makes nothing in the home.
+        let policy = try cli.write(#"{"version": 1, "accept": "everyone"}"#, to: "policy.json")
+        let bot = try cli.run(["bot", "--policy", policy, "--no-discovery", "--port", "0"])
+        #expect(bot.code == 3 && bot.stderr.contains("nearcard init"), "\(bot.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.home.appendingPathComponent("nearcard.sqlite").path), "no database made")
     }
 
     @Test func damagedKeyFilesAreNamedAndNeverRewritten() throws {

@@ -55,6 +55,10 @@ import Testing
         #expect(error(#"{"version": 1, "knownContact": "ignore"}"#) != nil)
         #expect(error(#"{"version": 1, "accept": {"allowlistFile": "missing.txt"}}"#)?.contains("cannot read the allowlist file /nonexistent/missing.txt") == true)
         #expect(error("[1]") != nil && error("{") != nil)
+        // A placeholder the bot does not fill would go out as typed: refused, named.
+        #expect(error(#"{"version": 1, "message": "Hi {nmae}!"}"#)?.contains("unknown placeholder {nmae}") == true)
+        #expect(error(#"{"version": 1, "message": "Hi {name}, {fingerprint} {x}"}"#)?.contains("{x}") == true)
+        #expect(error(#"{"version": 1, "message": "Hi {name} :-} { }"}"#) == nil, "braces that are not a placeholder are text")
     }
 
     /// A webhook's URL and secret: read strictly, a secret file kept private, the signature the
@@ -164,7 +168,12 @@ import Testing
         #expect(refused(#"{"cmd":"fly"}"#)?.hasPrefix("unknown command \"fly\"") == true)
         #expect(refused(#"{"cmd":"exchange","peer":"a","confirm":"yes"}"#) == "exchange: \"confirm\" must be true or false")
         #expect(refused(#"{"cmd":"message","contact":"a","text":5}"#) == "message: \"text\" must be a string")
-        #expect(refused("{nope")?.hasPrefix("not a JSON object") == true)
+        #expect(refused("{nope")?.hasPrefix("not a JSON command") == true)
+        #expect(refused(#"{"cmd":"peers","ref":"a","ref":"b"}"#)?.contains("duplicate") == true, "the parser's own words: \(refused(#"{"cmd":"peers","ref":"a","ref":"b"}"#) ?? "")")
+        #expect(refused(#"{"cmd":5}"#)?.contains("\"cmd\" must be a command name") == true)
+        #expect(refused(#"{"cmd":"exchange","peer":""}"#) == "exchange: \"peer\" is empty")
+        #expect(refused(#"exchange "Ada"#)?.hasPrefix("a quote is not closed") == true)
+        #expect(refused(#"exchange "" hello"#)?.contains("empty") == true)
         #expect(refused("dance now")?.contains("use exchange PEER") == true)
         #expect(refused(String(repeating: "x", count: JSONLines.maximumCommandLength + 1))?.contains("longer than") == true)
         // A refused command's reply still carries its ref, so the program can match it.
@@ -195,6 +204,11 @@ import Testing
         #expect(auto["decision"] == "automatic")
         let failed = try #require(JSONLines.encode(.exchangeFailed(id: "ab", peer: nil, error: ProtocolError(.busy, "full"), byPeer: true), identity: identity))
         #expect(failed["code"] == "busy" && failed["byPeer"] == true && failed["peer"] == .null)
+        // Every kind of probe JSONL.md names is counted, 0 included; a node-level error has a null ref.
+        let probed = try #require(JSONLines.encode(.connectionsProbed(count: 3, seconds: 30, kinds: ["silent": 2, "foreign": 1]), identity: identity))
+        #expect(probed["kinds"] == ["evicted": 0, "foreign": 1, "silent": 2, "timedOut": 0])
+        let problem = try #require(JSONLines.encode(.error(message: "the webhook gave up"), identity: identity))
+        #expect(problem["ref"] == .null && problem.objectValue?.keys.contains("ref") == true)
     }
 }
 

@@ -105,6 +105,10 @@ public struct BotPolicy: Sendable, Equatable {
         }
         if let m = o["message"] {
             guard let template = m.stringValue else { throw fail("\"message\" must be a string") }
+            // {name} and {fingerprint} are filled in; another {word} would go out as typed: a typo, refused.
+            for placeholder in template.matches(of: /\{[A-Za-z_][A-Za-z0-9_]*\}/) where !["{name}", "{fingerprint}"].contains(String(placeholder.output)) {
+                throw fail("\"message\": unknown placeholder \(placeholder.output) (known: {name}, {fingerprint})")
+            }
             // The longest name a hello may carry is 64 characters: the message must fit with it.
             let longest = render(template, name: String(repeating: "x", count: 64), fingerprint: String(repeating: "0", count: 16))
             if let problem = ProximityPayload.messageProblem(longest) {

@@ -38,29 +38,37 @@ struct Bot: AsyncParsableCommand {
             throw CLIError(.malformedInput, error.description)
         }
         if check {
-            Console.json(Self.describe(parsed))
+            Console.json(Self.describe(parsed, sessions: node.limits().maximumSessions))
             return
         }
+        // No identity, no bot: said before anything is made in the home (a database included).
+        _ = try global.identityStore.loadPublic()
         let db = try global.database()
         try await NodeCommand.serve(global: global, node: node, consent: PolicyConsent(policy: parsed, database: db),
                                     limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true,
                                     defaultLogLevel: .info, webhook: parsed.webhook)
     }
 
-    static func describe(_ p: BotPolicy) -> JSONValue {
+    /// The policy as it was read, in its own format (it reads back as the same policy), with every
+    /// default filled in and the webhook's secret withheld. `sessions`: the session cap without one in
+    /// the policy (`--max-sessions`).
+    static func describe(_ p: BotPolicy, sessions: Int) -> JSONValue {
         var o = JSONObject()
+        o["version"] = .number(Double(BotPolicy.version))
         switch p.accept {
         case .everyone: o["accept"] = "everyone"
         case .allowlist(let dids): o["accept"] = ["allowlist": .array(dids.sorted().map { .string($0) })]
         }
         o["requireFields"] = .array(p.requireFields.map(\.rawValue).sorted().map { .string($0) })
-        o["message"] = p.messageTemplate.map { .string($0) } ?? .null
-        func rate(_ r: BotPolicy.Rate?) -> JSONValue { r.map { ["count": .number(Double($0.count)), "seconds": .number($0.seconds)] } ?? .null }
-        o["rateLimits"] = ["perPeer": rate(p.perPeer), "overall": rate(p.overall)]
-        o["maxConcurrentSessions"] = p.maxConcurrentSessions.map { .number(Double($0)) } ?? .null
+        if let m = p.messageTemplate { o["message"] = .string(m) }
+        var rates = JSONObject()
+        if let r = p.perPeer { rates["perPeer"] = ["count": .number(Double(r.count)), "seconds": .number(r.seconds)] }
+        if let r = p.overall { rates["overall"] = ["count": .number(Double(r.count)), "seconds": .number(r.seconds)] }
+        if !rates.isEmpty { o["rateLimits"] = .object(rates) }
+        o["maxConcurrentSessions"] = .number(Double(p.maxConcurrentSessions ?? sessions))
         o["knownContact"] = .string(p.knownContact.rawValue)
-        // The URL only: the secret is never printed.
-        o["webhook"] = p.webhook.map { ["url": .string($0.url), "secret": "(set)"] } ?? .null
+        // The URL only: the secret is never printed (this placeholder is too short to be taken for one).
+        if let w = p.webhook { o["webhook"] = ["url": .string(w.url), "secret": "(not shown)"] }
         return .object(o)
     }
 }
