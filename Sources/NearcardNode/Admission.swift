@@ -22,6 +22,7 @@ public final class Admission: Sendable {
         let openedAt: TimeInterval
         var idle = true
         let evict: @Sendable () -> Void
+        let stop: @Sendable () -> Void
     }
 
     struct AddressState {
@@ -51,9 +52,10 @@ public final class Admission: Sendable {
     }
 
     /// Admits a connection from `address`, closing an idle one if that is what makes room; `evict`
-    /// closes this connection should it later be the idle one chosen.
+    /// closes this connection should it later be the idle one chosen; `stop` ends it when the node stops
+    /// (`stopAll`).
     public func admit(address: String, now: TimeInterval = Date().timeIntervalSince1970,
-                      evict: @escaping @Sendable () -> Void = {}) -> Decision {
+                      evict: @escaping @Sendable () -> Void = {}, stop: @escaping @Sendable () -> Void = {}) -> Decision {
         var toEvict: [@Sendable () -> Void] = []
         let decision = state.withLockedValue { s -> Decision in
             let rate = Double(limits.connectionsPerAddressPerMinute)
@@ -89,7 +91,7 @@ public final class Admission: Sendable {
             a.tokens -= 1
             a.idle += 1
             s.next += 1
-            s.connections[s.next] = Connection(address: address, openedAt: now, evict: evict)
+            s.connections[s.next] = Connection(address: address, openedAt: now, evict: evict, stop: stop)
             s.addresses[address] = a
             if s.addresses.count > 10_000 { Self.prune(&s, now: now) }
             return .admit(Ticket(id: s.next, address: address))
@@ -120,6 +122,12 @@ public final class Admission: Sendable {
 
     /// Whether the connection is still admitted (false once evicted or released).
     public func holds(_ ticket: Ticket) -> Bool { state.withLockedValue { $0.connections[ticket.id] != nil } }
+
+    /// The node is stopping: ends every connection still open (each session says why and reports its end).
+    public func stopAll() {
+        let stops = state.withLockedValue { $0.connections.values.map(\.stop) }
+        for stop in stops { stop() }
+    }
 
     /// Connections open now (idle or sessions).
     public var openSessions: Int { state.withLockedValue { $0.connections.count } }

@@ -34,7 +34,9 @@ public final class Listener: Sendable {
                     probes.record(.evicted)
                     channel.close(promise: nil)
                 }
-                switch admission.admit(address: address, evict: evict) {
+                // The node stopping: the session ends with a reason and reports it (not just a closed socket).
+                let stop: @Sendable () -> Void = { channel.pipeline.fireUserInboundEventTriggered(NodeStopping()) }
+                switch admission.admit(address: address, evict: evict, stop: stop) {
                 case .refuse(let reason, let report):
                     NodeMetrics.connectionRefused()
                     if report { context.events.emit(.rateLimited(address: address, reason: reason)) }

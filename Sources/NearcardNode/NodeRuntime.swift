@@ -455,12 +455,19 @@ public final class NodeRuntime: Sendable {
         await EventLoops.ping()
     }
 
-    /// Withdraws the publication, stops browsing and the outbox, and closes the listener.
+    /// Withdraws the publication, stops browsing and the outbox, and closes the listener; sessions still
+    /// open end then, each telling its peer and reporting its end (`exchange.failed`), within a second.
     public func stop() async {
         for t in tasks.withLockedValue({ $0 }) { t.cancel() }
         appear.finish()
         announcer?.withdraw()
         publication?.withdraw()
         await listener?.close()
+        guard let listener, listener.admission.openSessions > 0 else { return }
+        listener.admission.stopAll()
+        let deadline = Date().addingTimeInterval(1)
+        while listener.admission.openSessions > 0, Date() < deadline {
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
     }
 }

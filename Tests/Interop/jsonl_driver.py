@@ -13,6 +13,7 @@ usage: jsonl_driver.py --nearcard PATH --bot-home DIR --visitor-home DIR --polic
 import argparse
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -107,12 +108,38 @@ bot.send({"cmd": "accept", "id": "abc", "ref": "a9"})
 r = bot.wait(lambda e: e["event"] == "reply" and e["ref"] == "a9", "bot accept reply")
 check(not r["ok"] and "policy" in r["error"]["message"], f"accept on a bot: {r}")
 
-# 6. Quit: each says stopped and exits 0.
-for n in nodes:
-    n.send({"cmd": "quit"})
-for n in nodes:
-    n.wait(lambda e: e["event"] == "stopped", "stopped")
-    check(n.proc.wait(timeout=10) == 0, f"{n.name} exit code {n.proc.returncode}")
+# 6. The visitor forgets the bot (contacts delete, from the command line while it runs): the bot's next
+#    message is refused by the visitor's node, and the reply says so with an error code.
+gone = subprocess.run(list(args.wrap) + [args.nearcard, "contacts", "delete", b["did"], "--yes", "--home", args.visitor_home],
+                      capture_output=True, text=True)
+check(gone.returncode == 0, f"contacts delete: {gone.stderr}")
+bot.send({"cmd": "message", "contact": v["did"], "text": "Still there?", "ref": "m2"})
+r = bot.wait(lambda e: e["event"] == "reply" and e["ref"] == "m2", "refused message reply")
+check(not r["ok"] and r["error"]["code"] == "refused" and r["message"]["state"] == "failed", f"refused message: {r}")
+
+# 7. A command still at work when its node quits gets its reply (`stopped`) before `stopped`.
+bot.send({"cmd": "exchange", "peer": v["name"], "ref": "x4"})
+req = visitor.wait(lambda e: e["event"] == "exchange.requested" and e["role"] == "responder", "third exchange.requested")
+bot.send({"cmd": "quit", "ref": "q1"})
+r = bot.wait(lambda e: e["event"] == "reply" and e["ref"] == "x4", "in-flight exchange reply at quit")
+check(not r["ok"] and r["error"]["code"] == "stopped", f"in-flight exchange at quit: {r}")
+bot.wait(lambda e: e["event"] == "stopped", "bot stopped")
+check(bot.proc.wait(timeout=10) == 0, f"bot exit code {bot.proc.returncode}")
+lost = visitor.wait(lambda e: e["event"] == "exchange.failed" and e["id"] == req["id"], "the visitor's request ends with its peer")
+check(lost["code"] == "connection_lost", f"visitor after the bot quit: {lost}")
+
+# 8. A node that stops with a request still waiting ends that session (exchange.failed) before `stopped`;
+#    its peer (a one-shot `nearcard exchange`, here with the bot's home) hears why and exits non-zero.
+dialler = subprocess.Popen(list(args.wrap) + [args.nearcard, "exchange", f"127.0.0.1:{v['port']}", "--yes", "--home", args.bot_home],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+req = visitor.wait(lambda e: e["event"] == "exchange.requested" and e["role"] == "responder", "a request waiting at quit")
+visitor.send({"cmd": "quit"})
+ended = visitor.wait(lambda e: e["event"] == "exchange.failed" and e["id"] == req["id"], "the waiting request ended at quit")
+check(ended["code"] == "connection_lost" and "stopped" in ended["reason"], f"request at quit: {ended}")
+visitor.wait(lambda e: e["event"] == "stopped", "visitor stopped")
+check(visitor.proc.wait(timeout=10) == 0, f"visitor exit code {visitor.proc.returncode}")
+out, err = dialler.communicate(timeout=30)
+check(dialler.returncode == 9 and "stopped" in err, f"the dialler of a stopping node: exit {dialler.returncode}: {err}")
 if args.transcript:
     with open(args.transcript, "w") as f:
         for n in nodes:

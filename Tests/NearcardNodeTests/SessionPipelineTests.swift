@@ -345,6 +345,24 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentPr
         #expect(ada.recorded.failures.first?.code == "timeout")
     }
 
+    /// A listener at its limit closes a dialled connection without a byte (PROTOCOL §4, §14): the dial
+    /// ends `busy` (exit 8, an exchange that never began), not `connection_lost`.
+    @Test func aConnectionClosedBeforeAnyByteIsBusy() async throws {
+        let grace = try TestNode("Grace")
+        let loop = NIOAsyncTestingEventLoop()
+        let (setup, ended) = try Pipelines.exchangeInitiator(grace, consent: AcceptAll(message: nil), loop: loop)
+        let dialler = try await NIOAsyncTestingChannel(loop: loop) { try setup($0) }
+        try await dialler.connect(to: SocketAddress(ipAddress: "192.0.2.1", port: 7447))
+        await loop.run()
+        #expect(try await dialler.readOutbound(as: ByteBuffer.self) != nil, "message 1 went out")
+        try await dialler.close()
+        await loop.run()
+        let deadline = Date().addingTimeInterval(30)
+        while ended.peek() == nil && Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
+        guard case .failed(let code, _)? = ended.peek() else { Issue.record("the dial did not end: \(String(describing: ended.peek()))"); return }
+        #expect(code == "busy")
+    }
+
     /// The dialler vanishes after the code was shown: the listener reports a lost connection, stores nothing.
     @Test func aConnectionLostMidExchangeIsReportedAsSuch() async throws {
         let ada = try TestNode("Ada"), grace = try TestNode("Grace")

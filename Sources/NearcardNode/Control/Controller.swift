@@ -12,7 +12,15 @@ public final class Controller: Sendable {
     let runtime: NodeRuntime
     let output: @Sendable (JSONValue) -> Void
     let quit: @Sendable () -> Void
-    private let running = NIOLockedValueBox<[UUID: Task<Void, Never>]>([:])
+    /// Commands still at work (an exchange, a message), each to be answered once: by its own reply, or
+    /// by `drain` when the node stops first.
+    private let running = NIOLockedValueBox<[UUID: Running]>([:])
+
+    private struct Running {
+        var task: Task<Void, Never>?
+        let command: ControlCommand
+        let ref: JSONValue?
+    }
 
     /// Accept and decline go to the runtime (refused when the node's policy decides).
     public init(runtime: NodeRuntime, output: @escaping @Sendable (JSONValue) -> Void, quit: @escaping @Sendable () -> Void) {
@@ -53,21 +61,20 @@ public final class Controller: Sendable {
             if confirm && runtime.context.pendingDecisions == nil {
                 return failure(command, ref: ref, code: "invalid", "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
             }
-            spawn { [runtime] in
+            spawn(command, ref: ref) { [runtime] answer in
                 do {
                     switch try await runtime.exchange(with: peer, message: message, confirm: confirm) {
                     case .completed(let contact, let outcome):
-                        self.reply(command, ref: ref, ok: true, ["contact": contact.json, "sas": .string(outcome.sas)])
+                        answer(true, ["contact": contact.json, "sas": .string(outcome.sas)])
                     case .unconfirmed(let contact, let outcome, let error):
-                        self.reply(command, ref: ref, ok: true, ["contact": contact.json, "sas": .string(outcome.sas), "unconfirmed": .bool(true),
-                                                                 "reason": .string(error.message)])
+                        answer(true, ["contact": contact.json, "sas": .string(outcome.sas), "unconfirmed": .bool(true), "reason": .string(error.message)])
                     case .failed(let error, _, _):
-                        self.failure(command, ref: ref, code: error.code.rawValue, error.message)
+                        answer(false, Self.error(error.code.rawValue, error.message))
                     }
                 } catch let e as NodeError {
-                    self.failure(command, ref: ref, code: Self.code(e, lookingFor: "unreachable"), e.message)
+                    answer(false, Self.error(Self.code(e, lookingFor: "unreachable"), e.message))
                 } catch {
-                    self.failure(command, ref: ref, code: "internal_error", "\(error)")
+                    answer(false, Self.error("internal_error", "\(error)"))
                 }
             }
         case .accept(let id, let message):
@@ -75,16 +82,23 @@ public final class Controller: Sendable {
         case .decline(let id, let reason):
             decide(command, id: id, ref: ref) { () throws(NodeError) in try runtime.answer(request: id, accept: false, reason: reason) }
         case .message(let contact, let text):
-            spawn { [runtime] in
+            spawn(command, ref: ref) { [runtime] answer in
                 do {
                     let item = try await runtime.send(message: text, to: contact)
-                    self.reply(command, ref: ref, ok: item.state != .failed, ["message": item.json])
+                    if item.state == .failed {
+                        // The recipient's node refused it (an unknown mailbox token: it withdrew or deleted us).
+                        var members = Self.error("refused", item.lastError ?? "the recipient's node refused the message")
+                        members["message"] = item.json
+                        answer(false, members)
+                    } else {
+                        answer(true, ["message": item.json])
+                    }
                 } catch let e as StoreError {
-                    self.failure(command, ref: ref, code: e.kind == .notFound || e.kind == .unmatched ? "not_found" : "storage", e.message)
+                    answer(false, Self.error(e.kind == .notFound || e.kind == .unmatched ? "not_found" : "storage", e.message))
                 } catch let e as NodeError {
-                    self.failure(command, ref: ref, code: Self.code(e, lookingFor: "not_found"), e.message)
+                    answer(false, Self.error(Self.code(e, lookingFor: "not_found"), e.message))
                 } catch {
-                    self.failure(command, ref: ref, code: "internal_error", "\(error)")
+                    answer(false, Self.error("internal_error", "\(error)"))
                 }
             }
         case .peers:
@@ -104,23 +118,41 @@ public final class Controller: Sendable {
         }
     }
 
-    private func spawn(_ body: @escaping @Sendable () async -> Void) {
-        let id = UUID()
-        let task = Task { [running] in
-            await body()
-            _ = running.withLockedValue { $0.removeValue(forKey: id) }
-        }
-        running.withLockedValue { $0[id] = task }
+    /// `{"error": {code, message}}`, a failed reply's members.
+    static func error(_ code: String, _ message: String) -> JSONObject {
+        ["error": ["code": .string(code), "message": .string(message)]]
     }
 
-    /// Waits up to `timeout` for the commands still running (so their replies are written at quit),
-    /// then cancels what is left.
+    /// Runs a command that takes time; `body` answers it once through the function it is given. An
+    /// answer that comes after `drain` has answered for it (the node stopped first) is dropped.
+    private func spawn(_ command: ControlCommand, ref: JSONValue?,
+                       _ body: @escaping @Sendable (_ answer: @escaping @Sendable (Bool, JSONObject) -> Void) async -> Void) {
+        let id = UUID()
+        running.withLockedValue { $0[id] = Running(task: nil, command: command, ref: ref) }
+        let answer: @Sendable (Bool, JSONObject) -> Void = { [running] ok, members in
+            guard running.withLockedValue({ $0.removeValue(forKey: id) }) != nil else { return }
+            self.reply(command, ref: ref, ok: ok, members)
+        }
+        let task = Task { await body(answer) }
+        running.withLockedValue { if $0[id] != nil { $0[id]?.task = task } }
+    }
+
+    /// Waits up to `timeout` for the commands still running, so their replies are written at quit; then
+    /// answers each one left — `stopped`: the node stopped before it finished — and cancels it. Every
+    /// command gets its one reply before `stopped`.
     public func drain(timeout: TimeInterval) async {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline, !running.withLockedValue({ $0.isEmpty }) {
             try? await Task.sleep(nanoseconds: 20_000_000)
         }
-        for t in running.withLockedValue({ Array($0.values) }) { t.cancel() }
+        let left = running.withLockedValue { r in
+            defer { r.removeAll() }
+            return Array(r.values)
+        }
+        for r in left {
+            reply(r.command, ref: r.ref, ok: false, Self.error("stopped", "the node stopped before this \(r.command.name) finished"))
+            r.task?.cancel()
+        }
     }
 
     /// A reply's error code for a node error (docs/JSONL.md): a name that matches no one or several is

@@ -72,12 +72,16 @@ public enum JSONLines {
         case .rateLimited(let address, let reason):
             return line("rate-limited", ["address": .string(address), "reason": .string(reason)])
         case .connectionsProbed(let count, let seconds, let kinds):
+            // Every kind JSONL.md names is there, 0 when none was seen (a reader may index any of them).
+            var all: [String: Int] = ["silent": 0, "foreign": 0, "timedOut": 0, "evicted": 0]
+            for (k, n) in kinds { all[k, default: 0] += n }
             return line("connections.probed", ["count": .number(Double(count)), "seconds": .number(Double(seconds)),
-                                               "kinds": .object(kinds.sorted { $0.key < $1.key }.reduce(into: JSONObject()) { $0[$1.key] = .number(Double($1.value)) })])
+                                               "kinds": .object(all.sorted { $0.key < $1.key }.reduce(into: JSONObject()) { $0[$1.key] = .number(Double($1.value)) })])
         case .storeConnection(let lost, let store):
             return line(lost ? "store.disconnected" : "store.reconnected", ["store": .string(store)])
         case .error(let message):
-            return line("error", ["message": .string(message)])
+            // Not the answer to a command: its ref is null (docs/JSONL.md).
+            return line("error", ["message": .string(message), "ref": .null])
         }
     }
 }
@@ -149,17 +153,24 @@ public enum ControlCommand: Sendable, Equatable {
             return .failure(ParseError(message: "command longer than \(JSONLines.maximumCommandLength) bytes", ref: nil))
         }
         if text.hasPrefix("{") {
-            guard let value = try? JSONParser(maximumDepth: 4, maximumLength: JSONLines.maximumCommandLength).parse(Array(text.utf8)),
-                  let o = value.objectValue else {
-                return .failure(ParseError(message: "not a JSON object: \(text.prefix(60))", ref: nil))
+            let value: JSONValue
+            do { value = try JSONParser(maximumDepth: 4, maximumLength: JSONLines.maximumCommandLength).parse(Array(text.utf8)) } catch {
+                return .failure(ParseError(message: "not a JSON command (\(error.message)): \(text.prefix(60))", ref: nil))
             }
+            guard let o = value.objectValue else { return .failure(ParseError(message: "a command is one JSON object", ref: nil)) }
             let ref = o["ref"]
-            guard let cmd = o["cmd"]?.stringValue else { return .failure(ParseError(message: "no \"cmd\" member", ref: ref)) }
+            guard let cmdValue = o["cmd"] else { return .failure(ParseError(message: "no \"cmd\" member", ref: ref)) }
+            guard let cmd = cmdValue.stringValue else {
+                return .failure(ParseError(message: "\"cmd\" must be a command name (a string): exchange, accept, decline, message, peers or quit", ref: ref))
+            }
             func string(_ key: String, required: Bool) -> Result<String?, ParseError> {
                 guard let v = o[key], v != .null else {
                     return required ? .failure(ParseError(message: "\(cmd): \"\(key)\" is required", ref: ref)) : .success(nil)
                 }
                 guard let s = v.stringValue else { return .failure(ParseError(message: "\(cmd): \"\(key)\" must be a string", ref: ref)) }
+                if required && s.trimmingCharacters(in: .whitespaces).isEmpty {
+                    return .failure(ParseError(message: "\(cmd): \"\(key)\" is empty", ref: ref))
+                }
                 return .success(s)
             }
             let allowed: Set<String>
@@ -197,8 +208,13 @@ public enum ControlCommand: Sendable, Equatable {
             }
             return command.map { Parsed(command: $0, ref: ref) }
         }
-        let words = Self.words(text)
+        guard let words = Self.words(text) else {
+            return .failure(ParseError(message: "a quote is not closed: \(text.prefix(60))", ref: nil))
+        }
         guard let first = words.first else { return nil }
+        if words.dropFirst().first?.trimmingCharacters(in: .whitespaces).isEmpty == true {
+            return .failure(ParseError(message: "\(first): the first argument is empty", ref: nil))
+        }
         let rest = Array(words.dropFirst())
         func joined(_ from: Int) -> String? { rest.count > from ? rest[from...].joined(separator: " ") : nil }
         let command: ControlCommand
@@ -218,8 +234,9 @@ public enum ControlCommand: Sendable, Equatable {
         return .success(Parsed(command: command, ref: nil))
     }
 
-    /// Splits on spaces, keeping "double-quoted" runs together (backslash escapes a quote).
-    static func words(_ text: String) -> [String] {
+    /// Splits on spaces, keeping "double-quoted" runs together (backslash escapes a quote); nil when a
+    /// quote is left open.
+    static func words(_ text: String) -> [String]? {
         var out: [String] = [], current = "", quoted = false, escaped = false, started = false
         for ch in text {
             if escaped { current.append(ch); escaped = false; continue }
@@ -232,6 +249,7 @@ public enum ControlCommand: Sendable, Equatable {
             current.append(ch)
             started = true
         }
+        if quoted { return nil }
         if started { out.append(current) }
         return out
     }

@@ -93,8 +93,10 @@ final class ExchangeDriver: SessionDriver {
         // A peer that never showed who it is (protocol v2: the initiator in its hello, the responder in
         // its acceptance) "stopped before identifying itself" — a probe or a stranger who walked away,
         // not a lost exchange with someone (PROTOCOL §6.2).
+        // A listener at a limit closes a connection without a byte (PROTOCOL §4, §14): the exchange never
+        // began, so this is `busy` (exit 8, like an address that takes no connection), not a lost session.
         let lost = machine.role == .initiator && !heardFromPeer
-            ? ProtocolError(.connectionLost, "the peer closed the connection before the session began (it may be busy or rate-limiting)")
+            ? ProtocolError(.busy, "the peer closed the connection before the session began: its node is at a limit or limiting this address, is not a Nearcard node of this version, or the link was cut")
             : machine.identifiedPeer == nil && peer == nil
             ? ProtocolError(.connectionLost, "the peer stopped before identifying itself (during the \(machine.phaseName))")
             : ProtocolError(.connectionLost, "the connection closed during the \(machine.phaseName)")

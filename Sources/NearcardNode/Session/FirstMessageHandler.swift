@@ -83,6 +83,17 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
     }
 
+    /// The node is stopping before this connection said what it is for: it is closed, nothing to report.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is NodeStopping else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        done = true
+        timer?.cancel()
+        context.close(promise: nil)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
         // Closed before its first message: silent, unless this node closed it to make room (counted then).

@@ -104,6 +104,19 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         context.fireChannelInactive()
     }
 
+    /// The node is stopping (`Admission.stopAll`): the session ends here, telling the peer why when it
+    /// can, and reports its end like any other.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is NodeStopping else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        if let driver, !driver.isFinished {
+            driver.failed(ProtocolError(.connectionLost, "the node stopped before the session ended"))
+        }
+        close()
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         if let driver, !driver.isFinished {
             driver.failed(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectError(error))"))

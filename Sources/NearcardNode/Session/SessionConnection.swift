@@ -21,3 +21,7 @@ protocol SessionConnection: AnyObject {
     /// done elsewhere: a person's consent, a SQLite write).
     func onLoop<T: Sendable>(_ body: @escaping (T) -> Void) -> @Sendable (T) -> Void
 }
+
+/// Sent down a listener's connections when the node stops (`Admission.stopAll`): an open session ends
+/// with a reason and reports its end, instead of vanishing with the process.
+struct NodeStopping: Sendable {}

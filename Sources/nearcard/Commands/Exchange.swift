@@ -20,8 +20,11 @@ struct Exchange: AsyncParsableCommand {
         of someone's `nearcard qr invite` code) or --invite-image (a photo or PNG of it), no discovery \
         and no check code are needed: their node is dialled at the addresses the invitation gives and \
         must prove the key it names; the invitation is both people's consent. \
-        Exit 0 exchanged; 1 declined or a check failed; 2 no peer, or several, answer to PEER; 4 \
-        unreachable or timed out.
+        Exit 0 exchanged; 1 a check failed (their card or identity); 2 no peer, or several, answer to \
+        PEER; 7 declined (or no decision in time); 8 unreachable (no address took the connection, or \
+        their node was at a limit); 9 the connection dropped during the exchange; 10 they stopped \
+        answering; 11 the cards crossed but their node has not yet confirmed it kept yours (settled when \
+        your nodes next reach each other).
         """)
 
     @OptionGroup var global: GlobalOptions
