@@ -21,6 +21,7 @@ packages=(
   avahi-daemon avahi-utils dbus iproute2 procps
   openssl qrencode zbar-tools sqlite3 curl
   python3-venv
+  man-db               # tests: the installed man pages render (man -l) and have whatis entries (lexgrog)
   nftables             # tests: doctor against a firewall in a test's own network namespace
   chromium chromium-driver  # tests: the web app (nearcard ui) in a real headless browser
   xvfb dunst libnotify-bin  # tests: nearcard ui's desktop notifications on a real notification daemon

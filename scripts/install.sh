@@ -28,7 +28,12 @@ install -d -m 0755 "$man"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$generator" "$root/bin/nearcard" --multi-page --date "$date" --authors "The Nearcard developers" -o "$tmp"
+# Each page's NAME is its file's name (nearcard.store.info, what `man` and `apropos` take: the generator's
+# "nearcard store info" is no whatis entry), its SYNOPSIS the command as typed, and a blank line a
+# paragraph break (.Pp): lintian's bad-whatis-entry and groff-message.
 for page in "$tmp"/*.1; do
+  name=$(basename "$page" .1)
+  sed -i -e "0,/^\.Nm \".*\"\$/s//.Nm $name/" -e "s/^\.Nm\$/.Nm ${name//./ }/" -e 's/^$/.Pp/' "$page"
   gzip -9n < "$page" > "$man/$(basename "$page").gz"
   chmod 0644 "$man/$(basename "$page").gz"
 done

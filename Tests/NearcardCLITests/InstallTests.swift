@@ -28,6 +28,13 @@ import Testing
         }
         let rendered = try CLI.run(executable: "/usr/bin/env", ["MANWIDTH=100", "man", "-l", usr + "/share/man/man1/nearcard.exchange.1.gz"])
         #expect(rendered.code == 0 && rendered.stdout.contains("--yes") && rendered.stdout.contains("--timeout"), "\(rendered.stderr)")
+        // The synopsis is the command as typed; NAME is the page's own name, which apropos indexes.
+        #expect(rendered.stdout.contains("nearcard exchange ["), "the synopsis: \(rendered.stdout.prefix(600))")
+        for page in pages where page.hasSuffix(".1.gz") {
+            let whatis = try CLI.run(executable: "/usr/bin/lexgrog", [usr + "/share/man/man1/" + page])
+            let name = page.dropLast(".1.gz".count)
+            #expect(whatis.code == 0 && whatis.stdout.contains("\"\(name) - "), "\(page) has a whatis entry: \(whatis.stdout)\(whatis.stderr)")
+        }
 
         // Completions in the places bash-completion, zsh and fish read.
         let bash = usr + "/share/bash-completion/completions/nearcard"
