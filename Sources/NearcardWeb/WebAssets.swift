@@ -56,7 +56,7 @@ enum WebAssets {
           <label for="to">To</label>
           <select id="to" required></select>
           <label for="text">Message</label>
-          <textarea id="text" rows="3" maxlength="1000" required></textarea>
+          <textarea id="text" rows="3" maxlength="4096" required></textarea>
           <button type="submit">Send</button>
         </form>
         <h3>Received</h3>
@@ -183,7 +183,7 @@ enum WebAssets {
         const yes = el("button", r.role === "initiator" ? "Codes match" : "Accept", { type: "button" });
         const no = el("button", r.role === "initiator" ? "They differ" : "Decline", { type: "button" });
         yes.addEventListener("click", () => answer(r.id, true, msg.value));
-        no.addEventListener("click", () => answer(r.id, false, ""));
+        no.addEventListener("click", () => answer(r.id, false, "", r.role === "initiator" ? "the check codes differ" : undefined));
         li.append(msg, yes, no);
         list.append(li);
       }
@@ -199,9 +199,9 @@ enum WebAssets {
       }
     }
 
-    async function answer(id, accept, message) {
+    async function answer(id, accept, message, reason) {
       try {
-        await api("POST", "/api/requests/" + encodeURIComponent(id), { accept, message });
+        await api("POST", "/api/requests/" + encodeURIComponent(id), { accept, message, reason });
         notice(accept ? "Accepted: exchanging…" : "Declined.");
       } catch (e) { notice("Cannot answer: " + e.message); }
     }
@@ -261,7 +261,7 @@ enum WebAssets {
       }));
       $("outbox").replaceChildren(...m.outbox.map((o) => {
         const li = el("li");
-        li.append(el("strong", o.contact || ""), el("span", o.text, { class: "text" }), el("span", o.state + (o.lastError ? " — " + o.lastError : ""), { class: "badge " + (o.state === "delivered" ? "verified" : o.state) }));
+        li.append(el("strong", o.contact || ""), el("span", o.text === null || o.text === undefined ? "(text removed after delivery)" : o.text, { class: "text" }), el("span", o.state + (o.lastError ? " — " + o.lastError : ""), { class: "badge " + (o.state === "delivered" ? "verified" : o.state) }));
         return li;
       }));
       $("message-count").textContent = "";

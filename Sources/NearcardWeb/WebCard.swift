@@ -28,7 +28,7 @@ extension WebUI {
         }
         router.get("/api/card/qr") { request, _ in
             let frames: [String]
-            do { frames = try self.codeFrames(request) } catch { return Self.error(.badRequest, "\(error)") }
+            do { frames = try self.codeFrames(request) } catch let e as HTTPError { throw e } catch { return Self.error(.badRequest, "\(error)") }
             return Self.json(["frames": .number(Double(frames.count))])
         }
         router.get("/api/card/qr.svg") { request, _ in try self.code(request, png: false) }
@@ -50,6 +50,14 @@ extension WebUI {
 
     /// A card from the page's form: text fields, and social profiles and skills as `card set` takes them.
     static func card(from body: JSONValue) throws(ModelError) -> Card {
+        // A member of the wrong type is named, not read as empty.
+        for key in ["name", "title", "company", "email", "phone"] where body[key] != nil && body[key] != .null && body[key]?.stringValue == nil {
+            throw ModelError(.invalidCard, "\"\(key)\" must be a string")
+        }
+        for key in ["socialNetworks", "skills"] where body[key] != nil && body[key] != .null
+            && body[key]?.arrayValue?.allSatisfy({ $0.stringValue != nil }) != true {
+            throw ModelError(.invalidCard, "\"\(key)\" must be a list of strings")
+        }
         func text(_ key: String) -> String? {
             guard let v = body[key]?.stringValue?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
             return v
@@ -83,7 +91,8 @@ extension WebUI {
     func code(_ request: Request, png: Bool) throws -> Response {
         let frames: [String]
         do { frames = try codeFrames(request) } catch let e as HTTPError { throw e } catch { return Self.error(.badRequest, "\(error)") }
-        let index = request.uri.queryParameters.get("frame").flatMap(Int.init) ?? 0
+        let frame = request.uri.queryParameters.get("frame")
+        guard let index = frame.map({ Int($0) }) ?? 0 else { return Self.error(.badRequest, "frame must be a number: 0 for the first") }
         guard frames.indices.contains(index) else { return Self.error(.notFound, "no frame \(index) (the code has \(frames.count))") }
         let matrix = try QRMatrix.encode(Array(frames[index].utf8))
         if png {

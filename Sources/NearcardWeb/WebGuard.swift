@@ -40,7 +40,23 @@ struct WebGuard<Context: RequestContext>: RouterMiddleware {
         guard let presented = request.cookies[Self.cookieName]?.value, Self.same(presented, token) else {
             return Self.refuse(.unauthorized, "open the address nearcard ui printed (it carries the token)")
         }
-        return Self.secured(try await next(request, context))
+        do {
+            return Self.secured(try await next(request, context))
+        } catch let error as HTTPResponseError {
+            // What the server or a route refused (no such page, a body too large, a bad value) is answered
+            // like everything else: {"error": "…"} with this page's headers.
+            return Self.refuse(error.status, Self.reason(error, request))
+        }
+    }
+
+    /// A refusal's message as a person reads it.
+    static func reason(_ error: HTTPResponseError, _ request: Request) -> String {
+        if let body = (error as? HTTPError)?.body, !body.isEmpty { return body }
+        switch error.status {
+        case .notFound: return "no such page or action: \(request.method) \(request.uri.path)"
+        case .contentTooLarge: return "the request body is too large (at most \(WebUI.maximumBodyLength) bytes)"
+        default: return error.status.reasonPhrase
+        }
     }
 
     /// Compares without stopping at the first difference.

@@ -150,6 +150,18 @@ try:
     grace.find_element(By.CSS_SELECTOR, "#request-list li.request").find_elements(By.TAG_NAME, "button")[1].click()
     wait(ada, lambda d: "declined" in d.find_element(By.ID, "notice").text, "the decline on Ada's page")
     report["adaNotice"] = ada.find_element(By.ID, "notice").text
+    # A third request, where Ada's screen shows another code than Grace's: "They differ" tells Grace why.
+    ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
+    wait(ada, EC.element_to_be_clickable((By.CSS_SELECTOR, f'#peers li[data-instance="{args.grace_name}"] button')), "Grace in Nearby a third time").click()
+    wait(grace, EC.visibility_of_element_located((By.CSS_SELECTOR, "#request-list li.request")), "the third request on Grace's page")
+    grace.find_element(By.CSS_SELECTOR, "#request-list li.request").find_elements(By.TAG_NAME, "button")[0].click()
+    wait(ada, lambda d: d.find_elements(By.CSS_SELECTOR, "#request-list li.request:not(.waiting) button"), "Ada asked to confirm the third time")
+    differ = ada.find_element(By.CSS_SELECTOR, "#request-list li.request:not(.waiting)").find_elements(By.TAG_NAME, "button")[1]
+    if differ.text != "They differ":
+        fail(f"Ada's second button reads {differ.text!r}")
+    differ.click()
+    wait(grace, lambda d: "codes differ" in d.find_element(By.ID, "notice").text, "why, on Grace's page")
+    report["graceNotice"] = grace.find_element(By.ID, "notice").text
     # A phone photo of a code (JPEG) dropped on Ada's Scan page is read and kept.
     if args.scan_photo:
         ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="scan"]').click()

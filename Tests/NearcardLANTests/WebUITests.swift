@@ -8,8 +8,8 @@ import Testing
     func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
 
     /// Starts `nearcard ui` in the lab; returns the address it printed (with its token).
-    func ui(_ lab: Lab, _ person: TestPerson, port: Int, log url: URL) throws -> String {
-        let p = try lab.spawn([CLI.executable.path, "ui", "--home", person.home.path, "--no-browser", "--port", "0", "--ui-port", String(port)], log: url)
+    func ui(_ lab: Lab, _ person: TestPerson, port: Int, log url: URL, _ extra: [String] = []) throws -> String {
+        let p = try lab.spawn([CLI.executable.path, "ui", "--home", person.home.path, "--no-browser", "--port", "0", "--ui-port", String(port)] + extra, log: url)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
@@ -60,6 +60,8 @@ import Testing
         #expect(report["grace"]?["text"]?.stringValue?.contains("Hi Grace, from the page") == true, "Ada's message on Grace's page")
         #expect(report["grace"]?["text"]?.stringValue?.contains("<b>Analytical</b> Engines") == true, "card text shown as text")
         #expect(report["adaNotice"]?.stringValue?.contains("declined") == true)
+        // "They differ" on the dialling page reaches the other page as that, not as a plain decline.
+        #expect(report["graceNotice"]?.stringValue?.contains("declined: the check codes differ") == true, "\(report["graceNotice"] ?? .null)")
         #expect(report["graceInbox"]?.stringValue?.contains("Ada Lovelace") == true, "the message names its sender: \(report)")
         // The photo's card is kept, and said to be a possible duplicate of the Grace met in person.
         #expect(report["scan"]?.stringValue?.contains("Grace Hopper") == true && report["scan"]?.stringValue?.contains("possibly the same person") == true,
@@ -79,8 +81,13 @@ import Testing
         let lab = try Lab("us")
         let ada = try TestPerson(name: "Ada Lovelace")
         defer { ada.cli.cleanUp() }
-        let url = try ui(lab, ada, port: 7448, log: log("ui"))
+        let uiLog = log("ui")
+        // The node options work as they do for listen (README): metrics, logs.
+        let url = try ui(lab, ada, port: 7448, log: uiLog, ["--metrics", "127.0.0.1:7449", "--log-level", "info"])
         let token = String(url.split(separator: "=").last ?? "")
+        let metrics = try lab.run(["curl", "-s", "--max-time", "10", "http://127.0.0.1:7449/metrics"])
+        #expect(metrics.stdout.contains("nearcard_exchanges_total"), "--metrics: \(metrics.stdout.prefix(200)) \(metrics.stderr)")
+        #expect(((try? String(contentsOf: uiLog, encoding: .utf8)) ?? "").contains("info started"), "--log-level info logs the node's start")
         #expect(token.count == 32, "128 random bits, hex")
         let tokenFile = ada.home.appendingPathComponent("ui-token").path
         #expect(FileManager.default.fileExists(atPath: tokenFile))
@@ -119,10 +126,22 @@ import Testing
         #expect(own.status == "202", "\(own)")
         let bad = try curl(["-X", "POST", "-H", cookie, "-H", "Origin: \(base)", "--data", "not json", base + "/api/exchange"])
         #expect(bad.status == "400" && bad.body.contains("JSON object"), "\(bad)")
+        // Every refusal has one shape, {"error": "…"} (what the page shows), and this page's headers:
+        // a bad body, a body over the limit, a path or method the app does not have.
+        let huge = try curl(["-X", "POST", "-H", cookie, "-H", "Origin: \(base)", "--data", String(repeating: "x", count: 20_000), base + "/api/exchange"])
+        let nowhere = try curl(["-H", cookie, base + "/api/nowhere"])
+        let patch = try curl(["-X", "PATCH", "-H", cookie, "-H", "Origin: \(base)", base + "/api/state"])
+        for (status, r) in [("400", bad), ("413", huge), ("404", nowhere), ("404", patch)] {
+            #expect(r.status == status && (try? JSONParser.parse(r.body))?["error"]?.stringValue?.isEmpty == false, "\(status): \(r)")
+            #expect(r.headers.contains("Content-Security-Policy: default-src 'self'") && r.headers.contains("X-Frame-Options: DENY"), "\(status): \(r.headers)")
+        }
+        #expect(huge.body.contains("too large") && patch.body.contains("PATCH /api/state"), "\(huge.body) \(patch.body)")
         // A card the node would refuse is refused on the page too, with the reason; nothing changes.
         let put = ["-X", "PUT", "-H", cookie, "-H", "Origin: \(base)", "-H", "Content-Type: application/json"]
         let noName = try curl(put + ["--data", #"{"name":" ","email":"a@b"}"#, base + "/api/card"])
         #expect(noName.status == "400" && noName.body.contains("name is empty"), "\(noName)")
+        let numberName = try curl(put + ["--data", #"{"name":5}"#, base + "/api/card"])
+        #expect(numberName.status == "400" && numberName.body.contains(#"\"name\" must be a string"#), "\(numberName)")
         let badSocial = try curl(put + ["--data", #"{"name":"Ada","socialNetworks":["nohandle"]}"#, base + "/api/card"])
         #expect(badSocial.status == "400" && badSocial.body.contains("PLATFORM:HANDLE"), "\(badSocial)")
         let saved = try curl(put + ["--data", #"{"name":"Ada Lovelace","company":"AE","socialNetworks":["mastodon:ada:https://example.social/@ada"]}"#, base + "/api/card"])
@@ -133,6 +152,9 @@ import Testing
                 "exactly what a peer receives: \(sharing)")
         let svg = try curl(["-H", cookie, base + "/api/card/qr.svg?format=zk"])
         #expect(svg.status == "200" && svg.body.contains("<svg") && svg.headers.contains("image/svg+xml"), "\(svg.headers)")
+        let noFrame = try curl(["-H", cookie, base + "/api/card/qr.svg?format=zk&frame=abc"])
+        let noFormat = try curl(["-H", cookie, base + "/api/card/qr?format=bogus"])
+        #expect(noFrame.status == "400" && noFormat.status == "400" && !noFormat.body.contains("HTTPError"), "\(noFrame.body) \(noFormat.body)")
         // Downloads: one contact's vCard, and the whole book in each export format.
         try ada.cli.run(["contacts", "add", "--name", "Grace Hopper", "--email", "grace@navy.mil"])
         let id = try #require(try ada.contacts().first?["id"]?.stringValue)

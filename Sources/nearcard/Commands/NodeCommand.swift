@@ -16,22 +16,10 @@ enum NodeCommand {
         NodeSetup.raiseOpenFileLimit()
         // The node holds the secret keys as long as it serves: no core dump, no same-user ptrace.
         KeysOutOfReach.apply()
-        // Metrics first: the node makes its metrics as it starts.
-        var metricsServer: Task<Void, Never>? = nil
-        if let metrics = node.metrics {
-            let (host, port) = try MetricsEndpoint.parse(metrics)
-            MetricsEndpoint.bootstrap()
-            do { metricsServer = try await MetricsEndpoint.start(host: host, port: port) } catch {
-                throw CLIError(.environment, "\(error)")
-            }
-        }
+        let metricsServer = try await startMetrics(node)
         defer { metricsServer?.cancel() }
         let events = EventBus()
-        // Logs (swift-log): one key=value line per event on stderr, from the first event on.
-        if let level = node.logLevel ?? defaultLogLevel {
-            KeyValueLogHandler.bootstrap(level: level)
-            NodeLog.attach(to: events, logger: Logger(label: "nearcard"))
-        }
+        startLogging(node, events: events, defaultLevel: defaultLogLevel)
         let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields,
                                             nodeName: node.nodeName, webhook: webhook)
         let identity = context.identity
@@ -71,9 +59,7 @@ enum NodeCommand {
         if received == .some(SIGTERM) {
             let open = runtime.openSessions
             service.stopping(status: "stopping, \(open) session\(open == 1 ? "" : "s") finishing")
-            if !jsonl { Console.out("\nStopping: no new sessions; \(open) in flight get up to \(Int(node.grace)) s…") }
-            let left = await runtime.drain(grace: node.grace)
-            if left > 0 { Console.err("nearcard: \(left) session(s) did not finish within \(Int(node.grace)) s and were closed") }
+            await drain(runtime, node: node, saying: !jsonl)
         } else {
             service.stopping(status: "stopping")
         }
@@ -90,6 +76,31 @@ enum NodeCommand {
             events.finish()
             await printer?.value
         }
+    }
+
+    /// --metrics: the Prometheus endpoint, started before the node (which makes its metrics as it starts).
+    static func startMetrics(_ node: NodeOptions) async throws -> Task<Void, Never>? {
+        guard let metrics = node.metrics else { return nil }
+        let (host, port) = try MetricsEndpoint.parse(metrics)
+        MetricsEndpoint.bootstrap()
+        do { return try await MetricsEndpoint.start(host: host, port: port) } catch {
+            throw CLIError(.environment, "\(error)")
+        }
+    }
+
+    /// --log-level (else the face's default): one key=value line per event on stderr (swift-log), from
+    /// the first event on.
+    static func startLogging(_ node: NodeOptions, events: EventBus, defaultLevel: Logger.Level?) {
+        guard let level = node.logLevel ?? defaultLevel else { return }
+        KeyValueLogHandler.bootstrap(level: level)
+        NodeLog.attach(to: events, logger: Logger(label: "nearcard"))
+    }
+
+    /// SIGTERM's stop (systemd's, `kill`): no new sessions; those in flight get --grace seconds to finish.
+    static func drain(_ runtime: NodeRuntime, node: NodeOptions, saying: Bool) async {
+        if saying { Console.out("\nStopping: no new sessions; \(runtime.openSessions) in flight get up to \(Int(node.grace)) s…") }
+        let left = await runtime.drain(grace: node.grace)
+        if left > 0 { Console.err("nearcard: \(left) session(s) did not finish within \(Int(node.grace)) s and were closed") }
     }
 
     /// Tells systemd the node is ready, keeps its STATUS= current as sessions start and end, and feeds

@@ -21,7 +21,8 @@ struct UICommand: AsyncParsableCommand {
         notification whose Accept and Decline answer it. The address printed carries a one-time token \
         (kept 0600 in your home as ui-token); the page trades it for a cookie. Only this machine's \
         browser, on the printed address, can drive the node. A second `nearcard ui` while one runs opens \
-        the running one's page. Ctrl-C stops both.
+        the running one's page. Ctrl-C stops both; SIGTERM (a service's stop) first lets sessions in flight \
+        finish within --grace seconds, the page still up to answer them.
         """)
 
     @OptionGroup var global: GlobalOptions
@@ -56,9 +57,13 @@ struct UICommand: AsyncParsableCommand {
             return
         }
         NodeSetup.raiseOpenFileLimit()
+        // --metrics, --log-level, --node-name and --grace as `listen` takes them.
+        let metricsServer = try await NodeCommand.startMetrics(node)
+        defer { metricsServer?.cancel() }
         let events = EventBus()
+        NodeCommand.startLogging(node, events: events, defaultLevel: nil)
         let context = try NodeSetup.context(global, consent: DecidedByCommand(decisions: PendingDecisions(), message: nil), events: events,
-                                            limits: node.limits())
+                                            limits: node.limits(), nodeName: node.nodeName)
         let runtime: NodeRuntime
         do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
             if error is NodeError { throw error }
@@ -81,7 +86,7 @@ struct UICommand: AsyncParsableCommand {
         }
         if let failure {
             await runtime.stop()
-            throw CLIError(.environment, "cannot serve the web app on \(address):\(uiPort) (\(failure)); choose another port with --ui-port")
+            throw CLIError(.environment, "cannot serve the web app on \(address):\(uiPort): \(Self.reason(failure)); choose another port with --ui-port")
         }
         Console.out("Nearcard is open at \(web.address)")
         Console.out("Listening for exchanges on port \(runtime.port ?? node.port) as \(context.identity.name ?? "(no name)"), fingerprint \(context.identity.fingerprint). Ctrl-C to stop.")
@@ -110,12 +115,27 @@ struct UICommand: AsyncParsableCommand {
         }
         defer { notifier.cancel() }
 
-        for await _ in NodeSetup.interrupts() { break }
-        Console.out("\nStopping…")
+        var received: Int32? = nil
+        for await signal in NodeSetup.interrupts() { received = signal; break }
+        if received == SIGTERM {
+            // The page stays up while sessions in flight finish: a request waiting for you can still be answered.
+            await NodeCommand.drain(runtime, node: node, saying: true)
+        } else {
+            Console.out("\nStopping…")
+        }
         server.cancel()
         _ = await server.value
         await runtime.stop()
         try? FileManager.default.removeItem(atPath: tokenPath)
+        context.database.compact()  // a clean stop leaves no WAL behind
+    }
+
+    /// A bind failure as a person reads it ("port 7448 is in use"), not the socket call's description.
+    static func reason(_ failure: String) -> String {
+        if failure.contains("Address already in use") { return "the port is in use by another program" }
+        if failure.contains("Permission denied") { return "this user may not use that port" }
+        if failure.contains("Cannot assign requested address") { return "this machine has no such address" }
+        return failure
     }
 
     /// The address of a web app already serving this home on the port, if one answers to its token.
