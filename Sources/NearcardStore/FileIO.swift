@@ -41,7 +41,8 @@ public enum FileIO {
         let dir = directoryName(path)
         let temp = dir + "/.\(baseName(path)).tmp-\(Hex.encode(Sodium.randomBytes(6)))"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
-        guard fd >= 0 else { throw StoreError(.io, "cannot create \(temp): \(errnoText())") }
+        // Named by the file asked for: the temporary name is ours, not the user's.
+        guard fd >= 0 else { throw StoreError(.io, "cannot create \(path): \(errnoText())") }
         var ok = false
         defer {
             if !ok { unlink(temp) }
@@ -61,12 +62,12 @@ public enum FileIO {
         }
         if let writeError {
             close(fd)
-            throw StoreError(.io, "cannot write \(temp): \(errnoText(writeError))")
+            throw StoreError(.io, "cannot write \(path): \(errnoText(writeError))")
         }
         guard fsync(fd) == 0 else {
             let e = errno
             close(fd)
-            throw StoreError(.io, "cannot sync \(temp): \(errnoText(e))")
+            throw StoreError(.io, "cannot sync \(path): \(errnoText(e))")
         }
         close(fd)
         if replace {

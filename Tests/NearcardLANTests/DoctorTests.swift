@@ -56,6 +56,8 @@ import Testing
         let taken = try doctor(lab, ada)
         #expect(taken.code == 1 && Set(taken.problems.keys) == ["port"], "\(taken.problems)")
         #expect(taken.problems["port"]?.contains("ss -ltnp") == true && taken.problems["port"]?.contains("--port") == true)
+        // The port it suggests is free, and not the web app's (7448).
+        #expect(taken.problems["port"]?.contains("--port 7449") == true, "\(taken.problems)")
         squatter.kill(SIGKILL)
         squatter.wait()
 
@@ -114,5 +116,8 @@ import Testing
         let r = try doctor(a, ada)
         #expect(r.code == 1 && Set(r.problems.keys) == ["interfaces"], "\(r.problems)")
         #expect(r.problems["interfaces"]?.contains("sudo ip link set \(interface) multicast on") == true)
+        // An interface named that does not exist is named back, not "no network interface is up".
+        let typo = try doctor(a, ada, ["--interface", "nosuch0"])
+        #expect(typo.code == 1 && typo.problems["interfaces"]?.contains("no such network interface: nosuch0") == true, "\(typo.problems)")
     }
 }

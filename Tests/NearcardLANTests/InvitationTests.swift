@@ -44,7 +44,7 @@ import Testing
         // Used: both keep a verified contact marked as invited, with no code compared and nothing asked.
         let r = try exchange(first)
         #expect(r.code == 0, "\(r.stderr)")
-        #expect(r.json["invited"] == true && r.json["verificationStatus"] == "verified" && r.json["company"] == "Analytical Engines")
+        #expect(r.json["invited"] == true && r.json["attempts"] == 1 && r.json["sas"]?.stringValue?.count == 7 && r.json["verificationStatus"] == "verified" && r.json["company"] == "Analytical Engines")
         #expect(r.json["tags"]?.arrayValue?.contains("invited by QR") == true, "\(r.stdout)")
         var atAda: JSONValue?
         for _ in 0..<50 where atAda == nil {

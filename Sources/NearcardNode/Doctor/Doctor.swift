@@ -87,7 +87,7 @@ public enum Doctor {
         case .inUse:
             let who = holder.map { "\($0.command) (pid \($0.pid))" } ?? "another program"
             add(DoctorCheck("port", .problem, "TCP port \(o.port) is in use by \(who)",
-                            fix: "see which: ss -ltnp 'sport = :\(o.port)'; or listen on another port: nearcard listen --port \(o.port == 7448 ? 7449 : 7448)"))
+                            fix: "see which: ss -ltnp 'sport = :\(o.port)'; or listen on another port: nearcard listen --port \(Self.freePort(besides: o.port))"))
         case .refused(let why):
             add(DoctorCheck("port", .problem, "TCP port \(o.port) cannot be used: \(why)", fix: "listen on a port above 1023: nearcard listen --port 7447"))
         }
@@ -214,6 +214,12 @@ public enum Doctor {
         return DoctorCheck("dbus", .ok, "system bus at \(path)")
     }
 
+    /// A port to suggest instead of `port`: the default, else the next ones that are free now — never
+    /// 7448, the web app's (`nearcard ui`).
+    static func freePort(besides port: Int) -> Int {
+        ([7447] + Array(7449...7499)).first { $0 != port && NetworkProbe.portState($0) == .free } ?? 7449
+    }
+
     /// The interfaces discovery would use, and the IPv4 addresses of those that can carry multicast.
     static func checkInterfaces(_ filter: InterfaceFilter) -> (DoctorCheck, [(name: String, ip: String)]) {
         let all = NetworkProbe.interfaces()
@@ -222,6 +228,15 @@ public enum Doctor {
         if candidates.isEmpty { candidates = all.filter { $0.up && $0.loopback && filter.permits($0.name) && !$0.ipv4.isEmpty } }
         let excluded = all.filter { $0.up && !$0.loopback && !filter.permits($0.name) }.map(\.name)
         guard !candidates.isEmpty else {
+            // Named with --interface: say which of those names is the trouble.
+            if !filter.allow.isEmpty {
+                let names = filter.allow.joined(separator: ", ")
+                let known = Set(all.map(\.name))
+                let missing = filter.allow.filter { !$0.contains("*") && !known.contains($0) }
+                let what = missing.isEmpty ? "no interface named by --interface (\(names)) is up with an address"
+                    : "no such network interface: \(missing.joined(separator: ", "))"
+                return (DoctorCheck("interfaces", .problem, what, fix: "name an interface that is up: ip -brief address lists them"), [])
+            }
             return (DoctorCheck("interfaces", .problem, "no network interface is up", fix: "connect to the network (ip -brief link shows the interfaces)"), [])
         }
         // Avahi uses an interface with the MULTICAST flag, or loopback (looped back either way).

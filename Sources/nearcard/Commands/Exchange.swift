@@ -156,7 +156,10 @@ struct Exchange: AsyncParsableCommand {
     func invitationText() throws -> String {
         if let invite { return invite }
         let path = inviteImage ?? ""
-        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError(.malformedInput, "cannot read the image \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let why = FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "no such file"
+            throw CLIError(.malformedInput, "cannot read the image \(path): \(why)")
+        }
         let texts: [String]
         do { texts = try ScanSession.texts(inImage: [UInt8](data)) } catch { throw CLIError(.malformedInput, "\(path): \(error.message)") }
         guard let text = texts.first(where: NodeRuntime.isInvitation) else {
@@ -179,7 +182,23 @@ struct Exchange: AsyncParsableCommand {
         let node = NodeRuntime.open(context: context)
         try node.checkCanStore()
         if !json { Console.out("Connecting to \(invitation.name ?? invitation.fingerprint) at \(invitation.addresses.joined(separator: ", "))…") }
+        // The same --json members as an exchange by name or address (sas, attempts), and `invited`.
+        let events = context.events.subscribe()
+        let attempts = Counter()
+        let json = self.json
+        let counter = Task {
+            for await event in events {
+                guard case .stillDialing(_, let attempt, let reason) = event else { continue }
+                attempts.set(attempt)
+                if !json { Console.out("… still trying (attempt \(attempt); loss on the network?): \(reason)") }
+            }
+        }
+        defer { counter.cancel() }
         try show(try await node.exchange(invitation: invitation, message: message), database: context.database,
-                 note: "Invited by QR: their key was the one the invitation names, so no code needed comparing.") { o, _ in o["invited"] = JSONValue.bool(true) }
+                 note: "Invited by QR: their key was the one the invitation names, so no code needed comparing.") { o, sas in
+            o["sas"] = JSONValue.string(sas)
+            o["attempts"] = JSONValue.number(Double(attempts.value))
+            o["invited"] = JSONValue.bool(true)
+        }
     }
 }

@@ -19,7 +19,9 @@ struct Inbox: AsyncParsableCommand {
         @Flag(help: "Every message in the inbox.") var all = false
 
         func validate() throws {
-            if [id != nil, contact != nil, all].filter({ $0 }).count != 1 { throw ValidationError("give one of: a message id, --contact REF, or --all") }
+            let given = [id != nil, contact != nil, all].filter({ $0 }).count
+            if given == 0 { throw ValidationError("give one of: a message id, --contact REF, or --all") }
+            if given > 1 { throw ValidationError("give only one of: a message id, --contact REF, or --all") }
         }
 
         func run() async throws {

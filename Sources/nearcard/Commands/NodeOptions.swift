@@ -57,7 +57,7 @@ struct NodeOptions: ParsableArguments {
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be 0…65535") }
         if grace < 0 || grace > 600 { throw ValidationError("--grace must be between 0 and 600 seconds") }
-        if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be between 0 and 3600 seconds") }
+        if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be more than 0 and at most 3600 seconds") }
         if probeSummary < 1 || probeSummary > 3600 { throw ValidationError("--probe-summary must be between 1 and 3600 seconds") }
         if presenceRotation < 1 || presenceRotation > 86400 { throw ValidationError("--presence-rotation must be between 1 and 86400 seconds") }
         for (name, v, top) in [("--max-sessions", maxSessions, 100_000), ("--max-sessions-per-address", maxSessionsPerAddress, 100_000),

@@ -37,7 +37,7 @@ struct Peers: AsyncParsableCommand {
     var excluded: [String] = []
 
     func validate() throws {
-        if timeout <= 0 || timeout > 600 { throw ValidationError("--timeout must be between 0 and 600 seconds") }
+        if timeout <= 0 || timeout > 600 { throw ValidationError("--timeout must be more than 0 and at most 600 seconds") }
     }
 
     func run() async throws {

@@ -280,8 +280,11 @@ enum Durations {
         var number = text
         var unit = 1.0
         if let last = text.last, let u = units[last] { unit = u; number = String(text.dropLast()) }
-        guard let n = Double(number), n > 0, n * unit <= 365 * 86400 else {
-            throw ValidationError("\"\(text)\" is not a duration like 30m, 24h or 7d (at most 365d)")
+        guard let n = Double(number), n.isFinite else {
+            throw ValidationError("\"\(text)\" is not a duration like 30s, 30m, 24h or 7d")
+        }
+        guard n > 0, n * unit <= 365 * 86400 else {
+            throw ValidationError("\"\(text)\": a duration must be more than 0 and at most 365d")
         }
         return n * unit
     }
