@@ -602,7 +602,11 @@ def exchange(args):
         peer, peer_fp = None, None
         asked = "identity" not in hello
         if ("sealedIdentity" in nonce) != asked:
-            abort("protocol_error", "a sealedIdentity nobody asked for" if not asked else "no sealedIdentity after a hello without identity")
+            # §6.2: a node that does not prove itself as the contact recognised is not that contact.
+            if asked:
+                abort("identity_mismatch", "no sealedIdentity after a hello without identity")
+            else:
+                abort("protocol_error", "a sealedIdentity nobody asked for")
             raise Ended()
         if asked and recall is not None:
             # §6.2: open the seal with the presence key of the contact we recognised.
@@ -613,7 +617,8 @@ def exchange(args):
                 opened = strict_json(ChaCha20Poly1305(key).decrypt(b"\0" * 12, sealed, b""))
                 peer, peer_fp = check_identity(opened, "responder", h, me.did)
             except PeerFault as e:
-                abort("identity_mismatch", "the sealed identity does not verify: " + e.reason); raise Ended()
+                # Opened, it is an identity like any other (§6.1): malformed or unverified by its own code.
+                abort(e.code, "the sealed identity: " + e.reason); raise Ended()
             except Exception:  # noqa: BLE001
                 abort("identity_mismatch", "the sealed identity does not open with the presence key"); raise Ended()
             if args.expect_did and peer["did"] != args.expect_did:
