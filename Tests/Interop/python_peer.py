@@ -234,6 +234,9 @@ def check_identity(ident, role: str, h: bytes, my_did: str):
     allowed, required = {"did", "name", "pubKey", "signPubKey", "signature"}, {"did", "pubKey", "signPubKey", "signature"}
     if not required <= set(ident) or not set(ident) <= allowed or not all(isinstance(v, str) for v in ident.values()):
         raise PeerFault("protocol_error", "identity members: %s" % sorted(ident))
+    # §13: a limit comes first (`did` at most 256 bytes, `name` at most 64 characters).
+    if len(ident["did"].encode()) > 256 or len(ident.get("name", "")) > 64:
+        raise PeerFault("too_large", "identity: did over 256 bytes or name over 64 characters")
     try:
         pub, sign_pub, sig = b64d(ident["pubKey"]), b64d(ident["signPubKey"]), b64d(ident["signature"])
     except Exception:  # noqa: BLE001
