@@ -18,7 +18,7 @@ struct UICommand: AsyncParsableCommand {
         Starts the node as `listen` does (same options) and serves its pages on loopback: who is nearby, \
         requests with their check codes, contacts, messages, your card and what each exchange shares, \
         and scanning a code from a photo. With no page open, a request is a desktop \
-        notification whose Accept and Decline answer it. The address printed carries a one-time token \
+        notification whose Accept and Decline answer it. The address printed carries a token, new each time ui starts \
         (kept 0600 in your home as ui-token); the page trades it for a cookie. Only this machine's \
         browser, on the printed address, can drive the node. A second `nearcard ui` while one runs opens \
         the running one's page. Ctrl-C stops both; SIGTERM (a service's stop) first lets sessions in flight \
