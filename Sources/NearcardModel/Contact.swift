@@ -157,6 +157,14 @@ public enum ISO8601 {
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 
+    /// `YYYY-MM-DDTHH:MM:SS.fffZ`: UTC with milliseconds (JSON lines' `time`, log lines).
+    public static func millisecondString(_ date: Date) -> String {
+        let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let base = string(Date(timeIntervalSince1970: TimeInterval(ms / 1000)))
+        let millis = String(ms % 1000)
+        return String(base.dropLast()) + "." + String(repeating: "0", count: 3 - millis.count) + millis + "Z"
+    }
+
     /// Parses `YYYY-MM-DDTHH:MM:SS(.fff)?(Z|±HH:MM)`.
     public static func date(_ text: String) -> Date? {
         let f = ISO8601DateFormatter()

@@ -66,15 +66,29 @@ public final class Listener: Sendable {
         return Listener(context: context, port: bound, channel: channel, admission: admission)
     }
 
+    /// The usual reasons a listening socket cannot be bound (any server's: the node's, the web app's).
+    public enum BindProblem: Sendable {
+        case inUse, privileged, noSuchAddress
+
+        /// The problem behind `error`, nil when it is not one of these.
+        public init?(_ error: Error) {
+            switch (error as? IOError)?.errnoCode {
+            case EADDRINUSE?: self = .inUse
+            case EACCES?: self = .privileged
+            case EADDRNOTAVAIL?: self = .noSuchAddress
+            default: return nil
+            }
+        }
+    }
+
     /// A bind failure in words (no errno, no `bind(descriptor:…)`), with what to do.
     static func bindError(_ error: Error, port: Int) -> NodeError {
-        let errno = (error as? IOError)?.errnoCode
         let words: String
-        switch errno {
-        case EADDRINUSE?: words = "port \(port) is in use — another nearcard listen? Use --port to choose another (--port 0 picks a free one)"
-        case EACCES?: words = "port \(port) needs privileges this account does not have; use a port from 1024 up (the default is \(defaultPort))"
-        case EADDRNOTAVAIL?: words = "this machine has no such address to listen on; leave the address out to listen on all of them"
-        default: words = "cannot listen on port \(port): \(describeConnectError(error))"
+        switch BindProblem(error) {
+        case .inUse?: words = "port \(port) is in use — another nearcard listen? Use --port to choose another (--port 0 picks a free one)"
+        case .privileged?: words = "port \(port) needs privileges this account does not have; use a port from 1024 up (the default is \(defaultPort))"
+        case .noSuchAddress?: words = "this machine has no such address to listen on; leave the address out to listen on all of them"
+        case nil: words = "cannot listen on port \(port): \(describeConnectError(error))"
         }
         return NodeError(.environment, words, causes: ["\(error)"])
     }

@@ -441,10 +441,7 @@ public final class NodeRuntime: Sendable {
         announcer?.withdraw()
         publication?.withdraw()
         await listener?.close()
-        let deadline = Date().addingTimeInterval(grace)
-        while openSessions > 0, Date() < deadline {
-            try? await Task.sleep(nanoseconds: 50_000_000)
-        }
+        await waitForSessions(seconds: grace)
         let left = openSessions
         await stop()
         return left
@@ -465,8 +462,13 @@ public final class NodeRuntime: Sendable {
         await listener?.close()
         guard let listener, listener.admission.openSessions > 0 else { return }
         listener.admission.stopAll()
-        let deadline = Date().addingTimeInterval(1)
-        while listener.admission.openSessions > 0, Date() < deadline {
+        await waitForSessions(seconds: 1)
+    }
+
+    /// Returns when no connection is open any more, or after `seconds`.
+    private func waitForSessions(seconds: TimeInterval) async {
+        let deadline = Date().addingTimeInterval(seconds)
+        while openSessions > 0, Date() < deadline {
             try? await Task.sleep(nanoseconds: 10_000_000)
         }
     }

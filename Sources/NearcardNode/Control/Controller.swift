@@ -49,7 +49,7 @@ public final class Controller: Sendable {
     }
 
     func failure(_ command: ControlCommand, ref: JSONValue?, code: String, _ message: String) {
-        reply(command, ref: ref, ok: false, ["error": ["code": .string(code), "message": .string(message)]])
+        reply(command, ref: ref, ok: false, Self.error(code, message))
     }
 
     func run(_ command: ControlCommand, ref: JSONValue?) {
@@ -150,7 +150,7 @@ public final class Controller: Sendable {
             return Array(r.values)
         }
         for r in left {
-            reply(r.command, ref: r.ref, ok: false, Self.error("stopped", "the node stopped before this \(r.command.name) finished"))
+            failure(r.command, ref: r.ref, code: "stopped", "the node stopped before this \(r.command.name) finished")
             r.task?.cancel()
         }
     }

@@ -20,12 +20,7 @@ public enum JSONLines {
     }
 
     /// ISO 8601, UTC, milliseconds.
-    static func timestamp(_ date: Date) -> String {
-        let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        let base = ISO8601.string(Date(timeIntervalSince1970: TimeInterval(ms / 1000)))
-        let millis = String(ms % 1000)
-        return String(base.dropLast()) + "." + String(repeating: "0", count: 3 - millis.count) + millis + "Z"
-    }
+    static func timestamp(_ date: Date) -> String { ISO8601.millisecondString(date) }
 
     /// The line for a node event.
     public static func encode(_ event: NodeEvent, identity: PublicIdentity) -> JSONValue? {

@@ -101,10 +101,7 @@ struct Exchange: AsyncParsableCommand {
                     Console.out("Check code \(sas) (compare with their screen) — waiting for them to accept")
                     codeShown = true
                 }
-                if case .stillDialing(_, let attempt, let reason) = event {
-                    attempts.set(attempt)
-                    if !json { Console.out("… still trying (attempt \(attempt); loss on the network?): \(reason)") }
-                }
+                Self.noteRetry(event, attempts, json: json)
             }
         }
         defer { shower.cancel() }
@@ -156,16 +153,18 @@ struct Exchange: AsyncParsableCommand {
     func invitationText() throws -> String {
         if let invite { return invite }
         let path = inviteImage ?? ""
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let why = FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "no such file"
-            throw CLIError(.malformedInput, "cannot read the image \(path): \(why)")
-        }
-        let texts: [String]
-        do { texts = try ScanSession.texts(inImage: [UInt8](data)) } catch { throw CLIError(.malformedInput, "\(path): \(error.message)") }
+        let texts = try QR.Scan.codes(inImage: path)
         guard let text = texts.first(where: NodeRuntime.isInvitation) else {
             throw CLIError(.malformedInput, "\(path): the QR code is not a Nearcard invitation")
         }
         return text
+    }
+
+    /// A dial that tries again: counted (for --json's `attempts`), and said to a person.
+    static func noteRetry(_ event: NodeEvent, _ attempts: Counter, json: Bool) {
+        guard case .stillDialing(_, let attempt, let reason) = event else { return }
+        attempts.set(attempt)
+        if !json { Console.out("… still trying (attempt \(attempt); loss on the network?): \(reason)") }
     }
 
     /// The connection attempts a dial took (1 unless it had to try again).
@@ -187,11 +186,7 @@ struct Exchange: AsyncParsableCommand {
         let attempts = Counter()
         let json = self.json
         let counter = Task {
-            for await event in events {
-                guard case .stillDialing(_, let attempt, let reason) = event else { continue }
-                attempts.set(attempt)
-                if !json { Console.out("… still trying (attempt \(attempt); loss on the network?): \(reason)") }
-            }
+            for await event in events { Self.noteRetry(event, attempts, json: json) }
         }
         defer { counter.cancel() }
         try show(try await node.exchange(invitation: invitation, message: message), database: context.database,

@@ -204,15 +204,7 @@ struct QR: AsyncParsableCommand {
                     inputs.append(t)
                 }
             }
-            for path in images {
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    let why = FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "no such file"
-                    throw CLIError(.malformedInput, "cannot read the image \(path): \(why)")
-                }
-                do { inputs += try ScanSession.texts(inImage: [UInt8](data)) } catch {
-                    throw CLIError(.malformedInput, "\(path): \(error.message)")
-                }
-            }
+            for path in images { inputs += try Self.codes(inImage: path) }
             var session = ScanSession(database: try global.database())
             var reports: [JSONValue] = []
             var worst = ScanSession.Severity.ok
@@ -271,6 +263,20 @@ struct QR: AsyncParsableCommand {
 
 extension String {
     func ifEmpty(_ other: String) -> String { isEmpty ? other : self }
+}
+
+extension QR.Scan {
+    /// The texts of the QR codes in the image file at `path` (PNG or JPEG); a file that cannot be read
+    /// or decoded is a one-line error naming it and why (exit 2).
+    static func codes(inImage path: String) throws -> [String] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let why = FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "no such file"
+            throw CLIError(.malformedInput, "cannot read the image \(path): \(why)")
+        }
+        do { return try ScanSession.texts(inImage: [UInt8](data)) } catch {
+            throw CLIError(.malformedInput, "\(path): \(error.message)")
+        }
+    }
 }
 
 /// "30m", "24h", "7d", "3600" → seconds.

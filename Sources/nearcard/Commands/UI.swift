@@ -73,13 +73,13 @@ struct UICommand: AsyncParsableCommand {
         try FileIO.writeAtomically(SecureBytes(Array(token.utf8)), to: tokenPath, mode: 0o600, replace: true)
         let web = WebUI(runtime: runtime, options: WebUI.Options(address: address, port: uiPort, token: token))
 
-        enum Start: Sendable { case running, failed(String) }
+        enum Start: Sendable { case running, failed(any Error) }
         let (starts, start) = AsyncStream.makeStream(of: Start.self)
         let server = Task {
-            do { try await web.run(onRunning: { start.yield(.running) }) } catch { start.yield(.failed("\(error)")) }
+            do { try await web.run(onRunning: { start.yield(.running) }) } catch { start.yield(.failed(error)) }
             start.finish()
         }
-        var failure: String?
+        var failure: (any Error)?
         for await s in starts {
             if case .failed(let why) = s { failure = why }
             break
@@ -130,12 +130,14 @@ struct UICommand: AsyncParsableCommand {
         context.database.compact()  // a clean stop leaves no WAL behind
     }
 
-    /// A bind failure as a person reads it ("port 7448 is in use"), not the socket call's description.
-    static func reason(_ failure: String) -> String {
-        if failure.contains("Address already in use") { return "the port is in use by another program" }
-        if failure.contains("Permission denied") { return "this user may not use that port" }
-        if failure.contains("Cannot assign requested address") { return "this machine has no such address" }
-        return failure
+    /// A bind failure as a person reads it ("the port is in use"), not the socket call's description.
+    static func reason(_ failure: any Error) -> String {
+        switch Listener.BindProblem(failure) {
+        case .inUse?: "the port is in use by another program"
+        case .privileged?: "this user may not use that port"
+        case .noSuchAddress?: "this machine has no such address"
+        case nil: "\(failure)"
+        }
     }
 
     /// The address of a web app already serving this home on the port, if one answers to its token.
