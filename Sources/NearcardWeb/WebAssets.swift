@@ -369,6 +369,7 @@ enum WebAssets {
       } catch (err) { notice("Not saved: " + err.message); }
     }
 
+    let events = null, stopped = false;
     function onEvent(ev) {
       switch (ev.event) {
         case "peer.found": state.peers.set(ev.instance, ev); renderPeers(); break;
@@ -399,6 +400,10 @@ enum WebAssets {
           notice("Exchange " + (ev.byPeer ? "ended by them" : "failed") + ": " + ev.reason + " (" + ev.code + "); nothing was stored");
           break;
         case "exchange.error": notice("Cannot exchange with " + ev.peer + ": " + ev.reason); break;
+        case "stopped":
+          stopped = true; events.close();
+          notice("Nearcard stopped on this computer. Run nearcard ui again to open it.");
+          break;
         case "message.received":
           notice("Message from " + (ev.contact || ev.from) + ": " + ev.text);
           if (!$("messages").hidden) loadMessages(); else $("message-count").textContent = "(new)";
@@ -429,9 +434,9 @@ enum WebAssets {
         if (!s.discovers) notice("Discovery is unavailable: peers cannot see this node, nor it them (try nearcard doctor).");
       } catch (e) { notice(e.message); }
       renderPeers(); renderRequests();
-      const source = new EventSource("/api/events");
-      source.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { /* a line we do not know */ } };
-      source.onerror = () => notice("Lost the node; reconnecting…");
+      events = new EventSource("/api/events");
+      events.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { /* a line we do not know */ } };
+      events.onerror = () => { if (!stopped) notice("Lost the node; reconnecting…"); };
       setInterval(tick, 1000);
       document.body.dataset.ready = "true";
     }

@@ -91,6 +91,16 @@ public final class WebUI: Sendable {
     /// The address to open: it carries the token once; the page trades it for a cookie.
     public var address: String { "http://\(options.address == "::1" ? "[::1]" : options.address):\(options.port)/?token=\(options.token)" }
 
+    /// Ends every open page's event stream cleanly before the server stops: a last `stopped` event (the
+    /// page says the node stopped instead of reconnecting for ever), then the stream's end, waiting up
+    /// to a second for them to be written.
+    public func closeStreams() async {
+        feed.send(JSONLines.line("stopped"))
+        feed.finish()
+        let deadline = ContinuousClock.now + .seconds(1)
+        while feed.streams > 0, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
     /// Serves until the task running it is cancelled. `onRunning` is called once the port is bound.
     public func run(onRunning: @escaping @Sendable () -> Void = {}) async throws {
         let identity = runtime.context.identity
@@ -176,6 +186,9 @@ public final class WebUI: Sendable {
         router.post("/api/exchange") { request, _ in
             let body = try await Self.body(request)
             guard let peer = body["peer"]?.stringValue, !peer.isEmpty else { return Self.error(.badRequest, "say whom to exchange with (\"peer\")") }
+            // An address that cannot be one (a port out of range, IPv6 without brackets) is refused here,
+            // as the CLI refuses it; only the search for a name or the dial goes on after the answer.
+            if case .malformed(_, let reason) = PeerQuery(parsing: peer) { return Self.error(.badRequest, reason) }
             let message = body["message"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
             if let message, let problem = ProximityPayload.messageProblem(message) { return Self.error(.badRequest, problem) }
             let runtime = self.runtime
@@ -228,7 +241,10 @@ public final class WebUI: Sendable {
     /// Server-sent events: every node event as the JSON-lines interface writes it, one per `data:` line.
     func events() -> Response {
         let stream = feed.subscribe()
+        let feed = self.feed
         let body = ResponseBody { writer in
+            feed.streaming(+1)
+            defer { feed.streaming(-1) }
             try await writer.write(ByteBuffer(string: ": nearcard\n\n"))
             for await line in stream {
                 try await writer.write(ByteBuffer(string: "data: \(line.compactText)\n\n"))
@@ -286,12 +302,28 @@ final class Feed: Sendable {
             n += 1
             return n
         }
+        if finished.withLock({ $0 }) {
+            continuation.finish()
+            return stream
+        }
         subscribers.withLock { $0[id] = continuation }
         continuation.onTermination = { [weak self] _ in _ = self?.subscribers.withLock { $0.removeValue(forKey: id) } }
         return stream
     }
 
     var count: Int { subscribers.withLock { $0.count } }
+
+    /// Event-stream responses still being written (a finished feed ends them).
+    private let open = Mutex(0)
+    var streams: Int { open.withLock { $0 } }
+    func streaming(_ change: Int) { open.withLock { $0 += change } }
+
+    /// Ends every subscriber's stream; later subscribers get an ended one.
+    func finish() {
+        finished.withLock { $0 = true }
+        for c in subscribers.withLock({ Array($0.values) }) { c.finish() }
+    }
+    private let finished = Mutex(false)
 
     func send(_ line: JSONValue) {
         for c in subscribers.withLock({ Array($0.values) }) { c.yield(line) }

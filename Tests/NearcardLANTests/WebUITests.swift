@@ -126,6 +126,9 @@ import Testing
         #expect(own.status == "202", "\(own)")
         let bad = try curl(["-X", "POST", "-H", cookie, "-H", "Origin: \(base)", "--data", "not json", base + "/api/exchange"])
         #expect(bad.status == "400" && bad.body.contains("JSON object"), "\(bad)")
+        // An address no node can have is refused at once, not accepted to fail later on the event stream.
+        let nowhereAddress = try curl(["-X", "POST", "-H", cookie, "-H", "Origin: \(base)", "--data", #"{"peer":"127.0.0.1:99999"}"#, base + "/api/exchange"])
+        #expect(nowhereAddress.status == "400" && nowhereAddress.body.contains("1 to 65535"), "\(nowhereAddress)")
         // Every refusal has one shape, {"error": "…"} (what the page shows), and this page's headers:
         // a bad body, a body over the limit, a path or method the app does not have.
         let huge = try curl(["-X", "POST", "-H", cookie, "-H", "Origin: \(base)", "--data", String(repeating: "x", count: 20_000), base + "/api/exchange"])
@@ -193,7 +196,7 @@ import Testing
         }
         let nodePort = try #require(port), cookie = try #require(token)
         #expect(p.isRunning)
-        let stream = try lab.spawn(["curl", "-s", "-N", "--max-time", "20", "-H", "Cookie: nearcard_ui=\(cookie)", "http://127.0.0.1:7448/api/events"],
+        let stream = try lab.spawn(["curl", "-s", "-N", "--max-time", "60", "-H", "Cookie: nearcard_ui=\(cookie)", "http://127.0.0.1:7448/api/events"],
                                    log: self.log("events"))
         usleep(500_000)
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(nodePort)", "--yes"], home: grace.home)
@@ -206,5 +209,12 @@ import Testing
         #expect(seen.contains("\"event\":\"exchange.requested\"") && seen.contains("\"deadline\""), "\(seen)")
         #expect(seen.contains("\"event\":\"exchange.failed\"") && seen.contains("consent_timeout"), "the page is told: \(seen)")
         #expect(try ada.contacts().isEmpty && grace.contacts().isEmpty)
+        // Ctrl-C on the ui: the open page is told the node stopped, and its stream ends whole (curl's exit
+        // 0, where a stream cut mid-chunk is curl's 18), not merely dropped.
+        p.signal(SIGINT)
+        #expect(stream.stop(after: 10, signal: nil) == 0, "the event stream ended cleanly")
+        let last = ((try? String(contentsOfFile: stream.log, encoding: .utf8)) ?? "").split(separator: "\n").last { $0.hasPrefix("data: ") }
+        #expect(last?.contains("\"event\":\"stopped\"") == true, "\(last ?? "")")
+        #expect(p.stop(after: 10, signal: nil) == 0)
     }
 }

@@ -123,6 +123,7 @@ struct UICommand: AsyncParsableCommand {
         } else {
             Console.out("\nStopping…")
         }
+        await web.closeStreams()
         server.cancel()
         _ = await server.value
         await runtime.stop()
