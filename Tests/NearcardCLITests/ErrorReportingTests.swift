@@ -65,6 +65,19 @@ import Testing
         }
     }
 
+    /// A negative number given to a numeric option is read as its value and refused for its range, not
+    /// taken for an option ("Missing value for '--timeout'").
+    @Test func aNegativeNumberIsOutOfRangeNotMissing() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        for (args, says) in [(["exchange", "127.0.0.1:7447", "--timeout", "-1"], "--timeout must be more than 0 and at most 600 seconds"),
+                             (["listen", "--consent-timeout", "-5"], "--consent-timeout must be more than 0"),
+                             (["simulate", "--peers", "-3"], "--peers")] {
+            let r = try cli.run(args)
+            #expect(r.code == 64 && r.stderr.contains(says) && !r.stderr.contains("Missing value"), "\(args): \(r.stderr)")
+        }
+    }
+
     /// A card field in another encoding than UTF-8 is refused, naming the option, not stored with
     /// replacement characters.
     @Test func argumentsThatAreNotUTF8AreRefused() throws {

@@ -21,7 +21,7 @@ struct DoctorCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "The TCP port nearcard listen would use.")
+    @Option(parsing: .unconditional, help: "The TCP port nearcard listen would use.")
     var port: Int = NearcardNode.defaultPort
 
     @Option(name: .customLong("interface"), help: ArgumentHelp("Check only this interface; repeatable.", valueName: "IF"))
@@ -30,7 +30,7 @@ struct DoctorCommand: AsyncParsableCommand {
     @Option(name: .customLong("exclude-interface"), help: ArgumentHelp("Leave out this interface; repeatable.", valueName: "IF"))
     var excluded: [String] = []
 
-    @Option(help: "Seconds to wait for the test announcement to be seen back.")
+    @Option(parsing: .unconditional, help: "Seconds to wait for the test announcement to be seen back.")
     var timeout: Double = 5
 
     @Flag(help: "Print the checks as JSON: {ok, checks: [{check, status, message, fix}]}.")

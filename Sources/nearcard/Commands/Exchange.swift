@@ -47,10 +47,10 @@ struct Exchange: AsyncParsableCommand {
     @Flag(help: "Print the new contact as JSON.")
     var json = false
 
-    @Option(help: "Seconds to look for PEER on the LAN.")
+    @Option(parsing: .unconditional, help: "Seconds to look for PEER on the LAN.")
     var timeout: Double = 5
 
-    @Option(help: ArgumentHelp("Seconds to keep trying to connect when the peer does not answer (a lossy or slow network): attempts with longer waits, in all.", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds to keep trying to connect when the peer does not answer (a lossy or slow network): attempts with longer waits, in all.", valueName: "SECONDS"))
     var connectBudget: Double = 30
 
     @Option(name: .customLong("interface"), help: ArgumentHelp("Look for PEER only on this interface; repeatable.", valueName: "IF"))
@@ -61,7 +61,7 @@ struct Exchange: AsyncParsableCommand {
             throw ValidationError("give one of PEER, --invite TEXT or --invite-image FILE")
         }
         if let message, let problem = ProximityPayload.messageProblem(message) { throw ValidationError(problem) }
-        if timeout <= 0 || timeout > 600 { throw ValidationError("--timeout must be between 0 and 600 seconds") }
+        if timeout <= 0 || timeout > 600 { throw ValidationError("--timeout must be more than 0 and at most 600 seconds") }
         if connectBudget < 1 || connectBudget > 600 { throw ValidationError("--connect-budget must be between 1 and 600 seconds") }
     }
 

@@ -22,7 +22,7 @@ struct Group: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The group's Merkle root (decimal, or 0x-prefixed hex), below the BN254 scalar modulus.") var root: String
         @Option(help: "What the group is (shown beside its members' cards).") var name: String
-        @Option(help: ArgumentHelp("Accept only proofs made with this tree depth (1…32).", valueName: "D")) var depth: Int?
+        @Option(parsing: .unconditional, help: ArgumentHelp("Accept only proofs made with this tree depth (1…32).", valueName: "D")) var depth: Int?
 
         func validate() throws {
             if let depth, !(1...32).contains(depth) { throw ValidationError("--depth must be between 1 and 32") }

@@ -53,10 +53,10 @@ struct JWT: AsyncParsableCommand {
         @Option(help: ArgumentHelp("Verify with the public JWK in this file.", valueName: "FILE"))
         var jwk: String?
 
-        @Option(help: "Seconds of clock difference tolerated on exp, nbf and iat.")
+        @Option(parsing: .unconditional, help: "Seconds of clock difference tolerated on exp, nbf and iat.")
         var leeway: Double = 60
 
-        @Option(help: ArgumentHelp("Verify as of this Unix time instead of now.", valueName: "UNIXTIME"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Verify as of this Unix time instead of now.", valueName: "UNIXTIME"))
         var at: Double?
 
         func validate() throws {

@@ -27,7 +27,7 @@ struct Message: AsyncParsableCommand {
     @Argument(help: "The message (at most 4096 bytes).")
     var text: String
 
-    @Option(help: "Seconds to look for the contact on the LAN before leaving the message queued.")
+    @Option(parsing: .unconditional, help: "Seconds to look for the contact on the LAN before leaving the message queued.")
     var wait: Double = 5
 
     @Option(help: ArgumentHelp("Delete the message from both nodes after this long: 30s, 5m, 1h, 7d (at most 365d).", valueName: "DURATION"))

@@ -9,7 +9,7 @@ import Logging
 
 /// The options of a serving node (listen, bot).
 struct NodeOptions: ParsableArguments {
-    @Option(help: "TCP port (0 picks a free one).")
+    @Option(parsing: .unconditional, help: "TCP port (0 picks a free one).")
     var port: Int = NearcardNode.defaultPort
 
     @Option(name: .customLong("interface"), help: ArgumentHelp("Publish and browse only on this interface; repeatable.", valueName: "IF"))
@@ -21,13 +21,13 @@ struct NodeOptions: ParsableArguments {
     @Flag(help: ArgumentHelp("Announce no name: a random instance name and a tag only your contacts recognise. Without it, your display name is announced to everyone on the LAN (as the instance name and in TXT)."))
     var `private` = false
 
-    @Option(help: ArgumentHelp("Seconds between two announcements of this node: its presence tag, SRV host name and (--private) instance name are renewed at start and then every SECONDS (default 900, i.e. 15 min; at least 1).", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds between two announcements of this node: its presence tag, SRV host name and (--private) instance name are renewed at start and then every SECONDS (default 900, i.e. 15 min; at least 1).", valueName: "SECONDS"))
     var presenceRotation: Double = NodeRuntime.Options.defaultPresenceRotation
 
     @Flag(help: "Do not publish over DNS-SD; peers reach you by host:port only.")
     var noDiscovery = false
 
-    @Option(help: "Seconds a person (or program) has to decide on a request.")
+    @Option(parsing: .unconditional, help: "Seconds a person (or program) has to decide on a request.")
     var consentTimeout: Double = 60
 
     @Option(help: ArgumentHelp("This node's name in the exchange log of a store several bots share (default: $NEARCARD_NODE_NAME, else the host name).", valueName: "NAME"))
@@ -39,19 +39,19 @@ struct NodeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; docs/OPERATIONS.md lists them).", valueName: "HOST:PORT"))
     var metrics: String?
 
-    @Option(help: ArgumentHelp("On SIGTERM (systemd's stop): seconds the sessions in flight get to finish before the node exits.", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("On SIGTERM (systemd's stop): seconds the sessions in flight get to finish before the node exits.", valueName: "SECONDS"))
     var grace: Double = 10
 
-    @Option(help: "Sessions open at once (default 256).")
+    @Option(parsing: .unconditional, help: "Sessions open at once (default 256).")
     var maxSessions: Int?
 
-    @Option(help: "Sessions open at once from one address (default 8).")
+    @Option(parsing: .unconditional, help: "Sessions open at once from one address (default 8).")
     var maxSessionsPerAddress: Int?
 
-    @Option(help: "New connections per address per minute (default 120).")
+    @Option(parsing: .unconditional, help: "New connections per address per minute (default 120).")
     var connectionsPerMinute: Int?
 
-    @Option(help: ArgumentHelp("Connections that end before starting an exchange (port scans, probes, idle sockets) are summed up in one line every SECONDS, not shown one by one.", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Connections that end before starting an exchange (port scans, probes, idle sockets) are summed up in one line every SECONDS, not shown one by one.", valueName: "SECONDS"))
     var probeSummary: Double = 30
 
     func validate() throws {

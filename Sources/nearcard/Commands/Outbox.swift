@@ -32,7 +32,7 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Print the messages as a JSON array.") var json = false
     @Flag(help: "Try to deliver every queued message now (looking for the contacts on the LAN for --wait seconds).")
     var send = false
-    @Option(help: "With --send: seconds to look for the contacts on the LAN.")
+    @Option(parsing: .unconditional, help: "With --send: seconds to look for the contacts on the LAN.")
     var wait: Double = 3
 
     func run() async throws {

@@ -21,7 +21,7 @@ struct Peers: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "Seconds to browse.")
+    @Option(parsing: .unconditional, help: "Seconds to browse.")
     var timeout: Double = 3
 
     @Flag(help: "Print the peers as JSON.")

@@ -136,8 +136,8 @@ struct QR: AsyncParsableCommand {
             """)
         @OptionGroup var global: GlobalOptions
         @Option(help: ArgumentHelp("How long it is valid: 30s, 5m, 1h (at most 365d).", valueName: "DURATION")) var ttl: String = "5m"
-        @Option(help: "How many exchanges it admits.") var uses: Int = 1
-        @Option(help: "The port your node listens on.") var port: Int = NearcardNode.defaultPort
+        @Option(parsing: .unconditional, help: "How many exchanges it admits.") var uses: Int = 1
+        @Option(parsing: .unconditional, help: "The port your node listens on.") var port: Int = NearcardNode.defaultPort
         @Option(help: ArgumentHelp("Write FILE.png or FILE.svg instead of drawing in the terminal.", valueName: "FILE")) var out: String?
         @Flag(help: "Print the invitation's text.") var text = false
 

@@ -23,10 +23,10 @@ struct Simulate: AsyncParsableCommand {
     /// (Accepted like everywhere, README; the run makes homes of its own: --home is not used.)
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: "How many nodes (2…500).")
+    @Option(parsing: .unconditional, help: "How many nodes (2…500).")
     var peers: Int
 
-    @Option(help: "How many times to run the topology.")
+    @Option(parsing: .unconditional, help: "How many times to run the topology.")
     var rounds: Int = 1
 
     @Option(help: "Who exchanges with whom: all (every pair), ring, or star (node 0 with everyone).")
@@ -38,10 +38,10 @@ struct Simulate: AsyncParsableCommand {
     @Flag(help: "No namespaces and no DNS-SD: nodes dial each other at 127.0.0.1:PORT (no root needed).")
     var noDiscovery = false
 
-    @Option(help: "Exchanges in flight at once.")
+    @Option(parsing: .unconditional, help: "Exchanges in flight at once.")
     var concurrency: Int = 8
 
-    @Option(help: "Seconds the whole run may take; exchanges not done by then fail as \"deadline\".")
+    @Option(parsing: .unconditional, help: "Seconds the whole run may take; exchanges not done by then fail as \"deadline\".")
     var timeout: Double = 300
 
     @Flag(help: "Keep the nodes' homes and logs (the path is printed).")
@@ -54,7 +54,7 @@ struct Simulate: AsyncParsableCommand {
         if !(2...500).contains(peers) { throw ValidationError("--peers must be between 2 and 500") }
         if !(1...1000).contains(rounds) { throw ValidationError("--rounds must be between 1 and 1000") }
         if !(1...1024).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 1024") }
-        if timeout <= 0 || timeout > 86400 { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
+        if timeout <= 0 || timeout > 86400 { throw ValidationError("--timeout must be more than 0 and at most 86400 seconds") }
         if netns && noDiscovery { throw ValidationError("--netns and --no-discovery exclude each other") }
     }
 

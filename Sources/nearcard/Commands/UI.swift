@@ -28,7 +28,7 @@ struct UICommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var node: NodeOptions
 
-    @Option(help: "The web app's port.")
+    @Option(parsing: .unconditional, help: "The web app's port.")
     var uiPort: Int = WebUI.defaultPort
 
     @Option(help: "The web app's address: 127.0.0.1 (default), ::1 or localhost.")
