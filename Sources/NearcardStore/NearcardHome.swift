@@ -33,7 +33,8 @@ extension NearcardHome {
     /// (returned: the notice to show), and the database's files (which SQLite made under the umask
     /// of its day) to 0600. Key files are not: one others could read is refused where it is read, as
     /// ssh refuses such a key. A home owned by another user is refused, untouched. Nothing happens when
-    /// there is no home yet (it is made 0700).
+    /// there is no home yet (it is made 0700), nor to a directory that holds no Nearcard files (a
+    /// mistyped `--home ~` is not a home to lock down; the command then says there is no identity).
     public func tighten() throws(StoreError) -> String? {
         var st = stat()
         guard lstat(path, &st) == 0 else { return nil }
@@ -43,6 +44,8 @@ extension NearcardHome {
         if st.st_uid != geteuid() && geteuid() != 0 {
             throw StoreError(.io, "\(path) belongs to another user (uid \(st.st_uid)); use a home of your own (--home DIR)")
         }
+        let nearcardFiles = [identityPath, secretKeysPath, databasePath]
+        guard nearcardFiles.contains(where: { access($0, F_OK) == 0 }) else { return nil }
         var notice: String? = nil
         if st.st_mode & 0o077 != 0 {
             guard chmod(path, 0o700) == 0 else {

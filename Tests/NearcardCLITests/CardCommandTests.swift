@@ -49,6 +49,13 @@ import Testing
         let badJSON = try cli.write("{\"name\":\n\"Ada\",}", to: "c.json")
         #expect(try cli.run(["card", "import", badJSON]).stderr.contains("line 2"))
         #expect(try cli.run(["card", "show", "--json"]).json["name"] == "Ada", "failed imports changed nothing")
+        // A file of several cards is not read for its first: your card is one.
+        try cli.run(["contacts", "add", "--name", "Grace Hopper"])
+        try cli.run(["contacts", "add", "--name", "Alan Turing"])
+        let book = try cli.write(try cli.run(["contacts", "export", "--vcard"]).stdout, to: "book.vcf")
+        let several = try cli.run(["card", "import", book])
+        #expect(several.code == 2 && several.stderr.contains("holds 2 cards") && several.stderr.contains("contacts import"), "\(several.stderr)")
+        #expect(try cli.run(["card", "show", "--json"]).json["name"] == "Ada", "your card is unchanged")
     }
 }
 
@@ -83,7 +90,7 @@ import Testing
             print(answer, c.exitstatus)
         """
         let r = try CLI.run(executable: CLI.python, ["-c", script, CLI.executable.path, cli.home.path])
-        #expect(r.stdout == "n 1\ny 0\n", "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout == "n 7\ny 0\n", "declining is exit 7, as a declined exchange: \(r.stdout) \(r.stderr)")
         #expect(try cli.run(["contacts", "--json"]).json.arrayValue?.isEmpty == true)
     }
 
@@ -103,6 +110,33 @@ import Testing
         let bad = try cli.write("BEGIN:VCARD\r\nFN:Broken\r\n", to: "bad.vcf")
         let b = try cli.run(["contacts", "import", bad])
         #expect(b.code == 2 && b.stderr.contains(bad))
+        // The JSON export reads back too (cards and notes; what it claims of verification is not taken).
+        try cli.run(["contacts", "add", "--name", "Edsger Dijkstra", "--note", "THE multiprogramming"])
+        let json = try cli.write(try cli.run(["contacts", "export", "--json"]).stdout, to: "book.json")
+        let elsewhere = try CLI()
+        defer { elsewhere.cleanUp() }
+        try elsewhere.run(["init", "--name", "Bob"])
+        let back = try elsewhere.run(["contacts", "import", json])
+        #expect(back.code == 0 && back.stdout.contains("6 added"), "\(back.stdout) \(back.stderr)")
+        let edsger = try elsewhere.run(["contacts", "show", "edsger dijkstra", "--json"]).json
+        #expect(edsger["notes"] == "THE multiprogramming" && edsger["verificationStatus"] == "unverified", "\(edsger)")
+        let wrongItem = try cli.write(#"[{"name":"Ada"},{"nmae":"Typo"}]"#, to: "typo.json")
+        let w = try elsewhere.run(["contacts", "import", wrongItem])
+        #expect(w.code == 2 && w.stderr.contains("item 2") && w.stderr.contains("nmae"), "\(w.stderr)")
+    }
+
+    /// Output that does not reach its file is not a success: a full disk is exit 5 with the reason.
+    /// (A reader that has gone, `| head`, ends the command quietly with 0: IdentityCommandTests.)
+    @Test func outputThatCannotBeWrittenIsNotASuccess() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["contacts", "add", "--name", "Grace Hopper"])
+        let full = try CLI.run(executable: "/bin/sh", ["-c", "\"$0\" contacts export --vcard > /dev/full", CLI.executable.path],
+                               env: ["NEARCARD_HOME": cli.home.path])
+        #expect(full.code == 5 && full.stderr.contains("cannot write standard output: No space left on device"), "\(full.code) \(full.stderr)")
+        let json = try CLI.run(executable: "/bin/sh", ["-c", "\"$0\" contacts --json > /dev/full", CLI.executable.path],
+                               env: ["NEARCARD_HOME": cli.home.path])
+        #expect(json.code == 5, "\(json.code) \(json.stderr)")
     }
 
     @Test func addListShowDeleteExport() throws {

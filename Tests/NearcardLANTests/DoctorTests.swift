@@ -72,6 +72,12 @@ import Testing
         let open = try doctor(lab, ada)
         #expect(open.code == 1 && Set(open.problems.keys) == ["home"], "\(open.problems)")
         #expect(open.problems["home"]?.contains("chmod 700 \(ada.home.path)") == true)
+        // A home its user cannot write: nothing could be stored (as the unprivileged account; root writes anything).
+        if TestAccount.isRoot {
+            #expect(chmod(ada.home.path, 0o500) == 0)
+            let locked = try doctor(lab, ada)
+            #expect(locked.code == 1 && locked.problems["home"]?.contains("cannot be written by you (mode 0500)") == true, "\(locked.problems)")
+        }
         #expect(chmod(ada.home.path, 0o700) == 0)
 
         // No system bus, then no avahi-daemon.

@@ -102,6 +102,13 @@ import Testing
         #expect(!r.stdout.contains("Connecting"), "refused before looking for the peer")
         usleep(300_000)
         #expect(try ada.contacts().isEmpty)
+        // Not a byte left: opening the database itself fails, and still says why, not "disk I/O error".
+        _ = try CLI.run(executable: "/usr/bin/dd", ["if=/dev/zero", "of=\(disk.path)/fill2", "bs=4096"])
+        for args in [["exchange", "127.0.0.1:\(port)", "--yes"], ["contacts", "add", "--name", "Zed"]] {
+            let full = try lab.nearcard(args, home: home)
+            #expect(full.code == 5 && full.stderr.contains("is full") && !full.stderr.contains("I/O error"), "\(args): \(full.stderr)")
+        }
+        try FileManager.default.removeItem(at: disk.appendingPathComponent("fill2"))
         // Room again: the same exchange goes through.
         try FileManager.default.removeItem(at: disk.appendingPathComponent("fill"))
         #expect(try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: home).code == 0)

@@ -86,6 +86,36 @@ import Testing
         }
     }
 
+    /// A database its owner made read-only stays so: writing is refused, saying which file and what to
+    /// do, and nothing changes; made writable again, it works (its WAL and SHM follow its mode). A file
+    /// that is not a database keeps its mode. (As the tests' unprivileged account: root writes anything.)
+    @Test func aReadOnlyDatabaseIsRefusedNotMadeWritable() throws {
+        let ada = try TestPerson(name: "Ada Lovelace")
+        defer { ada.cli.cleanUp() }
+        try ada.cli.run(["contacts", "add", "--name", "Grace Hopper"])
+        let database = ada.home.appendingPathComponent("nearcard.sqlite").path
+        #expect(chmod(database, 0o400) == 0)
+        if TestAccount.isRoot {
+            let refused = try ada.cli.run(["contacts", "add", "--name", "Charles Babbage"])
+            #expect(refused.code == 5 && refused.stderr.contains("not writable by this user (mode 400)") && refused.stderr.contains("chmod u+w \(database)"),
+                    "\(refused.stderr)")
+            #expect(fileMode(database) == 0o400, "the owner's choice is kept")
+        }
+        #expect(chmod(database, 0o600) == 0)
+        #expect(try ada.cli.run(["contacts", "add", "--name", "Charles Babbage"]).code == 0)
+        #expect(try ada.contacts().count == 2)
+        let notes = ada.cli.auxiliary.appendingPathComponent("notes.txt").path
+        try FileManager.default.createDirectory(atPath: ada.cli.auxiliary.path, withIntermediateDirectories: true)
+        try "not a database\n".write(toFile: notes, atomically: true, encoding: .utf8)
+        TestAccount.give(ada.cli.auxiliary.path)
+        TestAccount.give(notes)
+        #expect(chmod(notes, 0o644) == 0)
+        let wrong = try ada.cli.run(["contacts", "--store", "sqlite:" + notes])
+        #expect(wrong.code == 5 && wrong.stderr.contains("not a Nearcard database"), "\(wrong.stderr)")
+        let kept = try String(contentsOfFile: notes, encoding: .utf8)
+        #expect(fileMode(notes) == 0o644 && kept == "not a database\n")
+    }
+
     /// A home made elsewhere with mode 0755 and files 0644 (an older Nearcard, a copy): the next command
     /// makes it private, says so once, and another account reads nothing. A passphrase file others can
     /// read is refused, as ssh refuses such a key.
@@ -108,6 +138,17 @@ import Testing
             }
         }
         #expect(!(try ada.cli.run(["contacts"])).stderr.contains("0700 now"), "the notice is said once, when there was something to do")
+        // A directory that is not a Nearcard home (a mistyped `--home ~`) is not locked down by a command
+        // that only reads: it says there is no identity there, and the directory keeps its mode.
+        let elsewhere = ada.cli.auxiliary.appendingPathComponent("documents").path
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try "notes\n".write(toFile: elsewhere + "/notes.txt", atomically: true, encoding: .utf8)
+        TestAccount.give(ada.cli.auxiliary.path)
+        TestAccount.give(elsewhere)
+        #expect(chmod(elsewhere, 0o755) == 0)
+        let notHome = try ada.cli.run(["contacts", "--home", elsewhere])
+        #expect(notHome.code == 3 && notHome.stderr.contains("no identity yet") && !notHome.stderr.contains("0700"), "\(notHome.stderr)")
+        #expect(fileMode(elsewhere) == 0o755)
 
         let newcomer = try CLI()
         defer { newcomer.cleanUp() }

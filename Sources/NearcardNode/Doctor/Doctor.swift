@@ -129,6 +129,11 @@ public enum Doctor {
         if mode & 0o055 != 0 {
             return DoctorCheck("home", .warning, "\(home.path) can be read by other users (mode 0\(shown))", fix: "chmod 700 \(home.path)")
         }
+        // Nothing could be stored there: no exchange, no contact, no message (root writes anything).
+        if access(home.path, W_OK) != 0 {
+            return DoctorCheck("home", .problem, "\(home.path) cannot be written by you (mode 0\(shown)): nothing can be stored there",
+                               fix: "chmod 700 \(home.path)")
+        }
         return DoctorCheck("home", .ok, "\(home.path) (mode 0\(shown))")
     }
 

@@ -16,9 +16,21 @@ final class SQLiteBackend: StoreBackend {
         try FileIO.makeDirectory(FileIO.directoryName(path), mode: 0o700)
         // The database and its WAL and SHM exist 0600 before SQLite opens them: SQLite gives the WAL
         // and SHM the database file's mode, and a file made later under a loose umask would be readable.
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if fd >= 0 { _ = Glibc.close(fd) }
-        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) { _ = chmod(file, 0o600) }
+        // Tightening takes group and others away, never adds: a database its owner made read-only stays
+        // so (and is refused for writing, saying why), and a file that is not a database keeps its mode.
+        if !FileManager.default.fileExists(atPath: path) {
+            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if fd >= 0 { _ = Glibc.close(fd) }
+        }
+        if Self.isDatabaseOrEmpty(path) {
+            Self.takeAwayGroupAndOthers(path)
+            // The WAL and SHM follow the database's mode, as SQLite means them to: made while it was
+            // read-only, they would stay so after its owner made it writable again.
+            var st = stat()
+            if lstat(path, &st) == 0 {
+                for file in [path + "-wal", path + "-shm"] { Self.setMode(file, st.st_mode & 0o600, owner: st.st_uid) }
+            }
+        }
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
         config.prepareDatabase { db in
@@ -77,24 +89,57 @@ final class SQLiteBackend: StoreBackend {
         } catch {
             throw mapped(error)
         }
-        _ = chmod(path, 0o600)
+        Self.takeAwayGroupAndOthers(path)
     }
 
-    func checkWritable() throws(StoreError) {
+    /// A regular file of this user's that is empty or starts as an SQLite database does.
+    static func isDatabaseOrEmpty(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return false }
+        defer { _ = Glibc.close(fd) }
+        var header = [UInt8](repeating: 0, count: 16)
+        let n = Glibc.read(fd, &header, 16)
+        return n == 0 || (n == 16 && header == Array("SQLite format 3\0".utf8))
+    }
+
+    /// Clears the group and other bits of a regular file (SQLite gives the WAL and SHM the database's mode).
+    static func takeAwayGroupAndOthers(_ path: String) {
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o077 != 0 else { return }
+        _ = chmod(path, st.st_mode & 0o700)
+    }
+
+    /// Gives a regular file of `owner`'s this mode, when it has another.
+    static func setMode(_ path: String, _ mode: mode_t, owner: uid_t) {
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == owner, st.st_mode & 0o777 != mode else { return }
+        _ = chmod(path, mode)
+    }
+
+    /// Why this database cannot be written, when the file system says so: a read-only mount, a full disk,
+    /// a home or file this user may not write. Nil when none of these holds.
+    static func unwritable(_ path: String) -> StoreError? {
         let directory = FileIO.directoryName(path)
         var fs = statvfs()
         if statvfs(directory, &fs) == 0 {
             if fs.f_flag & UInt(ST_RDONLY) != 0 {
-                throw StoreError(.io, "\(directory) is on a read-only file system: nothing can be stored there; use a writable --home")
+                return StoreError(.io, "\(directory) is on a read-only file system: nothing can be stored there; use a writable --home")
             }
             let free = UInt64(fs.f_bavail) * UInt64(fs.f_frsize)
             if free < NearcardDatabase.minimumFreeBytes {
-                throw StoreError(.io, "the disk holding \(directory) is full (\(free / 1024) KiB free, \(NearcardDatabase.minimumFreeBytes / 1024) KiB needed); free some space")
+                return StoreError(.io, "the disk holding \(directory) is full (\(free / 1024) KiB free, \(NearcardDatabase.minimumFreeBytes / 1024) KiB needed); free some space")
             }
         }
-        for file in [directory, path] where access(file, W_OK) != 0 {
-            throw StoreError(.io, "\(file) is not writable by this user (\(String(cString: strerror(errno)))); fix its permissions or use another --home")
+        for file in [directory, path] where access(file, F_OK) == 0 && access(file, W_OK) != 0 {
+            var st = stat()
+            let mode = stat(file, &st) == 0 ? " (mode \(String(st.st_mode & 0o777, radix: 8)))" : ""
+            return StoreError(.io, "\(file) is not writable by this user\(mode): nothing was changed; make it writable (chmod u+w \(file)) or use another --home")
         }
+        return nil
+    }
+
+    func checkWritable() throws(StoreError) {
+        if let problem = Self.unwritable(path) { throw problem }
         do {
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
@@ -131,7 +176,9 @@ final class SQLiteBackend: StoreBackend {
         case .SQLITE_NOTADB, .SQLITE_CORRUPT:
             return StoreError(.database, "\(path) is not a Nearcard database or is damaged; it was left untouched (move it away to start a new one)")
         case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_FULL:
-            return StoreError(.io, "\(path): \(e.message ?? "\(e.resultCode)")")
+            // SQLite's words ("disk I/O error", "attempt to write a readonly database") say what failed,
+            // not why nor what to do: the file system usually can.
+            return unwritable(path) ?? StoreError(.io, "\(path): \(e.message ?? "\(e.resultCode)")")
         default:
             return StoreError(.database, "\(path): \(e.message ?? "\(e.resultCode)")")
         }

@@ -119,12 +119,19 @@ struct CardCommand: AsyncParsableCommand {
 
 /// Reading card files (vCard or JSON), with errors that name the file and the line or key.
 enum CardFiles {
+    /// The one card of a file (your own card): a file of several is refused, not read for its first.
     static func read(_ path: String) throws -> Card {
-        guard let first = try readAll(path).first else { throw CLIError(.malformedInput, "\(path) holds no card") }
+        let entries = try readAll(path)
+        guard let first = entries.first else { throw CLIError(.malformedInput, "\(path) holds no card") }
+        guard entries.count == 1 else {
+            throw CLIError(.malformedInput, "\(path) holds \(entries.count) cards and your card is one: give a file with one card (to add these as contacts: nearcard contacts import \(path))")
+        }
         return first.card
     }
 
-    /// Every card in the file: the vCards of a vCard file, or the one JSON card.
+    /// Every card in the file: the vCards of a vCard file, the one JSON card, or a JSON array of
+    /// cards or of contacts (`contacts export --json`; of a contact, its card and notes are read,
+    /// not what it claims of its verification).
     static func readAll(_ path: String) throws -> [VCard.Entry] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError(.malformedInput, "cannot read \(path): no such file, or not readable")
@@ -136,6 +143,15 @@ enum CardFiles {
             if trimmed.first == "{" {
                 return [VCard.Entry(card: try Card(json: try JSONParser.parse(Array(data))), notes: nil)]
             }
+            if trimmed.first == "[" {
+                guard let items = try JSONParser.parse(Array(data)).arrayValue else { throw CLIError(.malformedInput, "\(path) is not a JSON array") }
+                guard !items.isEmpty else { throw CLIError(.malformedInput, "\(path) holds no card") }
+                return try items.enumerated().map { i, item in
+                    do { return try entry(item) } catch let e as ModelError {
+                        throw CLIError(.malformedInput, "\(path): item \(i + 1): \(e.message)")
+                    }
+                }
+            }
             let entries = try VCard.parse(text)
             guard !entries.isEmpty else { throw CLIError(.malformedInput, "\(path) holds no card") }
             return entries
@@ -144,6 +160,16 @@ enum CardFiles {
         } catch let e as CryptoError {
             throw CLIError(.malformedInput, "\(path): \(e.message)")
         }
+    }
+
+    /// One item of a JSON array: a card, or a contact as `contacts export --json` writes it (its
+    /// card's members and its notes; the rest — ids, keys, verification — belongs to the book it came from).
+    static func entry(_ item: JSONValue) throws(ModelError) -> VCard.Entry {
+        guard let o = item.objectValue, o["verificationStatus"] != nil || o["receivedAt"] != nil else {
+            return VCard.Entry(card: try Card(json: item), notes: nil)
+        }
+        let card = JSONObject(o.members.filter { CardField(rawValue: $0.key) != nil && !$0.value.isNull }.map { ($0.key, $0.value) })
+        return VCard.Entry(card: try Card(json: .object(card)), notes: o["notes"]?.stringValue)
     }
 }
 

@@ -148,7 +148,7 @@ struct Contacts: AsyncParsableCommand {
                 let what = [contact.card.company, contact.source.rawValue, contact.verificationStatus.rawValue].compactMap { $0 }.joined(separator: ", ")
                 Console.out("\(contact.name) (\(contact.id.prefix(8)); \(what)), received \(ISO8601.string(contact.receivedAt))")
                 guard let a = await Prompter().ask("Delete this contact? [y/N] ", timeout: 120), ["y", "yes"].contains(a.lowercased()) else {
-                    throw CLIError(.checkFailed, "not deleted")
+                    throw CLIError(.declined, "not deleted")
                 }
             }
             try db.deleteContact(id: contact.id)

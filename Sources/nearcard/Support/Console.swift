@@ -19,10 +19,17 @@ enum Console {
             let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
-                // Whoever read our output has gone (`nearcard id | head -3`): stop quietly, as a
-                // filter does. SIGPIPE is ignored (Main), so this is where a closed pipe shows.
-                if errno == EPIPE && fd == STDOUT_FILENO { Glibc.exit(0) }
-                return
+                // A diagnostic that cannot be written has nowhere else to go; the exit code still says it.
+                guard fd == STDOUT_FILENO else { return }
+                // Whoever read our output has gone (`nearcard id | head -3`): stop quietly with 0, so a
+                // `set -o pipefail` script (the demo) goes on; a reader that failed says so itself.
+                // SIGPIPE is ignored (Main), so this is where a closed pipe shows.
+                if errno == EPIPE { Glibc.exit(0) }
+                // Output that did not reach its file (a full disk, an I/O error) is a failure, not
+                // a success with less in it: a backup to a full disk must not exit 0.
+                let reason = String(cString: strerror(errno))
+                write(STDERR_FILENO, "nearcard: cannot write standard output: \(reason)\n")
+                Glibc.exit(Exit.storage.rawValue)
             }
             offset += n
         }
