@@ -46,12 +46,13 @@ enum Main {
         } catch let error as ExitCode {
             exit(error.rawValue)
         } catch let error where error is CLIError || !isArgumentParserError(error) {
-            let (code, message) = classify(error)
+            let (code, raw) = classify(error)
+            let message = Console.visible(raw)
             Console.err("nearcard: \(message)")
             // --verbose (anywhere on the line): what lay beneath, one line each.
             if CommandLine.arguments.dropFirst().contains("--verbose") {
                 // (A cause the message already says is not said again.)
-                for cause in causes(of: error) where !message.contains(cause) { Console.err("  caused by: \(cause)") }
+                for cause in causes(of: error).map(Console.visible) where !message.contains(cause) { Console.err("  caused by: \(cause)") }
                 Console.err("  (\(String(reflecting: type(of: error))), exit \(code.rawValue))")
             }
             exit(code.rawValue)

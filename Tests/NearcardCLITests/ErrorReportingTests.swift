@@ -95,4 +95,19 @@ import Testing
                 "\(r.stdout) \(r.stderr)")
         #expect(try cli.run(["card", "show"]).code != 0 || !(try cli.run(["card", "show"]).stdout.contains("Ren")), "nothing was stored")
     }
+
+    /// An input echoed in an error reaches the terminal without its control characters: an escape
+    /// sequence (retitling the window, recolouring text) is shown as its code, never sent.
+    @Test func controlCharactersInAnEchoedInputAreShownNotSent() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        let script = """
+        import subprocess, sys
+        r = subprocess.run([sys.argv[1], "qr", "scan", b"\\xff\\x1b]0;PWNED\\x07\\x1b[31mred"], capture_output=True)
+        print(r.returncode, b"\\x1b" in r.stderr, b"\\x07" in r.stderr, b"\\\\x1b]0;PWNED" in r.stderr)
+        """
+        let r = try CLI.run(executable: CLI.python, ["-c", script, CLI.executable.path], env: ["NEARCARD_HOME": cli.home.path])
+        #expect(r.stdout == "2 False False True\n", "\(r.stdout) \(r.stderr)")
+    }
 }

@@ -195,22 +195,32 @@ struct QR: AsyncParsableCommand {
         }
 
         func run() async throws {
-            var inputs: [String] = []
+            // Each code, or why an image gave none: one image that cannot be read does not lose the others' codes.
+            var inputs: [Result<String, CLIError>] = []
             for t in texts {
                 if t == "-" {
                     let data = try Console.readStdin(limit: Chunks.maximumTotal * 2, what: "QR text")
-                    inputs += String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
+                    let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init)
+                        .filter { !$0.allSatisfy(\.isWhitespace) }
+                    if lines.isEmpty { throw CLIError(.malformedInput, "no QR text on standard input (one code per line)") }
+                    inputs += lines.map { .success($0) }
                 } else {
-                    inputs.append(t)
+                    inputs.append(.success(t))
                 }
             }
-            for path in images { inputs += try Self.codes(inImage: path) }
+            for path in images {
+                do { inputs += try Self.codes(inImage: path).map { .success($0) } } catch let e as CLIError { inputs.append(.failure(e)) }
+            }
             var session = ScanSession(database: try global.database())
             var reports: [JSONValue] = []
             var worst = ScanSession.Severity.ok
             var failed: [String] = []
             for input in inputs {
-                let (report, severity) = try session.scan(input)
+                let (report, severity): (JSONValue, ScanSession.Severity)
+                switch input {
+                case .success(let text): (report, severity) = try session.scan(text)
+                case .failure(let e): (report, severity) = (["result": "error", "message": .string(e.message)], .unusable)
+                }
                 reports.append(report)
                 if report["result"] == "error" { failed.append(report["message"]?.stringValue ?? "") }
                 worst = max(worst, severity)
@@ -252,7 +262,7 @@ struct QR: AsyncParsableCommand {
                     Console.out("A presentation request from \(r["verifier"]?.stringValue ?? "") asking for: \((r["claims"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ").ifEmpty("(nothing specific)")).")
                     Console.out("Nothing was stored. Answer it with: nearcard present 'REQUEST'")
                 case "partial":
-                    Console.out("Chunked code: \(r["received"]?.integerValue ?? 0) of \(r["total"]?.integerValue ?? 0) frames; scan the rest (missing: \(r["missingText"]?.stringValue ?? "")).")
+                    Console.out("Chunked code: \(r["received"]?.integerValue ?? 0) of \(r["total"]?.integerValue ?? 0) frames (missing: \(r["missingText"]?.stringValue ?? "")). Nothing was stored: give every frame to one qr scan (texts, or - with one per line, or --image for each photo).")
                 default:
                     break
                 }

@@ -36,6 +36,23 @@ enum Console {
         bytes.removeAll()
     }
 
+    /// An error line as it may reach a terminal: a control character an input brought into it (an
+    /// escape sequence that would retitle the window or recolour it, a line break that would forge a
+    /// second line) is shown as its code, `\x1b`, not sent.
+    static func visible(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                let hex = String(scalar.value, radix: 16)
+                out += "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
     /// One compact JSON object per line on stdout (JSON-lines output); whole lines, never interleaved.
     static func line(_ value: JSONValue) {
         lineLock.withLock { out(value.compactText) }
