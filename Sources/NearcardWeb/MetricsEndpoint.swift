@@ -75,14 +75,11 @@ public enum MetricsEndpoint {
                                   onServerRunning: { _ in finish(.success(())) }, logger: logger)
             do { try await app.run() } catch { finish(.failure(error)) }
         }
-        do {
-            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                outcome.withLock { state in
-                    if let result = state.result { c.resume(with: result) } else { state.waiter = c }
-                }
+        // A bind failure is thrown as the socket's error: the CLI says it in words (Listener.BindProblem).
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            outcome.withLock { state in
+                if let result = state.result { c.resume(with: result) } else { state.waiter = c }
             }
-        } catch {
-            throw MetricsError(message: "cannot serve metrics on \(host):\(port): \(error)")
         }
         return task
     }

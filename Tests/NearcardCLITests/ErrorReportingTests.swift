@@ -52,6 +52,16 @@ import Testing
         #expect(last == "nearcard: port \(port) is in use — another nearcard listen? Use --port to choose another (--port 0 picks a free one)",
                 "\(r.stderr)")
         #expect(!r.stderr.contains("errno") && !r.stderr.contains("descriptor"))
+        // The same port for --metrics: said in words too.
+        let metrics = try cli.run(["listen", "--port", "0", "--no-discovery", "--accept", "all", "--metrics", "127.0.0.1:\(port)"])
+        #expect(metrics.code == 4 && metrics.stderr.contains("cannot serve metrics on 127.0.0.1:\(port): the port is in use")
+                && !metrics.stderr.contains("errno"), "\(metrics.stderr)")
+        // What can never work is a usage error, said before anything starts.
+        let bad = try cli.run(["listen", "--port", "0", "--no-discovery", "--accept", "all", "--metrics", "nope"])
+        #expect(bad.code == 64 && bad.stderr.contains("--metrics nope is not HOST:PORT"), "\(bad.stderr)")
+        // An interface this machine does not have (yet: a service may start before its Wi-Fi) is said.
+        let missing = try cli.run(["listen", "--port", "\(port)", "--no-discovery", "--accept", "all", "--interface", "nosuchif0"])
+        #expect(missing.stderr.contains("--interface nosuchif0: this machine has no such interface now"), "\(missing.stderr)")
     }
 
     @Test func malformedAddressesAreSaidToBe() throws {

@@ -84,6 +84,10 @@ import Testing
         let bad = try cli.run(["group", "trust", "21888242871839275222246405745257275088548364400416034343698204186575808495617", "--name", "r"])
         #expect(bad.code == 2 && bad.stderr.contains("scalar modulus"))
         #expect(try cli.run(["group", "trust", "banana", "--name", "x"]).code == 2)
+        #expect(try cli.run(["group", "trust", "0x", "--name", "x"]).code == 2, "no digits is no root (it read as 0)")
+        // Trusting a root again says what it was: a rename is never silent.
+        let again = try cli.run(["group", "trust", "42", "--name", "Renamed"])
+        #expect(again.code == 0 && again.stdout.contains("trusted already as") && again.stdout.contains("now “Renamed”"), "\(again.stdout)")
         #expect(try cli.run(["group", "trust", "1", "--name", "x", "--depth", "33"]).code == 64)
         #expect(try cli.run(["group", "remove", "42"]).code == 0)
         #expect(try cli.run(["group", "remove", "42"]).code == 6)

@@ -32,8 +32,15 @@ struct Group: AsyncParsableCommand {
         func run() async throws {
             let value = try GroupRoots.parse(root)
             let db = try global.database()
+            let before = try db.trustedGroups().first { $0.root == value.description }
             try db.trustGroup(root: value.description, name: name.trimmingCharacters(in: .whitespaces), depth: depth)
-            Console.out("Trusted the group “\(name)” (root \(value))" + (depth.map { ", depth \($0)" } ?? ""))
+            if let before {
+                // Trusting a root again updates it: say what it was, so a rename is never silent.
+                Console.out("The group with root \(value) was trusted already as “\(before.name)”" + (before.depth.map { ", depth \($0)" } ?? "")
+                            + "; it is now “\(name)”" + (depth.map { ", depth \($0)" } ?? ", any depth"))
+            } else {
+                Console.out("Trusted the group “\(name)” (root \(value))" + (depth.map { ", depth \($0)" } ?? ""))
+            }
         }
     }
 
@@ -77,7 +84,7 @@ enum GroupRoots {
         var value: UInt256?
         if t.hasPrefix("0x") || t.hasPrefix("0X") {
             let hex = String(t.dropFirst(2))
-            if hex.count <= 64, let bytes = try? Hex.decode(String(repeating: "0", count: 64 - hex.count) + hex) {
+            if !hex.isEmpty, hex.count <= 64, let bytes = try? Hex.decode(String(repeating: "0", count: 64 - hex.count) + hex) {
                 value = UInt256(bigEndian: bytes)
             }
         } else {

@@ -80,11 +80,16 @@ enum NodeCommand {
 
     /// --metrics: the Prometheus endpoint, started before the node (which makes its metrics as it starts).
     static func startMetrics(_ node: NodeOptions) async throws -> Task<Void, Never>? {
+        // (Said here, where every face that serves starts.)
+        for name in node.missingInterfaces {
+            Console.err("nearcard: --interface \(name): this machine has no such interface now (see: ip link); the node will use it if it appears")
+        }
         guard let metrics = node.metrics else { return nil }
-        let (host, port) = try MetricsEndpoint.parse(metrics)
+        let host: String, port: Int
+        do { (host, port) = try MetricsEndpoint.parse(metrics) } catch { throw ValidationError(error.message) }
         MetricsEndpoint.bootstrap()
         do { return try await MetricsEndpoint.start(host: host, port: port) } catch {
-            throw CLIError(.environment, "\(error)")
+            throw CLIError(.environment, "cannot serve metrics on \(metrics): \(UICommand.reason(error))")
         }
     }
 

@@ -5,6 +5,7 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardStore
+import NearcardWeb
 import Logging
 
 /// The options of a serving node (listen, bot).
@@ -21,7 +22,7 @@ struct NodeOptions: ParsableArguments {
     @Flag(help: ArgumentHelp("Announce no name: a random instance name and a tag only your contacts recognise. Without it, your display name is announced to everyone on the LAN (as the instance name and in TXT)."))
     var `private` = false
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds between two announcements of this node: its presence tag, SRV host name and (--private) instance name are renewed at start and then every SECONDS (default 900, i.e. 15 min; at least 1).", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds between two announcements of this node: its presence tag, SRV host name and (--private) instance name are renewed at start and then every SECONDS (at least 1; 900 is 15 minutes).", valueName: "SECONDS"))
     var presenceRotation: Double = NodeRuntime.Options.defaultPresenceRotation
 
     @Flag(help: "Do not publish over DNS-SD; peers reach you by host:port only.")
@@ -56,6 +57,9 @@ struct NodeOptions: ParsableArguments {
 
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be 0…65535") }
+        if let metrics {
+            do { _ = try MetricsEndpoint.parse(metrics) } catch { throw ValidationError(error.message) }
+        }
         if grace < 0 || grace > 600 { throw ValidationError("--grace must be between 0 and 600 seconds") }
         if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be more than 0 and at most 3600 seconds") }
         if probeSummary < 1 || probeSummary > 3600 { throw ValidationError("--probe-summary must be between 1 and 3600 seconds") }
@@ -75,6 +79,11 @@ struct NodeOptions: ParsableArguments {
         l.probeSummaryInterval = probeSummary
         return l
     }
+
+    /// --interface names this machine has no interface of, now: said (the node would publish nowhere
+    /// until one appears, which Avahi follows: a service may start before its Wi-Fi), not refused.
+    /// An excluded one may well be missing: a configuration shared by machines.
+    var missingInterfaces: [String] { interfaces.filter { if_nametoindex($0) == 0 } }
 
     var runtime: NodeRuntime.Options {
         var o = NodeRuntime.Options()

@@ -31,7 +31,7 @@ struct UICommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "The web app's port.")
     var uiPort: Int = WebUI.defaultPort
 
-    @Option(help: "The web app's address: 127.0.0.1 (default), ::1 or localhost.")
+    @Option(help: "The web app's address: 127.0.0.1, ::1 or localhost.")
     var uiAddress: String = "127.0.0.1"
 
     @Flag(help: "Print the address instead of opening it with xdg-open.")
