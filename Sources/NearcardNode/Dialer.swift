@@ -52,8 +52,10 @@ public enum Dialer {
             let pause = min(4, 0.5 * pow(2, Double(round - 1)))
             let elapsed = Date().timeIntervalSince(started)
             guard !silent.isEmpty, elapsed + pause < budget else {
+                // One address that is the label itself (dialled as HOST:PORT) is not named twice.
+                let said = failures.count == 1 && failures[0].hasPrefix(target.label + ": ") ? [String(failures[0].dropFirst(target.label.count + 2))] : failures
                 var error = NodeError(.unreachable, "cannot connect to \(target.label)" + (round > 1 ? " (\(round) attempts in \(Int(elapsed.rounded())) s)" : "") + ": "
-                                      + (failures.isEmpty ? "no addresses" : failures.joined(separator: "; ")), causes: failures)
+                                      + (said.isEmpty ? "no addresses" : said.joined(separator: "; ")), causes: failures)
                 error.neverConnected = true
                 throw error
             }

@@ -133,6 +133,14 @@ public enum FileIO {
         return data
     }
 
+    /// Why a file given to read could not be: "no such file", "it is a directory", or permissions.
+    public static func unreadable(_ path: String) -> String {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased() }
+        if st.st_mode & S_IFMT == S_IFDIR { return "it is a directory; give a file" }
+        return access(path, R_OK) != 0 ? "this user may not read it (its permissions)" : "it cannot be read"
+    }
+
     public static func baseName(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])

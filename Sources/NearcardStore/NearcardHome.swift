@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 /// Where a user's Nearcard data lives: `--home`, else `$NEARCARD_HOME`, else
 /// `$XDG_DATA_HOME/nearcard`, else `~/.local/share/nearcard`.
 public struct NearcardHome: Sendable, Equatable {
@@ -15,8 +18,16 @@ public struct NearcardHome: Sendable, Equatable {
         if let explicit, !explicit.isEmpty { return NearcardHome(path: explicit) }
         if let env = environment["NEARCARD_HOME"], !env.isEmpty { return NearcardHome(path: env) }
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return NearcardHome(path: xdg + "/nearcard") }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/root"
+        // Without $HOME (a bare service environment), the account's own home directory, not root's.
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? accountHome ?? "/"
         return NearcardHome(path: home + "/.local/share/nearcard")
+    }
+
+    /// The running account's home directory from the password database.
+    static var accountHome: String? {
+        guard let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir else { return nil }
+        let path = String(cString: dir)
+        return path.isEmpty ? nil : path
     }
 
     public var identityPath: String { path + "/identity.json" }

@@ -92,7 +92,7 @@ public struct BotPolicy: Sendable, Equatable {
             let path = file.hasPrefix("/") ? file : directory + "/" + file
             p.accept = .allowlist(try readAllowlist(path, fail: fail))
         default:
-            throw fail("\"accept\" is \"everyone\", {\"allowlist\": [DID…]} or {\"allowlistFile\": PATH}")
+            throw fail("\"accept\" must be \"everyone\", {\"allowlist\": [DID…]} or {\"allowlistFile\": PATH}, not \(o["accept"]?.compactText.prefix(64) ?? "")")
         }
         if let fields = o["requireFields"] {
             guard let list = fields.arrayValue else { throw fail("\"requireFields\" must be an array of field names") }

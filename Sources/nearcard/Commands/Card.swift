@@ -134,7 +134,7 @@ enum CardFiles {
     /// not what it claims of its verification).
     static func readAll(_ path: String) throws -> [VCard.Entry] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError(.malformedInput, "cannot read \(path): no such file, or not readable")
+            throw CLIError(.malformedInput, "cannot read \(path): \(FileIO.unreadable(path))")
         }
         guard data.count <= VCard.maximumLength else { throw CLIError(.malformedInput, "\(path) is larger than \(VCard.maximumLength) bytes") }
         guard let text = String(validating: Array(data), as: UTF8.self) else { throw CLIError(.malformedInput, "\(path) is not UTF-8 text") }

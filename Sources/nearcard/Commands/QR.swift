@@ -280,8 +280,7 @@ extension QR.Scan {
     /// or decoded is a one-line error naming it and why (exit 2).
     static func codes(inImage path: String) throws -> [String] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            let why = FileManager.default.fileExists(atPath: path) ? "it cannot be read (permissions?)" : "no such file"
-            throw CLIError(.malformedInput, "cannot read the image \(path): \(why)")
+            throw CLIError(.malformedInput, "cannot read the image \(path): \(FileIO.unreadable(path))")
         }
         do { return try ScanSession.texts(inImage: [UInt8](data)) } catch {
             throw CLIError(.malformedInput, "\(path): \(error.message)")

@@ -84,7 +84,7 @@ struct Semaphore: AsyncParsableCommand {
                 data = Data(try Console.readStdin(limit: SemaphoreProof.maximumLength + 1, what: "Semaphore proof"))
             } else {
                 guard let d = FileManager.default.contents(atPath: file) else {
-                    throw CLIError(.malformedInput, "cannot read \(file): no such file, or not readable")
+                    throw CLIError(.malformedInput, "cannot read \(file): \(FileIO.unreadable(file))")
                 }
                 data = d
             }

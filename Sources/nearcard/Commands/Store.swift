@@ -22,6 +22,13 @@ struct StoreCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print as JSON.") var json = false
 
+        /// "1 exchange", "2 exchanges" ("outbox" and "inbox" stay as they are).
+        static func count(_ name: String, _ n: Int) -> String {
+            var said = name
+            if n == 1 && name.hasSuffix("s") { said.removeLast() }
+            return "\(n) \(said)"
+        }
+
         func run() async throws {
             let db = try global.existingDatabase()
             defer { db.close() }
@@ -33,9 +40,10 @@ struct StoreCommand: AsyncParsableCommand {
                 Console.json(["store": .string(db.location.description), "kind": .string(kind), "integrity": .string(try db.integrityCheck()), "counts": counts])
                 return
             }
+            let holds: String = numbers.map { (name: String, n: Int) -> String in Self.count(name, n) }.joined(separator: ", ")
             Console.table([("Store", db.location.description), ("Kind", db.isShared ? "PostgreSQL (shared by a fleet)" : "SQLite (this node's)"),
                            ("Integrity", try db.integrityCheck()),
-                           ("Holds", numbers.map { "\($0.1) \($0.0)" }.joined(separator: ", "))])
+                           ("Holds", holds)])
         }
     }
 
