@@ -302,11 +302,16 @@ final class Feed: Sendable {
             n += 1
             return n
         }
-        if finished.withLock({ $0 }) {
+        // (Checked under the subscribers' lock, as finish() sets it: no stream is added after the last finish.)
+        let added = subscribers.withLock { subscribers -> Bool in
+            if finished.withLock({ $0 }) { return false }
+            subscribers[id] = continuation
+            return true
+        }
+        if !added {
             continuation.finish()
             return stream
         }
-        subscribers.withLock { $0[id] = continuation }
         continuation.onTermination = { [weak self] _ in _ = self?.subscribers.withLock { $0.removeValue(forKey: id) } }
         return stream
     }
@@ -320,8 +325,11 @@ final class Feed: Sendable {
 
     /// Ends every subscriber's stream; later subscribers get an ended one.
     func finish() {
-        finished.withLock { $0 = true }
-        for c in subscribers.withLock({ Array($0.values) }) { c.finish() }
+        let all = subscribers.withLock { subscribers in
+            finished.withLock { $0 = true }
+            return Array(subscribers.values)
+        }
+        for c in all { c.finish() }
     }
     private let finished = Mutex(false)
 

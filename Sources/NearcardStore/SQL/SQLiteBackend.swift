@@ -92,11 +92,13 @@ final class SQLiteBackend: StoreBackend {
         Self.takeAwayGroupAndOthers(path)
     }
 
-    /// A regular file of this user's that is empty or starts as an SQLite database does.
+    /// A regular file that is empty or starts as an SQLite database does (never waiting on a FIFO).
     static func isDatabaseOrEmpty(_ path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return false }
         defer { _ = Glibc.close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return false }
         var header = [UInt8](repeating: 0, count: 16)
         let n = Glibc.read(fd, &header, 16)
         return n == 0 || (n == 16 && header == Array("SQLite format 3\0".utf8))
