@@ -134,6 +134,9 @@ public struct InterfaceFilter: Sendable, Equatable {
         self.deny = deny
     }
 
+    /// The names in `allow` that this machine has no interface of, now (one may appear later).
+    public var unknownAllowed: [String] { allow.filter { if_nametoindex($0) == 0 } }
+
     public func permits(_ name: String) -> Bool {
         if !allow.isEmpty { return allow.contains(name) }
         return !deny.contains { Self.matches(pattern: $0, name) }

@@ -35,6 +35,11 @@ public struct ScanSession {
 
     /// Routes one text and keeps what it carries. A code that cannot be used is a report too
     /// (`result: error`), never a thrown error; only the store failing throws.
+    /// The report of an input that is no code at all (an unreadable invitation, an image with no code).
+    public static func malformed(_ message: String) -> (report: JSONValue, severity: Severity) {
+        (["result": "error", "kind": "malformed", "message": .string(message)], .unusable)
+    }
+
     public mutating func scan(_ text: String) throws(StoreError) -> (report: JSONValue, severity: Severity) {
         if NodeRuntime.isInvitation(text) {
             // An invitation is not kept: it is for dialling (and holds a secret).
@@ -45,7 +50,7 @@ public struct ScanSession {
                          "expires": .string(ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))),
                          "note": "an invitation to exchange cards: nothing was stored; exchange with: nearcard exchange --invite 'TEXT' (or --invite-image PHOTO)"], .ok)
             } catch {
-                return (["result": "error", "kind": "malformed", "message": .string(error.message)], .unusable)
+                return Self.malformed(error.message)
             }
         }
         let outcome: ScanOutcome

@@ -146,6 +146,14 @@ public enum FileIO {
         return String(path[path.index(after: slash)...])
     }
 
+    /// Clears the group and other bits of a regular file (of `owner`'s, when given), never adding any:
+    /// a file its owner made read-only stays so.
+    public static func takeAwayGroupAndOthers(_ path: String, owner: uid_t? = nil) {
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, owner.map({ st.st_uid == $0 }) ?? true, st.st_mode & 0o077 != 0 else { return }
+        _ = chmod(path, st.st_mode & 0o700)
+    }
+
     /// The file's permission bits, or nil when it does not exist.
     public static func mode(_ path: String) -> mode_t? {
         var st = stat()

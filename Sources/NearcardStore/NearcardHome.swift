@@ -65,9 +65,7 @@ extension NearcardHome {
             notice = "\(path) could be reached by other users (mode \(String(st.st_mode & 0o777, radix: 8))); it is 0700 now"
         }
         for file in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where file.hasPrefix("nearcard.sqlite") {
-            let p = path + "/" + file
-            var f = stat()
-            if lstat(p, &f) == 0, f.st_mode & S_IFMT == S_IFREG, f.st_uid == st.st_uid, f.st_mode & 0o077 != 0 { _ = chmod(p, 0o600) }
+            FileIO.takeAwayGroupAndOthers(path + "/" + file, owner: st.st_uid)
         }
         return notice
     }

@@ -236,8 +236,7 @@ public enum Doctor {
             // Named with --interface: say which of those names is the trouble.
             if !filter.allow.isEmpty {
                 let names = filter.allow.joined(separator: ", ")
-                let known = Set(all.map(\.name))
-                let missing = filter.allow.filter { !$0.contains("*") && !known.contains($0) }
+                let missing = filter.unknownAllowed
                 let what = missing.isEmpty ? "no interface named by --interface (\(names)) is up with an address"
                     : "no such network interface: \(missing.joined(separator: ", "))"
                 return (DoctorCheck("interfaces", .problem, what, fix: "name an interface that is up: ip -brief address lists them"), [])

@@ -23,7 +23,7 @@ final class SQLiteBackend: StoreBackend {
             if fd >= 0 { _ = Glibc.close(fd) }
         }
         if Self.isDatabaseOrEmpty(path) {
-            Self.takeAwayGroupAndOthers(path)
+            FileIO.takeAwayGroupAndOthers(path)
             // The WAL and SHM follow the database's mode, as SQLite means them to: made while it was
             // read-only, they would stay so after its owner made it writable again.
             var st = stat()
@@ -89,7 +89,7 @@ final class SQLiteBackend: StoreBackend {
         } catch {
             throw mapped(error)
         }
-        Self.takeAwayGroupAndOthers(path)
+        FileIO.takeAwayGroupAndOthers(path)
     }
 
     /// A regular file that is empty or starts as an SQLite database does (never waiting on a FIFO).
@@ -102,13 +102,6 @@ final class SQLiteBackend: StoreBackend {
         var header = [UInt8](repeating: 0, count: 16)
         let n = Glibc.read(fd, &header, 16)
         return n == 0 || (n == 16 && header == Array("SQLite format 3\0".utf8))
-    }
-
-    /// Clears the group and other bits of a regular file (SQLite gives the WAL and SHM the database's mode).
-    static func takeAwayGroupAndOthers(_ path: String) {
-        var st = stat()
-        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_mode & 0o077 != 0 else { return }
-        _ = chmod(path, st.st_mode & 0o700)
     }
 
     /// Gives a regular file of `owner`'s this mode, when it has another.
@@ -133,8 +126,7 @@ final class SQLiteBackend: StoreBackend {
             }
         }
         for file in [directory, path] where access(file, F_OK) == 0 && access(file, W_OK) != 0 {
-            var st = stat()
-            let mode = stat(file, &st) == 0 ? " (mode \(String(st.st_mode & 0o777, radix: 8)))" : ""
+            let mode = FileIO.mode(file).map { " (mode \(String($0 & 0o777, radix: 8)))" } ?? ""
             return StoreError(.io, "\(file) is not writable by this user\(mode): nothing was changed; make it writable (chmod u+w \(file)) or use another --home")
         }
         return nil

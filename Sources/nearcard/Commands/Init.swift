@@ -77,7 +77,7 @@ struct Init: AsyncParsableCommand {
             passphrase = first.count > 0 ? first : nil
             warnUnsealed = passphrase == nil
         }
-        let identity = try IdentityDisplay.create(in: store, name: name?.trimmingCharacters(in: .whitespaces), passphrase: passphrase)
+        let identity = try Self.create(in: store, name: name?.trimmingCharacters(in: .whitespaces), passphrase: passphrase)
         if warnUnsealed {
             Console.err("nearcard: warning: \(Self.unsealedWarning(store.home))")
         }
@@ -99,9 +99,22 @@ struct Init: AsyncParsableCommand {
             "(or a copy of it); Nearcard cannot seal them later: to have them sealed, remove \(home.identityPath) and \(home.secretKeysPath) now " +
             "and run `nearcard init` again with a passphrase"
     }
+
+    /// The identity made; a home that could not be made where the environment put it says how to
+    /// choose another place.
+    static func create(in store: IdentityStore, name: String?, passphrase: SecureBytes?) throws -> PublicIdentity {
+        let made: Result<PublicIdentity, StoreError> = Result { () throws(StoreError) -> PublicIdentity in
+            try store.create(name: name, passphrase: passphrase)
+        }
+        switch made {
+        case .success(let identity): return identity
+        case .failure(let e) where e.kind == .io: throw StoreError(.io, "\(e.message); choose a directory you can write with --home DIR (or NEARCARD_HOME)")
+        case .failure(let e): throw e
+        }
+    }
 }
 
-/// How an identity is made and shown to people.
+/// How an identity is shown to people.
 enum IdentityDisplay {
     static func rows(_ identity: PublicIdentity, sealed: Bool?) -> [(String, String)] {
         rows(identity, secretKeys: sealed.map { $0 ? "sealed under a passphrase" : "not sealed (mode 0600)" })
@@ -115,19 +128,6 @@ enum IdentityDisplay {
         rows.append(("signPubKey", Base64.encode(identity.signPubKey.rawRepresentation) + "  (Ed25519)"))
         if let secretKeys { rows.append(("Secret keys", secretKeys)) }
         return rows
-    }
-
-    /// The identity made; a home that could not be made where the environment put it says how to
-    /// choose another place.
-    static func create(in store: IdentityStore, name: String?, passphrase: SecureBytes?) throws -> PublicIdentity {
-        let made: Result<PublicIdentity, StoreError> = Result { () throws(StoreError) -> PublicIdentity in
-            try store.create(name: name, passphrase: passphrase)
-        }
-        switch made {
-        case .success(let identity): return identity
-        case .failure(let e) where e.kind == .io: throw StoreError(.io, "\(e.message); choose a directory you can write with --home DIR (or NEARCARD_HOME)")
-        case .failure(let e): throw e
-        }
     }
 }
 

@@ -16,6 +16,7 @@ enum NodeCommand {
         NodeSetup.raiseOpenFileLimit()
         // The node holds the secret keys as long as it serves: no core dump, no same-user ptrace.
         KeysOutOfReach.apply()
+        sayMissingInterfaces(node)
         let metricsServer = try await startMetrics(node)
         defer { metricsServer?.cancel() }
         let events = EventBus()
@@ -79,11 +80,16 @@ enum NodeCommand {
     }
 
     /// --metrics: the Prometheus endpoint, started before the node (which makes its metrics as it starts).
-    static func startMetrics(_ node: NodeOptions) async throws -> Task<Void, Never>? {
-        // (Said here, where every face that serves starts.)
-        for name in node.missingInterfaces {
+    /// --interface names this machine has no interface of, now: said, not refused (Avahi follows an
+    /// interface that appears: a service may start before its Wi-Fi). An excluded one may well be
+    /// missing: a configuration shared by machines.
+    static func sayMissingInterfaces(_ node: NodeOptions) {
+        for name in InterfaceFilter(allow: node.interfaces).unknownAllowed {
             Console.err("nearcard: --interface \(name): this machine has no such interface now (see: ip link); the node will use it if it appears")
         }
+    }
+
+    static func startMetrics(_ node: NodeOptions) async throws -> Task<Void, Never>? {
         guard let metrics = node.metrics else { return nil }
         let host: String, port: Int
         do { (host, port) = try MetricsEndpoint.parse(metrics) } catch { throw ValidationError(error.message) }

@@ -80,11 +80,6 @@ struct NodeOptions: ParsableArguments {
         return l
     }
 
-    /// --interface names this machine has no interface of, now: said (the node would publish nowhere
-    /// until one appears, which Avahi follows: a service may start before its Wi-Fi), not refused.
-    /// An excluded one may well be missing: a configuration shared by machines.
-    var missingInterfaces: [String] { interfaces.filter { if_nametoindex($0) == 0 } }
-
     var runtime: NodeRuntime.Options {
         var o = NodeRuntime.Options()
         o.port = port

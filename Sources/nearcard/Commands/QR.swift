@@ -219,7 +219,7 @@ struct QR: AsyncParsableCommand {
                 let (report, severity): (JSONValue, ScanSession.Severity)
                 switch input {
                 case .success(let text): (report, severity) = try session.scan(text)
-                case .failure(let e): (report, severity) = (["result": "error", "message": .string(e.message)], .unusable)
+                case .failure(let e): (report, severity) = ScanSession.malformed(e.message)
                 }
                 reports.append(report)
                 if report["result"] == "error" { failed.append(report["message"]?.stringValue ?? "") }

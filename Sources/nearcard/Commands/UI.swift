@@ -58,6 +58,7 @@ struct UICommand: AsyncParsableCommand {
         }
         NodeSetup.raiseOpenFileLimit()
         // --metrics, --log-level, --node-name and --grace as `listen` takes them.
+        NodeCommand.sayMissingInterfaces(node)
         let metricsServer = try await NodeCommand.startMetrics(node)
         defer { metricsServer?.cancel() }
         let events = EventBus()

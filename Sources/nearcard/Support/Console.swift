@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import NearcardCrypto
+import NearcardModel
 import NearcardNode
 
 /// The CLI's only way to print: stdout for results, stderr for diagnostics.
@@ -40,10 +41,10 @@ enum Console {
     /// escape sequence that would retitle the window or recolour it, a line break that would forge a
     /// second line) is shown as its code, `\x1b`, not sent.
     static func visible(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else { return text }
+        guard text.unicodeScalars.contains(where: \.isControl) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+            if scalar.isControl {
                 let hex = String(scalar.value, radix: 16)
                 out += "\\x" + (hex.count < 2 ? "0" + hex : hex)
             } else {
