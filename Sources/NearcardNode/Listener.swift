@@ -52,11 +52,7 @@ public final class Listener: Sendable {
             }
         let channel: Channel
         do {
-            do {
-                channel = try await bootstrap.bind(host: host, port: port).get()
-            } catch let e as IOError where host == "::" && e.errnoCode != EADDRINUSE && e.errnoCode != EACCES {
-                channel = try await bootstrap.bind(host: "0.0.0.0", port: port).get()
-            }
+            channel = try await bind(bootstrap, host: host, port: port)
         } catch {
             throw Self.bindError(error, port: port)
         }
@@ -64,6 +60,23 @@ public final class Listener: Sendable {
         context.routeHints = LocalAddresses.current(filter: InterfaceFilter()).map { RouteRecord.Hint(host: $0, port: bound) }
         context.listeningPort = bound
         return Listener(context: context, port: bound, channel: channel, admission: admission)
+    }
+
+    /// Binds the listening socket. An address literal is bound as it is (no name look-up: getaddrinfo
+    /// refuses "::" with EAI_ADDRFAMILY where IPv6 is disabled, although nothing needs resolving). "::"
+    /// (every address, both families) that cannot be had for any reason but the port falls back to
+    /// 0.0.0.0: a host with IPv6 disabled (`net.ipv6.conf.all.disable_ipv6=1`) or not built in still serves
+    /// over IPv4. A host without IPv4 addresses still binds "::", which needs none.
+    private static func bind(_ bootstrap: ServerBootstrap, host: String, port: Int) async throws -> Channel {
+        func once(_ host: String) async throws -> Channel {
+            if let literal = try? SocketAddress(ipAddress: host, port: port) { return try await bootstrap.bind(to: literal).get() }
+            return try await bootstrap.bind(host: host, port: port).get()
+        }
+        do {
+            return try await once(host)
+        } catch where host == "::" && BindProblem(error) != .inUse && BindProblem(error) != .privileged {
+            return try await once("0.0.0.0")
+        }
     }
 
     /// The usual reasons a listening socket cannot be bound (any server's: the node's, the web app's).

@@ -14,12 +14,22 @@ public final class NetLab: @unchecked Sendable {
         public let directory: String
         public let interface: String
         public let ipv4: String?
+        /// Its IPv6 address on the veth (an IPv6-only pair's), nil otherwise (link-local ones aside).
+        public var ipv6: String? = nil
+        /// Which IP families the namespace has.
+        public var family: Family = .both
         /// The environment a program in the namespace needs to reach its avahi-daemon.
         public var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(directory)/system_bus_socket"] }
         /// The command prefix that runs a program inside it.
         public var prefix: [String] { [NetLab.tool("ip"), "netns", "exec", name] }
         /// The prefix that runs a program inside it with its avahi-daemon reachable.
         public var execPrefix: [String] { prefix + ["/usr/bin/env"] + environment.map { "\($0)=\($1)" } }
+    }
+
+    /// The IP families a namespace has: both (the usual laptop), IPv4 only (IPv6 disabled by sysctl, as
+    /// on many servers), or IPv6 only (no IPv4 address on its link; loopback keeps 127.0.0.1, as Linux's does).
+    public enum Family: String, Sendable, CaseIterable {
+        case both, ipv4Only, ipv6Only
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -74,26 +84,38 @@ public final class NetLab: @unchecked Sendable {
     /// 10.77.0.1 and 10.77.0.2/24 (and IPv6 link-local ones, once duplicate-address detection is done),
     /// each namespace with its own avahi-daemon on its end of the pair. Names stay under 12 characters
     /// (an interface name holds 15).
-    public func pairedSpaces() throws -> (Space, Space) {
+    /// With `family` `.ipv4Only` IPv6 is disabled in both (`disable_ipv6`, loopback included) and avahi
+    /// uses IPv4 alone; with `.ipv6Only` the link has no IPv4 addresses (fd77::1 and fd77::2/64 instead)
+    /// and avahi uses IPv6 alone.
+    public func pairedSpaces(family: Family = .both) throws -> (Space, Space) {
         let names = ["\(tag)a", "\(tag)b"]
         var made: [Space] = []
         for (i, name) in names.enumerated() {
             try run(["ip", "netns", "add", name])
-            let space = Space(name: name, directory: "\(root)/\(name)", interface: "nc-\(name)", ipv4: "10.77.0.\(i + 1)")
+            var space = Space(name: name, directory: "\(root)/\(name)", interface: "nc-\(name)",
+                              ipv4: family == .ipv6Only ? nil : "10.77.0.\(i + 1)")
+            space.ipv6 = family == .ipv6Only ? "fd77::\(i + 1)" : nil
+            space.family = family
             record(space)
+            if family == .ipv4Only {
+                // Before the veth exists, so that it is made without IPv6 too ("default").
+                try run(["ip", "netns", "exec", name, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
+                         "net.ipv6.conf.default.disable_ipv6=1", "net.ipv6.conf.lo.disable_ipv6=1"])
+            }
             try run(["ip", "-n", name, "link", "set", "lo", "up"])
             made.append(space)
         }
         try run(["ip", "link", "add", made[0].interface, "netns", made[0].name, "type", "veth", "peer", "name", made[1].interface, "netns", made[1].name])
         for space in made {
-            try run(["ip", "-n", space.name, "addr", "add", "\(space.ipv4!)/24", "dev", space.interface])
+            if let ipv4 = space.ipv4 { try run(["ip", "-n", space.name, "addr", "add", "\(ipv4)/24", "dev", space.interface]) }
+            if let ipv6 = space.ipv6 { try run(["ip", "-n", space.name, "-6", "addr", "add", "\(ipv6)/64", "dev", space.interface, "nodad"]) }
             try run(["ip", "-n", space.name, "link", "set", space.interface, "up"])
         }
         // Two laptops on a cable have their IPv6 link-local addresses before anyone starts a node:
         // wait for duplicate-address detection to finish on both ends (about 1–2 s), so the daemons
         // and the nodes start on a link whose addresses are settled.
         let deadline = Date().addingTimeInterval(10)
-        for space in made {
+        for space in made where family != .ipv4Only {
             while Date() < deadline {
                 let (_, out) = try ChildProcess.run([Self.tool("ip"), "-n", space.name, "-6", "addr", "show", "dev", space.interface])
                 if out.contains("fe80:") && !out.contains("tentative") { break }
@@ -160,8 +182,8 @@ public final class NetLab: @unchecked Sendable {
             try """
                 [server]
                 host-name=\(space.name)
-                use-ipv4=yes
-                use-ipv6=yes
+                use-ipv4=\(space.family == .ipv6Only ? "no" : "yes")
+                use-ipv6=\(space.family == .ipv4Only ? "no" : "yes")
                 allow-interfaces=\(space.interface)
                 enable-dbus=yes
                 ratelimit-interval-usec=1000000

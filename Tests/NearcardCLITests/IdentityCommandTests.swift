@@ -344,3 +344,80 @@ import Testing
         #expect(r.stderr.split(separator: "\n").count == 1)
     }
 }
+
+/// Sealed keys are unlocked by one answer to one prompt, whatever the command does with the terminal
+/// afterwards: `listen` (which then asks y/N per request) and `exchange` without --yes (which asks after
+/// the code) each start on the first passphrase typed, and then take their own questions' answers.
+/// The terminal is a pseudo-terminal (pexpect), as a person types into it.
+@Suite struct UnlockAtTerminalTests {
+    /// `MODE` listen: HOME_SEALED listens at the terminal and HOME_OTHER dials it with --yes; the person
+    /// types the passphrase once, then y to the request. `MODE` exchange: HOME_OTHER listens with
+    /// --accept all and HOME_SEALED dials it at the terminal; the person types the passphrase once, then y.
+    /// Prints what the terminal showed and how the commands exited.
+    static let driver = """
+        import io, json, os, re, sys, pexpect
+        nearcard, mode, sealed, other, passphrase = sys.argv[1:6]
+        env = dict(os.environ)
+        def spawn(*args):
+            return pexpect.spawn(nearcard, list(args), env=env, encoding="utf-8", timeout=20)
+        out = {"unlocked": False, "asked": False}
+        if mode == "listen":
+            node = spawn("listen", "--home", sealed, "--port", "0", "--no-discovery")
+            person = node
+        else:
+            node = spawn("listen", "--home", other, "--port", "0", "--no-discovery", "--accept", "all")
+        node.logfile_read = log = io.StringIO()
+        try:
+            if mode == "listen":
+                node.expect(r"Passphrase for [^:]*: ")
+                node.sendline(passphrase)
+            node.expect(r"Listening on port (\\d+)", timeout=10)
+            port = node.match.group(1)
+            if mode == "listen":
+                out["unlocked"] = True
+                dialer = spawn("exchange", "127.0.0.1:" + port, "--home", other, "--yes")
+            else:
+                dialer = person = spawn("exchange", "127.0.0.1:" + port, "--home", sealed)
+                dialer.logfile_read = log
+                person.expect(r"Passphrase for [^:]*: ")
+                person.sendline(passphrase)
+                person.expect(r"Check code", timeout=10)
+                out["unlocked"] = True
+            person.expect(r"\\[y/N\\] ", timeout=15)
+            out["asked"] = True
+            person.sendline("y")
+            try:
+                person.expect(r"Message for them[^:]*: ", timeout=5)
+                person.sendline("")
+            except pexpect.TIMEOUT:
+                pass
+            dialer.expect(pexpect.EOF, timeout=20)
+            dialer.close()
+            out["dialerExit"] = dialer.exitstatus
+        except (pexpect.TIMEOUT, pexpect.EOF) as e:
+            out["stuck"] = type(e).__name__
+        node.terminate(force=True)
+        out["transcript"] = log.getvalue()
+        print(json.dumps(out))
+        """
+
+    func run(_ mode: String) throws {
+        let sealed = try CLI(), other = try CLI()
+        defer { sealed.cleanUp(); other.cleanUp() }
+        let pass = try sealed.write("tea at the engine room\n", to: "pw")
+        #expect(try sealed.run(["init", "--name", "Ada Lovelace", "--passphrase-file", pass]).code == 0)
+        #expect(try other.run(["init", "--name", "Grace Hopper"]).code == 0)
+        let r = try CLI.run(executable: CLI.python, ["-c", Self.driver, CLI.executable.path, mode, sealed.home.path, other.home.path,
+                                                     "tea at the engine room"])
+        try #require(r.code == 0, "the driver failed: \(r.stderr)")
+        let o = r.json
+        let transcript = o["transcript"]?.stringValue ?? ""
+        #expect(o["unlocked"] == true, "one passphrase typed once unlocks the keys: \(transcript)")
+        #expect(!transcript.contains("wrong passphrase") && !transcript.contains("tea at the engine room"), "\(transcript)")
+        #expect(o["asked"] == true && o["dialerExit"] == 0, "then the request's question takes its own answer: \(o)")
+        #expect(try other.run(["contacts", "--json"]).list().count == 1)
+    }
+
+    @Test func listenAsksForThePassphraseOnce() throws { try run("listen") }
+    @Test func exchangeAsksForThePassphraseOnce() throws { try run("exchange") }
+}

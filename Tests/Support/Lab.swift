@@ -55,9 +55,10 @@ public final class Lab: @unchecked Sendable {
 
     /// Two namespaces joined by a veth pair (interfaces `nc-NAME`, 10.77.0.1 and 10.77.0.2), each with its
     /// own avahi-daemon on its end of the pair: two laptops on one cable.
-    public static func pair() throws -> (Lab, Lab) {
+    /// `family` restricts both to IPv4 (IPv6 disabled) or IPv6 (no IPv4 on the cable; fd77::1 and fd77::2).
+    public static func pair(family: NetLab.Family = .both) throws -> (Lab, Lab) {
         let net = try Net("p")
-        let (a, b) = try net.lab.pairedSpaces()
+        let (a, b) = try net.lab.pairedSpaces(family: family)
         return (Lab(net: net, space: a), Lab(net: net, space: b))
     }
 

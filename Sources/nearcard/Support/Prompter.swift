@@ -7,13 +7,19 @@ import Glibc
 #endif
 
 /// Lines from standard input, read on their own thread; a reader waits with a timeout without
-/// disturbing the stream.
+/// disturbing the stream. The thread starts with the first question, not before: until then the
+/// terminal belongs to whoever else reads it (the passphrase prompt that unlocks the keys at start,
+/// which a reader already waiting on standard input would have robbed of its line).
 final class LineQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var lines: [String] = []
     private var ended = false
+    private var started = false
 
-    init() {
+    /// Starts the reading thread once; called with `condition` held.
+    private func startReading() {
+        guard !started else { return }
+        started = true
         let reader = Thread { [self] in
             while let line = readLine(strippingNewline: true) {
                 condition.withLock {
@@ -30,7 +36,12 @@ final class LineQueue: @unchecked Sendable {
     }
 
     /// Drops lines typed while nobody was asking.
-    func discardPending() { condition.withLock { lines.removeAll() } }
+    func discardPending() {
+        condition.withLock {
+            startReading()
+            lines.removeAll()
+        }
+    }
 
     /// One wait for a line, which can be called off.
     final class Wait: @unchecked Sendable {
@@ -42,6 +53,7 @@ final class LineQueue: @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
+        startReading()
         while lines.isEmpty && !ended && !wait.cancelled {
             if !condition.wait(until: deadline) { break }
         }
