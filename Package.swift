@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // Nearcard: a peer-to-peer card-exchange node for the local network.
-// The targets follow the layers of DESIGN.md; a target imports only the ones below it,
+// The targets follow the layers of docs/ARCHITECTURE.md; a target imports only the ones below it,
 // and only the C* system-library targets see C headers (each through exactly one wrapper).
 import PackageDescription
 

@@ -16,7 +16,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// Something asked for does not exist (a card, a credential, a message id, …).
         case notFound
         /// A reference to a contact — a whole name, 4+ characters of its id, a DID — that names no contact
-        /// or several (listed): the one matcher every command that names a contact uses (DESIGN.md).
+        /// or several (listed): the one matcher every command that names a contact uses (docs/DECISIONS.md).
         case unmatched
         /// The file system refused (permissions, disk full, …).
         case io

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An independent QR peer for Nearcard's tests: it builds QR texts the way the iOS app does (from
-../shared/reference/solidarity-ios-formats.md, not from Nearcard's encoder) and checks Nearcard's
+the iOS app's published formats as docs/PROTOCOL.md §16 restates them, not from Nearcard's encoder) and checks Nearcard's
 output the way any scanner could.
 
   qr_peer.py ios-plaintext [--expired]          an iOS plaintext envelope

@@ -155,7 +155,7 @@ import Testing
         #expect(human.contains("Grace Hopper") && human.contains("unverified"))
         #expect(try cli.run(["contacts", "show", String(id.prefix(6)), "--json"]).json["email"] == "grace@navy.mil")
         #expect(try cli.run(["contacts", "show", "grace HOPPER"]).stdout.contains("grace@navy.mil"))
-        // DESIGN.md's one matcher: a reference that names no one (a part of a name names no one) exits 2.
+        // The one matcher (docs/DECISIONS.md): a reference that names no one (a part of a name names no one) exits 2.
         #expect(try cli.run(["contacts", "show", "hopper"]).code == 2, "a part of a name is not a reference")
         #expect(try cli.run(["contacts", "show", "nobody"]).code == 2)
 

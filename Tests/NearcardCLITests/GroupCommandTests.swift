@@ -9,7 +9,7 @@ import Testing
     static let root = "4990292586352433503726012711155167179034286198473030768981544541070532815155"
     static let nullifier = "17540473064543782218297133630279824063352907908315494138425986188962403570231"
 
-    /// The real depth-10 proof (../shared/vectors/semaphore), as its export JSON.
+    /// The real depth-10 proof (Tests/Vectors/semaphore, from the Semaphore repository), as its export JSON.
     func vector() throws -> JSONObject {
         let url = CLI.packageRoot.appendingPathComponent("Tests/Vectors/semaphore/v4-depth10-proof.json")
         return try JSONParser.parse(String(contentsOf: url, encoding: .utf8))["semaphore_proof"]!.objectValue!

@@ -1,7 +1,7 @@
 import Foundation
 import NearcardCrypto
 
-/// Loads the published vectors copied into Tests/Vectors (from ../shared/vectors; licences in its README).
+/// Loads the published vectors copied into Tests/Vectors (sources and licences in its README).
 /// Vectors are read with Foundation's parser, not ours, so a bug in our JSON cannot hide a bug elsewhere.
 enum Vectors {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

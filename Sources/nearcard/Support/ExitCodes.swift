@@ -11,7 +11,7 @@ enum Exit: Int32 {
     /// A check failed: a signature, a time claim, a verification; an exchange declined.
     case checkFailed = 1
     /// Malformed input: a token, DID, JSON, key or card file that cannot be parsed; a reference to a
-    /// contact or peer that names no one or several (DESIGN.md's one matcher).
+    /// contact or peer that names no one or several (the one matcher, docs/DECISIONS.md).
     case malformedInput = 2
     /// Identity: none yet, one exists already, wrong passphrase, damaged or unsafe key file.
     case identity = 3
@@ -74,7 +74,7 @@ func classify(_ error: Error) -> (Exit, String) {
         case .noIdentity, .identityExists, .keyFile, .wrongPassphrase: return (.identity, e.message)
         case .invalidInput: return (.malformedInput, e.message)
         case .notFound: return (.notFound, e.message)
-        // DESIGN.md's one matcher: a contact reference that names no one, or several, exits 2.
+        // The one matcher (docs/DECISIONS.md): a contact reference that names no one, or several, exits 2.
         case .unmatched: return (.malformedInput, e.message)
         case .io, .database: return (.storage, e.message)
         case .withdrawn: return (.checkFailed, e.message)
@@ -87,7 +87,7 @@ func classify(_ error: Error) -> (Exit, String) {
 /// The exit code for each kind of node error (README "Exit codes").
 func exit(for kind: NodeError.Kind) -> Exit {
     switch kind {
-    // DESIGN.md: a name that matches no one, or several, is a usage error like any malformed input.
+    // docs/DECISIONS.md, one matcher: a name that matches no one, or several, is a usage error like any malformed input.
     case .invalidInput, .notFound, .ambiguous: .malformedInput
     case .refused, .noRoute: .checkFailed
     case .declined: .declined
