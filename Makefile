@@ -51,10 +51,13 @@ deb: release
 
 # All groups take about 35 minutes; one group: make bench GROUPS="exchange memory".
 GROUPS ?=
+# The benchmarks are a target of this package (benchmarks/Sources), built with the shipped binary's flags.
+BENCH_FLAGS = -c release --product nearcard-bench --static-swift-stdlib -Xlinker --no-export-dynamic
 bench: deps
 	scripts/setup-bench-python.sh
 	$(SWIFT) build $(RELEASE_FLAGS)
-	cd benchmarks && $(SWIFT) run -c release nearcard-bench $(GROUPS)
+	$(SWIFT) build $(BENCH_FLAGS)
+	cd benchmarks && "$$($(SWIFT) build $(BENCH_FLAGS) --show-bin-path)/nearcard-bench" $(GROUPS)
 
 # The fault lab (Tests/NearcardLANTests/FaultLabTests.swift, Tests/Interop/fault_relay.py): the link cut
 # after every frame of an exchange, and random loss, with both books compared after each run.
@@ -70,4 +73,4 @@ fuzz: deps
 	scripts/fuzz.sh
 
 clean:
-	rm -rf .build benchmarks/.build fuzz/.build build
+	rm -rf .build fuzz/.build build

@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 // Nearcard: a peer-to-peer card-exchange node for the local network.
 // The targets follow the layers of docs/ARCHITECTURE.md; a target imports only the ones below it,
 // and only the C* system-library targets see C headers (each through exactly one wrapper).
@@ -100,6 +100,16 @@ let package = Package(
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
 
+        // The benchmarks (`make bench`, benchmarks/): each figure a ratio against a floor measured in the same
+        // run. The floor: the same primitives called straight through libsodium and libcrypto from C.
+        .target(name: "CBaseline", path: "benchmarks/Sources/CBaseline",
+                linkerSettings: [.linkedLibrary("sodium"), .linkedLibrary("crypto"), .linkedLibrary("ssl")]),
+        .executableTarget(name: "nearcard-bench", dependencies: [
+            "NearcardCrypto", "NearcardSemaphore", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery",
+            "NearcardNode", "NearcardSimulation", "CBaseline",
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ], path: "benchmarks/Sources/nearcard-bench"),
+
         // Helpers for the tests that drive the real executable and the real daemons.
         .target(name: "NearcardTestSupport", dependencies: ["NearcardCrypto", "NearcardSimulation"], path: "Tests/Support"),
 
@@ -120,3 +130,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Boundaries the compiler holds, on every Swift target: a module's imports are its own business unless its
+// public API names them (`public import`); a file sees only the members of modules it imports itself;
+// an existential says so (`any P`); a warning is an error.
+for target in package.targets where target.type != .system && target.name != "CBaseline" {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("ExistentialAny"),
+        .treatAllWarnings(as: .error),
+    ]
+}

@@ -1,6 +1,6 @@
 internal import CAvahi
 internal import Dispatch
-import Foundation
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -220,7 +220,7 @@ final class BrowseContext: @unchecked Sendable {
     /// Resolvers at most at once (`AvahiDiscovery.maximumResolvers`).
     let limit: Int
     var browser: OpaquePointer?
-    var timer: DispatchSourceTimer?
+    var timer: (any DispatchSourceTimer)?
     var closed = false
 
     struct Advert: Hashable {
@@ -487,7 +487,7 @@ final class AddressLookup: @unchecked Sendable {
 func interfaceName(_ index: Int32) -> String {
     var buf = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
     guard index > 0, if_indextoname(UInt32(index), &buf) != nil else { return "if\(index)" }
-    return String(cString: buf)
+    return buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 }
 
 private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, proto, event, name, type, domain, flags, userdata in
@@ -513,7 +513,7 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
 private func peerAddress(_ address: UnsafePointer<AvahiAddress>, port: UInt16, interface: Int32) -> PeerAddress {
     var buf = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
     avahi_address_snprint(&buf, buf.count, address)
-    return PeerAddress(ip: String(cString: buf), port: Int(port), interfaceName: interfaceName(interface), interfaceIndex: interface)
+    return PeerAddress(ip: buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }, port: Int(port), interfaceName: interfaceName(interface), interfaceIndex: interface)
 }
 
 private let resolveCallback: AvahiServiceResolverCallback = { resolver, interface, proto, event, name, type, domain, host, address, port, txt, flags, userdata in
@@ -566,7 +566,7 @@ public final class Publication: Announcement, @unchecked Sendable {
     let hostName: String?
     let addresses: [(interface: Int32, address: AvahiAddress)]
     private var state: (established: Bool, error: DiscoveryError?) = (false, nil)
-    private var waiters: [CheckedContinuation<String, Error>] = []
+    private var waiters: [CheckedContinuation<String, any Error>] = []
 
     init(discovery: AvahiDiscovery, name: String, port: Int, txt: TXTRecord, interfaces: [Int32], serviceType: String,
          hostName: String? = nil, addresses: [(interface: Int32, address: AvahiAddress)] = []) {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 /// One address a peer was resolved at.
 public struct PeerAddress: Sendable, Hashable, CustomStringConvertible {
     public var ip: String

@@ -1,5 +1,5 @@
 import Foundation
-import NearcardCrypto
+public import NearcardCrypto
 
 /// The fields of a card (the iOS app's `BusinessCardField`, without the profile image).
 public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {

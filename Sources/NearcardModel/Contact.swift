@@ -1,5 +1,5 @@
-import Foundation
-import NearcardCrypto
+public import Foundation
+public import NearcardCrypto
 
 /// How a contact came to be (the iOS app's `ContactSource`, in Nearcard's spelling).
 public enum ContactSource: String, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The one rule for a card that arrives for someone already in the contact book (the same DID): what
 /// the contact keeps, what the new card may change, and what changed. Used by the store for every

@@ -1,5 +1,5 @@
-import Foundation
-import NearcardCrypto
+public import Foundation
+public import NearcardCrypto
 
 /// A verifiable credential (a VC-JWT) as read and checked: from a QR code or a presentation, and as
 /// the store keeps it.

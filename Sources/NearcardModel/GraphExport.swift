@@ -1,5 +1,5 @@
-import Foundation
-import NearcardCrypto
+public import Foundation
+public import NearcardCrypto
 
 /// The iOS app's social-graph export:
 /// `{"version":1,"exported_at":ISO8601,"edges":[{"id","name","verification","exchange_timestamp",

@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// A private follow-up message between contacts (docs/PROTOCOL.md "Follow-up messages"):
 /// `{"version":1,"id","from","to","sentAt","expiresAt"?,"text","signature"}`, signed with the sender's Ed25519

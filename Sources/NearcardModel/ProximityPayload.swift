@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// The signed card each side sends in an exchange (docs/PROTOCOL.md "ProximityPayload").
 ///

@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// Where and how to reach its issuer later (docs/PROTOCOL.md "Sealed route").
 public struct RouteRecord: Sendable, Equatable {

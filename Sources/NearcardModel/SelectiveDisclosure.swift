@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// A selective-disclosure proof the recipient can check, in the SD-JWT form of RFC 9901:
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 internal import NIOConcurrencyHelpers
 
 /// Admission control for a listening node (docs/PROTOCOL.md §14): a cap on connections, per-address

@@ -1,5 +1,5 @@
-import Foundation
-import NearcardDiscovery
+public import Foundation
+public import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
 import NearcardStore

@@ -1,5 +1,5 @@
-import NearcardDiscovery
-import NearcardProtocol
+public import NearcardDiscovery
+public import NearcardProtocol
 
 /// Where to dial, and who we expect to find there.
 public struct DialTarget: Sendable {

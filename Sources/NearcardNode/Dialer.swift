@@ -1,8 +1,8 @@
 import Foundation
-import NearcardCrypto
-import NearcardDiscovery
-import NearcardModel
-import NearcardProtocol
+public import NearcardCrypto
+public import NearcardDiscovery
+public import NearcardModel
+public import NearcardProtocol
 internal import NIOCore
 internal import NIOPosix
 #if canImport(Glibc)
@@ -14,7 +14,7 @@ public enum Dialer {
     static let connectTimeout: TimeAmount = .seconds(5)
 
     /// `consent`: how this side decides once the code is known (the person dialling asked for the exchange).
-    public static func exchange(with target: DialTarget, context: NodeContext, consent: ConsentProvider) async throws(NodeError) -> SessionResult {
+    public static func exchange(with target: DialTarget, context: NodeContext, consent: any ConsentProvider) async throws(NodeError) -> SessionResult {
         try await exchange(with: target, context: context, consent: consent, group: MultiThreadedEventLoopGroup.singleton)
     }
 
@@ -22,8 +22,8 @@ public enum Dialer {
     /// (3 s, 6 s, 12 s …, so a SYN lost twice, or a round trip of several seconds, still connects) and
     /// waits a little longer between rounds, within `NodeLimits.connectBudget` in all. An address that
     /// refuses (nothing listens, no route) is not tried again; only silence is.
-    static func exchange(with target: DialTarget, context: NodeContext, consent: ConsentProvider,
-                         group: EventLoopGroup) async throws(NodeError) -> SessionResult {
+    static func exchange(with target: DialTarget, context: NodeContext, consent: any ConsentProvider,
+                         group: any EventLoopGroup) async throws(NodeError) -> SessionResult {
         SessionTrace.mark("dial")
         let started = Date()
         let budget = context.limits.connectBudget
@@ -75,8 +75,8 @@ public enum Dialer {
 
     /// One connection attempt; once connected, the exchange runs to its end (no retry after that: the
     /// peer may have shown a code or decided).
-    private static func attempt(_ address: PeerAddress, timeout: TimeInterval, target: DialTarget, context: NodeContext, consent: ConsentProvider,
-                                group: EventLoopGroup) async -> Attempt {
+    private static func attempt(_ address: PeerAddress, timeout: TimeInterval, target: DialTarget, context: NodeContext, consent: any ConsentProvider,
+                                group: any EventLoopGroup) async -> Attempt {
         do {
             let socketAddress: SocketAddress
             do { socketAddress = try address.socketAddress() } catch {
@@ -113,7 +113,7 @@ public enum Dialer {
     }
 
     /// A connect that timed out (or whose network said "try again"), as opposed to a definite refusal.
-    static func isSilence(_ error: Error) -> Bool {
+    static func isSilence(_ error: any Error) -> Bool {
         if let e = error as? NIOConnectionError {
             return e.connectionErrors.isEmpty || e.connectionErrors.contains { isSilence($0.error) }
         }
@@ -132,7 +132,7 @@ extension Dialer {
     }
 
     static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
-                        context: NodeContext, group: EventLoopGroup) async -> Result<Bool, ProtocolError> {
+                        context: NodeContext, group: any EventLoopGroup) async -> Result<Bool, ProtocolError> {
         await mail(MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: context.keys.x25519, ephemeralKey: SessionKeys.take()),
                    at: address, context: context, group: group)
     }
@@ -145,7 +145,7 @@ extension Dialer {
     }
 
     /// One mail session (a delivery or a query) to `address`.
-    static func mail(_ machine: MailboxStateMachine, at address: PeerAddress, context: NodeContext, group: EventLoopGroup) async -> Result<Bool, ProtocolError> {
+    static func mail(_ machine: MailboxStateMachine, at address: PeerAddress, context: NodeContext, group: any EventLoopGroup) async -> Result<Bool, ProtocolError> {
         let socketAddress: SocketAddress
         do { socketAddress = try address.socketAddress() } catch {
             return .failure(ProtocolError(.connectionLost, "\(address): \(error)"))
@@ -183,7 +183,7 @@ func describeErrno(_ code: Int32) -> String {
     }
 }
 
-func describeConnectError(_ error: Error) -> String {
+func describeConnectError(_ error: any Error) -> String {
     if let e = error as? NIOConnectionError {
         if let first = e.connectionErrors.first { return describeConnectError(first.error) }
         if let dns = e.dnsAAAAError ?? e.dnsAError { return describeConnectError(dns) }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 internal import NIOCore
 internal import NIOPosix
 internal import NIOConcurrencyHelpers

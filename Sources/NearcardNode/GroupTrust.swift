@@ -1,5 +1,5 @@
-import NearcardSemaphore
-import NearcardStore
+public import NearcardSemaphore
+public import NearcardStore
 
 /// The groups a user trusts (`nearcard group trust`), as the one group-proof check asks for them: by
 /// root, with the tree depth the user pinned. Exchanges and scans both decide with it.

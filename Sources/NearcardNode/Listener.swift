@@ -9,7 +9,7 @@ internal import NIOPosix
 public final class Listener: Sendable {
     public let context: NodeContext
     public let port: Int
-    private let channel: Channel
+    private let channel: any Channel
     public let admission: Admission
 
     /// Binds `host:port` (port 0 picks a free one). "::" accepts IPv4 too; if IPv6 is unavailable
@@ -19,7 +19,7 @@ public final class Listener: Sendable {
         try await start(context: context, host: host, port: port, group: MultiThreadedEventLoopGroup.singleton)
     }
 
-    static func start(context: NodeContext, host: String, port: Int, group: EventLoopGroup) async throws -> Listener {
+    static func start(context: NodeContext, host: String, port: Int, group: any EventLoopGroup) async throws -> Listener {
         let admission = Admission(limits: context.limits)
         let probes = ProbeCounter(events: context.events, interval: context.limits.probeSummaryInterval)
         let mailbox = MailboxAuthority(context: context)
@@ -50,7 +50,7 @@ public final class Listener: Sendable {
                     }
                 }
             }
-        let channel: Channel
+        let channel: any Channel
         do {
             channel = try await bind(bootstrap, host: host, port: port)
         } catch {
@@ -67,8 +67,8 @@ public final class Listener: Sendable {
     /// (every address, both families) that cannot be had for any reason but the port falls back to
     /// 0.0.0.0: a host with IPv6 disabled (`net.ipv6.conf.all.disable_ipv6=1`) or not built in still serves
     /// over IPv4. A host without IPv4 addresses still binds "::", which needs none.
-    private static func bind(_ bootstrap: ServerBootstrap, host: String, port: Int) async throws -> Channel {
-        func once(_ host: String) async throws -> Channel {
+    private static func bind(_ bootstrap: ServerBootstrap, host: String, port: Int) async throws -> any Channel {
+        func once(_ host: String) async throws -> any Channel {
             if let literal = try? SocketAddress(ipAddress: host, port: port) { return try await bootstrap.bind(to: literal).get() }
             return try await bootstrap.bind(host: host, port: port).get()
         }
@@ -84,7 +84,7 @@ public final class Listener: Sendable {
         case inUse, privileged, noSuchAddress
 
         /// The problem behind `error`, nil when it is not one of these.
-        public init?(_ error: Error) {
+        public init?(_ error: any Error) {
             switch (error as? IOError)?.errnoCode {
             case EADDRINUSE?: self = .inUse
             case EACCES?: self = .privileged
@@ -95,7 +95,7 @@ public final class Listener: Sendable {
     }
 
     /// A bind failure in words (no errno, no `bind(descriptor:…)`), with what to do.
-    static func bindError(_ error: Error, port: Int) -> NodeError {
+    static func bindError(_ error: any Error, port: Int) -> NodeError {
         let words: String
         switch BindProblem(error) {
         case .inUse?: words = "port \(port) is in use — another nearcard listen? Use --port to choose another (--port 0 picks a free one)"
@@ -106,7 +106,7 @@ public final class Listener: Sendable {
         return NodeError(.environment, words, causes: ["\(error)"])
     }
 
-    private init(context: NodeContext, port: Int, channel: Channel, admission: Admission) {
+    private init(context: NodeContext, port: Int, channel: any Channel, admission: Admission) {
         self.context = context
         self.port = port
         self.channel = channel

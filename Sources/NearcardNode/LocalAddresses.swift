@@ -1,4 +1,4 @@
-import NearcardDiscovery
+public import NearcardDiscovery
 import NearcardModel
 internal import NIOCore
 

@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 import NearcardCrypto
-import NearcardDiscovery
-import NearcardModel
-import NearcardProtocol
-import NearcardStore
+public import NearcardDiscovery
+public import NearcardModel
+public import NearcardProtocol
+public import NearcardStore
 internal import NIOConcurrencyHelpers
 
 /// Sending a queued message: open the contact's sealed route, find the contact's node (over DNS-SD, by

@@ -1,9 +1,9 @@
-import Foundation
-import NearcardCrypto
+public import Foundation
+public import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
-import NearcardProtocol
-import NearcardStore
+public import NearcardProtocol
+public import NearcardStore
 internal import NIOConcurrencyHelpers
 
 /// The recipient's checks on a delivery, and storing it (off the event loop: SQLite blocks).

@@ -1,9 +1,9 @@
 import Foundation
-import NearcardCrypto
-import NearcardModel
-import NearcardProtocol
+public import NearcardCrypto
+public import NearcardModel
+public import NearcardProtocol
 import NearcardSemaphore
-import NearcardStore
+public import NearcardStore
 import Synchronization
 
 /// One node, as every session and face of it shares it: the identity, the database, the consent asked
@@ -16,7 +16,7 @@ public final class NodeContext: Sendable {
     public let identity: PublicIdentity
     public let database: NearcardDatabase
     /// How requests that reach this node are decided (a dial the user asked for brings its own).
-    public let consent: ConsentProvider
+    public let consent: any ConsentProvider
     /// Where a program's accept/decline commands go, when requests wait for one (`listen --jsonl
     /// --accept ask`); nil when a person at a terminal or a policy decides.
     public var pendingDecisions: PendingDecisions? { (consent as? DecidedByCommand)?.decisions }
@@ -32,7 +32,7 @@ public final class NodeContext: Sendable {
     private let hints: Mutex<[RouteRecord.Hint]>
     private let port = Mutex<Int?>(nil)
 
-    public init(keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: ConsentProvider,
+    public init(keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: any ConsentProvider,
                 events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = [],
                 requiredFields: Set<CardField> = [], nodeName: String = "", webhook: Webhook? = nil) {
         self.nodeName = nodeName

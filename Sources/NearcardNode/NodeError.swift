@@ -1,5 +1,5 @@
-import NearcardDiscovery
-import NearcardProtocol
+public import NearcardDiscovery
+public import NearcardProtocol
 import NearcardStore
 
 /// Why something a face asked of the node did not happen. Faces decide by `kind` (the CLI maps each
@@ -75,7 +75,7 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A store failure met while serving a face.
-    public init(storage error: Error, while doing: String) {
+    public init(storage error: any Error, while doing: String) {
         if let e = error as? StoreError, e.kind == .notFound || e.kind == .unmatched {
             self.init(.notFound, e.message)
         } else if let e = error as? StoreError, e.kind == .invalidInput {

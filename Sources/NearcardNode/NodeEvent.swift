@@ -1,7 +1,7 @@
-import NearcardDiscovery
-import NearcardModel
-import NearcardProtocol
-import NearcardStore
+public import NearcardDiscovery
+public import NearcardModel
+public import NearcardProtocol
+public import NearcardStore
 internal import NIOConcurrencyHelpers
 
 /// What a node reports: the CLI prints these for people; the JSON-lines interface serialises them.

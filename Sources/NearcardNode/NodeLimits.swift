@@ -1,5 +1,5 @@
-import Foundation
-import NearcardProtocol
+public import Foundation
+public import NearcardProtocol
 
 /// Every wait has a timeout and every peer a limit (docs/PROTOCOL.md "Limits", docs/SECURITY.md).
 public struct NodeLimits: Sendable, Equatable {

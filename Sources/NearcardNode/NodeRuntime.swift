@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 import NearcardCrypto
-import NearcardDiscovery
+public import NearcardDiscovery
 import NearcardModel
-import NearcardProtocol
-import NearcardStore
+public import NearcardProtocol
+public import NearcardStore
 internal import NIOConcurrencyHelpers
 
 /// The node, as every face uses it: exchange with a peer, send a follow-up message, list the peers on
@@ -252,7 +252,7 @@ public final class NodeRuntime: Sendable {
 
     /// Dials a peer and runs one exchange, consenting for this node (the user asked for it).
     /// `consent`: how this side decides once the code is known; by default it consents at once.
-    public func exchange(with text: String, message: String?, consent: ConsentProvider? = nil, wait: TimeInterval = 5) async throws(NodeError) -> SessionResult {
+    public func exchange(with text: String, message: String?, consent: (any ConsentProvider)? = nil, wait: TimeInterval = 5) async throws(NodeError) -> SessionResult {
         try await exchange(with: try await target(for: text, wait: wait), consent: consent ?? AcceptAll(message: message))
     }
 
@@ -325,7 +325,7 @@ public final class NodeRuntime: Sendable {
     /// Runs one exchange with a peer already found (`target(for:)`).
     /// Refused before anything is sent when this node's home cannot be written (read-only, full), so the
     /// peer never holds a contact this side could not keep.
-    public func exchange(with target: DialTarget, consent: ConsentProvider) async throws(NodeError) -> SessionResult {
+    public func exchange(with target: DialTarget, consent: any ConsentProvider) async throws(NodeError) -> SessionResult {
         try Self.checkWritable(context)
         do {
             let result = try await Dialer.exchange(with: target, context: context, consent: consent)

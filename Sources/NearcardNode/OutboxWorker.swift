@@ -1,9 +1,9 @@
-import Foundation
+public import Foundation
 import NearcardCrypto
-import NearcardDiscovery
+public import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
-import NearcardStore
+public import NearcardStore
 internal import NIOConcurrencyHelpers
 
 /// Delivers queued follow-up messages: claims what is due, finds each contact, delivers, and records

@@ -1,5 +1,5 @@
 import Foundation
-import NearcardDiscovery
+public import NearcardDiscovery
 
 /// Browsing as the faces need it: every peer seen within a time, or the one peer a name means. It reads
 /// the discovery's event stream as events arrive (nothing polls) and stops browsing when it returns.

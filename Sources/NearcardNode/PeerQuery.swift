@@ -1,5 +1,5 @@
 import Foundation
-import NearcardDiscovery
+public import NearcardDiscovery
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -95,7 +95,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
         while let n = node {
             var buf = [CChar](repeating: 0, count: Int(NI_MAXHOST))
             if getnameinfo(n.pointee.ai_addr, n.pointee.ai_addrlen, &buf, socklen_t(buf.count), nil, 0, NI_NUMERICHOST) == 0 {
-                var ip = String(cString: buf)
+                var ip = buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
                 if let pct = ip.firstIndex(of: "%") { ip = String(ip[..<pct]) }
                 let index = scope.isEmpty ? 0 : Int32(if_nametoindex(scope))
                 let a = PeerAddress(ip: ip, port: port, interfaceName: scope, interfaceIndex: index)

@@ -1,4 +1,4 @@
-import NearcardDiscovery
+public import NearcardDiscovery
 internal import NIOConcurrencyHelpers
 
 /// The peers discovery has shown, kept up to date from a browse.

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import NearcardCrypto
-import NearcardDiscovery
-import NearcardStore
+public import NearcardDiscovery
+public import NearcardStore
 import Synchronization
 
 /// Recognises contacts among the anonymous announcements on the LAN (docs/PROTOCOL.md §3): a peer's

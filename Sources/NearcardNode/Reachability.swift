@@ -1,4 +1,4 @@
-import NearcardDiscovery
+public import NearcardDiscovery
 internal import NIOCore
 internal import NIOPosix
 

@@ -1,5 +1,5 @@
 import Foundation
-import NearcardCrypto
+public import NearcardCrypto
 internal import CLibC
 
 /// Fresh X25519 key pairs made ahead of need, so that no session waits for key generation (a scalar

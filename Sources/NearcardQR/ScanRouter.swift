@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import NearcardCrypto
-import NearcardModel
-import NearcardSemaphore
+public import NearcardModel
+public import NearcardSemaphore
 
 /// A contact a QR code yields, with its status and the reason for it.
 public struct ScannedContact: Sendable {

@@ -1,9 +1,10 @@
 import Foundation
-import NearcardCrypto
+public import NearcardCrypto
 import NearcardModel
 import NearcardNode
-import NearcardQR
-import NearcardStore
+public import NearcardQR
+public import NearcardStore
+import NearcardProtocol
 
 /// Scanning as every face does it (`qr scan`, the web app's Scan page): QR texts through one router
 /// (chunk frames collect across texts), and what they carry kept in the store by its one rule — a

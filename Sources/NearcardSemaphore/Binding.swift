@@ -1,5 +1,5 @@
 import NearcardCrypto
-import NearcardModel
+public import NearcardModel
 
 /// How a Semaphore proof is bound to the card that carries it (docs/PROTOCOL.md §18): its message and
 /// scope must be these values for the card holder's DID, so a proof made for one holder cannot be

@@ -1,5 +1,5 @@
-import Foundation
-import NearcardCrypto
+public import Foundation
+public import NearcardCrypto
 import NearcardModel
 import NearcardStore
 #if canImport(Glibc)

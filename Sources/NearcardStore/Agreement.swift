@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import NearcardModel
 
 /// Agreement on an exchange's end (docs/PROTOCOL.md §11, protocol version 2). The initiator stores the

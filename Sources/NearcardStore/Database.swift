@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import Synchronization
-import NearcardCrypto
-import NearcardModel
+public import NearcardCrypto
+public import NearcardModel
 
 /// Nearcard's book: the user's card and sharing choices, contacts, messages, trust and invitations.
 /// One API over two backends: the home's SQLite file (WAL mode, through GRDB; the default) or a

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import NearcardCrypto
+public import NearcardCrypto
 
 /// Small POSIX file helpers with the guarantees key files and the database directory need.
 public enum FileIO {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A Semaphore group the user trusts, named by its Merkle root.
 public struct TrustedGroup: Sendable, Equatable {

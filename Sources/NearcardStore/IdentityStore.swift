@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// The identity in a Nearcard home: `identity.json` (public) and `secret-keys.json` (0600,
 /// optionally sealed under a passphrase). Creating never overwrites; reading never repairs.

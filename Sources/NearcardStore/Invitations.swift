@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import NearcardCrypto
 
 /// QR invitations this node issued (docs/PROTOCOL.md §19): each a one-time secret, an expiry and a

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A route we issued to a contact in an exchange: the mailbox token it holds.
 public struct IssuedRoute: Sendable, Equatable {

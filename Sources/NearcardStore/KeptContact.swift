@@ -1,6 +1,6 @@
-import Foundation
-import NearcardCrypto
-import NearcardModel
+public import Foundation
+public import NearcardCrypto
+public import NearcardModel
 
 /// What became of a card that arrived outside an exchange (a QR code, `contacts add`, `contacts import`).
 public struct KeptContact: Sendable {

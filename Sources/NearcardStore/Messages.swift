@@ -1,6 +1,6 @@
-import Foundation
-import NearcardCrypto
-import NearcardModel
+public import Foundation
+public import NearcardCrypto
+public import NearcardModel
 
 /// A message waiting to be delivered, or the record of one that was (or that failed for good).
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import NearcardCrypto
 
 /// Presence keys (docs/PROTOCOL.md §3): this node's own, which its contacts recognise it by, and each

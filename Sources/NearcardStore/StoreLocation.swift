@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where a node's book lives: the home's SQLite file (the default), another SQLite file, or a
 /// PostgreSQL database a fleet of bots shares. Named by `--store` or `NEARCARD_STORE`:

@@ -1,6 +1,6 @@
-import Foundation
-import NearcardCrypto
-import NearcardModel
+public import Foundation
+public import NearcardCrypto
+public import NearcardModel
 
 /// A credential kept in the store (imported from a QR code or a presentation): the credential's
 /// members read through (`stored.issuer`), and when it was imported.

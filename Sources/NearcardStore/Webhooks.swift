@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import NearcardCrypto
 
 /// A webhook delivery waiting in the store's durable queue (or the record of one done).

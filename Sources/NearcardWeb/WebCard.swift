@@ -4,6 +4,7 @@ import NearcardCrypto
 import NearcardModel
 import NearcardQR
 import NearcardStore
+import NearcardNode
 
 /// The "My card" page's API: the card, what each exchange shares, and the card as QR codes.
 extension WebUI {

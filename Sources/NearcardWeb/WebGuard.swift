@@ -42,7 +42,7 @@ struct WebGuard<Context: RequestContext>: RouterMiddleware {
         }
         do {
             return Self.secured(try await next(request, context))
-        } catch let error as HTTPResponseError {
+        } catch let error as any HTTPResponseError {
             // What the server or a route refused (no such page, a body too large, a bad value) is answered
             // like everything else: {"error": "…"} with this page's headers.
             return Self.refuse(error.status, Self.reason(error, request))
@@ -50,7 +50,7 @@ struct WebGuard<Context: RequestContext>: RouterMiddleware {
     }
 
     /// A refusal's message as a person reads it.
-    static func reason(_ error: HTTPResponseError, _ request: Request) -> String {
+    static func reason(_ error: any HTTPResponseError, _ request: Request) -> String {
         if let body = (error as? HTTPError)?.body, !body.isEmpty { return body }
         switch error.status {
         case .notFound: return "no such page or action: \(request.method) \(request.uri.path)"

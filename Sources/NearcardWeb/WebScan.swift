@@ -3,6 +3,7 @@ import Hummingbird
 import NearcardCrypto
 import NearcardQR
 import NearcardScan
+import NearcardNode
 
 /// The "Scan" page's API: an image (PNG or JPEG, as uploaded) or pasted text, read by the same router and
 /// kept by the same rule as `nearcard qr scan`.

@@ -5,7 +5,7 @@ import Logging
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
-import NearcardNode
+public import NearcardNode
 import NearcardStore
 import Synchronization
 

@@ -36,7 +36,7 @@ enum Main {
         do {
             try refuseInvalidUTF8Arguments()
             var command = try Nearcard.parseAsRoot(globalOptionsMoved(Array(CommandLine.arguments.dropFirst())))
-            if var asyncCommand = command as? AsyncParsableCommand {
+            if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
@@ -97,7 +97,7 @@ enum Main {
     }
 
     /// ArgumentParser's own errors (help, version, usage) print their own text.
-    static func isArgumentParserError(_ error: Error) -> Bool {
+    static func isArgumentParserError(_ error: any Error) -> Bool {
         let type = String(reflecting: Swift.type(of: error))
         return type.hasPrefix("ArgumentParser.") || error is ValidationError || error is CleanExit
     }

@@ -1,5 +1,6 @@
 import NearcardCrypto
 import Testing
+import Foundation
 
 @Suite struct KeyFileTests {
     let fast = KeyFile.SealingParameters(opsLimit: 1, memLimit: 8192 * 1024)

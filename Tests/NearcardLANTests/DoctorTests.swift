@@ -2,6 +2,7 @@ import Foundation
 import NearcardCrypto
 import NearcardTestSupport
 import Testing
+import NearcardSimulation
 
 /// `nearcard doctor` in network namespaces, each cause of "I can't see the other laptop" broken on purpose:
 /// the doctor names that cause with its fix, and no other problem.

@@ -2,6 +2,7 @@ import Foundation
 import NearcardCrypto
 import NearcardTestSupport
 import Testing
+import NearcardSimulation
 
 /// An attacker on the LAN floods a node (Tests/Interop/flood.py: 500 connections of garbage,
 /// slowloris and open-and-close, from a handful of addresses) while people keep exchanging with it.

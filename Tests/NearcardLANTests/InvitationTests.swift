@@ -2,6 +2,7 @@ import Foundation
 import NearcardCrypto
 import NearcardTestSupport
 import Testing
+import NearcardSimulation
 
 /// QR-invited sessions (docs/PROTOCOL.md §19) between two laptops with no avahi-daemon at all: the
 /// invitation alone finds the node, pins its key and stands for both people's consent.

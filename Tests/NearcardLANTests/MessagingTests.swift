@@ -150,7 +150,7 @@ import Testing
         #expect(r.code == 1)
         #expect(r.json["answer"]?["code"] == "bad_identity", "\(r.stdout)")
         #expect(try grace.cli.run(["inbox", "--json"]).json.arrayValue?.isEmpty == true)
-        #expect(try waitFor(3) { (try? String(contentsOf: logURL, encoding: .utf8))?.contains("refused a message delivery") == true })
+        #expect(waitFor(3) { (try? String(contentsOf: logURL, encoding: .utf8))?.contains("refused a message delivery") == true })
     }
 
     /// A route altered in the sender's store does not open: the message is refused before anything is sent.

@@ -2,6 +2,7 @@ import Foundation
 import NearcardCrypto
 import NearcardTestSupport
 import Testing
+import NearcardSimulation
 
 /// A peer that sends garbage, stalls, or disconnects loses its session; the node keeps serving.
 @Suite struct MisbehavingPeerTests {

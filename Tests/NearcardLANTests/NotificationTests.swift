@@ -2,6 +2,7 @@ import Foundation
 import NearcardCrypto
 import NearcardTestSupport
 import Testing
+import NearcardSimulation
 
 /// `nearcard ui` with no page open: a request is a desktop notification (a real notification daemon,
 /// Debian's dunst under Xvfb, on a private session bus), and its Accept action completes the exchange.

@@ -2,6 +2,7 @@ import Foundation
 import NearcardCrypto
 import NearcardTestSupport
 import Testing
+import NearcardSimulation
 
 /// Everything a person does, done by an ordinary account (TestAccount): set up, listen with discovery
 /// on the namespace's system avahi-daemon, find the peer, exchange by name, message, read the inbox,

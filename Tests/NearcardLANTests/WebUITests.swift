@@ -2,6 +2,7 @@ import Foundation
 import NearcardCrypto
 import NearcardTestSupport
 import Testing
+import NearcardSimulation
 
 /// `nearcard ui`: two people's pages in real headless Chromium, and every request the app must refuse.
 @Suite struct WebUITests {

@@ -17,7 +17,7 @@ import Testing
 
         /// Timers far beyond the test's needs: the rest of the suite can hold the cooperative pool for a
         /// minute, and a test that waits on an event must not lose its session to a timer meanwhile.
-        func context(_ name: String, consent: ConsentProvider) throws -> NodeContext {
+        func context(_ name: String, consent: any ConsentProvider) throws -> NodeContext {
             let keys = IdentityKeys.generate()
             var limits = NodeLimits()
             limits.handshakeTimeout = 600

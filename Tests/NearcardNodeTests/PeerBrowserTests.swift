@@ -4,6 +4,7 @@ import NearcardDiscovery
 @testable import NearcardNode
 import NearcardProtocol
 import Testing
+import NearcardStore
 
 /// Finding a peer by what a person calls it, over a `Discovery` that reports a fixed list: the answer
 /// comes when the events say so, not on a polling tick; a name that several peers show, or none, is

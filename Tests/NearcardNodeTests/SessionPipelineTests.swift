@@ -33,7 +33,7 @@ final class TestNode: @unchecked Sendable {
 
     var identity: PublicIdentity { keys.publicIdentity(name: name) }
 
-    func context(consent: ConsentProvider) -> NodeContext {
+    func context(consent: any ConsentProvider) -> NodeContext {
         NodeContext(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits)
     }
 
@@ -74,7 +74,7 @@ enum Ended: Sendable {
 
 /// The handlers a connection gets, as the listener and the dialler build them.
 enum Pipelines {
-    static func responder(_ node: TestNode, consent: ConsentProvider) -> @Sendable (Channel) throws -> Void {
+    static func responder(_ node: TestNode, consent: any ConsentProvider) -> @Sendable (any Channel) throws -> Void {
         let context = node.context(consent: consent)
         let mailbox = MailboxAuthority(context: context)
         return { channel in
@@ -82,8 +82,8 @@ enum Pipelines {
         }
     }
 
-    static func exchangeInitiator(_ node: TestNode, consent: ConsentProvider, expected: ExpectedPeer = ExpectedPeer(),
-                                  loop: EventLoop) throws -> (@Sendable (Channel) throws -> Void, Outcome<Ended>) {
+    static func exchangeInitiator(_ node: TestNode, consent: any ConsentProvider, expected: ExpectedPeer = ExpectedPeer(),
+                                  loop: any EventLoop) throws -> (@Sendable (any Channel) throws -> Void, Outcome<Ended>) {
         // The node declines what reaches it; the dial brings its own consent.
         let context = node.context(consent: DeclineAll(reason: "not listening"))
         let promise = loop.makePromise(of: SessionResult.self)
@@ -102,7 +102,7 @@ enum Pipelines {
 
     /// A follow-up message from `node` to the contact `to`; the future says stored (false) or duplicate (true), or the failure code.
     static func mailSender(_ node: TestNode, envelope: MessageEnvelope, to contact: Contact,
-                           loop: EventLoop) throws -> (@Sendable (Channel) throws -> Void, Outcome<Result<Bool, ProtocolError>>) {
+                           loop: any EventLoop) throws -> (@Sendable (any Channel) throws -> Void, Outcome<Result<Bool, ProtocolError>>) {
         let context = node.context(consent: DeclineAll(reason: "not listening"))
         let target = try MailSender(context: context).target(for: contact)
         let promise = loop.makePromise(of: Result<Bool, ProtocolError>.self)
@@ -120,8 +120,8 @@ struct Wire {
     let dialler: NIOAsyncTestingChannel
     let listener: NIOAsyncTestingChannel
 
-    init(loop: NIOAsyncTestingEventLoop, dialler: @escaping @Sendable (Channel) throws -> Void,
-         listener: @escaping @Sendable (Channel) throws -> Void) async throws {
+    init(loop: NIOAsyncTestingEventLoop, dialler: @escaping @Sendable (any Channel) throws -> Void,
+         listener: @escaping @Sendable (any Channel) throws -> Void) async throws {
         self.loop = loop
         self.listener = try await NIOAsyncTestingChannel(loop: loop) { try listener($0) }
         self.dialler = try await NIOAsyncTestingChannel(loop: loop) { try dialler($0) }
@@ -137,7 +137,7 @@ struct Wire {
         for (from, to) in [(dialler, listener), (listener, dialler)] {
             while let buffer = try await from.readOutbound(as: ByteBuffer.self) {
                 moved = true
-                if to.isActive { try? await to.writeInbound(buffer) }
+                if to.isActive { _ = try? await to.writeInbound(buffer) }
             }
         }
         for (a, b) in [(dialler, listener), (listener, dialler)] where !a.isActive && b.isActive {
@@ -167,7 +167,7 @@ struct LoneListener {
     let loop = NIOAsyncTestingEventLoop()
     let channel: NIOAsyncTestingChannel
 
-    init(_ setup: @escaping @Sendable (Channel) throws -> Void) async throws {
+    init(_ setup: @escaping @Sendable (any Channel) throws -> Void) async throws {
         channel = try await NIOAsyncTestingChannel(loop: loop) { try setup($0) }
         try await channel.connect(to: SocketAddress(ipAddress: "192.0.2.2", port: 50000))
     }
@@ -213,8 +213,8 @@ final class Outcome<Value: Sendable>: @unchecked Sendable {
 }
 
 /// Runs one exchange from `grace` (dialling) to `ada` (listening); returns how it ended for Grace.
-func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentProvider = AcceptAll(message: nil),
-              adaConsent: ConsentProvider = AcceptAll(message: nil), until: (@Sendable (Ended?) -> Bool)? = nil) async throws -> (Wire, Outcome<Ended>) {
+func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any ConsentProvider = AcceptAll(message: nil),
+              adaConsent: any ConsentProvider = AcceptAll(message: nil), until: (@Sendable (Ended?) -> Bool)? = nil) async throws -> (Wire, Outcome<Ended>) {
     let loop = NIOAsyncTestingEventLoop()
     let (dial, result) = try Pipelines.exchangeInitiator(grace, consent: graceConsent, loop: loop)
     let wire = try await Wire(loop: loop, dialler: dial, listener: Pipelines.responder(ada, consent: adaConsent))
@@ -427,7 +427,7 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: ConsentPr
         var fired: [SessionTimer] = []
         var failures: [ProtocolError] = []
         var finished = false
-        weak var connection: SessionConnection?
+        weak var connection: (any SessionConnection)?
         var isFinished: Bool { finished }
         func start() { connection?.arm(.cards) }
         func received(_ frame: [UInt8]) { received.append(frame) }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import NearcardSimulation
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
-import Foundation
-import NearcardCrypto
+public import Foundation
+public import NearcardCrypto
 import NearcardSimulation
 
 /// Runs the real `nearcard` executable (built next to the test bundle) in a throw-away home.

@@ -1,6 +1,6 @@
-import Foundation
-import NearcardCrypto
-import NearcardSimulation
+public import Foundation
+public import NearcardCrypto
+public import NearcardSimulation
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,8 +1,8 @@
-import Foundation
+public import Foundation
 import NearcardCrypto
-import NearcardModel
-import NearcardProtocol
-import NearcardStore
+public import NearcardModel
+public import NearcardProtocol
+public import NearcardStore
 internal import NIOConcurrencyHelpers
 
 /// What an unattended bot does (`nearcard bot --policy FILE`, docs/JSONL.md "Bot policy"): a JSON

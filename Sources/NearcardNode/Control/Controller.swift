@@ -1,9 +1,10 @@
-import Foundation
-import NearcardCrypto
+public import Foundation
+public import NearcardCrypto
 import NearcardModel
 import NearcardProtocol
 import NearcardStore
 internal import NIOConcurrencyHelpers
+import NearcardDiscovery
 
 /// Runs JSON-lines commands against a running node and writes one `reply` line per command
 /// (docs/JSONL.md). Commands that take time (exchange, message) run concurrently; their replies come

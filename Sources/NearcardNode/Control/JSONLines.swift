@@ -1,8 +1,8 @@
-import Foundation
-import NearcardCrypto
-import NearcardDiscovery
+public import Foundation
+public import NearcardCrypto
+public import NearcardDiscovery
 import NearcardModel
-import NearcardProtocol
+public import NearcardProtocol
 import NearcardStore
 
 /// The JSON-lines interface for programs (docs/JSONL.md): every node event as one JSON object, and

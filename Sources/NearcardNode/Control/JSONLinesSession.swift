@@ -1,5 +1,5 @@
-import Foundation
-import NearcardCrypto
+public import Foundation
+public import NearcardCrypto
 import Synchronization
 internal import NIOConcurrencyHelpers
 

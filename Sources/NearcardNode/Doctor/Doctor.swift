@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import NearcardCrypto
-import NearcardDiscovery
-import NearcardStore
+public import NearcardDiscovery
+public import NearcardStore
 internal import CLibC
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// One finding of `nearcard doctor`: what was checked, how it stands, and the command that fixes it.
 public struct DoctorCheck: Sendable, Equatable {

@@ -41,7 +41,7 @@ enum NetworkProbe {
             let length = socklen_t(family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
             guard family == AF_INET || family == AF_INET6,
                   getnameinfo(addr, length, &buf, socklen_t(buf.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
-            let ip = String(cString: buf)
+            let ip = buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             if family == AF_INET { out[index!].ipv4.append(ip) } else { out[index!].ipv6.append(ip) }
         }
         return out

@@ -1,5 +1,5 @@
 internal import CLibC
-import NearcardCrypto
+public import NearcardCrypto
 
 /// A node holds its secret keys in memory for as long as it serves: such a process makes itself
 /// non-dumpable (no core file; other processes of the same user can neither ptrace it nor read its

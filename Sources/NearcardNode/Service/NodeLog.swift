@@ -1,7 +1,9 @@
 import Foundation
-import Logging
+public import Logging
 import NearcardProtocol
 import NearcardStore
+import NearcardDiscovery
+import NearcardModel
 
 /// The node's events as log records through swift-log: one record per event, its facts as metadata
 /// (ids, codes, DIDs, addresses, counts) and never a secret or what a person wrote: no card fields,

@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import NearcardStore
+import NearcardProtocol
 
 /// What a serving node counts, through swift-metrics (whichever backend the process bootstraps;
 /// `--metrics` serves them in Prometheus's text format). Names and meanings are listed in

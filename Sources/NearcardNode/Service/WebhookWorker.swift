@@ -1,8 +1,9 @@
 import AsyncHTTPClient
-import Foundation
+public import Foundation
 import Metrics
 import NearcardStore
 internal import NIOCore
+import NIOHTTP1
 
 /// Posts queued webhook deliveries (queued with each exchange, in its transaction): a signed JSON
 /// POST per completed exchange, retried with back-off until a 2xx answer or `giveUpAfter`. It runs

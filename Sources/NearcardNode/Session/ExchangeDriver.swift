@@ -12,11 +12,11 @@ final class ExchangeDriver: SessionDriver {
     let id = SessionID.make()
     private var machine: ExchangeStateMachine
     private let node: NodeContext
-    private let consent: ConsentProvider
+    private let consent: any ConsentProvider
     private let remote: String
     /// Where a dialled exchange's result goes (nil for one that reached the listener).
     private let result: (@Sendable (SessionResult) -> Void)?
-    private weak var connection: SessionConnection?
+    private weak var connection: (any SessionConnection)?
     /// The peer once proven (kept for reporting a failure after it).
     private var peer: PeerIdentity?
     /// Responder: this node's presence key, read once for the session (it seals our identity for a
@@ -35,8 +35,8 @@ final class ExchangeDriver: SessionDriver {
     private var depth = 0
 
     /// A dialled exchange.
-    init(initiatorFor node: NodeContext, consent: ConsentProvider, expected: ExpectedPeer, invitation: Invitation.Claim?, remote: String,
-         result: @escaping @Sendable (SessionResult) -> Void, connection: SessionConnection) {
+    init(initiatorFor node: NodeContext, consent: any ConsentProvider, expected: ExpectedPeer, invitation: Invitation.Claim?, remote: String,
+         result: @escaping @Sendable (SessionResult) -> Void, connection: any SessionConnection) {
         // A fresh Noise static key per session (§5): the long-term key never crosses an exchange's handshake.
         // The keys come made ahead (`SessionKeys`), so the dial does not wait for them.
         machine = ExchangeStateMachine(initiatorFor: node.local, expected: expected, sessionKey: SessionKeys.take(), ephemeralKey: SessionKeys.take(),
@@ -51,7 +51,7 @@ final class ExchangeDriver: SessionDriver {
     }
 
     /// An exchange a peer opened, whose message 1 the dispatcher read.
-    init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, presenceKey: [UInt8], remote: String, connection: SessionConnection) {
+    init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, presenceKey: [UInt8], remote: String, connection: any SessionConnection) {
         self.presenceKey = presenceKey
         machine = ExchangeStateMachine(resuming: noise, identity: node.local, presenceKey: presenceKey, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
                                        mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take())

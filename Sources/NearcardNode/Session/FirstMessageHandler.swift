@@ -1,6 +1,7 @@
 import NearcardCrypto
 import NearcardProtocol
 internal import NIOCore
+import NearcardStore
 
 /// A responder's first step: reads Noise message 1, learns what the session is for
 /// (`SessionDispatch`), and hands the connection to a `SessionChannelHandler` with an exchange or a
@@ -102,7 +103,7 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
         refuse(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectError(error))"), probe: .foreign, context: context)
     }
 

@@ -7,7 +7,7 @@ import NearcardProtocol
 final class MailDriver: SessionDriver {
     private var machine: MailboxStateMachine
     private let remote: String
-    private weak var connection: SessionConnection?
+    private weak var connection: (any SessionConnection)?
     /// Sender: where the result goes. Recipient: nil.
     private let result: (@Sendable (Result<Bool, ProtocolError>) -> Void)?
     /// Recipient: who checks and stores, and where arrivals are told.
@@ -17,7 +17,7 @@ final class MailDriver: SessionDriver {
 
     /// The sender.
     init(sending machine: MailboxStateMachine, remote: String, result: @escaping @Sendable (Result<Bool, ProtocolError>) -> Void,
-         connection: SessionConnection) {
+         connection: any SessionConnection) {
         self.machine = machine
         self.remote = remote
         self.result = result
@@ -27,7 +27,7 @@ final class MailDriver: SessionDriver {
     }
 
     /// The recipient, after the dispatcher read message 1.
-    init(receivingAfter noise: NoiseIKHandshake, authority: MailboxAuthority, events: EventBus, remote: String, connection: SessionConnection) {
+    init(receivingAfter noise: NoiseIKHandshake, authority: MailboxAuthority, events: EventBus, remote: String, connection: any SessionConnection) {
         self.machine = MailboxStateMachine(receivingAfter: noise)
         self.remote = remote
         self.result = nil

@@ -11,10 +11,10 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private let limits: NodeLimits
     /// Set once, right after init (the driver holds this handler weakly, as its connection).
-    private var driver: SessionDriver?
+    private var driver: (any SessionDriver)?
     private var context: ChannelHandlerContext?
     /// The connection's loop, kept after the handler leaves the pipeline (for answers still on their way).
-    private var eventLoop: EventLoop?
+    private var eventLoop: (any EventLoop)?
     private var timer: Scheduled<Void>?
     /// Which arming a firing belongs to: a timer replaced while its firing was queued is ignored.
     private var timerGeneration = 0
@@ -43,7 +43,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
     private var sessionTimedOut: ProtocolError { ProtocolError(.timeout, "the session took longer than \(Int(limits.sessionTimeout)) s") }
 
     /// Attaches the driver; call once, before the handler is added to a pipeline.
-    func drive(with driver: SessionDriver) {
+    func drive(with driver: any SessionDriver) {
         self.driver = driver
     }
 
@@ -117,7 +117,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         close()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let driver, !driver.isFinished {
             driver.failed(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectError(error))"))
         }

@@ -4,7 +4,7 @@ internal import NIOCore
 /// How a connection's pipeline is built: framing, then the session (a responder first reads which kind).
 enum SessionPipeline {
     /// A connection a listener accepted: message 1 decides whether it is an exchange or a delivery.
-    static func configureResponder(_ channel: Channel, context: NodeContext, mailbox: MailboxAuthority, remote: String,
+    static func configureResponder(_ channel: any Channel, context: NodeContext, mailbox: MailboxAuthority, remote: String,
                                    admitted: AdmittedConnection? = nil) throws {
         let ops = channel.pipeline.syncOperations
         try addFraming(ops)
@@ -12,7 +12,7 @@ enum SessionPipeline {
     }
 
     /// A connection dialled for an exchange.
-    static func configureExchange(_ channel: Channel, context: NodeContext, consent: ConsentProvider, expected: ExpectedPeer,
+    static func configureExchange(_ channel: any Channel, context: NodeContext, consent: any ConsentProvider, expected: ExpectedPeer,
                                   invitation: Invitation.Claim? = nil, remote: String, result: EventLoopPromise<SessionResult>) throws {
         let ops = channel.pipeline.syncOperations
         try addFraming(ops)
@@ -23,7 +23,7 @@ enum SessionPipeline {
     }
 
     /// A connection dialled to deliver a follow-up message.
-    static func configureMail(_ channel: Channel, context: NodeContext, machine: MailboxStateMachine, remote: String,
+    static func configureMail(_ channel: any Channel, context: NodeContext, machine: MailboxStateMachine, remote: String,
                               result: EventLoopPromise<Result<Bool, ProtocolError>>) throws {
         let ops = channel.pipeline.syncOperations
         try addFraming(ops)

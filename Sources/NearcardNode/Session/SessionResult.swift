@@ -1,5 +1,5 @@
-import NearcardModel
-import NearcardProtocol
+public import NearcardModel
+public import NearcardProtocol
 
 /// How an exchange ended, for whoever started it.
 public enum SessionResult: Sendable {

@@ -1,5 +1,5 @@
-import NearcardCrypto
-import NearcardModel
+public import NearcardCrypto
+public import NearcardModel
 
 /// Everything a completed exchange produced.
 public struct ExchangeOutcome: Sendable {

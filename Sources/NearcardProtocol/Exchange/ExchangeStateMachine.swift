@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 import NearcardModel
 
 /// One exchange, from the first handshake byte to both contacts: a pure state machine.

@@ -1,4 +1,4 @@
-import NearcardModel
+public import NearcardModel
 
 /// What this side's card carries in one exchange, as the store holds it when the session runs: the
 /// card, what it discloses, the group proof, where we can be reached, and what we require of the peer.

@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// Who this node is in every session: its keys and the name it says in the hello. Fixed for the
 /// node's life (a new identity is a new node).

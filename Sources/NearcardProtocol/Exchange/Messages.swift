@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 import NearcardModel
 
 /// The application messages of an exchange, each one Noise transport message whose plaintext is the

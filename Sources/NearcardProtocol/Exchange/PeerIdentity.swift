@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// The peer as proven in the session: its DID signed this session's handshake hash, and its Noise
 /// static key is the one the handshake authenticated.

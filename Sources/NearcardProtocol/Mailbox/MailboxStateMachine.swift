@@ -1,5 +1,5 @@
-import NearcardCrypto
-import NearcardModel
+public import NearcardCrypto
+public import NearcardModel
 
 /// Delivery of one follow-up message (docs/PROTOCOL.md §15), or one confirmation query (§11), a pure
 /// state machine:

@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// The Noise XX handshake, `Noise_XX_25519_ChaChaPoly_SHA256` (noiseprotocol.org, revision 34):
 ///

@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// The responder's first step: read message 1 and learn which kind of session the initiator wants
 /// (docs/PROTOCOL.md §5, §15). Every responder starts here; the exchange and mail state machines resume

@@ -1,6 +1,6 @@
-import Foundation
-import NearcardCrypto
-import NearcardModel
+public import Foundation
+public import NearcardCrypto
+public import NearcardModel
 
 /// Your card as a QR code's text, in one of the three formats, for `qr make` and the web app alike.
 public enum CardCode {

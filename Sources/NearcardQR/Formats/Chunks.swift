@@ -1,4 +1,4 @@
-import NearcardCrypto
+public import NearcardCrypto
 
 /// Large QR payloads in several codes (the iOS app's format):
 /// `sqc1.<32-hex session id>.<index>.<total>.<sha256-hex of the whole payload>.<base64url chunk>`.

@@ -1,6 +1,6 @@
-import Foundation
-import NearcardCrypto
-import NearcardModel
+public import Foundation
+public import NearcardCrypto
+public import NearcardModel
 
 /// The iOS app's `QRCodeEnvelope` (version 2) and Nearcard's verifiable zkProof form of it.
 ///

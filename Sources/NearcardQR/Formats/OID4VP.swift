@@ -1,6 +1,6 @@
-import Foundation
-import NearcardCrypto
-import NearcardModel
+public import Foundation
+public import NearcardCrypto
+public import NearcardModel
 
 /// An OpenID for Verifiable Presentations authorization request, as QR codes carry it
 /// (`openid4vp://authorize?…`, also `OID4VP://` and `openid://`).

@@ -1,6 +1,6 @@
-import Foundation
-import NearcardCrypto
-import NearcardModel
+public import Foundation
+public import NearcardCrypto
+public import NearcardModel
 
 /// The iOS app's `BusinessCardSnapshot` (reference/solidarity-ios-formats.md), to and from a Card.
 public enum Snapshot {

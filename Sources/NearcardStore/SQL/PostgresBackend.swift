@@ -96,10 +96,10 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
 
     private func transaction<T>(window: TimeInterval, _ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
         try withConnection(window: window) { connection in
-            try connection.execute("BEGIN", [])
+            _ = try connection.execute("BEGIN", [])
             do {
                 let value = try body(connection)
-                try connection.execute("COMMIT", [])
+                _ = try connection.execute("COMMIT", [])
                 return value
             } catch {
                 _ = try? connection.execute("ROLLBACK", [])

@@ -5,6 +5,7 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardStore
+import Logging
 
 /// `nearcard bot --policy FILE`: an unattended node whose written policy decides, speaking JSON lines.
 struct Bot: AsyncParsableCommand {

@@ -6,6 +6,7 @@ import NearcardModel
 import NearcardNode
 import NearcardScan
 import NearcardStore
+import NearcardProtocol
 
 /// `nearcard exchange PEER`: dial a peer and exchange cards.
 struct Exchange: AsyncParsableCommand {
@@ -68,7 +69,7 @@ struct Exchange: AsyncParsableCommand {
     func run() async throws {
         if invite != nil || inviteImage != nil { return try await exchangeByInvitation() }
         let peer = self.peer ?? ""
-        let consent: ConsentProvider
+        let consent: any ConsentProvider
         if yes {
             consent = AcceptAll(message: message)
         } else if Console.stdinIsTerminal {

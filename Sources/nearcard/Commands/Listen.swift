@@ -38,7 +38,7 @@ struct Listen: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let consent: ConsentProvider
+        let consent: any ConsentProvider
         switch accept {
         case "all":
             consent = AcceptAll(message: message)

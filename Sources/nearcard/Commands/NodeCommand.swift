@@ -8,10 +8,11 @@ import NearcardStore
 import NearcardWeb
 import Logging
 import Synchronization
+import NearcardProtocol
 
 /// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
 enum NodeCommand {
-    static func serve(global: GlobalOptions, node: NodeOptions, consent: ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
+    static func serve(global: GlobalOptions, node: NodeOptions, consent: any ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
                       jsonl: Bool, defaultLogLevel: Logger.Level? = nil, webhook: Webhook? = nil) async throws {
         NodeSetup.raiseOpenFileLimit()
         // The node holds the secret keys as long as it serves: no core dump, no same-user ptrace.

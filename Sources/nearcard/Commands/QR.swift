@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardModel
@@ -8,6 +8,7 @@ import NearcardScan
 import NearcardStore
 #if canImport(Glibc)
 import Glibc
+import NearcardProtocol
 #endif
 
 /// `nearcard qr …`: one-way sharing through QR codes.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import NearcardCrypto
 import NearcardModel
+import NearcardStore
 
 /// `nearcard share [--fields …]`: which fields every exchange discloses.
 struct Share: AsyncParsableCommand {

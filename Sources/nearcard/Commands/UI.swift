@@ -7,6 +7,7 @@ import NearcardStore
 import NearcardWeb
 #if canImport(Glibc)
 import Glibc
+import NearcardProtocol
 #endif
 
 /// `nearcard ui`: the node, as `listen` runs it, with a web app on loopback to drive it.

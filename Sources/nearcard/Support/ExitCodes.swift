@@ -50,7 +50,7 @@ struct CLIError: Error, CustomStringConvertible {
 }
 
 /// Maps any error to (exit code, one-line message).
-func classify(_ error: Error) -> (Exit, String) {
+func classify(_ error: any Error) -> (Exit, String) {
     switch error {
     case let e as CLIError:
         return (e.code, e.message)
@@ -101,7 +101,7 @@ func exit(for kind: NodeError.Kind) -> Exit {
 }
 
 /// What lay beneath an error, for `--verbose` (most immediate first).
-func causes(of error: Error) -> [String] {
+func causes(of error: any Error) -> [String] {
     switch error {
     case let e as NodeError: e.causes
     default: []

@@ -11,7 +11,7 @@ import Glibc
 /// Shared set-up of the LAN commands: identity, database, and how outcomes are shown.
 enum NodeSetup {
     /// The node, built once per command: identity, database, how incoming requests are decided.
-    static func context(_ global: GlobalOptions, consent: ConsentProvider, events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(),
+    static func context(_ global: GlobalOptions, consent: any ConsentProvider, events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(),
                         requiredFields: Set<CardField> = [], nodeName: String? = nil, webhook: Webhook? = nil) throws -> NodeContext {
         let store = global.identityStore
         let identity = try store.loadPublic()

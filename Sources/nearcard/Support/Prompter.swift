@@ -4,6 +4,7 @@ import NearcardModel
 import NearcardNode
 #if canImport(Glibc)
 import Glibc
+import NearcardProtocol
 #endif
 
 /// Lines from standard input, read on their own thread; a reader waits with a timeout without

@@ -5,6 +5,7 @@ import NearcardNode
 import NearcardSimulation
 #if canImport(Glibc)
 import Glibc
+import NearcardStore
 #endif
 
 /// Issue 7: one exchange on loopback (TCP connect → both contacts committed, both sides accepting
@@ -184,7 +185,7 @@ final class TLSReference {
         var err = [CChar](repeating: 0, count: 256)
         guard let ctx = cb_tls_client_ctx("\(d)/client.pem", "\(d)/client.key", "\(d)/ca.pem", &err, err.count) else {
             server.stop(after: 1)
-            throw BenchError("libssl: \(String(cString: err))")
+            throw BenchError("libssl: \(err.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })")
         }
         context = ctx
         // Wait for the server to listen.
@@ -199,7 +200,7 @@ final class TLSReference {
     func libsslConnection() throws -> Double {
         var err = [CChar](repeating: 0, count: 256)
         let ns = cb_tls_connection_ns(context, Int32(port), &err, err.count)
-        guard ns > 0 else { throw BenchError("TLS connection: \(String(cString: err))") }
+        guard ns > 0 else { throw BenchError("TLS connection: \(err.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })") }
         return Double(ns)
     }
 

@@ -33,7 +33,7 @@ final class Scratch: @unchecked Sendable {
     }
 
     /// An in-process node that says yes to everything.
-    func service(_ name: String, limits: NodeLimits = NodeLimits(), consent: ConsentProvider = AcceptAll(message: nil)) throws -> NodeContext {
+    func service(_ name: String, limits: NodeLimits = NodeLimits(), consent: any ConsentProvider = AcceptAll(message: nil)) throws -> NodeContext {
         let home = try self.home(name)
         let store = IdentityStore(home: home)
         let keys = try store.unlock(passphrase: { nil })

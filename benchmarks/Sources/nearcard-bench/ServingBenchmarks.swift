@@ -6,6 +6,7 @@ import NearcardSimulation
 import NIOConcurrencyHelpers
 #if canImport(Glibc)
 import Glibc
+import NearcardStore
 #endif
 
 /// A `nearcard bot` that accepts everyone (message template, knownContact update) with every

@@ -7,6 +7,7 @@ import NearcardStore
 import NIOConcurrencyHelpers
 #if canImport(Glibc)
 import Glibc
+import NearcardProtocol
 #endif
 
 /// Issue 19: one bot on PostgreSQL against the same bot on SQLite (same clients, same run), then three
