@@ -4,6 +4,7 @@
 // and only the C* system-library targets see C headers (each through exactly one wrapper).
 import PackageDescription
 
+
 let package = Package(
     name: "Nearcard",
     platforms: [.macOS(.v14)],
@@ -76,7 +77,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
-        ]),
+        ], packageAccess: false),
         // The command-line interface: the only place that prints for humans.
         // It sees the node only through NearcardNode's facade: no NIO, no protocol internals.
         .executableTarget(name: "nearcard", dependencies: [
@@ -84,7 +85,7 @@ let package = Package(
             "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], packageAccess: false),
 
         // Scripted simulations: N real node processes in network namespaces, driven through JSON lines.
         .target(name: "NearcardSimulation", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore"]),

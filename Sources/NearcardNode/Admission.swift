@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 internal import NIOConcurrencyHelpers
 
 /// Admission control for a listening node (docs/PROTOCOL.md §14): a cap on connections, per-address
@@ -10,11 +10,11 @@ internal import NIOConcurrencyHelpers
 /// node's cap, or at an address's cap of idle connections, the oldest idle connection is closed
 /// (`evict`) to admit the new one; and an address's sessions in progress are counted apart from its
 /// idle sockets, so eight idle probes from one address do not refuse an honest exchange from it.
-public final class Admission: Sendable {
+package final class Admission: Sendable {
     /// One admitted connection, to promote or release.
-    public struct Ticket: Sendable, Hashable {
+    package struct Ticket: Sendable, Hashable {
         let id: UInt64
-        public let address: String
+        package let address: String
     }
 
     struct Connection {
@@ -43,9 +43,9 @@ public final class Admission: Sendable {
     private let state = NIOLockedValueBox(State())
     let limits: NodeLimits
 
-    public init(limits: NodeLimits) { self.limits = limits }
+    package init(limits: NodeLimits) { self.limits = limits }
 
-    public enum Decision: Equatable {
+    package enum Decision: Equatable {
         case admit(Ticket)
         /// Refused; `report` is true the first time in a minute for this address.
         case refuse(reason: String, report: Bool)
@@ -54,7 +54,7 @@ public final class Admission: Sendable {
     /// Admits a connection from `address`, closing an idle one if that is what makes room; `evict`
     /// closes this connection should it later be the idle one chosen; `stop` ends it when the node stops
     /// (`stopAll`).
-    public func admit(address: String, now: TimeInterval = Date().timeIntervalSince1970,
+    package func admit(address: String, now: TimeInterval = Date().timeIntervalSince1970,
                       evict: @escaping @Sendable () -> Void = {}, stop: @escaping @Sendable () -> Void = {}) -> Decision {
         var toEvict: [@Sendable () -> Void] = []
         let decision = state.withLockedValue { s -> Decision in
@@ -104,7 +104,7 @@ public final class Admission: Sendable {
     /// The connection's first message identified a session: it counts as one from now on (and can no
     /// longer be evicted). False when it was evicted meanwhile.
     @discardableResult
-    public func promote(_ ticket: Ticket) -> Bool {
+    package func promote(_ ticket: Ticket) -> Bool {
         state.withLockedValue { s in
             guard var c = s.connections[ticket.id], c.idle else { return false }
             c.idle = false
@@ -116,23 +116,23 @@ public final class Admission: Sendable {
     }
 
     /// The connection closed (whatever it was); releasing twice, or an evicted one, is harmless.
-    public func release(_ ticket: Ticket) {
+    package func release(_ ticket: Ticket) {
         state.withLockedValue { s in _ = Self.remove(&s, ticket.id, counting: false) }
     }
 
     /// Whether the connection is still admitted (false once evicted or released).
-    public func holds(_ ticket: Ticket) -> Bool { state.withLockedValue { $0.connections[ticket.id] != nil } }
+    package func holds(_ ticket: Ticket) -> Bool { state.withLockedValue { $0.connections[ticket.id] != nil } }
 
     /// The node is stopping: ends every connection still open (each session says why and reports its end).
-    public func stopAll() {
+    package func stopAll() {
         let stops = state.withLockedValue { $0.connections.values.map(\.stop) }
         for stop in stops { stop() }
     }
 
     /// Connections open now (idle or sessions).
-    public var openSessions: Int { state.withLockedValue { $0.connections.count } }
+    package var openSessions: Int { state.withLockedValue { $0.connections.count } }
     /// Idle connections closed to make room, since the node started.
-    public var evictedConnections: Int { state.withLockedValue { $0.evicted } }
+    package var evictedConnections: Int { state.withLockedValue { $0.evicted } }
 
     private static func oldestIdle(_ s: State, from address: String?) -> UInt64? {
         s.connections.filter { $0.value.idle && (address == nil || $0.value.address == address) }

@@ -1,5 +1,5 @@
-public import Foundation
-public import NearcardDiscovery
+package import Foundation
+package import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
 import NearcardStore
@@ -8,17 +8,17 @@ import NearcardStore
 /// the mail channel whether it holds the exchange, then confirms or withdraws it here. Retries on the
 /// outbox's schedule (5 s doubling to 15 minutes); never gives up on its own — an unconfirmed contact
 /// stays marked as such until the peer answers.
-public struct ConfirmationWorker: Sendable {
+package struct ConfirmationWorker: Sendable {
     let context: NodeContext
     let sender: MailSender
 
-    public init(context: NodeContext) {
+    package init(context: NodeContext) {
         self.context = context
         self.sender = MailSender(context: context)
     }
 
     /// How one query ended.
-    public enum Settled: Sendable, Equatable {
+    package enum Settled: Sendable, Equatable {
         case confirmed(did: String)
         /// The peer does not hold it: undone here (`deletedContact`: it was new with that exchange).
         case withdrawn(did: String, deletedContact: Bool)
@@ -28,7 +28,7 @@ public struct ConfirmationWorker: Sendable {
 
     /// One pass over the queries due (or every one, with `ignoringBackoff`).
     @discardableResult
-    public func settleDue(peers: [DiscoveredPeer], ignoringBackoff: Bool = false, now: Date = Date()) async -> [Settled] {
+    package func settleDue(peers: [DiscoveredPeer], ignoringBackoff: Bool = false, now: Date = Date()) async -> [Settled] {
         let db = context.database
         guard let due = try? db.pendingConfirmations(due: ignoringBackoff ? nil : now), !due.isEmpty else { return [] }
         var out: [Settled] = []

@@ -3,14 +3,14 @@ public import NearcardProtocol
 
 /// A request for a person's (or a policy's) consent: who, and the SAS both screens show.
 public struct ConsentRequest: Sendable {
-    public let exchangeID: String
+    package let exchangeID: String
     public let peer: PeerIdentity
     /// The check code both screens show ("123 456").
     public let sas: String
-    public let role: NoiseXXHandshake.Role
+    package let role: NoiseXXHandshake.Role
     public let remoteAddress: String
 
-    public init(exchangeID: String, peer: PeerIdentity, sas: String, role: NoiseXXHandshake.Role, remoteAddress: String) {
+    package init(exchangeID: String, peer: PeerIdentity, sas: String, role: NoiseXXHandshake.Role, remoteAddress: String) {
         self.exchangeID = exchangeID
         self.peer = peer
         self.sas = sas
@@ -21,9 +21,9 @@ public struct ConsentRequest: Sendable {
 
 /// The answer, and the ephemeral message to send with our card if accepted.
 public struct ConsentAnswer: Sendable, Equatable {
-    public var accept: Bool
-    public var message: String?
-    public var reason: String?
+    package var accept: Bool
+    package var message: String?
+    package var reason: String?
 
     public init(accept: Bool, message: String? = nil, reason: String? = nil) {
         self.accept = accept
@@ -64,8 +64,8 @@ extension ConsentProvider {
 /// `listen --jsonl --accept ask`, and for its own dials with `"confirm": true`. An accept without a
 /// message sends `message`.
 public struct DecidedByCommand: ConsentProvider {
-    public let decisions: PendingDecisions
-    public let message: String?
+    package let decisions: PendingDecisions
+    package let message: String?
     public init(decisions: PendingDecisions, message: String?) {
         self.decisions = decisions
         self.message = message
@@ -81,7 +81,7 @@ public struct DecidedByCommand: ConsentProvider {
 
 /// Accept everyone (`--accept all`, and `exchange --yes`).
 public struct AcceptAll: ConsentProvider {
-    public let message: String?
+    package let message: String?
     public init(message: String?) { self.message = message }
     public func decide(_ request: ConsentRequest) async -> ConsentAnswer { ConsentAnswer(accept: true, message: message) }
     public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? { ConsentAnswer(accept: true, message: message) }
@@ -90,8 +90,8 @@ public struct AcceptAll: ConsentProvider {
 
 /// Accept only DIDs on a list (`--accept allowlist:FILE`).
 public struct AcceptAllowlist: ConsentProvider {
-    public let dids: Set<String>
-    public let message: String?
+    package let dids: Set<String>
+    package let message: String?
     public init(dids: Set<String>, message: String?) {
         self.dids = dids
         self.message = message
@@ -107,7 +107,7 @@ public struct AcceptAllowlist: ConsentProvider {
 
 /// Decline with a reason (no terminal to ask and no policy given).
 public struct DeclineAll: ConsentProvider {
-    public let reason: String
+    package let reason: String
     public init(reason: String) { self.reason = reason }
     public func decide(_ request: ConsentRequest) async -> ConsentAnswer { .decline(reason) }
 }

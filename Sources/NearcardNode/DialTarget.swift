@@ -1,17 +1,17 @@
-public import NearcardDiscovery
-public import NearcardProtocol
+package import NearcardDiscovery
+package import NearcardProtocol
 
 /// Where to dial, and who we expect to find there.
 public struct DialTarget: Sendable {
-    public var addresses: [PeerAddress]
-    public var expected: ExpectedPeer
+    package var addresses: [PeerAddress]
+    package var expected: ExpectedPeer
     public var label: String
     /// The DNS-SD instance it was found as (nil: dialled by address).
-    public var instanceName: String?
+    package var instanceName: String?
     /// The QR invitation the session presents (§19).
-    public var invitation: Invitation.Claim?
+    package var invitation: Invitation.Claim?
 
-    public init(addresses: [PeerAddress], expected: ExpectedPeer, label: String, instanceName: String? = nil, invitation: Invitation.Claim? = nil) {
+    package init(addresses: [PeerAddress], expected: ExpectedPeer, label: String, instanceName: String? = nil, invitation: Invitation.Claim? = nil) {
         self.addresses = addresses
         self.expected = expected
         self.label = label
@@ -22,14 +22,14 @@ public struct DialTarget: Sendable {
 
 extension DialTarget {
     /// HOST:PORT: whoever answers there (it proves an identity, but none is expected of it).
-    public static func address(host: String, port: Int) throws(NodeError) -> DialTarget {
+    package static func address(host: String, port: Int) throws(NodeError) -> DialTarget {
         DialTarget(addresses: try PeerQuery.resolve(host: host, port: port), expected: ExpectedPeer(),
                    label: PeerQuery.address(host: host, port: port).description)
     }
 
     /// A QR invitation's node: its addresses in the order given, the fingerprint it must prove, and the
     /// secret to present. An address that is not HOST:PORT is an invalid-input error naming it.
-    public init(invitation: Invitation) throws(NodeError) {
+    package init(invitation: Invitation) throws(NodeError) {
         var addresses: [PeerAddress] = []
         for text in invitation.addresses {
             guard case .address(let host, let port) = PeerQuery(parsing: text) else {
@@ -45,7 +45,7 @@ extension DialTarget {
     /// A peer discovery showed: its addresses in dial order. A peer whose presence tag resolved to a
     /// contact must prove that contact's DID (a tag can be replayed); a stranger gets no expectation:
     /// its identity is settled by the check code.
-    public init(discovered peer: DiscoveredPeer) {
+    package init(discovered peer: DiscoveredPeer) {
         let expected = peer.contact.map { ExpectedPeer(did: $0.did, presenceKey: $0.presenceKey) } ?? ExpectedPeer()
         self.init(addresses: peer.dialOrder, expected: expected,
                   label: "\(peer.displayName) (\(peer.dialOrder.map(\.description).joined(separator: ", ")))", instanceName: peer.instanceName)

@@ -1,8 +1,8 @@
 import Foundation
-public import NearcardCrypto
-public import NearcardDiscovery
-public import NearcardModel
-public import NearcardProtocol
+package import NearcardCrypto
+package import NearcardDiscovery
+package import NearcardModel
+package import NearcardProtocol
 internal import NIOCore
 internal import NIOPosix
 #if canImport(Glibc)
@@ -10,11 +10,11 @@ import Glibc
 #endif
 
 /// Dials a peer and runs one exchange as the initiator.
-public enum Dialer {
+package enum Dialer {
     static let connectTimeout: TimeAmount = .seconds(5)
 
     /// `consent`: how this side decides once the code is known (the person dialling asked for the exchange).
-    public static func exchange(with target: DialTarget, context: NodeContext, consent: any ConsentProvider) async throws(NodeError) -> SessionResult {
+    package static func exchange(with target: DialTarget, context: NodeContext, consent: any ConsentProvider) async throws(NodeError) -> SessionResult {
         try await exchange(with: target, context: context, consent: consent, group: MultiThreadedEventLoopGroup.singleton)
     }
 
@@ -126,7 +126,7 @@ public enum Dialer {
 extension Dialer {
     /// Delivers one follow-up message to `address`, pinning the recipient's key. `.success(true)` means
     /// the recipient already had it.
-    public static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
+    package static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
                                context: NodeContext) async -> Result<Bool, ProtocolError> {
         await deliver(envelope, token: token, pinned: pinned, at: address, context: context, group: MultiThreadedEventLoopGroup.singleton)
     }
@@ -139,7 +139,7 @@ extension Dialer {
 
     /// Asks a contact's node whether it holds exchange `edge` (a confirmation query, §11); success
     /// carries its answer.
-    public static func ask(about edge: String, pinned: X25519.PublicKey, at address: PeerAddress, context: NodeContext) async -> Result<Bool, ProtocolError> {
+    package static func ask(about edge: String, pinned: X25519.PublicKey, at address: PeerAddress, context: NodeContext) async -> Result<Bool, ProtocolError> {
         await mail(MailboxStateMachine(asking: edge, to: pinned, staticKey: context.keys.x25519, ephemeralKey: SessionKeys.take()),
                    at: address, context: context, group: MultiThreadedEventLoopGroup.singleton)
     }

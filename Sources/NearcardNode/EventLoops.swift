@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 internal import NIOCore
 internal import NIOPosix
 internal import NIOConcurrencyHelpers
@@ -28,7 +28,7 @@ public enum EventLoops {
 extension EventLoops {
     /// Runs a no-op on every loop of the node's group and waits for them all: true when each answered
     /// within `timeout` (a stuck loop means stuck sessions; a watchdog should not be fed then).
-    public static func ping(timeout: TimeInterval = 5) async -> Bool {
+    package static func ping(timeout: TimeInterval = 5) async -> Bool {
         let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
         let waiting = NIOLockedValueBox<CheckedContinuation<Bool, Never>?>(nil)
         @Sendable func decide(_ ok: Bool) {

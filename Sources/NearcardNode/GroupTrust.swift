@@ -1,10 +1,10 @@
-public import NearcardSemaphore
-public import NearcardStore
+package import NearcardSemaphore
+package import NearcardStore
 
 /// The groups a user trusts (`nearcard group trust`), as the one group-proof check asks for them: by
 /// root, with the tree depth the user pinned. Exchanges and scans both decide with it.
-public enum GroupTrust {
-    public static func lookup(_ database: NearcardDatabase) -> @Sendable (String) -> SemaphoreBinding.TrustedGroup? {
+package enum GroupTrust {
+    package static func lookup(_ database: NearcardDatabase) -> @Sendable (String) -> SemaphoreBinding.TrustedGroup? {
         { root in (try? database.trustedGroup(root: root))?.map { SemaphoreBinding.TrustedGroup(name: $0.name, depth: $0.depth) } }
     }
 }

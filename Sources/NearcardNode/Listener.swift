@@ -6,16 +6,16 @@ internal import NIOCore
 internal import NIOPosix
 
 /// A listening node: accepts exchanges on TCP, under admission control.
-public final class Listener: Sendable {
-    public let context: NodeContext
-    public let port: Int
+package final class Listener: Sendable {
+    package let context: NodeContext
+    package let port: Int
     private let channel: any Channel
-    public let admission: Admission
+    package let admission: Admission
 
     /// Binds `host:port` (port 0 picks a free one). "::" accepts IPv4 too; if IPv6 is unavailable
     /// it falls back to 0.0.0.0.
     /// Once bound, `context`'s route hints name this machine's addresses and the bound port.
-    public static func start(context: NodeContext, host: String = "::", port: Int = defaultPort) async throws -> Listener {
+    package static func start(context: NodeContext, host: String = "::", port: Int = defaultPort) async throws -> Listener {
         try await start(context: context, host: host, port: port, group: MultiThreadedEventLoopGroup.singleton)
     }
 
@@ -79,21 +79,6 @@ public final class Listener: Sendable {
         }
     }
 
-    /// The usual reasons a listening socket cannot be bound (any server's: the node's, the web app's).
-    public enum BindProblem: Sendable {
-        case inUse, privileged, noSuchAddress
-
-        /// The problem behind `error`, nil when it is not one of these.
-        public init?(_ error: any Error) {
-            switch (error as? IOError)?.errnoCode {
-            case EADDRINUSE?: self = .inUse
-            case EACCES?: self = .privileged
-            case EADDRNOTAVAIL?: self = .noSuchAddress
-            default: return nil
-            }
-        }
-    }
-
     /// A bind failure in words (no errno, no `bind(descriptor:…)`), with what to do.
     static func bindError(_ error: any Error, port: Int) -> NodeError {
         let words: String
@@ -114,13 +99,28 @@ public final class Listener: Sendable {
     }
 
     /// Stops accepting; open sessions end on their own timeouts or when the process exits.
-    public func close() async {
+    package func close() async {
         try? await channel.close()
     }
 
     /// Returns when the listening socket has closed.
-    public func closed() async {
+    package func closed() async {
         try? await channel.closeFuture.get()
+    }
+}
+
+/// The usual reasons a listening socket cannot be bound (any server's: the node's, the web app's).
+public enum BindProblem: Sendable {
+    case inUse, privileged, noSuchAddress
+
+    /// The problem behind `error`, nil when it is not one of these.
+    public init?(_ error: any Error) {
+        switch (error as? IOError)?.errnoCode {
+        case EADDRINUSE?: self = .inUse
+        case EACCES?: self = .privileged
+        case EADDRNOTAVAIL?: self = .noSuchAddress
+        default: return nil
+        }
     }
 }
 

@@ -1,10 +1,10 @@
-public import NearcardDiscovery
+package import NearcardDiscovery
 import NearcardModel
 internal import NIOCore
 
 /// This machine's addresses, for route hints.
-public enum LocalAddresses {
-    public static func current(filter: InterfaceFilter) -> [String] {
+package enum LocalAddresses {
+    package static func current(filter: InterfaceFilter) -> [String] {
         guard let interfaces = try? System.enumerateDevices() else { return [] }
         var out: [String] = []
         for device in interfaces where filter.permits(device.name) {

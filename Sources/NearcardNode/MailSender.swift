@@ -1,35 +1,35 @@
-public import Foundation
+package import Foundation
 import NearcardCrypto
-public import NearcardDiscovery
-public import NearcardModel
-public import NearcardProtocol
-public import NearcardStore
+package import NearcardDiscovery
+package import NearcardModel
+package import NearcardProtocol
+package import NearcardStore
 internal import NIOConcurrencyHelpers
 
 /// Sending a queued message: open the contact's sealed route, find the contact's node (over DNS-SD, by
 /// the presence tag the contact's presence key resolves; then the route's address hints), and deliver
 /// over a pinned Noise session.
-public struct MailSender: Sendable {
+package struct MailSender: Sendable {
     let context: NodeContext
 
-    public init(context: NodeContext) { self.context = context }
+    package init(context: NodeContext) { self.context = context }
 
     /// Where and how to reach a contact: from the route it gave us.
-    public struct Target: Sendable {
-        public let route: RouteRecord
-        public let contact: Contact
+    package struct Target: Sendable {
+        package let route: RouteRecord
+        package let contact: Contact
         /// The presence key the contact handed over (nil: their node cannot be recognised on the LAN,
         /// only reached at the route's hints).
-        public let presenceKey: [UInt8]?
+        package let presenceKey: [UInt8]?
 
         /// Whether a discovered announcement is the contact's node: its tag made with their presence key.
-        public func isAnnounced(by peer: DiscoveredPeer) -> Bool {
+        package func isAnnounced(by peer: DiscoveredPeer) -> Bool {
             guard let presenceKey, let tag = peer.txt.tag else { return false }
             return Presence.matches(tag, key: presenceKey)
         }
     }
 
-    public func target(for contact: Contact) throws(NodeError) -> Target {
+    package func target(for contact: Contact) throws(NodeError) -> Target {
         guard let sealed = contact.sealedRoute, let did = contact.didPublicKey else {
             throw NodeError(.noRoute, "\(contact.name) gave no sealed route (only contacts from an exchange can be messaged)")
         }
@@ -43,14 +43,14 @@ public struct MailSender: Sendable {
     }
 
     /// Tries each address in turn; returns on the first delivery (or duplicate acknowledgement).
-    public func deliver(_ item: OutboxItem, to target: Target, addresses: [PeerAddress]) async -> Result<Bool, ProtocolError> {
+    package func deliver(_ item: OutboxItem, to target: Target, addresses: [PeerAddress]) async -> Result<Bool, ProtocolError> {
         await firstAnswer(from: target, at: addresses) { address in
             await Dialer.deliver(item.envelope, token: target.route.mailboxToken, pinned: target.route.pubKey, at: address, context: context)
         }
     }
 
     /// Asks the contact's node whether it holds exchange `edge` (a confirmation query, §11).
-    public func ask(about edge: String, target: Target, addresses: [PeerAddress]) async -> Result<Bool, ProtocolError> {
+    package func ask(about edge: String, target: Target, addresses: [PeerAddress]) async -> Result<Bool, ProtocolError> {
         await firstAnswer(from: target, at: addresses) { address in
             await Dialer.ask(about: edge, pinned: target.route.pubKey, at: address, context: context)
         }
@@ -74,7 +74,7 @@ public struct MailSender: Sendable {
 
     /// The addresses to try: what DNS-SD shows now for the contact's node (recognised by its presence
     /// tag), then the route's hints.
-    public static func addresses(for target: Target, discovered: [DiscoveredPeer]) -> [PeerAddress] {
+    package static func addresses(for target: Target, discovered: [DiscoveredPeer]) -> [PeerAddress] {
         var out: [PeerAddress] = []
         for p in discovered where target.isAnnounced(by: p) {
             for a in p.dialOrder where !out.contains(a) { out.append(a) }
@@ -88,7 +88,7 @@ public struct MailSender: Sendable {
 
     /// When to try again after `attempts` failures: 5 s doubling to 15 minutes; nil (give up) after
     /// 7 days or 200 attempts.
-    public static func retryAt(attempts: Int, createdAt: Date, now: Date = Date()) -> Date? {
+    package static func retryAt(attempts: Int, createdAt: Date, now: Date = Date()) -> Date? {
         if attempts >= 200 || now.timeIntervalSince(createdAt) > 7 * 24 * 3600 { return nil }
         return now.addingTimeInterval(min(900, 5 * pow(2, Double(min(max(attempts - 1, 0), 10)))))
     }

@@ -1,23 +1,23 @@
-public import Foundation
-public import NearcardCrypto
+package import Foundation
+package import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
-public import NearcardProtocol
-public import NearcardStore
+package import NearcardProtocol
+package import NearcardStore
 internal import NIOConcurrencyHelpers
 
 /// The recipient's checks on a delivery, and storing it (off the event loop: SQLite blocks).
-public struct MailboxAuthority: Sendable {
+package struct MailboxAuthority: Sendable {
     let context: NodeContext
     let limits: MailLimits
     private let recent = NIOLockedValueBox<[String: [TimeInterval]]>([:])
 
-    public init(context: NodeContext, limits: MailLimits = MailLimits()) {
+    package init(context: NodeContext, limits: MailLimits = MailLimits()) {
         self.context = context
         self.limits = limits
     }
 
-    public enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         case stored(InboxItem?)
         case duplicate
         case refused(ProtocolError)
@@ -26,7 +26,7 @@ public struct MailboxAuthority: Sendable {
     /// A contact's confirmation query (§11): held when this node keeps the holder of `sender` (the
     /// contact's pinned X25519 key) as a contact; an exchange it does not hold is remembered as
     /// withdrawn first, so a late `done` for it stores nothing.
-    public func answerConfirmation(edge: String, from sender: X25519.PublicKey, now: Date = Date()) -> Result<Bool, ProtocolError> {
+    package func answerConfirmation(edge: String, from sender: X25519.PublicKey, now: Date = Date()) -> Result<Bool, ProtocolError> {
         do {
             return .success(try context.database.answerConfirmation(edge: edge, pubKey: Base64.encode(sender.rawRepresentation), now: now))
         } catch {
@@ -36,7 +36,7 @@ public struct MailboxAuthority: Sendable {
 
     /// Accepts a delivery only from the contact the token was issued to, proven by both of its pinned
     /// keys, addressed to us, signed, not from the future, within the rate; stores it once.
-    public func accept(_ d: MailboxStateMachine.Delivery, now: Date = Date()) -> Outcome {
+    package func accept(_ d: MailboxStateMachine.Delivery, now: Date = Date()) -> Outcome {
         let db = context.database
         let refuse = { (code: ProtocolError.Code, why: String) in Outcome.refused(ProtocolError(code, why)) }
         do {

@@ -1,7 +1,7 @@
 import Foundation
 public import NearcardCrypto
 public import NearcardModel
-public import NearcardProtocol
+package import NearcardProtocol
 import NearcardSemaphore
 public import NearcardStore
 import Synchronization
@@ -11,23 +11,23 @@ import Synchronization
 /// addresses a listener learns once bound) changes here, for every session after.
 public final class NodeContext: Sendable {
     /// Who this node is in every session (keys and the name it says).
-    public let local: LocalIdentity
+    package let local: LocalIdentity
     public var keys: IdentityKeys { local.keys }
     public let identity: PublicIdentity
     public let database: NearcardDatabase
     /// How requests that reach this node are decided (a dial the user asked for brings its own).
-    public let consent: any ConsentProvider
+    package let consent: any ConsentProvider
     /// Where a program's accept/decline commands go, when requests wait for one (`listen --jsonl
     /// --accept ask`); nil when a person at a terminal or a policy decides.
-    public var pendingDecisions: PendingDecisions? { (consent as? DecidedByCommand)?.decisions }
+    package var pendingDecisions: PendingDecisions? { (consent as? DecidedByCommand)?.decisions }
     public let events: EventBus
     public let limits: NodeLimits
     /// Fields a peer's card must disclose for an exchange to complete (a bot policy's `requireFields`).
-    public let requiredFields: Set<CardField>
+    package let requiredFields: Set<CardField>
     /// This node's name in the store's exchange log: which bot of a fleet recorded an exchange.
-    public let nodeName: String
+    package let nodeName: String
     /// Where each completed exchange is posted (a bot policy's `webhook`), queued with the exchange.
-    public let webhook: Webhook?
+    package let webhook: Webhook?
     /// Addresses to put in the routes we hand out (set when a listener knows its port).
     private let hints: Mutex<[RouteRecord.Hint]>
     private let port = Mutex<Int?>(nil)
@@ -49,7 +49,7 @@ public final class NodeContext: Sendable {
     }
 
     /// Where peers can reach this node, for the sealed routes its next exchanges hand over.
-    public var routeHints: [RouteRecord.Hint] {
+    package var routeHints: [RouteRecord.Hint] {
         get { hints.withLock { $0 } }
         set { hints.withLock { $0 = newValue } }
     }
@@ -60,7 +60,7 @@ public final class NodeContext: Sendable {
     /// `sessionAddress` is our address on that session's connection (§10's hint rule).
     /// `presenceKey`: the one the session already read (a responder's, to seal its identity), so the
     /// store is not asked twice in one session.
-    public func loadCard(sessionAddress: String? = nil, presenceKey: [UInt8]? = nil) throws -> LocalCard {
+    package func loadCard(sessionAddress: String? = nil, presenceKey: [UInt8]? = nil) throws -> LocalCard {
         let shared = try database.sharedCard()
         return LocalCard(card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
                          presenceKey: try presenceKey ?? shared.presenceKey ?? database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress),
@@ -72,12 +72,12 @@ public final class NodeContext: Sendable {
     /// listens; then our address on that session's connection first (the peer reached us there, so it
     /// can again; loopback included, for a peer on this machine), then the listener's other addresses
     /// (IPv4 and IPv6, loopback and link-local left out), each with the listening port, at most 8.
-    public func routeHints(forSessionAt sessionAddress: String?) -> [RouteRecord.Hint] {
+    package func routeHints(forSessionAt sessionAddress: String?) -> [RouteRecord.Hint] {
         Self.routeHints(sessionAddress: sessionAddress, listening: routeHints, port: listeningPort)
     }
 
     /// The rule itself, for a node listening on `port` (nil: not listening) at `listening`.
-    public static func routeHints(sessionAddress: String?, listening: [RouteRecord.Hint], port: Int?) -> [RouteRecord.Hint] {
+    package static func routeHints(sessionAddress: String?, listening: [RouteRecord.Hint], port: Int?) -> [RouteRecord.Hint] {
         guard let port else { return [] }
         var out: [RouteRecord.Hint] = []
         if let sessionAddress, !RouteRecord.Hint.isLinkLocal(sessionAddress) {
@@ -88,7 +88,7 @@ public final class NodeContext: Sendable {
     }
 
     /// The port this node's listener is bound to (nil for a node that only dials).
-    public var listeningPort: Int? {
+    package var listeningPort: Int? {
         get { port.withLock { $0 } }
         set { port.withLock { $0 = newValue } }
     }
@@ -119,7 +119,7 @@ public final class NodeContext: Sendable {
 
     /// Stores an exchange's contact: for good (`confirmed`: the responder, refused if the peer was
     /// already told the exchange is withdrawn), or unconfirmed until the responder's word (§11).
-    public func record(_ outcome: ExchangeOutcome, confirmed: Bool = true) throws -> Contact {
+    package func record(_ outcome: ExchangeOutcome, confirmed: Bool = true) throws -> Contact {
         let their = outcome.theirPayload.payload
         let at = Date(timeIntervalSince1970: TimeInterval(outcome.completedAt))
         let group = groupVerdict(issuerProof: their.issuerProof, senderDID: outcome.peer.did)

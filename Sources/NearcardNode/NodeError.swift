@@ -1,5 +1,5 @@
-public import NearcardDiscovery
-public import NearcardProtocol
+package import NearcardDiscovery
+package import NearcardProtocol
 import NearcardStore
 
 /// Why something a face asked of the node did not happen. Faces decide by `kind` (the CLI maps each
@@ -37,13 +37,13 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     public let kind: Kind
     public let message: String
     /// The protocol code when a session failed ("declined", "timeout", …; docs/PROTOCOL.md §13).
-    public let code: String?
+    package let code: String?
     /// What lay beneath, most immediate first.
     public let causes: [String]
     /// No address of the peer took a connection (nothing was exchanged).
     var neverConnected = false
 
-    public init(_ kind: Kind, _ message: String, code: String? = nil, causes: [String] = []) {
+    package init(_ kind: Kind, _ message: String, code: String? = nil, causes: [String] = []) {
         self.kind = kind
         self.message = message
         self.code = code
@@ -53,7 +53,7 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 
     /// A session that ended without its result: the kind follows the protocol code.
-    public init(session error: ProtocolError) {
+    package init(session error: ProtocolError) {
         let kind: Kind
         switch error.code {
         case .declined, .consentTimeout:
@@ -75,7 +75,7 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A store failure met while serving a face.
-    public init(storage error: any Error, while doing: String) {
+    package init(storage error: any Error, while doing: String) {
         if let e = error as? StoreError, e.kind == .notFound || e.kind == .unmatched {
             self.init(.notFound, e.message)
         } else if let e = error as? StoreError, e.kind == .invalidInput {
@@ -86,7 +86,7 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Discovery that cannot run.
-    public init(discovery error: DiscoveryError) {
+    package init(discovery error: DiscoveryError) {
         switch error.kind {
         case .daemonUnavailable, .avahi: self.init(.environment, error.message)
         case .invalidInput: self.init(.invalidInput, error.message)

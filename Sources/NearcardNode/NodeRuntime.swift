@@ -42,14 +42,16 @@ public final class NodeRuntime: Sendable {
     }
 
     /// nil for a runtime that does not listen (`open`).
-    public let listener: Listener?
-    public let peers: PeerTable
-    public let options: Options
+    package let listener: Listener?
+    package let peers: PeerTable
+    /// The peers discovery knows now (a peer leaves when avahi removes it or a dial to it fails).
+    public var nearbyPeers: [DiscoveredPeer] { peers.all }
+    package let options: Options
     private let discovery: (any Discovery)?
     private let announcer: PresenceAnnouncer?
     private let publication: (any Announcement)?
     /// Recognises contacts among the peers discovered (by their presence keys in the store).
-    public let resolver: PresenceResolver
+    package let resolver: PresenceResolver
     private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
     private let appear: AsyncStream<DiscoveredPeer>.Continuation
     /// Why there is no discovery, when it was wanted (`open` reports it when an operation needs it).
@@ -252,7 +254,7 @@ public final class NodeRuntime: Sendable {
 
     /// Dials a peer and runs one exchange, consenting for this node (the user asked for it).
     /// `consent`: how this side decides once the code is known; by default it consents at once.
-    public func exchange(with text: String, message: String?, consent: (any ConsentProvider)? = nil, wait: TimeInterval = 5) async throws(NodeError) -> SessionResult {
+    package func exchange(with text: String, message: String?, consent: (any ConsentProvider)? = nil, wait: TimeInterval = 5) async throws(NodeError) -> SessionResult {
         try await exchange(with: try await target(for: text, wait: wait), consent: consent ?? AcceptAll(message: message))
     }
 
@@ -270,7 +272,7 @@ public final class NodeRuntime: Sendable {
     /// Dials the node a QR invitation names and exchanges (§19): the invitation stands for both people's
     /// consent, its node must prove the fingerprint it gives, and no code is compared.
     /// The same from the invitation's text (`nearcard-invite:…`).
-    public func exchange(invitationText text: String, message: String?, now: Date = Date()) async throws(NodeError) -> SessionResult {
+    package func exchange(invitationText text: String, message: String?, now: Date = Date()) async throws(NodeError) -> SessionResult {
         try await exchange(invitation: try Self.invitation(text), message: message, now: now)
     }
 
@@ -353,7 +355,7 @@ public final class NodeRuntime: Sendable {
 
     /// The peers on the LAN: those seen so far by a listening node, or those a one-shot browse sees
     /// within `seconds` (as soon as `enough` holds, if given).
-    public func browse(seconds: Double, until enough: @escaping ([DiscoveredPeer]) -> Bool = { _ in false }) async throws(NodeError) -> [DiscoveredPeer] {
+    package func browse(seconds: Double, until enough: @escaping ([DiscoveredPeer]) -> Bool = { _ in false }) async throws(NodeError) -> [DiscoveredPeer] {
         if listener != nil && discovery != nil { return peers.all }
         return try await PeerBrowser.collect(try requireDiscovery(), filter: filter, seconds: seconds, resolver: resolver, until: enough)
     }

@@ -1,18 +1,18 @@
-public import Foundation
+package import Foundation
 import NearcardCrypto
-public import NearcardDiscovery
+package import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
-public import NearcardStore
+package import NearcardStore
 internal import NIOConcurrencyHelpers
 
 /// Delivers queued follow-up messages: claims what is due, finds each contact, delivers, and records
 /// the outcome (delivered, or retry later with back-off, or failed for good with the reason).
-public struct OutboxWorker: Sendable {
+package struct OutboxWorker: Sendable {
     let context: NodeContext
     let sender: MailSender
 
-    public init(context: NodeContext) {
+    package init(context: NodeContext) {
         self.context = context
         self.sender = MailSender(context: context)
     }
@@ -20,7 +20,7 @@ public struct OutboxWorker: Sendable {
     /// One pass over the due messages (of one contact, if given). `ignoringBackoff` also takes
     /// messages whose next attempt is later (the contact has just appeared). Returns them in their new state.
     @discardableResult
-    public func deliverDue(peers: [DiscoveredPeer], contactDID: String? = nil, ignoringBackoff: Bool = false, now: Date = Date()) async -> [OutboxItem] {
+    package func deliverDue(peers: [DiscoveredPeer], contactDID: String? = nil, ignoringBackoff: Bool = false, now: Date = Date()) async -> [OutboxItem] {
         let db = context.database
         let horizon = ignoringBackoff ? now.addingTimeInterval(365 * 24 * 3600) : now
         guard let due = try? db.claimDueMessages(now: horizon, leaseFrom: now, contactDID: contactDID, fromDID: context.identity.did), !due.isEmpty else { return [] }
@@ -72,7 +72,7 @@ public struct OutboxWorker: Sendable {
 
     /// Runs until cancelled: a pass every `interval`; and when a peer appears, at once for the
     /// contacts behind it, whatever their back-off.
-    public func run(peers: PeerTable, appeared: AsyncStream<DiscoveredPeer>, interval: TimeInterval = 5) async {
+    package func run(peers: PeerTable, appeared: AsyncStream<DiscoveredPeer>, interval: TimeInterval = 5) async {
         await withTaskGroup(of: Void.self) { group in
             let (ticks, tick) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
             group.addTask {

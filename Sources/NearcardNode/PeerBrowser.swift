@@ -1,12 +1,12 @@
 import Foundation
-public import NearcardDiscovery
+package import NearcardDiscovery
 
 /// Browsing as the faces need it: every peer seen within a time, or the one peer a name means. It reads
 /// the discovery's event stream as events arrive (nothing polls) and stops browsing when it returns.
-public enum PeerBrowser {
+package enum PeerBrowser {
     /// Every peer seen within `seconds` (minus those that said goodbye), or as soon as `enough` holds;
     /// each resolved against the contacts `resolver` knows.
-    public static func collect(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double, resolver: PresenceResolver = .none,
+    package static func collect(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double, resolver: PresenceResolver = .none,
                                until enough: @escaping ([DiscoveredPeer]) -> Bool = { _ in false }) async throws(NodeError) -> [DiscoveredPeer] {
         try await browse(discovery, filter: filter, seconds: seconds, resolver: resolver) { enough($0) ? 0 : nil }
     }
@@ -15,7 +15,7 @@ public enum PeerBrowser {
     /// addresses on every interface (and any look-alike). Nobody answering to it within `seconds` is
     /// `.notFound`; several are `.ambiguous`, named with their peer ids. Peers are resolved against the
     /// contacts `resolver` knows, so a contact is found by name even in private mode.
-    public static func find(_ query: PeerQuery, in discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
+    package static func find(_ query: PeerQuery, in discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
                             settle: Double = 0.3, resolver: PresenceResolver = .none) async throws(NodeError) -> DiscoveredPeer {
         var firstMatch: Date?
         let peers = try await browse(discovery, filter: filter, seconds: seconds, resolver: resolver) { peers in

@@ -1,5 +1,5 @@
 import Foundation
-public import NearcardDiscovery
+package import NearcardDiscovery
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,7 +53,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether a discovered peer answers to this name: its instance name or announced name, the name
     /// or DID of the contact its tag resolved to (case-insensitive), or a peer id starting with it.
-    public func matches(_ peer: DiscoveredPeer) -> Bool {
+    package func matches(_ peer: DiscoveredPeer) -> Bool {
         guard case .name(let n) = self, !n.isEmpty else { return false }
         if peer.instanceName.caseInsensitiveCompare(n) == .orderedSame { return true }
         if let name = peer.txt.name, name.caseInsensitiveCompare(n) == .orderedSame { return true }
@@ -66,7 +66,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
     /// Names are not identities (anyone can publish "Bob"): an exact instance name is taken only when
     /// no other match shows that name too; otherwise the answer lists every match with its peer id,
     /// so the user can tell them apart.
-    public func select(from peers: [DiscoveredPeer]) -> Result<DiscoveredPeer?, AmbiguousPeer> {
+    package func select(from peers: [DiscoveredPeer]) -> Result<DiscoveredPeer?, AmbiguousPeer> {
         let matches = peers.filter(matches)
         guard matches.count > 1 else { return .success(matches.first) }
         let q = description
@@ -78,7 +78,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Resolves `host` (a literal address or a name) to addresses to dial.
-    public static func resolve(host: String, port: Int) throws(NodeError) -> [PeerAddress] {
+    package static func resolve(host: String, port: Int) throws(NodeError) -> [PeerAddress] {
         var (name, scope) = (host, "")
         if let pct = host.firstIndex(of: "%") {
             name = String(host[..<pct])
@@ -108,11 +108,11 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A name that several discovered peers answer to.
-public struct AmbiguousPeer: Error, Sendable, CustomStringConvertible {
-    public let query: String
-    public let matches: [DiscoveredPeer]
+package struct AmbiguousPeer: Error, Sendable, CustomStringConvertible {
+    package let query: String
+    package let matches: [DiscoveredPeer]
 
-    public var description: String {
+    package var description: String {
         let list = matches.map { "\($0.displayName) (peer id \($0.id ?? "none"))" }.sorted()
         return "\"\(query)\" matches \(matches.count) peers: \(list.joined(separator: ", ")); names are not proof of identity: "
             + "use the peer id (`nearcard peers`), or compare the check code with the person"

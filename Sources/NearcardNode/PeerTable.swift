@@ -1,13 +1,13 @@
-public import NearcardDiscovery
+package import NearcardDiscovery
 internal import NIOConcurrencyHelpers
 
 /// The peers discovery has shown, kept up to date from a browse.
-public final class PeerTable: Sendable {
+package final class PeerTable: Sendable {
     private let peers = NIOLockedValueBox<[String: DiscoveredPeer]>([:])
 
-    public init() {}
+    package init() {}
 
-    public func apply(_ event: DiscoveryEvent) {
+    package func apply(_ event: DiscoveryEvent) {
         peers.withLockedValue { p in
             switch event {
             case .found(let peer), .updated(let peer): p[peer.instanceName] = peer
@@ -17,14 +17,14 @@ public final class PeerTable: Sendable {
         }
     }
 
-    public var all: [DiscoveredPeer] { peers.withLockedValue { Array($0.values) } }
+    package var all: [DiscoveredPeer] { peers.withLockedValue { Array($0.values) } }
 
-    public func contains(_ instanceName: String) -> Bool { peers.withLockedValue { $0[instanceName] != nil } }
+    package func contains(_ instanceName: String) -> Bool { peers.withLockedValue { $0[instanceName] != nil } }
 
     /// The peer announced as `instanceName`, if it is in the table.
-    public func peer(named instanceName: String) -> DiscoveredPeer? { peers.withLockedValue { $0[instanceName] } }
+    package func peer(named instanceName: String) -> DiscoveredPeer? { peers.withLockedValue { $0[instanceName] } }
 
     /// Drops a peer (a dial to it failed); true when it was there.
     @discardableResult
-    public func forget(_ instanceName: String) -> Bool { peers.withLockedValue { $0.removeValue(forKey: instanceName) != nil } }
+    package func forget(_ instanceName: String) -> Bool { peers.withLockedValue { $0.removeValue(forKey: instanceName) != nil } }
 }

@@ -1,6 +1,6 @@
-public import Foundation
+package import Foundation
 import NearcardCrypto
-public import NearcardDiscovery
+package import NearcardDiscovery
 public import NearcardStore
 import Synchronization
 
@@ -20,7 +20,7 @@ public final class PresenceResolver: Sendable {
     }
 
     /// A resolver over the store's contacts, read again when older than `refresh` seconds.
-    public init(database: NearcardDatabase, refresh: TimeInterval = 2) {
+    package init(database: NearcardDatabase, refresh: TimeInterval = 2) {
         self.load = { (try? database.contactPresenceKeys()) ?? [] }
         self.refresh = refresh
     }
@@ -37,10 +37,10 @@ public final class PresenceResolver: Sendable {
     }
 
     /// Reads the contacts again at the next resolution.
-    public func invalidate() { cache.withLock { $0 = nil } }
+    package func invalidate() { cache.withLock { $0 = nil } }
 
     /// The contact whose presence key made `tag`, or nil (a stranger, or no well-formed tag).
-    public func contact(for tag: String?) -> RecognisedContact? {
+    package func contact(for tag: String?) -> RecognisedContact? {
         guard let tag else { return nil }
         let (contacts, keys) = current()
         guard let i = Presence.resolve(tag, among: keys) else { return nil }
@@ -49,14 +49,14 @@ public final class PresenceResolver: Sendable {
     }
 
     /// The peer with `contact` set to whom its tag resolves (nil: a stranger).
-    public func resolve(_ peer: DiscoveredPeer) -> DiscoveredPeer {
+    package func resolve(_ peer: DiscoveredPeer) -> DiscoveredPeer {
         var p = peer
         p.contact = contact(for: peer.txt.tag)
         return p
     }
 
     /// Each peer resolved (the keys read once for all of them).
-    public func resolve(_ peers: [DiscoveredPeer]) -> [DiscoveredPeer] {
+    package func resolve(_ peers: [DiscoveredPeer]) -> [DiscoveredPeer] {
         peers.map(resolve)
     }
 

@@ -17,7 +17,7 @@ public enum Reachability {
     }
 
     /// Why a TCP connection to `address` fails within `seconds`, or nil when it succeeds.
-    public static func connectProblem(_ address: PeerAddress, seconds: Int64 = 1) async -> String? {
+    package static func connectProblem(_ address: PeerAddress, seconds: Int64 = 1) async -> String? {
         guard let socket = try? address.socketAddress() else { return "not an address" }
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(seconds))
         do {

@@ -1,5 +1,5 @@
 import Foundation
-public import NearcardCrypto
+package import NearcardCrypto
 internal import CLibC
 
 /// Fresh X25519 key pairs made ahead of need, so that no session waits for key generation (a scalar
@@ -13,17 +13,17 @@ internal import CLibC
 /// idle finds the stock empty and makes its keys inline, as it would without the stock: the work per
 /// exchange is the same either way, only its moment moves. Each key is fresh randomness, handed out
 /// once, and wiped when the session drops it (`SecureBytes`); the stock holds no more than `target`.
-public enum SessionKeys {
+package enum SessionKeys {
     /// Keys kept in stock: two exchanges' worth.
-    public static let target = 6
+    package static let target = 6
 
     private static let stock = KeyStock(target: target)
 
     /// A fresh key pair: one made ahead if the stock has one, else one made now.
-    public static func take() -> X25519.PrivateKey { stock.take() }
+    package static func take() -> X25519.PrivateKey { stock.take() }
 
     /// Starts filling the stock (a node calls this as it starts, so its first session finds keys ready).
-    public static func prepare() { stock.start() }
+    package static func prepare() { stock.start() }
 
     /// How many keys are in stock now (for tests).
     static var available: Int { stock.count }

@@ -75,7 +75,7 @@ public enum MetricsEndpoint {
                                   onServerRunning: { _ in finish(.success(())) }, logger: logger)
             do { try await app.run() } catch { finish(.failure(error)) }
         }
-        // A bind failure is thrown as the socket's error: the CLI says it in words (Listener.BindProblem).
+        // A bind failure is thrown as the socket's error: the CLI says it in words (BindProblem).
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
             outcome.withLock { state in
                 if let result = state.result { c.resume(with: result) } else { state.waiter = c }

@@ -1,7 +1,7 @@
-public import Foundation
+package import Foundation
 import NearcardCrypto
 public import NearcardModel
-public import NearcardProtocol
+package import NearcardProtocol
 public import NearcardStore
 internal import NIOConcurrencyHelpers
 
@@ -33,7 +33,7 @@ public struct BotPolicy: Sendable, Equatable {
     public struct Rate: Sendable, Equatable {
         public var count: Int
         public var seconds: Double
-        public init(count: Int, seconds: Double) {
+        package init(count: Int, seconds: Double) {
             self.count = count
             self.seconds = seconds
         }
@@ -51,9 +51,9 @@ public struct BotPolicy: Sendable, Equatable {
     public var webhook: Webhook?
 
     public static let version = 1
-    public static let maximumLength = 1 << 20
+    package static let maximumLength = 1 << 20
 
-    public init() {}
+    package init() {}
 
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public let description: String
@@ -180,7 +180,7 @@ public struct BotPolicy: Sendable, Equatable {
     }
 
     /// The message for a peer, or nil when the policy sends none.
-    public func message(for peer: PeerIdentity) -> String? {
+    package func message(for peer: PeerIdentity) -> String? {
         messageTemplate.map { Self.render($0, name: peer.name ?? "there", fingerprint: peer.fingerprint) }
     }
 
@@ -194,7 +194,7 @@ public struct BotPolicy: Sendable, Equatable {
 
 /// A bot's consent: the policy decides each request, and keeps the rate counts.
 public final class PolicyConsent: ConsentProvider, Sendable {
-    public let policy: BotPolicy
+    package let policy: BotPolicy
     let database: NearcardDatabase
     /// Accepted requests' times, per peer DID and overall (sliding windows).
     private let accepted = NIOLockedValueBox<(perPeer: [String: [Date]], overall: [Date])>(([:], []))
@@ -219,7 +219,7 @@ public final class PolicyConsent: ConsentProvider, Sendable {
     public func acceptanceMessage(_ request: ConsentRequest) -> String? { policy.message(for: request.peer) }
 
     /// The decision for a peer at a time (synchronous, for tests).
-    public func decide(_ peer: PeerIdentity, now: Date) -> ConsentAnswer {
+    package func decide(_ peer: PeerIdentity, now: Date) -> ConsentAnswer {
         if case .allowlist(let dids) = policy.accept, !dids.contains(peer.did) {
             return .decline("not on this bot's allowlist")
         }

@@ -1,5 +1,5 @@
-public import Foundation
-public import NearcardCrypto
+package import Foundation
+package import NearcardCrypto
 import NearcardModel
 import NearcardProtocol
 import NearcardStore
@@ -9,7 +9,7 @@ import NearcardDiscovery
 /// Runs JSON-lines commands against a running node and writes one `reply` line per command
 /// (docs/JSONL.md). Commands that take time (exchange, message) run concurrently; their replies come
 /// when they finish, carrying the caller's `ref`.
-public final class Controller: Sendable {
+package final class Controller: Sendable {
     let runtime: NodeRuntime
     let output: @Sendable (JSONValue) -> Void
     let quit: @Sendable () -> Void
@@ -24,14 +24,14 @@ public final class Controller: Sendable {
     }
 
     /// Accept and decline go to the runtime (refused when the node's policy decides).
-    public init(runtime: NodeRuntime, output: @escaping @Sendable (JSONValue) -> Void, quit: @escaping @Sendable () -> Void) {
+    package init(runtime: NodeRuntime, output: @escaping @Sendable (JSONValue) -> Void, quit: @escaping @Sendable () -> Void) {
         self.runtime = runtime
         self.output = output
         self.quit = quit
     }
 
     /// Handles one input line; a line that cannot be read gets an `error` event and nothing else happens.
-    public func handle(line: String) {
+    package func handle(line: String) {
         guard let parsed = ControlCommand.parse(line) else { return }
         switch parsed {
         case .failure(let e):
@@ -141,7 +141,7 @@ public final class Controller: Sendable {
     /// Waits up to `timeout` for the commands still running, so their replies are written at quit; then
     /// answers each one left — `stopped`: the node stopped before it finished — and cancels it. Every
     /// command gets its one reply before `stopped`.
-    public func drain(timeout: TimeInterval) async {
+    package func drain(timeout: TimeInterval) async {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline, !running.withLockedValue({ $0.isEmpty }) {
             try? await Task.sleep(nanoseconds: 20_000_000)

@@ -2,13 +2,13 @@ public import Foundation
 public import NearcardCrypto
 public import NearcardDiscovery
 import NearcardModel
-public import NearcardProtocol
+package import NearcardProtocol
 import NearcardStore
 
 /// The JSON-lines interface for programs (docs/JSONL.md): every node event as one JSON object, and
 /// commands read one per line. Schema version 1; a reader must ignore members it does not know.
 public enum JSONLines {
-    public static let schemaVersion = 1
+    package static let schemaVersion = 1
     /// The longest command line read; longer lines are refused (and skipped) with an error event.
     public static let maximumCommandLength = 64 * 1024
 
@@ -83,7 +83,7 @@ public enum JSONLines {
 
 extension PeerIdentity {
     /// Who the peer proved to be: DID, name and fingerprint (no keys).
-    public var json: JSONValue {
+    package var json: JSONValue {
         ["did": .string(did), "name": name.map { .string($0) } ?? .null, "fingerprint": .string(fingerprint)]
     }
 }
@@ -108,7 +108,7 @@ extension DiscoveredPeer {
 }
 
 /// A command read from a JSON line or typed as words (`exchange Ada "Hello there"`).
-public enum ControlCommand: Sendable, Equatable {
+package enum ControlCommand: Sendable, Equatable {
     /// `confirm`: this side decides by `accept`/`decline` after seeing the code, like a responder.
     case exchange(peer: String, message: String?, confirm: Bool = false)
     case accept(id: String, message: String?)
@@ -117,7 +117,7 @@ public enum ControlCommand: Sendable, Equatable {
     case peers
     case quit
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .exchange: "exchange"
         case .accept: "accept"
@@ -129,19 +129,19 @@ public enum ControlCommand: Sendable, Equatable {
     }
 
     /// A parsed line: the command and the caller's `ref` (echoed in the reply), or why it was refused.
-    public struct Parsed: Sendable {
-        public let command: ControlCommand
-        public let ref: JSONValue?
+    package struct Parsed: Sendable {
+        package let command: ControlCommand
+        package let ref: JSONValue?
     }
 
-    public struct ParseError: Error, Sendable {
-        public let message: String
-        public let ref: JSONValue?
+    package struct ParseError: Error, Sendable {
+        package let message: String
+        package let ref: JSONValue?
     }
 
     /// Parses one line. JSON objects: `{"cmd": NAME, …members, "ref"?}`; otherwise words with
     /// "double quotes" for spaces. Returns nil for a blank line.
-    public static func parse(_ line: String) -> Result<Parsed, ParseError>? {
+    package static func parse(_ line: String) -> Result<Parsed, ParseError>? {
         let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
         if text.isEmpty { return nil }
         guard text.utf8.count <= JSONLines.maximumCommandLength else {

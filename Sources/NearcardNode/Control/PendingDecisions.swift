@@ -26,7 +26,7 @@ public final class PendingDecisions: ConsentProvider, Sendable {
 
     /// Marks a request as shown to the program. Call it before the `exchange.requested` line is
     /// written, so that an answer arriving before the session asks is kept rather than refused.
-    public func announce(_ id: String) {
+    package func announce(_ id: String) {
         slots.withLockedValue { s in if s[id] == nil { s[id] = .announced } }
     }
 
@@ -55,7 +55,7 @@ public final class PendingDecisions: ConsentProvider, Sendable {
     }
 
     /// Answers a request; false when none with this id is open (answered, timed out, or unknown).
-    public func resolve(_ id: String, _ answer: ConsentAnswer) -> Bool {
+    package func resolve(_ id: String, _ answer: ConsentAnswer) -> Bool {
         let (found, c) = slots.withLockedValue { s -> (Bool, CheckedContinuation<ConsentAnswer, Never>?) in
             switch s[id] {
             case .waiting(let c)?: s[id] = nil; return (true, c)
@@ -68,7 +68,7 @@ public final class PendingDecisions: ConsentProvider, Sendable {
     }
 
     /// The ids waiting for a decision.
-    public var pending: [String] {
+    package var pending: [String] {
         slots.withLockedValue { s in
             s.compactMap { switch $0.value { case .waiting, .announced: $0.key; default: nil } }.sorted()
         }

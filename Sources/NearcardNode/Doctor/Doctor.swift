@@ -12,15 +12,15 @@ import Glibc
 /// probe, browse for it, connect to it at each advertised address, ask for it by mDNS on each interface).
 public enum Doctor {
     public struct Options: Sendable {
-        public var home: NearcardHome
+        package var home: NearcardHome
         /// The book when it is not the home's SQLite file (`--store`).
-        public var store: StoreLocation?
+        package var store: StoreLocation?
         /// The TCP port `nearcard listen` would use.
-        public var port: Int
-        public var filter: InterfaceFilter
-        public var environment: [String: String]
+        package var port: Int
+        package var filter: InterfaceFilter
+        package var environment: [String: String]
         /// How long to wait for the probe to be announced and seen back.
-        public var seconds: Double
+        package var seconds: Double
 
         public init(home: NearcardHome, port: Int = 7447, filter: InterfaceFilter = InterfaceFilter(),
                     environment: [String: String] = ProcessInfo.processInfo.environment, seconds: Double = 5, store: StoreLocation? = nil) {
@@ -34,7 +34,7 @@ public enum Doctor {
     }
 
     /// The probe's service type: not `_nearcard._tcp`, so no Nearcard node lists it as a peer.
-    public static let probeServiceType = "_nearcard-probe._tcp"
+    package static let probeServiceType = "_nearcard-probe._tcp"
 
     /// Runs every check, handing each to `report` as it completes; returns them all.
     public static func run(_ o: Options, report: @Sendable (DoctorCheck) -> Void = { _ in }) async -> [DoctorCheck] {

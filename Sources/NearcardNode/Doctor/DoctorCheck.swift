@@ -21,7 +21,7 @@ public struct DoctorCheck: Sendable, Equatable {
     /// The exact command (or step) that fixes it; nil when nothing needs fixing.
     public let fix: String?
 
-    public init(_ name: String, _ status: Status, _ message: String, fix: String? = nil) {
+    package init(_ name: String, _ status: Status, _ message: String, fix: String? = nil) {
         self.name = name
         self.status = status
         self.message = message

@@ -21,5 +21,5 @@ public enum KeysOutOfReach {
     }
 
     /// Whether this process can still be dumped.
-    public static var isDumpable: Bool { nearcard_is_dumpable() == 1 }
+    package static var isDumpable: Bool { nearcard_is_dumpable() == 1 }
 }

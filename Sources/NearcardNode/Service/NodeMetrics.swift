@@ -7,7 +7,7 @@ import NearcardProtocol
 /// `--metrics` serves them in Prometheus's text format). Names and meanings are listed in
 /// docs/OPERATIONS.md; every one is derived from the node's events or sampled from the node, so a
 /// face adds nothing to record them.
-public enum NodeMetrics {
+package enum NodeMetrics {
     /// Connections refused by admission control (per-address or overall limits), counted one by one
     /// where they are refused.
     static func connectionRefused() { Counter(label: "nearcard_connections_refused_total").increment() }

@@ -44,7 +44,7 @@ public final class ServiceNotifier: Sendable {
 
     /// Sends `KEY=value` lines; returns whether the datagram went out.
     @discardableResult
-    public func notify(_ fields: [String: String]) -> Bool {
+    package func notify(_ fields: [String: String]) -> Bool {
         guard let address, fd >= 0 else { return false }
         let text = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\n")
         var sun = sockaddr_un()

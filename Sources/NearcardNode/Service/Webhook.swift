@@ -8,9 +8,9 @@ public struct Webhook: Sendable, Equatable, CustomStringConvertible {
     let secret: [UInt8]
 
     /// The shortest secret accepted (bytes): a guessable secret signs nothing.
-    public static let minimumSecretLength = 16
+    package static let minimumSecretLength = 16
 
-    public init(url: String, secret: [UInt8]) {
+    package init(url: String, secret: [UInt8]) {
         self.url = url
         self.secret = secret
     }
@@ -19,7 +19,7 @@ public struct Webhook: Sendable, Equatable, CustomStringConvertible {
     public var description: String { url }
 
     /// The `X-Nearcard-Signature` value for `body` sent at `timestamp` (Unix seconds).
-    public func signature(body: [UInt8], timestamp: Int64) -> String {
+    package func signature(body: [UInt8], timestamp: Int64) -> String {
         "sha256=" + Hex.encode(HMACSHA256.authenticate(key: secret, message: Array("\(timestamp).".utf8) + body))
     }
 

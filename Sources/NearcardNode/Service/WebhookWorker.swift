@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-public import Foundation
+package import Foundation
 import Metrics
 import NearcardStore
 internal import NIOCore
@@ -8,29 +8,29 @@ import NIOHTTP1
 /// Posts queued webhook deliveries (queued with each exchange, in its transaction): a signed JSON
 /// POST per completed exchange, retried with back-off until a 2xx answer or `giveUpAfter`. It runs
 /// beside the sessions and never holds one up: an exchange completes whether or not the receiver is up.
-public struct WebhookWorker: Sendable {
+package struct WebhookWorker: Sendable {
     let context: NodeContext
     let webhook: Webhook
 
     /// How long one POST may take.
-    public static let requestTimeout: TimeInterval = 10
+    package static let requestTimeout: TimeInterval = 10
     /// How long a delivery is retried before it is given up (the receiver was down all that time).
-    public static let giveUpAfter: TimeInterval = 24 * 3600
+    package static let giveUpAfter: TimeInterval = 24 * 3600
     /// The largest answer body read (and dropped).
     static let maximumAnswer = 64 * 1024
 
-    public init(context: NodeContext, webhook: Webhook) {
+    package init(context: NodeContext, webhook: Webhook) {
         self.context = context
         self.webhook = webhook
     }
 
     /// The wait before attempt `n + 1`: 1 s, 2 s, 4 s … at most 5 minutes.
-    public static func backoff(attempts: Int) -> TimeInterval {
+    package static func backoff(attempts: Int) -> TimeInterval {
         min(pow(2, Double(max(0, attempts - 1))), 300)
     }
 
     /// Runs until cancelled: a pass every `interval` seconds.
-    public func run(interval: TimeInterval = 1) async {
+    package func run(interval: TimeInterval = 1) async {
         while !Task.isCancelled {
             await deliverDue()
             try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
@@ -39,7 +39,7 @@ public struct WebhookWorker: Sendable {
 
     /// One pass: posts every due delivery; returns them as they ended.
     @discardableResult
-    public func deliverDue(now: Date = Date()) async -> [(id: String, delivered: Bool)] {
+    package func deliverDue(now: Date = Date()) async -> [(id: String, delivered: Bool)] {
         guard let due = try? context.database.claimDueWebhooks(now: now) else { return [] }
         var done: [(String, Bool)] = []
         for delivery in due {

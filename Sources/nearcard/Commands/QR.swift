@@ -12,7 +12,7 @@ import NearcardProtocol
 #endif
 
 /// `nearcard qr …`: one-way sharing through QR codes.
-extension CardCode.Format: ExpressibleByArgument {}
+extension CardCode.Format: @retroactive ExpressibleByArgument {}
 
 struct QR: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -125,4 +125,4 @@ struct Simulate: AsyncParsableCommand {
     }
 }
 
-extension Simulation.Topology: ExpressibleByArgument {}
+extension Simulation.Topology: @retroactive ExpressibleByArgument {}

@@ -135,7 +135,7 @@ struct UICommand: AsyncParsableCommand {
 
     /// A bind failure as a person reads it ("the port is in use"), not the socket call's description.
     static func reason(_ failure: any Error) -> String {
-        switch Listener.BindProblem(failure) {
+        switch BindProblem(failure) {
         case .inUse?: "the port is in use by another program"
         case .privileged?: "this user may not use that port"
         case .noSuchAddress?: "this machine has no such address"

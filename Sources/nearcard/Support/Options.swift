@@ -73,7 +73,7 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-extension DIDKey.DocumentFormat: ExpressibleByArgument {}
+extension DIDKey.DocumentFormat: @retroactive ExpressibleByArgument {}
 
 /// Tightens a home the first time a command touches it, and says so once.
 enum HomeNotice {
