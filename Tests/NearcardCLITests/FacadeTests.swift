@@ -1,0 +1,87 @@
+import Foundation
+import NearcardSimulation
+import NearcardTestSupport
+import Testing
+
+/// The faces (the CLI, the web app) are built without package access: they see NearcardNode's `public`
+/// facade and nothing of its `package` machinery. Checked as a face is compiled: a file that names the
+/// facade type-checks against the built modules, one that names a piece of machinery does not. And the
+/// facade is what docs/ARCHITECTURE.md lists, no more.
+@Suite struct FacadeTests {
+    /// swiftc's arguments to type-check a file against this build's modules, as a face of the package is.
+    func typecheck(_ source: String) throws -> (ok: Bool, errors: String) {
+        let build = CLI.builtExecutable.deletingLastPathComponent().resolvingSymlinksInPath().path
+        let fm = FileManager.default
+        var maps: [String] = []
+        // C targets' module maps: the package's own (Sources/C*), SwiftPM's for C targets it built, and the
+        // system-library targets of the dependencies.
+        for name in (try? fm.contentsOfDirectory(atPath: build)) ?? [] where name.hasSuffix(".build") {
+            let map = "\(build)/\(name)/module.modulemap"
+            if fm.fileExists(atPath: map) { maps.append(map) }
+        }
+        let sources = CLI.packageRoot.appendingPathComponent("Sources").path
+        for name in (try? fm.contentsOfDirectory(atPath: sources)) ?? [] where fm.fileExists(atPath: "\(sources)/\(name)/module.modulemap") {
+            maps.append("\(sources)/\(name)/module.modulemap")
+        }
+        var includes: [String] = []
+        let checkouts = CLI.packageRoot.appendingPathComponent(".build/checkouts").path
+        if let walk = fm.enumerator(atPath: checkouts) {
+            while let path = walk.nextObject() as? String {
+                let parts = path.split(separator: "/")
+                if parts.last == "include" { includes.append("\(checkouts)/\(path)") }
+                if parts.count == 4, parts[1] == "Sources", parts.last == "module.modulemap" { maps.append("\(checkouts)/\(path)") }
+            }
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-face-\(UUID().uuidString).swift")
+        try source.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let args = ["-typecheck", "-I", "\(build)/Modules"] + maps.flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] }
+            + includes.flatMap { ["-Xcc", "-I\($0)"] } + [file.path]
+        let r = try CLI.run(executable: "/usr/bin/env", ["swiftc"] + args)
+        return (r.code == 0, r.stderr)
+    }
+
+    @Test func aFaceCompilesAgainstTheFacadeAndNotPastIt() throws {
+        let facade = try typecheck("""
+            import NearcardNode
+            func face(_ runtime: NodeRuntime, _ event: NodeEvent) async {
+                _ = runtime.nearbyPeers
+                _ = NodeLimits().consentTimeout
+                let _: any ConsentProvider = AcceptAll(message: nil)
+            }
+            """)
+        #expect(facade.ok, "the facade type-checks from outside: \(facade.errors.prefix(2000))")
+        for machinery in ["Dialer", "Listener", "Admission", "PeerTable", "MailSender", "SessionKeys", "OutboxWorker", "PeerBrowser"] {
+            let past = try typecheck("import NearcardNode\nlet _ = \(machinery).self\n")
+            #expect(!past.ok && past.errors.contains("cannot find '\(machinery)' in scope"), "\(machinery) reached from a face: \(past.errors.prefix(500))")
+        }
+    }
+
+    /// `grep "^public " Sources/NearcardNode` names only the types docs/ARCHITECTURE.md lists as the facade.
+    @Test func theFacadeIsWhatArchitectureMdLists() throws {
+        let node = CLI.packageRoot.appendingPathComponent("Sources/NearcardNode")
+        var declared = Set<String>()
+        let walk = FileManager.default.enumerator(at: node, includingPropertiesForKeys: nil)
+        while let url = walk?.nextObject() as? URL {
+            guard url.pathExtension == "swift" else { continue }
+            for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") where line.hasPrefix("public ") {
+                let words = line.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") })
+                if let kind = words.firstIndex(where: { ["class", "struct", "enum", "actor", "protocol", "typealias", "let", "var", "func"].contains($0) }),
+                   kind + 1 < words.count {
+                    declared.insert(String(words[kind + 1]))
+                }
+            }
+        }
+        let doc = try String(contentsOf: CLI.packageRoot.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let section = try #require(doc.range(of: "<!-- facade -->").flatMap { start in doc.range(of: "<!-- /facade -->", range: start.upperBound..<doc.endIndex).map { doc[start.upperBound..<$0.lowerBound] } })
+        var listed = Set<String>()
+        var rest = section[...]
+        while let open = rest.firstIndex(of: "`") {
+            let after = rest[rest.index(after: open)...]
+            guard let close = after.firstIndex(of: "`") else { break }
+            listed.insert(String(after[..<close]))
+            rest = after[after.index(after: close)...]
+        }
+        #expect(declared == listed, "public in NearcardNode but not listed: \(declared.subtracting(listed).sorted()); listed but not public: \(listed.subtracting(declared).sorted())")
+    }
+}
