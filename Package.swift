@@ -4,7 +4,6 @@
 // and only the C* system-library targets see C headers (each through exactly one wrapper).
 import PackageDescription
 
-
 let package = Package(
     name: "Nearcard",
     platforms: [.macOS(.v14)],
@@ -60,56 +59,67 @@ let package = Package(
         .target(name: "NearcardQR", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardSemaphore", "CQREncode", "CZBar", "CPNG", "CJPEG", "CZlib"]),
         // Identity key files and the book: one store API, two backends, SQLite through GRDB (the default)
         // and PostgreSQL through postgres-nio (bot fleets).
-        .target(name: "NearcardStore", dependencies: [
-            "NearcardCrypto", "NearcardModel",
-            .product(name: "GRDB", package: "GRDB.swift"),
-            .product(name: "PostgresNIO", package: "postgres-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "NearcardStore",
+            dependencies: [
+                "NearcardCrypto", "NearcardModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Scanning as every face does it: QR outcomes kept in the store by its one rule.
         .target(name: "NearcardScan", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardNode", "NearcardQR"]),
         // The local web app (`nearcard ui`): pages and an API on loopback, through the node's facade only.
-        .target(name: "NearcardWeb", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR", "NearcardScan",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Metrics", package: "swift-metrics"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-        ], packageAccess: false),
+        .target(
+            name: "NearcardWeb",
+            dependencies: [
+                "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR", "NearcardScan",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ], packageAccess: false),
         // The command-line interface: the only place that prints for humans.
         // It sees the node only through NearcardNode's facade: no NIO, no protocol internals.
-        .executableTarget(name: "nearcard", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
-            "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-        ], packageAccess: false),
+        .executableTarget(
+            name: "nearcard",
+            dependencies: [
+                "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
+                "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ], packageAccess: false),
 
         // Scripted simulations: N real node processes in network namespaces, driven through JSON lines.
         .target(name: "NearcardSimulation", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore"]),
 
         // Composition: listener/dialer (SwiftNIO), session driver, consent and admission, events.
-        .target(name: "NearcardNode", dependencies: [
-            "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardSemaphore", "CLibC",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "Metrics", package: "swift-metrics"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        ]),
+        .target(
+            name: "NearcardNode",
+            dependencies: [
+                "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardSemaphore", "CLibC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
 
         // The benchmarks (`make bench`, benchmarks/): each figure a ratio against a floor measured in the same
         // run. The floor: the same primitives called straight through libsodium and libcrypto from C.
-        .target(name: "CBaseline", path: "benchmarks/Sources/CBaseline",
-                linkerSettings: [.linkedLibrary("sodium"), .linkedLibrary("crypto"), .linkedLibrary("ssl")]),
-        .executableTarget(name: "nearcard-bench", dependencies: [
-            "NearcardCrypto", "NearcardSemaphore", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery",
-            "NearcardNode", "NearcardSimulation", "CBaseline",
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-        ], path: "benchmarks/Sources/nearcard-bench"),
+        .target(
+            name: "CBaseline", path: "benchmarks/Sources/CBaseline",
+            linkerSettings: [.linkedLibrary("sodium"), .linkedLibrary("crypto"), .linkedLibrary("ssl")]),
+        .executableTarget(
+            name: "nearcard-bench",
+            dependencies: [
+                "NearcardCrypto", "NearcardSemaphore", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery",
+                "NearcardNode", "NearcardSimulation", "CBaseline",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ], path: "benchmarks/Sources/nearcard-bench"),
 
         // Helpers for the tests that drive the real executable and the real daemons.
         .target(name: "NearcardTestSupport", dependencies: ["NearcardCrypto", "NearcardSimulation"], path: "Tests/Support"),
@@ -120,11 +130,13 @@ let package = Package(
         .testTarget(name: "NearcardDiscoveryTests", dependencies: ["NearcardDiscovery"]),
         .testTarget(name: "NearcardSemaphoreTests", dependencies: ["NearcardSemaphore", "NearcardCrypto"]),
         .testTarget(name: "NearcardQRTests", dependencies: ["NearcardQR", "NearcardModel", "NearcardCrypto", "NearcardTestSupport"]),
-        .testTarget(name: "NearcardNodeTests", dependencies: [
-            "NearcardNode", "NearcardDiscovery", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto",
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOEmbedded", package: "swift-nio"),
-        ]),
+        .testTarget(
+            name: "NearcardNodeTests",
+            dependencies: [
+                "NearcardNode", "NearcardDiscovery", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]),
         .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
         .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
@@ -136,10 +148,11 @@ let package = Package(
 // public API names them (`public import`); a file sees only the members of modules it imports itself;
 // an existential says so (`any P`); a warning is an error.
 for target in package.targets where target.type != .system && target.name != "CBaseline" {
-    target.swiftSettings = (target.swiftSettings ?? []) + [
-        .enableUpcomingFeature("InternalImportsByDefault"),
-        .enableUpcomingFeature("MemberImportVisibility"),
-        .enableUpcomingFeature("ExistentialAny"),
-        .treatAllWarnings(as: .error),
-    ]
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("InternalImportsByDefault"),
+            .enableUpcomingFeature("MemberImportVisibility"),
+            .enableUpcomingFeature("ExistentialAny"),
+            .treatAllWarnings(as: .error),
+        ]
 }

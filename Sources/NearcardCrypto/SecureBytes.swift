@@ -37,7 +37,7 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible {
 
     private static func free(_ buffer: UnsafeMutableRawBufferPointer, locked: Bool) {
         if locked {
-            sodium_free(buffer.baseAddress)  // wipes, unlocks, unmaps
+            sodium_free(buffer.baseAddress) // wipes, unlocks, unmaps
         } else {
             sodium_memzero(buffer.baseAddress!, buffer.count)
             buffer.deallocate()

@@ -22,9 +22,10 @@ extension IdentityKeys {
     /// The same keys, moved into locked memory (`SecureMemory`); the copies this replaces are wiped
     /// when their last reference goes.
     public func locked() throws(CryptoError) -> IdentityKeys {
-        IdentityKeys(p256: try P256.PrivateKey(rawRepresentation: p256.rawRepresentation.lockedCopy()),
-                     x25519: try X25519.PrivateKey(secret: x25519.secret.lockedCopy()),
-                     ed25519: try Ed25519.PrivateKey(seed: ed25519.seed.lockedCopy()))
+        IdentityKeys(
+            p256: try P256.PrivateKey(rawRepresentation: p256.rawRepresentation.lockedCopy()),
+            x25519: try X25519.PrivateKey(secret: x25519.secret.lockedCopy()),
+            ed25519: try Ed25519.PrivateKey(seed: ed25519.seed.lockedCopy()))
     }
 
     /// Whether the Curve25519 keys live in locked memory.

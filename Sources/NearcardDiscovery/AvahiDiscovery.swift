@@ -1,8 +1,9 @@
 internal import CAvahi
 internal import Dispatch
 public import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// DNS-SD through avahi-daemon (libavahi-client over D-Bus), on an Avahi threaded poll.
@@ -26,8 +27,11 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
         guard let poll = avahi_threaded_poll_new() else { throw DiscoveryError(.avahi, "avahi_threaded_poll_new failed") }
         let context = ClientContext()
         var error: Int32 = 0
-        guard let client = avahi_client_new(avahi_threaded_poll_get(poll), AvahiClientFlags(rawValue: 0), clientCallback,
-                                            Unmanaged.passUnretained(context).toOpaque(), &error) else {
+        guard
+            let client = avahi_client_new(
+                avahi_threaded_poll_get(poll), AvahiClientFlags(rawValue: 0), clientCallback,
+                Unmanaged.passUnretained(context).toOpaque(), &error)
+        else {
             avahi_threaded_poll_free(poll)
             throw Self.unavailable(error)
         }
@@ -43,8 +47,9 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
 
     static func unavailable(_ error: Int32) -> DiscoveryError {
         let why = String(cString: avahi_strerror(error))
-        let dbus = FileManager_exists("/run/dbus/system_bus_socket") || (getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil)
-        let fix = dbus
+        let dbus = fileExists("/run/dbus/system_bus_socket") || (getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil)
+        let fix =
+            dbus
             ? "start avahi-daemon (systemctl start avahi-daemon)"
             : "start the D-Bus system bus and avahi-daemon (systemctl start dbus avahi-daemon)"
         return DiscoveryError(.daemonUnavailable, "cannot reach avahi-daemon (\(why)): \(fix), or exchange by address with `nearcard exchange HOST:PORT`")
@@ -93,8 +98,9 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
         let ctx = BrowseContext(client: client, filter: filter, serviceType: serviceType, policy: addresses, continuation: continuation)
         let opaque = Unmanaged.passRetained(ctx).toOpaque()
         let browser: OpaquePointer? = withLock {
-            avahi_service_browser_new(client, nearcard_avahi_if_unspec(), nearcard_avahi_proto_unspec(), serviceType,
-                                      nil, AvahiLookupFlags(rawValue: 0), browseCallback, opaque)
+            avahi_service_browser_new(
+                client, nearcard_avahi_if_unspec(), nearcard_avahi_proto_unspec(), serviceType,
+                nil, AvahiLookupFlags(rawValue: 0), browseCallback, opaque)
         }
         guard let browser else {
             let error = DiscoveryError(.avahi, "cannot browse: \(String(cString: avahi_strerror(avahi_client_errno(client))))")
@@ -141,8 +147,10 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
             let opaque = Unmanaged.passRetained(lookup).toOpaque()
             withLock {
                 for a in on {
-                    if let r = avahi_service_resolver_new(client, a.interface, a.proto, peer.instanceName, TXTRecord.serviceType, nil,
-                                                          nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: 0), addressCallback, opaque) {
+                    if let r = avahi_service_resolver_new(
+                        client, a.interface, a.proto, peer.instanceName, TXTRecord.serviceType, nil,
+                        nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: 0), addressCallback, opaque)
+                    {
                         lookup.resolvers.insert(r)
                     }
                 }
@@ -155,13 +163,16 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
 
     /// Publishes this node; the returned publication stays until `withdraw()` or until it is released.
     /// With `host`, the SRV record names `host.name` and its address records go in the same entry group.
-    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], host: PublishedHost?) throws(DiscoveryError) -> any Announcement {
+    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], host: PublishedHost?) throws(DiscoveryError) -> any Announcement
+    {
         try publish(instanceName: instanceName, port: port, txt: txt, interfaces: interfaces, serviceType: TXTRecord.serviceType, host: host)
     }
 
     /// Publishes a service of another type (`nearcard doctor`'s probe).
-    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], serviceType: String,
-                        host: PublishedHost? = nil) throws(DiscoveryError) -> any Announcement {
+    public func publish(
+        instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], serviceType: String,
+        host: PublishedHost? = nil
+    ) throws(DiscoveryError) -> any Announcement {
         var indices: [Int32] = []
         for name in interfaces {
             let index = if_nametoindex(name)
@@ -176,8 +187,9 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
             }
             addresses.append((a.interfaceIndex, parsed))
         }
-        let publication = Publication(discovery: self, name: TXTRecord.instanceName(for: instanceName), port: port, txt: txt, interfaces: indices,
-                                      serviceType: serviceType, hostName: host?.name, addresses: addresses)
+        let publication = Publication(
+            discovery: self, name: TXTRecord.instanceName(for: instanceName), port: port, txt: txt, interfaces: indices,
+            serviceType: serviceType, hostName: host?.name, addresses: addresses)
         var failure: DiscoveryError?
         withLock {
             do throws(DiscoveryError) { try publication.register() } catch { failure = error }
@@ -187,7 +199,7 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
     }
 }
 
-private func FileManager_exists(_ path: String) -> Bool {
+private func fileExists(_ path: String) -> Bool {
     var st = stat()
     return stat(path, &st) == 0
 }
@@ -277,8 +289,10 @@ final class BrowseContext: @unchecked Sendable {
         }
     }
 
-    init(client: OpaquePointer, filter: InterfaceFilter, serviceType: String, policy: AddressPolicy,
-         continuation: AsyncStream<DiscoveryEvent>.Continuation) {
+    init(
+        client: OpaquePointer, filter: InterfaceFilter, serviceType: String, policy: AddressPolicy,
+        continuation: AsyncStream<DiscoveryEvent>.Continuation
+    ) {
         self.client = client
         self.filter = filter
         self.serviceType = serviceType
@@ -307,7 +321,7 @@ final class BrowseContext: @unchecked Sendable {
         due[a] = Date()
         if wants(a) { first.push(a) }
         pump()
-        report(a.instance)  // a new announcement of a peer already reported: one more place to resolve it
+        report(a.instance) // a new announcement of a peer already reported: one more place to resolve it
     }
 
     func disappeared(_ a: Advert) {
@@ -346,8 +360,11 @@ final class BrowseContext: @unchecked Sendable {
             guard !busy.contains(a), wants(a) else { continue }
             let flags = located.contains(a.instance) ? 0 : AVAHI_LOOKUP_NO_ADDRESS.rawValue
             let userdata = Unmanaged.passUnretained(self).toOpaque()
-            guard let r = avahi_service_resolver_new(client, a.key.interface, a.key.proto, a.instance, serviceType, nil,
-                                                     nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: flags), resolveCallback, userdata) else {
+            guard
+                let r = avahi_service_resolver_new(
+                    client, a.key.interface, a.key.proto, a.instance, serviceType, nil,
+                    nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: flags), resolveCallback, userdata)
+            else {
                 // The daemon refused (it is going away, or this client holds too many objects): the
                 // check comes round again.
                 due[a] = Date().addingTimeInterval(AvahiDiscovery.reconfirmInterval)
@@ -444,8 +461,9 @@ final class BrowseContext: @unchecked Sendable {
         var addresses: [PeerAddress] = []
         for e in entries { for a in e.addresses where !addresses.contains(a) { addresses.append(a) } }
         let first = entries[0]
-        var p = DiscoveredPeer(instanceName: name, hostName: first.hostName, port: first.port, txt: first.txt, addresses: addresses,
-                               confirmedAt: entries.map(\.confirmedAt).max())
+        var p = DiscoveredPeer(
+            instanceName: name, hostName: first.hostName, port: first.port, txt: first.txt, addresses: addresses,
+            confirmedAt: entries.map(\.confirmedAt).max())
         p.announcedOn = (adverts[name] ?? []).sorted()
         return p
     }
@@ -505,7 +523,7 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
         let why = String(cString: avahi_strerror(avahi_client_errno(ctx.client)))
         ctx.continuation.yield(.failed(DiscoveryError(.avahi, "browsing failed: \(why)")))
     default:
-        break  // CACHE_EXHAUSTED, ALL_FOR_NOW: nothing to report
+        break // CACHE_EXHAUSTED, ALL_FOR_NOW: nothing to report
     }
 }
 
@@ -513,10 +531,13 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
 private func peerAddress(_ address: UnsafePointer<AvahiAddress>, port: UInt16, interface: Int32) -> PeerAddress {
     var buf = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
     avahi_address_snprint(&buf, buf.count, address)
-    return PeerAddress(ip: buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }, port: Int(port), interfaceName: interfaceName(interface), interfaceIndex: interface)
+    return PeerAddress(
+        ip: buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }, port: Int(port), interfaceName: interfaceName(interface),
+        interfaceIndex: interface)
 }
 
-private let resolveCallback: AvahiServiceResolverCallback = { resolver, interface, proto, event, name, type, domain, host, address, port, txt, flags, userdata in
+private let resolveCallback: AvahiServiceResolverCallback = {
+    resolver, interface, proto, event, name, type, domain, host, address, port, txt, flags, userdata in
     guard let userdata, let resolver else { return }
     let ctx = Unmanaged<BrowseContext>.fromOpaque(userdata).takeUnretainedValue()
     guard !ctx.closed, let announcement = ctx.resolving.removeValue(forKey: resolver) else { return }
@@ -539,7 +560,8 @@ private let resolveCallback: AvahiServiceResolverCallback = { resolver, interfac
     ctx.resolved(announcement, entry)
 }
 
-private let addressCallback: AvahiServiceResolverCallback = { resolver, interface, proto, event, name, type, domain, host, address, port, txt, flags, userdata in
+private let addressCallback: AvahiServiceResolverCallback = {
+    resolver, interface, proto, event, name, type, domain, host, address, port, txt, flags, userdata in
     guard let userdata, let resolver else { return }
     let lookup = Unmanaged<AddressLookup>.fromOpaque(userdata).takeUnretainedValue()
     guard lookup.resolvers.remove(resolver) != nil else { return }
@@ -568,8 +590,10 @@ public final class Publication: Announcement, @unchecked Sendable {
     private var state: (established: Bool, error: DiscoveryError?) = (false, nil)
     private var waiters: [CheckedContinuation<String, any Error>] = []
 
-    init(discovery: AvahiDiscovery, name: String, port: Int, txt: TXTRecord, interfaces: [Int32], serviceType: String,
-         hostName: String? = nil, addresses: [(interface: Int32, address: AvahiAddress)] = []) {
+    init(
+        discovery: AvahiDiscovery, name: String, port: Int, txt: TXTRecord, interfaces: [Int32], serviceType: String,
+        hostName: String? = nil, addresses: [(interface: Int32, address: AvahiAddress)] = []
+    ) {
         self.hostName = hostName
         self.addresses = addresses
         self.serviceType = serviceType
@@ -586,7 +610,9 @@ public final class Publication: Announcement, @unchecked Sendable {
     func register() throws(DiscoveryError) {
         if group == nil {
             group = avahi_entry_group_new(discoveryRef.client, groupCallback, Unmanaged.passUnretained(self).toOpaque())
-            guard group != nil else { throw DiscoveryError(.avahi, "cannot create an Avahi entry group: \(String(cString: avahi_strerror(avahi_client_errno(discoveryRef.client))))") }
+            guard group != nil else {
+                throw DiscoveryError(.avahi, "cannot create an Avahi entry group: \(String(cString: avahi_strerror(avahi_client_errno(discoveryRef.client))))")
+            }
         }
         var list: UnsafeMutablePointer<AvahiStringList>? = nil
         for entry in txt.entries.reversed() {
@@ -594,10 +620,14 @@ public final class Publication: Announcement, @unchecked Sendable {
         }
         defer { avahi_string_list_free(list) }
         for index in (interfaces.isEmpty ? [nearcard_avahi_if_unspec()] : interfaces) {
-            let rc = avahi_entry_group_add_service_strlst(group, index, nearcard_avahi_proto_unspec(), AvahiPublishFlags(rawValue: 0),
-                                                          name, serviceType, nil, hostName, UInt16(port), list)
+            let rc = avahi_entry_group_add_service_strlst(
+                group, index, nearcard_avahi_proto_unspec(), AvahiPublishFlags(rawValue: 0),
+                name, serviceType, nil, hostName, UInt16(port), list)
             guard rc >= 0 else {
-                if rc == Int32(AVAHI_ERR_COLLISION) { try rename(); return }
+                if rc == Int32(AVAHI_ERR_COLLISION) {
+                    try rename()
+                    return
+                }
                 throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(String(cString: avahi_strerror(rc)))")
             }
         }

@@ -1,4 +1,5 @@
 public import Foundation
+
 /// One address a peer was resolved at.
 public struct PeerAddress: Sendable, Hashable, CustomStringConvertible {
     public var ip: String
@@ -40,8 +41,10 @@ public struct DiscoveredPeer: Sendable, Equatable {
     /// when it was reported without them.
     var announcedOn: [Announced] = []
 
-    public init(instanceName: String, hostName: String, port: Int, txt: TXTRecord, addresses: [PeerAddress], confirmedAt: Date? = nil,
-                contact: RecognisedContact? = nil) {
+    public init(
+        instanceName: String, hostName: String, port: Int, txt: TXTRecord, addresses: [PeerAddress], confirmedAt: Date? = nil,
+        contact: RecognisedContact? = nil
+    ) {
         self.instanceName = instanceName
         self.hostName = hostName
         self.port = port
@@ -127,7 +130,9 @@ public struct InterfaceFilter: Sendable, Equatable {
     /// Never these (glob patterns with a trailing `*`).
     public var deny: [String]
 
-    public static let defaultDeny = ["docker*", "br-*", "virbr*", "veth[0-9a-f]*", "vnet*", "tun*", "tap*", "wg*", "zt*", "tailscale*", "lxc*", "lxd*", "cni*", "flannel*", "podman*"]
+    public static let defaultDeny = [
+        "docker*", "br-*", "virbr*", "veth[0-9a-f]*", "vnet*", "tun*", "tap*", "wg*", "zt*", "tailscale*", "lxc*", "lxd*", "cni*", "flannel*", "podman*",
+    ]
 
     public init(allow: [String] = [], deny: [String] = InterfaceFilter.defaultDeny) {
         self.allow = allow

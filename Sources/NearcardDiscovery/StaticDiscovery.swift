@@ -20,7 +20,8 @@ public struct StaticDiscovery: Discovery {
         return stream
     }
 
-    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], host: PublishedHost?) throws(DiscoveryError) -> any Announcement {
+    public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], host: PublishedHost?) throws(DiscoveryError) -> any Announcement
+    {
         StaticAnnouncement(name: instanceName)
     }
 }

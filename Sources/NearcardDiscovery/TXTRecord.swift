@@ -88,7 +88,8 @@ public struct TXTRecord: Sendable, Equatable {
                 if Self.isWellFormedTag(value) { tag = value }
             case "name":
                 if !value.isEmpty, value.unicodeScalars.count <= 64,
-                   !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                    !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                {
                     name = value
                 }
             default:

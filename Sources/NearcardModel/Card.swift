@@ -63,8 +63,9 @@ public struct Skill: Sendable, Equatable, Hashable {
     public init(argument: String) throws(ModelError) {
         let parts = argument.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard !parts[0].isEmpty else { throw ModelError(.invalidCard, "skill \"\(argument)\" has no name") }
-        self.init(name: parts[0], category: parts.count > 1 && !parts[1].isEmpty ? parts[1] : nil,
-                  proficiency: parts.count > 2 && !parts[2].isEmpty ? parts[2] : nil)
+        self.init(
+            name: parts[0], category: parts.count > 1 && !parts[1].isEmpty ? parts[1] : nil,
+            proficiency: parts.count > 2 && !parts[2].isEmpty ? parts[2] : nil)
     }
 
     var json: JSONValue {
@@ -93,8 +94,10 @@ public struct Card: Sendable, Equatable {
         public static let skills = 32
     }
 
-    public init(name: String, email: String? = nil, phone: String? = nil, company: String? = nil, title: String? = nil,
-                socialNetworks: [SocialProfile] = [], skills: [Skill] = []) {
+    public init(
+        name: String, email: String? = nil, phone: String? = nil, company: String? = nil, title: String? = nil,
+        socialNetworks: [SocialProfile] = [], skills: [Skill] = []
+    ) {
         self.name = name
         self.email = email
         self.phone = phone
@@ -122,13 +125,14 @@ public struct Card: Sendable, Equatable {
 
     /// The card reduced to `fields` (name always stays).
     public func filtered(to fields: Set<CardField>) -> Card {
-        Card(name: name,
-             email: fields.contains(.email) ? email : nil,
-             phone: fields.contains(.phone) ? phone : nil,
-             company: fields.contains(.company) ? company : nil,
-             title: fields.contains(.title) ? title : nil,
-             socialNetworks: fields.contains(.socialNetworks) ? socialNetworks : [],
-             skills: fields.contains(.skills) ? skills : [])
+        Card(
+            name: name,
+            email: fields.contains(.email) ? email : nil,
+            phone: fields.contains(.phone) ? phone : nil,
+            company: fields.contains(.company) ? company : nil,
+            title: fields.contains(.title) ? title : nil,
+            socialNetworks: fields.contains(.socialNetworks) ? socialNetworks : [],
+            skills: fields.contains(.skills) ? skills : [])
     }
 
     /// Nearcard's JSON card: `{"name", "email"?, "phone"?, "company"?, "title"?, "socialNetworks"?, "skills"?}`.
@@ -175,28 +179,38 @@ public struct Card: Sendable, Equatable {
         var socials: [SocialProfile] = []
         for (i, s) in try list("socialNetworks").enumerated() {
             let path = "socialNetworks[\(i)]"
-            socials.append(SocialProfile(platform: try member(s, "platform", path, required: true)!,
-                                         username: try member(s, "username", path, required: true)!,
-                                         url: try member(s, "url", path, required: false)))
+            socials.append(
+                SocialProfile(
+                    platform: try member(s, "platform", path, required: true)!,
+                    username: try member(s, "username", path, required: true)!,
+                    url: try member(s, "url", path, required: false)))
         }
         var skills: [Skill] = []
         for (i, s) in try list("skills").enumerated() {
             let path = "skills[\(i)]"
-            skills.append(Skill(name: try member(s, "name", path, required: true)!,
-                                category: try member(s, "category", path, required: false),
-                                proficiency: try member(s, "proficiency", path, required: false)))
+            skills.append(
+                Skill(
+                    name: try member(s, "name", path, required: true)!,
+                    category: try member(s, "category", path, required: false),
+                    proficiency: try member(s, "proficiency", path, required: false)))
         }
-        self.init(name: try text("name", required: true)!, email: try text("email"), phone: try text("phone"),
-                  company: try text("company"), title: try text("title"), socialNetworks: socials, skills: skills)
+        self.init(
+            name: try text("name", required: true)!, email: try text("email"), phone: try text("phone"),
+            company: try text("company"), title: try text("title"), socialNetworks: socials, skills: skills)
         try validate()
     }
 
     /// Checks the documented limits and that the name is not empty.
     public func validate() throws(ModelError) {
         if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ModelError(.invalidCard, "the card's name is empty") }
-        let texts: [(String, String?)] = [("name", name), ("email", email), ("phone", phone), ("company", company), ("title", title)]
-            + socialNetworks.enumerated().flatMap { i, s in [("socialNetworks[\(i)].platform", s.platform), ("socialNetworks[\(i)].username", s.username), ("socialNetworks[\(i)].url", s.url)] }
-            + skills.enumerated().flatMap { i, s in [("skills[\(i)].name", s.name), ("skills[\(i)].category", s.category), ("skills[\(i)].proficiency", s.proficiency)] }
+        let texts: [(String, String?)] =
+            [("name", name), ("email", email), ("phone", phone), ("company", company), ("title", title)]
+            + socialNetworks.enumerated().flatMap { i, s in
+                [("socialNetworks[\(i)].platform", s.platform), ("socialNetworks[\(i)].username", s.username), ("socialNetworks[\(i)].url", s.url)]
+            }
+            + skills.enumerated().flatMap { i, s in
+                [("skills[\(i)].name", s.name), ("skills[\(i)].category", s.category), ("skills[\(i)].proficiency", s.proficiency)]
+            }
         for (key, value) in texts {
             guard let value else { continue }
             // Characters are Unicode scalar values (docs/PROTOCOL.md §1), never grapheme clusters: one

@@ -53,13 +53,15 @@ public struct Contact: Sendable, Equatable {
     /// not a group you trust, or failing, and why), as decided then; nil when the card carried none.
     public var groupVerdict: String?
 
-    public init(id: String = Sodium.randomUUIDString(), cardId: String? = nil, card: Card, source: ContactSource,
-                verificationStatus: VerificationStatus, receivedAt: Date, lastInteraction: Date? = nil, tags: [String] = [],
-                notes: String? = nil, sealedRoute: String? = nil, pubKey: String? = nil, signPubKey: String? = nil,
-                didPublicKey: String? = nil, exchangeSignature: String? = nil, myExchangeSignature: String? = nil,
-                exchangeTimestamp: Date? = nil, myEphemeralMessage: String? = nil, theirEphemeralMessage: String? = nil,
-                graphExportEdgeId: String? = nil, credentialIds: [String] = [], declaredProofClaims: [String] = [],
-                memberOf: String? = nil, groupVerdict: String? = nil) {
+    public init(
+        id: String = Sodium.randomUUIDString(), cardId: String? = nil, card: Card, source: ContactSource,
+        verificationStatus: VerificationStatus, receivedAt: Date, lastInteraction: Date? = nil, tags: [String] = [],
+        notes: String? = nil, sealedRoute: String? = nil, pubKey: String? = nil, signPubKey: String? = nil,
+        didPublicKey: String? = nil, exchangeSignature: String? = nil, myExchangeSignature: String? = nil,
+        exchangeTimestamp: Date? = nil, myEphemeralMessage: String? = nil, theirEphemeralMessage: String? = nil,
+        graphExportEdgeId: String? = nil, credentialIds: [String] = [], declaredProofClaims: [String] = [],
+        memberOf: String? = nil, groupVerdict: String? = nil
+    ) {
         self.id = id
         self.cardId = cardId
         self.card = card
@@ -93,8 +95,9 @@ public struct Contact: Sendable, Equatable {
     /// The fingerprint of the keys pinned for this contact (nil for contacts without them).
     public var fingerprint: String? {
         guard let did = didPublicKey, let key = try? DIDKey(parsing: did),
-              let pub = pubKey.flatMap({ try? X25519.PublicKey(rawRepresentation: Base64.decode($0)) }),
-              let sign = signPubKey.flatMap({ try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) }) else { return nil }
+            let pub = pubKey.flatMap({ try? X25519.PublicKey(rawRepresentation: Base64.decode($0)) }),
+            let sign = signPubKey.flatMap({ try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) })
+        else { return nil }
         return PublicIdentity.fingerprint(didKey: key, pubKey: pub, signPubKey: sign)
     }
 

@@ -77,7 +77,11 @@ public enum ContactMerge {
         guard !new.isEmpty, refresh || old.isEmpty else { return nil }
         var list = old
         for item in new {
-            if let i = list.firstIndex(where: { $0[keyPath: key].caseInsensitiveCompare(item[keyPath: key]) == .orderedSame }) { list[i] = item } else { list.append(item) }
+            if let i = list.firstIndex(where: { $0[keyPath: key].caseInsensitiveCompare(item[keyPath: key]) == .orderedSame }) {
+                list[i] = item
+            } else {
+                list.append(item)
+            }
         }
         list = Array(list.prefix(limit))
         return list == old ? nil : list

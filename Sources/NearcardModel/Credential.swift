@@ -14,8 +14,10 @@ public struct Credential: Sendable, Equatable {
     public let status: VerificationStatus
     public let reason: String
 
-    public init(id: String, issuer: String, subject: String?, types: [String], jwt: String, issuedAt: Date?, expiresAt: Date?,
-                status: VerificationStatus, reason: String) {
+    public init(
+        id: String, issuer: String, subject: String?, types: [String], jwt: String, issuedAt: Date?, expiresAt: Date?,
+        status: VerificationStatus, reason: String
+    ) {
         self.id = id
         self.issuer = issuer
         self.subject = subject
@@ -32,9 +34,11 @@ public struct Credential: Sendable, Equatable {
     /// With `importedAt` when the store holds it (placed before the JWT).
     public func json(importedAt: Date?) -> JSONValue {
         func date(_ d: Date?) -> JSONValue { d.map { .string(ISO8601.string($0)) } ?? .null }
-        var o: JSONObject = ["id": .string(id), "issuer": .string(issuer), "subject": subject.map { .string($0) } ?? .null,
-                             "types": .array(types.map { .string($0) }), "issuedAt": date(issuedAt), "expiresAt": date(expiresAt),
-                             "status": .string(status.rawValue), "reason": .string(reason)]
+        var o: JSONObject = [
+            "id": .string(id), "issuer": .string(issuer), "subject": subject.map { .string($0) } ?? .null,
+            "types": .array(types.map { .string($0) }), "issuedAt": date(issuedAt), "expiresAt": date(expiresAt),
+            "status": .string(status.rawValue), "reason": .string(reason),
+        ]
         if let importedAt { o["importedAt"] = date(importedAt) }
         o["jwt"] = .string(jwt)
         return .object(o)

@@ -60,8 +60,10 @@ public struct MessageEnvelope: Sendable, Equatable {
     public func hasExpired(now: Int64) -> Bool { expiresAt.map { $0 <= now } ?? false }
 
     var unsignedJSON: JSONObject {
-        var o: JSONObject = ["version": .number(Double(Self.version)), "id": .string(id), "from": .string(from), "to": .string(to),
-                             "sentAt": .number(Double(sentAt)), "text": .string(text)]
+        var o: JSONObject = [
+            "version": .number(Double(Self.version)), "id": .string(id), "from": .string(from), "to": .string(to),
+            "sentAt": .number(Double(sentAt)), "text": .string(text),
+        ]
         if let expiresAt { o["expiresAt"] = .number(Double(expiresAt)) }
         return o
     }

@@ -32,9 +32,11 @@ public struct ProximityPayload: Sendable, Equatable {
     public var ephemeralMessageHash: String?
     public var payloadSignature: String
 
-    static let members: Set<String> = ["version", "cardFields", "senderDID", "timestamp", "issuerCommitment", "issuerProof",
-                                       "sdProof", "sealedRoute", "pubKey", "signPubKey", "receiver", "nonce",
-                                       "sessionBinding", "ephemeralMessageHash", "payloadSignature"]
+    static let members: Set<String> = [
+        "version", "cardFields", "senderDID", "timestamp", "issuerCommitment", "issuerProof",
+        "sdProof", "sealedRoute", "pubKey", "signPubKey", "receiver", "nonce",
+        "sessionBinding", "ephemeralMessageHash", "payloadSignature",
+    ]
 
     /// Hex SHA-256 of the message's UTF-8 bytes (what `ephemeralMessageHash` carries).
     public static func messageHash(_ message: String) -> String { Hex.encode(SHA256.hash(Array(message.utf8))) }
@@ -86,12 +88,16 @@ public struct ProximityPayload: Sendable, Equatable {
     /// card, and the bindings to this session, receiver and message.
     /// `sdProof`: the selective-disclosure proof of exactly this card and policy, when the caller made it
     /// ahead (`disclosureProof`, fresh for this one payload); else one is made here.
-    public static func make(card: Card, policy: SharingPolicy, keys: IdentityKeys, receiver: String?, sessionBinding: [UInt8]?,
-                            ephemeralMessage: String?, sealedRoute: String?, issuerProof: String? = nil, sdProof: String? = nil,
-                            now: Int64) throws(CryptoError) -> ProximityPayload {
+    public static func make(
+        card: Card, policy: SharingPolicy, keys: IdentityKeys, receiver: String?, sessionBinding: [UInt8]?,
+        ephemeralMessage: String?, sealedRoute: String?, issuerProof: String? = nil, sdProof: String? = nil,
+        now: Int64
+    ) throws(CryptoError) -> ProximityPayload {
         let disclosed = card.filtered(to: policy.fields)
         let proof: String
-        if let sdProof { proof = sdProof } else {
+        if let sdProof {
+            proof = sdProof
+        } else {
             proof = try SelectiveDisclosure.issue(card: card, disclosing: disclosed.presentFields, signer: keys.p256, issuedAt: now)
         }
         var payload = ProximityPayload(
@@ -114,10 +120,12 @@ public struct ProximityPayload: Sendable, Equatable {
         try SelectiveDisclosure.issue(card: card, disclosing: card.filtered(to: policy.fields).presentFields, signer: signer, issuedAt: now)
     }
 
-    public init(cardFields: Card, senderDID: String, timestamp: Int64, issuerCommitment: String? = nil, issuerProof: String? = nil,
-                sdProof: String? = nil, sealedRoute: String? = nil, pubKey: String? = nil, signPubKey: String? = nil,
-                receiver: String? = nil, nonce: String, sessionBinding: String? = nil, ephemeralMessageHash: String? = nil,
-                payloadSignature: String) {
+    public init(
+        cardFields: Card, senderDID: String, timestamp: Int64, issuerCommitment: String? = nil, issuerProof: String? = nil,
+        sdProof: String? = nil, sealedRoute: String? = nil, pubKey: String? = nil, signPubKey: String? = nil,
+        receiver: String? = nil, nonce: String, sessionBinding: String? = nil, ephemeralMessageHash: String? = nil,
+        payloadSignature: String
+    ) {
         self.cardFields = cardFields
         self.senderDID = senderDID
         self.timestamp = timestamp
@@ -191,9 +199,11 @@ public struct PayloadVerificationContext: Sendable {
     /// Whether a payload without a selective-disclosure proof is refused.
     public var requireDisclosureProof: Bool
 
-    public init(expectedSenderDID: String? = nil, receiverDID: String? = nil, sessionBinding: [UInt8]? = nil,
-                peerStaticKey: X25519.PublicKey? = nil, ephemeralMessage: String? = nil, now: Int64,
-                maximumSkew: Int64 = 300, requireDisclosureProof: Bool = true) {
+    public init(
+        expectedSenderDID: String? = nil, receiverDID: String? = nil, sessionBinding: [UInt8]? = nil,
+        peerStaticKey: X25519.PublicKey? = nil, ephemeralMessage: String? = nil, now: Int64,
+        maximumSkew: Int64 = 300, requireDisclosureProof: Bool = true
+    ) {
         self.expectedSenderDID = expectedSenderDID
         self.receiverDID = receiverDID
         self.sessionBinding = sessionBinding

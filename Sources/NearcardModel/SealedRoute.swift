@@ -39,8 +39,10 @@ public struct RouteRecord: Sendable, Equatable {
     public static let defaultValidity: Int64 = 365 * 24 * 3600
     public static let maximumHints = 8
 
-    public init(did: String, pubKey: X25519.PublicKey, signPubKey: Ed25519.PublicKey, fingerprint: String, mailboxToken: [UInt8],
-                recipient: String, issuedAt: Int64, expiresAt: Int64, hints: [Hint]) {
+    public init(
+        did: String, pubKey: X25519.PublicKey, signPubKey: Ed25519.PublicKey, fingerprint: String, mailboxToken: [UInt8],
+        recipient: String, issuedAt: Int64, expiresAt: Int64, hints: [Hint]
+    ) {
         self.did = did
         self.pubKey = pubKey
         self.signPubKey = signPubKey
@@ -53,11 +55,13 @@ public struct RouteRecord: Sendable, Equatable {
     }
 
     public var json: JSONValue {
-        ["version": .number(Double(Self.version)), "did": .string(did), "pubKey": .string(Base64.encode(pubKey.rawRepresentation)),
-         "signPubKey": .string(Base64.encode(signPubKey.rawRepresentation)), "fingerprint": .string(fingerprint),
-         "mailboxToken": .string(Base64.urlEncode(mailboxToken)), "recipient": .string(recipient),
-         "issuedAt": .number(Double(issuedAt)), "expiresAt": .number(Double(expiresAt)),
-         "hints": .array(hints.map { ["host": .string($0.host), "port": .number(Double($0.port))] })]
+        [
+            "version": .number(Double(Self.version)), "did": .string(did), "pubKey": .string(Base64.encode(pubKey.rawRepresentation)),
+            "signPubKey": .string(Base64.encode(signPubKey.rawRepresentation)), "fingerprint": .string(fingerprint),
+            "mailboxToken": .string(Base64.urlEncode(mailboxToken)), "recipient": .string(recipient),
+            "issuedAt": .number(Double(issuedAt)), "expiresAt": .number(Double(expiresAt)),
+            "hints": .array(hints.map { ["host": .string($0.host), "port": .number(Double($0.port))] }),
+        ]
     }
 
     public init(json: JSONValue) throws(ModelError) {
@@ -87,7 +91,9 @@ public struct RouteRecord: Sendable, Equatable {
         recipient = try s("recipient")
         issuedAt = try n("issuedAt")
         expiresAt = try n("expiresAt")
-        guard let hs = o["hints"]?.arrayValue, hs.count <= Self.maximumHints else { throw ModelError(.malformedPayload, "the route's hints are missing or too many") }
+        guard let hs = o["hints"]?.arrayValue, hs.count <= Self.maximumHints else {
+            throw ModelError(.malformedPayload, "the route's hints are missing or too many")
+        }
         var hints: [Hint] = []
         for h in hs {
             guard let host = h["host"]?.stringValue, host.utf8.count <= 256, let port = h["port"]?.integerValue, (1...65535).contains(port) else {
@@ -138,8 +144,10 @@ public enum SealedRoute {
     }
 
     /// `ephemeral`: the sealed box's one-time key pair, when the caller made it ahead (else a fresh one).
-    public static func seal(_ record: RouteRecord, signer: Ed25519.PrivateKey, to recipient: X25519.PublicKey,
-                            ephemeral: X25519.PrivateKey? = nil) -> String {
+    public static func seal(
+        _ record: RouteRecord, signer: Ed25519.PrivateKey, to recipient: X25519.PublicKey,
+        ephemeral: X25519.PrivateKey? = nil
+    ) -> String {
         let inner: JSONValue = ["route": record.json, "signature": .string(Base64.encode(signer.signature(for: signingInput(record))))]
         let plain = JCS.canonicalize(inner)
         return Base64.encode(ephemeral.map { SealedBox.seal(plain, to: recipient, ephemeral: $0) } ?? SealedBox.seal(plain, to: recipient))
@@ -148,14 +156,17 @@ public enum SealedRoute {
     /// Opens and checks a sealed route: it must open with `key`, carry a valid signature by its own
     /// signPubKey, which must be `expectedSignKey` when given; be issued by `expectedIssuer` for
     /// `expectedRecipient`, and not be expired at `now`.
-    public static func open(_ sealed: String, with key: X25519.PrivateKey, expectedIssuer: String?, expectedRecipient: String?,
-                            expectedSignKey: Ed25519.PublicKey?, now: Int64) -> Result<RouteRecord, RouteFailure> {
+    public static func open(
+        _ sealed: String, with key: X25519.PrivateKey, expectedIssuer: String?, expectedRecipient: String?,
+        expectedSignKey: Ed25519.PublicKey?, now: Int64
+    ) -> Result<RouteRecord, RouteFailure> {
         guard sealed.utf8.count <= maximumLength else { return .failure(.tooLarge(sealed.utf8.count)) }
         guard let box = try? Base64.decode(sealed) else { return .failure(.malformed("not base64")) }
         guard let plain = try? SealedBox.open(box, with: key) else { return .failure(.notForMe) }
         guard let inner = try? JSONParser(maximumDepth: 8, maximumLength: maximumLength).parse(plain),
-              let routeJSON = inner["route"], let sigText = inner["signature"]?.stringValue,
-              let signature = try? Base64.decode(sigText) else {
+            let routeJSON = inner["route"], let sigText = inner["signature"]?.stringValue,
+            let signature = try? Base64.decode(sigText)
+        else {
             return .failure(.malformed("not {route, signature}"))
         }
         let record: RouteRecord

@@ -20,8 +20,10 @@ public enum SelectiveDisclosure {
 
     /// Issues a proof committing to every field of `card` and disclosing `fields` (those the card has).
     /// `extraClaims` (for instance `exp` and `jti` in a QR code) are signed with the digests.
-    public static func issue(card: Card, disclosing fields: Set<CardField>, signer: P256.PrivateKey, issuedAt: Int64,
-                             extraClaims: JSONObject = [:]) throws(CryptoError) -> String {
+    public static func issue(
+        card: Card, disclosing fields: Set<CardField>, signer: P256.PrivateKey, issuedAt: Int64,
+        extraClaims: JSONObject = [:]
+    ) throws(CryptoError) -> String {
         let did = signer.didKey.did
         var digests: [String] = []
         var disclosures: [String] = []
@@ -58,10 +60,12 @@ public enum SelectiveDisclosure {
         }
         guard let (largest, bytes) = sizes.max(by: { $0.1 < $1.1 }) else { return nil }
         if bytes > maximumDisclosureLength {
-            return "its \(largest.rawValue) would be \(bytes) bytes in an exchange, and a peer accepts at most \(maximumDisclosureLength) for one field: shorten or remove some of it"
+            return
+                "its \(largest.rawValue) would be \(bytes) bytes in an exchange, and a peer accepts at most \(maximumDisclosureLength) for one field: shorten or remove some of it"
         }
         if proof.utf8.count > maximumLength {
-            return "it would take \(proof.utf8.count) bytes in an exchange, and a peer accepts at most \(maximumLength): shorten \(largest.rawValue) (\(bytes) bytes), the largest field"
+            return
+                "it would take \(proof.utf8.count) bytes in an exchange, and a peer accepts at most \(maximumLength): shorten \(largest.rawValue) (\(bytes) bytes), the largest field"
         }
         if case .failure(let why) = verify(proof, issuer: key.didKey) { return "a peer would refuse it: \(why)" }
         return nil

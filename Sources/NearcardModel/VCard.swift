@@ -1,3 +1,5 @@
+import Foundation
+
 /// vCard 4.0 (RFC 6350) reading and writing for cards and contacts.
 ///
 /// Read: FN (else N), EMAIL, TEL, ORG, TITLE, X-SOCIALPROFILE (`TYPE=` platform, `X-USER=` handle,
@@ -71,7 +73,12 @@ public enum VCard {
         var colon: String.Index?
         for i in line.indices {
             let c = line[i]
-            if c == "\"" { inQuotes.toggle() } else if c == ":" && !inQuotes { colon = i; break }
+            if c == "\"" {
+                inQuotes.toggle()
+            } else if c == ":" && !inQuotes {
+                colon = i
+                break
+            }
         }
         guard let colon else { throw ModelError(.invalidCard, "line \(n): no ':' between the property name and its value") }
         let head = line[..<colon]
@@ -80,13 +87,20 @@ public enum VCard {
         var part = ""
         inQuotes = false
         for c in head {
-            if c == "\"" { inQuotes.toggle(); continue }
-            if c == ";" && !inQuotes { parts.append(part); part = ""; continue }
+            if c == "\"" {
+                inQuotes.toggle()
+                continue
+            }
+            if c == ";" && !inQuotes {
+                parts.append(part)
+                part = ""
+                continue
+            }
             part.append(c)
         }
         parts.append(part)
         var name = parts[0].uppercased()
-        if let dot = name.lastIndex(of: ".") { name = String(name[name.index(after: dot)...]) }  // drop a group prefix
+        if let dot = name.lastIndex(of: ".") { name = String(name[name.index(after: dot)...]) } // drop a group prefix
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
             throw ModelError(.invalidCard, "line \(n): \"\(parts[0])\" is not a property name")
         }
@@ -126,9 +140,21 @@ public enum VCard {
         var cur = ""
         var escaped = false
         for c in s {
-            if escaped { cur.append("\\"); cur.append(c); escaped = false; continue }
-            if c == "\\" { escaped = true; continue }
-            if c == ";" { out.append(unescape(cur)); cur = ""; continue }
+            if escaped {
+                cur.append("\\")
+                cur.append(c)
+                escaped = false
+                continue
+            }
+            if c == "\\" {
+                escaped = true
+                continue
+            }
+            if c == ";" {
+                out.append(unescape(cur))
+                cur = ""
+                continue
+            }
             cur.append(c)
         }
         out.append(unescape(cur))
@@ -136,7 +162,13 @@ public enum VCard {
     }
 
     static func build(_ props: [(Int, Property)], endLine: Int) throws(ModelError) -> Entry {
-        var fn: String?, n: String?, email: String?, tel: String?, org: String?, title: String?, note: String?
+        var fn: String?
+        var n: String?
+        var email: String?
+        var tel: String?
+        var org: String?
+        var title: String?
+        var note: String?
         var socials: [SocialProfile] = []
         var skills: [Skill] = []
         var version: String?
@@ -146,7 +178,8 @@ public enum VCard {
             case "FN": fn = fn ?? unescape(p.value)
             case "N":
                 let c = components(p.value)
-                let given = c.count > 1 ? c[1] : "", family = c[0]
+                let given = c.count > 1 ? c[1] : ""
+                let family = c[0]
                 n = n ?? [given, family].filter { !$0.isEmpty }.joined(separator: " ")
             case "EMAIL": email = email ?? unescape(p.value)
             case "TEL":
@@ -166,7 +199,7 @@ public enum VCard {
             case "X-NEARCARD-SKILL":
                 skills.append(Skill(name: unescape(p.value), category: p.parameters["X-CATEGORY"], proficiency: p.parameters["X-PROFICIENCY"]))
             default:
-                continue  // other properties (PHOTO, ADR, …) are not on Nearcard cards
+                continue // other properties (PHOTO, ADR, …) are not on Nearcard cards
             }
         }
         if let version, version != "4.0", version != "3.0" {
@@ -175,8 +208,9 @@ public enum VCard {
         guard let name = (fn ?? n).flatMap({ $0.isEmpty ? nil : $0 }) else {
             throw ModelError(.invalidCard, "the vCard ending at line \(endLine) has no FN (formatted name)")
         }
-        let card = Card(name: name, email: email, phone: tel, company: org.flatMap { $0.isEmpty ? nil : $0 }, title: title,
-                        socialNetworks: socials, skills: skills)
+        let card = Card(
+            name: name, email: email, phone: tel, company: org.flatMap { $0.isEmpty ? nil : $0 }, title: title,
+            socialNetworks: socials, skills: skills)
         do { try card.validate() } catch { throw ModelError(error.kind, "the vCard ending at line \(endLine): \(error.message)") }
         return Entry(card: card, notes: note)
     }
@@ -241,5 +275,3 @@ public enum VCard {
         return lines.map(fold).joined()
     }
 }
-
-import Foundation

@@ -54,8 +54,10 @@ package final class Admission: Sendable {
     /// Admits a connection from `address`, closing an idle one if that is what makes room; `evict`
     /// closes this connection should it later be the idle one chosen; `stop` ends it when the node stops
     /// (`stopAll`).
-    package func admit(address: String, now: TimeInterval = Date().timeIntervalSince1970,
-                      evict: @escaping @Sendable () -> Void = {}, stop: @escaping @Sendable () -> Void = {}) -> Decision {
+    package func admit(
+        address: String, now: TimeInterval = Date().timeIntervalSince1970,
+        evict: @escaping @Sendable () -> Void = {}, stop: @escaping @Sendable () -> Void = {}
+    ) -> Decision {
         var toEvict: [@Sendable () -> Void] = []
         let decision = state.withLockedValue { s -> Decision in
             let rate = Double(limits.connectionsPerAddressPerMinute)

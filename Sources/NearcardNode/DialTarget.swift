@@ -23,8 +23,9 @@ public struct DialTarget: Sendable {
 extension DialTarget {
     /// HOST:PORT: whoever answers there (it proves an identity, but none is expected of it).
     package static func address(host: String, port: Int) throws(NodeError) -> DialTarget {
-        DialTarget(addresses: try PeerQuery.resolve(host: host, port: port), expected: ExpectedPeer(),
-                   label: PeerQuery.address(host: host, port: port).description)
+        DialTarget(
+            addresses: try PeerQuery.resolve(host: host, port: port), expected: ExpectedPeer(),
+            label: PeerQuery.address(host: host, port: port).description)
     }
 
     /// A QR invitation's node: its addresses in the order given, the fingerprint it must prove, and the
@@ -37,9 +38,10 @@ extension DialTarget {
             }
             addresses += try PeerQuery.resolve(host: host, port: port)
         }
-        self.init(addresses: addresses, expected: ExpectedPeer(fingerprint: invitation.fingerprint),
-                  label: "\(invitation.name ?? invitation.fingerprint) (\(invitation.addresses.joined(separator: ", ")))",
-                  invitation: Invitation.Claim(id: invitation.id, secret: invitation.secret))
+        self.init(
+            addresses: addresses, expected: ExpectedPeer(fingerprint: invitation.fingerprint),
+            label: "\(invitation.name ?? invitation.fingerprint) (\(invitation.addresses.joined(separator: ", ")))",
+            invitation: Invitation.Claim(id: invitation.id, secret: invitation.secret))
     }
 
     /// A peer discovery showed: its addresses in dial order. A peer whose presence tag resolved to a
@@ -47,7 +49,8 @@ extension DialTarget {
     /// its identity is settled by the check code.
     package init(discovered peer: DiscoveredPeer) {
         let expected = peer.contact.map { ExpectedPeer(did: $0.did, presenceKey: $0.presenceKey) } ?? ExpectedPeer()
-        self.init(addresses: peer.dialOrder, expected: expected,
-                  label: "\(peer.displayName) (\(peer.dialOrder.map(\.description).joined(separator: ", ")))", instanceName: peer.instanceName)
+        self.init(
+            addresses: peer.dialOrder, expected: expected,
+            label: "\(peer.displayName) (\(peer.dialOrder.map(\.description).joined(separator: ", ")))", instanceName: peer.instanceName)
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
+internal import NIOCore
+internal import NIOPosix
 package import NearcardCrypto
 package import NearcardDiscovery
 package import NearcardModel
 package import NearcardProtocol
-internal import NIOCore
-internal import NIOPosix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Dials a peer and runs one exchange as the initiator.
@@ -22,8 +23,10 @@ package enum Dialer {
     /// (3 s, 6 s, 12 s …, so a SYN lost twice, or a round trip of several seconds, still connects) and
     /// waits a little longer between rounds, within `NodeLimits.connectBudget` in all. An address that
     /// refuses (nothing listens, no route) is not tried again; only silence is.
-    static func exchange(with target: DialTarget, context: NodeContext, consent: any ConsentProvider,
-                         group: any EventLoopGroup) async throws(NodeError) -> SessionResult {
+    static func exchange(
+        with target: DialTarget, context: NodeContext, consent: any ConsentProvider,
+        group: any EventLoopGroup
+    ) async throws(NodeError) -> SessionResult {
         SessionTrace.mark("dial")
         let started = Date()
         let budget = context.limits.connectBudget
@@ -53,9 +56,12 @@ package enum Dialer {
             let elapsed = Date().timeIntervalSince(started)
             guard !silent.isEmpty, elapsed + pause < budget else {
                 // One address that is the label itself (dialled as HOST:PORT) is not named twice.
-                let said = failures.count == 1 && failures[0].hasPrefix(target.label + ": ") ? [String(failures[0].dropFirst(target.label.count + 2))] : failures
-                var error = NodeError(.unreachable, "cannot connect to \(target.label)" + (round > 1 ? " (\(round) attempts in \(Int(elapsed.rounded())) s)" : "") + ": "
-                                      + (said.isEmpty ? "no addresses" : said.joined(separator: "; ")), causes: failures)
+                let said =
+                    failures.count == 1 && failures[0].hasPrefix(target.label + ": ") ? [String(failures[0].dropFirst(target.label.count + 2))] : failures
+                var error = NodeError(
+                    .unreachable,
+                    "cannot connect to \(target.label)" + (round > 1 ? " (\(round) attempts in \(Int(elapsed.rounded())) s)" : "") + ": "
+                        + (said.isEmpty ? "no addresses" : said.joined(separator: "; ")), causes: failures)
                 error.neverConnected = true
                 throw error
             }
@@ -75,8 +81,10 @@ package enum Dialer {
 
     /// One connection attempt; once connected, the exchange runs to its end (no retry after that: the
     /// peer may have shown a code or decided).
-    private static func attempt(_ address: PeerAddress, timeout: TimeInterval, target: DialTarget, context: NodeContext, consent: any ConsentProvider,
-                                group: any EventLoopGroup) async -> Attempt {
+    private static func attempt(
+        _ address: PeerAddress, timeout: TimeInterval, target: DialTarget, context: NodeContext, consent: any ConsentProvider,
+        group: any EventLoopGroup
+    ) async -> Attempt {
         do {
             let socketAddress: SocketAddress
             do { socketAddress = try address.socketAddress() } catch {
@@ -88,8 +96,9 @@ package enum Dialer {
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try SessionPipeline.configureExchange(channel, context: context, consent: consent, expected: target.expected, invitation: target.invitation,
-                                                              remote: address.description, result: promise)
+                        try SessionPipeline.configureExchange(
+                            channel, context: context, consent: consent, expected: target.expected, invitation: target.invitation,
+                            remote: address.description, result: promise)
                     }
                 }
             // One wait for the whole attempt: the connect's outcome is handled on the event loop, so the
@@ -126,26 +135,34 @@ package enum Dialer {
 extension Dialer {
     /// Delivers one follow-up message to `address`, pinning the recipient's key. `.success(true)` means
     /// the recipient already had it.
-    package static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
-                               context: NodeContext) async -> Result<Bool, ProtocolError> {
+    package static func deliver(
+        _ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
+        context: NodeContext
+    ) async -> Result<Bool, ProtocolError> {
         await deliver(envelope, token: token, pinned: pinned, at: address, context: context, group: MultiThreadedEventLoopGroup.singleton)
     }
 
-    static func deliver(_ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
-                        context: NodeContext, group: any EventLoopGroup) async -> Result<Bool, ProtocolError> {
-        await mail(MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: context.keys.x25519, ephemeralKey: SessionKeys.take()),
-                   at: address, context: context, group: group)
+    static func deliver(
+        _ envelope: MessageEnvelope, token: [UInt8], pinned: X25519.PublicKey, at address: PeerAddress,
+        context: NodeContext, group: any EventLoopGroup
+    ) async -> Result<Bool, ProtocolError> {
+        await mail(
+            MailboxStateMachine(sending: envelope, token: token, to: pinned, staticKey: context.keys.x25519, ephemeralKey: SessionKeys.take()),
+            at: address, context: context, group: group)
     }
 
     /// Asks a contact's node whether it holds exchange `edge` (a confirmation query, §11); success
     /// carries its answer.
     package static func ask(about edge: String, pinned: X25519.PublicKey, at address: PeerAddress, context: NodeContext) async -> Result<Bool, ProtocolError> {
-        await mail(MailboxStateMachine(asking: edge, to: pinned, staticKey: context.keys.x25519, ephemeralKey: SessionKeys.take()),
-                   at: address, context: context, group: MultiThreadedEventLoopGroup.singleton)
+        await mail(
+            MailboxStateMachine(asking: edge, to: pinned, staticKey: context.keys.x25519, ephemeralKey: SessionKeys.take()),
+            at: address, context: context, group: MultiThreadedEventLoopGroup.singleton)
     }
 
     /// One mail session (a delivery or a query) to `address`.
-    static func mail(_ machine: MailboxStateMachine, at address: PeerAddress, context: NodeContext, group: any EventLoopGroup) async -> Result<Bool, ProtocolError> {
+    static func mail(_ machine: MailboxStateMachine, at address: PeerAddress, context: NodeContext, group: any EventLoopGroup) async -> Result<
+        Bool, ProtocolError
+    > {
         let socketAddress: SocketAddress
         do { socketAddress = try address.socketAddress() } catch {
             return .failure(ProtocolError(.connectionLost, "\(address): \(error)"))

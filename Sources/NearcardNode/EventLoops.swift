@@ -1,9 +1,10 @@
 package import Foundation
+internal import NIOConcurrencyHelpers
 internal import NIOCore
 internal import NIOPosix
-internal import NIOConcurrencyHelpers
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The event loops the node's sessions run on.
@@ -16,8 +17,9 @@ public enum EventLoops {
     /// Runs before anything touches the group.
     public static func sizeToAllowedCPUs() {
         guard getenv("NIO_SINGLETON_GROUP_LOOP_COUNT") == nil,
-              let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") }) else { return }
+            let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") })
+        else { return }
         // "Cpus_allowed:\tff,ffffffff": the affinity mask in hex, in comma-separated 32-bit groups.
         let allowed = line.dropFirst("Cpus_allowed:".count).reduce(0) { n, c in n + (c.hexDigitValue?.nonzeroBitCount ?? 0) }
         guard allowed >= 1, allowed < System.coreCount else { return }
@@ -32,7 +34,10 @@ extension EventLoops {
         let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
         let waiting = NIOLockedValueBox<CheckedContinuation<Bool, Never>?>(nil)
         @Sendable func decide(_ ok: Bool) {
-            waiting.withLockedValue { c in c?.resume(returning: ok); c = nil }
+            waiting.withLockedValue { c in
+                c?.resume(returning: ok)
+                c = nil
+            }
         }
         return await withCheckedContinuation { continuation in
             waiting.withLockedValue { $0 = continuation }

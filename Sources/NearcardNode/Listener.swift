@@ -1,9 +1,9 @@
 import Foundation
+internal import NIOCore
+internal import NIOPosix
 import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
-internal import NIOCore
-internal import NIOPosix
 
 /// A listening node: accepts exchanges on TCP, under admission control.
 package final class Listener: Sendable {
@@ -74,7 +74,7 @@ package final class Listener: Sendable {
         }
         do {
             return try await once(host)
-        } catch where host == "::" && BindProblem(error) != .inUse && BindProblem(error) != .privileged {
+        } catch  where host == "::" && BindProblem(error) != .inUse && BindProblem(error) != .privileged {
             return try await once("0.0.0.0")
         }
     }

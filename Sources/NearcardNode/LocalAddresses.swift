@@ -1,6 +1,6 @@
+internal import NIOCore
 package import NearcardDiscovery
 import NearcardModel
-internal import NIOCore
 
 /// This machine's addresses, for route hints.
 package enum LocalAddresses {

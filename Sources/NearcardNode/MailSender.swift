@@ -1,10 +1,10 @@
 package import Foundation
+internal import NIOConcurrencyHelpers
 import NearcardCrypto
 package import NearcardDiscovery
 package import NearcardModel
 package import NearcardProtocol
 package import NearcardStore
-internal import NIOConcurrencyHelpers
 
 /// Sending a queued message: open the contact's sealed route, find the contact's node (over DNS-SD, by
 /// the presence tag the contact's presence key resolves; then the route's address hints), and deliver
@@ -33,9 +33,11 @@ package struct MailSender: Sendable {
         guard let sealed = contact.sealedRoute, let did = contact.didPublicKey else {
             throw NodeError(.noRoute, "\(contact.name) gave no sealed route (only contacts from an exchange can be messaged)")
         }
-        switch SealedRoute.open(sealed, with: context.keys.x25519, expectedIssuer: did, expectedRecipient: context.identity.did,
-                                expectedSignKey: contact.signPubKey.flatMap { try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) },
-                                now: Int64(Date().timeIntervalSince1970)) {
+        switch SealedRoute.open(
+            sealed, with: context.keys.x25519, expectedIssuer: did, expectedRecipient: context.identity.did,
+            expectedSignKey: contact.signPubKey.flatMap { try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) },
+            now: Int64(Date().timeIntervalSince1970))
+        {
         case .success(let route):
             return Target(route: route, contact: contact, presenceKey: try? context.database.presenceKey(contactDID: did))
         case .failure(let f): throw NodeError(.noRoute, "cannot use the route \(contact.name) gave: \(f)")
@@ -58,8 +60,10 @@ package struct MailSender: Sendable {
 
     /// One mail session per address, in turn, until one answers. The wrong node, or a refusal, will not
     /// improve at another address of the same node: only a lost connection or a timeout tries the next.
-    private func firstAnswer(from target: Target, at addresses: [PeerAddress],
-                             _ session: (PeerAddress) async -> Result<Bool, ProtocolError>) async -> Result<Bool, ProtocolError> {
+    private func firstAnswer(
+        from target: Target, at addresses: [PeerAddress],
+        _ session: (PeerAddress) async -> Result<Bool, ProtocolError>
+    ) async -> Result<Bool, ProtocolError> {
         var last = ProtocolError(.connectionLost, "\(target.contact.name) is not reachable (no address answered)")
         for address in addresses {
             switch await session(address) {

@@ -1,10 +1,10 @@
 package import Foundation
+internal import NIOConcurrencyHelpers
 package import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 package import NearcardProtocol
 package import NearcardStore
-internal import NIOConcurrencyHelpers
 
 /// The recipient's checks on a delivery, and storing it (off the event loop: SQLite blocks).
 package struct MailboxAuthority: Sendable {
@@ -47,16 +47,22 @@ package struct MailboxAuthority: Sendable {
             guard e.from == route.contactDID else { return refuse(.badIdentity, "the message is not from the contact the token belongs to") }
             guard e.to == context.identity.did else { return refuse(.badIdentity, "the message is addressed to someone else") }
             guard let pinnedStatic = contact.pubKey.flatMap({ try? X25519.PublicKey(rawRepresentation: Base64.decode($0)) }),
-                  let pinnedSign = contact.signPubKey.flatMap({ try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) }) else {
+                let pinnedSign = contact.signPubKey.flatMap({ try? Ed25519.PublicKey(rawRepresentation: Base64.decode($0)) })
+            else {
                 return refuse(.badIdentity, "no pinned keys for this contact")
             }
             guard d.senderStatic == pinnedStatic else { return refuse(.badIdentity, "the sender's session key is not the contact's") }
             guard e.isSigned(by: pinnedSign) else { return refuse(.badIdentity, "the message is not signed by the contact's key") }
-            guard e.sentAt <= Int64(now.timeIntervalSince1970) + limits.maximumFutureSkew else { return refuse(.protocolError, "the message is dated in the future") }
+            guard e.sentAt <= Int64(now.timeIntervalSince1970) + limits.maximumFutureSkew else {
+                return refuse(.protocolError, "the message is dated in the future")
+            }
             let t = now.timeIntervalSince1970
             let allowed = recent.withLockedValue { r -> Bool in
                 var times = (r[e.from] ?? []).filter { t - $0 < 60 }
-                guard times.count < limits.perContactPerMinute else { r[e.from] = times; return false }
+                guard times.count < limits.perContactPerMinute else {
+                    r[e.from] = times
+                    return false
+                }
                 times.append(t)
                 r[e.from] = times
                 return true

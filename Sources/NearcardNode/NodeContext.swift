@@ -32,9 +32,11 @@ public final class NodeContext: Sendable {
     private let hints: Mutex<[RouteRecord.Hint]>
     private let port = Mutex<Int?>(nil)
 
-    public init(keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: any ConsentProvider,
-                events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = [],
-                requiredFields: Set<CardField> = [], nodeName: String = "", webhook: Webhook? = nil) {
+    public init(
+        keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: any ConsentProvider,
+        events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = [],
+        requiredFields: Set<CardField> = [], nodeName: String = "", webhook: Webhook? = nil
+    ) {
         self.nodeName = nodeName
         self.webhook = webhook
         self.local = LocalIdentity(keys: keys, name: identity.name)
@@ -62,10 +64,11 @@ public final class NodeContext: Sendable {
     /// store is not asked twice in one session.
     package func loadCard(sessionAddress: String? = nil, presenceKey: [UInt8]? = nil) throws -> LocalCard {
         let shared = try database.sharedCard()
-        return LocalCard(card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
-                         presenceKey: try presenceKey ?? shared.presenceKey ?? database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress),
-                         issuerProof: shared.issuerProof, requiredFields: requiredFields,
-                         commonContacts: shared.commonContacts ? try database.commonContactsSet() : nil)
+        return LocalCard(
+            card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
+            presenceKey: try presenceKey ?? shared.presenceKey ?? database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress),
+            issuerProof: shared.issuerProof, requiredFields: requiredFields,
+            commonContacts: shared.commonContacts ? try database.commonContactsSet() : nil)
     }
 
     /// The hints of a route handed over in one session (docs/PROTOCOL.md §10): none unless this node
@@ -139,10 +142,11 @@ public final class NodeContext: Sendable {
         let payloadJSON = outcome.theirPayloadJSON.canonicalText
         SessionTrace.mark("record: contact built")
         defer { SessionTrace.mark("record: written") }
-        return try database.recordExchange(contact, issuedRoute: route, payloadJSON: payloadJSON,
-                                           node: nodeName, webhookURL: webhook?.url,
-                                           confirmation: confirmed ? .final(edge: outcome.graphEdgeID) : .pending(edge: outcome.graphEdgeID),
-                                           presenceKey: outcome.theirPresenceKey, commonContacts: outcome.commonContacts.map { Array($0.common).sorted() },
-                                           now: at)
+        return try database.recordExchange(
+            contact, issuedRoute: route, payloadJSON: payloadJSON,
+            node: nodeName, webhookURL: webhook?.url,
+            confirmation: confirmed ? .final(edge: outcome.graphEdgeID) : .pending(edge: outcome.graphEdgeID),
+            presenceKey: outcome.theirPresenceKey, commonContacts: outcome.commonContacts.map { Array($0.common).sorted() },
+            now: at)
     }
 }

@@ -69,7 +69,9 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
         case .internalError:
             kind = .internalError
         }
-        let message = kind == .internalError ? "exchange failed: \(error.message)"
+        let message =
+            kind == .internalError
+            ? "exchange failed: \(error.message)"
             : "exchange failed (\(error.code.rawValue)): \(error.message); nothing was stored"
         self.init(kind, message, code: error.code.rawValue)
     }

@@ -1,8 +1,8 @@
+internal import NIOConcurrencyHelpers
 public import NearcardDiscovery
 public import NearcardModel
 public import NearcardProtocol
 public import NearcardStore
-internal import NIOConcurrencyHelpers
 
 /// What a node reports: the CLI prints these for people; the JSON-lines interface serialises them.
 public enum NodeEvent: Sendable {

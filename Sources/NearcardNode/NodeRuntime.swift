@@ -1,10 +1,10 @@
 public import Foundation
+internal import NIOConcurrencyHelpers
 import NearcardCrypto
 public import NearcardDiscovery
 import NearcardModel
 public import NearcardProtocol
 public import NearcardStore
-internal import NIOConcurrencyHelpers
 
 /// The node, as every face uses it: exchange with a peer, send a follow-up message, list the peers on
 /// the LAN, deliver what is queued, and (through the context's event bus) every event.
@@ -76,8 +76,9 @@ public final class NodeRuntime: Sendable {
             do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { problem = error }
         }
         let (_, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self)
-        return NodeRuntime(context: context, listener: nil, options: options, discovery: discovery, announcer: nil, publication: nil,
-                           appear: appear, discoveryProblem: problem)
+        return NodeRuntime(
+            context: context, listener: nil, options: options, discovery: discovery, announcer: nil, publication: nil,
+            appear: appear, discoveryProblem: problem)
     }
 
     /// Binds, publishes and starts browsing. Discovery failing (no avahi-daemon, no D-Bus) is not
@@ -95,9 +96,10 @@ public final class NodeRuntime: Sendable {
             do throws(DiscoveryError) {
                 let d: any Discovery
                 if let chosen { d = chosen } else { d = try AvahiDiscovery() }
-                let a = PresenceAnnouncer(discovery: d, database: context.database, displayName: context.identity.name, isPrivate: options.isPrivate,
-                                          port: listener.port, interfaces: options.interfaces, filter: options.filter,
-                                          period: options.presenceRotation)
+                let a = PresenceAnnouncer(
+                    discovery: d, database: context.database, displayName: context.identity.name, isPrivate: options.isPrivate,
+                    port: listener.port, interfaces: options.interfaces, filter: options.filter,
+                    period: options.presenceRotation)
                 publication = try a.publish()
                 announcer = a
                 discovery = d
@@ -106,15 +108,18 @@ public final class NodeRuntime: Sendable {
             }
         }
         let (appeared, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self, bufferingPolicy: .bufferingNewest(64))
-        let runtime = NodeRuntime(context: context, listener: listener, options: options, discovery: discovery, announcer: announcer,
-                                  publication: publication, appear: appear, discoveryProblem: nil)
+        let runtime = NodeRuntime(
+            context: context, listener: listener, options: options, discovery: discovery, announcer: announcer,
+            publication: publication, appear: appear, discoveryProblem: nil)
         events.emit(.listening(port: listener.port, addresses: LocalAddresses.current(filter: runtime.filter)))
         runtime.startTasks(appeared: appeared)
         return runtime
     }
 
-    private init(context: NodeContext, listener: Listener?, options: Options, discovery: (any Discovery)?, announcer: PresenceAnnouncer?,
-                 publication: (any Announcement)?, appear: AsyncStream<DiscoveredPeer>.Continuation, discoveryProblem: DiscoveryError?) {
+    private init(
+        context: NodeContext, listener: Listener?, options: Options, discovery: (any Discovery)?, announcer: PresenceAnnouncer?,
+        publication: (any Announcement)?, appear: AsyncStream<DiscoveredPeer>.Continuation, discoveryProblem: DiscoveryError?
+    ) {
         self.context = context
         self.announcer = announcer
         self.resolver = PresenceResolver(database: context.database)
@@ -139,15 +144,16 @@ public final class NodeRuntime: Sendable {
         // Queued follow-up messages go out every few seconds, and when a peer appears.
         started.append(Task { [peers] in await OutboxWorker(context: context).run(peers: peers, appeared: appeared) })
         // Exchanges stored unconfirmed are settled with their peers on the same schedule (§11).
-        started.append(Task { [peers] in
-            let worker = ConfirmationWorker(context: context)
-            while !Task.isCancelled {
-                await worker.settleDue(peers: peers.all)
-                // Follow-ups past their lifetime go from both boxes (§15).
-                _ = try? context.database.purgeExpiredMessages()
-                try? await Task.sleep(nanoseconds: 5_000_000_000)
-            }
-        })
+        started.append(
+            Task { [peers] in
+                let worker = ConfirmationWorker(context: context)
+                while !Task.isCancelled {
+                    await worker.settleDue(peers: peers.all)
+                    // Follow-ups past their lifetime go from both boxes (§15).
+                    _ = try? context.database.purgeExpiredMessages()
+                    try? await Task.sleep(nanoseconds: 5_000_000_000)
+                }
+            })
         if let announcer, let publication {
             started.append(Task { await announcer.run(first: publication, events: events) })
         }
@@ -156,30 +162,31 @@ public final class NodeRuntime: Sendable {
             // Addresses are resolved up front only for contacts (the outbox and confirmations reach
             // them); a stranger's when it is dialled (`target(for:)`).
             let policy = AddressPolicy.only { resolver.contact(for: $0.tag) != nil }
-            started.append(Task { [peers, appear] in
-                for await raw in discovery.browse(filter: filter, addresses: policy) {
-                    let event = resolver.resolve(raw)
-                    switch event {
-                    case .found(let p) where announcer?.isOwn(p) == true, .updated(let p) where announcer?.isOwn(p) == true:
-                        continue  // ourselves
-                    case .found(let p), .updated(let p):
-                        // An update of a peer forgotten after a failed dial brings it back.
-                        let before = peers.peer(named: p.instanceName)
-                        peers.apply(event)
-                        if before == nil { events.emit(.peerFound(p)) }
-                        // A check that found nothing new (only `confirmedAt` moved) is no appearance.
-                        var seen = p
-                        seen.confirmedAt = before?.confirmedAt
-                        if seen != before { appear.yield(p) }
-                    case .lost(let name):
-                        guard peers.contains(name) else { continue }
-                        peers.apply(event)
-                        events.emit(.peerLost(instanceName: name))
-                    case .failed(let e):
-                        events.emit(.error(message: "discovery: \(e.message)"))
+            started.append(
+                Task { [peers, appear] in
+                    for await raw in discovery.browse(filter: filter, addresses: policy) {
+                        let event = resolver.resolve(raw)
+                        switch event {
+                        case .found(let p) where announcer?.isOwn(p) == true, .updated(let p) where announcer?.isOwn(p) == true:
+                            continue // ourselves
+                        case .found(let p), .updated(let p):
+                            // An update of a peer forgotten after a failed dial brings it back.
+                            let before = peers.peer(named: p.instanceName)
+                            peers.apply(event)
+                            if before == nil { events.emit(.peerFound(p)) }
+                            // A check that found nothing new (only `confirmedAt` moved) is no appearance.
+                            var seen = p
+                            seen.confirmedAt = before?.confirmedAt
+                            if seen != before { appear.yield(p) }
+                        case .lost(let name):
+                            guard peers.contains(name) else { continue }
+                            peers.apply(event)
+                            events.emit(.peerLost(instanceName: name))
+                        case .failed(let e):
+                            events.emit(.error(message: "discovery: \(e.message)"))
+                        }
                     }
-                }
-            })
+                })
         }
         if let webhook = context.webhook {
             started.append(Task { await WebhookWorker(context: context, webhook: webhook).run() })
@@ -208,8 +215,10 @@ public final class NodeRuntime: Sendable {
         case .malformed(_, let reason):
             throw NodeError(.invalidInput, reason)
         case .name where listener == nil:
-            return DialTarget(discovered: try await PeerBrowser.find(query, in: try requireDiscovery(), filter: filter, seconds: wait,
-                                                                     resolver: resolver))
+            return DialTarget(
+                discovered: try await PeerBrowser.find(
+                    query, in: try requireDiscovery(), filter: filter, seconds: wait,
+                    resolver: resolver))
         case .name(let name):
             // Listen before looking, so a peer found in between is not missed; then look again at each arrival.
             let (changes, change) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -254,7 +263,9 @@ public final class NodeRuntime: Sendable {
 
     /// Dials a peer and runs one exchange, consenting for this node (the user asked for it).
     /// `consent`: how this side decides once the code is known; by default it consents at once.
-    package func exchange(with text: String, message: String?, consent: (any ConsentProvider)? = nil, wait: TimeInterval = 5) async throws(NodeError) -> SessionResult {
+    package func exchange(with text: String, message: String?, consent: (any ConsentProvider)? = nil, wait: TimeInterval = 5) async throws(NodeError)
+        -> SessionResult
+    {
         try await exchange(with: try await target(for: text, wait: wait), consent: consent ?? AcceptAll(message: message))
     }
 
@@ -287,7 +298,8 @@ public final class NodeRuntime: Sendable {
     public func exchange(invitation: Invitation, message: String?, now: Date = Date()) async throws(NodeError) -> SessionResult {
         if let message, let problem = ProximityPayload.messageProblem(message) { throw NodeError(.invalidInput, problem) }
         guard Int64(now.timeIntervalSince1970) <= invitation.expires else {
-            throw NodeError(.refused, "the invitation expired at \(ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))); ask for a new one")
+            throw NodeError(
+                .refused, "the invitation expired at \(ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))); ask for a new one")
         }
         return try await exchange(with: try DialTarget(invitation: invitation), consent: AcceptAll(message: message))
     }
@@ -297,13 +309,15 @@ public final class NodeRuntime: Sendable {
     public func invite(ttl: TimeInterval, uses: Int, port: Int, now: Date = Date()) throws(NodeError) -> Invitation {
         var addresses = LocalAddresses.current(filter: filter).map { $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)" }
         if addresses.isEmpty { addresses = ["127.0.0.1:\(port)"] }
-        let invitation = Invitation(fingerprint: context.identity.fingerprint, name: options.isPrivate ? nil : context.identity.name,
-                                    addresses: Array(addresses.prefix(Invitation.maximumAddresses)),
-                                    id: Sodium.randomBytes(Invitation.idByteCount), secret: Sodium.randomBytes(Invitation.secretByteCount),
-                                    expires: Int64(now.addingTimeInterval(ttl).timeIntervalSince1970))
+        let invitation = Invitation(
+            fingerprint: context.identity.fingerprint, name: options.isPrivate ? nil : context.identity.name,
+            addresses: Array(addresses.prefix(Invitation.maximumAddresses)),
+            id: Sodium.randomBytes(Invitation.idByteCount), secret: Sodium.randomBytes(Invitation.secretByteCount),
+            expires: Int64(now.addingTimeInterval(ttl).timeIntervalSince1970))
         do {
-            try context.database.createInvitation(id: invitation.id, secret: invitation.secret,
-                                                  expires: Date(timeIntervalSince1970: TimeInterval(invitation.expires)), uses: uses, now: now)
+            try context.database.createInvitation(
+                id: invitation.id, secret: invitation.secret,
+                expires: Date(timeIntervalSince1970: TimeInterval(invitation.expires)), uses: uses, now: now)
         } catch {
             throw NodeError(storage: error, while: "saving the invitation")
         }
@@ -363,10 +377,14 @@ public final class NodeRuntime: Sendable {
     /// The peers on the LAN within `seconds`, for a face that has no node of its own to run (`nearcard
     /// peers` needs no identity): browsing on the interfaces `options` allows, recognising the
     /// contacts `resolver` knows (none without a store).
-    public static func browse(seconds: Double, options: Options = Options(), discovery chosen: (any Discovery)? = nil,
-                              resolver: PresenceResolver = .none) async throws(NodeError) -> [DiscoveredPeer] {
+    public static func browse(
+        seconds: Double, options: Options = Options(), discovery chosen: (any Discovery)? = nil,
+        resolver: PresenceResolver = .none
+    ) async throws(NodeError) -> [DiscoveredPeer] {
         let discovery: any Discovery
-        if let chosen { discovery = chosen } else {
+        if let chosen {
+            discovery = chosen
+        } else {
             do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { throw NodeError(.environment, error.message) }
         }
         return try await PeerBrowser.collect(discovery, filter: options.filter, seconds: seconds, resolver: resolver)
@@ -388,8 +406,9 @@ public final class NodeRuntime: Sendable {
         let sentAt = Int64(Date().timeIntervalSince1970)
         let expiresAt = expiresIn.map { sentAt + $0 }
         if let expiresAt, let problem = MessageEnvelope.lifetimeProblem(sentAt: sentAt, expiresAt: expiresAt) { throw NodeError(.invalidInput, problem) }
-        let envelope = MessageEnvelope.make(text: text, from: context.identity.did, to: did, sentAt: sentAt, expiresAt: expiresAt,
-                                            signer: context.keys.ed25519)
+        let envelope = MessageEnvelope.make(
+            text: text, from: context.identity.did, to: did, sentAt: sentAt, expiresAt: expiresAt,
+            signer: context.keys.ed25519)
         let queued = try context.database.enqueue(envelope, for: found)
         // Without discovery the hints are still tried.
         // The contact's node is the one whose presence tag its presence key made.
@@ -423,8 +442,10 @@ public final class NodeRuntime: Sendable {
             case .confirmed:
                 return .completed(contact, outcome)
             case .withdrawn:
-                return .failed(ProtocolError(.connectionLost, "\(error.message); \(contact.name)'s node did not keep the exchange, so it was withdrawn here too: nothing was stored"),
-                               peer: outcome.peer, byPeer: false)
+                return .failed(
+                    ProtocolError(
+                        .connectionLost, "\(error.message); \(contact.name)'s node did not keep the exchange, so it was withdrawn here too: nothing was stored"),
+                    peer: outcome.peer, byPeer: false)
             case .pending:
                 continue
             }

@@ -1,10 +1,10 @@
 package import Foundation
+internal import NIOConcurrencyHelpers
 import NearcardCrypto
 package import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
 package import NearcardStore
-internal import NIOConcurrencyHelpers
 
 /// Delivers queued follow-up messages: claims what is due, finds each contact, delivers, and records
 /// the outcome (delivered, or retry later with back-off, or failed for good with the reason).
@@ -23,7 +23,9 @@ package struct OutboxWorker: Sendable {
     package func deliverDue(peers: [DiscoveredPeer], contactDID: String? = nil, ignoringBackoff: Bool = false, now: Date = Date()) async -> [OutboxItem] {
         let db = context.database
         let horizon = ignoringBackoff ? now.addingTimeInterval(365 * 24 * 3600) : now
-        guard let due = try? db.claimDueMessages(now: horizon, leaseFrom: now, contactDID: contactDID, fromDID: context.identity.did), !due.isEmpty else { return [] }
+        guard let due = try? db.claimDueMessages(now: horizon, leaseFrom: now, contactDID: contactDID, fromDID: context.identity.did), !due.isEmpty else {
+            return []
+        }
         var results: [OutboxItem] = []
         for item in due {
             let outcome: Result<Bool, ProtocolError>

@@ -6,8 +6,10 @@ package import NearcardDiscovery
 package enum PeerBrowser {
     /// Every peer seen within `seconds` (minus those that said goodbye), or as soon as `enough` holds;
     /// each resolved against the contacts `resolver` knows.
-    package static func collect(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double, resolver: PresenceResolver = .none,
-                               until enough: @escaping ([DiscoveredPeer]) -> Bool = { _ in false }) async throws(NodeError) -> [DiscoveredPeer] {
+    package static func collect(
+        _ discovery: any Discovery, filter: InterfaceFilter, seconds: Double, resolver: PresenceResolver = .none,
+        until enough: @escaping ([DiscoveredPeer]) -> Bool = { _ in false }
+    ) async throws(NodeError) -> [DiscoveredPeer] {
         try await browse(discovery, filter: filter, seconds: seconds, resolver: resolver) { enough($0) ? 0 : nil }
     }
 
@@ -15,8 +17,10 @@ package enum PeerBrowser {
     /// addresses on every interface (and any look-alike). Nobody answering to it within `seconds` is
     /// `.notFound`; several are `.ambiguous`, named with their peer ids. Peers are resolved against the
     /// contacts `resolver` knows, so a contact is found by name even in private mode.
-    package static func find(_ query: PeerQuery, in discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
-                            settle: Double = 0.3, resolver: PresenceResolver = .none) async throws(NodeError) -> DiscoveredPeer {
+    package static func find(
+        _ query: PeerQuery, in discovery: any Discovery, filter: InterfaceFilter, seconds: Double,
+        settle: Double = 0.3, resolver: PresenceResolver = .none
+    ) async throws(NodeError) -> DiscoveredPeer {
         var firstMatch: Date?
         let peers = try await browse(discovery, filter: filter, seconds: seconds, resolver: resolver) { peers in
             guard peers.contains(where: { query.matches($0) }) else { return nil }
@@ -33,15 +37,19 @@ package enum PeerBrowser {
 
     /// Applies events until `seconds` pass or `done` says to stop. `done` sees the peers after each event
     /// and answers nil (go on), or how many more seconds to browse (≤ 0: stop now).
-    static func browse(_ discovery: any Discovery, filter: InterfaceFilter, seconds: Double, resolver: PresenceResolver = .none,
-                       done: @escaping ([DiscoveredPeer]) -> Double?) async throws(NodeError) -> [DiscoveredPeer] {
+    static func browse(
+        _ discovery: any Discovery, filter: InterfaceFilter, seconds: Double, resolver: PresenceResolver = .none,
+        done: @escaping ([DiscoveredPeer]) -> Double?
+    ) async throws(NodeError) -> [DiscoveredPeer] {
         try await browse(discovery.browse(filter: filter), seconds: seconds, resolver: resolver, done: done)
     }
 
     /// The announcement `instance` of another service type (`nearcard doctor`'s probe), with its
     /// addresses gathered for `settle` seconds once seen; nil when it is not seen within `seconds`.
-    static func first(in discovery: AvahiDiscovery, serviceType: String, instance: String, filter: InterfaceFilter, seconds: Double,
-                      settle: Double = 0.5) async -> DiscoveredPeer? {
+    static func first(
+        in discovery: AvahiDiscovery, serviceType: String, instance: String, filter: InterfaceFilter, seconds: Double,
+        settle: Double = 0.5
+    ) async -> DiscoveredPeer? {
         var firstSeen: Date?
         let peers = try? await browse(discovery.browse(filter: filter, serviceType: serviceType), seconds: seconds) { peers in
             guard peers.contains(where: { $0.instanceName == instance }) else { return nil }
@@ -51,9 +59,14 @@ package enum PeerBrowser {
         return peers?.first { $0.instanceName == instance }
     }
 
-    static func browse(_ events: AsyncStream<DiscoveryEvent>, seconds: Double, resolver: PresenceResolver = .none,
-                       done: @escaping ([DiscoveredPeer]) -> Double?) async throws(NodeError) -> [DiscoveredPeer] {
-        enum Step: Sendable { case event(DiscoveryEvent), deadline, finished }
+    static func browse(
+        _ events: AsyncStream<DiscoveryEvent>, seconds: Double, resolver: PresenceResolver = .none,
+        done: @escaping ([DiscoveredPeer]) -> Double?
+    ) async throws(NodeError) -> [DiscoveredPeer] {
+        enum Step: Sendable {
+            case event(DiscoveryEvent)
+            case deadline, finished
+        }
         let (steps, step) = AsyncStream.makeStream(of: Step.self, bufferingPolicy: .unbounded)
         let reader = Task {
             for await e in events { step.yield(.event(e)) }

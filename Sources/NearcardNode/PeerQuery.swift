@@ -1,7 +1,8 @@
 import Foundation
 package import NearcardDiscovery
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a user names a peer by: `host:port` (no multicast needed), an instance name, an announced
@@ -25,7 +26,10 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
                 self = .malformed(t, reason: "\"\(t)\" is not an address: an IPv6 address is written [ADDRESS]:PORT")
                 return
             }
-            guard let p = port(rest.dropFirst()) else { self = .malformed(t, reason: "\"\(t)\": \(badPort)"); return }
+            guard let p = port(rest.dropFirst()) else {
+                self = .malformed(t, reason: "\"\(t)\": \(badPort)")
+                return
+            }
             self = .address(host: String(t[t.index(after: t.startIndex)..<close]), port: p)
             return
         }
@@ -34,8 +38,14 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
             let after = t[t.index(after: colon)...]
             if after.allSatisfy(\.isASCII) && after.allSatisfy(\.isNumber) {
                 let host = String(t[..<colon])
-                guard !host.isEmpty else { self = .malformed(t, reason: "\"\(t)\" has no host before the colon (HOST:PORT)"); return }
-                guard let p = port(after) else { self = .malformed(t, reason: "\"\(t)\": \(badPort)"); return }
+                guard !host.isEmpty else {
+                    self = .malformed(t, reason: "\"\(t)\" has no host before the colon (HOST:PORT)")
+                    return
+                }
+                guard let p = port(after) else {
+                    self = .malformed(t, reason: "\"\(t)\": \(badPort)")
+                    return
+                }
                 self = .address(host: host, port: p)
                 return
             }

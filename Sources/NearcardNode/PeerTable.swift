@@ -1,5 +1,5 @@
-package import NearcardDiscovery
 internal import NIOConcurrencyHelpers
+package import NearcardDiscovery
 
 /// The peers discovery has shown, kept up to date from a browse.
 package final class PeerTable: Sendable {

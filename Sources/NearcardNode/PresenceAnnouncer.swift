@@ -1,9 +1,9 @@
 import Foundation
+internal import NIOCore
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardStore
 import Synchronization
-internal import NIOCore
 
 /// Announces this node on the LAN with nothing that lasts (docs/PROTOCOL.md §3): every publication has
 /// a fresh presence tag, a random SRV host name with this machine's addresses under it, and in
@@ -47,9 +47,11 @@ final class PresenceAnnouncer: Sendable {
     }
     private let state = Mutex(State())
 
-    init(discovery: any Discovery, database: NearcardDatabase, displayName: String?, isPrivate: Bool, port: Int,
-         interfaces: [String], filter: InterfaceFilter, period: TimeInterval, addressCheckInterval: TimeInterval = 2,
-         addresses: (@Sendable () -> [PeerAddress])? = nil) {
+    init(
+        discovery: any Discovery, database: NearcardDatabase, displayName: String?, isPrivate: Bool, port: Int,
+        interfaces: [String], filter: InterfaceFilter, period: TimeInterval, addressCheckInterval: TimeInterval = 2,
+        addresses: (@Sendable () -> [PeerAddress])? = nil
+    ) {
         self.discovery = discovery
         self.database = database
         self.displayName = displayName
@@ -74,8 +76,9 @@ final class PresenceAnnouncer: Sendable {
     static func makeAdvert(displayName: String?, isPrivate: Bool, presenceKey: [UInt8], addresses: [PeerAddress]) -> Advert {
         let name = isPrivate ? nil : displayName
         let instance = name ?? privateInstancePrefix + Hex.encode(Sodium.randomBytes(4))
-        return Advert(instanceName: instance, txt: TXTRecord(tag: Presence.makeTag(key: presenceKey), name: name),
-                      host: PublishedHost(name: "nc-\(Hex.encode(Sodium.randomBytes(8))).local", addresses: addresses))
+        return Advert(
+            instanceName: instance, txt: TXTRecord(tag: Presence.makeTag(key: presenceKey), name: name),
+            host: PublishedHost(name: "nc-\(Hex.encode(Sodium.randomBytes(8))).local", addresses: addresses))
     }
 
     /// This machine's addresses on the interfaces the node announces on, IPv4 and IPv6, each with its
@@ -85,8 +88,9 @@ final class PresenceAnnouncer: Sendable {
         var out: [PeerAddress] = []
         for d in devices where interfaces.isEmpty ? filter.permits(d.name) : interfaces.contains(d.name) {
             guard let ip = d.address?.ipAddress, d.interfaceIndex > 0 else { continue }
-            let a = PeerAddress(ip: ip.split(separator: "%").first.map(String.init) ?? ip, port: 0, interfaceName: d.name,
-                                interfaceIndex: Int32(d.interfaceIndex))
+            let a = PeerAddress(
+                ip: ip.split(separator: "%").first.map(String.init) ?? ip, port: 0, interfaceName: d.name,
+                interfaceIndex: Int32(d.interfaceIndex))
             if !out.contains(a) { out.append(a) }
         }
         return out
@@ -133,7 +137,10 @@ final class PresenceAnnouncer: Sendable {
             s.publishedAddresses = addresses
             return true
         }
-        if !kept { publication.withdraw(); return nil }
+        if !kept {
+            publication.withdraw()
+            return nil
+        }
         return publication
     }
 

@@ -51,12 +51,17 @@ final class ProbeCounter: Sendable {
 
     private func flush() {
         let counts = state.withLockedValue { s -> [Kind: Int] in
-            defer { s.counts = [:]; s.flushScheduled = false }
+            defer {
+                s.counts = [:]
+                s.flushScheduled = false
+            }
             return s.counts
         }
         let total = counts.values.reduce(0, +)
         guard total > 0 else { return }
-        events.emit(.connectionsProbed(count: total, seconds: Int(interval.rounded()),
-                                       kinds: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })))
+        events.emit(
+            .connectionsProbed(
+                count: total, seconds: Int(interval.rounded()),
+                kinds: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })))
     }
 }

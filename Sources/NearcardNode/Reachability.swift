@@ -1,6 +1,6 @@
-public import NearcardDiscovery
 internal import NIOCore
 internal import NIOPosix
+public import NearcardDiscovery
 
 /// Whether a node answers on TCP (connect, then close at once: the node sees a silent connection,
 /// which it does not report).

@@ -1,6 +1,6 @@
+internal import CLibC
 import Foundation
 package import NearcardCrypto
-internal import CLibC
 
 /// Fresh X25519 key pairs made ahead of need, so that no session waits for key generation (a scalar
 /// multiplication each, about 50 µs): every exchange takes three — its Noise ephemeral and static keys

@@ -35,8 +35,10 @@ public struct ScanContext: Sendable {
     /// list (a group proof is then reported as one it cannot check).
     public var trustedGroup: (@Sendable (String) -> SemaphoreBinding.TrustedGroup?)?
 
-    public init(now: Date = Date(), isTrustedIssuer: @escaping @Sendable (String) -> Bool,
-                trustedGroup: (@Sendable (String) -> SemaphoreBinding.TrustedGroup?)? = nil) {
+    public init(
+        now: Date = Date(), isTrustedIssuer: @escaping @Sendable (String) -> Bool,
+        trustedGroup: (@Sendable (String) -> SemaphoreBinding.TrustedGroup?)? = nil
+    ) {
         self.now = now
         self.isTrustedIssuer = isTrustedIssuer
         self.trustedGroup = trustedGroup
@@ -83,7 +85,9 @@ public struct ScanRouter: Sendable {
             return .presentationRequest(try PresentationRequest(parsing: text))
         }
         if lower.hasPrefix("openid-credential-offer://") {
-            throw QRError(.unusable, "this is an OpenID credential offer: it asks you to fetch a credential from an issuer's server, which Nearcard does not do; nothing was stored")
+            throw QRError(
+                .unusable,
+                "this is an OpenID credential offer: it asks you to fetch a credential from an issuer's server, which Nearcard does not do; nothing was stored")
         }
         if Self.looksLikeJWT(text) { return try scanJWT(text, context: context) }
         if text.hasPrefix(Compressed.prefix) { return try scanEnvelope(try Compressed.decode(text), context: context) }
@@ -99,7 +103,10 @@ public struct ScanRouter: Sendable {
             throw QRError(.unusable, "this is a link (\(text[..<scheme.lowerBound])://…) for an app, not a card; nothing was stored")
         }
         if let blob = try? Base64.decode(text), blob.count >= 28 {
-            throw QRError(.unusable, "this is an encrypted card from the iOS app's older format: only the sender's own devices can open it; ask them to share a plaintext or signed QR code; nothing was stored")
+            throw QRError(
+                .unusable,
+                "this is an encrypted card from the iOS app's older format: only the sender's own devices can open it; ask them to share a plaintext or signed QR code; nothing was stored"
+            )
         }
         throw QRError(.malformed, "not a card, credential or OpenID request QR code that Nearcard knows")
     }
@@ -134,21 +141,28 @@ public struct ScanRouter: Sendable {
         let source = value.canonicalText
         switch format {
         case "plaintext":
-            guard let p = o["plaintext"]?.objectValue, let snapshot = p["snapshot"] else { throw QRError(.malformed, "a plaintext envelope without \"plaintext.snapshot\"") }
+            guard let p = o["plaintext"]?.objectValue, let snapshot = p["snapshot"] else {
+                throw QRError(.malformed, "a plaintext envelope without \"plaintext.snapshot\"")
+            }
             if let exp = p["expirationDate"]?.stringValue {
                 guard let date = ISO8601.date(exp) else { throw QRError(.malformed, "the envelope's expirationDate is not an ISO-8601 date") }
                 guard date > context.now else { throw QRError(.expired, "this card's QR code expired on \(ISO8601.string(date)); nothing was stored") }
             }
             let (card, cardId) = try Snapshot.card(from: snapshot)
-            return .contact(ScannedContact(format: .plaintext, card: card, cardId: cardId, did: nil, status: .unverified,
-                                           reason: "plaintext QR codes carry no proof of who made them", credential: nil, source: source))
+            return .contact(
+                ScannedContact(
+                    format: .plaintext, card: card, cardId: cardId, did: nil, status: .unverified,
+                    reason: "plaintext QR codes carry no proof of who made them", credential: nil, source: source))
         case "didSigned":
             guard let jwt = o["didSigned"]?["jwt"]?.stringValue else { throw QRError(.malformed, "a didSigned envelope without \"didSigned.jwt\"") }
             return try scanJWT(jwt, context: context)
         case "zkProof":
             if let proof = o["sdProof"]?.objectValue { return try scanSDProof(proof, envelope: o, context: context, source: source) }
             if o["encryptedPayload"] != nil {
-                throw QRError(.unusable, "this is the iOS app's zkProof card: it is encrypted for the sender's own devices, so no scanner can open it; ask them for a plaintext or signed QR code; nothing was stored")
+                throw QRError(
+                    .unusable,
+                    "this is the iOS app's zkProof card: it is encrypted for the sender's own devices, so no scanner can open it; ask them for a plaintext or signed QR code; nothing was stored"
+                )
             }
             throw QRError(.malformed, "a zkProof envelope with neither sdProof nor encryptedPayload")
         default:
@@ -159,7 +173,8 @@ public struct ScanRouter: Sendable {
     /// Nearcard's zkProof: an SD-JWT bound to this share, checked by anyone.
     func scanSDProof(_ proof: JSONObject, envelope: JSONObject, context: ScanContext, source: String) throws(QRError) -> ScanOutcome {
         guard let sdJwt = proof["sdJwt"]?.stringValue, let jwt = sdJwt.split(separator: "~").first,
-              let shareId = envelope["shareId"]?.stringValue else {
+            let shareId = envelope["shareId"]?.stringValue
+        else {
             throw QRError(.malformed, "the zkProof envelope has no sdJwt or shareId")
         }
         let jws: CompactJWS
@@ -194,8 +209,10 @@ public struct ScanRouter: Sendable {
         // someone you trust — met in person, a trust anchor, or a proven member of a group you trust.
         let signerTrusted = context.isTrustedIssuer(iss)
         var status = signerTrusted ? VerificationStatus.verified : .unverified
-        var memberOf: String?, verdictText: String?
-        var reason = "selective-disclosure proof checks: \(disclosed.fields.count) fields disclosed, \(disclosed.hiddenCount) hidden, signed by \(iss)"
+        var memberOf: String?
+        var verdictText: String?
+        var reason =
+            "selective-disclosure proof checks: \(disclosed.fields.count) fields disclosed, \(disclosed.hiddenCount) hidden, signed by \(iss)"
             + (signerTrusted ? ", whom you trust" : ScanRouter.unknownSigner)
         if let group = proof["issuerProof"]?.stringValue {
             if let trustedGroup = context.trustedGroup {
@@ -212,8 +229,10 @@ public struct ScanRouter: Sendable {
                 reason += "; it carries \(verdictText!)"
             }
         }
-        return .contact(ScannedContact(format: .zkProof, card: card, cardId: nil, did: iss, status: status, reason: reason,
-                                       memberOf: memberOf, groupVerdict: verdictText, credential: nil, source: source))
+        return .contact(
+            ScannedContact(
+                format: .zkProof, card: card, cardId: nil, did: iss, status: status, reason: reason,
+                memberOf: memberOf, groupVerdict: verdictText, credential: nil, source: source))
     }
 
     // MARK: JWTs and presentations
@@ -227,8 +246,10 @@ public struct ScanRouter: Sendable {
             throw QRError(.malformed, "the BusinessCardCredential has no credentialSubject")
         }
         let card = try BusinessCardCredential.card(from: subject)
-        return .contact(ScannedContact(format: .didSigned, card: card, cardId: nil, did: credential.issuer, status: credential.status,
-                                       reason: credential.reason, credential: credential, source: token))
+        return .contact(
+            ScannedContact(
+                format: .didSigned, card: card, cardId: nil, did: credential.issuer, status: credential.status,
+                reason: credential.reason, credential: credential, source: token))
     }
 
     /// Checks a VC-JWT: signature by the did:key in kid/iss, validity window, and whether its issuer is trusted.
@@ -266,9 +287,10 @@ public struct ScanRouter: Sendable {
             status = .failed
             reason = "\(f)"
         }
-        return ImportedCredential(id: id, issuer: issuer, subject: claims["sub"]?.stringValue, types: types, jwt: token,
-                                  issuedAt: iat.map { Date(timeIntervalSince1970: $0) }, expiresAt: exp.map { Date(timeIntervalSince1970: $0) },
-                                  status: status, reason: reason)
+        return ImportedCredential(
+            id: id, issuer: issuer, subject: claims["sub"]?.stringValue, types: types, jwt: token,
+            issuedAt: iat.map { Date(timeIntervalSince1970: $0) }, expiresAt: exp.map { Date(timeIntervalSince1970: $0) },
+            status: status, reason: reason)
     }
 
     func scanPresentation(_ value: JSONValue, context: ScanContext) throws(QRError) -> ScanOutcome {
@@ -277,7 +299,9 @@ public struct ScanRouter: Sendable {
         guard !list.isEmpty else { throw QRError(.malformed, "the presentation holds no credentials") }
         var out: [ImportedCredential] = []
         for item in list.prefix(16) {
-            guard let token = item.stringValue else { throw QRError(.unusable, "the presentation holds a credential that is not a JWT; Nearcard imports VC-JWTs") }
+            guard let token = item.stringValue else {
+                throw QRError(.unusable, "the presentation holds a credential that is not a JWT; Nearcard imports VC-JWTs")
+            }
             out.append(try Self.importCredential(token, context: context))
         }
         return .credentials(out)

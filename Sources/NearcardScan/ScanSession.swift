@@ -2,9 +2,9 @@ import Foundation
 public import NearcardCrypto
 import NearcardModel
 import NearcardNode
+import NearcardProtocol
 public import NearcardQR
 public import NearcardStore
-import NearcardProtocol
 
 /// Scanning as every face does it (`qr scan`, the web app's Scan page): QR texts through one router
 /// (chunk frames collect across texts), and what they carry kept in the store by its one rule — a
@@ -46,35 +46,51 @@ public struct ScanSession {
             // An invitation is not kept: it is for dialling (and holds a secret).
             do {
                 let invitation = try NodeRuntime.invitation(text)
-                return (["result": "invitation", "name": invitation.name.map { .string($0) } ?? .null, "fingerprint": .string(invitation.fingerprint),
-                         "addresses": .array(invitation.addresses.map { .string($0) }),
-                         "expires": .string(ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))),
-                         "note": "an invitation to exchange cards: nothing was stored; exchange with: nearcard exchange --invite 'TEXT' (or --invite-image PHOTO)"], .ok)
+                return (
+                    [
+                        "result": "invitation", "name": invitation.name.map { .string($0) } ?? .null, "fingerprint": .string(invitation.fingerprint),
+                        "addresses": .array(invitation.addresses.map { .string($0) }),
+                        "expires": .string(ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))),
+                        "note":
+                            "an invitation to exchange cards: nothing was stored; exchange with: nearcard exchange --invite 'TEXT' (or --invite-image PHOTO)",
+                    ], .ok
+                )
             } catch {
                 return Self.malformed(error.message)
             }
         }
         let outcome: ScanOutcome
         do { outcome = try router.scan(text, context: context) } catch {
-            return (["result": "error", "kind": .string("\(error.kind)"), "message": .string(error.message)], error.kind == .expired ? .checkFailed : .unusable)
+            return (
+                ["result": "error", "kind": .string("\(error.kind)"), "message": .string(error.message)], error.kind == .expired ? .checkFailed : .unusable
+            )
         }
         switch outcome {
         case .needMoreFrames(let received, let total, let missing):
             // `missingText` says it in words, including the frame that is "the first or the last" while
             // the payload's numbering (from 0 or from 1) is not known yet.
-            return (["result": "partial", "received": .number(Double(received)), "total": .number(Double(total)),
-                     "missing": .array(missing.map { .number(Double($0)) }),
-                     "missingText": .string(Chunks.describeMissing(received: received, total: total, missing: missing))], .ok)
+            return (
+                [
+                    "result": "partial", "received": .number(Double(received)), "total": .number(Double(total)),
+                    "missing": .array(missing.map { .number(Double($0)) }),
+                    "missingText": .string(Chunks.describeMissing(received: received, total: total, missing: missing)),
+                ], .ok
+            )
         case .presentationRequest(let r):
-            return (["result": "presentation-request", "verifier": .string(r.clientID), "host": .string(r.verifierHost),
-                     "claims": .array(r.requestedClaims.map { .string($0) }), "responseMode": r.responseMode.map { .string($0) } ?? .null,
-                     "note": "nothing was stored; answer it with: nearcard present REQUEST"], .ok)
+            return (
+                [
+                    "result": "presentation-request", "verifier": .string(r.clientID), "host": .string(r.verifierHost),
+                    "claims": .array(r.requestedClaims.map { .string($0) }), "responseMode": r.responseMode.map { .string($0) } ?? .null,
+                    "note": "nothing was stored; answer it with: nearcard present REQUEST",
+                ], .ok
+            )
         case .credentials(let list):
             for c in list { try database.saveCredential(StoredCredential(c, importedAt: Date())) }
             return (["result": "credentials", "credentials": .array(list.map(\.json))], list.contains { $0.status == .failed } ? .checkFailed : .ok)
         case .contact(let s):
-            let contact = Contact(cardId: s.cardId, card: s.card, source: .qrCode, verificationStatus: s.status, receivedAt: Date(),
-                                  didPublicKey: s.did, memberOf: s.memberOf, groupVerdict: s.groupVerdict)
+            let contact = Contact(
+                cardId: s.cardId, card: s.card, source: .qrCode, verificationStatus: s.status, receivedAt: Date(),
+                didPublicKey: s.did, memberOf: s.memberOf, groupVerdict: s.groupVerdict)
             let kept = try database.keep(contact, payloadJSON: s.source, credential: s.credential.map { StoredCredential($0, importedAt: Date()) })
             let saved = kept.contact
             var o = saved.json.objectValue ?? [:]

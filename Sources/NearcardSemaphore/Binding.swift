@@ -71,8 +71,10 @@ public enum SemaphoreBinding {
     }
 
     /// The same, with the pairing check passed in (tests exercise the binding and trust rules with it).
-    static func check(_ text: String, holderDID: String, trusted: (String) -> TrustedGroup?,
-                      verify: (SemaphoreProof) -> Result<Void, SemaphoreFailure>) -> Verdict {
+    static func check(
+        _ text: String, holderDID: String, trusted: (String) -> TrustedGroup?,
+        verify: (SemaphoreProof) -> Result<Void, SemaphoreFailure>
+    ) -> Verdict {
         let proof: SemaphoreProof
         do { proof = try SemaphoreProof(json: text) } catch { return .failed(error.description) }
         return check(proof, holderDID: holderDID, trusted: trusted, verify: verify)
@@ -85,8 +87,10 @@ public enum SemaphoreBinding {
         check(proof, holderDID: holderDID, trusted: trusted, verify: SemaphoreVerifier.verify)
     }
 
-    static func check(_ proof: SemaphoreProof, holderDID: String?, trusted: (String) -> TrustedGroup?,
-                      verify: (SemaphoreProof) -> Result<Void, SemaphoreFailure>) -> Verdict {
+    static func check(
+        _ proof: SemaphoreProof, holderDID: String?, trusted: (String) -> TrustedGroup?,
+        verify: (SemaphoreProof) -> Result<Void, SemaphoreFailure>
+    ) -> Verdict {
         if let holderDID, !isBound(proof, to: holderDID) {
             return .failed("the group proof is not bound to \(holderDID) (its message and scope are for another card)")
         }

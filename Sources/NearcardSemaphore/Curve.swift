@@ -3,9 +3,17 @@ public struct G1Point: Sendable, Equatable {
     public var x: Fq, y: Fq
     public var isInfinity: Bool
 
-    public init(x: Fq, y: Fq) { self.x = x; self.y = y; isInfinity = false }
+    public init(x: Fq, y: Fq) {
+        self.x = x
+        self.y = y
+        isInfinity = false
+    }
     public static let infinity = G1Point(infinity: ())
-    private init(infinity: ()) { x = .zero; y = .zero; isInfinity = true }
+    private init(infinity: ()) {
+        x = .zero
+        y = .zero
+        isInfinity = true
+    }
 
     public static let b = Fq(UInt256(3))
     public static let generator = G1Point(x: .one, y: Fq(UInt256(2)))
@@ -24,17 +32,27 @@ public struct G2Point: Sendable, Equatable {
     public var x: Fq2, y: Fq2
     public var isInfinity: Bool
 
-    public init(x: Fq2, y: Fq2) { self.x = x; self.y = y; isInfinity = false }
+    public init(x: Fq2, y: Fq2) {
+        self.x = x
+        self.y = y
+        isInfinity = false
+    }
     public static let infinity = G2Point(infinity: ())
-    private init(infinity: ()) { x = .zero; y = .zero; isInfinity = true }
+    private init(infinity: ()) {
+        x = .zero
+        y = .zero
+        isInfinity = true
+    }
 
     public static let b: Fq2 = Fq2(Fq(UInt256(3)), .zero) * Fq2.xi.inverse
 
     public static let generator = G2Point(
-        x: Fq2(Fq(decimal: "10857046999023057135944570762232829481370756359578518086990519993285655852781")!,
-               Fq(decimal: "11559732032986387107991004021392285783925812861821192530917403151452391805634")!),
-        y: Fq2(Fq(decimal: "8495653923123431417604973247489272438418190587263600148770280649306958101930")!,
-               Fq(decimal: "4082367875863433681332203403145435568316851327593401208105741076214120093531")!))
+        x: Fq2(
+            Fq(decimal: "10857046999023057135944570762232829481370756359578518086990519993285655852781")!,
+            Fq(decimal: "11559732032986387107991004021392285783925812861821192530917403151452391805634")!),
+        y: Fq2(
+            Fq(decimal: "8495653923123431417604973247489272438418190587263600148770280649306958101930")!,
+            Fq(decimal: "4082367875863433681332203403145435568316851327593401208105741076214120093531")!))
 
     public var isOnCurve: Bool { isInfinity || y.squared == x.squared * x + G2Point.b }
 
@@ -129,7 +147,11 @@ struct Jacobian<Point: AffinePoint> {
     var x: F, y: F, z: F
     static var infinity: Jacobian { Jacobian(x: .one, y: .one, z: .zero) }
 
-    init(x: F, y: F, z: F) { self.x = x; self.y = y; self.z = z }
+    init(x: F, y: F, z: F) {
+        self.x = x
+        self.y = y
+        self.z = z
+    }
     init(_ p: Point) { self = p.isInfinity ? .infinity : Jacobian(x: p.x, y: p.y, z: .one) }
 
     var isInfinity: Bool { z.isZero }
@@ -137,7 +159,9 @@ struct Jacobian<Point: AffinePoint> {
     var doubled: Jacobian {
         if isInfinity { return self }
         // dbl-2009-l (a = 0)
-        let a = x.squared, b = y.squared, c = b.squared
+        let a = x.squared
+        let b = y.squared
+        let c = b.squared
         let d = ((x + b).squared - a - c).doubled
         let e = a.doubled + a
         let f = e.squared
@@ -150,9 +174,12 @@ struct Jacobian<Point: AffinePoint> {
         if p.isInfinity { return q }
         if q.isInfinity { return p }
         // add-2007-bl
-        let z1z1 = p.z.squared, z2z2 = q.z.squared
-        let u1 = p.x * z2z2, u2 = q.x * z1z1
-        let s1 = p.y * q.z * z2z2, s2 = q.y * p.z * z1z1
+        let z1z1 = p.z.squared
+        let z2z2 = q.z.squared
+        let u1 = p.x * z2z2
+        let u2 = q.x * z1z1
+        let s1 = p.y * q.z * z2z2
+        let s2 = q.y * p.z * z1z1
         if u1 == u2 { return s1 == s2 ? p.doubled : .infinity }
         let h = u2 - u1
         let i = h.doubled.squared
@@ -170,7 +197,8 @@ struct Jacobian<Point: AffinePoint> {
         if q.isInfinity { return self }
         if isInfinity { return Jacobian(q) }
         let z1z1 = z.squared
-        let u2 = q.x * z1z1, s2 = q.y * z * z1z1
+        let u2 = q.x * z1z1
+        let s2 = q.y * z * z1z1
         if u2 == x { return s2 == y ? doubled : .infinity }
         let h = u2 - x
         let hh = h.squared
@@ -193,7 +221,8 @@ struct Jacobian<Point: AffinePoint> {
 
     var affine: Point {
         if isInfinity { return .infinity }
-        let zi = z.inverse, zi2 = zi.squared
+        let zi = z.inverse
+        let zi2 = zi.squared
         return Point(x: x * zi2, y: y * zi2 * zi)
     }
 }

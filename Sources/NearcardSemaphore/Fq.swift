@@ -5,14 +5,17 @@ public struct Fq: Sendable, Equatable {
     @usableFromInline var l0, l1, l2, l3: UInt64
 
     @inlinable init(raw l0: UInt64, _ l1: UInt64, _ l2: UInt64, _ l3: UInt64) {
-        self.l0 = l0; self.l1 = l1; self.l2 = l2; self.l3 = l3
+        self.l0 = l0
+        self.l1 = l1
+        self.l2 = l2
+        self.l3 = l3
     }
 
-    public static let modulus = UInt256(0x3c208c16d87cfd47, 0x97816a916871ca8d, 0xb85045b68181585d, 0x30644e72e131a029)
-    @usableFromInline static let p0: UInt64 = 0x3c208c16d87cfd47
-    @usableFromInline static let p1: UInt64 = 0x97816a916871ca8d
-    @usableFromInline static let p2: UInt64 = 0xb85045b68181585d
-    @usableFromInline static let p3: UInt64 = 0x30644e72e131a029
+    public static let modulus = UInt256(0x3c20_8c16_d87c_fd47, 0x9781_6a91_6871_ca8d, 0xb850_45b6_8181_585d, 0x3064_4e72_e131_a029)
+    @usableFromInline static let p0: UInt64 = 0x3c20_8c16_d87c_fd47
+    @usableFromInline static let p1: UInt64 = 0x9781_6a91_6871_ca8d
+    @usableFromInline static let p2: UInt64 = 0xb850_45b6_8181_585d
+    @usableFromInline static let p3: UInt64 = 0x3064_4e72_e131_a029
     /// −p⁻¹ mod 2^64, computed by Newton's iteration.
     @usableFromInline static let inv: UInt64 = {
         var x: UInt64 = 1
@@ -74,9 +77,10 @@ public struct Fq: Sendable, Equatable {
         let (s1, b1) = sbb(a1, p1, b0)
         let (s2, b2) = sbb(a2, p2, b1)
         let (s3, b3) = sbb(a3, p3, b2)
-        let keep = 0 &- b3  // all ones when a < p
-        return Fq(raw: (a0 & keep) | (s0 & ~keep), (a1 & keep) | (s1 & ~keep),
-                  (a2 & keep) | (s2 & ~keep), (a3 & keep) | (s3 & ~keep))
+        let keep = 0 &- b3 // all ones when a < p
+        return Fq(
+            raw: (a0 & keep) | (s0 & ~keep), (a1 & keep) | (s1 & ~keep),
+            (a2 & keep) | (s2 & ~keep), (a3 & keep) | (s3 & ~keep))
     }
 
     @inlinable @inline(__always)
@@ -124,9 +128,13 @@ public struct Fq: Sendable, Equatable {
     /// fifth limb or carry flag to track between rounds.
     @inlinable
     public static func * (a: Fq, b: Fq) -> Fq {
-        var t0: UInt64 = 0, t1: UInt64 = 0, t2: UInt64 = 0, t3: UInt64 = 0
+        var t0: UInt64 = 0
+        var t1: UInt64 = 0
+        var t2: UInt64 = 0
+        var t3: UInt64 = 0
         @inline(__always) func round(_ bi: UInt64) {
-            var x: UInt64, y: UInt64
+            var x: UInt64
+            var y: UInt64
             (x, t0) = mac(t0, a.l0, bi, 0)
             let m = t0 &* inv
             (y, _) = mac(t0, m, p0, 0)

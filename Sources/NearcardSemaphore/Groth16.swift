@@ -56,11 +56,12 @@ public enum Groth16 {
     public static func verify(_ proof: Proof, key: VerifyingKey, publicSignals: [UInt256]) -> Bool {
         guard publicSignals.count + 1 == key.ic.count, publicSignals.allSatisfy({ $0 < scalarModulus }) else { return false }
         // e(α, β) is the key's: its Miller-loop value is multiplied in rather than recomputed.
-        return Pairing.productIsOne([
-            (proof.a.negated, Pairing.Prepared(proof.b)),
-            (inputPoint(key: key, publicSignals: publicSignals), key.preparedGamma),
-            (proof.c, key.preparedDelta),
-        ], times: key.alphaBetaMiller)
+        return Pairing.productIsOne(
+            [
+                (proof.a.negated, Pairing.Prepared(proof.b)),
+                (inputPoint(key: key, publicSignals: publicSignals), key.preparedGamma),
+                (proof.c, key.preparedDelta),
+            ], times: key.alphaBetaMiller)
     }
 
     /// vk_x = IC₀ + Σ sᵢ·ICᵢ₊₁, with one shared run of doublings for all signals (Straus's method),
@@ -84,7 +85,8 @@ public enum Groth16 {
     /// The width-`window` non-adjacent form of k, least significant first.
     static func wnaf(_ k: UInt256) -> [Int8] {
         var v = [k.limbs.0, k.limbs.1, k.limbs.2, k.limbs.3, 0]
-        let full: UInt64 = 1 << window, half: UInt64 = full >> 1
+        let full: UInt64 = 1 << window
+        let half: UInt64 = full >> 1
         var out: [Int8] = []
         out.reserveCapacity(258)
         while v.contains(where: { $0 != 0 }) {

@@ -39,7 +39,8 @@ public enum Pairing {
     static func doublingStep(_ r: inout Projective) -> Line {
         var a = r.x * r.y
         a = a.scaled(twoInverse)
-        let b = r.y.squared, c = r.z.squared
+        let b = r.y.squared
+        let c = r.z.squared
         let e = G2Point.b * (c.doubled + c)
         let f = e.doubled + e
         let g = (b + f).scaled(twoInverse)
@@ -56,7 +57,8 @@ public enum Pairing {
     static func additionStep(_ r: inout Projective, _ q: G2Point) -> Line {
         let theta = r.y - q.y * r.z
         let lambda = r.x - q.x * r.z
-        let c = theta.squared, d = lambda.squared
+        let c = theta.squared
+        let d = lambda.squared
         let e = lambda * d
         let f = r.z * c
         let g = r.x * d
@@ -75,7 +77,10 @@ public enum Pairing {
 
         public init(_ q: G2Point) {
             isInfinity = q.isInfinity
-            guard !q.isInfinity else { lines = []; return }
+            guard !q.isInfinity else {
+                lines = []
+                return
+            }
             var r = Projective(x: q.x, y: q.y, z: .one)
             var lines: [Line] = []
             lines.reserveCapacity(100)
@@ -130,7 +135,7 @@ public enum Pairing {
         /// conjugate and squaring has its cheaper form, so a digit −1 costs what a digit 1 does.
         func expByNegX(_ a: Fq12) -> Fq12 {
             let aInverse = a.conjugate
-            var out = a  // the leading digit is 1
+            var out = a // the leading digit is 1
             for d in xNAF.dropFirst() {
                 out = out.cyclotomicSquared
                 if d == 1 { out = out * a } else if d == -1 { out = out * aInverse }

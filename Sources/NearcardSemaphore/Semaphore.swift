@@ -87,8 +87,9 @@ public struct SemaphoreProof: Sendable, Equatable {
         guard c.isOnCurve else { throw .notOnCurve("C is not on G1") }
         guard b.isOnCurve else { throw .notOnCurve("B is not on the G2 twist") }
         guard b.isInSubgroup else { throw .notOnCurve("B is not in G2's prime-order subgroup") }
-        return SemaphoreProof(depth: Int(d), root: root, nullifier: nullifier, message: message, scope: scope,
-                              proof: Groth16.Proof(a: a, b: b, c: c))
+        return SemaphoreProof(
+            depth: Int(d), root: root, nullifier: nullifier, message: message, scope: scope,
+            proof: Groth16.Proof(a: a, b: b, c: c))
     }
 
     /// Only from `init(json:)`, after its range, curve and subgroup checks: the verifier relies on them,
@@ -135,11 +136,13 @@ public enum SemaphoreVerifier {
         func fq(_ s: JSONValue) -> Fq { Fq(decimal: s.stringValue!)! }
         func g1(_ p: JSONValue) -> G1Point { G1Point(x: fq(p.arrayValue![0]), y: fq(p.arrayValue![1])) }
         func g2(_ p: JSONValue) -> G2Point {
-            let x = p.arrayValue![0].arrayValue!, y = p.arrayValue![1].arrayValue!
+            let x = p.arrayValue![0].arrayValue!
+            let y = p.arrayValue![1].arrayValue!
             return G2Point(x: Fq2(fq(x[0]), fq(x[1])), y: Fq2(fq(y[0]), fq(y[1])))
         }
-        return Keys(alpha: g1(v["alpha"]!), beta: g2(v["beta"]!), gamma: g2(v["gamma"]!),
-                    deltas: v["delta"]!.arrayValue!.map(g2), ics: v["ic"]!.arrayValue!.map { $0.arrayValue!.map(g1) })
+        return Keys(
+            alpha: g1(v["alpha"]!), beta: g2(v["beta"]!), gamma: g2(v["gamma"]!),
+            deltas: v["delta"]!.arrayValue!.map(g2), ics: v["ic"]!.arrayValue!.map { $0.arrayValue!.map(g1) })
     }()
 
     private static let cache = KeyCache()
@@ -180,5 +183,5 @@ final class NSLockLike: @unchecked Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

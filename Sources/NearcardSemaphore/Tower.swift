@@ -2,7 +2,10 @@
 public struct Fq2: Sendable, Equatable {
     public var c0: Fq, c1: Fq
 
-    @inlinable public init(_ c0: Fq, _ c1: Fq) { self.c0 = c0; self.c1 = c1 }
+    @inlinable public init(_ c0: Fq, _ c1: Fq) {
+        self.c0 = c0
+        self.c1 = c1
+    }
     public static let zero = Fq2(.zero, .zero)
     public static let one = Fq2(.one, .zero)
     public var isZero: Bool { c0.isZero && c1.isZero }
@@ -15,7 +18,8 @@ public struct Fq2: Sendable, Equatable {
     @inlinable @inline(__always)
     public static func * (a: Fq2, b: Fq2) -> Fq2 {
         // Karatsuba: (a0 + a1u)(b0 + b1u) = a0b0 − a1b1 + ((a0 + a1)(b0 + b1) − a0b0 − a1b1)u
-        let v0 = a.c0 * b.c0, v1 = a.c1 * b.c1
+        let v0 = a.c0 * b.c0
+        let v1 = a.c1 * b.c1
         return Fq2(v0 - v1, (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1)
     }
 
@@ -34,7 +38,8 @@ public struct Fq2: Sendable, Equatable {
     /// × ξ where ξ = 9 + u.
     @inlinable @inline(__always)
     public var timesXi: Fq2 {
-        let e = c0.doubled.doubled.doubled, f = c1.doubled.doubled.doubled
+        let e = c0.doubled.doubled.doubled
+        let f = c1.doubled.doubled.doubled
         return Fq2(e + c0 - c1, f + c1 + c0)
     }
 
@@ -59,7 +64,11 @@ public struct Fq2: Sendable, Equatable {
 public struct Fq6: Sendable, Equatable {
     public var c0: Fq2, c1: Fq2, c2: Fq2
 
-    @inlinable public init(_ c0: Fq2, _ c1: Fq2, _ c2: Fq2) { self.c0 = c0; self.c1 = c1; self.c2 = c2 }
+    @inlinable public init(_ c0: Fq2, _ c1: Fq2, _ c2: Fq2) {
+        self.c0 = c0
+        self.c1 = c1
+        self.c2 = c2
+    }
     public static let zero = Fq6(.zero, .zero, .zero)
     public static let one = Fq6(.one, .zero, .zero)
 
@@ -69,7 +78,9 @@ public struct Fq6: Sendable, Equatable {
 
     @inlinable
     public static func * (a: Fq6, b: Fq6) -> Fq6 {
-        let v0 = a.c0 * b.c0, v1 = a.c1 * b.c1, v2 = a.c2 * b.c2
+        let v0 = a.c0 * b.c0
+        let v1 = a.c1 * b.c1
+        let v2 = a.c2 * b.c2
         let c0 = ((a.c1 + a.c2) * (b.c1 + b.c2) - v1 - v2).timesXi + v0
         let c1 = (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1 + v2.timesXi
         let c2 = (a.c0 + a.c2) * (b.c0 + b.c2) - v0 + v1 - v2
@@ -84,7 +95,8 @@ public struct Fq6: Sendable, Equatable {
     /// × (b0 + b1·v).
     @inlinable
     public func times01(_ b0: Fq2, _ b1: Fq2) -> Fq6 {
-        let v0 = c0 * b0, v1 = c1 * b1
+        let v0 = c0 * b0
+        let v1 = c1 * b1
         let t0 = ((c1 + c2) * b1 - v1).timesXi + v0
         let t1 = (c0 + c1) * (b0 + b1) - v0 - v1
         let t2 = (c0 + c2) * b0 - v0 + v1
@@ -110,12 +122,16 @@ public struct Fq6: Sendable, Equatable {
 public struct Fq12: Sendable, Equatable {
     public var c0: Fq6, c1: Fq6
 
-    @inlinable public init(_ c0: Fq6, _ c1: Fq6) { self.c0 = c0; self.c1 = c1 }
+    @inlinable public init(_ c0: Fq6, _ c1: Fq6) {
+        self.c0 = c0
+        self.c1 = c1
+    }
     public static let one = Fq12(.one, .zero)
 
     @inlinable
     public static func * (a: Fq12, b: Fq12) -> Fq12 {
-        let v0 = a.c0 * b.c0, v1 = a.c1 * b.c1
+        let v0 = a.c0 * b.c0
+        let v1 = a.c1 * b.c1
         return Fq12(v0 + v1.timesV, (a.c0 + a.c1) * (b.c0 + b.c1) - v0 - v1)
     }
 
@@ -154,8 +170,9 @@ public struct Fq12: Sendable, Equatable {
         // From the norm-1 identity: c0's coefficients become 3t − 2z, c1's become 3t + 2z.
         @inline(__always) func minus(_ t: Fq2, _ z: Fq2) -> Fq2 { (t - z).doubled + t }
         @inline(__always) func plus(_ t: Fq2, _ z: Fq2) -> Fq2 { (t + z).doubled + t }
-        return Fq12(Fq6(minus(t0, c0.c0), minus(t2, c0.c1), minus(t4, c0.c2)),
-                    Fq6(plus(t5.timesXi, c1.c0), plus(t1, c1.c1), plus(t3, c1.c2)))
+        return Fq12(
+            Fq6(minus(t0, c0.c0), minus(t2, c0.c1), minus(t4, c0.c2)),
+            Fq6(plus(t5.timesXi, c1.c0), plus(t1, c1.c1), plus(t3, c1.c2)))
     }
 
     public var inverse: Fq12 {
@@ -164,7 +181,8 @@ public struct Fq12: Sendable, Equatable {
     }
 
     public func frobenius(_ power: Int) -> Fq12 {
-        let a = c0.frobenius(power), b = c1.frobenius(power)
+        let a = c0.frobenius(power)
+        let b = c1.frobenius(power)
         let g = Frobenius.fq12C1[power % 12]
         return Fq12(a, Fq6(b.c0 * g, b.c1 * g, b.c2 * g))
     }

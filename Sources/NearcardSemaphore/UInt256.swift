@@ -16,7 +16,10 @@ public struct UInt256: Sendable, Hashable, Comparable, CustomStringConvertible {
         a.limbs.0 == b.limbs.0 && a.limbs.1 == b.limbs.1 && a.limbs.2 == b.limbs.2 && a.limbs.3 == b.limbs.3
     }
     public func hash(into h: inout Hasher) {
-        h.combine(limbs.0); h.combine(limbs.1); h.combine(limbs.2); h.combine(limbs.3)
+        h.combine(limbs.0)
+        h.combine(limbs.1)
+        h.combine(limbs.2)
+        h.combine(limbs.3)
     }
     public static func < (a: UInt256, b: UInt256) -> Bool {
         for i in (0..<4).reversed() where a.limb(i) != b.limb(i) { return a.limb(i) < b.limb(i) }
@@ -85,7 +88,8 @@ public struct UInt256: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     public func subtracting(_ b: UInt256) -> (UInt256, borrow: Bool) {
-        let x = array, y = b.array
+        let x = array
+        let y = b.array
         var out = [UInt64](repeating: 0, count: 4)
         var borrow: UInt64 = 0
         for i in 0..<4 {

@@ -1,6 +1,7 @@
 public import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A child process started with posix_spawn and reaped with waitpid (Foundation's `Process` on Linux
@@ -32,7 +33,8 @@ public final class ChildProcess: @unchecked Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1]
+        var inPipe: [Int32] = [-1, -1]
+        var outPipe: [Int32] = [-1, -1]
         if pipes {
             // Created close-on-exec atomically, so no other child started meanwhile inherits them.
             let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
@@ -54,7 +56,10 @@ public final class ChildProcess: @unchecked Sendable {
             close(outPipe[1])
         }
         guard rc == 0 else {
-            if pipes { close(inPipe[1]); close(outPipe[0]) }
+            if pipes {
+                close(inPipe[1])
+                close(outPipe[0])
+            }
             throw SpawnError(description: "cannot run \(argv[0]): \(String(cString: strerror(rc)))")
         }
         self.pid = pid
@@ -106,14 +111,19 @@ public final class ChildProcess: @unchecked Sendable {
     /// Runs `argv` to completion, feeding it `stdin` and capturing stdout and stderr apart. A child still
     /// running after `timeout` seconds is killed (SIGKILL) and its stderr ends with a line saying so, so
     /// a hung command fails its caller instead of hanging it.
-    public static func capture(_ argv: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
-                               stdin: [UInt8]? = nil, timeout: Double = 300) throws -> Captured {
+    public static func capture(
+        _ argv: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        stdin: [UInt8]? = nil, timeout: Double = 300
+    ) throws -> Captured {
         // Socket pairs created close-on-exec atomically, so a child spawned concurrently by another
         // thread never inherits (and holds open) this child's streams.
-        var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0], inPipe: [Int32] = [0, 0]
+        var outPipe: [Int32] = [0, 0]
+        var errPipe: [Int32] = [0, 0]
+        var inPipe: [Int32] = [0, 0]
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         guard socketpair(AF_UNIX, type, 0, &outPipe) == 0, socketpair(AF_UNIX, type, 0, &errPipe) == 0,
-              socketpair(AF_UNIX, type, 0, &inPipe) == 0 else {
+            socketpair(AF_UNIX, type, 0, &inPipe) == 0
+        else {
             throw SpawnError(description: "socketpair: \(String(cString: strerror(errno)))")
         }
         var actions = posix_spawn_file_actions_t()
@@ -128,7 +138,9 @@ public final class ChildProcess: @unchecked Sendable {
         close(errPipe[1])
         close(inPipe[0])
         guard rc == 0 else {
-            close(outPipe[0]); close(errPipe[0]); close(inPipe[1])
+            close(outPipe[0])
+            close(errPipe[0])
+            close(inPipe[1])
             throw SpawnError(description: "cannot run \(argv[0]): \(String(cString: strerror(rc)))")
         }
         // Feed stdin from its own thread so a child that writes a lot before reading cannot deadlock us.
@@ -143,7 +155,8 @@ public final class ChildProcess: @unchecked Sendable {
             }
             close(writeFD)
         }.start()
-        var out: [UInt8] = [], err: [UInt8] = []
+        var out: [UInt8] = []
+        var err: [UInt8] = []
         var fds = [pollfd(fd: outPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: errPipe[0], events: Int16(POLLIN), revents: 0)]
         var open = 2
         var buf = [UInt8](repeating: 0, count: 65536)
@@ -152,7 +165,7 @@ public final class ChildProcess: @unchecked Sendable {
         while open > 0 {
             let left = deadline.timeIntervalSinceNow
             if left <= 0 {
-                if killed { break }  // something the child started still holds its streams
+                if killed { break } // something the child started still holds its streams
                 kill(pid, SIGKILL)
                 killed = true
                 deadline = Date().addingTimeInterval(5)
@@ -251,7 +264,10 @@ public final class ChildProcess: @unchecked Sendable {
         lock.withLock {
             guard status == nil else { return false }
             var s: Int32 = 0
-            if waitpid(pid, &s, WNOHANG) == pid { status = s; return false }
+            if waitpid(pid, &s, WNOHANG) == pid {
+                status = s
+                return false
+            }
             return true
         }
     }
@@ -275,7 +291,10 @@ public final class ChildProcess: @unchecked Sendable {
                 while waitpid(pid, &s, 0) < 0 && errno == EINTR {}
                 status = s
             }
-            if let fd = stdinFD { close(fd); stdinFD = nil }
+            if let fd = stdinFD {
+                close(fd)
+                stdinFD = nil
+            }
         }
         let s = lock.withLock { status! }
         return (s & 0x7F) == 0 ? (s >> 8) & 0xFF : 128 + (s & 0x7F)
@@ -284,7 +303,10 @@ public final class ChildProcess: @unchecked Sendable {
     /// Closes the child's stdin (it sees end of input).
     public func closeInput() {
         lock.withLock {
-            if let fd = stdinFD { close(fd); stdinFD = nil }
+            if let fd = stdinFD {
+                close(fd)
+                stdinFD = nil
+            }
         }
     }
 

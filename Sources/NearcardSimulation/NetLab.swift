@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Throw-away network namespaces for a simulation, each with its own D-Bus system bus and
@@ -92,15 +93,18 @@ public final class NetLab: @unchecked Sendable {
         var made: [Space] = []
         for (i, name) in names.enumerated() {
             try run(["ip", "netns", "add", name])
-            var space = Space(name: name, directory: "\(root)/\(name)", interface: "nc-\(name)",
-                              ipv4: family == .ipv6Only ? nil : "10.77.0.\(i + 1)")
+            var space = Space(
+                name: name, directory: "\(root)/\(name)", interface: "nc-\(name)",
+                ipv4: family == .ipv6Only ? nil : "10.77.0.\(i + 1)")
             space.ipv6 = family == .ipv6Only ? "fd77::\(i + 1)" : nil
             space.family = family
             record(space)
             if family == .ipv4Only {
                 // Before the veth exists, so that it is made without IPv6 too ("default").
-                try run(["ip", "netns", "exec", name, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
-                         "net.ipv6.conf.default.disable_ipv6=1", "net.ipv6.conf.lo.disable_ipv6=1"])
+                try run([
+                    "ip", "netns", "exec", name, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
+                    "net.ipv6.conf.default.disable_ipv6=1", "net.ipv6.conf.lo.disable_ipv6=1",
+                ])
             }
             try run(["ip", "-n", name, "link", "set", "lo", "up"])
             made.append(space)
@@ -165,39 +169,40 @@ public final class NetLab: @unchecked Sendable {
             let dir = space.directory
             try FileManager.default.createDirectory(atPath: dir + "/run-avahi", withIntermediateDirectories: true)
             try """
-                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-                <busconfig>
-                  <type>system</type>
-                  <listen>unix:path=\(dir)/system_bus_socket</listen>
-                  <auth>EXTERNAL</auth>
-                  <policy context="default">
-                    <allow user="*"/>
-                    <allow own="*"/>
-                    <allow send_destination="*"/>
-                    <allow receive_sender="*"/>
-                  </policy>
-                </busconfig>
-                """.write(toFile: dir + "/dbus.conf", atomically: true, encoding: .utf8)
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>system</type>
+              <listen>unix:path=\(dir)/system_bus_socket</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_destination="*"/>
+                <allow receive_sender="*"/>
+              </policy>
+            </busconfig>
+            """.write(toFile: dir + "/dbus.conf", atomically: true, encoding: .utf8)
             try """
-                [server]
-                host-name=\(space.name)
-                use-ipv4=\(space.family == .ipv6Only ? "no" : "yes")
-                use-ipv6=\(space.family == .ipv4Only ? "no" : "yes")
-                allow-interfaces=\(space.interface)
-                enable-dbus=yes
-                ratelimit-interval-usec=1000000
-                ratelimit-burst=1000
-                [wide-area]
-                enable-wide-area=no
-                [publish]
-                publish-hinfo=no
-                publish-workstation=no
-                [reflector]
-                enable-reflector=no
-                """.write(toFile: dir + "/avahi-daemon.conf", atomically: true, encoding: .utf8)
-            let dbus = try ChildProcess(space.prefix + [Self.tool("dbus-daemon"), "--config-file=\(dir)/dbus.conf", "--nofork", "--nopidfile"],
-                                        log: dir + "/dbus.log", pipes: false)
+            [server]
+            host-name=\(space.name)
+            use-ipv4=\(space.family == .ipv6Only ? "no" : "yes")
+            use-ipv6=\(space.family == .ipv4Only ? "no" : "yes")
+            allow-interfaces=\(space.interface)
+            enable-dbus=yes
+            ratelimit-interval-usec=1000000
+            ratelimit-burst=1000
+            [wide-area]
+            enable-wide-area=no
+            [publish]
+            publish-hinfo=no
+            publish-workstation=no
+            [reflector]
+            enable-reflector=no
+            """.write(toFile: dir + "/avahi-daemon.conf", atomically: true, encoding: .utf8)
+            let dbus = try ChildProcess(
+                space.prefix + [Self.tool("dbus-daemon"), "--config-file=\(dir)/dbus.conf", "--nofork", "--nopidfile"],
+                log: dir + "/dbus.log", pipes: false)
             lock.withLock { daemons.append(dbus) }
         }
         for space in group {
@@ -208,10 +213,12 @@ public final class NetLab: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: "/run/avahi-daemon", withIntermediateDirectories: true)
         for space in group {
             let dir = space.directory
-            let script = "mount --bind '\(dir)/run-avahi' /run/avahi-daemon && exec \(Self.tool("avahi-daemon")) --no-drop-root --no-chroot --no-rlimits -f '\(dir)/avahi-daemon.conf'"
-            let avahi = try ChildProcess(space.prefix + [Self.tool("unshare"), "-m", "/bin/sh", "-c", script],
-                                         environment: ProcessInfo.processInfo.environment.merging(space.environment) { $1 },
-                                         log: dir + "/avahi.log", pipes: false)
+            let script =
+                "mount --bind '\(dir)/run-avahi' /run/avahi-daemon && exec \(Self.tool("avahi-daemon")) --no-drop-root --no-chroot --no-rlimits -f '\(dir)/avahi-daemon.conf'"
+            let avahi = try ChildProcess(
+                space.prefix + [Self.tool("unshare"), "-m", "/bin/sh", "-c", script],
+                environment: ProcessInfo.processInfo.environment.merging(space.environment) { $1 },
+                log: dir + "/avahi.log", pipes: false)
             lock.withLock { daemons.append(avahi) }
         }
         for space in group {
@@ -235,7 +242,11 @@ public final class NetLab: @unchecked Sendable {
     /// Stops every daemon and process left in the namespaces and deletes them, by name. Safe to call twice.
     public func tearDown() {
         let (all, hubName, running) = lock.withLock { () -> ([Space], String?, [ChildProcess]) in
-            defer { spaces = []; hub = nil; daemons = [] }
+            defer {
+                spaces = []
+                hub = nil
+                daemons = []
+            }
             return (spaces, hub, daemons)
         }
         for d in running { d.signal(SIGTERM) }

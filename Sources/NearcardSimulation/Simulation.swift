@@ -2,8 +2,9 @@ public import Foundation
 public import NearcardCrypto
 import NearcardModel
 import NearcardStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `nearcard simulate`: N real nodes (separate processes, each with its own home and port) on this
@@ -232,8 +233,10 @@ public final class Simulation: @unchecked Sendable {
         progress("Starting \(options.peers) nodes…")
         for i in 0..<options.peers {
             let home = "\(work)/node-\(i)"
-            var argv = [options.executable, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", home,
-                        "--max-sessions", "1024", "--max-sessions-per-address", "10000", "--connections-per-minute", "1000000"]
+            var argv = [
+                options.executable, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", home,
+                "--max-sessions", "1024", "--max-sessions-per-address", "10000", "--connections-per-minute", "1000000",
+            ]
             var environment = ProcessInfo.processInfo.environment
             if let space = spaces[i] {
                 argv = space.prefix + argv + ["--interface", space.interface]
@@ -296,7 +299,9 @@ public final class Simulation: @unchecked Sendable {
         report.exchangeSeconds = Date().timeIntervalSince(t0)
         for r in results {
             report.attempts += 1
-            if let code = r.failure { report.failures[code, default: 0] += 1 } else {
+            if let code = r.failure {
+                report.failures[code, default: 0] += 1
+            } else {
                 report.successes += 1
                 report.latenciesMs.append(r.milliseconds)
             }

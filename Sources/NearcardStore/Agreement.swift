@@ -35,12 +35,14 @@ extension NearcardDatabase {
     /// The exchanges stored unconfirmed; `due` keeps those whose next query is due by then.
     public func pendingConfirmations(due: Date? = nil) throws(StoreError) -> [PendingConfirmation] {
         try read { db in
-            let rows = try due.map { try db.rows("SELECT * FROM pendingConfirmation WHERE nextAttemptAt <= ? ORDER BY createdAt", $0.timeIntervalSince1970) }
+            let rows =
+                try due.map { try db.rows("SELECT * FROM pendingConfirmation WHERE nextAttemptAt <= ? ORDER BY createdAt", $0.timeIntervalSince1970) }
                 ?? db.rows("SELECT * FROM pendingConfirmation ORDER BY createdAt")
             return try rows.map { row in
-                PendingConfirmation(edge: try row["edge"], contactDID: try row["contactDID"], newContact: (try row["newContact"] as Int64) != 0,
-                                    createdAt: Date(timeIntervalSince1970: try row["createdAt"]), attempts: Int(try row["attempts"] as Int64),
-                                    nextAttemptAt: Date(timeIntervalSince1970: try row["nextAttemptAt"]), lastError: try row["lastError"])
+                PendingConfirmation(
+                    edge: try row["edge"], contactDID: try row["contactDID"], newContact: (try row["newContact"] as Int64) != 0,
+                    createdAt: Date(timeIntervalSince1970: try row["createdAt"]), attempts: Int(try row["attempts"] as Int64),
+                    nextAttemptAt: Date(timeIntervalSince1970: try row["nextAttemptAt"]), lastError: try row["lastError"])
             }
         }
     }
@@ -50,8 +52,9 @@ extension NearcardDatabase {
     /// not count once a later one has replaced the contact (§11: the contact stays as that one left it).
     public func unconfirmedContactDIDs() throws(StoreError) -> Set<String> {
         try read { db in
-            Set(try db.rows("SELECT p.contactDID FROM pendingConfirmation p JOIN contact c ON c.did = p.contactDID AND c.graphExportEdgeId = p.edge")
-                .map { try $0[0] as String })
+            Set(
+                try db.rows("SELECT p.contactDID FROM pendingConfirmation p JOIN contact c ON c.did = p.contactDID AND c.graphExportEdgeId = p.edge")
+                    .map { try $0[0] as String })
         }
     }
 
@@ -76,11 +79,13 @@ extension NearcardDatabase {
             try db.execute("DELETE FROM pendingConfirmation WHERE edge = ?", edge)
             let did: String = try row[0]
             let newContact = (try row[1] as Int64) != 0
-            let previousRoute: String? = try row[2], previousEdge: String? = try row[3]
+            let previousRoute: String? = try row[2]
+            let previousEdge: String? = try row[3]
             let current: String? = try db.row("SELECT graphExportEdgeId FROM contact WHERE did = ?", did).flatMap { try $0[0] }
             guard current == edge else {
-                try db.execute("UPDATE pendingConfirmation SET newContact = ?, previousRoute = ?, previousEdge = ? WHERE contactDID = ? AND previousEdge = ?",
-                               newContact ? 1 : 0, previousRoute, previousEdge, did, edge)
+                try db.execute(
+                    "UPDATE pendingConfirmation SET newContact = ?, previousRoute = ?, previousEdge = ? WHERE contactDID = ? AND previousEdge = ?",
+                    newContact ? 1 : 0, previousRoute, previousEdge, did, edge)
                 return nil
             }
             if newContact { return did }
@@ -97,8 +102,9 @@ extension NearcardDatabase {
     /// A failed query: try again at `next`.
     public func postponeConfirmation(edge: String, error: String, next: Date) throws(StoreError) {
         try write { db in
-            try db.execute("UPDATE pendingConfirmation SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ? WHERE edge = ?",
-                           String(error.prefix(512)), next.timeIntervalSince1970, edge)
+            try db.execute(
+                "UPDATE pendingConfirmation SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ? WHERE edge = ?",
+                String(error.prefix(512)), next.timeIntervalSince1970, edge)
         }
     }
 

@@ -17,8 +17,9 @@ extension NearcardDatabase {
     public func setCommonContacts(enabled: Bool) throws(StoreError) {
         defer { forgetSharedCard() }
         try write { db in
-            try db.execute("INSERT INTO setting (key, value) VALUES ('share.commonContacts', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                           enabled ? "on" : "off")
+            try db.execute(
+                "INSERT INTO setting (key, value) VALUES ('share.commonContacts', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                enabled ? "on" : "off")
         }
     }
 
@@ -27,8 +28,9 @@ extension NearcardDatabase {
     public func commonContactsSet() throws(StoreError) -> [String]? {
         guard try sharedCard().commonContacts else { return nil }
         return try read { db in
-            try db.values("SELECT did FROM contact WHERE did IS NOT NULL ORDER BY COALESCE(exchangeTimestamp, receivedAt) DESC LIMIT ?",
-                          [.integer(Int64(Self.commonContactsLimit))])
+            try db.values(
+                "SELECT did FROM contact WHERE did IS NOT NULL ORDER BY COALESCE(exchangeTimestamp, receivedAt) DESC LIMIT ?",
+                [.integer(Int64(Self.commonContactsLimit))])
         }
     }
 
@@ -45,8 +47,10 @@ extension NearcardDatabase {
     /// Whether a run with the holder of `did` is still within the rate (§22.3).
     public func commonContactsAllowed(with did: String, now: Date = Date()) throws(StoreError) -> Bool {
         try read { db in
-            let n: Int64 = try db.value("SELECT COUNT(*) FROM commonContactRun WHERE peerHash = ? AND at > ?",
-                                        Self.peerHash(did), now.addingTimeInterval(-3600).timeIntervalSince1970) ?? 0
+            let n: Int64 =
+                try db.value(
+                    "SELECT COUNT(*) FROM commonContactRun WHERE peerHash = ? AND at > ?",
+                    Self.peerHash(did), now.addingTimeInterval(-3600).timeIntervalSince1970) ?? 0
             return n < Int64(Self.commonContactsPerPeerPerHour)
         }
     }

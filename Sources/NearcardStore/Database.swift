@@ -1,7 +1,7 @@
 public import Foundation
-import Synchronization
 public import NearcardCrypto
 public import NearcardModel
+import Synchronization
 
 /// Nearcard's book: the user's card and sharing choices, contacts, messages, trust and invitations.
 /// One API over two backends: the home's SQLite file (WAL mode, through GRDB; the default) or a
@@ -26,8 +26,10 @@ public final class NearcardDatabase: Sendable {
 
     /// Opens the store at `location` and brings its schema up to date; `events` hears what a
     /// PostgreSQL store notices about its server (a lost connection, a reconnection).
-    public init(location: StoreLocation, busyTimeout: TimeInterval = NearcardDatabase.busyTimeout, retryWindow: TimeInterval = 30,
-                events: @escaping @Sendable (StoreEvent) -> Void = { _ in }) throws(StoreError) {
+    public init(
+        location: StoreLocation, busyTimeout: TimeInterval = NearcardDatabase.busyTimeout, retryWindow: TimeInterval = 30,
+        events: @escaping @Sendable (StoreEvent) -> Void = { _ in }
+    ) throws(StoreError) {
         self.location = location
         switch location {
         case .sqlite(let path):
@@ -53,7 +55,9 @@ public final class NearcardDatabase: Sendable {
     // MARK: migrations (never edit a shipped one; add a new one)
 
     static let migrations: [Migration] = [
-        Migration(id: "v1-cards-contacts", sql: """
+        Migration(
+            id: "v1-cards-contacts",
+            sql: """
                 CREATE TABLE myCard (
                     id INTEGER PRIMARY KEY CHECK (id = 1),
                     cardId TEXT NOT NULL,
@@ -96,7 +100,9 @@ public final class NearcardDatabase: Sendable {
                 """),
         // The sealed routes we handed out: the mailbox token is how a contact proves who it is when
         // it delivers a follow-up message later.
-        Migration(id: "v2-issued-routes", sql: """
+        Migration(
+            id: "v2-issued-routes",
+            sql: """
                 CREATE TABLE issuedRoute (
                     mailboxToken TEXT PRIMARY KEY,
                     contactDID TEXT NOT NULL,
@@ -105,7 +111,9 @@ public final class NearcardDatabase: Sendable {
                 );
                 CREATE INDEX issuedRoute_contact ON issuedRoute(contactDID);
                 """),
-        Migration(id: "v3-messages", sql: """
+        Migration(
+            id: "v3-messages",
+            sql: """
                 CREATE TABLE outboxMessage (
                     id TEXT PRIMARY KEY,
                     contactID TEXT NOT NULL REFERENCES contact(id) ON DELETE CASCADE,
@@ -135,7 +143,9 @@ public final class NearcardDatabase: Sendable {
                 );
                 CREATE INDEX inboxMessage_received ON inboxMessage(receivedAt);
                 """),
-        Migration(id: "v4-trust-credentials", sql: """
+        Migration(
+            id: "v4-trust-credentials",
+            sql: """
                 CREATE TABLE trustAnchor (
                     did TEXT PRIMARY KEY,
                     addedAt REAL NOT NULL,
@@ -154,7 +164,9 @@ public final class NearcardDatabase: Sendable {
                     importedAt REAL NOT NULL
                 );
                 """),
-        Migration(id: "v5-groups", sql: """
+        Migration(
+            id: "v5-groups",
+            sql: """
                 CREATE TABLE trustedGroup (
                     root TEXT PRIMARY KEY,
                     name TEXT NOT NULL,
@@ -164,7 +176,9 @@ public final class NearcardDatabase: Sendable {
                 """),
         Migration(id: "v6-contact-group", sql: "ALTER TABLE contact ADD COLUMN memberOf TEXT"),
         Migration(id: "v7-contact-group-verdict", sql: "ALTER TABLE contact ADD COLUMN groupVerdict TEXT"),
-        Migration(id: "v8-invitations", sql: """
+        Migration(
+            id: "v8-invitations",
+            sql: """
                 CREATE TABLE invitation (
                     id TEXT PRIMARY KEY,
                     secret BLOB NOT NULL,
@@ -178,7 +192,9 @@ public final class NearcardDatabase: Sendable {
         // same exchange again (a retried transaction) changes nothing. A queued message names the
         // identity that signed it: in a fleet whose bots have keys of their own, only a bot with that
         // key can deliver it (NULL: written before, by the one node there was).
-        Migration(id: "v9-fleet", sql: """
+        Migration(
+            id: "v9-fleet",
+            sql: """
                 CREATE TABLE exchange (
                     id TEXT PRIMARY KEY,
                     contactDID TEXT NOT NULL,
@@ -193,7 +209,9 @@ public final class NearcardDatabase: Sendable {
                 """),
         // Webhook deliveries waiting (or done): queued in the exchange's own transaction, so a
         // completed exchange is never left unannounced; the id is the exchange's.
-        Migration(id: "v10-webhooks", sql: """
+        Migration(
+            id: "v10-webhooks",
+            sql: """
                 CREATE TABLE webhookDelivery (
                     id TEXT PRIMARY KEY,
                     url TEXT NOT NULL,
@@ -210,12 +228,16 @@ public final class NearcardDatabase: Sendable {
                 """),
         // A delivered message keeps its metadata and drops its text (`markDelivered` does so from now
         // on): the ones delivered before lose theirs here. Empty, not NULL: both columns are NOT NULL.
-        Migration(id: "v11-delivered-messages-drop-text", sql: """
+        Migration(
+            id: "v11-delivered-messages-drop-text",
+            sql: """
                 UPDATE outboxMessage SET text = '', envelopeJSON = '' WHERE state = 'delivered'
                 """),
         // Presence (docs/PROTOCOL.md §3): this node's presence key (one row, made on first use), and
         // each contact's, handed over in the exchange, with which their rotating tags are recognised.
-        Migration(id: "v12-presence", sql: """
+        Migration(
+            id: "v12-presence",
+            sql: """
                 CREATE TABLE presence (
                     id INTEGER PRIMARY KEY CHECK (id = 1),
                     presenceKey BLOB NOT NULL,
@@ -229,7 +251,9 @@ public final class NearcardDatabase: Sendable {
         // commits nothing.
         // (and follow-ups that expire, §15: both nodes delete them at `expiresAt`; and the contacts in
         // common an exchange found, §22: one row per common contact, replaced by the next exchange)
-        Migration(id: "v13-agreement-expiry", sql: """
+        Migration(
+            id: "v13-agreement-expiry",
+            sql: """
                 CREATE TABLE pendingConfirmation (
                     edge TEXT PRIMARY KEY,
                     contactDID TEXT NOT NULL,
@@ -264,7 +288,9 @@ public final class NearcardDatabase: Sendable {
         // An unconfirmed exchange that updated an older contact keeps what it replaced of the exchange
         // before (its sealed route and graph edge): withdrawing it puts them back, so the contact's
         // route is again one the peer issued and holds (docs/PROTOCOL.md §11).
-        Migration(id: "v14-withdrawal-restores", sql: """
+        Migration(
+            id: "v14-withdrawal-restores",
+            sql: """
                 ALTER TABLE pendingConfirmation ADD COLUMN previousRoute TEXT;
                 ALTER TABLE pendingConfirmation ADD COLUMN previousEdge TEXT
                 """),
@@ -281,8 +307,9 @@ public final class NearcardDatabase: Sendable {
     public func myCard() throws(StoreError) -> MyCard? {
         try read { db in
             guard let row = try db.row("SELECT cardId, cardJSON, updatedAt FROM myCard WHERE id = 1") else { return nil }
-            return MyCard(cardId: try row["cardId"], card: try Self.decodeCard(try row["cardJSON"], what: "your card"),
-                          updatedAt: Date(timeIntervalSince1970: try row["updatedAt"]))
+            return MyCard(
+                cardId: try row["cardId"], card: try Self.decodeCard(try row["cardJSON"], what: "your card"),
+                updatedAt: Date(timeIntervalSince1970: try row["updatedAt"]))
         }
     }
 
@@ -297,7 +324,8 @@ public final class NearcardDatabase: Sendable {
         return try write { db in
             let existing: String? = try db.value("SELECT cardId FROM myCard WHERE id = 1")
             let cardId = existing ?? UUID().uuidString
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO myCard (id, cardId, cardJSON, updatedAt) VALUES (1, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET cardJSON = excluded.cardJSON, updatedAt = excluded.updatedAt
                 """, cardId, card.json.canonicalText, now.timeIntervalSince1970)
@@ -338,7 +366,8 @@ public final class NearcardDatabase: Sendable {
 
     private func readSharedCard() throws(StoreError) -> SharedCard {
         let (cardJSON, fields, proof, common, presence) = try read { db in
-            let row = try db.row("""
+            let row = try db.row(
+                """
                 SELECT (SELECT cardJSON FROM myCard WHERE id = 1),
                        (SELECT value FROM setting WHERE key = 'share.fields'),
                        (SELECT value FROM setting WHERE key = 'card.issuerProof'),
@@ -377,8 +406,9 @@ public final class NearcardDatabase: Sendable {
     public func saveSharingPolicy(_ policy: SharingPolicy) throws(StoreError) {
         defer { forgetSharedCard() }
         try write { db in
-            try db.execute("INSERT INTO setting (key, value) VALUES ('share.fields', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                           policy.orderedFieldNames.joined(separator: ","))
+            try db.execute(
+                "INSERT INTO setting (key, value) VALUES ('share.fields', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                policy.orderedFieldNames.joined(separator: ","))
         }
     }
 
@@ -534,9 +564,11 @@ public final class NearcardDatabase: Sendable {
     @discardableResult
     /// With `webhookURL`, a delivery of the contact (as `contacts show --json` prints it) is queued in
     /// the same transaction.
-    public func recordExchange(_ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, node: String = "", webhookURL: String? = nil,
-                               confirmation: Confirmation = .final, presenceKey: [UInt8]? = nil, commonContacts: [String]? = nil,
-                               now: Date = Date()) throws(StoreError) -> Contact {
+    public func recordExchange(
+        _ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, node: String = "", webhookURL: String? = nil,
+        confirmation: Confirmation = .final, presenceKey: [UInt8]? = nil, commonContacts: [String]? = nil,
+        now: Date = Date()
+    ) throws(StoreError) -> Contact {
         // Few round trips, as a fleet's server is a network away: the stored contact read (and locked)
         // once, then every row written by one statement (PostgreSQL; SQLite runs them one by one).
         try write { db in
@@ -553,26 +585,41 @@ public final class NearcardDatabase: Sendable {
             // one has, the transaction runs again and merges with it.
             if !existed { contactRow.sql = Self.contactInsertSQL }
             var statements = [contactRow]
-            statements.append(("""
-                INSERT INTO issuedRoute (mailboxToken, contactDID, issuedAt, expiresAt) VALUES (?, ?, ?, ?)
-                ON CONFLICT(mailboxToken) DO UPDATE SET contactDID = excluded.contactDID, issuedAt = excluded.issuedAt, expiresAt = excluded.expiresAt
-                """, [.text(Base64.urlEncode(issuedRoute.mailboxToken)), .text(issuedRoute.contactDID),
-                      .real(issuedRoute.issuedAt.timeIntervalSince1970), .real(issuedRoute.expiresAt.timeIntervalSince1970)]))
+            statements.append(
+                (
+                    """
+                    INSERT INTO issuedRoute (mailboxToken, contactDID, issuedAt, expiresAt) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(mailboxToken) DO UPDATE SET contactDID = excluded.contactDID, issuedAt = excluded.issuedAt, expiresAt = excluded.expiresAt
+                    """,
+                    [
+                        .text(Base64.urlEncode(issuedRoute.mailboxToken)), .text(issuedRoute.contactDID),
+                        .real(issuedRoute.issuedAt.timeIntervalSince1970), .real(issuedRoute.expiresAt.timeIntervalSince1970),
+                    ]
+                ))
             if let did = saved.didPublicKey {
                 statements.append(("INSERT INTO socialGraph (didHash) VALUES (?) ON CONFLICT DO NOTHING", [.text(Contact.socialGraphHash(did: did))]))
-                statements.append(("INSERT INTO exchange (id, contactDID, at, node) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                                   [.text(id), .text(did), .real(now.timeIntervalSince1970), .text(node)]))
+                statements.append(
+                    (
+                        "INSERT INTO exchange (id, contactDID, at, node) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                        [.text(id), .text(did), .real(now.timeIntervalSince1970), .text(node)]
+                    ))
             }
             if let webhookURL {
                 var exchanges = try saved.didPublicKey.map { try Self.exchanges(db, contactDID: $0) } ?? []
                 if let did = saved.didPublicKey, !exchanges.contains(where: { $0.id == id }) {
                     exchanges.append(ExchangeRecord(id: id, contactDID: did, at: now, node: node))
                 }
-                statements.append(("""
-                    INSERT INTO webhookDelivery (id, url, body, createdAt, state, attempts, nextAttemptAt)
-                    VALUES (?, ?, ?, ?, 'queued', 0, ?) ON CONFLICT DO NOTHING
-                    """, [.text(id), .text(webhookURL), .text(Self.contactDocument(saved, exchanges: exchanges).canonicalText),
-                          .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970)]))
+                statements.append(
+                    (
+                        """
+                        INSERT INTO webhookDelivery (id, url, body, createdAt, state, attempts, nextAttemptAt)
+                        VALUES (?, ?, ?, ?, 'queued', 0, ?) ON CONFLICT DO NOTHING
+                        """,
+                        [
+                            .text(id), .text(webhookURL), .text(Self.contactDocument(saved, exchanges: exchanges).canonicalText),
+                            .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970),
+                        ]
+                    ))
             }
             if case .pending(let edge) = confirmation, let did = saved.didPublicKey {
                 // What this exchange replaces of the one before, put back if it is withdrawn.
@@ -580,21 +627,29 @@ public final class NearcardDatabase: Sendable {
                 if existed, let row = try db.row("SELECT sealedRoute, graphExportEdgeId FROM contact WHERE did = ?", did) {
                     previous = (try row[0], try row[1])
                 }
-                statements.append(("""
-                    INSERT INTO pendingConfirmation (edge, contactDID, newContact, createdAt, nextAttemptAt, previousRoute, previousEdge)
-                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(edge) DO NOTHING
-                    """, [.text(edge), .text(did), .integer(existed ? 0 : 1), .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970),
-                          previous.route.map { .text($0) } ?? .null, previous.edge.map { .text($0) } ?? .null]))
+                statements.append(
+                    (
+                        """
+                        INSERT INTO pendingConfirmation (edge, contactDID, newContact, createdAt, nextAttemptAt, previousRoute, previousEdge)
+                        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(edge) DO NOTHING
+                        """,
+                        [
+                            .text(edge), .text(did), .integer(existed ? 0 : 1), .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970),
+                            previous.route.map { .text($0) } ?? .null, previous.edge.map { .text($0) } ?? .null,
+                        ]
+                    ))
             }
             if try db.executeAll(statements) == 0 { throw RetryTransaction() }
             // What the common-contacts step found (§22), replacing the last exchange's.
             if let commonContacts, let did = saved.didPublicKey {
-                try db.execute("INSERT INTO commonContactCheck (contactDID, at) VALUES (?, ?) ON CONFLICT(contactDID) DO UPDATE SET at = excluded.at",
-                               did, now.timeIntervalSince1970)
+                try db.execute(
+                    "INSERT INTO commonContactCheck (contactDID, at) VALUES (?, ?) ON CONFLICT(contactDID) DO UPDATE SET at = excluded.at",
+                    did, now.timeIntervalSince1970)
                 try db.execute("DELETE FROM commonContact WHERE contactDID = ?", did)
                 for common in commonContacts {
-                    try db.execute("INSERT INTO commonContact (contactDID, commonDID, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                                   did, common, now.timeIntervalSince1970)
+                    try db.execute(
+                        "INSERT INTO commonContact (contactDID, commonDID, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                        did, common, now.timeIntervalSince1970)
                 }
             }
             return saved
@@ -643,8 +698,9 @@ public final class NearcardDatabase: Sendable {
     public func issuedRoutes(contactDID: String) throws(StoreError) -> [IssuedRoute] {
         try read { db in
             try db.rows("SELECT * FROM issuedRoute WHERE contactDID = ? ORDER BY issuedAt DESC", contactDID).map { row in
-                IssuedRoute(mailboxToken: (try? Base64.urlDecode(try row["mailboxToken"])) ?? [], contactDID: try row["contactDID"],
-                            issuedAt: Date(timeIntervalSince1970: try row["issuedAt"]), expiresAt: Date(timeIntervalSince1970: try row["expiresAt"]))
+                IssuedRoute(
+                    mailboxToken: (try? Base64.urlDecode(try row["mailboxToken"])) ?? [], contactDID: try row["contactDID"],
+                    issuedAt: Date(timeIntervalSince1970: try row["issuedAt"]), expiresAt: Date(timeIntervalSince1970: try row["expiresAt"]))
             }
         }
     }

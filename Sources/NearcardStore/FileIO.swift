@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-public import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 public import NearcardCrypto
+
+#if canImport(Glibc)
+    public import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Small POSIX file helpers with the guarantees key files and the database directory need.
 public enum FileIO {

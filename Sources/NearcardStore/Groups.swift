@@ -11,7 +11,8 @@ public struct TrustedGroup: Sendable, Equatable {
 extension NearcardDatabase {
     public func trustGroup(root: String, name: String, depth: Int?, now: Date = Date()) throws(StoreError) {
         try write { db in
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO trustedGroup (root, name, depth, addedAt) VALUES (?, ?, ?, ?)
                 ON CONFLICT(root) DO UPDATE SET name = excluded.name, depth = excluded.depth
                 """, root, name, depth, now.timeIntervalSince1970)
@@ -48,8 +49,9 @@ extension NearcardDatabase {
         defer { forgetSharedCard() }
         try write { db in
             if let proof {
-                try db.execute("INSERT INTO setting (key, value) VALUES ('card.issuerProof', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                               proof)
+                try db.execute(
+                    "INSERT INTO setting (key, value) VALUES ('card.issuerProof', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    proof)
             } else {
                 try db.execute("DELETE FROM setting WHERE key = 'card.issuerProof'")
             }

@@ -14,7 +14,8 @@ public struct IdentityStore: Sendable {
     @discardableResult
     public func create(name: String?, passphrase: SecureBytes?, sealing: KeyFile.SealingParameters = .init()) throws(StoreError) -> PublicIdentity {
         if exists {
-            throw StoreError(.identityExists, "an identity already exists in \(home.path); Nearcard never overwrites keys (use another --home, or move that directory away)")
+            throw StoreError(
+                .identityExists, "an identity already exists in \(home.path); Nearcard never overwrites keys (use another --home, or move that directory away)")
         }
         try FileIO.makeDirectory(home.path, mode: 0o700)
         let keys = IdentityKeys.generate()
@@ -36,7 +37,8 @@ public struct IdentityStore: Sendable {
     public func loadPublic() throws(StoreError) -> PublicIdentity {
         guard FileIO.exists(home.identityPath) else {
             if FileIO.exists(home.secretKeysPath) {
-                throw StoreError(.keyFile, "\(home.identityPath) is missing but \(home.secretKeysPath) exists; the identity is incomplete and was left untouched")
+                throw StoreError(
+                    .keyFile, "\(home.identityPath) is missing but \(home.secretKeysPath) exists; the identity is incomplete and was left untouched")
             }
             throw StoreError(.noIdentity, "no identity in \(home.path); create one with: nearcard init --name \"Your Name\"")
         }
@@ -95,5 +97,5 @@ public struct IdentityStore: Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

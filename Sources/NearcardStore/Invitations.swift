@@ -19,8 +19,9 @@ extension NearcardDatabase {
     public func createInvitation(id: [UInt8], secret: [UInt8], expires: Date, uses: Int, now: Date = Date()) throws(StoreError) {
         try write { db in
             try db.execute("DELETE FROM invitation WHERE expiresAt < ?", now.timeIntervalSince1970 - 86400)
-            try db.execute("INSERT INTO invitation (id, secret, createdAt, expiresAt, usesLeft) VALUES (?, ?, ?, ?, ?)",
-                           Base64.urlEncode(id), secret, now.timeIntervalSince1970, expires.timeIntervalSince1970, uses)
+            try db.execute(
+                "INSERT INTO invitation (id, secret, createdAt, expiresAt, usesLeft) VALUES (?, ?, ?, ?, ?)",
+                Base64.urlEncode(id), secret, now.timeIntervalSince1970, expires.timeIntervalSince1970, uses)
         }
     }
 
@@ -39,8 +40,9 @@ extension NearcardDatabase {
     /// Spends one use, atomically: false when none was left (another session took the last) or it expired.
     public func useInvitation(id: [UInt8], now: Date = Date()) throws(StoreError) -> Bool {
         try write { db in
-            try db.execute("UPDATE invitation SET usesLeft = usesLeft - 1 WHERE id = ? AND usesLeft > 0 AND expiresAt >= ?",
-                           Base64.urlEncode(id), now.timeIntervalSince1970) == 1
+            try db.execute(
+                "UPDATE invitation SET usesLeft = usesLeft - 1 WHERE id = ? AND usesLeft > 0 AND expiresAt >= ?",
+                Base64.urlEncode(id), now.timeIntervalSince1970) == 1
         }
     }
 }

@@ -29,7 +29,8 @@ public struct KeptContact: Sendable {
             return "already in your contacts: nothing new"
         case .merged(let changed):
             if changed.isEmpty { return "already in your contacts: nothing new" }
-            return "already in your contacts: \(changed.count) field\(changed.count == 1 ? "" : "s") updated (\(changed.map(\.rawValue).joined(separator: ", ")))"
+            return
+                "already in your contacts: \(changed.count) field\(changed.count == 1 ? "" : "s") updated (\(changed.map(\.rawValue).joined(separator: ", ")))"
         }
     }
 
@@ -59,8 +60,10 @@ extension NearcardDatabase {
     /// keeps the signed payload of an exchange. `presenceKey` is the one the person handed over in an
     /// exchange (docs/PROTOCOL.md §3): a value replaces the stored one; nil keeps it.
     @discardableResult
-    public func keep(_ incoming: Contact, payloadJSON: String? = nil, credential: StoredCredential? = nil, presenceKey: [UInt8]? = nil,
-                     now: Date = Date()) throws(StoreError) -> KeptContact {
+    public func keep(
+        _ incoming: Contact, payloadJSON: String? = nil, credential: StoredCredential? = nil, presenceKey: [UInt8]? = nil,
+        now: Date = Date()
+    ) throws(StoreError) -> KeptContact {
         do { try incoming.card.validate() } catch { throw StoreError(.invalidInput, error.message) }
         try Self.checkPresenceKey(presenceKey)
         return try write { db in

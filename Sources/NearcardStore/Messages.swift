@@ -29,10 +29,12 @@ public struct OutboxItem: Sendable, Equatable {
 
     public var json: JSONValue {
         func date(_ d: Date?) -> JSONValue { d.map { .string(ISO8601.string($0)) } ?? .null }
-        return ["id": .string(id), "contactId": .string(contactID), "contact": .string(contactName), "did": .string(contactDID),
-                "text": text.map { .string($0) } ?? .null, "state": .string(state.rawValue), "attempts": .number(Double(attempts)),
-                "createdAt": date(createdAt), "nextAttemptAt": state == .queued ? date(nextAttemptAt) : .null,
-                "lastError": lastError.map { .string($0) } ?? .null, "deliveredAt": date(deliveredAt)]
+        return [
+            "id": .string(id), "contactId": .string(contactID), "contact": .string(contactName), "did": .string(contactDID),
+            "text": text.map { .string($0) } ?? .null, "state": .string(state.rawValue), "attempts": .number(Double(attempts)),
+            "createdAt": date(createdAt), "nextAttemptAt": state == .queued ? date(nextAttemptAt) : .null,
+            "lastError": lastError.map { .string($0) } ?? .null, "deliveredAt": date(deliveredAt),
+        ]
     }
 }
 
@@ -49,9 +51,11 @@ public struct InboxItem: Sendable, Equatable {
     public let keysMatched: Bool
 
     public var json: JSONValue {
-        ["id": .string(id), "from": .string(fromDID), "contactId": contactID.map { .string($0) } ?? .null,
-         "contact": contactName.map { .string($0) } ?? .null, "text": .string(text), "sentAt": .string(ISO8601.string(sentAt)),
-         "receivedAt": .string(ISO8601.string(receivedAt)), "keysMatched": .bool(keysMatched)]
+        [
+            "id": .string(id), "from": .string(fromDID), "contactId": contactID.map { .string($0) } ?? .null,
+            "contact": contactName.map { .string($0) } ?? .null, "text": .string(text), "sentAt": .string(ISO8601.string(sentAt)),
+            "receivedAt": .string(ISO8601.string(receivedAt)), "keysMatched": .bool(keysMatched),
+        ]
     }
 }
 
@@ -61,9 +65,12 @@ extension NearcardDatabase {
     /// Queues a message for a contact; it is due at once.
     @discardableResult
     public func enqueue(_ envelope: MessageEnvelope, for contact: Contact, now: Date = Date()) throws(StoreError) -> OutboxItem {
-        guard let did = contact.didPublicKey else { throw StoreError(.invalidInput, "\(contact.name) has no DID: only contacts from an exchange can be messaged") }
+        guard let did = contact.didPublicKey else {
+            throw StoreError(.invalidInput, "\(contact.name) has no DID: only contacts from an exchange can be messaged")
+        }
         try write { db in
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO outboxMessage (id, contactID, contactDID, text, envelopeJSON, createdAt, state, attempts, nextAttemptAt, fromDID, expiresAt)
                 VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?)
                 """, envelope.id, contact.id, did, envelope.text, envelope.json.canonicalText,
@@ -79,8 +86,10 @@ extension NearcardDatabase {
     /// is passed over, not waited for. A crash lets the lease lapse.
     /// `now` is the due horizon; `leaseFrom` (default `now`) is the clock the lease runs on.
     /// `fromDID` takes only the messages that identity signed (a fleet whose bots have keys of their own).
-    public func claimDueMessages(now: Date = Date(), leaseFrom: Date? = nil, lease: TimeInterval = 60, limit: Int = 16, contactDID: String? = nil,
-                                 fromDID: String? = nil) throws(StoreError) -> [OutboxItem] {
+    public func claimDueMessages(
+        now: Date = Date(), leaseFrom: Date? = nil, lease: TimeInterval = 60, limit: Int = 16, contactDID: String? = nil,
+        fromDID: String? = nil
+    ) throws(StoreError) -> [OutboxItem] {
         let ids: [String] = try write { db in
             let due = now.timeIntervalSince1970
             let t = (leaseFrom ?? now).timeIntervalSince1970
@@ -90,8 +99,14 @@ extension NearcardDatabase {
                 AND (expiresAt IS NULL OR expiresAt > ?)
                 """
             var args: [SQLValue] = [.real(due), .real(t), .real(t)]
-            if let contactDID { sql += " AND contactDID = ?"; args.append(.text(contactDID)) }
-            if let fromDID { sql += " AND (fromDID IS NULL OR fromDID = ?)"; args.append(.text(fromDID)) }
+            if let contactDID {
+                sql += " AND contactDID = ?"
+                args.append(.text(contactDID))
+            }
+            if let fromDID {
+                sql += " AND (fromDID IS NULL OR fromDID = ?)"
+                args.append(.text(fromDID))
+            }
             sql += " ORDER BY nextAttemptAt LIMIT ?"
             args.append(.integer(Int64(limit)))
             if db.dialect == .postgres { sql += " FOR UPDATE SKIP LOCKED" }
@@ -111,7 +126,8 @@ extension NearcardDatabase {
     /// bytes and the WAL is checkpointed and truncated. Acknowledging it again changes nothing.
     public func markDelivered(id: String, at: Date = Date()) throws(StoreError) {
         let changed = try write { db in
-            try db.execute("""
+            try db.execute(
+                """
                 UPDATE outboxMessage SET state = 'delivered', deliveredAt = ?, leaseUntil = NULL, attempts = attempts + 1, lastError = NULL,
                     text = '', envelopeJSON = '' WHERE id = ? AND state != 'delivered'
                 """, at.timeIntervalSince1970, id)
@@ -124,11 +140,13 @@ extension NearcardDatabase {
     public func markAttemptFailed(id: String, error: String, retryAt: Date?) throws(StoreError) {
         try write { db in
             if let retryAt {
-                try db.execute("UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, leaseUntil = NULL WHERE id = ? AND state = 'queued'",
-                               error, retryAt.timeIntervalSince1970, id)
+                try db.execute(
+                    "UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, leaseUntil = NULL WHERE id = ? AND state = 'queued'",
+                    error, retryAt.timeIntervalSince1970, id)
             } else {
-                try db.execute("UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, state = 'failed', leaseUntil = NULL WHERE id = ? AND state = 'queued'",
-                               error, id)
+                try db.execute(
+                    "UPDATE outboxMessage SET attempts = attempts + 1, lastError = ?, state = 'failed', leaseUntil = NULL WHERE id = ? AND state = 'queued'",
+                    error, id)
             }
         }
     }
@@ -159,15 +177,18 @@ extension NearcardDatabase {
     static let outboxSelect = "SELECT o.*, c.name AS contactName FROM outboxMessage o LEFT JOIN contact c ON c.id = o.contactID"
 
     static func outboxItem(_ row: SQLRow) throws -> OutboxItem {
-        let id: String = try row["id"], contactDID: String = try row["contactDID"]
+        let id: String = try row["id"]
+        let contactDID: String = try row["contactDID"]
         let createdAt = Date(timeIntervalSince1970: try row["createdAt"])
         let state = OutboxItem.State(rawValue: try row["state"]) ?? .failed
         let stored: String = try row["envelopeJSON"]
-        let text: String?, envelope: MessageEnvelope
+        let text: String?
+        let envelope: MessageEnvelope
         if stored.isEmpty {
             // The text was removed at delivery (`markDelivered`); what is left is metadata.
             text = nil
-            envelope = MessageEnvelope(id: id, from: (try row["fromDID"] as String?) ?? "", to: contactDID, sentAt: Int64(createdAt.timeIntervalSince1970), text: "")
+            envelope = MessageEnvelope(
+                id: id, from: (try row["fromDID"] as String?) ?? "", to: contactDID, sentAt: Int64(createdAt.timeIntervalSince1970), text: "")
         } else {
             text = try row["text"]
             envelope = try MessageEnvelope(json: try JSONParser.parse(stored))
@@ -187,18 +208,22 @@ extension NearcardDatabase {
     public func issuedRoute(mailboxToken: [UInt8]) throws(StoreError) -> IssuedRoute? {
         try read { db in
             try db.row("SELECT * FROM issuedRoute WHERE mailboxToken = ?", Base64.urlEncode(mailboxToken)).map { row in
-                IssuedRoute(mailboxToken: mailboxToken, contactDID: try row["contactDID"], issuedAt: Date(timeIntervalSince1970: try row["issuedAt"]),
-                            expiresAt: Date(timeIntervalSince1970: try row["expiresAt"]))
+                IssuedRoute(
+                    mailboxToken: mailboxToken, contactDID: try row["contactDID"], issuedAt: Date(timeIntervalSince1970: try row["issuedAt"]),
+                    expiresAt: Date(timeIntervalSince1970: try row["expiresAt"]))
             }
         }
     }
 
     /// Stores a received message unless it is already there (same sender and id): returns false for
     /// a duplicate. The caller acknowledges only after this returns, so a crash never loses one.
-    public func storeReceived(_ envelope: MessageEnvelope, contactID: String?, senderPubKey: X25519.PublicKey,
-                              senderSignPubKey: Ed25519.PublicKey, at: Date = Date()) throws(StoreError) -> Bool {
+    public func storeReceived(
+        _ envelope: MessageEnvelope, contactID: String?, senderPubKey: X25519.PublicKey,
+        senderSignPubKey: Ed25519.PublicKey, at: Date = Date()
+    ) throws(StoreError) -> Bool {
         try write { db in
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO inboxMessage (fromDID, id, contactID, text, sentAt, receivedAt, senderPubKey, senderSignPubKey, envelopeJSON, expiresAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """, envelope.from, envelope.id, contactID, envelope.text, Double(envelope.sentAt), at.timeIntervalSince1970,
@@ -215,7 +240,8 @@ extension NearcardDatabase {
         let t = now.timeIntervalSince1970
         let n = try write { db in
             try db.execute("DELETE FROM inboxMessage WHERE expiresAt IS NOT NULL AND expiresAt <= ?", t)
-                + db.execute("""
+                + db.execute(
+                    """
                     UPDATE outboxMessage SET state = CASE state WHEN 'delivered' THEN 'delivered' ELSE 'failed' END,
                         lastError = CASE state WHEN 'delivered' THEN lastError ELSE 'expired before delivery' END,
                         text = '', envelopeJSON = '', leaseUntil = NULL
@@ -240,15 +266,19 @@ extension NearcardDatabase {
                 FROM inboxMessage i LEFT JOIN contact c ON c.did = i.fromDID
                 """
             var args: [SQLValue] = []
-            if let contactDID { sql += " WHERE i.fromDID = ?"; args.append(.text(contactDID)) }
+            if let contactDID {
+                sql += " WHERE i.fromDID = ?"
+                args.append(.text(contactDID))
+            }
             sql += " ORDER BY i.receivedAt DESC"
             return try db.rows(sql, args).map { row in
                 let contactKeys = (try row["contactPubKey"] as String?, try row["contactSignPubKey"] as String?)
                 let senderKeys = (try row["senderPubKey"] as String, try row["senderSignPubKey"] as String)
                 let matched = contactKeys.0 == senderKeys.0 && contactKeys.1 == senderKeys.1
-                return InboxItem(id: try row["id"], fromDID: try row["fromDID"], contactID: try row["contactID"], contactName: try row["contactName"],
-                                 text: try row["text"], sentAt: Date(timeIntervalSince1970: try row["sentAt"]),
-                                 receivedAt: Date(timeIntervalSince1970: try row["receivedAt"]), keysMatched: matched)
+                return InboxItem(
+                    id: try row["id"], fromDID: try row["fromDID"], contactID: try row["contactID"], contactName: try row["contactName"],
+                    text: try row["text"], sentAt: Date(timeIntervalSince1970: try row["sentAt"]),
+                    receivedAt: Date(timeIntervalSince1970: try row["receivedAt"]), keysMatched: matched)
             }
         }
     }

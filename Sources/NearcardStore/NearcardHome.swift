@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 /// Where a user's Nearcard data lives: `--home`, else `$NEARCARD_HOME`, else
 /// `$XDG_DATA_HOME/nearcard`, else `~/.local/share/nearcard`.
@@ -36,7 +37,7 @@ public struct NearcardHome: Sendable, Equatable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension NearcardHome {
@@ -60,7 +61,10 @@ extension NearcardHome {
         var notice: String? = nil
         if st.st_mode & 0o077 != 0 {
             guard chmod(path, 0o700) == 0 else {
-                throw StoreError(.io, "\(path) can be reached by other users (mode \(String(st.st_mode & 0o777, radix: 8))) and cannot be tightened: \(String(cString: strerror(errno)))")
+                throw StoreError(
+                    .io,
+                    "\(path) can be reached by other users (mode \(String(st.st_mode & 0o777, radix: 8))) and cannot be tightened: \(String(cString: strerror(errno)))"
+                )
             }
             notice = "\(path) could be reached by other users (mode \(String(st.st_mode & 0o777, radix: 8))); it is 0700 now"
         }

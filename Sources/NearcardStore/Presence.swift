@@ -13,8 +13,9 @@ extension NearcardDatabase {
         defer { forgetSharedCard() }
         return try write { db in
             // Two processes making it at once keep the first one written.
-            try db.execute("INSERT INTO presence (id, presenceKey, createdAt) VALUES (1, ?, ?) ON CONFLICT(id) DO NOTHING",
-                           Presence.makeKey(), now.timeIntervalSince1970)
+            try db.execute(
+                "INSERT INTO presence (id, presenceKey, createdAt) VALUES (1, ?, ?) ON CONFLICT(id) DO NOTHING",
+                Presence.makeKey(), now.timeIntervalSince1970)
             guard let key: [UInt8] = try db.value("SELECT presenceKey FROM presence WHERE id = 1"), key.count == Presence.keyByteCount else {
                 throw StoreError(.database, "the stored presence key is damaged; `nearcard id rotate-presence` makes a new one")
             }
@@ -29,7 +30,8 @@ extension NearcardDatabase {
         defer { forgetSharedCard() }
         let key = Presence.makeKey()
         try write { db in
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO presence (id, presenceKey, createdAt) VALUES (1, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET presenceKey = excluded.presenceKey, createdAt = excluded.createdAt
                 """, key, now.timeIntervalSince1970)

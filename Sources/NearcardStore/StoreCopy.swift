@@ -32,7 +32,9 @@ extension NearcardDatabase {
                 try db.value("SELECT (SELECT COUNT(*) FROM contact) + (SELECT COUNT(*) FROM myCard) + (SELECT COUNT(*) FROM outboxMessage)") ?? 0
             }
             if occupied > 0 {
-                throw StoreError(.invalidInput, "\(target.path) already holds a book (a card, contacts or messages); add --merge to add this one to it, keeping what is there")
+                throw StoreError(
+                    .invalidInput,
+                    "\(target.path) already holds a book (a card, contacts or messages); add --merge to add this one to it, keeping what is there")
             }
         }
         var source: [(name: String, key: [String], rows: [SQLRow])] = []
@@ -43,13 +45,14 @@ extension NearcardDatabase {
         // Written, by table: the rows as inserted (after following contact ids), for the checksums.
         let written: [String: [SQLRow]] = try target.write { db in
             var out: [String: [SQLRow]] = [:]
-            var contactIDs: [String: String] = [:]   // source contact id → the target's, for merged DIDs
+            var contactIDs: [String: String] = [:] // source contact id → the target's, for merged DIDs
             for (name, _, rows) in source {
                 progress("\(name): \(rows.count) rows")
                 var inserted: [SQLRow] = []
                 for var row in rows {
                     if name == "contact", let did: String = try row["did"],
-                       let there: String = try db.value("SELECT id FROM contact WHERE did = ?", did) {
+                        let there: String = try db.value("SELECT id FROM contact WHERE did = ?", did)
+                    {
                         contactIDs[try row["id"]] = there
                         continue
                     }
@@ -70,8 +73,10 @@ extension NearcardDatabase {
             let mine = written[name] ?? []
             let keys = Set(mine.map { Self.keyText($0, key) })
             let there = try target.read { db in try db.rows("SELECT * FROM \(name)") }.filter { keys.contains(Self.keyText($0, key)) }
-            report.append(StoreCopyTable(table: name, rows: rows.count, copied: mine.count, alreadyThere: rows.count - mine.count,
-                                         sourceChecksum: Self.checksum(mine, key), targetChecksum: Self.checksum(there, key)))
+            report.append(
+                StoreCopyTable(
+                    table: name, rows: rows.count, copied: mine.count, alreadyThere: rows.count - mine.count,
+                    sourceChecksum: Self.checksum(mine, key), targetChecksum: Self.checksum(there, key)))
         }
         return report
     }

@@ -34,9 +34,9 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
 
         /// The URL without its password (what errors and logs show).
         public var redacted: String {
-            let where_ = socketPath.map { "?host=\(FileIO.directoryName($0))" } ?? ""
+            let socketQuery = socketPath.map { "?host=\(FileIO.directoryName($0))" } ?? ""
             let hostPart = socketPath == nil ? "\(host):\(port)" : ""
-            return "postgres://\(user)@\(hostPart)/\(database)\(where_)"
+            return "postgres://\(user)@\(hostPart)/\(database)\(socketQuery)"
         }
     }
 
@@ -92,8 +92,10 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
             host = "localhost"
         }
         // Over a Unix socket there is nothing to encrypt (libpq ignores sslmode there too).
-        return .postgres(Postgres(user: user, password: password, host: host, port: port,
-                                  database: database.isEmpty ? user : database, socketPath: socket, tls: socket == nil ? tls : .disable))
+        return .postgres(
+            Postgres(
+                user: user, password: password, host: host, port: port,
+                database: database.isEmpty ? user : database, socketPath: socket, tls: socket == nil ? tls : .disable))
     }
 
     /// A store value as an error may repeat it: without a password.

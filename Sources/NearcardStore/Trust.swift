@@ -24,8 +24,9 @@ extension NearcardDatabase {
 
     public func addTrustAnchor(_ did: String, note: String? = nil, now: Date = Date()) throws(StoreError) {
         try write { db in
-            try db.execute("INSERT INTO trustAnchor (did, addedAt, note) VALUES (?, ?, ?) ON CONFLICT(did) DO UPDATE SET note = excluded.note",
-                           did, now.timeIntervalSince1970, note)
+            try db.execute(
+                "INSERT INTO trustAnchor (did, addedAt, note) VALUES (?, ?, ?) ON CONFLICT(did) DO UPDATE SET note = excluded.note",
+                did, now.timeIntervalSince1970, note)
         }
     }
 
@@ -57,7 +58,8 @@ extension NearcardDatabase {
     }
 
     static func saveCredential(_ c: StoredCredential, db: any SQLConnection) throws {
-        try db.execute("""
+        try db.execute(
+            """
             INSERT INTO credential (id, issuer, subject, typesJSON, jwt, issuedAt, expiresAt, status, reason, importedAt)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET status = excluded.status, reason = excluded.reason, jwt = excluded.jwt
@@ -76,17 +78,20 @@ extension NearcardDatabase {
         if let exact = all.first(where: { $0.id == query }) { return exact }
         let matches = all.filter { $0.id.localizedCaseInsensitiveContains(query) }
         guard matches.count == 1 else {
-            throw StoreError(.notFound, matches.isEmpty ? "no credential matches \"\(query)\"" : "\"\(query)\" matches \(matches.count) credentials; give more of the id")
+            throw StoreError(
+                .notFound, matches.isEmpty ? "no credential matches \"\(query)\"" : "\"\(query)\" matches \(matches.count) credentials; give more of the id")
         }
         return matches[0]
     }
 
     static func credential(_ row: SQLRow) throws -> StoredCredential {
-        StoredCredential(Credential(id: try row["id"], issuer: try row["issuer"], subject: try row["subject"],
-                                    types: ((try? JSONParser.parse(try row["typesJSON"] as String))?.arrayValue ?? []).compactMap(\.stringValue),
-                                    jwt: try row["jwt"], issuedAt: (try row["issuedAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
-                                    expiresAt: (try row["expiresAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
-                                    status: VerificationStatus(rawValue: try row["status"]) ?? .unverified, reason: try row["reason"]),
-                         importedAt: Date(timeIntervalSince1970: try row["importedAt"]))
+        StoredCredential(
+            Credential(
+                id: try row["id"], issuer: try row["issuer"], subject: try row["subject"],
+                types: ((try? JSONParser.parse(try row["typesJSON"] as String))?.arrayValue ?? []).compactMap(\.stringValue),
+                jwt: try row["jwt"], issuedAt: (try row["issuedAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
+                expiresAt: (try row["expiresAt"] as Double?).map { Date(timeIntervalSince1970: $0) },
+                status: VerificationStatus(rawValue: try row["status"]) ?? .unverified, reason: try row["reason"]),
+            importedAt: Date(timeIntervalSince1970: try row["importedAt"]))
     }
 }

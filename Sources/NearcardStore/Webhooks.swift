@@ -21,7 +21,8 @@ extension NearcardDatabase {
     public func claimDueWebhooks(now: Date = Date(), lease: TimeInterval = 60, limit: Int = 8) throws(StoreError) -> [WebhookDelivery] {
         try write { db in
             let t = now.timeIntervalSince1970
-            var sql = "SELECT * FROM webhookDelivery WHERE state = 'queued' AND nextAttemptAt <= ? AND (leaseUntil IS NULL OR leaseUntil < ?) ORDER BY nextAttemptAt LIMIT ?"
+            var sql =
+                "SELECT * FROM webhookDelivery WHERE state = 'queued' AND nextAttemptAt <= ? AND (leaseUntil IS NULL OR leaseUntil < ?) ORDER BY nextAttemptAt LIMIT ?"
             if db.dialect == .postgres { sql += " FOR UPDATE SKIP LOCKED" }
             let rows = try db.rows(sql, [.real(t), .real(t), .integer(Int64(limit))])
             for row in rows { try db.execute("UPDATE webhookDelivery SET leaseUntil = ? WHERE id = ?", t + lease, try row["id"] as String) }
@@ -31,8 +32,9 @@ extension NearcardDatabase {
 
     public func markWebhookDelivered(id: String, at: Date = Date()) throws(StoreError) {
         try write { db in
-            try db.execute("UPDATE webhookDelivery SET state = 'delivered', deliveredAt = ?, attempts = attempts + 1, leaseUntil = NULL, lastError = NULL WHERE id = ?",
-                           at.timeIntervalSince1970, id)
+            try db.execute(
+                "UPDATE webhookDelivery SET state = 'delivered', deliveredAt = ?, attempts = attempts + 1, leaseUntil = NULL, lastError = NULL WHERE id = ?",
+                at.timeIntervalSince1970, id)
         }
     }
 
@@ -40,11 +42,13 @@ extension NearcardDatabase {
     public func markWebhookFailed(id: String, error: String, retryAt: Date?) throws(StoreError) {
         try write { db in
             if let retryAt {
-                try db.execute("UPDATE webhookDelivery SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, leaseUntil = NULL WHERE id = ?",
-                               error, retryAt.timeIntervalSince1970, id)
+                try db.execute(
+                    "UPDATE webhookDelivery SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, leaseUntil = NULL WHERE id = ?",
+                    error, retryAt.timeIntervalSince1970, id)
             } else {
-                try db.execute("UPDATE webhookDelivery SET attempts = attempts + 1, lastError = ?, state = 'failed', leaseUntil = NULL WHERE id = ?",
-                               error, id)
+                try db.execute(
+                    "UPDATE webhookDelivery SET attempts = attempts + 1, lastError = ?, state = 'failed', leaseUntil = NULL WHERE id = ?",
+                    error, id)
             }
         }
     }
@@ -55,8 +59,9 @@ extension NearcardDatabase {
     }
 
     static func webhookDelivery(_ row: SQLRow) throws -> WebhookDelivery {
-        WebhookDelivery(id: try row["id"], url: try row["url"], body: try row["body"], createdAt: Date(timeIntervalSince1970: try row["createdAt"]),
-                        state: WebhookDelivery.State(rawValue: try row["state"]) ?? .failed, attempts: try row["attempts"],
-                        nextAttemptAt: Date(timeIntervalSince1970: try row["nextAttemptAt"]), lastError: try row["lastError"])
+        WebhookDelivery(
+            id: try row["id"], url: try row["url"], body: try row["body"], createdAt: Date(timeIntervalSince1970: try row["createdAt"]),
+            state: WebhookDelivery.State(rawValue: try row["state"]) ?? .failed, attempts: try row["attempts"],
+            nextAttemptAt: Date(timeIntervalSince1970: try row["nextAttemptAt"]), lastError: try row["lastError"])
     }
 }

@@ -32,9 +32,11 @@ public enum MetricsEndpoint {
     }
 
     /// The exchange latency histogram's buckets (seconds).
-    static let latencyBuckets: [Duration] = [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-                                             .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
-                                             .seconds(10), .seconds(30), .seconds(60)]
+    static let latencyBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
+        .seconds(10), .seconds(30), .seconds(60),
+    ]
 
     /// The one registry of this process, bootstrapped into swift-metrics on first use.
     static let registry: PrometheusCollectorRegistry = {
@@ -54,8 +56,9 @@ public enum MetricsEndpoint {
         let registry = self.registry
         let router = Router()
         router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
         var logger = Logger(label: "nearcard.metrics")
         logger.logLevel = .critical
@@ -71,8 +74,9 @@ public enum MetricsEndpoint {
             }
         }
         let task = Task {
-            let app = Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: nil),
-                                  onServerRunning: { _ in finish(.success(())) }, logger: logger)
+            let app = Application(
+                router: router, configuration: .init(address: .hostname(host, port: port), serverName: nil),
+                onServerRunning: { _ in finish(.success(())) }, logger: logger)
             do { try await app.run() } catch { finish(.failure(error)) }
         }
         // A bind failure is thrown as the socket's error: the CLI says it in words (BindProblem).

@@ -2,9 +2,9 @@ import Foundation
 import Hummingbird
 import NearcardCrypto
 import NearcardModel
+import NearcardNode
 import NearcardQR
 import NearcardStore
-import NearcardNode
 
 /// The "My card" page's API: the card, what each exchange shares, and the card as QR codes.
 extension WebUI {
@@ -55,8 +55,10 @@ extension WebUI {
         for key in ["name", "title", "company", "email", "phone"] where body[key] != nil && body[key] != .null && body[key]?.stringValue == nil {
             throw ModelError(.invalidCard, "\"\(key)\" must be a string")
         }
-        for key in ["socialNetworks", "skills"] where body[key] != nil && body[key] != .null
-            && body[key]?.arrayValue?.allSatisfy({ $0.stringValue != nil }) != true {
+        for key in ["socialNetworks", "skills"]
+        where body[key] != nil && body[key] != .null
+            && body[key]?.arrayValue?.allSatisfy({ $0.stringValue != nil }) != true
+        {
             throw ModelError(.invalidCard, "\"\(key)\" must be a list of strings")
         }
         func text(_ key: String) -> String? {
@@ -70,8 +72,9 @@ extension WebUI {
         for line in lines("socialNetworks") { socials.append(try SocialProfile(argument: line)) }
         var skills: [Skill] = []
         for line in lines("skills") { skills.append(try Skill(argument: line)) }
-        let card = Card(name: text("name") ?? "", email: text("email"), phone: text("phone"), company: text("company"), title: text("title"),
-                        socialNetworks: socials, skills: skills)
+        let card = Card(
+            name: text("name") ?? "", email: text("email"), phone: text("phone"), company: text("company"), title: text("title"),
+            socialNetworks: socials, skills: skills)
         try card.validate()
         return card
     }
@@ -83,9 +86,10 @@ extension WebUI {
         let name = request.uri.queryParameters.get("format") ?? "zk"
         guard let format = CardCode.Format(rawValue: name) else { throw HTTPError(.badRequest, message: "no QR format \(name)") }
         let now = Date()
-        let payload = try CardCode.payload(format, card: mine.card, fields: try db.sharingPolicy().fields,
-                                           updatedAt: mine.updatedAt, keys: runtime.context.keys, issuerProof: try db.issuerProof(),
-                                           now: now, until: now.addingTimeInterval(24 * 3600))
+        let payload = try CardCode.payload(
+            format, card: mine.card, fields: try db.sharingPolicy().fields,
+            updatedAt: mine.updatedAt, keys: runtime.context.keys, issuerProof: try db.issuerProof(),
+            now: now, until: now.addingTimeInterval(24 * 3600))
         return try QRFrames.plan(payload)
     }
 

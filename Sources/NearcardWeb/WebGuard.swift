@@ -61,7 +61,8 @@ struct WebGuard<Context: RequestContext>: RouterMiddleware {
 
     /// Compares without stopping at the first difference.
     static func same(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         guard x.count == y.count else { return false }
         var diff: UInt8 = 0
         for i in 0..<x.count { diff |= x[i] ^ y[i] }

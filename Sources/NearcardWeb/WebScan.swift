@@ -1,9 +1,9 @@
 import Foundation
 import Hummingbird
 import NearcardCrypto
+import NearcardNode
 import NearcardQR
 import NearcardScan
-import NearcardNode
 
 /// The "Scan" page's API: an image (PNG or JPEG, as uploaded) or pasted text, read by the same router and
 /// kept by the same rule as `nearcard qr scan`.
@@ -21,7 +21,9 @@ extension WebUI {
                 do { buffer = try await request.collectBody(upTo: Self.maximumImageLength) } catch {
                     return Self.error(.contentTooLarge, "the image is larger than \(Self.maximumImageLength >> 20) MB")
                 }
-                do { texts = try ScanSession.texts(inImage: Array(buffer.readableBytesView)) } catch let e as QRError { return Self.error(.badRequest, e.message) }
+                do { texts = try ScanSession.texts(inImage: Array(buffer.readableBytesView)) } catch let e as QRError {
+                    return Self.error(.badRequest, e.message)
+                }
             } else {
                 let body = try await Self.body(request)
                 texts = (body["text"]?.stringValue ?? "").split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }

@@ -47,9 +47,12 @@ public final class WebUI: Sendable {
     /// home): its state answers 200 to the token's cookie within a second.
     public static func answers(address: String, port: Int, token: String) async -> Bool {
         let host = address == "::1" ? "[::1]" : address
-        let request = "GET /api/state HTTP/1.1\r\nHost: \(host):\(port)\r\nCookie: \(WebGuard<BasicRequestContext>.cookieName)=\(token)\r\nConnection: close\r\n\r\n"
+        let request =
+            "GET /api/state HTTP/1.1\r\nHost: \(host):\(port)\r\nCookie: \(WebGuard<BasicRequestContext>.cookieName)=\(token)\r\nConnection: close\r\n\r\n"
         return await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-            DispatchQueue.global().async { done.resume(returning: statusLine(address: address, port: port, request: request)?.hasPrefix("HTTP/1.1 200") == true) }
+            DispatchQueue.global().async {
+                done.resume(returning: statusLine(address: address, port: port, request: request)?.hasPrefix("HTTP/1.1 200") == true)
+            }
         }
     }
 
@@ -68,13 +71,17 @@ public final class WebUI: Sendable {
             a.sin6_family = sa_family_t(AF_INET6)
             a.sin6_port = in_port_t(UInt16(port).bigEndian)
             guard inet_pton(AF_INET6, address, &a.sin6_addr) == 1 else { return nil }
-            connected = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+            connected = withUnsafePointer(to: &a) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
         } else {
             var a = sockaddr_in()
             a.sin_family = sa_family_t(AF_INET)
             a.sin_port = in_port_t(UInt16(port).bigEndian)
             guard inet_pton(AF_INET, address, &a.sin_addr) == 1 else { return nil }
-            connected = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            connected = withUnsafePointer(to: &a) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
         }
         guard connected == 0 else { return nil }
         let bytes = Array(request.utf8)
@@ -131,8 +138,9 @@ public final class WebUI: Sendable {
         // Stopping cancels open event streams, which the server reports as errors: not for people.
         var logger = Logger(label: "nearcard.ui")
         logger.logLevel = .critical
-        let app = Application(router: router, configuration: .init(address: .hostname(options.address, port: options.port), serverName: nil),
-                              onServerRunning: { _ in onRunning() }, logger: logger)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname(options.address, port: options.port), serverName: nil),
+            onServerRunning: { _ in onRunning() }, logger: logger)
         try await app.run()
     }
 
@@ -160,15 +168,17 @@ public final class WebUI: Sendable {
         router.get("/api/contacts/:id/vcard") { _, context in
             let id = try context.parameters.require("id")
             guard let c = try self.runtime.context.database.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
-            return Self.download(VCard.serialize(c.card, notes: c.notes, did: c.didPublicKey, uid: c.id), type: "text/vcard; charset=utf-8",
-                                 name: Self.fileName(c.name) + ".vcf")
+            return Self.download(
+                VCard.serialize(c.card, notes: c.notes, did: c.didPublicKey, uid: c.id), type: "text/vcard; charset=utf-8",
+                name: Self.fileName(c.name) + ".vcf")
         }
         router.get("/api/export/:format") { _, context in
             let contacts = try self.runtime.context.database.contacts()
             switch try context.parameters.require("format") {
             case "vcard":
-                return Self.download(contacts.map { VCard.serialize($0.card, notes: $0.notes, did: $0.didPublicKey, uid: $0.id) }.joined(),
-                                     type: "text/vcard; charset=utf-8", name: "contacts.vcf")
+                return Self.download(
+                    contacts.map { VCard.serialize($0.card, notes: $0.notes, did: $0.didPublicKey, uid: $0.id) }.joined(),
+                    type: "text/vcard; charset=utf-8", name: "contacts.vcf")
             case "json":
                 return Self.download(JSONValue.array(contacts.map(\.json)).prettyText + "\n", type: "application/json", name: "contacts.json")
             case "graph":

@@ -1,7 +1,8 @@
 import ArgumentParser
 import NearcardNode
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `nearcard`: exchange signed business cards in person, on the local network.
@@ -10,18 +11,21 @@ struct Nearcard: AsyncParsableCommand {
         commandName: "nearcard",
         abstract: "Exchange signed business cards in person, on the local network.",
         discussion: """
-        Start with `nearcard init --name "Your Name"`. Data lives in $NEARCARD_HOME \
-        (default ~/.local/share/nearcard).
+            Start with `nearcard init --name "Your Name"`. Data lives in $NEARCARD_HOME \
+            (default ~/.local/share/nearcard).
 
-        Exit codes: 0 ok · 1 a check failed · 2 malformed input, or a name that matches no contact or \
-        several · 3 identity problem (none, exists, wrong passphrase, damaged key file) · 4 environment \
-        (avahi-daemon, D-Bus, a port) · 5 storage · 6 not found (no card, group, credential) · 7 declined · \
-        8 peer unreachable · 9 connection lost · 10 timed out · 11 unconfirmed (the other node has not yet \
-        confirmed it kept your card) · 64 usage · 70 internal error · 130 interrupted.
-        """,
+            Exit codes: 0 ok · 1 a check failed · 2 malformed input, or a name that matches no contact or \
+            several · 3 identity problem (none, exists, wrong passphrase, damaged key file) · 4 environment \
+            (avahi-daemon, D-Bus, a port) · 5 storage · 6 not found (no card, group, credential) · 7 declined · \
+            8 peer unreachable · 9 connection lost · 10 timed out · 11 unconfirmed (the other node has not yet \
+            confirmed it kept your card) · 64 usage · 70 internal error · 130 interrupted.
+            """,
         version: "0.1.0",
-        subcommands: [Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Bot.self, Simulate.self, Peers.self, Exchange.self, Contacts.self,
-                      Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, Group.self, Semaphore.self, DID.self, JWT.self, DoctorCommand.self, UICommand.self, StoreCommand.self]
+        subcommands: [
+            Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Bot.self, Simulate.self, Peers.self, Exchange.self, Contacts.self,
+            Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, Group.self, Semaphore.self, DID.self, JWT.self,
+            DoctorCommand.self, UICommand.self, StoreCommand.self,
+        ]
     )
 }
 

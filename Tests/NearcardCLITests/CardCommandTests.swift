@@ -9,8 +9,10 @@ import Testing
         defer { cli.cleanUp() }
         #expect(try cli.run(["card", "show"]).code == 3, "no home yet: init first")
         #expect(try cli.run(["card", "set", "--email", "a@b"]).code == 2, "a new card needs a name")
-        let set = try cli.run(["card", "set", "--name", "Ada Lovelace", "--email", "ada@example.org", "--company", "Analytical Engines",
-                               "--title", "Programmer", "--social", "mastodon:ada:https://example.social/@ada", "--skill", "Mathematics", "--json"])
+        let set = try cli.run([
+            "card", "set", "--name", "Ada Lovelace", "--email", "ada@example.org", "--company", "Analytical Engines",
+            "--title", "Programmer", "--social", "mastodon:ada:https://example.social/@ada", "--skill", "Mathematics", "--json",
+        ])
         #expect(set.code == 0, "\(set.stderr)")
         #expect(set.json["socialNetworks"]?.arrayValue?.first?["url"] == "https://example.social/@ada")
         // Changing one field keeps the others; an empty value removes a field.
@@ -79,16 +81,16 @@ import Testing
         defer { cli.cleanUp() }
         try cli.run(["contacts", "add", "--name", "Ada Lovelace", "--company", "Analytical Engines"])
         let script = """
-        import os, sys, pexpect
-        for answer in ("n", "y"):
-            c = pexpect.spawn(sys.argv[1], ["contacts", "delete", "ada lovelace"], env=dict(os.environ, NEARCARD_HOME=sys.argv[2]), encoding="utf-8", timeout=60)
-            c.expect("Ada Lovelace .*Analytical Engines")
-            c.expect_exact("Delete this contact? [y/N]")
-            c.sendline(answer)
-            c.expect(pexpect.EOF)
-            c.close()
-            print(answer, c.exitstatus)
-        """
+            import os, sys, pexpect
+            for answer in ("n", "y"):
+                c = pexpect.spawn(sys.argv[1], ["contacts", "delete", "ada lovelace"], env=dict(os.environ, NEARCARD_HOME=sys.argv[2]), encoding="utf-8", timeout=60)
+                c.expect("Ada Lovelace .*Analytical Engines")
+                c.expect_exact("Delete this contact? [y/N]")
+                c.sendline(answer)
+                c.expect(pexpect.EOF)
+                c.close()
+                print(answer, c.exitstatus)
+            """
         let r = try CLI.run(executable: CLI.python, ["-c", script, CLI.executable.path, cli.home.path])
         #expect(r.stdout == "n 7\ny 0\n", "declining is exit 7, as a declined exchange: \(r.stdout) \(r.stderr)")
         #expect(try cli.run(["contacts", "--json"]).json.arrayValue?.isEmpty == true)
@@ -101,7 +103,10 @@ import Testing
         try cli.run(["contacts", "add", "--name", "Grace Hopper", "--email", "grace@navy.mil"])
         try cli.run(["contacts", "add", "--name", "Alan Turing"])
         let vcf = try cli.run(["contacts", "export", "--vcard"]).stdout
-        let file = try cli.write(vcf + "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Ada Lovelace\r\nEND:VCARD\r\nBEGIN:VCARD\r\nVERSION:4.0\r\nFN:A. Turing\r\nEMAIL:alan@bletchley.uk\r\nEND:VCARD\r\nBEGIN:VCARD\r\nVERSION:4.0\r\nFN:alan turing\r\nTEL:+44 1908 640404\r\nEND:VCARD\r\n", to: "book.vcf")
+        let file = try cli.write(
+            vcf
+                + "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Ada Lovelace\r\nEND:VCARD\r\nBEGIN:VCARD\r\nVERSION:4.0\r\nFN:A. Turing\r\nEMAIL:alan@bletchley.uk\r\nEND:VCARD\r\nBEGIN:VCARD\r\nVERSION:4.0\r\nFN:alan turing\r\nTEL:+44 1908 640404\r\nEND:VCARD\r\n",
+            to: "book.vcf")
         let r = try cli.run(["contacts", "import", file])
         #expect(r.code == 0, "\(r.stderr)")
         #expect(r.stdout.contains("3 added, 2 already in your contacts (1 possible duplicate among the added)"), "\(r.stdout)")
@@ -131,11 +136,13 @@ import Testing
         let cli = try CLI()
         defer { cli.cleanUp() }
         try cli.run(["contacts", "add", "--name", "Grace Hopper"])
-        let full = try CLI.run(executable: "/bin/sh", ["-c", "\"$0\" contacts export --vcard > /dev/full", CLI.executable.path],
-                               env: ["NEARCARD_HOME": cli.home.path])
+        let full = try CLI.run(
+            executable: "/bin/sh", ["-c", "\"$0\" contacts export --vcard > /dev/full", CLI.executable.path],
+            env: ["NEARCARD_HOME": cli.home.path])
         #expect(full.code == 5 && full.stderr.contains("cannot write standard output: No space left on device"), "\(full.code) \(full.stderr)")
-        let json = try CLI.run(executable: "/bin/sh", ["-c", "\"$0\" contacts --json > /dev/full", CLI.executable.path],
-                               env: ["NEARCARD_HOME": cli.home.path])
+        let json = try CLI.run(
+            executable: "/bin/sh", ["-c", "\"$0\" contacts --json > /dev/full", CLI.executable.path],
+            env: ["NEARCARD_HOME": cli.home.path])
         #expect(json.code == 5, "\(json.code) \(json.stderr)")
     }
 

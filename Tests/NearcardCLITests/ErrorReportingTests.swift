@@ -13,8 +13,9 @@ import Testing
         let plain = try cli.run(["exchange", "127.0.0.1:1", "--yes"])
         #expect(plain.code == 8, "a peer nobody answers for has its own exit code: \(plain.stderr)")
         let lines = plain.stderr.split(separator: "\n")
-        #expect(lines.count == 1 && lines[0] == "nearcard: cannot connect to 127.0.0.1:1: nothing accepts connections there (connection refused)",
-                "the address once: \(plain.stderr)")
+        #expect(
+            lines.count == 1 && lines[0] == "nearcard: cannot connect to 127.0.0.1:1: nothing accepts connections there (connection refused)",
+            "the address once: \(plain.stderr)")
 
         let verbose = try cli.run(["exchange", "127.0.0.1:1", "--yes", "--verbose"])
         #expect(verbose.code == 8)
@@ -22,8 +23,9 @@ import Testing
         #expect(detail.first == lines.first, "the same one line first: \(verbose.stderr)")
         #expect(verbose.stderr.contains("NodeError") && verbose.stderr.contains("exit 8"), "the kind of error is named: \(verbose.stderr)")
         // The cause here (the refused address) is in the line already: --verbose does not say it twice.
-        #expect(!detail.dropFirst().contains { $0.contains("caused by") && lines[0].contains($0.replacingOccurrences(of: "  caused by: ", with: "")) },
-                "\(verbose.stderr)")
+        #expect(
+            !detail.dropFirst().contains { $0.contains("caused by") && lines[0].contains($0.replacingOccurrences(of: "  caused by: ", with: "")) },
+            "\(verbose.stderr)")
     }
 
     /// Text shaped like HOST:PORT that is not one is said to be malformed (exit 2), not looked up as a
@@ -50,12 +52,14 @@ import Testing
         let r = try cli.run(["listen", "--port", "\(port)", "--no-discovery", "--accept", "all"])
         #expect(r.code == 4, "\(r.stderr)")
         let last = r.stderr.split(separator: "\n").last.map(String.init)
-        #expect(last == "nearcard: port \(port) is in use — another nearcard listen? Use --port to choose another (--port 0 picks a free one)",
-                "\(r.stderr)")
+        #expect(
+            last == "nearcard: port \(port) is in use — another nearcard listen? Use --port to choose another (--port 0 picks a free one)",
+            "\(r.stderr)")
         #expect(!r.stderr.contains("errno") && !r.stderr.contains("descriptor"))
         // The same port for --metrics: said in words too.
         let metrics = try cli.run(["listen", "--port", "0", "--no-discovery", "--accept", "all", "--metrics", "127.0.0.1:\(port)"])
-        #expect(metrics.code == 4 && metrics.stderr.contains("cannot serve metrics on 127.0.0.1:\(port): the port is in use")
+        #expect(
+            metrics.code == 4 && metrics.stderr.contains("cannot serve metrics on 127.0.0.1:\(port): the port is in use")
                 && !metrics.stderr.contains("errno"), "\(metrics.stderr)")
         // What can never work is a usage error, said before anything starts.
         let bad = try cli.run(["listen", "--port", "0", "--no-discovery", "--accept", "all", "--metrics", "nope"])
@@ -69,8 +73,10 @@ import Testing
         let cli = try CLI()
         defer { cli.cleanUp() }
         try cli.run(["init", "--name", "Ada"])
-        for (text, says) in [("1.2.3.4:99999", "port must be a number from 1 to 65535"), ("host:", "port must be"),
-                             (":7447", "no host before the colon"), ("[::1]7447", "[ADDRESS]:PORT")] {
+        for (text, says) in [
+            ("1.2.3.4:99999", "port must be a number from 1 to 65535"), ("host:", "port must be"),
+            (":7447", "no host before the colon"), ("[::1]7447", "[ADDRESS]:PORT"),
+        ] {
             let r = try cli.run(["exchange", text, "--yes"])
             #expect(r.code == 2 && r.stderr.contains(says) && !r.stderr.contains("avahi"), "\(text): \(r.stderr)")
         }
@@ -81,9 +87,11 @@ import Testing
     @Test func aNegativeNumberIsOutOfRangeNotMissing() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        for (args, says) in [(["exchange", "127.0.0.1:7447", "--timeout", "-1"], "--timeout must be more than 0 and at most 600 seconds"),
-                             (["listen", "--consent-timeout", "-5"], "--consent-timeout must be more than 0"),
-                             (["simulate", "--peers", "-3"], "--peers")] {
+        for (args, says) in [
+            (["exchange", "127.0.0.1:7447", "--timeout", "-1"], "--timeout must be more than 0 and at most 600 seconds"),
+            (["listen", "--consent-timeout", "-5"], "--consent-timeout must be more than 0"),
+            (["simulate", "--peers", "-3"], "--peers"),
+        ] {
             let r = try cli.run(args)
             #expect(r.code == 64 && r.stderr.contains(says) && !r.stderr.contains("Missing value"), "\(args): \(r.stderr)")
         }
@@ -96,14 +104,15 @@ import Testing
         defer { cli.cleanUp() }
         try cli.run(["init", "--name", "Ada"])
         let script = """
-        import subprocess, sys
-        r = subprocess.run([sys.argv[1], "card", "set", "--name", b"Ren\\xe9e"], capture_output=True, text=True)
-        print(r.returncode); print(r.stderr.strip())
-        """
+            import subprocess, sys
+            r = subprocess.run([sys.argv[1], "card", "set", "--name", b"Ren\\xe9e"], capture_output=True, text=True)
+            print(r.returncode); print(r.stderr.strip())
+            """
         let r = try CLI.run(executable: CLI.python, ["-c", script, CLI.executable.path], env: ["NEARCARD_HOME": cli.home.path])
         let lines = r.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.first == "2" && lines.last?.contains("the value of --name") == true && lines.last?.contains("not valid UTF-8") == true,
-                "\(r.stdout) \(r.stderr)")
+        #expect(
+            lines.first == "2" && lines.last?.contains("the value of --name") == true && lines.last?.contains("not valid UTF-8") == true,
+            "\(r.stdout) \(r.stderr)")
         #expect(try cli.run(["card", "show"]).code != 0 || !(try cli.run(["card", "show"]).stdout.contains("Ren")), "nothing was stored")
     }
 
@@ -114,10 +123,10 @@ import Testing
         defer { cli.cleanUp() }
         try cli.run(["init", "--name", "Ada"])
         let script = """
-        import subprocess, sys
-        r = subprocess.run([sys.argv[1], "qr", "scan", b"\\xff\\x1b]0;PWNED\\x07\\x1b[31mred"], capture_output=True)
-        print(r.returncode, b"\\x1b" in r.stderr, b"\\x07" in r.stderr, b"\\\\x1b]0;PWNED" in r.stderr)
-        """
+            import subprocess, sys
+            r = subprocess.run([sys.argv[1], "qr", "scan", b"\\xff\\x1b]0;PWNED\\x07\\x1b[31mred"], capture_output=True)
+            print(r.returncode, b"\\x1b" in r.stderr, b"\\x07" in r.stderr, b"\\\\x1b]0;PWNED" in r.stderr)
+            """
         let r = try CLI.run(executable: CLI.python, ["-c", script, CLI.executable.path], env: ["NEARCARD_HOME": cli.home.path])
         #expect(r.stdout == "2 False False True\n", "\(r.stdout) \(r.stderr)")
     }

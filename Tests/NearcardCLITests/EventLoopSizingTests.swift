@@ -2,8 +2,9 @@ import Foundation
 import NearcardSimulation
 import NearcardTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A node started under `taskset` (or systemd's CPUAffinity=) runs one event loop per CPU it may use,
@@ -12,8 +13,12 @@ import Glibc
     /// Starts `listen --jsonl --no-discovery` through `taskset -c cpus` and counts its event-loop threads.
     func eventLoops(cpus: String, env: [String] = [], cli: CLI) throws -> Int {
         let log = cli.home.appendingPathComponent("listen-\(cpus)-\(env.count).log")
-        let node = try ChildProcess("/usr/bin/env", env + ["/usr/bin/taskset", "-c", cpus, CLI.executable.path, "listen", "--jsonl", "--no-discovery",
-                                                      "--port", "0", "--home", cli.home.path], log: log)
+        let node = try ChildProcess(
+            "/usr/bin/env",
+            env + [
+                "/usr/bin/taskset", "-c", cpus, CLI.executable.path, "listen", "--jsonl", "--no-discovery",
+                "--port", "0", "--home", cli.home.path,
+            ], log: log)
         defer {
             node.kill(SIGINT)
             _ = node.wait()

@@ -35,14 +35,16 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-face-\(UUID().uuidString).swift")
         try source.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let args = ["-typecheck", "-I", "\(build)/Modules"] + maps.flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] }
+        let args =
+            ["-typecheck", "-I", "\(build)/Modules"] + maps.flatMap { ["-Xcc", "-fmodule-map-file=\($0)"] }
             + includes.flatMap { ["-Xcc", "-I\($0)"] } + [file.path]
         let r = try CLI.run(executable: "/usr/bin/env", ["swiftc"] + args)
         return (r.code == 0, r.stderr)
     }
 
     @Test func aFaceCompilesAgainstTheFacadeAndNotPastIt() throws {
-        let facade = try typecheck("""
+        let facade = try typecheck(
+            """
             import NearcardNode
             func face(_ runtime: NodeRuntime, _ event: NodeEvent) async {
                 _ = runtime.nearbyPeers
@@ -67,13 +69,17 @@ import Testing
             for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") where line.hasPrefix("public ") {
                 let words = line.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") })
                 if let kind = words.firstIndex(where: { ["class", "struct", "enum", "actor", "protocol", "typealias", "let", "var", "func"].contains($0) }),
-                   kind + 1 < words.count {
+                    kind + 1 < words.count
+                {
                     declared.insert(String(words[kind + 1]))
                 }
             }
         }
         let doc = try String(contentsOf: CLI.packageRoot.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
-        let section = try #require(doc.range(of: "<!-- facade -->").flatMap { start in doc.range(of: "<!-- /facade -->", range: start.upperBound..<doc.endIndex).map { doc[start.upperBound..<$0.lowerBound] } })
+        let section = try #require(
+            doc.range(of: "<!-- facade -->").flatMap { start in
+                doc.range(of: "<!-- /facade -->", range: start.upperBound..<doc.endIndex).map { doc[start.upperBound..<$0.lowerBound] }
+            })
         var listed = Set<String>()
         var rest = section[...]
         while let open = rest.firstIndex(of: "`") {
@@ -82,6 +88,8 @@ import Testing
             listed.insert(String(after[..<close]))
             rest = after[after.index(after: close)...]
         }
-        #expect(declared == listed, "public in NearcardNode but not listed: \(declared.subtracting(listed).sorted()); listed but not public: \(listed.subtracting(declared).sorted())")
+        #expect(
+            declared == listed,
+            "public in NearcardNode but not listed: \(declared.subtracting(listed).sorted()); listed but not public: \(listed.subtracting(declared).sorted())")
     }
 }

@@ -112,8 +112,12 @@ import Testing
 
     /// A zkProof QR carrying someone else's group proof (a copied proof): the scanner marks it failed and says why.
     @Test func aScannerRefusesACopiedGroupProof() throws {
-        let ada = try CLI(), grace = try CLI()
-        defer { ada.cleanUp(); grace.cleanUp() }
+        let ada = try CLI()
+        let grace = try CLI()
+        defer {
+            ada.cleanUp()
+            grace.cleanUp()
+        }
         try ada.run(["init", "--name", "Ada"])
         try ada.run(["card", "set", "--name", "Ada Lovelace", "--company", "Analytical Engines"])
         // Bypass `card set`'s own check, as a modified client would.
@@ -139,7 +143,7 @@ import Testing
     }
 
     func decimal(_ bytes: [UInt8]) -> String {
-        var digits = [UInt8](repeating: 0, count: 1)  // little-endian base-10 digits
+        var digits = [UInt8](repeating: 0, count: 1) // little-endian base-10 digits
         for byte in bytes {
             var carry = Int(byte)
             for i in digits.indices {
@@ -147,7 +151,10 @@ import Testing
                 digits[i] = UInt8(v % 10)
                 carry = v / 10
             }
-            while carry > 0 { digits.append(UInt8(carry % 10)); carry /= 10 }
+            while carry > 0 {
+                digits.append(UInt8(carry % 10))
+                carry /= 10
+            }
         }
         while digits.count > 1 && digits.last == 0 { digits.removeLast() }
         return String(digits.reversed().map { Character(String($0)) })

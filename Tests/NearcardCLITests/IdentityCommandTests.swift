@@ -79,8 +79,12 @@ import Testing
 
     /// Secret keys from another identity, well formed: every key file reads, but the pair does not match.
     @Test func idAndDoctorNoticeSecretKeysOfAnotherIdentity() throws {
-        let cli = try CLI(), other = try CLI()
-        defer { cli.cleanUp(); other.cleanUp() }
+        let cli = try CLI()
+        let other = try CLI()
+        defer {
+            cli.cleanUp()
+            other.cleanUp()
+        }
         try cli.run(["init", "--name", "Ada"])
         try other.run(["init", "--name", "Eve"])
         // Written over Ada's file (its owner and mode stay: the tests' nodes run as another account).
@@ -134,10 +138,12 @@ import Testing
         let pass = try cli.write("correct horse battery staple\n", to: "pw")
         let env = ["NEARCARD_PASSPHRASE_FILE": pass]
         #expect(try cli.run(["init", "--name", "Sealed Sam", "--passphrase-file", pass]).code == 0)
-        for args in [["card", "set", "--name", "Sealed Sam", "--email", "sam@example.org", "--company", "Vault"],
-                     ["share", "--fields", "name,company"], ["contacts", "add", "--name", "Manual Mo"],
-                     ["qr", "make", "--format", "zk", "--text"], ["qr", "make", "--format", "did-signed", "--text"],
-                     ["trust", "add", "did:key:zDnaerDaTF5BXEavCrfRZEk316dpbLsfPDZ3WJ5hRTPFU2169"]] {
+        for args in [
+            ["card", "set", "--name", "Sealed Sam", "--email", "sam@example.org", "--company", "Vault"],
+            ["share", "--fields", "name,company"], ["contacts", "add", "--name", "Manual Mo"],
+            ["qr", "make", "--format", "zk", "--text"], ["qr", "make", "--format", "did-signed", "--text"],
+            ["trust", "add", "did:key:zDnaerDaTF5BXEavCrfRZEk316dpbLsfPDZ3WJ5hRTPFU2169"],
+        ] {
             let r = try cli.run(args, env: env)
             #expect(r.code == 0, "\(args.joined(separator: " ")): \(r.stderr)")
         }
@@ -244,8 +250,9 @@ import Testing
         let r = try CLI.run(executable: CLI.python, ["-c", Self.driver, CLI.executable.path, cli.home.path, answersJSON, stderrToNull ? "1" : "0"] + extra)
         try #require(r.code == 0, "the driver failed: \(r.stderr)")
         let o = r.json
-        return Run(exit: o["exit"]?.integerValue.map(Int.init), prompts: (o["prompts"]?.arrayValue ?? []).compactMap(\.stringValue),
-                   transcript: o["transcript"]?.stringValue ?? "", waiting: o["waiting"]?.boolValue ?? true)
+        return Run(
+            exit: o["exit"]?.integerValue.map(Int.init), prompts: (o["prompts"]?.arrayValue ?? []).compactMap(\.stringValue),
+            transcript: o["transcript"]?.stringValue ?? "", waiting: o["waiting"]?.boolValue ?? true)
     }
 
     func secretKeys(_ cli: CLI) throws -> String { try String(contentsOfFile: cli.secretsPath, encoding: .utf8) }
@@ -273,7 +280,8 @@ import Testing
         let run = try initAtTerminal(cli, answers: ["", ""])
         #expect(run.exit == 0 && !run.waiting, "\(run.transcript)")
         let warning = try #require(run.transcript.split(whereSeparator: \.isNewline).first { $0.contains("warning") }, "\(run.transcript)")
-        #expect(warning.hasPrefix("nearcard: warning: your secret keys are not sealed") && warning.contains(cli.secretsPath)
+        #expect(
+            warning.hasPrefix("nearcard: warning: your secret keys are not sealed") && warning.contains(cli.secretsPath)
                 && warning.contains("unencrypted") && warning.contains("nearcard init"), "\(warning)")
         #expect(run.transcript.contains("not sealed (mode 0600)"))
         let plain = try secretKeys(cli)
@@ -402,13 +410,21 @@ import Testing
         """
 
     func run(_ mode: String) throws {
-        let sealed = try CLI(), other = try CLI()
-        defer { sealed.cleanUp(); other.cleanUp() }
+        let sealed = try CLI()
+        let other = try CLI()
+        defer {
+            sealed.cleanUp()
+            other.cleanUp()
+        }
         let pass = try sealed.write("tea at the engine room\n", to: "pw")
         #expect(try sealed.run(["init", "--name", "Ada Lovelace", "--passphrase-file", pass]).code == 0)
         #expect(try other.run(["init", "--name", "Grace Hopper"]).code == 0)
-        let r = try CLI.run(executable: CLI.python, ["-c", Self.driver, CLI.executable.path, mode, sealed.home.path, other.home.path,
-                                                     "tea at the engine room"])
+        let r = try CLI.run(
+            executable: CLI.python,
+            [
+                "-c", Self.driver, CLI.executable.path, mode, sealed.home.path, other.home.path,
+                "tea at the engine room",
+            ])
         try #require(r.code == 0, "the driver failed: \(r.stderr)")
         let o = r.json
         let transcript = o["transcript"]?.stringValue ?? ""

@@ -1,7 +1,7 @@
 import Foundation
+import NearcardCrypto
 import NearcardTestSupport
 import Testing
-import NearcardCrypto
 
 /// `make install` / `make deb` lay nearcard out as Linux tools are: a stripped binary, a man page per
 /// command, completions where bash, zsh and fish look, the docs and the example units

@@ -51,7 +51,8 @@ import Testing
     @Test func verifiesWithAJWKFile() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        let v = (try JSONParser.parse(String(contentsOf: CLI.packageRoot.appendingPathComponent("Tests/Vectors/jws/rfc-vectors.json"), encoding: .utf8)))["rfc7515_A3_ES256"]!
+        let v = (try JSONParser.parse(String(contentsOf: CLI.packageRoot.appendingPathComponent("Tests/Vectors/jws/rfc-vectors.json"), encoding: .utf8)))[
+            "rfc7515_A3_ES256"]!
         var jwk = v["jwk"]!.objectValue!
         jwk["d"] = nil
         let path = try cli.write(JSONValue.object(jwk).compactText, to: "key.jwk")

@@ -25,8 +25,10 @@ import Testing
     func ada() throws -> CLI {
         let cli = try CLI()
         try cli.run(["init", "--name", "Ada"])
-        try cli.run(["card", "set", "--name", "Ada Lovelace", "--email", "ada@example.org", "--company", "Analytical Engines",
-                     "--title", "Programmer", "--skill", "Mathematics", "--social", "mastodon:ada:https://example.social/@ada"])
+        try cli.run([
+            "card", "set", "--name", "Ada Lovelace", "--email", "ada@example.org", "--company", "Analytical Engines",
+            "--title", "Programmer", "--skill", "Mathematics", "--social", "mastodon:ada:https://example.social/@ada",
+        ])
         return cli
     }
 
@@ -55,7 +57,8 @@ import Testing
         let cli = try CLI()
         defer { cli.cleanUp() }
         let made = try py(["ios-didsigned"]).json
-        let text = made["text"]!.stringValue!, did = made["did"]!.stringValue!
+        let text = made["text"]!.stringValue!
+        let did = made["did"]!.stringValue!
         let first = try cli.run(["qr", "scan", text, "--json"]).json.arrayValue?.first
         #expect(first?["verificationStatus"] == "unverified", "unknown issuer")
         #expect(first?["didPublicKey"]?.stringValue == did)
@@ -79,10 +82,14 @@ import Testing
     @Test func oneVerifiedRuleAndRescansMerge() throws {
         let ada = try ada()
         let viewer = try CLI()
-        defer { ada.cleanUp(); viewer.cleanUp() }
+        defer {
+            ada.cleanUp()
+            viewer.cleanUp()
+        }
         let did = try ada.run(["id", "--json"]).json["did"]!.stringValue!
         let zk = try ada.run(["qr", "make", "--format", "zk", "--text", "--fields", "name,company"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let signed = try ada.run(["qr", "make", "--format", "did-signed", "--text", "--fields", "name,company"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let signed = try ada.run(["qr", "make", "--format", "did-signed", "--text", "--fields", "name,company"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         for text in [zk, signed] {
             let r = try viewer.run(["qr", "scan", text, "--json"])
             #expect(r.code == 0, "\(r.stderr)")
@@ -123,7 +130,10 @@ import Testing
     @Test func plaintextCodesCarryAFreshCardIdAndScanAsOneContact() throws {
         let cli = try ada()
         let viewer = try CLI()
-        defer { cli.cleanUp(); viewer.cleanUp() }
+        defer {
+            cli.cleanUp()
+            viewer.cleanUp()
+        }
         let texts = try (0..<2).map { _ in
             try cli.run(["qr", "make", "--format", "plaintext", "--text"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
@@ -179,13 +189,18 @@ import Testing
         let z = try CLI.run(executable: "/usr/bin/zbarimg", ["--quiet", "--raw", "-Sbinary", png])
         #expect(z.code == 0, "\(z.stderr)")
         // Each `qr make` is a new share (its id and times): everything else is the same card, byte for byte.
-        let read = try JSONParser.parse(z.stdout.trimmingCharacters(in: .newlines)), made = try JSONParser.parse(text)
+        let read = try JSONParser.parse(z.stdout.trimmingCharacters(in: .newlines))
+        let made = try JSONParser.parse(text)
         #expect(Self.withoutShareMoment(read) == Self.withoutShareMoment(made), "zbarimg read: \(z.stdout)")
         #expect(read["plaintext"]?["snapshot"]?["name"] == "Ada Lovelace" && read["plaintext"]?["snapshot"]?["title"] == "Programmer")
 
         let other = try py(["ios-plaintext"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let viaQrencode = cli.home.path + "-qrencode.png", viaSegno = cli.home.path + "-segno.png"
-        defer { try? FileManager.default.removeItem(atPath: viaQrencode); try? FileManager.default.removeItem(atPath: viaSegno) }
+        let viaQrencode = cli.home.path + "-qrencode.png"
+        let viaSegno = cli.home.path + "-segno.png"
+        defer {
+            try? FileManager.default.removeItem(atPath: viaQrencode)
+            try? FileManager.default.removeItem(atPath: viaSegno)
+        }
         #expect(try CLI.run(executable: "/usr/bin/qrencode", ["-o", viaQrencode, "-s", "4", other]).code == 0)
         #expect(try py(["segno", other, viaSegno]).code == 0)
         for image in [viaQrencode, viaSegno] {
@@ -197,7 +212,8 @@ import Testing
         // One image that is not a code does not lose another's: each has its result, the exit says one failed.
         let mixed = try cli.run(["qr", "scan", "--image", "/etc/hostname", "--image", viaSegno, "--json"])
         let results = mixed.json.arrayValue ?? []
-        #expect(mixed.code == 2 && results.count == 2 && results[0]["result"] == "error" && results[0]["message"]?.stringValue?.contains("/etc/hostname") == true
+        #expect(
+            mixed.code == 2 && results.count == 2 && results[0]["result"] == "error" && results[0]["message"]?.stringValue?.contains("/etc/hostname") == true
                 && results[1]["name"] == "Grace Hopper", "\(mixed.stdout) \(mixed.stderr)")
         #expect(mixed.stderr.contains("1 of 2 codes could not be used"), "\(mixed.stderr)")
         // Standard input with no code on it is said to be, as an empty code is.
@@ -244,11 +260,13 @@ import Testing
         // whether they count from 0 or from 1 (the iOS app's), so the missing one is the first or the last.
         let partial = try viewer.run(["qr", "scan", "-", "--json"], stdin: frames.dropFirst().joined(separator: "\n"))
         #expect(partial.json.arrayValue?.last?["missing"] == [])
-        #expect(partial.json.arrayValue?.last?["missingText"]?.stringValue?.contains("the first or the last frame") == true,
-                "JSON says in words what the numbers cannot: \(partial.stdout)")
+        #expect(
+            partial.json.arrayValue?.last?["missingText"]?.stringValue?.contains("the first or the last frame") == true,
+            "JSON says in words what the numbers cannot: \(partial.stdout)")
         #expect(partial.json.arrayValue?.last?["received"] == .number(Double(frames.count - 1)))
         let told = try viewer.run(["qr", "scan", "-"], stdin: frames.dropFirst().joined(separator: "\n"))
-        #expect(told.code == 0 && told.stdout.contains("(missing: the first or the last frame (0 or \(frames.count):")
+        #expect(
+            told.code == 0 && told.stdout.contains("(missing: the first or the last frame (0 or \(frames.count):")
                 && told.stdout.contains("Nothing was stored: give every frame to one qr scan"), "\(told.stdout)")
         // With frame 0 in hand the numbering is known, and frame 1 is named.
         let gap = frames.enumerated().filter { $0.offset != 1 }.map(\.element)
@@ -266,8 +284,10 @@ import Testing
         defer { cli.cleanUp() }
         try cli.run(["init", "--name", "Ada"])
         let skills = (0..<30).map { "--skill=Skill number \($0) with a rather long name:category number \($0):expert" }
-        let socials = ["mastodon:ada:https://example.social/@ada", "github:adalovelace:https://github.com/adalovelace",
-                       "linkedin:ada-lovelace:https://www.linkedin.com/in/ada-lovelace"].map { "--social=" + $0 }
+        let socials = [
+            "mastodon:ada:https://example.social/@ada", "github:adalovelace:https://github.com/adalovelace",
+            "linkedin:ada-lovelace:https://www.linkedin.com/in/ada-lovelace",
+        ].map { "--social=" + $0 }
         #expect(try cli.run(["card", "set", "--name", "Ada Lovelace-Byron", "--email", "ada@example.org"] + socials + skills).code == 0)
         try cli.run(["share", "--fields", "name,email,socialNetworks,skills"])
         let viewer = try CLI()
@@ -294,10 +314,12 @@ import Testing
         let art = text.split(whereSeparator: \.isNewline).filter { $0.contains("▀") || $0.contains("▄") || $0.contains("█") }
         #expect(!art.isEmpty && art.allSatisfy { $0.count <= 160 }, "wider than the window: \(art.map(\.count).max() ?? 0)")
         #expect(text.contains("frame 2 of "), "frames shown one after another")
-        let perFrame = text.components(separatedBy: "frame 1 of ").first?.split(whereSeparator: \.isNewline)
+        let perFrame =
+            text.components(separatedBy: "frame 1 of ").first?.split(whereSeparator: \.isNewline)
             .filter { $0.contains("▀") || $0.contains("▄") || $0.contains("█") || $0.allSatisfy(\.isWhitespace) }.count ?? 0
         #expect(perFrame <= 50, "taller than the window: \(perFrame) lines")
-        let tiny = try CLI.run(executable: "/usr/bin/script", ["-qefc", "stty cols 40 rows 20; \(CLI.executable.path) qr make --format zk --home \(cli.home.path)", "/dev/null"])
+        let tiny = try CLI.run(
+            executable: "/usr/bin/script", ["-qefc", "stty cols 40 rows 20; \(CLI.executable.path) qr make --format zk --home \(cli.home.path)", "/dev/null"])
         #expect(tiny.stdout.contains("too small to draw the code") && tiny.stdout.contains("--out card.png"), "\(tiny.stdout)")
     }
 
@@ -325,7 +347,8 @@ import Testing
     @Test func presentAnswersARequestWithAPairwiseDID() throws {
         let cli = try ada()
         defer { cli.cleanUp() }
-        let request = "openid4vp://authorize?client_id=https%3A%2F%2Fverifier.example.org&response_type=vp_token&response_mode=direct_post&nonce=abc123&state=st&response_uri=https%3A%2F%2Fverifier.example.org%2Fcb&dcql_query=%7B%22credentials%22%3A%5B%7B%22claims%22%3A%5B%7B%22path%22%3A%5B%22credentialSubject%22%2C%22company%22%5D%7D%5D%7D%5D%7D"
+        let request =
+            "openid4vp://authorize?client_id=https%3A%2F%2Fverifier.example.org&response_type=vp_token&response_mode=direct_post&nonce=abc123&state=st&response_uri=https%3A%2F%2Fverifier.example.org%2Fcb&dcql_query=%7B%22credentials%22%3A%5B%7B%22claims%22%3A%5B%7B%22path%22%3A%5B%22credentialSubject%22%2C%22company%22%5D%7D%5D%7D%5D%7D"
         let scan = try cli.run(["qr", "scan", request, "--json"])
         #expect(scan.json.arrayValue?.first?["result"] == "presentation-request")
         #expect(try cli.run(["contacts", "--json"]).json.arrayValue?.isEmpty == true, "a request stores no contact")

@@ -31,7 +31,8 @@ import Testing
                 let parsedJWK = try JWK(json: JSONParser.parse(String(decoding: try JSONSerialization.data(withJSONObject: jwk), as: UTF8.self)))
                 #expect(parsedJWK.key == key)
                 if let priv = vm["privateKeyJwk"] as? [String: Any], (priv["crv"] as? String) == "P-256" {
-                    let privateKey = try JWK.p256PrivateKey(json: JSONParser.parse(String(decoding: try JSONSerialization.data(withJSONObject: priv), as: UTF8.self)))
+                    let privateKey = try JWK.p256PrivateKey(
+                        json: JSONParser.parse(String(decoding: try JSONSerialization.data(withJSONObject: priv), as: UTF8.self)))
                     #expect(DIDKey(privateKey.publicKey).did == did)
                 }
             } else {

@@ -14,8 +14,10 @@ import Testing
     /// order differs (U+FB33 sorts after U+1F602 in UTF-16, before it in UTF-8), against a plain
     /// UTF-16 sort of the same keys.
     @Test func membersSortByUTF16CodeUnits() throws {
-        let keys = ["é", "éb", "éa", "é\u{FB33}", "é\u{1F602}", "éa\u{FB33}", "éa\u{1F602}", "", "b", "a", "ab", "\u{7F}", "\u{80}",
-                    "\u{FFFF}", "\u{10000}", "z\u{E000}", "z\u{10FFFF}", "zz"]
+        let keys = [
+            "é", "éb", "éa", "é\u{FB33}", "é\u{1F602}", "éa\u{FB33}", "éa\u{1F602}", "", "b", "a", "ab", "\u{7F}", "\u{80}",
+            "\u{FFFF}", "\u{10000}", "z\u{E000}", "z\u{10FFFF}", "zz",
+        ]
         let object = JSONValue.object(JSONObject(keys.map { ($0, JSONValue.number(1)) }))
         let order = keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
         let expected = "{" + order.map { JSONValue.string($0).canonicalText + ":1" }.joined(separator: ",") + "}"
@@ -38,13 +40,13 @@ import Testing
 
 @Suite struct JSONParserTests {
     @Test(arguments: [
-        "{\"a\":1,\"a\":2}",            // duplicate key
-        "[1,]", "{\"a\":1,}",          // trailing commas
+        "{\"a\":1,\"a\":2}", // duplicate key
+        "[1,]", "{\"a\":1,}", // trailing commas
         "01", "-", "1.", "1e", "NaN", "Infinity", "1e400",
-        "\"\\ud800\"",                 // lone high surrogate
-        "\"\\udc00\"",                 // lone low surrogate
-        "\"a\u{01}b\"",                // raw control character
-        "\"\\x41\"",                   // unknown escape
+        "\"\\ud800\"", // lone high surrogate
+        "\"\\udc00\"", // lone low surrogate
+        "\"a\u{01}b\"", // raw control character
+        "\"\\x41\"", // unknown escape
         "{\"a\" 1}", "[1 2]", "tru", "nul", "\"abc", "",
         "[1] [2]",
     ])
@@ -132,8 +134,10 @@ import Testing
         }
         #expect(Base64.encode(Array("Möbius".utf8)) == "TcO2Yml1cw==")
         // RFC 4648 §10, and the two alphabets' last characters.
-        for (text, padded, url) in [("", "", ""), ("f", "Zg==", "Zg"), ("fo", "Zm8=", "Zm8"), ("foo", "Zm9v", "Zm9v"),
-                                    ("foob", "Zm9vYg==", "Zm9vYg"), ("fooba", "Zm9vYmE=", "Zm9vYmE"), ("foobar", "Zm9vYmFy", "Zm9vYmFy")] {
+        for (text, padded, url) in [
+            ("", "", ""), ("f", "Zg==", "Zg"), ("fo", "Zm8=", "Zm8"), ("foo", "Zm9v", "Zm9v"),
+            ("foob", "Zm9vYg==", "Zm9vYg"), ("fooba", "Zm9vYmE=", "Zm9vYmE"), ("foobar", "Zm9vYmFy", "Zm9vYmFy"),
+        ] {
             #expect(Base64.encode(Array(text.utf8)) == padded)
             #expect(Base64.urlEncode(Array(text.utf8)) == url)
         }

@@ -18,7 +18,10 @@ import Testing
         let token = v["compact"] as! String
         #expect(try CompactJWS(parsing: token).verifySignature(with: key) == .valid)
         let atIssue = try JWTVerifier(now: 1_300_819_000).verify(token, key: key)
-        guard case .valid(_, let claims, _) = atIssue else { Issue.record("expected valid, got \(atIssue)"); return }
+        guard case .valid(_, let claims, _) = atIssue else {
+            Issue.record("expected valid, got \(atIssue)")
+            return
+        }
         #expect(claims["iss"] == "joe")
         #expect(try JWTVerifier(now: 1_700_000_000).verify(token, key: key) == .invalid(.expired(exp: 1_300_819_380, now: 1_700_000_000)))
         // Flip one bit of the signature: refused.
@@ -56,14 +59,23 @@ import Testing
         let claims: JSONValue = ["iss": .string(did.did), "sub": "x", "iat": 1000, "exp": 2000, "nbf": 1000]
         let token = try CompactJWS.sign(payload: JCS.canonicalize(claims), header: ["typ": "JWT", "kid": .string(keys.keyID)], signer: keys.p256)
         let verifier = JWTVerifier(now: 1500, leeway: 0)
-        guard case .valid(let header, _, let key) = try verifier.verify(token) else { Issue.record("should verify"); return }
+        guard case .valid(let header, _, let key) = try verifier.verify(token) else {
+            Issue.record("should verify")
+            return
+        }
         #expect(header["alg"] == "ES256")
         #expect(key == did)
         #expect(try JWTVerifier(now: 2000, leeway: 0).verify(token) == .invalid(.expired(exp: 2000, now: 2000)))
         #expect(try JWTVerifier(now: 999, leeway: 0).verify(token) == .invalid(.notYetValid(nbf: 1000, now: 999)))
         // The leeway forgives a clock that runs up to `leeway` seconds off, on both ends, and no more.
-        guard case .valid = try JWTVerifier(now: 2030, leeway: 60).verify(token) else { Issue.record("30 s past exp within a 60 s leeway"); return }
-        guard case .valid = try JWTVerifier(now: 970, leeway: 60).verify(token) else { Issue.record("30 s before nbf within a 60 s leeway"); return }
+        guard case .valid = try JWTVerifier(now: 2030, leeway: 60).verify(token) else {
+            Issue.record("30 s past exp within a 60 s leeway")
+            return
+        }
+        guard case .valid = try JWTVerifier(now: 970, leeway: 60).verify(token) else {
+            Issue.record("30 s before nbf within a 60 s leeway")
+            return
+        }
         #expect(try JWTVerifier(now: 2060, leeway: 60).verify(token) == .invalid(.expired(exp: 2000, now: 2060)))
         // Another key named explicitly: bad signature.
         let other = DIDKey(P256.PrivateKey().publicKey)
@@ -80,17 +92,28 @@ import Testing
         let none = Base64.urlEncode(Array("{\"alg\":\"none\"}".utf8)) + "." + payload + "."
         #expect(try JWTVerifier(now: 0).verify(none) == .invalid(.unsupportedAlgorithm("none")))
         let critToken = try CompactJWS.sign(payload: Array("{\"iss\":\"\(did.did)\"}".utf8), header: ["crit": ["exp"], "exp": 1], signer: keys.p256)
-        guard case .invalid(.unsupportedCritical) = try JWTVerifier(now: 0).verify(critToken) else { Issue.record("crit must be refused"); return }
+        guard case .invalid(.unsupportedCritical) = try JWTVerifier(now: 0).verify(critToken) else {
+            Issue.record("crit must be refused")
+            return
+        }
     }
 
     @Test func kidAndIssMustAgree() throws {
-        let a = IdentityKeys.generate(), b = IdentityKeys.generate()
-        let token = try CompactJWS.sign(payload: Array("{\"iss\":\"\(a.publicIdentity(name: nil).did)\"}".utf8),
-                                        header: ["kid": .string(b.keyID)], signer: b.p256)
-        guard case .invalid(.issuerMismatch) = try JWTVerifier(now: 0).verify(token) else { Issue.record("kid/iss mismatch must fail"); return }
+        let a = IdentityKeys.generate()
+        let b = IdentityKeys.generate()
+        let token = try CompactJWS.sign(
+            payload: Array("{\"iss\":\"\(a.publicIdentity(name: nil).did)\"}".utf8),
+            header: ["kid": .string(b.keyID)], signer: b.p256)
+        guard case .invalid(.issuerMismatch) = try JWTVerifier(now: 0).verify(token) else {
+            Issue.record("kid/iss mismatch must fail")
+            return
+        }
         // The iOS app's "#keys-1" fragment is accepted.
         let ios = try CompactJWS.sign(payload: Array("{}".utf8), header: ["kid": .string(a.publicIdentity(name: nil).did + "#keys-1")], signer: a.p256)
-        guard case .valid = try JWTVerifier(now: 0).verify(ios) else { Issue.record("#keys-1 should verify"); return }
+        guard case .valid = try JWTVerifier(now: 0).verify(ios) else {
+            Issue.record("#keys-1 should verify")
+            return
+        }
         // Without kid, iss or --jwk there is no key.
         let bare = try CompactJWS.sign(payload: Array("{}".utf8), header: [:], signer: a.p256)
         #expect(try JWTVerifier(now: 0).verify(bare) == .invalid(.noKey))

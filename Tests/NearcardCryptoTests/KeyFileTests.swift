@@ -1,6 +1,6 @@
+import Foundation
 import NearcardCrypto
 import Testing
-import Foundation
 
 @Suite struct KeyFileTests {
     let fast = KeyFile.SealingParameters(opsLimit: 1, memLimit: 8192 * 1024)
@@ -76,7 +76,8 @@ import Foundation
     }
 
     @Test func sealedBoxOpensOnlyForTheRecipient() throws {
-        let alice = X25519.PrivateKey(), eve = X25519.PrivateKey()
+        let alice = X25519.PrivateKey()
+        let eve = X25519.PrivateKey()
         let box = SealedBox.seal(Array("route".utf8), to: alice.publicKey)
         #expect(try SealedBox.open(box, with: alice) == Array("route".utf8))
         #expect(throws: CryptoError.self) { try SealedBox.open(box, with: eve) }

@@ -14,7 +14,8 @@ import Testing
         let cases = v["tags"] as! [[String: Any]]
         #expect(cases.count == 3)
         for c in cases {
-            let key = hex(c["presenceKey"]), nonce = hex(c["nonce"])
+            let key = hex(c["presenceKey"])
+            let nonce = hex(c["nonce"])
             let tag = Presence.tag(key: key, nonce: nonce)
             #expect(tag == c["tag"] as? String, "\(c["comment"] ?? "")")
             #expect(Presence.matches(tag, key: key))
@@ -23,8 +24,10 @@ import Testing
     }
 
     @Test func aFreshTagIsRecognisedOnlyWithItsKey() {
-        let key = Presence.makeKey(), other = Presence.makeKey()
-        let a = Presence.makeTag(key: key), b = Presence.makeTag(key: key)
+        let key = Presence.makeKey()
+        let other = Presence.makeKey()
+        let a = Presence.makeTag(key: key)
+        let b = Presence.makeTag(key: key)
         #expect(a != b, "every publication has a fresh nonce")
         #expect(a.count == 32 && Presence.isWellFormed(a))
         #expect(Presence.matches(a, key: key) && Presence.matches(b, key: key))

@@ -70,7 +70,9 @@ import Testing
             let id = test["tcId"]!
             let valid = test["result"] as! String == "valid"
             let key = SecureBytes(hex(test["key"]))
-            let nonce = hex(test["iv"]), aad = hex(test["aad"]), msg = hex(test["msg"])
+            let nonce = hex(test["iv"])
+            let aad = hex(test["aad"])
+            let msg = hex(test["msg"])
             let sealed = hex(test["ct"]) + hex(test["tag"])
             let opened = try? ChaChaPoly.open(sealed, key: key, nonce: nonce, authenticating: aad)
             if valid {
@@ -89,8 +91,9 @@ import Testing
         var failures: [String] = []
         for (_, test) in cases {
             let valid = test["result"] as! String == "valid"
-            let okm = try? HKDFSHA256.deriveKey(inputKeyMaterial: hex(test["ikm"]), salt: hex(test["salt"]), info: hex(test["info"]),
-                                                outputLength: test["size"] as! Int)
+            let okm = try? HKDFSHA256.deriveKey(
+                inputKeyMaterial: hex(test["ikm"]), salt: hex(test["salt"]), info: hex(test["info"]),
+                outputLength: test["size"] as! Int)
             if valid ? okm != hex(test["okm"]) : okm != nil { failures.append("tcId \(test["tcId"]!)") }
         }
         #expect(failures.isEmpty, "\(failures)")
@@ -102,7 +105,9 @@ import Testing
         var failures: [String] = []
         for (_, test) in cases {
             let valid = test["result"] as! String == "valid"
-            let key = hex(test["key"]), msg = hex(test["msg"]), tag = hex(test["tag"])
+            let key = hex(test["key"])
+            let msg = hex(test["msg"])
+            let tag = hex(test["tag"])
             if HMACSHA256.isValid(tag: tag, key: key, message: msg) != valid { failures.append("tcId \(test["tcId"]!)") }
             if valid, Array(HMACSHA256.authenticate(key: key, message: msg).prefix(tag.count)) != tag { failures.append("tcId \(test["tcId"]!): tag differs") }
         }

@@ -37,8 +37,9 @@ import Testing
 
     /// What a face shows before any session: a recognised contact, an announced name, or nothing.
     @Test func peersAreShownWithoutAFingerprint() {
-        var p = DiscoveredPeer(instanceName: "nearcard-0a1b2c3d", hostName: "nc-0011223344556677.local", port: 7447,
-                               txt: TXTRecord(tag: Self.tag, name: nil), addresses: [])
+        var p = DiscoveredPeer(
+            instanceName: "nearcard-0a1b2c3d", hostName: "nc-0011223344556677.local", port: 7447,
+            txt: TXTRecord(tag: Self.tag, name: nil), addresses: [])
         #expect(p.displayName == "someone nearby (private)" && p.id == "00010203")
         p.txt.name = "Grace"
         #expect(p.displayName == "Grace")
@@ -73,10 +74,10 @@ import Testing
     @Test func instanceNamesFitOneLabel() {
         let ascii = String(repeating: "a", count: 64)
         #expect(TXTRecord.instanceName(for: ascii) == String(repeating: "a", count: 63))
-        let cyrillic = String(repeating: "Ж", count: 35)  // 70 bytes
+        let cyrillic = String(repeating: "Ж", count: 35) // 70 bytes
         let cut = TXTRecord.instanceName(for: cyrillic)
         #expect(cut == String(repeating: "Ж", count: 31) && cut.utf8.count == 62)
-        let family = "👨‍👩‍👧‍👦"  // one character of 25 bytes: never split
+        let family = "👨‍👩‍👧‍👦" // one character of 25 bytes: never split
         let names = TXTRecord.instanceName(for: String(repeating: "x", count: 50) + family)
         #expect(names == String(repeating: "x", count: 50))
         #expect(TXTRecord.instanceName(for: String(repeating: "b", count: 62) + " c") == String(repeating: "b", count: 62))

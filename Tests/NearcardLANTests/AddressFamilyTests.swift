@@ -37,7 +37,10 @@ import Testing
         let (adasLaptop, gracesLaptop) = try Lab.pair(family: family)
         let ada = try TestPerson(name: "Ada Lovelace", card: ["--company", "Analytical Engines"])
         let grace = try TestPerson(name: "Grace Hopper")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let address = family == .ipv6Only ? "[\(adasLaptop.space.ipv6!)]" : adasLaptop.vethIPv4
 
         // listen: published, found by name on the other laptop, exchanged with.

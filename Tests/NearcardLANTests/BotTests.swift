@@ -11,18 +11,27 @@ import Testing
 
     @Test func aPythonScriptDrivesABotAndANodeThroughJSONLines() throws {
         let lab = try Lab("jl")
-        let bot = try TestPerson(name: "Booth Bot", card: ["--company", "Nearcard"]), visitor = try TestPerson(name: "Visitor")
-        defer { bot.cli.cleanUp(); visitor.cli.cleanUp() }
-        let policy = try bot.cli.write("""
+        let bot = try TestPerson(name: "Booth Bot", card: ["--company", "Nearcard"])
+        let visitor = try TestPerson(name: "Visitor")
+        defer {
+            bot.cli.cleanUp()
+            visitor.cli.cleanUp()
+        }
+        let policy = try bot.cli.write(
+            """
             {"version": 1, "accept": "everyone", "message": "Thanks for stopping by, {name}!", "knownContact": "decline",
              "rateLimits": {"perPeer": {"count": 5, "seconds": 3600}}, "maxConcurrentSessions": 32}
             """, to: "policy.json")
         let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/jsonl_driver.py").path
         let transcript = log("transcript")
         defer { try? FileManager.default.removeItem(at: transcript) }
-        let r = try CLI.run(executable: CLI.python, [script, "--nearcard", CLI.executable.path, "--bot-home", bot.home.path,
-                                                     "--visitor-home", visitor.home.path, "--policy", policy, "--transcript", transcript.path,
-                                                     "--wrap"] + lab.execPrefix)
+        let r = try CLI.run(
+            executable: CLI.python,
+            [
+                script, "--nearcard", CLI.executable.path, "--bot-home", bot.home.path,
+                "--visitor-home", visitor.home.path, "--policy", policy, "--transcript", transcript.path,
+                "--wrap",
+            ] + lab.execPrefix)
         #expect(r.code == 0, "\(r.stderr)")
         let summary = r.json
         #expect(summary["ok"] == true)
@@ -61,8 +70,12 @@ import Testing
         _ = try lab.spawn(["env", "NEARCARD=\(CLI.executable.path)", "PORT=0", script, home.path], log: logURL)
         let p = try Lab.startedPort(in: logURL)
 
-        let shy = try TestPerson(name: "Shy Visitor", card: ["--email", "shy@example.org"]), open = try TestPerson(name: "Open Visitor", card: ["--email", "open@example.org"])
-        defer { shy.cli.cleanUp(); open.cli.cleanUp() }
+        let shy = try TestPerson(name: "Shy Visitor", card: ["--email", "shy@example.org"])
+        let open = try TestPerson(name: "Open Visitor", card: ["--email", "open@example.org"])
+        defer {
+            shy.cli.cleanUp()
+            open.cli.cleanUp()
+        }
         try shy.cli.run(["share", "--fields", "name"])
         try open.cli.run(["share", "--fields", "name,email"])
         let refused = try lab.nearcard(["exchange", "127.0.0.1:\(p)", "--yes"], home: shy.home)
@@ -83,7 +96,8 @@ import Testing
         let unit = try String(contentsOf: CLI.packageRoot.appendingPathComponent("examples/bot/nearcard-bot.service"), encoding: .utf8)
         #expect(unit.contains("ExecStart=/usr/local/bin/nearcard bot --policy /etc/nearcard-bot/policy.json"))
         #expect(unit.contains("Environment=NEARCARD_HOME=/var/lib/nearcard-bot") && unit.contains("StandardInput=null"))
-        let check = try CLI.run(executable: CLI.executable.path, ["bot", "--check", "--policy", CLI.packageRoot.appendingPathComponent("examples/bot/policy.json").path])
+        let check = try CLI.run(
+            executable: CLI.executable.path, ["bot", "--check", "--policy", CLI.packageRoot.appendingPathComponent("examples/bot/policy.json").path])
         #expect(check.code == 0 && check.json["requireFields"] == ["email"])
         // What --check prints is a policy in its own right, read back as the same one.
         let echo = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-policy-\(UUID().uuidString).json")

@@ -24,8 +24,10 @@ import Testing
     func fill(_ person: TestPerson, with dids: [String]) throws {
         try withBook(of: person) { book in
             for (i, did) in dids.enumerated() {
-                _ = try book.keep(Contact(card: Card(name: "Friend \(i) of \(person.home.lastPathComponent.suffix(6))"), source: .proximity,
-                                      verificationStatus: .verified, receivedAt: Date(), didPublicKey: did))
+                _ = try book.keep(
+                    Contact(
+                        card: Card(name: "Friend \(i) of \(person.home.lastPathComponent.suffix(6))"), source: .proximity,
+                        verificationStatus: .verified, receivedAt: Date(), didPublicKey: did))
             }
         }
     }
@@ -52,8 +54,11 @@ import Testing
     /// Two nodes, both with the feature on and books that overlap (none, some, all, one book empty):
     /// the dialler's `exchange --json` names exactly the intersection and the listener's set bound;
     /// the listener keeps the same intersection with the dialler's contact.
-    @Test(arguments: [("none", 0, 2, 3), ("some", 2, 1, 8), ("all", 3, 0, 0), ("listener's book empty", 0, 3, -3),
-                      ("dialler's book empty", 0, -2, 2)] as [(String, Int, Int, Int)])
+    @Test(
+        arguments: [
+            ("none", 0, 2, 3), ("some", 2, 1, 8), ("all", 3, 0, 0), ("listener's book empty", 0, 3, -3),
+            ("dialler's book empty", 0, -2, 2),
+        ] as [(String, Int, Int, Int)])
     func twoNodesLearnExactlyTheirCommonContacts(overlap: String, shared: Int, onlyDialler: Int, onlyListener: Int) throws {
         // A negative count: that side's book is empty (its share of the shared DIDs too).
         let common = Self.dids(shared)
@@ -62,8 +67,12 @@ import Testing
         let intersection = Set(diallerBook).intersection(listenerBook).sorted()
 
         let lab = try Lab("cc")
-        let ada = try TestPerson(name: "Ada Lovelace"), grace = try TestPerson(name: "Grace Hopper")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         try fill(ada, with: listenerBook)
         try fill(grace, with: diallerBook)
         try share(ada, true)
@@ -91,8 +100,12 @@ import Testing
     func aNodeWithoutItStillExchanges(listenerOn: Bool) throws {
         let shared = Self.dids(2)
         let lab = try Lab("cn")
-        let ada = try TestPerson(name: "Ada Lovelace"), grace = try TestPerson(name: "Grace Hopper")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         try fill(ada, with: shared + Self.dids(1))
         try fill(grace, with: shared)
         try share(ada, listenerOn)
@@ -112,7 +125,9 @@ import Testing
     /// initiator against a node with the feature on: both learn the intersection. With an empty set it
     /// learns nothing in common; without the option it never offers the step, and the exchange completes.
     @Test func thePythonPeerInteroperates() throws {
-        let shared = Self.dids(2), nodeOnly = Self.dids(2), pythonOnly = Self.dids(1)
+        let shared = Self.dids(2)
+        let nodeOnly = Self.dids(2)
+        let pythonOnly = Self.dids(1)
         let node = try TestPerson(name: "Swift Node")
         defer { node.cli.cleanUp() }
         try fill(node, with: shared + nodeOnly)
@@ -121,8 +136,10 @@ import Testing
         let (process, port) = try lab.listen(home: node.home, ["--accept", "all", "--no-discovery"], log: log("node"))
         defer { process.kill() }
 
-        let r = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--name", "Python Peer",
-                             "--common-contacts", (pythonOnly + shared).joined(separator: ",")])
+        let r = try lab.run([
+            CLI.python, peer, "127.0.0.1", String(port), "--name", "Python Peer",
+            "--common-contacts", (pythonOnly + shared).joined(separator: ","),
+        ])
         #expect(r.code == 0, "\(r.stdout) \(r.stderr)")
         #expect(r.json["completed"] == true && r.json["peerOfferedCommonContacts"] == true, "\(r.stdout)")
         #expect(strings(r.json["commonContacts"]) == shared.sorted(), "\(r.stdout)")

@@ -9,11 +9,17 @@ import Testing
 @Suite(.serialized) struct ConsentQueueTests {
     @Test func twoRequestsAtOnceAreAskedOneAfterTheOther() throws {
         let lab = try Lab("cq")
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace"), lin = try TestPerson(name: "Lin")
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        let lin = try TestPerson(name: "Lin")
         defer { for p in [ada, grace, lin] { p.cli.cleanUp() } }
         let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/interactive_exchange.py").path
-        let r = try CLI.run(executable: CLI.python, [script, lab.execPrefix.joined(separator: " "),
-                                                      CLI.executable.path, ada.home.path, grace.home.path, "queue", lin.home.path])
+        let r = try CLI.run(
+            executable: CLI.python,
+            [
+                script, lab.execPrefix.joined(separator: " "),
+                CLI.executable.path, ada.home.path, grace.home.path, "queue", lin.home.path,
+            ])
         #expect(r.code == 0, "driver failed: \(r.stderr)")
         let out = r.json
         #expect(out["secondShownBeforeFirstAnswered"] == false, "the second request waited until the first was answered")

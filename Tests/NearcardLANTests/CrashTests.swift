@@ -1,7 +1,7 @@
 import Foundation
 import NearcardCrypto
-import NearcardStore
 import NearcardSimulation
+import NearcardStore
 import NearcardTestSupport
 import Synchronization
 import Testing
@@ -87,7 +87,10 @@ import Testing
         let lab = try Lab("kn")
         let node = try TestPerson(name: "Victim Node", card: ["--company", "Crash Test"])
         let clients = try (0..<8).map { try TestPerson(name: "Client \($0)") }
-        defer { node.cli.cleanUp(); for c in clients { c.cli.cleanUp() } }
+        defer {
+            node.cli.cleanUp()
+            for c in clients { c.cli.cleanUp() }
+        }
         let victim = try Victim(lab: lab, home: node.home)
 
         // 1. At least 200 exchanges, four at a time, while the node is killed and restarted — and on
@@ -109,8 +112,9 @@ import Testing
         killer.finish()
         let (codes, _) = tally.results
         let succeeded = codes.filter { $0 == 0 }.count
-        #expect(victim.kills >= 5 && succeeded >= 20 && succeeded < codes.count,
-                "kills \(victim.kills), exchanges completed \(succeeded) of \(codes.count)")
+        #expect(
+            victim.kills >= 5 && succeeded >= 20 && succeeded < codes.count,
+            "kills \(victim.kills), exchanges completed \(succeeded) of \(codes.count)")
 
         // One more kill, and look at the database as the crash left it.
         victim.crash()
@@ -119,7 +123,8 @@ import Testing
         // At least 20 exchanges completed: their clients are in the book (one contact each, whatever the kills).
         #expect(!book.isEmpty && book.count <= clients.count, "\(book.count) contacts after \(succeeded) completed exchanges with \(clients.count) clients")
         for c in book {
-            #expect(c["verificationStatus"] == "verified" && c["exchangeSignature"]?.stringValue != nil && c["myExchangeSignature"]?.stringValue != nil
+            #expect(
+                c["verificationStatus"] == "verified" && c["exchangeSignature"]?.stringValue != nil && c["myExchangeSignature"]?.stringValue != nil
                     && c["sealedRoute"]?.stringValue != nil && c["graphExportEdgeId"]?.stringValue != nil, "a contact recorded in part: \(c)")
         }
         let graph = try node.cli.run(["contacts", "export", "--graph"])

@@ -42,8 +42,13 @@ import Testing
         let someone = try TestPerson(name: "Viewer")
         defer { someone.cli.cleanUp() }
         // An independent publisher, and something answering on its port.
-        let publisher = try lab.spawn(["avahi-publish", "-s", "Outside Node", "_nearcard._tcp", "7999", "v=2", "t=0123456789abcdef0123456789abcdef", "name=Outside"], log: log("pub"))
-        _ = try lab.spawn(["python3", "-c", "import socket,time;s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);s.bind(('127.0.0.1',7999));s.listen();time.sleep(60)"], log: log("tcp"))
+        let publisher = try lab.spawn(
+            ["avahi-publish", "-s", "Outside Node", "_nearcard._tcp", "7999", "v=2", "t=0123456789abcdef0123456789abcdef", "name=Outside"], log: log("pub"))
+        _ = try lab.spawn(
+            [
+                "python3", "-c",
+                "import socket,time;s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);s.bind(('127.0.0.1',7999));s.listen();time.sleep(60)",
+            ], log: log("tcp"))
         var listed: JSONValue?
         for _ in 0..<5 where listed == nil {
             listed = try lab.nearcard(["peers", "--json", "--timeout", "1.5"], home: someone.home).json.arrayValue?.first { $0["instance"] == "Outside Node" }
@@ -98,12 +103,16 @@ import Testing
         let viewer = try TestPerson(name: "Viewer")
         defer { viewer.cli.cleanUp() }
         let peer = CLI.packageRoot.appendingPathComponent("Tests/Interop/vanishing_peer.py").path
-        let node = try lab.converse([CLI.executable.path, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", viewer.home.path], log: log("viewer"))
+        let node = try lab.converse(
+            [CLI.executable.path, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", viewer.home.path], log: log("viewer"))
         let lines = Lines(node)
         defer { node.stop(after: 5) }
         func publish(_ name: String, port: Int, ttl: Int) throws -> ChildProcess {
-            let p = try lab.spawn([CLI.python, peer, "--name", name, "--ip", "127.0.0.1", "--port", String(port), "--tag", "0123456789abcdef0123456789abcd0\(port % 10)",
-                                   "--host-ttl", String(ttl)], log: log(name))
+            let p = try lab.spawn(
+                [
+                    CLI.python, peer, "--name", name, "--ip", "127.0.0.1", "--port", String(port), "--tag", "0123456789abcdef0123456789abcd0\(port % 10)",
+                    "--host-ttl", String(ttl),
+                ], log: log(name))
             let found = lines.wait(seconds: 60) { $0["event"]?.stringValue == "peer.found" && $0["instance"]?.stringValue == name }
             #expect(found?["confirmedAt"]?.stringValue != nil, "\(name) was never seen")
             return p
@@ -131,10 +140,16 @@ import Testing
     /// boundary to DNS-SD's 63 bytes, the whole name travels in TXT, and the peer is found by it.
     @Test func longNamesAreAnnounced() throws {
         let lab = try Lab("ln")
-        let ascii = String(repeating: "A", count: 60) + " Lee"  // 64 bytes
-        let cyrillic = "Александра Владимировна Ковалевская"  // 35 characters, 68 bytes
-        let a = try TestPerson(name: ascii), c = try TestPerson(name: cyrillic), viewer = try TestPerson(name: "Viewer")
-        defer { a.cli.cleanUp(); c.cli.cleanUp(); viewer.cli.cleanUp() }
+        let ascii = String(repeating: "A", count: 60) + " Lee" // 64 bytes
+        let cyrillic = "Александра Владимировна Ковалевская" // 35 characters, 68 bytes
+        let a = try TestPerson(name: ascii)
+        let c = try TestPerson(name: cyrillic)
+        let viewer = try TestPerson(name: "Viewer")
+        defer {
+            a.cli.cleanUp()
+            c.cli.cleanUp()
+            viewer.cli.cleanUp()
+        }
         _ = try lab.listen(home: a.home, ["--accept", "all"], log: log("ascii"))
         _ = try lab.listen(home: c.home, ["--accept", "all"], log: log("cyrillic"))
         var peers: [JSONValue] = []

@@ -1,8 +1,8 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
-import NearcardSimulation
 
 /// `nearcard doctor` in network namespaces, each cause of "I can't see the other laptop" broken on purpose:
 /// the doctor names that cause with its fix, and no other problem.
@@ -10,7 +10,9 @@ import NearcardSimulation
     func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
 
     /// The doctor's findings: exit code, and the problems by check name with their fixes.
-    func doctor(_ lab: Lab, _ person: TestPerson, env: [String: String] = [:], _ extra: [String] = []) throws -> (code: Int32, problems: [String: String], all: [JSONValue]) {
+    func doctor(_ lab: Lab, _ person: TestPerson, env: [String: String] = [:], _ extra: [String] = []) throws -> (
+        code: Int32, problems: [String: String], all: [JSONValue]
+    ) {
         let r = try lab.run([CLI.executable.path, "doctor", "--json", "--home", person.home.path] + extra, env: env)
         let checks = r.json["checks"]?.arrayValue ?? []
         var problems: [String: String] = [:]
@@ -48,7 +50,11 @@ import NearcardSimulation
         #expect(try lab.run(["nft", "delete table inet t"]).code == 0)
 
         // Another program on the port.
-        let squatter = try lab.spawn(["python3", "-c", "import socket,time;s=socket.socket(socket.AF_INET6);s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);s.bind(('::',7447));s.listen();print('up',flush=True);time.sleep(120)"], log: log("squatter"))
+        let squatter = try lab.spawn(
+            [
+                "python3", "-c",
+                "import socket,time;s=socket.socket(socket.AF_INET6);s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1);s.bind(('::',7447));s.listen();print('up',flush=True);time.sleep(120)",
+            ], log: log("squatter"))
         var held = false
         for _ in 0..<50 where !held {
             held = (try? String(contentsOfFile: squatter.log, encoding: .utf8))?.contains("up") == true

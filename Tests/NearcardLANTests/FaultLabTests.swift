@@ -84,7 +84,9 @@ import Testing
                 #expect(try lab.run(["nft", "add rule inet lossy input tcp dport \(p) numgen random mod 100 < \(rate) drop"]).code == 0)
                 #expect(try lab.run(["nft", "add rule inet lossy input tcp sport \(p) numgen random mod 100 < \(rate) drop"]).code == 0)
             }
-            var completed = 0, oneSided = 0, failed = 0
+            var completed = 0
+            var oneSided = 0
+            var failed = 0
             var seconds: [Double] = []
             for i in 0..<runs {
                 let ada = try TestPerson(name: "Ada \(rate) \(i)")
@@ -99,8 +101,9 @@ import Testing
             let (tlsDone, tlsSeconds) = try tls.handshakes(runs)
             #expect(try lab.run(["nft", "delete table inet lossy"]).code == 0)
             seconds.sort()
-            table.append("  \(rate) % loss: \(completed) completed, \(oneSided) one-sided, \(failed) failed of \(runs); median \(String(format: "%.2f", seconds[seconds.count / 2])) s"
-                         + "  |  mutual TLS 1.3 handshake: \(tlsDone) of \(runs); median \(String(format: "%.2f", tlsSeconds[tlsSeconds.count / 2])) s")
+            table.append(
+                "  \(rate) % loss: \(completed) completed, \(oneSided) one-sided, \(failed) failed of \(runs); median \(String(format: "%.2f", seconds[seconds.count / 2])) s"
+                    + "  |  mutual TLS 1.3 handshake: \(tlsDone) of \(runs); median \(String(format: "%.2f", tlsSeconds[tlsSeconds.count / 2])) s")
         }
         print("fault lab, random loss on the link:\n\(table.joined(separator: "\n"))")
     }
@@ -142,10 +145,14 @@ import Testing
             dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-tls-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             for who in ["server", "client"] {
-                let r = try CLI.run(executable: "/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                                                    "-keyout", dir.appendingPathComponent("\(who).key").path,
-                                                                    "-out", dir.appendingPathComponent("\(who).crt").path,
-                                                                    "-days", "1", "-subj", "/CN=\(who)"])
+                let r = try CLI.run(
+                    executable: "/usr/bin/openssl",
+                    [
+                        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", dir.appendingPathComponent("\(who).key").path,
+                        "-out", dir.appendingPathComponent("\(who).crt").path,
+                        "-days", "1", "-subj", "/CN=\(who)",
+                    ])
                 #expect(r.code == 0, "openssl req: \(r.stderr)")
             }
         }
@@ -155,18 +162,24 @@ import Testing
         /// `n` handshakes, each with 30 s to finish (an exchange's connect budget): how many finished, and
         /// their times (a failure counts its full time).
         func handshakes(_ n: Int) throws -> (Int, [Double]) {
-            let server = try lab.spawn(["/usr/bin/openssl", "s_server", "-quiet", "-tls1_3", "-accept", "127.0.0.1:\(Self.port)", "-naccept", "\(n)",
-                                        "-cert", path("server.crt"), "-key", path("server.key"), "-Verify", "1", "-CAfile", path("client.crt")],
-                                       log: dir.appendingPathComponent("s_server.log"))
+            let server = try lab.spawn(
+                [
+                    "/usr/bin/openssl", "s_server", "-quiet", "-tls1_3", "-accept", "127.0.0.1:\(Self.port)", "-naccept", "\(n)",
+                    "-cert", path("server.crt"), "-key", path("server.key"), "-Verify", "1", "-CAfile", path("client.crt"),
+                ],
+                log: dir.appendingPathComponent("s_server.log"))
             defer { server.kill() }
             usleep(300_000)
             var done = 0
             var seconds: [Double] = []
             for _ in 0..<n {
                 let started = Date()
-                let r = try lab.run(["timeout", "30", "/usr/bin/openssl", "s_client", "-tls1_3", "-brief", "-connect", "127.0.0.1:\(Self.port)",
-                                     "-cert", path("client.crt"), "-key", path("client.key"), "-CAfile", path("server.crt"), "-verify_return_error"],
-                                    stdin: "")
+                let r = try lab.run(
+                    [
+                        "timeout", "30", "/usr/bin/openssl", "s_client", "-tls1_3", "-brief", "-connect", "127.0.0.1:\(Self.port)",
+                        "-cert", path("client.crt"), "-key", path("client.key"), "-CAfile", path("server.crt"), "-verify_return_error",
+                    ],
+                    stdin: "")
                 seconds.append(Date().timeIntervalSince(started))
                 if r.code == 0 && (r.stdout + r.stderr).contains("CONNECTION ESTABLISHED") { done += 1 }
             }
@@ -185,22 +198,29 @@ import Testing
 
     @Test func theLargestCardCrossesASixtyFourKilobitLink() throws {
         let (a, b) = try Lab.pair()
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let long = String(repeating: "é", count: 255)
-        var args = ["card", "set", "--name", "G" + long, "--email", "grace@" + String(repeating: "n", count: 200) + ".org", "--phone", "+1 555 0100",
-                    "--company", "C" + long, "--title", "T" + long]
+        var args = [
+            "card", "set", "--name", "G" + long, "--email", "grace@" + String(repeating: "n", count: 200) + ".org", "--phone", "+1 555 0100",
+            "--company", "C" + long, "--title", "T" + long,
+        ]
         for i in 0..<16 { args += ["--social", "net\(i):" + String(repeating: "h", count: 60) + ":https://example.org/" + String(repeating: "u", count: 60)] }
         for i in 0..<32 { args += ["--skill", "skill \(i) " + String(repeating: "s", count: 50)] }
         let set = try grace.cli.run(args)
         #expect(set.code == 0, "\(set.stderr)")
         #expect(try grace.cli.run(["share", "--fields", "name,email,phone,company,title,socialNetworks,skills"]).code == 0)
         for lab in [a, b] {
-            let dev = try #require(try lab.run(["ip", "-o", "link", "show"]).stdout.split(separator: "\n")
-                .compactMap { line -> String? in
-                    let name = line.split(separator: ":").dropFirst().first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
-                    return name.hasPrefix("nc-") ? String(name.split(separator: "@").first ?? "") : nil
-                }.first, "the pair's veth")
+            let dev = try #require(
+                try lab.run(["ip", "-o", "link", "show"]).stdout.split(separator: "\n")
+                    .compactMap { line -> String? in
+                        let name = line.split(separator: ":").dropFirst().first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
+                        return name.hasPrefix("nc-") ? String(name.split(separator: "@").first ?? "") : nil
+                    }.first, "the pair's veth")
             let tbf = try lab.run(["tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", "64kbit", "burst", "4kb", "latency", "500ms"])
             #expect(tbf.code == 0, "tc: \(tbf.stderr)")
         }

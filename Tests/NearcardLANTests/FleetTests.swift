@@ -5,8 +5,9 @@ import NearcardStore
 import NearcardTestSupport
 import Synchronization
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Bots in production: three bots on three machines (network namespaces on one bridge) share one book
@@ -34,7 +35,10 @@ import Glibc
         // Bots 1 and 2 share one key (the fleet shows one card); bot 3 has its own.
         let fleet = try TestPerson(name: "Booth")
         let twin = try CLI()
-        defer { fleet.cli.cleanUp(); twin.cleanUp() }
+        defer {
+            fleet.cli.cleanUp()
+            twin.cleanUp()
+        }
         let copy = try ChildProcess.run(["/bin/cp", "-a", fleet.home.path, twin.home.path])
         #expect(copy.code == 0, "\(copy.output)")
         let solo = try TestPerson(name: "Solo")
@@ -42,7 +46,8 @@ import Glibc
         let card = try fleet.cli.run(["card", "set", "--name", "Nearcard Booth", "--company", "Nearcard", "--store", socketURL])
         #expect(card.code == 0, "\(card.stderr)")
         let policy = fleet.home.appendingPathComponent("policy.json")
-        try #"{"version": 1, "accept": "everyone", "message": "Thanks, {name}!", "knownContact": "update"}"#.write(to: policy, atomically: true, encoding: .utf8)
+        try #"{"version": 1, "accept": "everyone", "message": "Thanks, {name}!", "knownContact": "update"}"#.write(
+            to: policy, atomically: true, encoding: .utf8)
         TestAccount.give(policy.path)
 
         let homes = [fleet.home, twin.home, solo.home]
@@ -50,8 +55,11 @@ import Glibc
         func startBot(_ n: Int) throws {
             let url = log("bot\(n + 1)")
             logs.append(url)
-            _ = try labs[n + 1].spawn([CLI.executable.path, "bot", "--policy", policy.path, "--home", homes[n].path, "--store", tcpURL,
-                                       "--node-name", "bot\(n + 1)", "--port", "7447", "--metrics", "127.0.0.1:9464"], log: url)
+            _ = try labs[n + 1].spawn(
+                [
+                    CLI.executable.path, "bot", "--policy", policy.path, "--home", homes[n].path, "--store", tcpURL,
+                    "--node-name", "bot\(n + 1)", "--port", "7447", "--metrics", "127.0.0.1:9464",
+                ], log: url)
             let deadline = Date().addingTimeInterval(20)
             while Date() < deadline, !events(url).contains(where: { $0["event"] == "started" }) { usleep(50_000) }
             #expect(events(url).contains { $0["event"] == "started" }, "bot \(n + 1) did not start: \((try? String(contentsOf: url, encoding: .utf8)) ?? "")")
@@ -80,7 +88,10 @@ import Glibc
         }
         wave(0..<10, shift: 0)
         // A bot dies mid-run (kill -9) while visitors are at it, and comes back.
-        let crash = Thread { usleep(150_000); try? labs[2].kill(named: "nearcard") }
+        let crash = Thread {
+            usleep(150_000)
+            try? labs[2].kill(named: "nearcard")
+        }
         crash.start()
         wave(10..<20, shift: 1)
         try startBot(1)
@@ -106,16 +117,23 @@ import Glibc
         #expect(contacts.count == Set(contacts).count && Set(contacts).isSubset(of: Set(dids)), "the book's contacts are not the visitors, once each")
         for did in missing {
             let v = dids.firstIndex(of: did)!
-            #expect(all.filter { $0.visitor == v && $0.ok }.allSatisfy { e in oneSided.contains { $0 == e } },
-                    "visitor \(v) is missing from the book, and not only through the crashed bot: \(all.filter { $0.visitor == v })")
+            #expect(
+                all.filter { $0.visitor == v && $0.ok }.allSatisfy { e in oneSided.contains { $0 == e } },
+                "visitor \(v) is missing from the book, and not only through the crashed bot: \(all.filter { $0.visitor == v })")
         }
         let counted = try pg.sql("SELECT contactDID || ' ' || count(*) FROM exchange GROUP BY contactDID", database: name).split(separator: "\n")
         var recorded: [String: Int] = [:]
-        for line in counted { let parts = line.split(separator: " "); recorded[String(parts[0])] = Int(parts[1]) }
+        for line in counted {
+            let parts = line.split(separator: " ")
+            recorded[String(parts[0])] = Int(parts[1])
+        }
         for (v, did) in dids.enumerated() {
-            let ok = all.filter { $0.visitor == v && $0.ok }.count, tried = all.filter { $0.visitor == v }.count
+            let ok = all.filter { $0.visitor == v && $0.ok }.count
+            let tried = all.filter { $0.visitor == v }.count
             let lost = oneSided.filter { $0.visitor == v }.count
-            #expect(((ok - lost)...tried).contains(recorded[did] ?? 0), "visitor \(v): \(recorded[did] ?? 0) exchanges recorded for \(ok) completed of \(tried) tried")
+            #expect(
+                ((ok - lost)...tried).contains(recorded[did] ?? 0),
+                "visitor \(v): \(recorded[did] ?? 0) exchanges recorded for \(ok) completed of \(tried) tried")
         }
         let nodes = Set(try pg.sql("SELECT DISTINCT node FROM exchange", database: name).split(separator: "\n").map(String.init))
         #expect(nodes == ["bot1", "bot2", "bot3"])
@@ -126,8 +144,10 @@ import Glibc
             #expect(said.contains("store.disconnected") && said.contains("store.reconnected"), "bot \(n + 1) did not report the restart: \(said.suffix(8))")
             let logged = ((try? String(contentsOf: logs[n], encoding: .utf8)) ?? "").split(separator: "\n").filter { !$0.hasPrefix("{") }
             #expect(logged.contains { $0.contains(" warning store.disconnected ") } && logged.contains { $0.contains(" notice store.reconnected ") })
-            let scraped = try labs[n + 1].run([CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/scrape_metrics.py").path,
-                                               "http://127.0.0.1:9464/metrics"])
+            let scraped = try labs[n + 1].run([
+                CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/scrape_metrics.py").path,
+                "http://127.0.0.1:9464/metrics",
+            ])
             #expect((scraped.json["nearcard_store_reconnects_total{}"]?.doubleValue ?? 0) >= 1, "\(scraped.stdout) \(scraped.stderr)")
             #expect(scraped.json["nearcard_store_up{}"]?.doubleValue == 1)
         }

@@ -1,8 +1,8 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
-import NearcardSimulation
 
 /// An attacker on the LAN floods a node (Tests/Interop/flood.py: 500 connections of garbage,
 /// slowloris and open-and-close, from a handful of addresses) while people keep exchanging with it.
@@ -11,16 +11,25 @@ import NearcardSimulation
         let lab = try Lab("fl")
         let node = try TestPerson(name: "Busy Node", card: ["--company", "Nearcard"])
         let people = try (0..<5).map { try TestPerson(name: "Visitor \($0)") }
-        defer { node.cli.cleanUp(); for p in people { p.cli.cleanUp() } }
+        defer {
+            node.cli.cleanUp()
+            for p in people { p.cli.cleanUp() }
+        }
         let nodeLog = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-flood-node-\(UUID().uuidString).log")
         let floodLog = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-flood-\(UUID().uuidString).log")
-        defer { try? FileManager.default.removeItem(at: nodeLog); try? FileManager.default.removeItem(at: floodLog) }
+        defer {
+            try? FileManager.default.removeItem(at: nodeLog)
+            try? FileManager.default.removeItem(at: floodLog)
+        }
         let (server, port) = try lab.listen(home: node.home, ["--accept", "all", "--no-discovery"], log: nodeLog)
 
         // The flood, from five addresses the people do not use (they come from 127.0.0.1).
         let attackers = (66...70).map { "127.0.0.\($0)" }
-        let flood = try lab.spawn([CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/flood.py").path, "127.0.0.1", "\(port)",
-                                   "--sources", attackers.joined(separator: ","), "--count", "500", "--hold", "14"], log: floodLog)
+        let flood = try lab.spawn(
+            [
+                CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/flood.py").path, "127.0.0.1", "\(port)",
+                "--sources", attackers.joined(separator: ","), "--count", "500", "--hold", "14",
+            ], log: floodLog)
         usleep(300_000)
 
         // Meanwhile 50 honest exchanges, four at a time (the per-address limit is eight).
@@ -38,7 +47,8 @@ import NearcardSimulation
         #expect(flood.wait() == 0)
         let text = try String(contentsOf: floodLog, encoding: .utf8)
         let report = try JSONParser.parse(String(text.split(separator: "\n").last(where: { $0.hasPrefix("{") }) ?? ""))
-        var opened = 0.0, refused = 0.0
+        var opened = 0.0
+        var refused = 0.0
         for kind in ["garbage", "slowloris", "churn"] {
             let r = report[kind]
             opened += r?["opened"]?.doubleValue ?? 0
@@ -61,7 +71,8 @@ import NearcardSimulation
         #expect(!refusals.contains { $0.contains("127.0.0.1:") }, "an honest address was refused: \(refusals)")
 
         // Memory stayed bounded, and the node still answers.
-        let rss = (try? String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8))?
+        let rss =
+            (try? String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
             .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
         #expect(rss > 0 && rss < 150_000, "node resident size after the flood: \(rss) kB")
@@ -79,14 +90,23 @@ import NearcardSimulation
         let lab = try Lab("fi")
         let node = try TestPerson(name: "Busy Node")
         let visitor = try TestPerson(name: "Visitor")
-        defer { node.cli.cleanUp(); visitor.cli.cleanUp() }
+        defer {
+            node.cli.cleanUp()
+            visitor.cli.cleanUp()
+        }
         let nodeLog = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-idle-node-\(UUID().uuidString).log")
         let floodLog = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-idle-\(UUID().uuidString).log")
-        defer { try? FileManager.default.removeItem(at: nodeLog); try? FileManager.default.removeItem(at: floodLog) }
+        defer {
+            try? FileManager.default.removeItem(at: nodeLog)
+            try? FileManager.default.removeItem(at: floodLog)
+        }
         let (_, port) = try lab.listen(home: node.home, ["--accept", "all", "--no-discovery", "--max-sessions", "24", "--probe-summary", "2"], log: nodeLog)
         // 45 idle sockets: 15 from the visitor's own address (127.0.0.1), 30 from two others; the cap is 24.
-        let flood = try lab.spawn([CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/flood.py").path, "127.0.0.1", "\(port)",
-                                   "--sources", "127.0.0.66,127.0.0.67,127.0.0.1", "--kinds", "idle", "--count", "45", "--hold", "8"], log: floodLog)
+        let flood = try lab.spawn(
+            [
+                CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/flood.py").path, "127.0.0.1", "\(port)",
+                "--sources", "127.0.0.66,127.0.0.67,127.0.0.1", "--kinds", "idle", "--count", "45", "--hold", "8",
+            ], log: floodLog)
         usleep(1_000_000)
         for _ in 0..<3 {
             let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes", "--json"], home: visitor.home)

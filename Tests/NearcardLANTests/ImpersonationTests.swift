@@ -25,12 +25,17 @@ import Testing
     /// and nothing is stored on either side.
     @Test func aReplayedTagIsExposedByTheHandshake() throws {
         let lab = try Lab("sf")
-        let bob = try TestPerson(name: "Bob Honest"), mallory = try TestPerson(name: "Mallory"), alice = try TestPerson(name: "Alice")
+        let bob = try TestPerson(name: "Bob Honest")
+        let mallory = try TestPerson(name: "Mallory")
+        let alice = try TestPerson(name: "Alice")
         defer { for p in [bob, mallory, alice] { p.cli.cleanUp() } }
         let bobKey = try befriend(alice, with: bob)
         let (_, port) = try lab.listen(home: mallory.home, ["--accept", "all", "--no-discovery"], log: log("mallory"))
-        _ = try lab.spawn(["/usr/bin/avahi-publish-service", "Bob Honest", "_nearcard._tcp", "\(port)",
-                           "v=2", "t=\(Presence.makeTag(key: bobKey))", "name=Bob Honest"], log: log("spoof"))
+        _ = try lab.spawn(
+            [
+                "/usr/bin/avahi-publish-service", "Bob Honest", "_nearcard._tcp", "\(port)",
+                "v=2", "t=\(Presence.makeTag(key: bobKey))", "name=Bob Honest",
+            ], log: log("spoof"))
         let seen = try waitForPeer(lab, as: alice, "Bob's replayed advert") { $0["contact"]?["did"]?.stringValue == bob.did }
         #expect(seen["display"] == "Bob Honest (contact)")
 
@@ -45,7 +50,9 @@ import Testing
     /// them shows as her contact; asking for that one reaches Bob, and the contact holds Bob's DID.
     @Test func aBorrowedNameDoesNotBorrowTheIdentity() throws {
         let lab = try Lab("bn")
-        let bob = try TestPerson(name: "Bob Honest"), mallory = try TestPerson(name: "Bob Honest"), alice = try TestPerson(name: "Alice")
+        let bob = try TestPerson(name: "Bob Honest")
+        let mallory = try TestPerson(name: "Bob Honest")
+        let alice = try TestPerson(name: "Alice")
         defer { for p in [bob, mallory, alice] { p.cli.cleanUp() } }
         _ = try befriend(alice, with: bob)
         _ = try lab.listen(home: bob.home, ["--accept", "all"], log: log("bob"))
@@ -75,24 +82,34 @@ import Testing
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-mitm-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let net = NetLab(tag: "ncm\(getpid() % 100_000)\(Int.random(in: 0..<100))", root: root)
-        defer { net.tearDown(); try? FileManager.default.removeItem(atPath: root) }
+        defer {
+            net.tearDown()
+            try? FileManager.default.removeItem(atPath: root)
+        }
         let spaces = try net.bridgedSpaces(3)
-        let bob = try TestPerson(name: "Bob Honest"), mallory = try TestPerson(name: "Bob Honest"), alice = try TestPerson(name: "Alice")
+        let bob = try TestPerson(name: "Bob Honest")
+        let mallory = try TestPerson(name: "Bob Honest")
+        let alice = try TestPerson(name: "Alice")
         defer { for p in [bob, mallory, alice] { p.cli.cleanUp() } }
         func wrap(_ s: NetLab.Space) -> String {
             (s.prefix + ["env"] + s.environment.map { "\($0)=\($1)" }).joined(separator: " ")
         }
         let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/relay_driver.py").path
-        let r = try CLI.run(executable: CLI.python, [script, "--nearcard", CLI.executable.path, "--alice", alice.home.path, "--bob", bob.home.path,
-                                                     "--mallory", mallory.home.path, "--wrap-alice", wrap(spaces[0]),
-                                                     "--wrap-bob", wrap(spaces[1]), "--wrap-mallory", wrap(spaces[2])])
+        let r = try CLI.run(
+            executable: CLI.python,
+            [
+                script, "--nearcard", CLI.executable.path, "--alice", alice.home.path, "--bob", bob.home.path,
+                "--mallory", mallory.home.path, "--wrap-alice", wrap(spaces[0]),
+                "--wrap-bob", wrap(spaces[1]), "--wrap-mallory", wrap(spaces[2]),
+            ])
         #expect(r.code == 0, "\(r.stderr)")
         let report = r.json
         let sas = report["sas"]
         #expect(sas?["alice"] == sas?["malloryWithAlice"], "Alice's session is with Mallory")
         #expect(sas?["alice"] != sas?["bob"], "the two people see different codes")
-        #expect(report["alicePeerDID"]?.stringValue == mallory.did && report["bobPeerDID"]?.stringValue == mallory.did,
-                "each honest person sees Mallory's DID, never the other's")
+        #expect(
+            report["alicePeerDID"]?.stringValue == mallory.did && report["bobPeerDID"]?.stringValue == mallory.did,
+            "each honest person sees Mallory's DID, never the other's")
         #expect(report["decisions"]?["alice"] == "decline" && report["decisions"]?["bob"] == "decline")
         #expect(report["malloryToBob"]?["ok"] == false && report["alice"]?["ok"] == false)
         #expect(report["alice"]?["error"]?["code"] == "declined", "\(report["alice"] ?? .null)")

@@ -29,8 +29,10 @@ import Testing
         #expect(report["completed"] == true)
         // Every check the Python side makes of our card (§9, §10) is there, and holds.
         let checks = report["checks"]?.objectValue ?? [:]
-        let expected: Set = ["signature", "sender", "receiver", "binding", "pubKey", "signPubKey", "timestamp", "nonce", "message", "presenceKey",
-                             "sdJwtSignature", "disclosures", "route"]
+        let expected: Set = [
+            "signature", "sender", "receiver", "binding", "pubKey", "signPubKey", "timestamp", "nonce", "message", "presenceKey",
+            "sdJwtSignature", "disclosures", "route",
+        ]
         #expect(Set(checks.keys) == expected, "python's checks: \(r.stdout)")
         for (check, ok) in checks { #expect(ok == true, "python's check \(check)") }
         #expect(report["theirCard"] == ["company": "Nearcard", "name": "Swift Node"], "only the default shared fields")
@@ -73,18 +75,21 @@ import Testing
     /// The rules another implementation most easily gets wrong, broken on purpose from the wire (not
     /// through the Swift code): the node answers each with the code §13's table gives, or closes
     /// without an abort where no transport keys exist yet; it stores nothing and keeps serving.
-    @Test(arguments: [("grapheme-name", "too_large", "301 characters; at most 256"),
-                      ("long-message", "too_large", "141 characters; at most 140"),
-                      ("control-message", "protocol_error", "control character U+000D"),
-                      ("pretty-hello", "protocol_error", "canonical"),
-                      ("null-disclosure", "bad_card", "discloses phone as null"),
-                      ("message3-payload", nil, ""),
-                      ("old-tag", nil, ""),
-                      ("hello-version-1", "unsupported_version", "speaks hello version 1"),
-                      ("identity-twice", "protocol_error", "identity twice"),
-                      ("no-identity", "protocol_error", "never showed its identity"),
-                      ("reflected-proof", "bad_identity", "does not verify"),
-                      ("invite-without-identity", "protocol_error", "with an identity")] as [(String, String?, String)])
+    @Test(
+        arguments: [
+            ("grapheme-name", "too_large", "301 characters; at most 256"),
+            ("long-message", "too_large", "141 characters; at most 140"),
+            ("control-message", "protocol_error", "control character U+000D"),
+            ("pretty-hello", "protocol_error", "canonical"),
+            ("null-disclosure", "bad_card", "discloses phone as null"),
+            ("message3-payload", nil, ""),
+            ("old-tag", nil, ""),
+            ("hello-version-1", "unsupported_version", "speaks hello version 1"),
+            ("identity-twice", "protocol_error", "identity twice"),
+            ("no-identity", "protocol_error", "never showed its identity"),
+            ("reflected-proof", "bad_identity", "does not verify"),
+            ("invite-without-identity", "protocol_error", "with an identity"),
+        ] as [(String, String?, String)])
     func wireRulesBrokenByAnotherImplementation(violation: String, code: String?, reason: String) throws {
         let node = try TestPerson(name: "Swift Node")
         defer { node.cli.cleanUp() }
@@ -107,8 +112,10 @@ import Testing
     }
 
     /// A dishonest peer's card, each way: the node refuses it with the specific reason and stores nothing.
-    @Test(arguments: [("binding", "binding_mismatch_session"), ("receiver", "binding_mismatch_receiver"),
-                      ("field", "field_not_disclosed"), ("route", "sealed route")])
+    @Test(arguments: [
+        ("binding", "binding_mismatch_session"), ("receiver", "binding_mismatch_receiver"),
+        ("field", "field_not_disclosed"), ("route", "sealed route"),
+    ])
     func tamperedCardsAreRefusedWithTheirReason(tamper: String, reason: String) throws {
         let node = try TestPerson(name: "Swift Node")
         defer { node.cli.cleanUp() }
@@ -163,13 +170,15 @@ import Testing
         #expect(before.code == 0 && before.json["stoppedAfter"] == 6, "\(before.stdout) \(before.stderr)")
         #expect(before.json["holds"]?["did"] == nil, "nothing before the node decided: \(before.stdout)")
         let after = try lab.run([CLI.python, stranger, "127.0.0.1", String(port2), "--stop-after", "7", "--drain", "0"])
-        #expect(after.json["holds"]?["did"]?.stringValue == grace.did && after.json["holds"]?["identityVerified"] == true,
-                "the acceptance carries the proven identity: \(after.stdout)")
+        #expect(
+            after.json["holds"]?["did"]?.stringValue == grace.did && after.json["holds"]?["identityVerified"] == true,
+            "the acceptance carries the proven identity: \(after.stdout)")
         #expect(after.json["holds"]?["presenceKey"] == nil, "the presence key comes only with the card, after both accepted")
         let posing = try lab.run([CLI.python, stranger, "127.0.0.1", String(port2), "--ask-sealed", "--stop-after", "7", "--drain", "0"])
         #expect(posing.code == 0 && posing.json["stoppedAfter"] == 7, "\(posing.stdout) \(posing.stderr)")
-        #expect(posing.json["holds"]?["sealedIdentity"] != nil && posing.json["holds"]?["did"] == nil,
-                "a stranger posing as a contact cannot open what it is sent: \(posing.stdout)")
+        #expect(
+            posing.json["holds"]?["sealedIdentity"] != nil && posing.json["holds"]?["did"] == nil,
+            "a stranger posing as a contact cannot open what it is sent: \(posing.stdout)")
         for probe in ["ik", "xx-tag"] {
             let m = try lab.run([CLI.python, stranger, "127.0.0.1", String(port2), "--mail-probe", probe])
             #expect(m.code == 0, "a \(probe) mail probe got an answer: \(m.stdout)")

@@ -1,8 +1,8 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
-import NearcardSimulation
 
 /// QR-invited sessions (docs/PROTOCOL.md §19) between two laptops with no avahi-daemon at all: the
 /// invitation alone finds the node, pins its key and stands for both people's consent.
@@ -22,8 +22,13 @@ import NearcardSimulation
         try adasLaptop.kill(named: "avahi-daemon")
         try gracesLaptop.kill(named: "avahi-daemon")
         let ada = try TestPerson(name: "Ada Lovelace", card: ["--company", "Analytical Engines"])
-        let grace = try TestPerson(name: "Grace Hopper"), carol = try TestPerson(name: "Carol Impostor")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp(); carol.cli.cleanUp() }
+        let grace = try TestPerson(name: "Grace Hopper")
+        let carol = try TestPerson(name: "Carol Impostor")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+            carol.cli.cleanUp()
+        }
         // Ada's node has no terminal: an ordinary request to it is declined.
         let (listener, _) = try adasLaptop.listen(home: ada.home, ["--no-discovery", "--port", "7447"], log: log("ada"))
         func invite(_ extra: [String] = []) throws -> String {
@@ -45,7 +50,9 @@ import NearcardSimulation
         // Used: both keep a verified contact marked as invited, with no code compared and nothing asked.
         let r = try exchange(first)
         #expect(r.code == 0, "\(r.stderr)")
-        #expect(r.json["invited"] == true && r.json["attempts"] == 1 && r.json["sas"]?.stringValue?.count == 7 && r.json["verificationStatus"] == "verified" && r.json["company"] == "Analytical Engines")
+        #expect(
+            r.json["invited"] == true && r.json["attempts"] == 1 && r.json["sas"]?.stringValue?.count == 7 && r.json["verificationStatus"] == "verified"
+                && r.json["company"] == "Analytical Engines")
         #expect(r.json["tags"]?.arrayValue?.contains("invited by QR") == true, "\(r.stdout)")
         var atAda: JSONValue?
         for _ in 0..<50 where atAda == nil {

@@ -30,7 +30,10 @@ import Testing
         let lab = try Lab("lo")
         let ada = try TestPerson(name: "Ada Lovelace", card: ["--email", "ada@example.org", "--company", "Analytical Engines", "--title", "Programmer"])
         let grace = try TestPerson(name: "Grace Hopper", card: ["--company", "US Navy", "--title", "Rear Admiral", "--phone", "+1 555 0100"])
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         try grace.cli.run(["share", "--fields", "name,company,phone"])
         _ = try lab.listen(home: ada.home, ["--accept", "all", "--message", "Hello from Ada"], log: log("ada"))
 
@@ -75,8 +78,12 @@ import Testing
     func aFullHomeSendsNothing() throws {
         // The tests' nearcard runs as an unprivileged account when they have root (Accounts): the
         // full disk is that user's too.
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let disk = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-full-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
         #expect(try CLI.run(executable: "/usr/bin/mount", ["-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs", disk.path]).code == 0)
@@ -119,7 +126,10 @@ import Testing
         let (a, b) = try Lab.pair()
         let ada = try TestPerson(name: "Ada Lovelace", card: ["--company", "Analytical Engines"])
         let grace = try TestPerson(name: "Grace Hopper", card: ["--company", "US Navy"])
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         _ = try a.listen(home: ada.home, ["--accept", "all"], log: log("ada"))
 
         // Found on B's side over its own avahi-daemon, with IPv4 and IPv6 link-local addresses on the veth
@@ -150,8 +160,14 @@ import Testing
     /// A listener whose allowlist does not hold the dialer: declined on both sides, nothing stored.
     @Test func declinedConsentStoresNothing() throws {
         let lab = try Lab("dc")
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace"), other = try TestPerson(name: "Other")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp(); other.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        let other = try TestPerson(name: "Other")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+            other.cli.cleanUp()
+        }
         let list = try ada.cli.write("# only Other\n\(other.did)\n", to: "allow.txt")
         let (_, port) = try lab.listen(home: ada.home, ["--accept", "allowlist:\(list)", "--no-discovery"], log: log("ada"))
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: grace.home)
@@ -169,7 +185,10 @@ import Testing
         let lab = try Lab("cc")
         let ada = try TestPerson(name: "Ada", card: ["--title", "Programmer", "--company", "Analytical Engines"])
         let peers = try (1...3).map { try TestPerson(name: "Visitor \($0)") }
-        defer { ada.cli.cleanUp(); for p in peers { p.cli.cleanUp() } }
+        defer {
+            ada.cli.cleanUp()
+            for p in peers { p.cli.cleanUp() }
+        }
         try ada.cli.run(["share", "--fields", "name,title"])
         let (_, port) = try lab.listen(home: ada.home, ["--accept", "all", "--no-discovery"], log: log("ada"))
         func exchange(_ peer: TestPerson) throws -> JSONValue? {
@@ -194,10 +213,16 @@ import Testing
     /// the sender's view of the receiver (no proof) stays verified.
     @Test func aCopiedGroupProofMarksTheContactFailed() throws {
         let lab = try Lab("gp")
-        let ada = try TestPerson(name: "Ada", card: ["--company", "Analytical Engines"]), grace = try TestPerson(name: "Grace")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
-        let vector = try JSONParser.parse(String(contentsOf: CLI.packageRoot.appendingPathComponent("Tests/Vectors/semaphore/v4-depth10-proof.json"),
-                                                 encoding: .utf8))["semaphore_proof"]!
+        let ada = try TestPerson(name: "Ada", card: ["--company", "Analytical Engines"])
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
+        let vector = try JSONParser.parse(
+            String(
+                contentsOf: CLI.packageRoot.appendingPathComponent("Tests/Vectors/semaphore/v4-depth10-proof.json"),
+                encoding: .utf8))["semaphore_proof"]!
         // Put it on Ada's card behind `card set`'s back, as a modified client would.
         let sql = "INSERT INTO setting (key, value) VALUES ('card.issuerProof', '\(vector.canonicalText)')"
         #expect(try CLI.run(executable: "/usr/bin/sqlite3", [ada.home.appendingPathComponent("nearcard.sqlite").path, sql]).code == 0)
@@ -220,8 +245,12 @@ import Testing
     /// A listener without a terminal and without a policy declines, and says why.
     @Test func noTerminalNoPolicyDeclines() throws {
         let lab = try Lab("nt")
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let logURL = log("ada")
         let (_, port) = try lab.listen(home: ada.home, ["--no-discovery"], log: logURL)
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: grace.home)
@@ -232,11 +261,19 @@ import Testing
 
     func interactive(_ mode: String) throws -> JSONValue {
         let lab = try Lab("ix")
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/interactive_exchange.py").path
-        let r = try CLI.run(executable: CLI.python, [script, lab.execPrefix.joined(separator: " "),
-                                                      CLI.executable.path, ada.home.path, grace.home.path, mode])
+        let r = try CLI.run(
+            executable: CLI.python,
+            [
+                script, lab.execPrefix.joined(separator: " "),
+                CLI.executable.path, ada.home.path, grace.home.path, mode,
+            ])
         #expect(r.code == 0, "driver failed: \(r.stderr)")
         var out = r.json.objectValue ?? [:]
         out["adaContacts"] = .array(try ada.contacts())

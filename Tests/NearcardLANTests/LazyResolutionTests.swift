@@ -14,13 +14,16 @@ import Testing
 
     @Test func aStrangerSeenWithoutAddressesIsDialledAndAContactIsRecognised() throws {
         let lab = try Lab("lz")
-        let ada = try TestPerson(name: "Ada Lovelace"), grace = try TestPerson(name: "Grace Hopper"), viewer = try TestPerson(name: "Viewer")
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
+        let viewer = try TestPerson(name: "Viewer")
         defer { for p in [ada, grace, viewer] { p.cli.cleanUp() } }
         try befriend(viewer, with: ada)
         _ = try lab.listen(home: ada.home, ["--accept", "all", "--private"], log: log("ada"))
         _ = try lab.listen(home: grace.home, ["--accept", "all"], log: log("grace"))
-        let node = try lab.converse([CLI.executable.path, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", viewer.home.path],
-                                    log: log("viewer"))
+        let node = try lab.converse(
+            [CLI.executable.path, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", viewer.home.path],
+            log: log("viewer"))
         let lines = DiscoveryInteropTests.Lines(node)
         defer { node.stop(after: 5) }
         func found(_ what: String, _ match: @escaping (JSONValue) -> Bool) throws -> JSONValue {

@@ -21,8 +21,12 @@ import Testing
 
     @Test func aDialThatGetsNoAnswerTriesAgainAndCompletes() throws {
         let (a, b) = try Lab.pair()
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         _ = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7463"], log: log("grace"))
         try swallow(b, port: 7463, for: 4)
         let seen = try a.nearcard(["exchange", "\(b.vethIPv4):7463", "--yes"], home: ada.home)
@@ -40,7 +44,10 @@ import Testing
         let (a, b) = try Lab.pair()
         let ada = try TestPerson(name: "Ada")
         let grace = try TestPerson(name: "Grace")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         _ = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7464"], log: log("grace"))
         try swallow(b, port: 7464, for: nil)
         let started = Date()

@@ -11,7 +11,8 @@ import Testing
 
     /// Ada and Grace after an exchange in `lab` (Grace listening on `port`).
     func exchanged(in lab: Lab, graceArgs: [String] = []) throws -> (TestPerson, TestPerson, ChildProcess, Int) {
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
         let (listener, port) = try lab.listen(home: grace.home, ["--accept", "all"] + graceArgs, log: log("grace"))
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: ada.home)
         #expect(r.code == 0, "\(r.stderr)")
@@ -30,7 +31,10 @@ import Testing
     @Test func deliveredNowWhenTheContactIsOnTheLAN() throws {
         let lab = try Lab("mn")
         let (ada, grace, _, _) = try exchanged(in: lab)
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let r = try lab.nearcard(["message", "Grace", "Lunch tomorrow?\nSay 12:30.", "--json"], home: ada.home)
         #expect(r.code == 0, "\(r.stderr)")
         #expect(r.json["state"] == "delivered")
@@ -45,8 +49,12 @@ import Testing
     /// Grace is away: the message waits; Ada's running node delivers it when Grace's node appears.
     @Test func deliveredLaterWhenTheContactAppears() throws {
         let (a, b) = try Lab.pair()
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let (graceNode, _) = try b.listen(home: grace.home, ["--accept", "all"], log: log("grace1"))
         var exchanged = false
         for _ in 0..<5 where !exchanged {
@@ -76,8 +84,14 @@ import Testing
     /// it stays queued, says what happened, and reaches the contact once they are back.
     @Test func anImpostorDoesNotCancelAMessage() throws {
         let (a, b) = try Lab.pair()
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace"), mallory = try TestPerson(name: "Mallory")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp(); mallory.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        let mallory = try TestPerson(name: "Mallory")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+            mallory.cli.cleanUp()
+        }
         let (graceNode, _) = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7461"], log: log("grace1"))
         #expect(try a.nearcard(["exchange", "\(b.vethIPv4):7461", "--yes"], home: ada.home).code == 0)
         graceNode.kill(SIGTERM)
@@ -109,8 +123,12 @@ import Testing
     /// the message stays queued.
     @Test func aPythonImpostorAtTheContactsAddressLearnsNothing() throws {
         let (a, b) = try Lab.pair()
-        let ada = try TestPerson(name: "Ada"), grace = try TestPerson(name: "Grace")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let (graceNode, _) = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7462"], log: log("grace"))
         #expect(try a.nearcard(["exchange", "\(b.vethIPv4):7462", "--yes"], home: ada.home).code == 0)
         graceNode.kill(SIGTERM)
@@ -129,8 +147,9 @@ import Testing
         #expect(r.json["lastError"]?.stringValue?.contains("another node answered") == true, "\(r.stdout)")
         impostor.wait()
         let report = try JSONParser.parse(String(contentsOf: impostorLog, encoding: .utf8).split(separator: "\n").last.map(String.init) ?? "")
-        #expect(report["sessionKind"] == "ik" && report["message1"] == .null && report["learntSenderStatic"] == nil,
-                "the impostor reads nothing of message 1: \(report)")
+        #expect(
+            report["sessionKind"] == "ik" && report["message1"] == .null && report["learntSenderStatic"] == nil,
+            "the impostor reads nothing of message 1: \(report)")
         #expect(report["framesAfterMessage2"] == 0, "the sender sent nothing after a message 2 that was not Grace's")
     }
 
@@ -157,10 +176,14 @@ import Testing
     @Test func tamperedRouteIsRefused() throws {
         let lab = try Lab("mt")
         let (ada, grace, _, _) = try exchanged(in: lab)
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let db = ada.home.appendingPathComponent("nearcard.sqlite").path
         // Flip one base64 character in the middle of the stored sealed route.
-        let sql = "UPDATE contact SET sealedRoute = substr(sealedRoute, 1, 100) || (CASE substr(sealedRoute, 101, 1) WHEN 'A' THEN 'B' ELSE 'A' END) || substr(sealedRoute, 102)"
+        let sql =
+            "UPDATE contact SET sealedRoute = substr(sealedRoute, 1, 100) || (CASE substr(sealedRoute, 101, 1) WHEN 'A' THEN 'B' ELSE 'A' END) || substr(sealedRoute, 102)"
         #expect(try CLI.run(executable: "/usr/bin/sqlite3", [db, sql]).code == 0)
         let r = try lab.nearcard(["message", "Grace", "hello"], home: ada.home)
         #expect(r.code == 1)
@@ -174,7 +197,10 @@ import Testing
     @Test func resentMessageIsNotDoubled() throws {
         let lab = try Lab("md")
         let (ada, grace, graceNode, port) = try exchanged(in: lab)
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         graceNode.kill(SIGTERM)
         graceNode.wait()
         #expect(try lab.nearcard(["message", "Grace", "only once", "--wait", "1"], home: ada.home).code == 0)
@@ -183,7 +209,8 @@ import Testing
         _ = try lab.listen(home: grace.home, ["--accept", "all", "--port", "\(port)"], log: log("grace2"))
         #expect(try lab.nearcard(["outbox", "--send", "--json"], home: ada.home).code == 0)
         #expect(try grace.cli.run(["inbox", "--json"]).json.arrayValue?.count == 1)
-        let restore = "UPDATE outboxMessage SET state = 'queued', nextAttemptAt = 0, text = (SELECT text FROM kept WHERE kept.id = outboxMessage.id), "
+        let restore =
+            "UPDATE outboxMessage SET state = 'queued', nextAttemptAt = 0, text = (SELECT text FROM kept WHERE kept.id = outboxMessage.id), "
             + "envelopeJSON = (SELECT envelopeJSON FROM kept WHERE kept.id = outboxMessage.id)"
         #expect(try CLI.run(executable: "/usr/bin/sqlite3", [db, restore]).code == 0)
         let again = try lab.nearcard(["outbox", "--send", "--json"], home: ada.home)

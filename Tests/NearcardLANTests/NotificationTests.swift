@@ -1,8 +1,8 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
-import NearcardSimulation
 
 /// `nearcard ui` with no page open: a request is a desktop notification (a real notification daemon,
 /// Debian's dunst under Xvfb, on a private session bus), and its Accept action completes the exchange.
@@ -15,18 +15,22 @@ import NearcardSimulation
             return
         }
         let lab = try Lab("nt")
-        let ada = try TestPerson(name: "Ada Lovelace"), grace = try TestPerson(name: "Grace Hopper")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-desktop-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // A session bus anyone in this test may use (the node runs as the test account, the desktop as root).
         let bus = "unix:path=\(dir)/session_bus"
         try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig><type>session</type><listen>\(bus)</listen><auth>EXTERNAL</auth>
-            <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/></policy></busconfig>
-            """.write(toFile: "\(dir)/session.conf", atomically: true, encoding: .utf8)
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig><type>session</type><listen>\(bus)</listen><auth>EXTERNAL</auth>
+        <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/></policy></busconfig>
+        """.write(toFile: "\(dir)/session.conf", atomically: true, encoding: .utf8)
         _ = try lab.spawn(["dbus-daemon", "--config-file=\(dir)/session.conf", "--nofork", "--nopidfile"], log: log("bus"))
         let display = ":\(100 + Int.random(in: 0..<800))"
         let xvfb = try lab.spawn(["Xvfb", display, "-nolisten", "tcp", "-screen", "0", "1024x768x24"], log: log("xvfb"))
@@ -39,12 +43,12 @@ import NearcardSimulation
         chmod("\(dir)/shown.sh", 0o755)
         chmod("\(dir)/pick.sh", 0o755)
         try """
-            [global]
-                dmenu = \(dir)/pick.sh
-            [nearcard]
-                appname = Nearcard
-                script = \(dir)/shown.sh
-            """.write(toFile: "\(dir)/dunstrc", atomically: true, encoding: .utf8)
+        [global]
+            dmenu = \(dir)/pick.sh
+        [nearcard]
+            appname = Nearcard
+            script = \(dir)/shown.sh
+        """.write(toFile: "\(dir)/dunstrc", atomically: true, encoding: .utf8)
         let desktop = ["/usr/bin/env", "DISPLAY=\(display)", "DBUS_SESSION_BUS_ADDRESS=\(bus)"]
         var ready = false
         for _ in 0..<100 where !ready {
@@ -61,8 +65,11 @@ import NearcardSimulation
 
         // Ada's node with its web app, no page open, on that desktop.
         let uiLog = log("ui")
-        _ = try lab.spawn(["/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=\(bus)", CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser",
-                           "--port", "0", "--no-discovery", "--ui-port", "7450"], log: uiLog)
+        _ = try lab.spawn(
+            [
+                "/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=\(bus)", CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser",
+                "--port", "0", "--no-discovery", "--ui-port", "7450",
+            ], log: uiLog)
         var port: Int?
         for _ in 0..<300 where port == nil {
             let text = (try? String(contentsOf: uiLog, encoding: .utf8)) ?? ""
@@ -70,8 +77,9 @@ import NearcardSimulation
             if port == nil { usleep(100_000) }
         }
         let nodePort = try #require(port)
-        let asking = try lab.spawn([CLI.executable.path, "exchange", "127.0.0.1:\(nodePort)", "--yes", "--message", "Hi Ada", "--home", grace.home.path],
-                                   log: log("grace"))
+        let asking = try lab.spawn(
+            [CLI.executable.path, "exchange", "127.0.0.1:\(nodePort)", "--yes", "--message", "Hi Ada", "--home", grace.home.path],
+            log: log("grace"))
         var shown = ""
         for _ in 0..<200 where !shown.contains("Exchange request") {
             usleep(100_000)

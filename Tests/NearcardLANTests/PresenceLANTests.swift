@@ -31,8 +31,9 @@ func presenceKey(of person: TestPerson) throws -> [UInt8] {
 func handOver(_ person: TestPerson, to book: NearcardDatabase) throws -> [UInt8] {
     let key = try presenceKey(of: person)
     let name = try person.cli.run(["id", "--json"]).json["name"]?.stringValue ?? "?"
-    try book.keep(Contact(card: Card(name: name), source: .proximity, verificationStatus: .verified, receivedAt: Date(), didPublicKey: person.did),
-                  presenceKey: key)
+    try book.keep(
+        Contact(card: Card(name: name), source: .proximity, verificationStatus: .verified, receivedAt: Date(), didPublicKey: person.did),
+        presenceKey: key)
     return key
 }
 
@@ -77,8 +78,11 @@ func giveBack(_ person: TestPerson) {
     /// Starts Ada's node in `lab` and waits until it is published.
     func start(_ lab: Lab, _ ada: TestPerson, _ args: [String]) throws -> ChildProcess {
         let out = log("ada")
-        let p = try lab.spawn([CLI.executable.path, "listen", "--home", ada.home.path, "--port", "7447", "--accept", "all",
-                               "--presence-rotation", "3"] + args, log: out)
+        let p = try lab.spawn(
+            [
+                CLI.executable.path, "listen", "--home", ada.home.path, "--port", "7447", "--accept", "all",
+                "--presence-rotation", "3",
+            ] + args, log: out)
         try wait("Ada's node to publish") {
             guard p.isRunning else { throw LabError("listen exited: \((try? String(contentsOf: out, encoding: .utf8)) ?? "")") }
             return ((try? String(contentsOf: out, encoding: .utf8)) ?? "").contains("Published on the LAN")
@@ -104,11 +108,14 @@ func giveBack(_ person: TestPerson) {
     @Test func nothingLinksAPrivateNodesAnnouncementsButItsContactsKey() throws {
         let (node1, watch1) = try Lab.pair()
         let (node2, watch2) = try Lab.pair()
-        let ada = try TestPerson(name: "Ada Lovelace"), grace = try TestPerson(name: "Grace Hopper"), stranger = try TestPerson(name: "Stranger")
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
+        let stranger = try TestPerson(name: "Stranger")
         defer { for p in [ada, grace, stranger] { p.cli.cleanUp() } }
         let key = try befriend(grace, with: ada)
         let observer = CLI.packageRoot.appendingPathComponent("Tests/Interop/presence_observer.py").path
-        let seen1 = log("observed-1"), seen2 = log("observed-2")
+        let seen1 = log("observed-1")
+        let seen2 = log("observed-2")
         for (lab, file) in [(watch1, seen1), (watch2, seen2)] {
             let out = log("observer")
             let p = try lab.spawn([CLI.python, observer, "--ip", lab.vethIPv4, "--out", file.path], log: out)
@@ -182,7 +189,8 @@ func giveBack(_ person: TestPerson) {
     /// Withdrawing recognition: after `id rotate-presence`, the next node Ada starts is nobody to Grace.
     @Test func rotatingThePresenceKeyWithdrawsRecognition() throws {
         let (node, watch) = try Lab.pair()
-        let ada = try TestPerson(name: "Ada Lovelace"), grace = try TestPerson(name: "Grace Hopper")
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
         defer { for p in [ada, grace] { p.cli.cleanUp() } }
         _ = try befriend(grace, with: ada)
         var p = try start(node, ada, ["--private"])

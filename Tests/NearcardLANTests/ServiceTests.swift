@@ -4,8 +4,9 @@ import NearcardSimulation
 import NearcardTestSupport
 import Synchronization
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A socket that reads what a process sends to `$NOTIFY_SOCKET`, as systemd's would.
@@ -27,7 +28,9 @@ final class NotifySocket: @unchecked Sendable {
         var sun = sockaddr_un()
         sun.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &sun.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
-        let bound = withUnsafePointer(to: &sun) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let bound = withUnsafePointer(to: &sun) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
         guard bound == 0 else { throw LabError("cannot bind \(path)") }
         chmod(path, 0o777)
         Thread { [received] in
@@ -67,12 +70,19 @@ final class NotifySocket: @unchecked Sendable {
 
     @Test func aNodeUnderSystemdReportsAndDrainsOnSIGTERM() throws {
         let lab = try Lab("sd")
-        let grace = try TestPerson(name: "Grace"), ada = try TestPerson(name: "Ada")
-        defer { grace.cli.cleanUp(); ada.cli.cleanUp() }
+        let grace = try TestPerson(name: "Grace")
+        let ada = try TestPerson(name: "Ada")
+        defer {
+            grace.cli.cleanUp()
+            ada.cli.cleanUp()
+        }
         let notify = try NotifySocket()
-        let node = try lab.converse(["/usr/bin/env", "NOTIFY_SOCKET=\(notify.path)", "WATCHDOG_USEC=400000", CLI.executable.path,
-                                     "listen", "--jsonl", "--accept", "ask", "--no-discovery", "--port", "0", "--grace", "30",
-                                     "--home", grace.home.path], log: log("grace"))
+        let node = try lab.converse(
+            [
+                "/usr/bin/env", "NOTIFY_SOCKET=\(notify.path)", "WATCHDOG_USEC=400000", CLI.executable.path,
+                "listen", "--jsonl", "--accept", "ask", "--no-discovery", "--port", "0", "--grace", "30",
+                "--home", grace.home.path,
+            ], log: log("grace"))
         let lines = DiscoveryInteropTests.Lines(node)
         let started = try #require(lines.wait(seconds: 15) { $0["event"] == "started" })
         let port = Int(try #require(started["port"]?.integerValue))
@@ -112,7 +122,8 @@ enum Reachable {
     @Test func aBotsMetricsMatchWhatHappened() throws {
         let lab = try Lab("mt")
         let bot = try TestPerson(name: "Booth Bot")
-        let open = try TestPerson(name: "Open", card: ["--email", "open@example.org"]), second = try TestPerson(name: "Second", card: ["--email", "s@example.org"])
+        let open = try TestPerson(name: "Open", card: ["--email", "open@example.org"])
+        let second = try TestPerson(name: "Second", card: ["--email", "s@example.org"])
         let shy = try TestPerson(name: "Shy")
         defer { for p in [bot, open, second, shy] { p.cli.cleanUp() } }
         for p in [open, second] { try p.cli.run(["share", "--fields", "name,email"]) }
@@ -120,8 +131,11 @@ enum Reachable {
         try #"{"version": 1, "accept": "everyone", "requireFields": ["email"]}"#.write(to: policy, atomically: true, encoding: .utf8)
         TestAccount.give(policy.path)
         let logURL = log("bot")
-        _ = try lab.spawn([CLI.executable.path, "bot", "--policy", policy.path, "--home", bot.home.path, "--port", "0", "--no-discovery",
-                           "--metrics", "127.0.0.1:9464", "--connections-per-minute", "4", "--log-level", "debug"], log: logURL)
+        _ = try lab.spawn(
+            [
+                CLI.executable.path, "bot", "--policy", policy.path, "--home", bot.home.path, "--port", "0", "--no-discovery",
+                "--metrics", "127.0.0.1:9464", "--connections-per-minute", "4", "--log-level", "debug",
+            ], log: logURL)
         let p = try Lab.startedPort(in: logURL)
         for visitor in [open, second] {
             #expect(try lab.nearcard(["exchange", "127.0.0.1:\(p)", "--yes"], home: visitor.home).code == 0)
@@ -139,7 +153,10 @@ enum Reachable {
         }
         var m = try scrape()
         // The sessions close a moment after the exchange ends; the gauge follows on the next event or sample.
-        for _ in 0..<40 where m["nearcard_sessions_open{}"] != 0 { usleep(250_000); m = try scrape() }
+        for _ in 0..<40 where m["nearcard_sessions_open{}"] != 0 {
+            usleep(250_000)
+            m = try scrape()
+        }
         #expect(m["nearcard_exchanges_total{outcome=completed}"] == 2, "\(m)")
         #expect(m["nearcard_exchanges_total{code=declined,outcome=failed}"] == 1, "\(m.filter { $0.key.hasPrefix("nearcard_exchanges") })")
         #expect(m["nearcard_exchange_duration_seconds_count{}"] == 2)
@@ -170,8 +187,12 @@ enum Reachable {
 
     @Test func aCompletedExchangeReachesAReceiverThatWasDown() throws {
         let lab = try Lab("wh")
-        let bot = try TestPerson(name: "Booth Bot"), visitor = try TestPerson(name: "Ada Lovelace", card: ["--email", "ada@example.org"])
-        defer { bot.cli.cleanUp(); visitor.cli.cleanUp() }
+        let bot = try TestPerson(name: "Booth Bot")
+        let visitor = try TestPerson(name: "Ada Lovelace", card: ["--email", "ada@example.org"])
+        defer {
+            bot.cli.cleanUp()
+            visitor.cli.cleanUp()
+        }
         let secret = "s3cr3t-" + UUID().uuidString
         let secretFile = bot.home.appendingPathComponent("webhook.secret")
         try (secret + "\n").write(to: secretFile, atomically: true, encoding: .utf8)
@@ -193,14 +214,17 @@ enum Reachable {
         sleep(2)
         let received = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-webhook-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: received) }
-        _ = try lab.spawn([CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/webhook_receiver.py").path, "8099", secret,
-                           received.path, "--fail-first", "1"], log: log("receiver"))
+        _ = try lab.spawn(
+            [
+                CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/webhook_receiver.py").path, "8099", secret,
+                received.path, "--fail-first", "1",
+            ], log: log("receiver"))
         func records() -> [JSONValue] {
             ((try? String(contentsOf: received, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
         }
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, records().isEmpty { usleep(200_000) }
-        sleep(3)  // time for a duplicate to show up, were there one
+        sleep(3) // time for a duplicate to show up, were there one
         let got = records()
         #expect(got.count == 1, "\(got)")
         #expect(got.first?["valid"] == true && got.first?["event"] == "exchange.completed" && got.first?["type"] == "application/json")

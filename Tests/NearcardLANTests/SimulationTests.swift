@@ -3,8 +3,9 @@ import NearcardCrypto
 import NearcardSimulation
 import NearcardTestSupport
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `nearcard simulate`: real node processes discover each other and exchange; the summary is true

@@ -1,8 +1,8 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
-import NearcardSimulation
 
 /// Everything a person does, done by an ordinary account (TestAccount): set up, listen with discovery
 /// on the namespace's system avahi-daemon, find the peer, exchange by name, message, read the inbox,
@@ -15,7 +15,10 @@ import NearcardSimulation
         let lab = try Lab("up")
         let ada = try TestPerson(name: "Ada Lovelace", card: ["--email", "ada@example.org", "--company", "Analytical Engines"])
         let grace = try TestPerson(name: "Grace Hopper", card: ["--email", "grace@example.org", "--company", "US Navy"])
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         try ada.cli.run(["share", "--fields", "name,email,company"])
 
         // Ada listens, published on the LAN; the node really runs as the ordinary account.
@@ -24,12 +27,15 @@ import NearcardSimulation
         #expect(uid != 0, "the listening node runs as root")
         if TestAccount.isRoot { #expect(uid == TestAccount.ids(TestAccount.name)?.uid) }
         // It holds the keys, so it is not dumpable: the user's other processes cannot read its /proc files.
-        let peek = TestAccount.isRoot ? try TestAccount.run(as: TestAccount.name, "/bin/cat", ["/proc/\(adaNode.pid)/environ"])
-                                      : try CLI.run(executable: "/bin/cat", ["/proc/\(adaNode.pid)/environ"])
+        let peek =
+            TestAccount.isRoot
+            ? try TestAccount.run(as: TestAccount.name, "/bin/cat", ["/proc/\(adaNode.pid)/environ"])
+            : try CLI.run(executable: "/bin/cat", ["/proc/\(adaNode.pid)/environ"])
         #expect(peek.code != 0 && peek.stdout.isEmpty, "another process of the same user read the node's environment")
         // Its long-term keys are in memory locked in RAM (never swapped out): the process has locked pages.
         let status = try String(contentsOfFile: "/proc/\(adaNode.pid)/status", encoding: .utf8)
-        let locked = status.split(separator: "\n").first { $0.hasPrefix("VmLck:") }
+        let locked =
+            status.split(separator: "\n").first { $0.hasPrefix("VmLck:") }
             .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? 0
         #expect(locked > 0, "the serving node locked no memory for its keys")
 
@@ -98,8 +104,9 @@ import NearcardSimulation
         #expect(chmod(database, 0o400) == 0)
         if TestAccount.isRoot {
             let refused = try ada.cli.run(["contacts", "add", "--name", "Charles Babbage"])
-            #expect(refused.code == 5 && refused.stderr.contains("not writable by this user (mode 400)") && refused.stderr.contains("chmod u+w \(database)"),
-                    "\(refused.stderr)")
+            #expect(
+                refused.code == 5 && refused.stderr.contains("not writable by this user (mode 400)") && refused.stderr.contains("chmod u+w \(database)"),
+                "\(refused.stderr)")
             #expect(fileMode(database) == 0o400, "the owner's choice is kept")
         }
         #expect(chmod(database, 0o600) == 0)

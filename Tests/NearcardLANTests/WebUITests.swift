@@ -1,8 +1,8 @@
 import Foundation
 import NearcardCrypto
+import NearcardSimulation
 import NearcardTestSupport
 import Testing
-import NearcardSimulation
 
 /// `nearcard ui`: two people's pages in real headless Chromium, and every request the app must refuse.
 @Suite struct WebUITests {
@@ -10,7 +10,8 @@ import NearcardSimulation
 
     /// Starts `nearcard ui` in the lab; returns the address it printed (with its token).
     func ui(_ lab: Lab, _ person: TestPerson, port: Int, log url: URL, _ extra: [String] = []) throws -> String {
-        let p = try lab.spawn([CLI.executable.path, "ui", "--home", person.home.path, "--no-browser", "--port", "0", "--ui-port", String(port)] + extra, log: url)
+        let p = try lab.spawn(
+            [CLI.executable.path, "ui", "--home", person.home.path, "--no-browser", "--port", "0", "--ui-port", String(port)] + extra, log: url)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
@@ -29,12 +30,16 @@ import NearcardSimulation
         let (adasLaptop, gracesLaptop) = try Lab.pair()
         let ada = try TestPerson(name: "Ada Lovelace", card: ["--company", "<b>Analytical</b> Engines"])
         let grace = try TestPerson(name: "Grace Hopper", card: ["--company", "US Navy"])
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         try ada.cli.run(["share", "--fields", "name,company"])
         let adaURL = try ui(adasLaptop, ada, port: 7448, log: log("ada-ui"))
         let graceURL = try ui(gracesLaptop, grace, port: 7448, log: log("grace-ui"))
-        let chromedriver = try gracesLaptop.spawn(["/usr/bin/chromedriver", "--port=9515", "--allowed-ips=\(adasLaptop.vethIPv4)", "--allowed-origins=*"],
-                                                  log: log("chromedriver"))
+        let chromedriver = try gracesLaptop.spawn(
+            ["/usr/bin/chromedriver", "--port=9515", "--allowed-ips=\(adasLaptop.vethIPv4)", "--allowed-origins=*"],
+            log: log("chromedriver"))
         var ready = false
         for _ in 0..<100 where !ready {
             ready = (try? String(contentsOfFile: chromedriver.log, encoding: .utf8))?.contains("started successfully") == true
@@ -50,8 +55,11 @@ import NearcardSimulation
         #expect(try CLI.run(executable: CLI.python, [peer, "photo", code, photo]).code == 0)
         // NEARCARD_UI_SHOTS=DIR keeps a screenshot of each page there (how docs/images/ui-*.png were made).
         let shots = ProcessInfo.processInfo.environment["NEARCARD_UI_SHOTS"].map { ["--shots", $0] } ?? []
-        let r = try adasLaptop.run([CLI.python, driver, "--ada", adaURL, "--grace", graceURL, "--ada-name", "Ada Lovelace", "--grace-name", "Grace Hopper",
-                                    "--grace-driver", "http://\(gracesLaptop.vethIPv4):9515", "--scan-photo", photo] + shots)
+        let r = try adasLaptop.run(
+            [
+                CLI.python, driver, "--ada", adaURL, "--grace", graceURL, "--ada-name", "Ada Lovelace", "--grace-name", "Grace Hopper",
+                "--grace-driver", "http://\(gracesLaptop.vethIPv4):9515", "--scan-photo", photo,
+            ] + shots)
         #expect(r.code == 0, "\(r.stdout) \(r.stderr.suffix(2000))")
         let report = r.json
         #expect(report["codes"]?["ada"]?.stringValue?.count == 7, "\(report)")
@@ -65,8 +73,9 @@ import NearcardSimulation
         #expect(report["graceNotice"]?.stringValue?.contains("declined: the check codes differ") == true, "\(report["graceNotice"] ?? .null)")
         #expect(report["graceInbox"]?.stringValue?.contains("Ada Lovelace") == true, "the message names its sender: \(report)")
         // The photo's card is kept, and said to be a possible duplicate of the Grace met in person.
-        #expect(report["scan"]?.stringValue?.contains("Grace Hopper") == true && report["scan"]?.stringValue?.contains("possibly the same person") == true,
-                "\(report["scan"] ?? .null)")
+        #expect(
+            report["scan"]?.stringValue?.contains("Grace Hopper") == true && report["scan"]?.stringValue?.contains("possibly the same person") == true,
+            "\(report["scan"] ?? .null)")
         // Sharing the email on the page changed what Grace received.
         #expect(report["preview"]?.stringValue?.contains("ada@example.org") == true, "\(report)")
         #expect(report["grace"]?["text"]?.stringValue?.contains("ada@example.org") == true, "the shared email reached Grace")
@@ -148,12 +157,14 @@ import NearcardSimulation
         #expect(numberName.status == "400" && numberName.body.contains(#"\"name\" must be a string"#), "\(numberName)")
         let badSocial = try curl(put + ["--data", #"{"name":"Ada","socialNetworks":["nohandle"]}"#, base + "/api/card"])
         #expect(badSocial.status == "400" && badSocial.body.contains("PLATFORM:HANDLE"), "\(badSocial)")
-        let saved = try curl(put + ["--data", #"{"name":"Ada Lovelace","company":"AE","socialNetworks":["mastodon:ada:https://example.social/@ada"]}"#, base + "/api/card"])
+        let saved = try curl(
+            put + ["--data", #"{"name":"Ada Lovelace","company":"AE","socialNetworks":["mastodon:ada:https://example.social/@ada"]}"#, base + "/api/card"])
         #expect(saved.status == "200" && saved.body.contains("https://example.social/@ada"), "\(saved)")
         let sharing = try curl(put + ["--data", #"{"fields":["company","socialNetworks"]}"#, base + "/api/sharing"])
         let preview = (try? JSONParser.parse(sharing.body))?["preview"]
-        #expect(sharing.status == "200" && preview?["company"] == "AE" && preview?["socialNetworks"]?.arrayValue?.count == 1 && preview?["email"] == nil,
-                "exactly what a peer receives: \(sharing)")
+        #expect(
+            sharing.status == "200" && preview?["company"] == "AE" && preview?["socialNetworks"]?.arrayValue?.count == 1 && preview?["email"] == nil,
+            "exactly what a peer receives: \(sharing)")
         let svg = try curl(["-H", cookie, base + "/api/card/qr.svg?format=zk"])
         #expect(svg.status == "200" && svg.body.contains("<svg") && svg.headers.contains("image/svg+xml"), "\(svg.headers)")
         let noFrame = try curl(["-H", cookie, base + "/api/card/qr.svg?format=zk&frame=abc"])
@@ -182,11 +193,17 @@ import NearcardSimulation
     /// A request nobody answers on the page times out on both sides, and the page's event stream says so.
     @Test func anUnansweredRequestTimesOutOnBothSides() throws {
         let lab = try Lab("ut")
-        let ada = try TestPerson(name: "Ada Lovelace"), grace = try TestPerson(name: "Grace Hopper")
-        defer { ada.cli.cleanUp(); grace.cli.cleanUp() }
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
         let log = self.log("ui")
-        let p = try lab.spawn([CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser", "--port", "0", "--no-discovery", "--consent-timeout", "2"], log: log)
-        var port: Int?, token: String?
+        let p = try lab.spawn(
+            [CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser", "--port", "0", "--no-discovery", "--consent-timeout", "2"], log: log)
+        var port: Int?
+        var token: String?
         for _ in 0..<300 where port == nil {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             if let r = text.range(of: "on port "), text.contains("Nearcard is open at") {
@@ -195,10 +212,12 @@ import NearcardSimulation
             }
             if port == nil { usleep(100_000) }
         }
-        let nodePort = try #require(port), cookie = try #require(token)
+        let nodePort = try #require(port)
+        let cookie = try #require(token)
         #expect(p.isRunning)
-        let stream = try lab.spawn(["curl", "-s", "-N", "--max-time", "60", "-H", "Cookie: nearcard_ui=\(cookie)", "http://127.0.0.1:7448/api/events"],
-                                   log: self.log("events"))
+        let stream = try lab.spawn(
+            ["curl", "-s", "-N", "--max-time", "60", "-H", "Cookie: nearcard_ui=\(cookie)", "http://127.0.0.1:7448/api/events"],
+            log: self.log("events"))
         usleep(500_000)
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(nodePort)", "--yes"], home: grace.home)
         #expect(r.code == 7 && r.stderr.contains("consent_timeout"), "not decided: declined (7), not an outage: \(r.stderr)")

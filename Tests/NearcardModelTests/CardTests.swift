@@ -9,7 +9,7 @@ import Testing
     @Test func controlCharactersAreExactlyTheCcCategory() {
         var mismatches: [UInt32] = []
         for v in UInt32(0)...0x10FFFF {
-            guard let scalar = Unicode.Scalar(v) else { continue }  // surrogates are not scalars
+            guard let scalar = Unicode.Scalar(v) else { continue } // surrogates are not scalars
             if scalar.isControl != (scalar.properties.generalCategory == .control) { mismatches.append(v) }
         }
         #expect(mismatches.isEmpty, "\(mismatches.prefix(10).map { String($0, radix: 16) })")
@@ -17,7 +17,9 @@ import Testing
     }
 
     @Test func argumentsParse() throws {
-        #expect(try SocialProfile(argument: "github:ada:https://github.com/ada") == SocialProfile(platform: "github", username: "ada", url: "https://github.com/ada"))
+        #expect(
+            try SocialProfile(argument: "github:ada:https://github.com/ada")
+                == SocialProfile(platform: "github", username: "ada", url: "https://github.com/ada"))
         #expect(try SocialProfile(argument: "x:ada") == SocialProfile(platform: "x", username: "ada"))
         #expect(throws: ModelError.self) { try SocialProfile(argument: "nohandle") }
         #expect(try Skill(argument: "Swift:programming:expert") == Skill(name: "Swift", category: "programming", proficiency: "expert"))
@@ -30,7 +32,9 @@ import Testing
             ($0 as? ModelError)?.message.contains("skills[0]") == true
         }
         #expect { try Card(json: JSONParser.parse("{\"name\":5}")) } throws: { ($0 as? ModelError)?.message.contains("\"name\"") == true }
-        #expect { try Card(json: JSONParser.parse("{\"name\":\"\(String(repeating: "x", count: 300))\"}")) } throws: { ($0 as? ModelError)?.kind == .limitExceeded }
+        #expect { try Card(json: JSONParser.parse("{\"name\":\"\(String(repeating: "x", count: 300))\"}")) } throws: {
+            ($0 as? ModelError)?.kind == .limitExceeded
+        }
     }
 
     /// §1: a card's limits count Unicode scalars, so `card set`, `card import`, QR import and a peer's
@@ -52,18 +56,24 @@ import Testing
     @Test func graphEdgeIDIsTheSameOnBothSides() {
         let b = Sodium.randomBytes(32)
         #expect(Contact.graphEdgeID("did:key:zA", "did:key:zB", sessionBinding: b) == Contact.graphEdgeID("did:key:zB", "did:key:zA", sessionBinding: b))
-        #expect(Contact.graphEdgeID("did:key:zA", "did:key:zB", sessionBinding: b) != Contact.graphEdgeID("did:key:zA", "did:key:zB", sessionBinding: Sodium.randomBytes(32)))
+        #expect(
+            Contact.graphEdgeID("did:key:zA", "did:key:zB", sessionBinding: b)
+                != Contact.graphEdgeID("did:key:zA", "did:key:zB", sessionBinding: Sodium.randomBytes(32)))
     }
 
     @Test func graphExportShape() {
-        let c = Contact(card: ada, source: .proximity, verificationStatus: .verified, receivedAt: Date(timeIntervalSince1970: 0),
-                        exchangeSignature: "their", myExchangeSignature: "mine", exchangeTimestamp: Date(timeIntervalSince1970: 60),
-                        myEphemeralMessage: "hi", theirEphemeralMessage: "hello", graphExportEdgeId: "e1")
+        let c = Contact(
+            card: ada, source: .proximity, verificationStatus: .verified, receivedAt: Date(timeIntervalSince1970: 0),
+            exchangeSignature: "their", myExchangeSignature: "mine", exchangeTimestamp: Date(timeIntervalSince1970: 60),
+            myEphemeralMessage: "hi", theirEphemeralMessage: "hello", graphExportEdgeId: "e1")
         let g = GraphExport.json(contacts: [c], exportedAt: Date(timeIntervalSince1970: 120))
         #expect(g["version"] == 1)
         #expect(g["exported_at"] == "1970-01-01T00:02:00Z")
         let edge = g["edges"]!.arrayValue![0]
-        #expect(Set(edge.objectValue!.keys) == ["id", "name", "verification", "exchange_timestamp", "graph_edge_id", "my_signature", "their_signature", "my_message", "their_message"])
+        #expect(
+            Set(edge.objectValue!.keys) == [
+                "id", "name", "verification", "exchange_timestamp", "graph_edge_id", "my_signature", "their_signature", "my_message", "their_message",
+            ])
         #expect(edge["my_signature"] == "mine" && edge["their_signature"] == "their")
         #expect(edge["my_message"] == "hi" && edge["their_message"] == "hello")
         #expect(edge["exchange_timestamp"] == "1970-01-01T00:01:00Z")
@@ -82,7 +92,8 @@ import Testing
     }
 
     @Test func readsFoldingEscapesGroupsAndQuotedParameters() throws {
-        let text = "BEGIN:VCARD\r\nVERSION:4.0\r\nitem1.FN:Grace\r\n  Hopper\r\nN:Hopper;Grace;;;\r\nORG:US Navy;Computing\r\n"
+        let text =
+            "BEGIN:VCARD\r\nVERSION:4.0\r\nitem1.FN:Grace\r\n  Hopper\r\nN:Hopper;Grace;;;\r\nORG:US Navy;Computing\r\n"
             + "TITLE:Rear Admiral\\, retired\r\nTEL;VALUE=uri;TYPE=\"work,voice\":tel:+1-555-0100\r\nEMAIL;TYPE=work:grace@navy.mil\r\n"
             + "X-SOCIALPROFILE;TYPE=github;X-USER=ghopper:https://github.com/ghopper\r\nPHOTO:data:image/png;base64,AAAA\r\nEND:VCARD\r\n"
         let card = try VCard.parse(text)[0].card

@@ -3,9 +3,10 @@ import NearcardCrypto
 import NearcardModel
 import Testing
 
-let ada = Card(name: "Ada Lovelace", email: "ada@example.org", phone: "+44 20 7946 0000", company: "Analytical Engines",
-               title: "Programmer", socialNetworks: [SocialProfile(platform: "mastodon", username: "ada", url: "https://example.social/@ada")],
-               skills: [Skill(name: "Mathematics", category: "science", proficiency: "expert")])
+let ada = Card(
+    name: "Ada Lovelace", email: "ada@example.org", phone: "+44 20 7946 0000", company: "Analytical Engines",
+    title: "Programmer", socialNetworks: [SocialProfile(platform: "mastodon", username: "ada", url: "https://example.social/@ada")],
+    skills: [Skill(name: "Mathematics", category: "science", proficiency: "expert")])
 
 /// A sender, a receiver and one session's binding, with a valid payload between them.
 struct Exchange {
@@ -18,13 +19,15 @@ struct Exchange {
     var receiverDID: String { receiver.publicIdentity(name: nil).did }
 
     func payload(message: String? = "see you at the talk") throws -> ProximityPayload {
-        try ProximityPayload.make(card: ada, policy: policy, keys: sender, receiver: receiverDID, sessionBinding: binding,
-                                  ephemeralMessage: message, sealedRoute: nil, now: now)
+        try ProximityPayload.make(
+            card: ada, policy: policy, keys: sender, receiver: receiverDID, sessionBinding: binding,
+            ephemeralMessage: message, sealedRoute: nil, now: now)
     }
 
     func context(message: String? = "see you at the talk") -> PayloadVerificationContext {
-        PayloadVerificationContext(expectedSenderDID: sender.publicIdentity(name: nil).did, receiverDID: receiverDID,
-                                   sessionBinding: binding, peerStaticKey: sender.x25519.publicKey, ephemeralMessage: message, now: now)
+        PayloadVerificationContext(
+            expectedSenderDID: sender.publicIdentity(name: nil).did, receiverDID: receiverDID,
+            sessionBinding: binding, peerStaticKey: sender.x25519.publicKey, ephemeralMessage: message, now: now)
     }
 
     /// Re-signs a (tampered) payload object with `keys`, as a dishonest sender would.
@@ -65,8 +68,10 @@ func failure(_ r: Result<ProximityPayload.Verified, PayloadFailure>) -> PayloadF
     }
 
     /// Each member changed without re-signing: the signature fails.
-    @Test(arguments: ["cardFields", "senderDID", "timestamp", "sdProof", "pubKey", "signPubKey", "receiver", "nonce",
-                      "sessionBinding", "ephemeralMessageHash", "version"])
+    @Test(arguments: [
+        "cardFields", "senderDID", "timestamp", "sdProof", "pubKey", "signPubKey", "receiver", "nonce",
+        "sessionBinding", "ephemeralMessageHash", "version",
+    ])
     func unsignedChangeBreaksTheSignature(member: String) throws {
         let x = Exchange()
         var o = try x.payload().json.objectValue!
@@ -108,9 +113,13 @@ func failure(_ r: Result<ProximityPayload.Verified, PayloadFailure>) -> PayloadF
             return failure(ProximityPayload.verify(json: try x.resign(o), context: context ?? x.context()))
         }
         // The card says something the disclosure proof does not commit to.
-        #expect(try check { $0["cardFields"] = .object(["name": "Ada Lovelace", "company": "Evil Corp", "title": "Programmer"]) } == .disclosureMismatch(.company))
+        #expect(
+            try check { $0["cardFields"] = .object(["name": "Ada Lovelace", "company": "Evil Corp", "title": "Programmer"]) } == .disclosureMismatch(.company))
         // The card carries a field the proof does not open.
-        #expect(try check { $0["cardFields"] = .object(["name": "Ada Lovelace", "company": "Analytical Engines", "title": "Programmer", "email": "ada@example.org"]) } == .fieldNotDisclosed(.email))
+        #expect(
+            try check {
+                $0["cardFields"] = .object(["name": "Ada Lovelace", "company": "Analytical Engines", "title": "Programmer", "email": "ada@example.org"])
+            } == .fieldNotDisclosed(.email))
         // A field the proof opens is missing from the card.
         #expect(try check { $0["cardFields"] = .object(["name": "Ada Lovelace", "company": "Analytical Engines"]) } == .disclosureMismatch(.title))
         #expect(try check { $0["timestamp"] = .number(Double(x.now - 3600)) } == .staleTimestamp(timestamp: x.now - 3600, now: x.now))
@@ -118,7 +127,9 @@ func failure(_ r: Result<ProximityPayload.Verified, PayloadFailure>) -> PayloadF
         #expect(try check { $0["receiver"] = nil } == .bindingMismatch(.receiver))
         #expect(try check { $0["sessionBinding"] = .string(Base64.urlEncode(Sodium.randomBytes(32))) } == .bindingMismatch(.session))
         #expect(try check { $0["ephemeralMessageHash"] = .string(ProximityPayload.messageHash("something else")) } == .bindingMismatch(.messageHash))
-        #expect(try check { $0["pubKey"] = .string(Base64.encode(X25519.PrivateKey().publicKey.rawRepresentation)) } == .keyMismatch("the payload's pubKey is not the session's Noise static key"))
+        #expect(
+            try check { $0["pubKey"] = .string(Base64.encode(X25519.PrivateKey().publicKey.rawRepresentation)) }
+                == .keyMismatch("the payload's pubKey is not the session's Noise static key"))
         #expect(try check { $0["pubKey"] = nil } == .keyMismatch("the payload carries no pubKey"))
         #expect(try check { $0["sdProof"] = nil } == .missingDisclosureProof)
         #expect(try check { $0["nonce"] = "short" }?.code == "malformed")
@@ -154,8 +165,11 @@ func failure(_ r: Result<ProximityPayload.Verified, PayloadFailure>) -> PayloadF
 @Suite struct SelectiveDisclosureTests {
     /// RFC 9901's published disclosure: our digest function reproduces its digest.
     @Test func rfc9901DigestVector() throws {
-        let v = (try JSONParser.parse(String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Vectors/jws/rfc-vectors.json"), encoding: .utf8)))["sd_jwt_rfc9901_disclosure"]!
+        let v =
+            (try JSONParser.parse(
+                String(
+                    contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                        .deletingLastPathComponent().appendingPathComponent("Vectors/jws/rfc-vectors.json"), encoding: .utf8)))["sd_jwt_rfc9901_disclosure"]!
         #expect(SelectiveDisclosure.digest(of: v["disclosure_b64url"]!.stringValue!) == v["digest_sha256_b64url"]!.stringValue!)
     }
 
@@ -165,7 +179,8 @@ func failure(_ r: Result<ProximityPayload.Verified, PayloadFailure>) -> PayloadF
         let parts = proof.split(separator: "~", omittingEmptySubsequences: false)
         #expect(parts.count == 4, "JWT, two disclosures, trailing empty part")
         // The hidden values appear nowhere in the proof.
-        let decodedAll = parts.dropFirst().compactMap { try? Base64.urlDecode(String($0)) }.map { String(decoding: $0, as: UTF8.self) }.joined()
+        let decodedAll =
+            parts.dropFirst().compactMap { try? Base64.urlDecode(String($0)) }.map { String(decoding: $0, as: UTF8.self) }.joined()
             + String(decoding: (try? Base64.urlDecode(String(parts[0].split(separator: ".")[1]))) ?? [], as: UTF8.self)
         #expect(!decodedAll.contains("Analytical") && !decodedAll.contains("+44"))
         let d = try SelectiveDisclosure.verify(proof, issuer: DIDKey(keys.p256.publicKey)).get()

@@ -22,11 +22,17 @@ import Testing
         a.promote(t2)
         // Two sessions in progress from one address: the third is refused, reported the first time only.
         #expect(a.admit(address: "10.0.0.1", now: 0) == .refuse(reason: "more than 2 sessions at once from one address", report: true))
-        guard case .refuse(_, false) = a.admit(address: "10.0.0.1", now: 1) else { Issue.record("reported twice in a minute"); return }
+        guard case .refuse(_, false) = a.admit(address: "10.0.0.1", now: 1) else {
+            Issue.record("reported twice in a minute")
+            return
+        }
         a.release(t1)
         // One slot free, and the bucket (3 a minute) has one token left after two admissions: used now.
         #expect(ticket(a.admit(address: "10.0.0.1", now: 1)) != nil)
-        guard case .refuse(let reason, _) = a.admit(address: "10.0.0.1", now: 2) else { Issue.record("rate not applied"); return }
+        guard case .refuse(let reason, _) = a.admit(address: "10.0.0.1", now: 2) else {
+            Issue.record("rate not applied")
+            return
+        }
         #expect(reason.contains("a minute"))
         // The bucket refills over the minute.
         a.release(t2)
@@ -47,10 +53,13 @@ import Testing
         #expect(evicted.all == [1], "the oldest idle one, not the session in progress")
         #expect(a.openSessions == 4 && a.evictedConnections == 1)
         #expect(!a.holds(tickets[1]) && a.holds(fifth))
-        a.release(tickets[1])  // its close arrives later: harmless
+        a.release(tickets[1]) // its close arrives later: harmless
         #expect(a.openSessions == 4)
         for t in [tickets[2], tickets[3], fifth] { a.promote(t) }
-        guard case .refuse(let reason, _) = a.admit(address: "10.0.0.8", now: 11) else { Issue.record("cap not applied"); return }
+        guard case .refuse(let reason, _) = a.admit(address: "10.0.0.8", now: 11) else {
+            Issue.record("cap not applied")
+            return
+        }
         #expect(reason.contains("limit of 4"))
         #expect(!a.promote(tickets[1]), "an evicted connection cannot become a session")
     }
@@ -86,14 +95,18 @@ final class EvictionLog: @unchecked Sendable {
         #expect(PeerQuery(parsing: "fe80::1") == .name("fe80::1"), "an IPv6 address needs brackets and a port")
         // Shaped like HOST:PORT but not one: malformed, never looked up as a name.
         for text in ["host:99999", "host:", ":7447", "[::1]7447", "[::1]:0"] {
-            guard case .malformed = PeerQuery(parsing: text) else { Issue.record("\(text) is not malformed"); continue }
+            guard case .malformed = PeerQuery(parsing: text) else {
+                Issue.record("\(text) is not malformed")
+                continue
+            }
         }
         #expect(PeerQuery(parsing: "Ada: the booth") == .name("Ada: the booth"), "a name may hold a colon")
     }
 
     @Test func matchesInstanceDisplayNameContactOrPeerIdPrefix() {
-        var p = DiscoveredPeer(instanceName: "Ada Lovelace #2", hostName: "a.local", port: 7447,
-                               txt: TXTRecord(tag: "0123456789abcdef0123456789abcdef", name: "Ada Lovelace"), addresses: [])
+        var p = DiscoveredPeer(
+            instanceName: "Ada Lovelace #2", hostName: "a.local", port: 7447,
+            txt: TXTRecord(tag: "0123456789abcdef0123456789abcdef", name: "Ada Lovelace"), addresses: [])
         #expect(PeerQuery.name("ada lovelace #2").matches(p))
         #expect(PeerQuery.name("Ada Lovelace").matches(p))
         #expect(PeerQuery.name("0123").matches(p) && PeerQuery.name("01234567").matches(p))
@@ -113,7 +126,8 @@ final class EvictionLog: @unchecked Sendable {
         func peer(_ instance: String, _ id: String, _ name: String) -> DiscoveredPeer {
             DiscoveredPeer(instanceName: instance, hostName: "h.local", port: 7447, txt: TXTRecord(tag: id + id, name: name), addresses: [])
         }
-        let real = peer("Ada Lovelace #2", "0123456789abcdef", "Ada Lovelace"), fake = peer("Ada Lovelace", "fedcba9876543210", "Ada Lovelace")
+        let real = peer("Ada Lovelace #2", "0123456789abcdef", "Ada Lovelace")
+        let fake = peer("Ada Lovelace", "fedcba9876543210", "Ada Lovelace")
         let other = peer("Grace", "aaaa000011112222", "Grace")
         guard case .failure(let e) = PeerQuery.name("Ada Lovelace").select(from: [fake, real, other]) else {
             Issue.record("a name two peers show must not pick one")

@@ -18,17 +18,20 @@ import Testing
 
     func peer(_ keys: IdentityKeys, name: String? = "Ada Lovelace") -> PeerIdentity {
         let id = keys.publicIdentity(name: name)
-        return PeerIdentity(did: id.did, didKey: try! DIDKey(parsing: id.did), name: name, pubKey: keys.x25519.publicKey,
-                            signPubKey: keys.ed25519.publicKey, fingerprint: id.fingerprint)
+        return PeerIdentity(
+            did: id.did, didKey: try! DIDKey(parsing: id.did), name: name, pubKey: keys.x25519.publicKey,
+            signPubKey: keys.ed25519.publicKey, fingerprint: id.fingerprint)
     }
 
     @Test func readsEveryMember() throws {
         let did = IdentityKeys.generate().publicIdentity(name: nil).did
-        let p = try parse("""
+        let p = try parse(
+            """
             {"version": 1, "accept": {"allowlist": ["\(did)"]}, "requireFields": ["email", "company"],
              "message": "Hi {name} ({fingerprint})", "rateLimits": {"perPeer": {"count": 2, "seconds": 60}, "overall": {"count": 10, "seconds": 1}},
              "maxConcurrentSessions": 5, "knownContact": "decline"}
-            """).get()
+            """
+        ).get()
         #expect(p.accept == .allowlist([did]) && p.requireFields == [.email, .company] && p.knownContact == .decline)
         #expect(p.perPeer == BotPolicy.Rate(count: 2, seconds: 60) && p.overall == BotPolicy.Rate(count: 10, seconds: 1))
         #expect(p.limits(NodeLimits()).maximumSessions == 5)
@@ -53,7 +56,8 @@ import Testing
         #expect(error(#"{"version": 1, "rateLimits": {"perPeer": {"count": 0, "seconds": 60}}}"#)?.contains("rateLimits.perPeer") == true)
         #expect(error(#"{"version": 1, "maxConcurrentSessions": 0}"#) != nil)
         #expect(error(#"{"version": 1, "knownContact": "ignore"}"#) != nil)
-        #expect(error(#"{"version": 1, "accept": {"allowlistFile": "missing.txt"}}"#)?.contains("cannot read the allowlist file /nonexistent/missing.txt") == true)
+        #expect(
+            error(#"{"version": 1, "accept": {"allowlistFile": "missing.txt"}}"#)?.contains("cannot read the allowlist file /nonexistent/missing.txt") == true)
         #expect(error("[1]") != nil && error("{") != nil)
         // A placeholder the bot does not fill would go out as typed: refused, named.
         #expect(error(#"{"version": 1, "message": "Hi {nmae}!"}"#)?.contains("unknown placeholder {nmae}") == true)
@@ -78,12 +82,16 @@ import Testing
         chmod(dir + "/hook.secret", 0o644)
         if case .failure(let f) = parse(#"{"version":1,"webhook":{"url":"https://crm.example/in","secretFile":"hook.secret"}}"#, directory: dir) {
             #expect(f.description.contains("readable by others"))
-        } else { Issue.record("a world-readable secret file was accepted") }
-        for bad in [#"{"version":1,"webhook":{"url":"ftp://x/y","secret":"0123456789abcdef"}}"#,
-                    #"{"version":1,"webhook":{"url":"https://x/y","secret":"short"}}"#,
-                    #"{"version":1,"webhook":{"url":"https://u:p@x/y","secret":"0123456789abcdef"}}"#,
-                    #"{"version":1,"webhook":{"url":"https://x/y"}}"#,
-                    #"{"version":1,"webhook":{"url":"https://x/y","secret":"0123456789abcdef","retries":3}}"#] {
+        } else {
+            Issue.record("a world-readable secret file was accepted")
+        }
+        for bad in [
+            #"{"version":1,"webhook":{"url":"ftp://x/y","secret":"0123456789abcdef"}}"#,
+            #"{"version":1,"webhook":{"url":"https://x/y","secret":"short"}}"#,
+            #"{"version":1,"webhook":{"url":"https://u:p@x/y","secret":"0123456789abcdef"}}"#,
+            #"{"version":1,"webhook":{"url":"https://x/y"}}"#,
+            #"{"version":1,"webhook":{"url":"https://x/y","secret":"0123456789abcdef","retries":3}}"#,
+        ] {
             #expect(error(bad) != nil, "\(bad)")
         }
         #expect(error(#"{"version":1,"webhook":{"url":"https://x/y","secret":"short"}}"#)?.contains("at least 16 bytes") == true)
@@ -93,10 +101,14 @@ import Testing
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-bot-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let db = try NearcardDatabase(path: dir + "/nearcard.sqlite")
-        let ada = IdentityKeys.generate(), grace = IdentityKeys.generate(), eve = IdentityKeys.generate()
+        let ada = IdentityKeys.generate()
+        let grace = IdentityKeys.generate()
+        let eve = IdentityKeys.generate()
         let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
-        var policy = try parse(#"{"version": 1, "message": "Hi {name}", "rateLimits": {"perPeer": {"count": 2, "seconds": 60}, "overall": {"count": 3, "seconds": 10}}}"#).get()
+        var policy = try parse(
+            #"{"version": 1, "message": "Hi {name}", "rateLimits": {"perPeer": {"count": 2, "seconds": 60}, "overall": {"count": 3, "seconds": 10}}}"#
+        ).get()
         let consent = PolicyConsent(policy: policy, database: db)
         #expect(consent.decide(peer(ada), now: t0) == ConsentAnswer(accept: true, message: "Hi Ada Lovelace"))
         #expect(consent.decide(peer(ada), now: t0.addingTimeInterval(1)).accept)
@@ -112,10 +124,13 @@ import Testing
         let strict = PolicyConsent(policy: policy, database: db)
         #expect(strict.decide(peer(grace), now: t0).reason == "not on this bot's allowlist")
         #expect(strict.decide(peer(ada), now: t0).accept)
-        try db.recordExchange(Contact(card: Card(name: "Ada"), source: .proximity, verificationStatus: .verified, receivedAt: t0,
-                                      didPublicKey: ada.publicIdentity(name: nil).did),
-                              issuedRoute: IssuedRoute(mailboxToken: Sodium.randomBytes(32), contactDID: ada.publicIdentity(name: nil).did,
-                                                       issuedAt: t0, expiresAt: t0.addingTimeInterval(60)), payloadJSON: "{}")
+        try db.recordExchange(
+            Contact(
+                card: Card(name: "Ada"), source: .proximity, verificationStatus: .verified, receivedAt: t0,
+                didPublicKey: ada.publicIdentity(name: nil).did),
+            issuedRoute: IssuedRoute(
+                mailboxToken: Sodium.randomBytes(32), contactDID: ada.publicIdentity(name: nil).did,
+                issuedAt: t0, expiresAt: t0.addingTimeInterval(60)), payloadJSON: "{}")
         #expect(strict.decide(peer(ada), now: t0).reason == "this bot has already exchanged cards with you")
     }
 
@@ -127,8 +142,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let db = try NearcardDatabase(path: dir + "/nearcard.sqlite")
         let ada = IdentityKeys.generate()
-        let consent = PolicyConsent(policy: try parse(#"{"version": 1, "message": "Hi {name}", "rateLimits": {"perPeer": {"count": 1, "seconds": 60}}}"#).get(),
-                                    database: db)
+        let consent = PolicyConsent(
+            policy: try parse(#"{"version": 1, "message": "Hi {name}", "rateLimits": {"perPeer": {"count": 1, "seconds": 60}}}"#).get(),
+            database: db)
         let request = ConsentRequest(exchangeID: "e1", peer: peer(ada), sas: "123456", role: .responder, remoteAddress: "192.0.2.1:5000")
         for _ in 0..<3 { #expect(consent.acceptanceMessage(request) == "Hi Ada Lovelace") }
         #expect(consent.immediateAnswer(request) == ConsentAnswer(accept: true, message: "Hi Ada Lovelace"))
@@ -169,7 +185,9 @@ import Testing
         #expect(refused(#"{"cmd":"exchange","peer":"a","confirm":"yes"}"#) == "exchange: \"confirm\" must be true or false")
         #expect(refused(#"{"cmd":"message","contact":"a","text":5}"#) == "message: \"text\" must be a string")
         #expect(refused("{nope")?.hasPrefix("not a JSON command") == true)
-        #expect(refused(#"{"cmd":"peers","ref":"a","ref":"b"}"#)?.contains("duplicate") == true, "the parser's own words: \(refused(#"{"cmd":"peers","ref":"a","ref":"b"}"#) ?? "")")
+        #expect(
+            refused(#"{"cmd":"peers","ref":"a","ref":"b"}"#)?.contains("duplicate") == true,
+            "the parser's own words: \(refused(#"{"cmd":"peers","ref":"a","ref":"b"}"#) ?? "")")
         #expect(refused(#"{"cmd":5}"#)?.contains("\"cmd\" must be a command name") == true)
         #expect(refused(#"{"cmd":"exchange","peer":""}"#) == "exchange: \"peer\" is empty")
         #expect(refused(#"exchange "Ada"#)?.hasPrefix("a quote is not closed") == true)
@@ -190,17 +208,22 @@ import Testing
         let started = try #require(JSONLines.encode(.listening(port: 7447, addresses: ["192.0.2.1"]), identity: identity))
         #expect(started["v"] == 1 && started["event"] == "started" && started["port"] == 7447 && started["did"]?.stringValue == identity.did)
         #expect(started["time"]?.stringValue?.count == 24, "ISO 8601 with milliseconds")
-        for (seconds, text) in [(1_700_000_000.0, "2023-11-14T22:13:20.000Z"), (1_700_000_000.007, "2023-11-14T22:13:20.007Z"),
-                                (1_700_000_000.045, "2023-11-14T22:13:20.045Z"), (1_700_000_000.9995, "2023-11-14T22:13:20.999Z")] {
+        for (seconds, text) in [
+            (1_700_000_000.0, "2023-11-14T22:13:20.000Z"), (1_700_000_000.007, "2023-11-14T22:13:20.007Z"),
+            (1_700_000_000.045, "2023-11-14T22:13:20.045Z"), (1_700_000_000.9995, "2023-11-14T22:13:20.999Z"),
+        ] {
             #expect(JSONLines.line("x", now: Date(timeIntervalSince1970: seconds))["time"]?.stringValue == text)
         }
         let otherKeys = IdentityKeys.generate()
         let other = otherKeys.publicIdentity(name: "Ada")
-        let peer = PeerIdentity(did: other.did, didKey: try DIDKey(parsing: other.did), name: "Ada", pubKey: otherKeys.x25519.publicKey,
-                                signPubKey: otherKeys.ed25519.publicKey, fingerprint: other.fingerprint)
-        let asked = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, sas: "111 222", role: .responder, awaitsCommand: true), identity: identity))
+        let peer = PeerIdentity(
+            did: other.did, didKey: try DIDKey(parsing: other.did), name: "Ada", pubKey: otherKeys.x25519.publicKey,
+            signPubKey: otherKeys.ed25519.publicKey, fingerprint: other.fingerprint)
+        let asked = try #require(
+            JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, sas: "111 222", role: .responder, awaitsCommand: true), identity: identity))
         #expect(asked["decision"] == "pending" && asked["sas"] == "111 222" && asked["peer"]?["did"]?.stringValue == other.did)
-        let auto = try #require(JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, sas: "111 222", role: .responder, awaitsCommand: false), identity: identity))
+        let auto = try #require(
+            JSONLines.encode(.exchangeRequested(id: "ab", peer: peer, sas: "111 222", role: .responder, awaitsCommand: false), identity: identity))
         #expect(auto["decision"] == "automatic")
         let failed = try #require(JSONLines.encode(.exchangeFailed(id: "ab", peer: nil, error: ProtocolError(.busy, "full"), byPeer: true), identity: identity))
         #expect(failed["code"] == "busy" && failed["byPeer"] == true && failed["peer"] == .null)
@@ -216,9 +239,11 @@ import Testing
 /// exchange.requested, possibly before the session has started waiting.
 @Suite struct PendingDecisionsTests {
     func request(_ id: String) -> ConsentRequest {
-        let keys = IdentityKeys.generate(), identity = keys.publicIdentity(name: "Ada")
-        let peer = PeerIdentity(did: identity.did, didKey: try! DIDKey(parsing: identity.did), name: "Ada", pubKey: keys.x25519.publicKey,
-                                signPubKey: keys.ed25519.publicKey, fingerprint: identity.fingerprint)
+        let keys = IdentityKeys.generate()
+        let identity = keys.publicIdentity(name: "Ada")
+        let peer = PeerIdentity(
+            did: identity.did, didKey: try! DIDKey(parsing: identity.did), name: "Ada", pubKey: keys.x25519.publicKey,
+            signPubKey: keys.ed25519.publicKey, fingerprint: identity.fingerprint)
         return ConsentRequest(exchangeID: id, peer: peer, sas: "123 456", role: .responder, remoteAddress: "127.0.0.1:1")
     }
 

@@ -24,25 +24,32 @@ struct Recipient {
     /// A contact (as after an exchange) and the token we issued to it.
     func contact(_ sender: IdentityKeys, expires: Date = Date().addingTimeInterval(3600)) throws -> [UInt8] {
         let did = sender.publicIdentity(name: nil).did
-        let c = Contact(card: Card(name: "Ada"), source: .proximity, verificationStatus: .verified, receivedAt: Date(),
-                        pubKey: Base64.encode(sender.x25519.publicKey.rawRepresentation),
-                        signPubKey: Base64.encode(sender.ed25519.publicKey.rawRepresentation), didPublicKey: did)
+        let c = Contact(
+            card: Card(name: "Ada"), source: .proximity, verificationStatus: .verified, receivedAt: Date(),
+            pubKey: Base64.encode(sender.x25519.publicKey.rawRepresentation),
+            signPubKey: Base64.encode(sender.ed25519.publicKey.rawRepresentation), didPublicKey: did)
         let token = Sodium.randomBytes(32)
         try db.recordExchange(c, issuedRoute: IssuedRoute(mailboxToken: token, contactDID: did, issuedAt: Date(), expiresAt: expires), payloadJSON: "{}")
         return token
     }
 
-    func delivery(_ sender: IdentityKeys, token: [UInt8], text: String = "hi", to: String? = nil, signer: Ed25519.PrivateKey? = nil,
-                  staticKey: X25519.PublicKey? = nil, sentAt: Int64 = Int64(Date().timeIntervalSince1970)) -> MailboxStateMachine.Delivery {
-        let e = MessageEnvelope.make(text: text, from: sender.publicIdentity(name: nil).did, to: to ?? keys.publicIdentity(name: nil).did,
-                                     sentAt: sentAt, signer: signer ?? sender.ed25519)
+    func delivery(
+        _ sender: IdentityKeys, token: [UInt8], text: String = "hi", to: String? = nil, signer: Ed25519.PrivateKey? = nil,
+        staticKey: X25519.PublicKey? = nil, sentAt: Int64 = Int64(Date().timeIntervalSince1970)
+    ) -> MailboxStateMachine.Delivery {
+        let e = MessageEnvelope.make(
+            text: text, from: sender.publicIdentity(name: nil).did, to: to ?? keys.publicIdentity(name: nil).did,
+            sentAt: sentAt, signer: signer ?? sender.ed25519)
         return MailboxStateMachine.Delivery(mailboxToken: token, envelope: e, senderStatic: staticKey ?? sender.x25519.publicKey)
     }
 
     func cleanUp() { try? FileManager.default.removeItem(atPath: dir) }
 }
 
-func refusal(_ o: MailboxAuthority.Outcome) -> ProtocolError? { if case .refused(let e) = o { return e }; return nil }
+func refusal(_ o: MailboxAuthority.Outcome) -> ProtocolError? {
+    if case .refused(let e) = o { return e }
+    return nil
+}
 
 @Suite struct MailboxAuthorityTests {
     @Test func acceptsTheContactAndDeDuplicates() throws {
@@ -51,16 +58,23 @@ func refusal(_ o: MailboxAuthority.Outcome) -> ProtocolError? { if case .refused
         let ada = IdentityKeys.generate()
         let token = try r.contact(ada)
         let d = r.delivery(ada, token: token, text: "Hello Grace")
-        guard case .stored(let item) = r.authority.accept(d) else { Issue.record("not stored"); return }
+        guard case .stored(let item) = r.authority.accept(d) else {
+            Issue.record("not stored")
+            return
+        }
         #expect(item?.text == "Hello Grace" && item?.keysMatched == true && item?.contactName == "Ada")
-        guard case .duplicate = r.authority.accept(d) else { Issue.record("a re-sent message must be a duplicate"); return }
+        guard case .duplicate = r.authority.accept(d) else {
+            Issue.record("a re-sent message must be a duplicate")
+            return
+        }
         #expect(try r.db.inbox().count == 1, "stored once")
     }
 
     @Test func refusesStrangersForgeriesAndExpiredTokens() throws {
         let r = try Recipient()
         defer { r.cleanUp() }
-        let ada = IdentityKeys.generate(), mallory = IdentityKeys.generate()
+        let ada = IdentityKeys.generate()
+        let mallory = IdentityKeys.generate()
         let token = try r.contact(ada)
         // A stranger with a made-up token.
         #expect(refusal(r.authority.accept(r.delivery(mallory, token: Sodium.randomBytes(32))))?.message == "unknown mailbox token")
@@ -89,7 +103,10 @@ func refusal(_ o: MailboxAuthority.Outcome) -> ProtocolError? { if case .refused
         let ada = IdentityKeys.generate()
         let token = try r.contact(ada)
         for i in 0..<3 {
-            guard case .stored = r.authority.accept(r.delivery(ada, token: token, text: "m\(i)")) else { Issue.record("message \(i) refused"); return }
+            guard case .stored = r.authority.accept(r.delivery(ada, token: token, text: "m\(i)")) else {
+                Issue.record("message \(i) refused")
+                return
+            }
         }
         #expect(refusal(r.authority.accept(r.delivery(ada, token: token, text: "m3")))?.code == .busy)
     }
@@ -115,7 +132,8 @@ func refusal(_ o: MailboxAuthority.Outcome) -> ProtocolError? { if case .refused
         let grace = IdentityKeys.generate()
         _ = try r.contact(grace)
         let contact = try #require(try r.db.contact(did: grace.publicIdentity(name: nil).did))
-        let e = MessageEnvelope.make(text: "queued", from: r.keys.publicIdentity(name: nil).did, to: grace.publicIdentity(name: nil).did, sentAt: 1, signer: r.keys.ed25519)
+        let e = MessageEnvelope.make(
+            text: "queued", from: r.keys.publicIdentity(name: nil).did, to: grace.publicIdentity(name: nil).did, sentAt: 1, signer: r.keys.ed25519)
         let t0 = Date(timeIntervalSince1970: 1_800_000_000)
         try r.db.enqueue(e, for: contact, now: t0)
         #expect(try r.db.claimDueMessages(now: t0).count == 1)
@@ -132,7 +150,9 @@ func refusal(_ o: MailboxAuthority.Outcome) -> ProtocolError? { if case .refused
 
     @Test func backOffAndGivingUp() {
         let created = Date(timeIntervalSince1970: 0)
-        #expect(MailSender.retryAt(attempts: 1, createdAt: created, now: created)! == created.addingTimeInterval(5), "§15: the first retry 5 s after the first failure")
+        #expect(
+            MailSender.retryAt(attempts: 1, createdAt: created, now: created)! == created.addingTimeInterval(5),
+            "§15: the first retry 5 s after the first failure")
         #expect(MailSender.retryAt(attempts: 2, createdAt: created, now: created)! == created.addingTimeInterval(10))
         #expect(MailSender.retryAt(attempts: 9, createdAt: created, now: created)! == created.addingTimeInterval(900))
         #expect(MailSender.retryAt(attempts: 3, createdAt: created, now: created.addingTimeInterval(8 * 24 * 3600)) == nil)

@@ -2,10 +2,11 @@ import Foundation
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
-@testable import NearcardNode
 import NearcardProtocol
 import NearcardStore
 import Testing
+
+@testable import NearcardNode
 
 /// The facade every face uses: a one-shot node (what `nearcard exchange` and `message` are) finds a
 /// listening node by name and exchanges with it; requests are answered through the runtime, which
@@ -24,8 +25,9 @@ import Testing
             limits.consentTimeout = 600
             limits.idleTimeout = 600
             limits.sessionTimeout = 1200
-            return NodeContext(keys: keys, identity: keys.publicIdentity(name: name),
-                               database: try NearcardDatabase(path: "\(dir)/\(name)/nearcard.sqlite"), consent: consent, limits: limits)
+            return NodeContext(
+                keys: keys, identity: keys.publicIdentity(name: name),
+                database: try NearcardDatabase(path: "\(dir)/\(name)/nearcard.sqlite"), consent: consent, limits: limits)
         }
     }
 
@@ -39,21 +41,26 @@ import Testing
     /// What DNS-SD would show for a node listening on loopback.
     static func advert(of node: NodeRuntime) throws -> DiscoveredPeer {
         let identity = node.context.identity
-        return DiscoveredPeer(instanceName: identity.name ?? "?", hostName: "localhost", port: try #require(node.port),
-                              txt: TXTRecord(tag: Presence.makeTag(key: try node.context.database.presenceKey()), name: identity.name),
-                              addresses: [PeerAddress(ip: "127.0.0.1", port: try #require(node.port), interfaceName: "", interfaceIndex: 0)])
+        return DiscoveredPeer(
+            instanceName: identity.name ?? "?", hostName: "localhost", port: try #require(node.port),
+            txt: TXTRecord(tag: Presence.makeTag(key: try node.context.database.presenceKey()), name: identity.name),
+            addresses: [PeerAddress(ip: "127.0.0.1", port: try #require(node.port), interfaceName: "", interfaceIndex: 0)])
     }
 
     @Test func aOneShotNodeFindsAListeningOneByNameAndExchanges() async throws {
         let home = Home()
         let ada = try await Self.listening(try home.context("Ada", consent: AcceptAll(message: "Hello from Ada")))
         defer { Task { await ada.stop() } }
-        let grace = NodeRuntime.open(context: try home.context("Grace", consent: DeclineAll(reason: "not listening")),
-                                     discovery: StaticDiscovery(peers: [try Self.advert(of: ada)]))
+        let grace = NodeRuntime.open(
+            context: try home.context("Grace", consent: DeclineAll(reason: "not listening")),
+            discovery: StaticDiscovery(peers: [try Self.advert(of: ada)]))
         #expect(grace.port == nil, "a one-shot node does not listen")
         #expect(try await grace.browse(seconds: 0.2).map(\.instanceName) == ["Ada"])
         let result = try await grace.exchange(with: "ada", message: "Hi Ada")
-        guard case .completed(let contact, let outcome) = result else { Issue.record("not completed: \(result)"); return }
+        guard case .completed(let contact, let outcome) = result else {
+            Issue.record("not completed: \(result)")
+            return
+        }
         #expect(contact.name == "Ada" && contact.didPublicKey == ada.context.identity.did)
         #expect(outcome.theirMessage == "Hello from Ada" && outcome.myMessage == "Hi Ada")
         #expect(try grace.context.database.contacts().map(\.name) == ["Ada"], "the one-shot side stored the contact")
@@ -64,8 +71,13 @@ import Testing
         let ada = try await Self.listening(try home.context("Ada", consent: DecidedByCommand(decisions: PendingDecisions(), message: nil)))
         defer { Task { await ada.stop() } }
         let events = ada.context.events.subscribe()
-        let grace = NodeRuntime.open(context: try home.context("Grace", consent: DeclineAll(reason: "not listening")),
-                                     options: { var o = NodeRuntime.Options(); o.discovery = false; return o }())
+        let grace = NodeRuntime.open(
+            context: try home.context("Grace", consent: DeclineAll(reason: "not listening")),
+            options: {
+                var o = NodeRuntime.Options()
+                o.discovery = false
+                return o
+            }())
         let dial = Task { try await grace.exchange(with: "127.0.0.1:\(try #require(ada.port))", message: nil) }
         var requested: String?
         for await event in events {
@@ -84,7 +96,10 @@ import Testing
             #expect(error.kind == .notFound)
         }
         try ada.answer(request: id, accept: false, reason: "not now")
-        guard case .failed(let error, _, let byPeer) = try await dial.value else { Issue.record("the declined exchange completed"); return }
+        guard case .failed(let error, _, let byPeer) = try await dial.value else {
+            Issue.record("the declined exchange completed")
+            return
+        }
         #expect(error.code == .declined && byPeer, "Grace hears that Ada declined")
         #expect(try ada.context.database.contacts().isEmpty && grace.context.database.contacts().isEmpty, "nothing stored on either side")
 

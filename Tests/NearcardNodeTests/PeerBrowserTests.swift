@@ -1,10 +1,11 @@
 import Foundation
 import NearcardCrypto
 import NearcardDiscovery
-@testable import NearcardNode
 import NearcardProtocol
-import Testing
 import NearcardStore
+import Testing
+
+@testable import NearcardNode
 
 /// Finding a peer by what a person calls it, over a `Discovery` that reports a fixed list: the answer
 /// comes when the events say so, not on a polling tick; a name that several peers show, or none, is
@@ -13,8 +14,9 @@ import NearcardStore
 /// events would run into the 600 s limits below and fail at the suite's five-minute time limit.
 @Suite(.timeLimit(.minutes(5))) struct PeerBrowserTests {
     static func peer(_ name: String?, tag: String, ip: String, instance: String? = nil) -> DiscoveredPeer {
-        DiscoveredPeer(instanceName: instance ?? name ?? "nearcard-\(tag.prefix(8))", hostName: "nc-\(tag.suffix(16)).local", port: 7447,
-                       txt: TXTRecord(tag: tag, name: name), addresses: [PeerAddress(ip: ip, port: 7447, interfaceName: "lo", interfaceIndex: 1)])
+        DiscoveredPeer(
+            instanceName: instance ?? name ?? "nearcard-\(tag.prefix(8))", hostName: "nc-\(tag.suffix(16)).local", port: 7447,
+            txt: TXTRecord(tag: tag, name: name), addresses: [PeerAddress(ip: ip, port: 7447, interfaceName: "lo", interfaceIndex: 1)])
     }
 
     let ada = Self.peer("Ada", tag: "4b01d34bbfee55b5" + "0000000000000001", ip: "192.0.2.1")
@@ -28,8 +30,9 @@ import NearcardStore
         let byPrefix = try await PeerBrowser.find(.name("9c2e"), in: lan, filter: InterfaceFilter(deny: []), seconds: 600, settle: 0.05)
         #expect(byPrefix.instanceName == "Grace")
         let target = DialTarget(discovered: byPrefix)
-        #expect(target.expected == ExpectedPeer() && target.addresses.map(\.ip) == ["192.0.2.2"],
-                "a stranger chosen by name gets no expectation: the check code settles who it is")
+        #expect(
+            target.expected == ExpectedPeer() && target.addresses.map(\.ip) == ["192.0.2.2"],
+            "a stranger chosen by name gets no expectation: the check code settles who it is")
     }
 
     /// A private node's tag made with a contact's presence key: found by the contact's name or DID,

@@ -1,10 +1,11 @@
 import Foundation
 import NearcardCrypto
 import NearcardDiscovery
-@testable import NearcardNode
 import NearcardStore
 import Synchronization
 import Testing
+
+@testable import NearcardNode
 
 /// A discovery that records what is published and withdrawn (no network).
 final class RecordingDiscovery: Discovery, Sendable {
@@ -38,11 +39,15 @@ final class RecordedAnnouncement: Announcement, Sendable {
 /// a default-mode node keeps only the name it chose to announce; the old publication is withdrawn
 /// before the next; the node knows its own announcements.
 @Suite struct PresenceAnnouncerTests {
-    func announcer(_ discovery: RecordingDiscovery, private isPrivate: Bool, period: TimeInterval = 900) throws -> (PresenceAnnouncer, NearcardDatabase, String) {
+    func announcer(_ discovery: RecordingDiscovery, private isPrivate: Bool, period: TimeInterval = 900) throws -> (PresenceAnnouncer, NearcardDatabase, String)
+    {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-announce-\(UUID().uuidString)").path
         let db = try NearcardDatabase(path: dir + "/nearcard.sqlite")
-        return (PresenceAnnouncer(discovery: discovery, database: db, displayName: "Ada Lovelace", isPrivate: isPrivate, port: 7447,
-                                  interfaces: ["lo"], filter: InterfaceFilter(), period: period), db, dir)
+        return (
+            PresenceAnnouncer(
+                discovery: discovery, database: db, displayName: "Ada Lovelace", isPrivate: isPrivate, port: 7447,
+                interfaces: ["lo"], filter: InterfaceFilter(), period: period), db, dir
+        )
     }
 
     @Test func privatePublicationsShareNothing() throws {
@@ -134,13 +139,17 @@ final class RecordedAnnouncement: Announcement, Sendable {
         let machine = Mutex([v4])
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-announce-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let a = PresenceAnnouncer(discovery: d, database: try NearcardDatabase(path: dir + "/nearcard.sqlite"), displayName: "Ada Lovelace",
-                                  isPrivate: false, port: 7447, interfaces: [], filter: InterfaceFilter(), period: 900,
-                                  addressCheckInterval: 0.05, addresses: { machine.withLock { $0 } })
+        let a = PresenceAnnouncer(
+            discovery: d, database: try NearcardDatabase(path: dir + "/nearcard.sqlite"), displayName: "Ada Lovelace",
+            isPrivate: false, port: 7447, interfaces: [], filter: InterfaceFilter(), period: 900,
+            addressCheckInterval: 0.05, addresses: { machine.withLock { $0 } })
         let events = EventBus()
         let first = try #require(try a.publish())
         let loop = Task { await a.run(first: first, events: events) }
-        defer { loop.cancel(); a.withdraw() }
+        defer {
+            loop.cancel()
+            a.withdraw()
+        }
         try await Task.sleep(nanoseconds: 400_000_000)
         #expect(d.published.withLock { $0.count } == 1, "the same addresses: no new publication")
         machine.withLock { $0 = [v4, v6] }

@@ -1,9 +1,11 @@
 import Foundation
 import NearcardCrypto
-@testable import NearcardNode
 import Testing
+
+@testable import NearcardNode
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Session keys made ahead: every key handed out is a fresh, valid X25519 key pair, handed out once;

@@ -1,12 +1,13 @@
 import Foundation
-import NearcardCrypto
-import NearcardModel
-@testable import NearcardNode
-import NearcardProtocol
-import NearcardStore
 import NIOCore
 import NIOEmbedded
+import NearcardCrypto
+import NearcardModel
+import NearcardProtocol
+import NearcardStore
 import Testing
+
+@testable import NearcardNode
 
 // The session handlers over two connected in-memory channels (the swift-nio-ssh habit): what one side
 // writes the other reads, time moves only when the test says, and everything else is real — keys,
@@ -82,8 +83,10 @@ enum Pipelines {
         }
     }
 
-    static func exchangeInitiator(_ node: TestNode, consent: any ConsentProvider, expected: ExpectedPeer = ExpectedPeer(),
-                                  loop: any EventLoop) throws -> (@Sendable (any Channel) throws -> Void, Outcome<Ended>) {
+    static func exchangeInitiator(
+        _ node: TestNode, consent: any ConsentProvider, expected: ExpectedPeer = ExpectedPeer(),
+        loop: any EventLoop
+    ) throws -> (@Sendable (any Channel) throws -> Void, Outcome<Ended>) {
         // The node declines what reaches it; the dial brings its own consent.
         let context = node.context(consent: DeclineAll(reason: "not listening"))
         let promise = loop.makePromise(of: SessionResult.self)
@@ -94,23 +97,31 @@ enum Pipelines {
             case .failed(let e, _, let byPeer): .failed(code: e.code.rawValue, byPeer: byPeer)
             }
         }
-        return ({ channel in
-            try SessionPipeline.configureExchange(channel, context: context, consent: consent, expected: expected,
-                                                  remote: "192.0.2.1:7447", result: promise)
-        }, Outcome(ended))
+        return (
+            { channel in
+                try SessionPipeline.configureExchange(
+                    channel, context: context, consent: consent, expected: expected,
+                    remote: "192.0.2.1:7447", result: promise)
+            }, Outcome(ended)
+        )
     }
 
     /// A follow-up message from `node` to the contact `to`; the future says stored (false) or duplicate (true), or the failure code.
-    static func mailSender(_ node: TestNode, envelope: MessageEnvelope, to contact: Contact,
-                           loop: any EventLoop) throws -> (@Sendable (any Channel) throws -> Void, Outcome<Result<Bool, ProtocolError>>) {
+    static func mailSender(
+        _ node: TestNode, envelope: MessageEnvelope, to contact: Contact,
+        loop: any EventLoop
+    ) throws -> (@Sendable (any Channel) throws -> Void, Outcome<Result<Bool, ProtocolError>>) {
         let context = node.context(consent: DeclineAll(reason: "not listening"))
         let target = try MailSender(context: context).target(for: contact)
         let promise = loop.makePromise(of: Result<Bool, ProtocolError>.self)
-        let machine = MailboxStateMachine(sending: envelope, token: target.route.mailboxToken, to: target.route.pubKey,
-                                          staticKey: node.keys.x25519, ephemeralKey: X25519.PrivateKey())
-        return ({ channel in
-            try SessionPipeline.configureMail(channel, context: context, machine: machine, remote: "192.0.2.1:7447", result: promise)
-        }, Outcome(promise.futureResult))
+        let machine = MailboxStateMachine(
+            sending: envelope, token: target.route.mailboxToken, to: target.route.pubKey,
+            staticKey: node.keys.x25519, ephemeralKey: X25519.PrivateKey())
+        return (
+            { channel in
+                try SessionPipeline.configureMail(channel, context: context, machine: machine, remote: "192.0.2.1:7447", result: promise)
+            }, Outcome(promise.futureResult)
+        )
     }
 }
 
@@ -120,8 +131,10 @@ struct Wire {
     let dialler: NIOAsyncTestingChannel
     let listener: NIOAsyncTestingChannel
 
-    init(loop: NIOAsyncTestingEventLoop, dialler: @escaping @Sendable (any Channel) throws -> Void,
-         listener: @escaping @Sendable (any Channel) throws -> Void) async throws {
+    init(
+        loop: NIOAsyncTestingEventLoop, dialler: @escaping @Sendable (any Channel) throws -> Void,
+        listener: @escaping @Sendable (any Channel) throws -> Void
+    ) async throws {
         self.loop = loop
         self.listener = try await NIOAsyncTestingChannel(loop: loop) { try listener($0) }
         self.dialler = try await NIOAsyncTestingChannel(loop: loop) { try dialler($0) }
@@ -213,8 +226,10 @@ final class Outcome<Value: Sendable>: @unchecked Sendable {
 }
 
 /// Runs one exchange from `grace` (dialling) to `ada` (listening); returns how it ended for Grace.
-func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any ConsentProvider = AcceptAll(message: nil),
-              adaConsent: any ConsentProvider = AcceptAll(message: nil), until: (@Sendable (Ended?) -> Bool)? = nil) async throws -> (Wire, Outcome<Ended>) {
+func exchange(
+    _ grace: TestNode, dialling ada: TestNode, graceConsent: any ConsentProvider = AcceptAll(message: nil),
+    adaConsent: any ConsentProvider = AcceptAll(message: nil), until: (@Sendable (Ended?) -> Bool)? = nil
+) async throws -> (Wire, Outcome<Ended>) {
     let loop = NIOAsyncTestingEventLoop()
     let (dial, result) = try Pipelines.exchangeInitiator(grace, consent: graceConsent, loop: loop)
     let wire = try await Wire(loop: loop, dialler: dial, listener: Pipelines.responder(ada, consent: adaConsent))
@@ -224,9 +239,11 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any Conse
 
 @Suite struct SessionPipelineTests {
     @Test func anExchangeCompletesAndEachSideStoresTheOther() async throws {
-        let ada = try TestNode("Ada"), grace = try TestNode("Grace", title: "Rear Admiral")
-        let (wire, result) = try await exchange(grace, dialling: ada, graceConsent: AcceptAll(message: "Hi Ada"),
-                                                adaConsent: AcceptAll(message: "Hello Grace"))
+        let ada = try TestNode("Ada")
+        let grace = try TestNode("Grace", title: "Rear Admiral")
+        let (wire, result) = try await exchange(
+            grace, dialling: ada, graceConsent: AcceptAll(message: "Hi Ada"),
+            adaConsent: AcceptAll(message: "Hello Grace"))
         let ended = result.peek()
         let atGrace = try #require(ended?.contact)
         #expect(atGrace.name == "Ada" && atGrace.verificationStatus == .verified && atGrace.theirEphemeralMessage == "Hello Grace")
@@ -240,7 +257,8 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any Conse
     }
 
     @Test func aDeclineStoresNothingAndBothSidesSayWhy() async throws {
-        let ada = try TestNode("Ada"), grace = try TestNode("Grace")
+        let ada = try TestNode("Ada")
+        let grace = try TestNode("Grace")
         let (wire, result) = try await exchange(grace, dialling: ada, adaConsent: DeclineAll(reason: "not today"))
         #expect(result.peek()?.code == "declined" && result.peek()?.byPeer == true)
         try await wire.run(until: { !ada.recorded.failures.isEmpty })
@@ -250,7 +268,8 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any Conse
 
     /// Nobody answers the listener's request: after the consent timeout it gives up and tells the dialler.
     @Test func theConsentTimeoutEndsTheSessionOnBothSides() async throws {
-        let ada = try TestNode("Ada"), grace = try TestNode("Grace")
+        let ada = try TestNode("Ada")
+        let grace = try TestNode("Grace")
         let (wire, result) = try await exchange(grace, dialling: ada, adaConsent: NeverAnswers(), until: { _ in ada.recorded.requestedSAS.count == 1 })
         #expect(result.peek() == nil, "still waiting for Ada")
         await wire.loop.advanceTime(by: .seconds(59))
@@ -267,7 +286,8 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any Conse
     /// §12: the whole session has 300 s, whatever the phases' own timers allow (here a consent timeout
     /// longer than that): past it the session ends with timeout on both sides and nothing is stored.
     @Test func theWholeSessionHasThreeHundredSeconds() async throws {
-        let ada = try TestNode("Ada"), grace = try TestNode("Grace")
+        let ada = try TestNode("Ada")
+        let grace = try TestNode("Grace")
         ada.limits.consentTimeout = 400
         grace.limits.consentTimeout = 400
         let (wire, result) = try await exchange(grace, dialling: ada, adaConsent: NeverAnswers(), until: { _ in ada.recorded.requestedSAS.count == 1 })
@@ -284,7 +304,9 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any Conse
     /// A card changed in the store (`nearcard card set` from another process) is the one the next session
     /// sends, also on a node that has served sessions before.
     @Test func theCardSentIsTheOneInTheStoreWhenTheSessionRuns() async throws {
-        let ada = try TestNode("Ada"), grace = try TestNode("Grace"), lin = try TestNode("Lin")
+        let ada = try TestNode("Ada")
+        let grace = try TestNode("Grace")
+        let lin = try TestNode("Lin")
         _ = try await exchange(grace, dialling: ada)
         try ada.database.saveMyCard(Card(name: "Ada", company: "Ada Ltd", title: "Countess"))
         let (_, ended) = try await exchange(lin, dialling: ada)
@@ -305,8 +327,9 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any Conse
         try await reported.send(frame: try noise.writeMessage(payload: Array("nearcard/9".utf8)))
         let deadline = Date().addingTimeInterval(30)
         while ada.recorded.failures.isEmpty && Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
-        #expect(ada.recorded.failures.map(\.code) == ["unsupported_version"] && ada.recorded.started == 1,
-                "only the second connection was reported: \(ada.recorded.all)")
+        #expect(
+            ada.recorded.failures.map(\.code) == ["unsupported_version"] && ada.recorded.started == 1,
+            "only the second connection was reported: \(ada.recorded.all)")
     }
 
     /// A first message that is not Noise message 1 of a protocol this node speaks ends the connection.
@@ -359,13 +382,17 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any Conse
         await loop.run()
         let deadline = Date().addingTimeInterval(30)
         while ended.peek() == nil && Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
-        guard case .failed(let code, _)? = ended.peek() else { Issue.record("the dial did not end: \(String(describing: ended.peek()))"); return }
+        guard case .failed(let code, _)? = ended.peek() else {
+            Issue.record("the dial did not end: \(String(describing: ended.peek()))")
+            return
+        }
         #expect(code == "busy")
     }
 
     /// The dialler vanishes after the code was shown: the listener reports a lost connection, stores nothing.
     @Test func aConnectionLostMidExchangeIsReportedAsSuch() async throws {
-        let ada = try TestNode("Ada"), grace = try TestNode("Grace")
+        let ada = try TestNode("Ada")
+        let grace = try TestNode("Grace")
         let (wire, _) = try await exchange(grace, dialling: ada, adaConsent: NeverAnswers(), until: { _ in ada.recorded.requestedSAS.count == 1 })
         try await wire.dialler.close()
         try await wire.run(until: { !ada.recorded.failures.isEmpty })
@@ -376,17 +403,22 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any Conse
     /// After an exchange, a follow-up message is delivered over its own session, stored once; sent again
     /// it is acknowledged as a duplicate.
     @Test func aMessageIsDeliveredOnceAndAcknowledged() async throws {
-        let ada = try TestNode("Ada"), grace = try TestNode("Grace")
+        let ada = try TestNode("Ada")
+        let grace = try TestNode("Grace")
         let (_, ended) = try await exchange(grace, dialling: ada)
         let contact = try #require(ended.peek()?.contact)
-        let envelope = MessageEnvelope.make(text: "Lunch?", from: grace.identity.did, to: ada.identity.did,
-                                            sentAt: Int64(Date().timeIntervalSince1970), signer: grace.keys.ed25519)
+        let envelope = MessageEnvelope.make(
+            text: "Lunch?", from: grace.identity.did, to: ada.identity.did,
+            sentAt: Int64(Date().timeIntervalSince1970), signer: grace.keys.ed25519)
         for expectDuplicate in [false, true] {
             let loop = NIOAsyncTestingEventLoop()
             let (send, delivered) = try Pipelines.mailSender(grace, envelope: envelope, to: contact, loop: loop)
             let wire = try await Wire(loop: loop, dialler: send, listener: Pipelines.responder(ada, consent: DeclineAll(reason: "mail needs none")))
             try await wire.run(until: { delivered.peek() != nil })
-            guard case .success(let duplicate)? = delivered.peek() else { Issue.record("not delivered: \(String(describing: delivered.peek()))"); return }
+            guard case .success(let duplicate)? = delivered.peek() else {
+                Issue.record("not delivered: \(String(describing: delivered.peek()))")
+                return
+            }
             #expect(duplicate == expectDuplicate)
         }
         #expect(try ada.database.inbox().map(\.text) == ["Lunch?"])
@@ -431,8 +463,14 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any Conse
         var isFinished: Bool { finished }
         func start() { connection?.arm(.cards) }
         func received(_ frame: [UInt8]) { received.append(frame) }
-        func timerFired(_ timer: SessionTimer, after seconds: Int) { fired.append(timer); finished = true }
-        func failed(_ error: ProtocolError) { failures.append(error); finished = true }
+        func timerFired(_ timer: SessionTimer, after seconds: Int) {
+            fired.append(timer)
+            finished = true
+        }
+        func failed(_ error: ProtocolError) {
+            failures.append(error)
+            finished = true
+        }
         func closed(heardFromPeer: Bool) {}
     }
 
@@ -453,7 +491,7 @@ func exchange(_ grace: TestNode, dialling ada: TestNode, graceConsent: any Conse
     @Test func aFrameReadPastItsPhasesDeadlineCountsForNothing() throws {
         let clock = Clock()
         let (channel, driver) = try connected(clock)
-        clock.value = clock.value + .seconds(40)  // stopped for 40 s in a 30 s phase; the timer has not run yet
+        clock.value = clock.value + .seconds(40) // stopped for 40 s in a 30 s phase; the timer has not run yet
         try channel.writeInbound([UInt8]("done".utf8))
         #expect(driver.received.isEmpty, "the queued frame was not read")
         #expect(driver.fired == [.cards], "the overdue timer decided")

@@ -5,8 +5,9 @@ import NearcardNode
 import NearcardProtocol
 import NearcardStore
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the kernel says of this process's TCP sockets (read with getsockopt, not from our own options).
@@ -25,7 +26,9 @@ struct OpenTCPSocket {
         var out: [OpenTCPSocket] = []
         for name in names {
             guard let fd = Int32(name) else { continue }
-            var type: Int32 = 0, listening: Int32 = 0, noDelay: Int32 = 0
+            var type: Int32 = 0
+            var listening: Int32 = 0
+            var noDelay: Int32 = 0
             var len = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0, type == Int32(SOCK_STREAM.rawValue) else { continue }
             len = socklen_t(MemoryLayout<Int32>.size)
@@ -49,8 +52,10 @@ struct OpenTCPSocket {
         }
         guard rc == 0 else { return nil }
         switch Int32(storage.ss_family) {
-        case AF_INET: return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) } }
-        case AF_INET6: return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) } }
+        case AF_INET:
+            return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) } }
+        case AF_INET6:
+            return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) } }
         default: return nil
         }
     }
@@ -79,16 +84,22 @@ final class SocketProbe: ConsentProvider, @unchecked Sendable {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-sockopt-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let probe = SocketProbe()
-        let ada = IdentityKeys.generate(), grace = IdentityKeys.generate()
-        let listenerContext = NodeContext(keys: ada, identity: ada.publicIdentity(name: "Ada"),
-                                              database: try NearcardDatabase(path: dir + "/ada/nearcard.sqlite"), consent: probe)
-        let dialerContext = NodeContext(keys: grace, identity: grace.publicIdentity(name: "Grace"),
-                                            database: try NearcardDatabase(path: dir + "/grace/nearcard.sqlite"), consent: AcceptAll(message: nil))
+        let ada = IdentityKeys.generate()
+        let grace = IdentityKeys.generate()
+        let listenerContext = NodeContext(
+            keys: ada, identity: ada.publicIdentity(name: "Ada"),
+            database: try NearcardDatabase(path: dir + "/ada/nearcard.sqlite"), consent: probe)
+        let dialerContext = NodeContext(
+            keys: grace, identity: grace.publicIdentity(name: "Grace"),
+            database: try NearcardDatabase(path: dir + "/grace/nearcard.sqlite"), consent: AcceptAll(message: nil))
         let listener = try await Listener.start(context: listenerContext, host: "127.0.0.1", port: 0)
         defer { Task { await listener.close() } }
         let target = DialTarget(addresses: try PeerQuery.resolve(host: "127.0.0.1", port: listener.port), expected: ExpectedPeer(), label: "ada")
         let result = try await Dialer.exchange(with: target, context: dialerContext, consent: AcceptAll(message: nil))
-        guard case .completed = result else { Issue.record("the exchange did not complete: \(result)"); return }
+        guard case .completed = result else {
+            Issue.record("the exchange did not complete: \(result)")
+            return
+        }
 
         let sockets = probe.sockets
         let accepted = sockets.filter { $0.localPort == listener.port }

@@ -1,7 +1,8 @@
 import NearcardCrypto
 import NearcardModel
-@testable import NearcardProtocol
 import Testing
+
+@testable import NearcardProtocol
 
 /// Agreement (docs/PROTOCOL.md §11, version 2): an exchange cut at any frame ends with both sides
 /// holding the contact or neither — the initiator's unconfirmed contact settled by the responder's
@@ -20,7 +21,11 @@ import Testing
         var delivered = 0
         func pump() {
             while delivered < k, !(pair.toR.isEmpty && pair.toI.isEmpty) {
-                if !pair.toR.isEmpty { pair.stepToR(); delivered += 1; continue }
+                if !pair.toR.isEmpty {
+                    pair.stepToR()
+                    delivered += 1
+                    continue
+                }
                 pair.stepToI()
                 delivered += 1
             }
@@ -108,7 +113,8 @@ import Testing
     static func dids(_ names: [String]) -> [String] { names.map { "did:key:zDnae\($0)" } }
 
     func run(_ mine: [String]?, _ theirs: [String]?) -> Pair {
-        var a = party("Ada"), b = party("Grace")
+        var a = party("Ada")
+        var b = party("Grace")
         a.localCard.commonContacts = mine
         b.localCard.commonContacts = theirs
         var pair = Pair(a, b)
@@ -118,15 +124,17 @@ import Testing
         return pair
     }
 
-    @Test(arguments: [
-        (["A", "B", "C"], ["C", "D"], ["C"]),
-        (["A", "B"], ["C", "D"], []),
-        (["A", "B"], ["B", "A"], ["A", "B"]),
-        ([], ["A"], []),
-    ] as [([String], [String], [String])])
+    @Test(
+        arguments: [
+            (["A", "B", "C"], ["C", "D"], ["C"]),
+            (["A", "B"], ["C", "D"], []),
+            (["A", "B"], ["B", "A"], ["A", "B"]),
+            ([], ["A"], []),
+        ] as [([String], [String], [String])])
     func eachSideLearnsTheIntersection(mine: [String], theirs: [String], common: [String]) throws {
         let pair = run(Self.dids(mine), Self.dids(theirs))
-        let oi = try #require(pair.iEvents.completed), or = try #require(pair.rEvents.completed)
+        let oi = try #require(pair.iEvents.completed)
+        let or = try #require(pair.rEvents.completed)
         #expect(oi.commonContacts?.common == Set(Self.dids(common)) && or.commonContacts?.common == Set(Self.dids(common)))
         #expect(oi.commonContacts?.peerSetBound == 8 && or.commonContacts?.peerSetBound == 8, "sizes only up to the bucket")
         #expect(pair.transcript.count == 17, "13 frames and psi-1 … psi-4")

@@ -1,7 +1,8 @@
 import NearcardCrypto
 import NearcardModel
-@testable import NearcardProtocol
 import Testing
+
+@testable import NearcardProtocol
 
 /// The rules docs/PROTOCOL.md states for what a receiver does with text, JSON form, handshake payloads
 /// and the selective-disclosure proof, each checked against the real state machines (its conformance
@@ -22,9 +23,10 @@ import Testing
 
     /// A card from the raw initiator, signed and bound to the session, with this card and message.
     static func card(_ s: RawInitiatorSession, _ card: Card, message: String? = nil) throws -> ExchangeMessage {
-        let payload = try ProximityPayload.make(card: card, policy: SharingPolicy(fields: Set(CardField.allCases)), keys: s.raw.party.keys,
-                                                receiver: s.grace.identity.did, sessionBinding: s.raw.h, ephemeralMessage: message,
-                                                sealedRoute: nil, now: now)
+        let payload = try ProximityPayload.make(
+            card: card, policy: SharingPolicy(fields: Set(CardField.allCases)), keys: s.raw.party.keys,
+            receiver: s.grace.identity.did, sessionBinding: s.raw.h, ephemeralMessage: message,
+            sealedRoute: nil, now: now)
         return .card(payload: payload.json, message: message, presenceKey: Sodium.randomBytes(16))
     }
 
@@ -84,8 +86,9 @@ import Testing
         let ada = party("Ada")
         var i = initiator(ada)
         let m1 = sends(i.start())[0]
-        var raw = NoiseXXHandshake(role: .responder, prologue: SessionKind.prologue, staticKey: party("Mallory").keys.x25519,
-                                   ephemeralKey: X25519.PrivateKey())
+        var raw = NoiseXXHandshake(
+            role: .responder, prologue: SessionKind.prologue, staticKey: party("Mallory").keys.x25519,
+            ephemeralKey: X25519.PrivateKey())
         _ = try raw.readMessage(m1)
         let m2 = try raw.writeMessage(payload: [1, 2, 3])
         let actions = i.receive(m2, now: now)
@@ -110,14 +113,15 @@ import Testing
 
     /// The fault → code table of §13, for text: over a limit is too_large wherever it is; a control
     /// character where none is allowed is protocol_error (outside the payload) or bad_card (inside it).
-    @Test(arguments: [
-        (Card(name: ConformanceTests.oneGrapheme(257)), nil, ProtocolError.Code.tooLarge, "257 characters; at most 256"),
-        (Card(name: "Ada", title: String(repeating: "é", count: 257)), nil, .tooLarge, "\"title\" is 257 characters"),
-        (Card(name: "Ada", company: "Tab\tCo"), nil, .badCard, "control character"),
-        (Card(name: "Ada"), ConformanceTests.oneGrapheme(141), .tooLarge, "141 characters; at most 140"),
-        (Card(name: "Ada"), "line one\r\nline two", .protocolError, "control character U+000D"),
-        (Card(name: "Ada"), "bell\u{7F}", .protocolError, "control character U+007F"),
-    ] as [(Card, String?, ProtocolError.Code, String)])
+    @Test(
+        arguments: [
+            (Card(name: ConformanceTests.oneGrapheme(257)), nil, ProtocolError.Code.tooLarge, "257 characters; at most 256"),
+            (Card(name: "Ada", title: String(repeating: "é", count: 257)), nil, .tooLarge, "\"title\" is 257 characters"),
+            (Card(name: "Ada", company: "Tab\tCo"), nil, .badCard, "control character"),
+            (Card(name: "Ada"), ConformanceTests.oneGrapheme(141), .tooLarge, "141 characters; at most 140"),
+            (Card(name: "Ada"), "line one\r\nline two", .protocolError, "control character U+000D"),
+            (Card(name: "Ada"), "bell\u{7F}", .protocolError, "control character U+007F"),
+        ] as [(Card, String?, ProtocolError.Code, String)])
     func textFaultsGetTheirCode(card: Card, message: String?, code: ProtocolError.Code, reason: String) throws {
         var s = try Self.atCards()
         let actions = s.send(try Self.card(s, card, message: message))
@@ -137,18 +141,24 @@ import Testing
 
     /// Follow-up messages: over 4096 bytes is too_large; a control character other than \n and \t is
     /// protocol_error; nothing reaches the recipient's checks.
-    @Test(arguments: [
-        (String(repeating: "€", count: 1366), ProtocolError.Code.tooLarge),
-        ("see you\r", .protocolError),
-        ("tab\tand\nnewline", nil),
-    ] as [(String, ProtocolError.Code?)])
+    @Test(
+        arguments: [
+            (String(repeating: "€", count: 1366), ProtocolError.Code.tooLarge),
+            ("see you\r", .protocolError),
+            ("tab\tand\nnewline", nil),
+        ] as [(String, ProtocolError.Code?)])
     func followUpTextFaultsGetTheirCode(text: String, code: ProtocolError.Code?) throws {
-        let sender = IdentityKeys.generate(), recipient = IdentityKeys.generate()
+        let sender = IdentityKeys.generate()
+        let recipient = IdentityKeys.generate()
         let envelope = MessageEnvelope.make(text: text, from: sender.p256.didKey.did, to: recipient.p256.didKey.did, sentAt: now, signer: sender.ed25519)
-        var pair = MailPair(envelope: envelope, token: Sodium.randomBytes(32), senderKey: sender.x25519, recipientKey: recipient.x25519,
-                            pinned: recipient.x25519.publicKey)
+        var pair = MailPair(
+            envelope: envelope, token: Sodium.randomBytes(32), senderKey: sender.x25519, recipientKey: recipient.x25519,
+            pinned: recipient.x25519.publicKey)
         var authorized = false
-        pair.run { _ in authorized = true; return .success(false) }
+        pair.run { _ in
+            authorized = true
+            return .success(false)
+        }
         let failure = pair.recipientEvents.compactMap { if case .failed(let e, _) = $0 { e } else { nil } }.first
         #expect(failure?.code == code, "\(failure?.message ?? "none")")
         #expect(authorized == (code == nil))
@@ -161,7 +171,8 @@ import Testing
         let keys = IdentityKeys.generate()
         let (proof, _) = try Self.sdJWT(keys: keys, card: Card(name: "Ada"), attachNullFor: .email)
         guard case .failure(let f) = Self.verifyPayload(keys: keys, card: Card(name: "Ada"), sdProof: proof) else {
-            Issue.record("a null disclosure was accepted"); return
+            Issue.record("a null disclosure was accepted")
+            return
         }
         #expect(f.description.contains("discloses email as null"), "\(f)")
     }
@@ -177,7 +188,8 @@ import Testing
         let (unsorted, digests) = try Self.sdJWT(keys: keys, card: card, sortDigests: false)
         #expect(digests != digests.sorted(), "the test's digests are out of order")
         guard case .success(let d) = SelectiveDisclosure.verify(unsorted, issuer: keys.p256.didKey) else {
-            Issue.record("an unsorted _sd was refused"); return
+            Issue.record("an unsorted _sd was refused")
+            return
         }
         #expect(d.fields[.company] == "Engines" && d.hiddenCount == 5)
         // iss must be the payload's senderDID: another key's proof fails against this sender.
@@ -189,13 +201,18 @@ import Testing
     // MARK: §6 hello and decision, decoded strictly
 
     static func decode(_ o: JSONObject) -> ProtocolError? {
-        do { _ = try ExchangeMessage(decoding: JCS.canonicalize(.object(o))); return nil } catch { return error }
+        do {
+            _ = try ExchangeMessage(decoding: JCS.canonicalize(.object(o)))
+            return nil
+        } catch { return error }
     }
 
     static func helloObject(_ change: (inout JSONObject) -> Void = { _ in }, identity: (inout JSONObject) -> Void = { _ in }) -> JSONObject {
-        var i: JSONObject = ["did": .string(party("Ada").identity.did), "pubKey": .string(Base64.encode(Array(repeating: 6, count: 32))),
-                             "signPubKey": .string(Base64.encode(Array(repeating: 7, count: 32))),
-                             "signature": .string(Base64.encode(Array(repeating: 2, count: 64)))]
+        var i: JSONObject = [
+            "did": .string(party("Ada").identity.did), "pubKey": .string(Base64.encode(Array(repeating: 6, count: 32))),
+            "signPubKey": .string(Base64.encode(Array(repeating: 7, count: 32))),
+            "signature": .string(Base64.encode(Array(repeating: 2, count: 64))),
+        ]
         identity(&i)
         var o: JSONObject = ["type": "hello", "version": 2, "sasCommit": .string(Base64.urlEncode(Array(repeating: 1, count: 32))), "identity": .object(i)]
         change(&o)
@@ -220,8 +237,12 @@ import Testing
         #expect(Self.decode(Self.helloObject { $0["sasNonce"] = .string(Base64.urlEncode(Array(repeating: 1, count: 32))) })?.code == .protocolError)
         #expect(Self.decode(Self.helloObject { $0["sasCommit"] = nil })?.code == .protocolError)
         #expect(Self.decode(["type": "decision", "accept": false, "identity": .object(Self.helloObject()["identity"]!.objectValue!)])?.code == .protocolError)
-        #expect(Self.decode(["type": "nonce", "sasNonce": .string(Base64.urlEncode(Array(repeating: 1, count: 32))), "sealedIdentity": "!"])?.code == .protocolError)
-        #expect(Self.decode(["type": "card", "payload": ["x": 1], "presenceKey": .string(Base64.urlEncode(Array(repeating: 1, count: 15)))])?.code == .protocolError)
+        #expect(
+            Self.decode(["type": "nonce", "sasNonce": .string(Base64.urlEncode(Array(repeating: 1, count: 32))), "sealedIdentity": "!"])?.code == .protocolError
+        )
+        #expect(
+            Self.decode(["type": "card", "payload": ["x": 1], "presenceKey": .string(Base64.urlEncode(Array(repeating: 1, count: 15)))])?.code == .protocolError
+        )
         #expect(Self.decode(["type": "decision", "accept": "yes"])?.code == .protocolError)
         #expect(Self.decode(["type": "decision", "accept": false, "reason": .string(String(repeating: "x", count: 513))])?.code == .tooLarge)
         #expect(Self.decode(["type": "abort", "code": "declined", "reason": .string(String(repeating: "x", count: 513))])?.code == .tooLarge)
@@ -252,10 +273,12 @@ import Testing
 
         for (role, otherSession) in [(NoiseXXHandshake.Role.responder, false), (.initiator, true)] {
             var t = try RawInitiatorSession()
-            var identity = ExchangeMessage.Identity(did: t.raw.party.identity.did, name: "Mallory", pubKey: t.raw.party.keys.x25519.publicKey.rawRepresentation,
-                                                    signPubKey: t.raw.party.keys.ed25519.publicKey.rawRepresentation)
+            var identity = ExchangeMessage.Identity(
+                did: t.raw.party.identity.did, name: "Mallory", pubKey: t.raw.party.keys.x25519.publicKey.rawRepresentation,
+                signPubKey: t.raw.party.keys.ed25519.publicKey.rawRepresentation)
             let h = otherSession ? Sodium.randomBytes(32) : t.raw.h
-            identity.signature = try t.raw.party.keys.p256.signature(for: ExchangeMessage.Identity.signingInput(identity.signedObject(role: role, handshakeHash: h)))
+            identity.signature = try t.raw.party.keys.p256.signature(
+                for: ExchangeMessage.Identity.signingInput(identity.signedObject(role: role, handshakeHash: h)))
             let a = t.sendHello(.hello(.init(sasCommit: Sodium.randomBytes(32), identity: identity)))
             #expect(a.failure?.code == .badIdentity, "role \(role), other session \(otherSession)")
             #expect(a.identified == nil)
@@ -265,20 +288,24 @@ import Testing
     // MARK: §9 and §10: the card's route and keys
 
     /// A route as the raw initiator would seal it to Grace, with one thing changed.
-    static func route(_ s: RawInitiatorSession, did: String? = nil, recipient: String? = nil, pubKey: X25519.PublicKey? = nil,
-                      fingerprint: String? = nil, expiresAt: Int64 = now + 3600, signer: Ed25519.PrivateKey? = nil,
-                      sealTo: X25519.PublicKey? = nil) -> String {
+    static func route(
+        _ s: RawInitiatorSession, did: String? = nil, recipient: String? = nil, pubKey: X25519.PublicKey? = nil,
+        fingerprint: String? = nil, expiresAt: Int64 = now + 3600, signer: Ed25519.PrivateKey? = nil,
+        sealTo: X25519.PublicKey? = nil
+    ) -> String {
         let p = s.raw.party.identity
-        let record = RouteRecord(did: did ?? p.did, pubKey: pubKey ?? p.pubKey, signPubKey: (signer ?? s.raw.party.keys.ed25519).publicKey,
-                                 fingerprint: fingerprint ?? p.fingerprint, mailboxToken: Sodium.randomBytes(32),
-                                 recipient: recipient ?? s.grace.identity.did, issuedAt: now, expiresAt: expiresAt, hints: [])
+        let record = RouteRecord(
+            did: did ?? p.did, pubKey: pubKey ?? p.pubKey, signPubKey: (signer ?? s.raw.party.keys.ed25519).publicKey,
+            fingerprint: fingerprint ?? p.fingerprint, mailboxToken: Sodium.randomBytes(32),
+            recipient: recipient ?? s.grace.identity.did, issuedAt: now, expiresAt: expiresAt, hints: [])
         return SealedRoute.seal(record, signer: signer ?? s.raw.party.keys.ed25519, to: sealTo ?? s.grace.keys.x25519.publicKey)
     }
 
     static func card(_ s: RawInitiatorSession, route: String?, keys: IdentityKeys? = nil) throws -> ExchangeMessage {
-        var payload = try ProximityPayload.make(card: Card(name: "Mallory"), policy: SharingPolicy(fields: [.name]), keys: keys ?? s.raw.party.keys,
-                                                receiver: s.grace.identity.did, sessionBinding: s.raw.h, ephemeralMessage: nil, sealedRoute: route, now: now)
-        if keys != nil {  // another Ed25519/X25519 key in the payload, still signed by the session's DID
+        var payload = try ProximityPayload.make(
+            card: Card(name: "Mallory"), policy: SharingPolicy(fields: [.name]), keys: keys ?? s.raw.party.keys,
+            receiver: s.grace.identity.did, sessionBinding: s.raw.h, ephemeralMessage: nil, sealedRoute: route, now: now)
+        if keys != nil { // another Ed25519/X25519 key in the payload, still signed by the session's DID
             payload.senderDID = s.raw.party.identity.did
             payload.sdProof = try SelectiveDisclosure.issue(card: Card(name: "Mallory"), disclosing: [.name], signer: s.raw.party.keys.p256, issuedAt: now)
             payload.payloadSignature = Base64.encode(try s.raw.party.keys.p256.signature(for: ProximityPayload.signingInput(unsigned: payload.unsignedJSON)))
@@ -353,16 +380,21 @@ import Testing
     }
 
     /// Builds an SD-JWT by hand, as another implementation might, with the variations the tests need.
-    static func sdJWT(keys: IdentityKeys, card: Card, attachNullFor nullField: CardField? = nil, iat: Int64? = now, typ: String = SelectiveDisclosure.typ,
-                      sortDigests: Bool = true) throws -> (String, [String]) {
-        var digests: [String] = [], attached: [String] = []
+    static func sdJWT(
+        keys: IdentityKeys, card: Card, attachNullFor nullField: CardField? = nil, iat: Int64? = now, typ: String = SelectiveDisclosure.typ,
+        sortDigests: Bool = true
+    ) throws -> (String, [String]) {
+        var digests: [String] = []
+        var attached: [String] = []
         for field in CardField.allCases {
             let value = card.value(of: field)
             let d = SelectiveDisclosure.makeDisclosure(salt: Base64.urlEncode(Sodium.randomBytes(16)), field: field, value: value ?? .null)
             digests.append(SelectiveDisclosure.digest(of: d))
             if value != nil || field == nullField { attached.append(d) }
         }
-        if sortDigests { digests.sort() } else {
+        if sortDigests {
+            digests.sort()
+        } else {
             digests.sort(by: >)
         }
         var claims: JSONObject = ["iss": .string(keys.p256.didKey.did), "_sd_alg": "sha-256", "_sd": .array(digests.map { .string($0) })]
@@ -372,8 +404,9 @@ import Testing
     }
 
     static func verifyPayload(keys: IdentityKeys, card: Card, sdProof: String) -> Result<ProximityPayload.Verified, PayloadFailure> {
-        var p = try! ProximityPayload.make(card: card, policy: SharingPolicy(fields: Set(CardField.allCases)), keys: keys, receiver: nil,
-                                           sessionBinding: nil, ephemeralMessage: nil, sealedRoute: nil, now: now)
+        var p = try! ProximityPayload.make(
+            card: card, policy: SharingPolicy(fields: Set(CardField.allCases)), keys: keys, receiver: nil,
+            sessionBinding: nil, ephemeralMessage: nil, sealedRoute: nil, now: now)
         p.sdProof = sdProof
         p.payloadSignature = Base64.encode(try! keys.p256.signature(for: ProximityPayload.signingInput(unsigned: p.unsignedJSON)))
         return ProximityPayload.verify(json: p.json, context: PayloadVerificationContext(now: now))

@@ -1,7 +1,8 @@
 import NearcardCrypto
 import NearcardModel
-@testable import NearcardProtocol
 import Testing
+
+@testable import NearcardProtocol
 
 // What the exchange tests share: parties, machines started the way the node starts them (an initiator
 // from its identity; a responder from the dispatch of message 1, then resumed), and two machines
@@ -32,25 +33,32 @@ struct Party {
 }
 
 func party(_ name: String, fields: Set<CardField> = [.name, .company, .title]) -> Party {
-    Party(local: LocalIdentity(keys: IdentityKeys.generate(), name: name),
-          localCard: LocalCard(card: Card(name: name, email: "\(name.lowercased())@example.org", company: "\(name) Ltd", title: "Engineer"),
-                               policy: SharingPolicy(fields: fields), presenceKey: Sodium.randomBytes(16), routeHints: [RouteRecord.Hint(host: "192.0.2.1", port: 7447)]))
+    Party(
+        local: LocalIdentity(keys: IdentityKeys.generate(), name: name),
+        localCard: LocalCard(
+            card: Card(name: name, email: "\(name.lowercased())@example.org", company: "\(name) Ltd", title: "Engineer"),
+            policy: SharingPolicy(fields: fields), presenceKey: Sodium.randomBytes(16), routeHints: [RouteRecord.Hint(host: "192.0.2.1", port: 7447)]))
 }
 
 func initiator(_ p: Party, expected: ExpectedPeer = ExpectedPeer()) -> ExchangeStateMachine {
-    ExchangeStateMachine(initiatorFor: p.local, expected: expected, sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(),
-                         sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32))
+    ExchangeStateMachine(
+        initiatorFor: p.local, expected: expected, sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(),
+        sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32))
 }
 
 /// A responder as a listener makes one: message 1 through `SessionDispatch`, then resumed and started
 /// (its first actions: message 2, the handshake timer, the request for its card).
 func responder(_ p: Party, reading message1: [UInt8]) throws(ProtocolError) -> (ExchangeStateMachine, [ExchangeStateMachine.Action]) {
-    guard case .exchange(let noise) = try SessionDispatch.readFirstMessage(message1, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
-                                                                         longTermKey: p.keys.x25519) else {
+    guard
+        case .exchange(let noise) = try SessionDispatch.readFirstMessage(
+            message1, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+            longTermKey: p.keys.x25519)
+    else {
         throw ProtocolError(.protocolError, "not an exchange")
     }
-    var m = ExchangeStateMachine(resuming: noise, identity: p.local, presenceKey: p.localCard.presenceKey, sasNonce: Sodium.randomBytes(32),
-                                 mailboxToken: Sodium.randomBytes(32))
+    var m = ExchangeStateMachine(
+        resuming: noise, identity: p.local, presenceKey: p.localCard.presenceKey, sasNonce: Sodium.randomBytes(32),
+        mailboxToken: Sodium.randomBytes(32))
     let actions = m.start()
     return (m, actions)
 }
@@ -162,7 +170,9 @@ struct Pair {
     }
 
     mutating func decide(initiator: Bool, accept: Bool, message: String? = nil) {
-        if initiator { collect(i.decide(accept: accept, message: message, now: now), fromInitiator: true) } else {
+        if initiator {
+            collect(i.decide(accept: accept, message: message, now: now), fromInitiator: true)
+        } else {
             collect(r.decide(accept: accept, message: message, now: now), fromInitiator: false)
         }
         pump()
@@ -170,8 +180,14 @@ struct Pair {
 }
 
 extension [ExchangeStateMachine.Action] {
-    var identified: PeerIdentity? { for a in self { if case .identified(let p, _, _) = a { return p } }; return nil }
-    var sas: String? { for a in self { if case .identified(_, let s, _) = a { return s } }; return nil }
+    var identified: PeerIdentity? {
+        for a in self { if case .identified(let p, _, _) = a { return p } }
+        return nil
+    }
+    var sas: String? {
+        for a in self { if case .identified(_, let s, _) = a { return s } }
+        return nil
+    }
     /// The outcome a side stored (its commit), once that side's exchange ended with it kept: the
     /// responder's `finished` (confirm sent), the initiator's `confirmed`.
     var completed: ExchangeOutcome? {
@@ -179,11 +195,23 @@ extension [ExchangeStateMachine.Action] {
         return committed
     }
     /// The outcome a side asked its store to write, confirmed or not.
-    var committed: ExchangeOutcome? { for a in self { if case .commit(let o, _) = a { return o } }; return nil }
+    var committed: ExchangeOutcome? {
+        for a in self { if case .commit(let o, _) = a { return o } }
+        return nil
+    }
     /// The initiator's end with its contact unconfirmed.
-    var unconfirmed: ProtocolError? { for a in self { if case .unconfirmed(let e) = a { return e } }; return nil }
-    var failure: ProtocolError? { for a in self { if case .failed(let e, _) = a { return e } }; return nil }
-    var failedByPeer: Bool? { for a in self { if case .failed(_, let p) = a { return p } }; return nil }
+    var unconfirmed: ProtocolError? {
+        for a in self { if case .unconfirmed(let e) = a { return e } }
+        return nil
+    }
+    var failure: ProtocolError? {
+        for a in self { if case .failed(let e, _) = a { return e } }
+        return nil
+    }
+    var failedByPeer: Bool? {
+        for a in self { if case .failed(_, let p) = a { return p } }
+        return nil
+    }
     var armed: [SessionTimer] { compactMap { if case .arm(let t) = $0 { t } else { nil } } }
     var sentCount: Int { filter { if case .send = $0 { true } else { false } }.count }
 }

@@ -1,11 +1,13 @@
 import NearcardCrypto
 import NearcardModel
-@testable import NearcardProtocol
 import Testing
+
+@testable import NearcardProtocol
 
 @Suite struct ExchangeTests {
     @Test func bothSidesCompleteWithTheSameSASAndEachOthersCards() throws {
-        let a = party("Ada"), b = party("Grace", fields: [.name, .email])
+        let a = party("Ada")
+        let b = party("Grace", fields: [.name, .email])
         var pair = Pair(a, b)
         pair.start()
         // v2: the responder knows who asks; the initiator has the code, not yet who answers.
@@ -45,7 +47,8 @@ import Testing
     /// The machine asks for this side's card once, after its first flight (so the store is read while
     /// the peer computes); the card it is handed is the one sent; a second one changes nothing.
     @Test func theCardIsAskedForOnceAfterTheFirstFlightAndTheOneHandedOverIsSent() throws {
-        let a = party("Ada"), b = party("Grace")
+        let a = party("Ada")
+        let b = party("Grace")
         var first = initiator(a)
         let opening = first.start()
         guard opening.count == 3, case .send = opening[0], case .arm(.handshake) = opening[1], case .loadCard = opening[2] else {
@@ -81,7 +84,8 @@ import Testing
         let sentByR = pair.transcript.filter { !$0.toResponder }.count
         pair.decide(initiator: true, accept: true)
         #expect(pair.preparedCard == [false], "the initiator accepted second: its card left with its acceptance")
-        let or = try #require(pair.rEvents.completed), oi = try #require(pair.iEvents.completed)
+        let or = try #require(pair.rEvents.completed)
+        let oi = try #require(pair.iEvents.completed)
         #expect(or.myPayload.timestamp == now - 7 && oi.theirPayload.payload.timestamp == now - 7, "the card made ahead is the one sent")
         #expect(oi.myPayload.timestamp == now)
         #expect(pair.transcript.filter { !$0.toResponder }.count > sentByR)
@@ -117,7 +121,7 @@ import Testing
     @Test func silenceDuringConsentIsATimeoutNotADecision() throws {
         var pair = Pair(party("Ada"), party("Grace"))
         pair.start()
-        let accepted = pair.r.decide(accept: true, message: nil, now: now)  // sent, but the network is down: never delivered
+        let accepted = pair.r.decide(accept: true, message: nil, now: now) // sent, but the network is down: never delivered
         #expect(sends(accepted).count == 1)
         let atConsentEnd = pair.r.timerFired(.consent, after: 60)
         #expect(atConsentEnd.failure == nil && atConsentEnd.armed == [.peerDecision], "a grace for the peer's verdict")
@@ -218,7 +222,8 @@ import Testing
 
     /// The initiator expects a fingerprint (from discovery); someone else answers: exposed, no SAS shown.
     @Test func advertisedFingerprintMustBeProven() {
-        let real = party("Grace"), impostor = party("Mallory")
+        let real = party("Grace")
+        let impostor = party("Mallory")
         var pair = Pair(party("Ada"), impostor, expected: ExpectedPeer(fingerprint: real.identity.fingerprint))
         pair.start()
         pair.decide(initiator: false, accept: true)
@@ -230,8 +235,10 @@ import Testing
     /// A man in the middle runs one session with each victim: each sees a different SAS, and the
     /// chance that the codes agree is 1 in 10^6 per attempt because of the commitment.
     @Test func manInTheMiddleSeesDifferentSAS() {
-        let ada = party("Ada"), grace = party("Grace"), mallory = party("Mallory")
-        var toAda = Pair(ada, mallory)    // Ada dials "Grace", Mallory answers
+        let ada = party("Ada")
+        let grace = party("Grace")
+        let mallory = party("Mallory")
+        var toAda = Pair(ada, mallory) // Ada dials "Grace", Mallory answers
         var toGrace = Pair(mallory, grace) // Mallory dials Grace
         toAda.start()
         toGrace.start()
@@ -260,9 +267,9 @@ import Testing
 
     @Test func tamperedFrameEndsTheSession() {
         var pair = Pair(party("Ada"), party("Grace"))
-        pair.collect(pair.i.start(), fromInitiator: true)                                      // m1
-        pair.stepToR()                                                                        // m2
-        pair.stepToI()                                                                        // m3 + hello
+        pair.collect(pair.i.start(), fromInitiator: true) // m1
+        pair.stepToR() // m2
+        pair.stepToI() // m3 + hello
         #expect(pair.toR.count == 2)
         var hello = pair.toR.removeLast()
         hello[hello.count / 2] ^= 0x01
@@ -314,7 +321,8 @@ import Testing
     /// proves itself first, sealed under its presence key; only then does the initiator show itself.
     /// Whoever does not hold that key, or proves another DID, is refused before the initiator shows anything.
     @Test func aRecognisedContactProvesItselfFirst() throws {
-        let ada = party("Ada"), grace = party("Grace")
+        let ada = party("Ada")
+        let grace = party("Grace")
         var pair = Pair(ada, grace, expected: ExpectedPeer(did: grace.identity.did, presenceKey: grace.localCard.presenceKey))
         pair.start()
         let seenByAda = try #require(pair.iEvents.identified, "Ada knows who answers before anyone decided")

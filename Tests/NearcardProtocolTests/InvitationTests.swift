@@ -1,7 +1,8 @@
 import NearcardCrypto
 import NearcardModel
-@testable import NearcardProtocol
 import Testing
+
+@testable import NearcardProtocol
 
 /// QR invitations (docs/PROTOCOL.md §19): the text, the proof, and what the state machines do with them.
 @Suite struct InvitationProtocolTests {
@@ -10,15 +11,18 @@ import Testing
         let secret = [UInt8](0..<16)
         let proof = Invitation.proof(secret: secret, handshakeHash: [UInt8](repeating: 0x11, count: 32))
         #expect(Hex.encode(proof) == "846bf1512be874392952354a0d7f6adf1a3cf018bc339bf6e656664f675e96de")
-        let invitation = Invitation(fingerprint: "4b01d34bbfee55b5", name: "Ada Lovelace", addresses: ["192.0.2.7:7447"], id: [UInt8](0..<8),
-                                    secret: secret, expires: 1_795_000_000)
-        let text = "nearcard-invite:eyJhZGRycyI6WyIxOTIuMC4yLjc6NzQ0NyJdLCJleHAiOjE3OTUwMDAwMDAsImZwIjoiNGIwMWQzNGJiZmVlNTViNSIsImlkIjoiQUFFQ0F3UUZCZ2MiLCJuYW1lIjoiQWRhIExvdmVsYWNlIiwic2VjcmV0IjoiQUFFQ0F3UUZCZ2NJQ1FvTERBME9EdyIsInYiOjF9"
+        let invitation = Invitation(
+            fingerprint: "4b01d34bbfee55b5", name: "Ada Lovelace", addresses: ["192.0.2.7:7447"], id: [UInt8](0..<8),
+            secret: secret, expires: 1_795_000_000)
+        let text =
+            "nearcard-invite:eyJhZGRycyI6WyIxOTIuMC4yLjc6NzQ0NyJdLCJleHAiOjE3OTUwMDAwMDAsImZwIjoiNGIwMWQzNGJiZmVlNTViNSIsImlkIjoiQUFFQ0F3UUZCZ2MiLCJuYW1lIjoiQWRhIExvdmVsYWNlIiwic2VjcmV0IjoiQUFFQ0F3UUZCZ2NJQ1FvTERBME9EdyIsInYiOjF9"
         #expect(invitation.text == text)
         #expect(try Invitation(text: text) == invitation)
     }
 
     @Test func malformedInvitationsSayWhatIsWrong() {
-        let good = Invitation(fingerprint: "4b01d34bbfee55b5", name: nil, addresses: ["192.0.2.7:7447"], id: [UInt8](0..<8), secret: [UInt8](0..<16), expires: 1)
+        let good = Invitation(
+            fingerprint: "4b01d34bbfee55b5", name: nil, addresses: ["192.0.2.7:7447"], id: [UInt8](0..<8), secret: [UInt8](0..<16), expires: 1)
         func with(_ change: (inout JSONObject) -> Void) -> String {
             var o = good.json.objectValue!
             change(&o)
@@ -42,11 +46,14 @@ import Testing
     /// The initiator's hello carries {id, proof} under its DID signature; the responder is handed the
     /// proof with its own h, which checks against the secret and not against another.
     @Test func theProofTravelsSignedAndBindsTheSession() throws {
-        let a = party("Ada"), b = party("Grace")
+        let a = party("Ada")
+        let b = party("Grace")
         let claim = Invitation.Claim(id: Sodium.randomBytes(8), secret: Sodium.randomBytes(16))
         var pair = Pair(a, b)
-        pair.i = ExchangeStateMachine(initiatorFor: a.local, expected: ExpectedPeer(fingerprint: b.identity.fingerprint), sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(),
-                                      sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32), invitation: claim)
+        pair.i = ExchangeStateMachine(
+            initiatorFor: a.local, expected: ExpectedPeer(fingerprint: b.identity.fingerprint), sessionKey: X25519.PrivateKey(),
+            ephemeralKey: X25519.PrivateKey(),
+            sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32), invitation: claim)
         pair.start()
         var presented: Invitation.Presented?
         for case .identified(_, _, let invite?) in pair.rEvents { presented = invite }
@@ -76,8 +83,10 @@ import Testing
     /// An invitation goes with the initiator's identity (v2: a hello without one asks a recognised
     /// contact to prove itself, which an invitation has no part in); a malformed one is refused.
     @Test func anInvitationIsPresentedWithAnIdentity() throws {
-        let hello: JSONValue = ["type": "hello", "version": 2, "sasCommit": .string(Base64.urlEncode([UInt8](repeating: 2, count: 32))),
-                                "invite": ["id": .string(Base64.urlEncode([UInt8](repeating: 4, count: 8))), "proof": .string(Base64.urlEncode([UInt8](repeating: 5, count: 32)))]]
+        let hello: JSONValue = [
+            "type": "hello", "version": 2, "sasCommit": .string(Base64.urlEncode([UInt8](repeating: 2, count: 32))),
+            "invite": ["id": .string(Base64.urlEncode([UInt8](repeating: 4, count: 8))), "proof": .string(Base64.urlEncode([UInt8](repeating: 5, count: 32)))],
+        ]
         #expect { try ExchangeMessage(decoding: JCS.canonicalize(hello)) } throws: { ($0 as? ProtocolError)?.message.contains("with an identity") == true }
         var bad = hello.objectValue!
         bad["invite"] = ["id": "short", "proof": "x"]

@@ -1,7 +1,8 @@
 import NearcardCrypto
 import NearcardModel
-@testable import NearcardProtocol
 import Testing
+
+@testable import NearcardProtocol
 
 /// A sender and a recipient mail session in memory; the recipient's checks are the test's closure.
 struct MailPair {
@@ -29,8 +30,9 @@ struct MailPair {
                 var actions: [MailboxStateMachine.Action]
                 if recipient == nil {
                     do {
-                        let first = try SessionDispatch.readFirstMessage(f, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
-                                                                         longTermKey: recipientKey)
+                        let first = try SessionDispatch.readFirstMessage(
+                            f, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+                            longTermKey: recipientKey)
                         guard case .mail(let noise) = first else { throw ProtocolError(.protocolError, "not a mail session") }
                         recipient = MailboxStateMachine(receivingAfter: noise)
                         actions = recipient!.start()
@@ -62,8 +64,14 @@ struct MailPair {
 }
 
 extension [MailboxStateMachine.Action] {
-    var delivered: (String, Bool)? { for a in self { if case .delivered(let id, let d) = a { return (id, d) } }; return nil }
-    var failure: ProtocolError? { for a in self { if case .failed(let e, _) = a { return e } }; return nil }
+    var delivered: (String, Bool)? {
+        for a in self { if case .delivered(let id, let d) = a { return (id, d) } }
+        return nil
+    }
+    var failure: ProtocolError? {
+        for a in self { if case .failed(let e, _) = a { return e } }
+        return nil
+    }
 }
 
 @Suite struct MailboxTests {
@@ -101,11 +109,15 @@ extension [MailboxStateMachine.Action] {
         let impostor = X25519.PrivateKey()
         var pair = MailPair(envelope: envelope(), token: token, senderKey: ada.x25519, recipientKey: impostor, pinned: grace.x25519.publicKey)
         var asked = false
-        pair.run { _ in asked = true; return .success(false) }
+        pair.run { _ in
+            asked = true
+            return .success(false)
+        }
         #expect(pair.recipientEvents.failure?.code == .protocolError, "the impostor cannot read message 1")
         #expect(!asked && pair.transcript.count == 1, "the message never left the sender")
         // An impostor that answers anyway (a made-up message 2): the sender stops there, identity_mismatch.
-        var sender = MailboxStateMachine(sending: envelope(), token: token, to: grace.x25519.publicKey, staticKey: ada.x25519, ephemeralKey: X25519.PrivateKey())
+        var sender = MailboxStateMachine(
+            sending: envelope(), token: token, to: grace.x25519.publicKey, staticKey: ada.x25519, ephemeralKey: X25519.PrivateKey())
         _ = sender.start()
         let madeUp = X25519.PrivateKey().publicKey.rawRepresentation + Sodium.randomBytes(16)
         let after = sender.receive(madeUp)
@@ -128,15 +140,24 @@ extension [MailboxStateMachine.Action] {
         var failed = false
         for f in first.transcript {
             if recipient == nil {
-                guard case .mail(let noise)? = try? SessionDispatch.readFirstMessage(f, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
-                                                                                       longTermKey: grace.x25519) else { failed = true; break }
+                guard
+                    case .mail(let noise)? = try? SessionDispatch.readFirstMessage(
+                        f, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+                        longTermKey: grace.x25519)
+                else {
+                    failed = true
+                    break
+                }
                 recipient = MailboxStateMachine(receivingAfter: noise)
                 _ = recipient!.start()
                 continue
             }
             let actions = recipient!.receive(f)
             if actions.contains(where: { if case .authorize = $0 { true } else { false } }) { asked = true }
-            if actions.failure != nil { failed = true; break }
+            if actions.failure != nil {
+                failed = true
+                break
+            }
         }
         #expect(failed && !asked)
     }
@@ -150,7 +171,8 @@ extension [MailboxStateMachine.Action] {
         var xx = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
         #expect(try dispatch(try xx.writeMessage(payload: SessionKind.exchange.tag)).kind == .exchange)
         // Mail: IK made for our long-term key.
-        var ik = NoiseIKHandshake(initiatorTo: longTerm.publicKey, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
+        var ik = NoiseIKHandshake(
+            initiatorTo: longTerm.publicKey, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey())
         #expect(try dispatch(try ik.writeMessage(payload: SessionKind.mail.tag)).kind == .mail)
         // Another protocol altogether is protocol_error (a probe, not a peer); another Nearcard version is
         // unsupported_version (a peer worth telling a person about).
@@ -168,10 +190,13 @@ extension [MailboxStateMachine.Action] {
     /// A mail message 1 made for another key (a stranger guessing, or an old route) opens nothing: the
     /// node answers nothing, so nobody learns its long-term key by asking (§15).
     @Test func mailForAnotherKeyGetsNoAnswer() throws {
-        var ik = NoiseIKHandshake(initiatorTo: X25519.PrivateKey().publicKey, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(),
-                                  ephemeralKey: X25519.PrivateKey())
+        var ik = NoiseIKHandshake(
+            initiatorTo: X25519.PrivateKey().publicKey, prologue: SessionKind.prologue, staticKey: X25519.PrivateKey(),
+            ephemeralKey: X25519.PrivateKey())
         let m1 = try ik.writeMessage(payload: SessionKind.mail.tag)
-        #expect { try SessionDispatch.readFirstMessage(m1, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(), longTermKey: X25519.PrivateKey()) } throws: {
+        #expect {
+            try SessionDispatch.readFirstMessage(m1, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(), longTermKey: X25519.PrivateKey())
+        } throws: {
             ($0 as? ProtocolError)?.code == .protocolError
         }
     }
@@ -182,8 +207,14 @@ extension [MailboxStateMachine.Action] {
             let edge = String(repeating: "ab", count: 16)
             var sender = MailboxStateMachine(asking: edge, to: grace.x25519.publicKey, staticKey: ada.x25519, ephemeralKey: X25519.PrivateKey())
             let m1 = sends(sender.start())
-            guard case .mail(let noise) = try SessionDispatch.readFirstMessage(m1[0], ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
-                                                                             longTermKey: grace.x25519) else { Issue.record("not mail"); return }
+            guard
+                case .mail(let noise) = try SessionDispatch.readFirstMessage(
+                    m1[0], ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+                    longTermKey: grace.x25519)
+            else {
+                Issue.record("not mail")
+                return
+            }
             var recipient = MailboxStateMachine(receivingAfter: noise)
             var toI = sends(recipient.start())
             var asked: (String, X25519.PublicKey)?

@@ -1,7 +1,8 @@
 import Foundation
 import NearcardCrypto
-@testable import NearcardProtocol
 import Testing
+
+@testable import NearcardProtocol
 
 let vectorsRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Vectors")
 
@@ -11,17 +12,21 @@ func hexBytes(_ s: Any?) -> [UInt8] { try! Hex.decode(s as! String) }
     /// The cacophony vector for Noise_XX_25519_ChaChaPoly_SHA256: both sides, in lockstep, produce
     /// the vector's ciphertexts (handshake and transport) and handshake hash.
     @Test func cacophonyXX25519ChaChaPolySHA256() throws {
-        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: vectorsRoot.appendingPathComponent("noise/cacophony-xx-25519.json"))) as! [String: Any]
+        let file =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: vectorsRoot.appendingPathComponent("noise/cacophony-xx-25519.json"))) as! [String: Any]
         let v = (file["vectors"] as! [[String: Any]]).first { $0["protocol_name"] as? String == NoiseXXHandshake.protocolName }!
         func key(_ name: String) throws -> X25519.PrivateKey { try X25519.PrivateKey(secret: SecureBytes(hexBytes(v[name]))) }
-        var initiator = NoiseXXHandshake(role: .initiator, prologue: hexBytes(v["init_prologue"]), staticKey: try key("init_static"), ephemeralKey: try key("init_ephemeral"))
-        var responder = NoiseXXHandshake(role: .responder, prologue: hexBytes(v["resp_prologue"]), staticKey: try key("resp_static"), ephemeralKey: try key("resp_ephemeral"))
+        var initiator = NoiseXXHandshake(
+            role: .initiator, prologue: hexBytes(v["init_prologue"]), staticKey: try key("init_static"), ephemeralKey: try key("init_ephemeral"))
+        var responder = NoiseXXHandshake(
+            role: .responder, prologue: hexBytes(v["resp_prologue"]), staticKey: try key("resp_static"), ephemeralKey: try key("resp_ephemeral"))
         let messages = v["messages"] as! [[String: String]]
         #expect(messages.count == 6)
 
         // Handshake: initiator, responder, initiator.
         for (i, m) in messages.prefix(3).enumerated() {
-            let payload = hexBytes(m["payload"]), expected = hexBytes(m["ciphertext"])
+            let payload = hexBytes(m["payload"])
+            let expected = hexBytes(m["ciphertext"])
             if i % 2 == 0 {
                 #expect(try initiator.writeMessage(payload: payload) == expected, "message \(i)")
                 #expect(try responder.readMessage(expected) == payload)
@@ -37,9 +42,11 @@ func hexBytes(_ s: Any?) -> [UInt8] { try! Hex.decode(s as! String) }
         #expect(responder.remoteStatic == (try key("init_static")).publicKey)
 
         // Transport: the vector continues alternating, responder first.
-        var ti = try initiator.split(), tr = try responder.split()
+        var ti = try initiator.split()
+        var tr = try responder.split()
         for (i, m) in messages.dropFirst(3).enumerated() {
-            let payload = hexBytes(m["payload"]), expected = hexBytes(m["ciphertext"])
+            let payload = hexBytes(m["payload"])
+            let expected = hexBytes(m["ciphertext"])
             if i % 2 == 0 {
                 #expect(try tr.encrypt(payload) == expected)
                 #expect(try ti.decrypt(expected) == payload)
@@ -73,10 +80,11 @@ func hexBytes(_ s: Any?) -> [UInt8] { try! Hex.decode(s as! String) }
         _ = try r.readMessage(try i.writeMessage())
         _ = try i.readMessage(try r.writeMessage())
         _ = try r.readMessage(try i.writeMessage())
-        var ti = try i.split(), tr = try r.split()
+        var ti = try i.split()
+        var tr = try r.split()
         let c = try ti.encrypt(Array("once".utf8))
         #expect(try tr.decrypt(c) == Array("once".utf8))
-        #expect(throws: ProtocolError.self) { try tr.decrypt(c) }  // the nonce moved on
+        #expect(throws: ProtocolError.self) { try tr.decrypt(c) } // the nonce moved on
         #expect { try ti.encrypt([UInt8](repeating: 0, count: ProtocolLimits.maximumMessageLength + 1)) } throws: {
             ($0 as? ProtocolError)?.code == .tooLarge
         }
@@ -125,7 +133,8 @@ func hexBytes(_ s: Any?) -> [UInt8] { try! Hex.decode(s as! String) }
     @Test func displayAndCommitment() {
         #expect(SAS.display(42) == "000 042")
         #expect(SAS.display(999_999) == "999 999")
-        let h = Sodium.randomBytes(32), n = Sodium.randomBytes(32)
+        let h = Sodium.randomBytes(32)
+        let n = Sodium.randomBytes(32)
         #expect(SAS.commitment(handshakeHash: h, nonce: n) != SAS.commitment(handshakeHash: h, nonce: Sodium.randomBytes(32)))
         #expect(SAS.value(handshakeHash: h, initiatorNonce: n, responderNonce: n) < 1_000_000)
     }

@@ -1,13 +1,16 @@
 import Foundation
 import NearcardCrypto
-@testable import NearcardProtocol
 import Testing
+
+@testable import NearcardProtocol
 
 /// Private common contacts (docs/PROTOCOL.md §22): the known-answer vectors computed by the
 /// independent Python implementation (Tests/Interop/psi.py), and both sides driven in lockstep in
 /// memory.
 @Suite struct PSITests {
-    static var vectors: [String: Any] { try! JSONSerialization.jsonObject(with: Data(contentsOf: vectorsRoot.appendingPathComponent("psi/psi-v2.json"))) as! [String: Any] }
+    static var vectors: [String: Any] {
+        try! JSONSerialization.jsonObject(with: Data(contentsOf: vectorsRoot.appendingPathComponent("psi/psi-v2.json"))) as! [String: Any]
+    }
 
     static func scalar(_ name: String) throws -> Ristretto255.Scalar {
         try Ristretto255.Scalar(secret: SecureBytes(hexBytes(vectors[name])))
@@ -35,7 +38,8 @@ import Testing
     /// §22.5: H(did), H(did)·own scalar and ·the other's, for fixed DIDs and scalars, match the
     /// values the Python implementation (pure RFC 9496, no libsodium) computed.
     @Test func hashToGroupBlindingAndDoublingMatchTheVectors() throws {
-        let a = try Self.scalar("scalarA"), b = try Self.scalar("scalarB")
+        let a = try Self.scalar("scalarA")
+        let b = try Self.scalar("scalarB")
         for (side, mine, other) in [("initiator", a, b), ("responder", b, a)] {
             for v in Self.vectors[side] as! [[String: String]] {
                 let element = PSI.element(for: v["did"]!)
@@ -73,15 +77,19 @@ import Testing
 
     /// §22.5's example is the vector's, so the spec cannot drift from what the tests check.
     @Test func theSpecsExampleIsTheVector() throws {
-        let spec = try String(contentsOf: vectorsRoot.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
+        let spec = try String(
+            contentsOf: vectorsRoot.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
         let section = try #require(spec.range(of: "## 22. Private common contacts")).lowerBound
         let text = spec[section...]
         #expect(text.contains("a = `\(Self.vectors["scalarA"] as! String)`"))
         #expect(text.contains("b = `\(Self.vectors["scalarB"] as! String)`"))
-        let a = (Self.vectors["initiator"] as! [[String: String]])[1], b = (Self.vectors["responder"] as! [[String: String]])[0]
+        let a = (Self.vectors["initiator"] as! [[String: String]])[1]
+        let b = (Self.vectors["responder"] as! [[String: String]])[0]
         #expect(a["did"] == b["did"] && a["doubled"] == b["doubled"])
-        for line in ["did       \(a["did"]!)", "H(did)    \(a["element"]!)", "H(did)·a  \(a["blinded"]!)", "H(did)·b  \(b["blinded"]!)",
-                     "H(did)·a·b = H(did)·b·a  \(a["doubled"]!)"] {
+        for line in [
+            "did       \(a["did"]!)", "H(did)    \(a["element"]!)", "H(did)·a  \(a["blinded"]!)", "H(did)·b  \(b["blinded"]!)",
+            "H(did)·a·b = H(did)·b·a  \(a["doubled"]!)",
+        ] {
             #expect(text.contains(line), "\(line)")
         }
     }
@@ -156,15 +164,18 @@ import Testing
     /// length, an invalid encoding (RFC 9496 A.2), the identity; more than 1,000 entries is `too_large`.
     @Test func malformedPointsAndOverlongListsAreRefusedOnDecoding() throws {
         let good = Self.randomPoints(7).map(Self.b64)
-        let rfc = (try JSONSerialization.jsonObject(with: Data(contentsOf: vectorsRoot.appendingPathComponent("psi/psi-v2.json"))) as! [String: Any])["rfc9496"] as! [String: Any]
+        let rfc =
+            (try JSONSerialization.jsonObject(with: Data(contentsOf: vectorsRoot.appendingPathComponent("psi/psi-v2.json"))) as! [String: Any])["rfc9496"]
+            as! [String: Any]
         let invalid = (rfc["invalid"] as! [String]).map { Base64.urlEncode(hexBytes($0)) }
-        let bad: [(String, String)] = [
-            ("not base64url", "not base64url at all, no, not at all......."),
-            ("31 bytes", Base64.urlEncode([UInt8](repeating: 7, count: 31))),
-            ("33 bytes", Base64.urlEncode(Ristretto255.Point.random().rawRepresentation + [0])),
-            ("padded base64", Base64.encode(Ristretto255.Point.random().rawRepresentation)),
-            ("the identity", Base64.urlEncode([UInt8](repeating: 0, count: 32))),
-        ] + invalid.map { ("RFC 9496 invalid \($0)", $0) }
+        let bad: [(String, String)] =
+            [
+                ("not base64url", "not base64url at all, no, not at all......."),
+                ("31 bytes", Base64.urlEncode([UInt8](repeating: 7, count: 31))),
+                ("33 bytes", Base64.urlEncode(Ristretto255.Point.random().rawRepresentation + [0])),
+                ("padded base64", Base64.encode(Ristretto255.Point.random().rawRepresentation)),
+                ("the identity", Base64.urlEncode([UInt8](repeating: 0, count: 32))),
+            ] + invalid.map { ("RFC 9496 invalid \($0)", $0) }
         for type in PSI.Message.typeNames.sorted() {
             let member = type == "psi-1" || type == "psi-3" ? "blinded" : "doubled"
             for (what, entry) in bad {
@@ -195,7 +206,9 @@ import Testing
             #expect(e.code == .protocolError, "\(what): \(e)")
         }
         // Each message round-trips.
-        for m in [PSI.Message.psi1(blinded: Self.randomPoints(8)), .psi2(doubled: Self.randomPoints(3)), .psi3(blinded: []), .psi4(doubled: Self.randomPoints(1))] {
+        for m in [
+            PSI.Message.psi1(blinded: Self.randomPoints(8)), .psi2(doubled: Self.randomPoints(3)), .psi3(blinded: []), .psi4(doubled: Self.randomPoints(1)),
+        ] {
             #expect(try PSI.Message(decoding: m.encoded) == m)
         }
     }
@@ -236,13 +249,17 @@ import Testing
             var a = PSI.Session(role: .initiator, mine: Self.dids(0..<5))
             var b = PSI.Session(role: .responder, mine: Self.dids(3..<8))
             let answer = try b.handle(a.start())
-            guard case .psi2(let doubled) = answer.send[0] else { Issue.record("no psi-2"); return }
-            let wrong: [Ristretto255.Point] = switch change {
-            case "one fewer": Array(doubled.dropLast())
-            case "one more": doubled + [Ristretto255.Point.random()]
-            case "none": []
-            default: Array(doubled.dropLast()) + [doubled[0]]
+            guard case .psi2(let doubled) = answer.send[0] else {
+                Issue.record("no psi-2")
+                return
             }
+            let wrong: [Ristretto255.Point] =
+                switch change {
+                case "one fewer": Array(doubled.dropLast())
+                case "one more": doubled + [Ristretto255.Point.random()]
+                case "none": []
+                default: Array(doubled.dropLast()) + [doubled[0]]
+                }
             let e = try #require(throws: ProtocolError.self, "psi-2 \(change)") { try a.handle(.psi2(doubled: wrong)) }
             #expect(e.code == .protocolError, "psi-2 \(change): \(e)")
             #expect(a.result == nil)
@@ -253,12 +270,16 @@ import Testing
             var b = PSI.Session(role: .responder, mine: Self.dids(3..<8))
             let answer = try b.handle(a.start())
             _ = try a.handle(answer.send[0])
-            guard case .psi4(let doubled) = try a.handle(answer.send[1]).send[0] else { Issue.record("no psi-4"); return }
-            let wrong: [Ristretto255.Point] = switch change {
-            case "one fewer": Array(doubled.dropLast())
-            case "one more": doubled + [Ristretto255.Point.random()]
-            default: Array(doubled.dropLast()) + [doubled[0]]
+            guard case .psi4(let doubled) = try a.handle(answer.send[1]).send[0] else {
+                Issue.record("no psi-4")
+                return
             }
+            let wrong: [Ristretto255.Point] =
+                switch change {
+                case "one fewer": Array(doubled.dropLast())
+                case "one more": doubled + [Ristretto255.Point.random()]
+                default: Array(doubled.dropLast()) + [doubled[0]]
+                }
             let e = try #require(throws: ProtocolError.self, "psi-4 \(change)") { try b.handle(.psi4(doubled: wrong)) }
             #expect(e.code == .protocolError, "psi-4 \(change): \(e)")
             #expect(b.result == nil)
@@ -317,7 +338,14 @@ import Testing
 final class Counter: @unchecked Sendable {
     private var value: UInt8 = 0
     private let lock = NSLock()
-    func next() -> UInt8 { lock.lock(); defer { value += 1; lock.unlock() }; return value }
+    func next() -> UInt8 {
+        lock.lock()
+        defer {
+            value += 1
+            lock.unlock()
+        }
+        return value
+    }
 }
 
 /// Nearcard against the independent implementation of §22 (Tests/Interop/psi.py: pure Python from the
@@ -408,7 +436,10 @@ final class Counter: @unchecked Sendable {
         let python = try PythonPeer(role: "initiator", mine: Self.y)
         var swift = PSI.Session(role: .responder, mine: Self.x)
         let answer = try swift.handle(try PSI.Message(decoding: python.receive().bytes))
-        guard case .psi2(let doubled) = answer.send[0] else { Issue.record("no psi-2"); return }
+        guard case .psi2(let doubled) = answer.send[0] else {
+            Issue.record("no psi-2")
+            return
+        }
         try python.send(PSI.Message.psi2(doubled: Array(doubled.dropLast())).encoded)
         let (_, report) = try python.receive()
         #expect(python.finish() == 1)

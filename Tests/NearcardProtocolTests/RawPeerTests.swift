@@ -1,7 +1,8 @@
 import NearcardCrypto
 import NearcardModel
-@testable import NearcardProtocol
 import Testing
+
+@testable import NearcardProtocol
 
 /// A peer that speaks Noise correctly but sends whatever messages a test asks for: for the tests that
 /// every message is refused in every state where it does not belong, and for a dishonest peer.
@@ -27,8 +28,9 @@ struct RawPeer {
 
     /// This party's identity for the session, signed by `signer` (default its own DID key) in `role`.
     func identity(signer: IdentityKeys? = nil, did: String? = nil, role: NoiseXXHandshake.Role? = nil) -> ExchangeMessage.Identity {
-        var identity = ExchangeMessage.Identity(did: did ?? party.identity.did, name: party.name, pubKey: party.keys.x25519.publicKey.rawRepresentation,
-                                                signPubKey: party.keys.ed25519.publicKey.rawRepresentation)
+        var identity = ExchangeMessage.Identity(
+            did: did ?? party.identity.did, name: party.name, pubKey: party.keys.x25519.publicKey.rawRepresentation,
+            signPubKey: party.keys.ed25519.publicKey.rawRepresentation)
         identity.signature = try! (signer ?? party.keys).p256.signature(
             for: ExchangeMessage.Identity.signingInput(identity.signedObject(role: role ?? self.role, handshakeHash: h)))
         return identity
@@ -95,8 +97,10 @@ struct RawInitiatorSession {
     }
 
     /// After the hello and before the reveal, anything but sas-reveal is refused.
-    @Test(arguments: [ExchangeMessage.decision(accept: true, reason: nil, identity: nil),
-                      .card(payload: ["x": 1], message: nil, presenceKey: Array(repeating: 2, count: 16)), .done, .confirm])
+    @Test(arguments: [
+        ExchangeMessage.decision(accept: true, reason: nil, identity: nil),
+        .card(payload: ["x": 1], message: nil, presenceKey: Array(repeating: 2, count: 16)), .done, .confirm,
+    ])
     func refusedBeforeReveal(message: ExchangeMessage) throws {
         var s = try RawInitiatorSession()
         _ = s.sendHello()
@@ -105,8 +109,10 @@ struct RawInitiatorSession {
 
     /// While deciding, a card or done is refused (no card before both consent); so is the initiator's
     /// decision before the responder accepted and showed itself (§6: whom would it accept?).
-    @Test(arguments: [ExchangeMessage.card(payload: ["x": 1], message: nil, presenceKey: Array(repeating: 2, count: 16)), .done,
-                      .sasReveal(nonce: Array(repeating: 1, count: 32), identity: nil), .decision(accept: true, reason: nil, identity: nil)])
+    @Test(arguments: [
+        ExchangeMessage.card(payload: ["x": 1], message: nil, presenceKey: Array(repeating: 2, count: 16)), .done,
+        .sasReveal(nonce: Array(repeating: 1, count: 32), identity: nil), .decision(accept: true, reason: nil, identity: nil),
+    ])
     func refusedWhileDeciding(message: ExchangeMessage) throws {
         var s = try RawInitiatorSession()
         _ = s.sendHello()
@@ -165,8 +171,9 @@ struct RawInitiatorSession {
         #expect(try Recall.open(sealed, presenceKey: Sodium.randomBytes(16), handshakeHash: s.raw.h) == nil, "a stranger's guess opens nothing")
         let opened = try #require(try Recall.open(sealed, presenceKey: s.grace.localCard.presenceKey, handshakeHash: s.raw.h))
         #expect(opened.did == s.grace.identity.did, "a contact holding Grace's presence key reads who answers")
-        #expect(try Recall.open(sealed, presenceKey: s.grace.localCard.presenceKey, handshakeHash: Sodium.randomBytes(32)) == nil,
-                "bound to this session's h")
+        #expect(
+            try Recall.open(sealed, presenceKey: s.grace.localCard.presenceKey, handshakeHash: Sodium.randomBytes(32)) == nil,
+            "bound to this session's h")
     }
 
     /// A dishonest initiator consents, then sends a card signed for another session.
@@ -178,9 +185,10 @@ struct RawInitiatorSession {
         _ = s.send(.decision(accept: true, reason: nil, identity: nil))
         let mallory = s.responder.identifiedPeer
         #expect(mallory?.did == s.raw.party.identity.did)
-        let wrongBinding = try ProximityPayload.make(card: s.raw.party.card, policy: s.raw.party.policy, keys: s.raw.party.keys,
-                                                     receiver: nil, sessionBinding: Sodium.randomBytes(32), ephemeralMessage: nil,
-                                                     sealedRoute: nil, now: now)
+        let wrongBinding = try ProximityPayload.make(
+            card: s.raw.party.card, policy: s.raw.party.policy, keys: s.raw.party.keys,
+            receiver: nil, sessionBinding: Sodium.randomBytes(32), ephemeralMessage: nil,
+            sealedRoute: nil, now: now)
         let actions = s.send(.card(payload: wrongBinding.json, message: nil, presenceKey: Sodium.randomBytes(16)))
         #expect(actions.failure?.code == .badCard)
         #expect(actions.committed == nil)

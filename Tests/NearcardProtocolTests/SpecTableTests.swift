@@ -20,7 +20,8 @@ import Testing
         for row in tableRows {
             let line = String(row)
             for m in pattern.matches(in: line, range: NSRange(line.startIndex..., in: line)) {
-                let suite = String(line[Range(m.range(at: 1), in: line)!]), test = String(line[Range(m.range(at: 2), in: line)!])
+                let suite = String(line[Range(m.range(at: 1), in: line)!])
+                let test = String(line[Range(m.range(at: 2), in: line)!])
                 named += 1
                 let suiteFiles = files.filter { $0.contains("struct \(suite) ") || $0.contains("class \(suite) ") || $0.contains("extension \(suite) ") }
                 #expect(!suiteFiles.isEmpty, "no suite \(suite) (\(line.prefix(60)))")

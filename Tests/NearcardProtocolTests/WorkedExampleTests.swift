@@ -1,8 +1,9 @@
 import Foundation
 import NearcardCrypto
 import NearcardModel
-@testable import NearcardProtocol
 import Testing
+
+@testable import NearcardProtocol
 
 /// docs/PROTOCOL.md's worked example: fixed keys → handshake bytes → hashes → signed bytes.
 /// The test recomputes every value from the fixed inputs and compares it with the JSON block in the
@@ -26,9 +27,10 @@ import Testing
         let name: String
 
         init(_ role: String, name: String) throws {
-            keys = IdentityKeys(p256: try P256.PrivateKey(rawRepresentation: SecureBytes(WorkedExampleTests.fixed("\(role) p256"))),
-                                x25519: try X25519.PrivateKey(secret: SecureBytes(WorkedExampleTests.fixed("\(role) x25519"))),
-                                ed25519: try Ed25519.PrivateKey(seed: SecureBytes(WorkedExampleTests.fixed("\(role) ed25519"))))
+            keys = IdentityKeys(
+                p256: try P256.PrivateKey(rawRepresentation: SecureBytes(WorkedExampleTests.fixed("\(role) p256"))),
+                x25519: try X25519.PrivateKey(secret: SecureBytes(WorkedExampleTests.fixed("\(role) x25519"))),
+                ed25519: try Ed25519.PrivateKey(seed: SecureBytes(WorkedExampleTests.fixed("\(role) ed25519"))))
             sessionStatic = try X25519.PrivateKey(secret: SecureBytes(WorkedExampleTests.fixed("\(role) session static")))
             ephemeral = try X25519.PrivateKey(secret: SecureBytes(WorkedExampleTests.fixed("\(role) ephemeral")))
             presenceKey = Array(WorkedExampleTests.fixed("\(role) presence key").prefix(16))
@@ -40,14 +42,16 @@ import Testing
 
         /// The identity, unsigned (§6.1).
         var sessionIdentity: ExchangeMessage.Identity {
-            ExchangeMessage.Identity(did: identity.did, name: name, pubKey: keys.x25519.publicKey.rawRepresentation,
-                                     signPubKey: keys.ed25519.publicKey.rawRepresentation)
+            ExchangeMessage.Identity(
+                did: identity.did, name: name, pubKey: keys.x25519.publicKey.rawRepresentation,
+                signPubKey: keys.ed25519.publicKey.rawRepresentation)
         }
     }
 
     /// Everything the worked example states, computed.
     static func compute() throws -> (JSONValue, Side, Side) {
-        let ada = try Side("initiator", name: "Ada"), grace = try Side("responder", name: "Grace")
+        let ada = try Side("initiator", name: "Ada")
+        let grace = try Side("responder", name: "Grace")
         var i = NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: ada.sessionStatic, ephemeralKey: ada.ephemeral)
         var r = NoiseXXHandshake(role: .responder, prologue: SessionKind.prologue, staticKey: grace.sessionStatic, ephemeralKey: grace.ephemeral)
         let m1 = try i.writeMessage(payload: SessionKind.exchange.tag)
@@ -76,26 +80,33 @@ import Testing
 
         // A disclosure with a fixed salt, and a route record with its (deterministic) Ed25519 signature.
         let disclosure = SelectiveDisclosure.makeDisclosure(salt: Base64.urlEncode(fixed("salt").prefix(16)), field: .company, value: "US Navy")
-        let route = RouteRecord(did: grace.identity.did, pubKey: grace.keys.x25519.publicKey, signPubKey: grace.keys.ed25519.publicKey,
-                                fingerprint: grace.identity.fingerprint, mailboxToken: fixed("mailbox token"), recipient: ada.identity.did,
-                                issuedAt: 1_795_000_000, expiresAt: 1_795_000_000 + RouteRecord.defaultValidity,
-                                hints: [RouteRecord.Hint(host: "192.0.2.10", port: 7447)])
+        let route = RouteRecord(
+            did: grace.identity.did, pubKey: grace.keys.x25519.publicKey, signPubKey: grace.keys.ed25519.publicKey,
+            fingerprint: grace.identity.fingerprint, mailboxToken: fixed("mailbox token"), recipient: ada.identity.did,
+            issuedAt: 1_795_000_000, expiresAt: 1_795_000_000 + RouteRecord.defaultValidity,
+            hints: [RouteRecord.Hint(host: "192.0.2.10", port: 7447)])
         let routeSignature = grace.keys.ed25519.signature(for: SealedRoute.signingInput(route))
 
         func party(_ s: Side) -> JSONValue {
-            ["did": .string(s.identity.did), "pubKey": .string(Base64.encode(s.identity.pubKey.rawRepresentation)),
-             "signPubKey": .string(Base64.encode(s.identity.signPubKey.rawRepresentation)), "fingerprint": .string(s.identity.fingerprint)]
+            [
+                "did": .string(s.identity.did), "pubKey": .string(Base64.encode(s.identity.pubKey.rawRepresentation)),
+                "signPubKey": .string(Base64.encode(s.identity.signPubKey.rawRepresentation)), "fingerprint": .string(s.identity.fingerprint),
+            ]
         }
         let example: JSONValue = [
             "initiator": party(ada),
             "responder": party(grace),
-            "noise": ["message1": .string(Hex.encode(m1)), "message2": .string(Hex.encode(m2)), "message3": .string(Hex.encode(m3)),
-                      "handshakeHash": .string(Hex.encode(h)), "firstTransportMessage({\"type\":\"done\"})": .string(Hex.encode(firstTransport))],
+            "noise": [
+                "message1": .string(Hex.encode(m1)), "message2": .string(Hex.encode(m2)), "message3": .string(Hex.encode(m3)),
+                "handshakeHash": .string(Hex.encode(h)), "firstTransportMessage({\"type\":\"done\"})": .string(Hex.encode(firstTransport)),
+            ],
             "identity": ["initiatorSignedObject": .string(signedI.canonicalText), "responderSignedObject": .string(signedR.canonicalText)],
             "recall": ["responderPresenceKey": .string(Base64.urlEncode(grace.presenceKey)), "sealingKey": .string(Hex.encode(recallKey))],
             "sas": ["initiatorCommitment": .string(Hex.encode(commit)), "value": .number(Double(sas)), "display": .string(SAS.display(sas))],
-            "payload": ["signingInput": .string(String(decoding: payloadInput, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: "\\u0000")),
-                        "signingInputSHA256": .string(Hex.encode(SHA256.hash(payloadInput)))],
+            "payload": [
+                "signingInput": .string(String(decoding: payloadInput, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: "\\u0000")),
+                "signingInputSHA256": .string(Hex.encode(SHA256.hash(payloadInput))),
+            ],
             "disclosure": ["disclosure": .string(disclosure), "digest": .string(SelectiveDisclosure.digest(of: disclosure))],
             "route": ["signedRecord": .string(route.json.canonicalText), "signature": .string(Base64.encode(routeSignature))],
             "graphEdgeID": .string(Contact.graphEdgeID(ada.identity.did, grace.identity.did, sessionBinding: h)),
@@ -107,14 +118,18 @@ import Testing
     static func documented() throws -> JSONValue {
         let text = try String(contentsOf: docURL, encoding: .utf8)
         guard let marker = text.range(of: "<!-- worked-example -->"),
-              let open = text.range(of: "```json\n", range: marker.upperBound..<text.endIndex),
-              let close = text.range(of: "\n```", range: open.upperBound..<text.endIndex) else {
+            let open = text.range(of: "```json\n", range: marker.upperBound..<text.endIndex),
+            let close = text.range(of: "\n```", range: open.upperBound..<text.endIndex)
+        else {
             throw LabeledError("docs/PROTOCOL.md has no worked-example JSON block")
         }
         return try JSONParser.parse(String(text[open.upperBound..<close.lowerBound]))
     }
 
-    struct LabeledError: Error { let m: String; init(_ m: String) { self.m = m } }
+    struct LabeledError: Error {
+        let m: String
+        init(_ m: String) { self.m = m }
+    }
 
     @Test func documentMatchesTheCode() throws {
         let (computed, ada, grace) = try Self.compute()
@@ -124,7 +139,10 @@ import Testing
         var doc = try Self.documented()
         // Example ECDSA signatures in the document: they must verify over the documented objects.
         let exampleSigs = doc["exampleSignatures"]
-        if var o = doc.objectValue { o["exampleSignatures"] = nil; doc = .object(o) }
+        if var o = doc.objectValue {
+            o["exampleSignatures"] = nil
+            doc = .object(o)
+        }
         for (key, value) in computed.objectValue! {
             #expect(doc[key] == value, "docs/PROTOCOL.md worked example: \"\(key)\" differs from the code")
         }
@@ -153,9 +171,11 @@ import Testing
         let signedI = ExchangeMessage.Identity.signingInput(try JSONParser.parse(computed["identity"]!["initiatorSignedObject"]!.stringValue!))
         let signedR = ExchangeMessage.Identity.signingInput(try JSONParser.parse(computed["identity"]!["responderSignedObject"]!.stringValue!))
         let input = Array(computed["payload"]!["signingInput"]!.stringValue!.replacingOccurrences(of: "\\u0000", with: "\u{0}").utf8)
-        let sigs: JSONValue = ["initiatorIdentity": .string(Base64.encode(try ada.keys.p256.signature(for: signedI))),
-                               "responderIdentity": .string(Base64.encode(try grace.keys.p256.signature(for: signedR))),
-                               "payload": .string(Base64.encode(try grace.keys.p256.signature(for: input)))]
+        let sigs: JSONValue = [
+            "initiatorIdentity": .string(Base64.encode(try ada.keys.p256.signature(for: signedI))),
+            "responderIdentity": .string(Base64.encode(try grace.keys.p256.signature(for: signedR))),
+            "payload": .string(Base64.encode(try grace.keys.p256.signature(for: input))),
+        ]
         let path = try #require(ProcessInfo.processInfo.environment["NEARCARD_PRINT_WORKED_EXAMPLE"])
         try (sigs.prettyText + "\n").write(toFile: path + ".sigs", atomically: true, encoding: .utf8)
     }

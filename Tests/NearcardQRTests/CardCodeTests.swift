@@ -12,8 +12,9 @@ import Testing
     let context = ScanContext(now: Date(), isTrustedIssuer: { _ in false })
 
     func plaintext() throws -> String {
-        try CardCode.payload(.plaintext, card: card, fields: [.name, .company], updatedAt: Date(timeIntervalSince1970: 1_800_000_000),
-                             keys: IdentityKeys.generate(), issuerProof: nil, until: Date().addingTimeInterval(600))
+        try CardCode.payload(
+            .plaintext, card: card, fields: [.name, .company], updatedAt: Date(timeIntervalSince1970: 1_800_000_000),
+            keys: IdentityKeys.generate(), issuerProof: nil, until: Date().addingTimeInterval(600))
     }
 
     /// Two codes made one after the other: each snapshot's `cardId` is a fresh upper-case UUID
@@ -28,7 +29,10 @@ import Testing
         var cards: [Card] = []
         for (text, id) in zip(texts, ids) {
             var router = ScanRouter()
-            guard case .contact(let scanned) = try router.scan(text, context: context) else { Issue.record("not a contact"); return }
+            guard case .contact(let scanned) = try router.scan(text, context: context) else {
+                Issue.record("not a contact")
+                return
+            }
             #expect(scanned.cardId == id)
             cards.append(scanned.card)
         }

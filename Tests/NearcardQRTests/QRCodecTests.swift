@@ -23,7 +23,7 @@ import Testing
     /// What one code of a given side holds, as libqrencode lays it out (level M, 8-bit).
     @Test func capacityBySide() {
         #expect(QRMatrix.capacity(side: 20) == 0)
-        #expect(QRMatrix.capacity(side: 21) == 14)       // version 1
+        #expect(QRMatrix.capacity(side: 21) == 14) // version 1
         #expect(QRMatrix.capacity(side: 200) == QRMatrix.maximumBytes)
         for side in [25, 57, 69, 105, 150] {
             let c = QRMatrix.capacity(side: side)
@@ -34,7 +34,7 @@ import Testing
     /// A payload larger than a code: compressed if that fits, else frames that each fit the capacity
     /// asked for (a terminal's, or a whole code's), each readable by zbar, reassembled in any order.
     @Test func framesFitTheCapacityAndReassemble() throws {
-        let noise = Base64.urlEncode((0..<4000).map { UInt8(truncatingIfNeeded: ($0 &* 2654435761) >> 7) })
+        let noise = Base64.urlEncode((0..<4000).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 7) })
         let payload = "{\"format\":\"plaintext\",\"noise\":\"\(noise)\"}"
         for capacity in [QRFrames.minimumCapacity, 331, 779, QRMatrix.maximumBytes] {
             let frames = try QRFrames.plan(payload, capacity: capacity)
@@ -176,7 +176,8 @@ import Testing
         let context = ScanContext(now: Date(), isTrustedIssuer: { _ in false })
         for (n, f) in frames.dropLast().enumerated() {
             guard case .needMoreFrames(let received, let total, _) = try router.scan(f, context: context) else {
-                Issue.record("a 2950-byte frame was not taken as a frame"); return
+                Issue.record("a 2950-byte frame was not taken as a frame")
+                return
             }
             #expect(received == n + 1 && total == frames.count)
         }
@@ -188,7 +189,10 @@ import Testing
             guard let e = e as? QRError else { return false }
             return e.kind == .chunks && e.message.contains("longer than 2950")
         }
-        #expect { var r = ScanRouter(); _ = try r.scan(over[0], context: context) } throws: {
+        #expect {
+            var r = ScanRouter()
+            _ = try r.scan(over[0], context: context)
+        } throws: {
             ($0 as? QRError)?.message.contains("longer than 2950") == true
         }
     }
@@ -208,7 +212,8 @@ import Testing
         let flipped = try changed(frames[1]) { $0[0] ^= 1 }
         let shorter = try changed(frames[1]) { $0.removeLast() }
         for other in [flipped, shorter] {
-            let o = try Chunks.parse(other), original = try Chunks.parse(frames[1])
+            let o = try Chunks.parse(other)
+            let original = try Chunks.parse(frames[1])
             #expect(o.session == original.session && o.index == original.index && o.total == original.total && o.hash == original.hash)
             #expect(o.chunk != original.chunk)
         }
@@ -278,7 +283,8 @@ import Testing
         let context = ScanContext(now: Date(), isTrustedIssuer: { _ in false })
         _ = try router.scan(four[1], context: context)
         guard case .needMoreFrames(2, 4, let missing) = try router.scan(four[2], context: context) else {
-            Issue.record("frames 2 and 3 of 4 are not a partial payload"); return
+            Issue.record("frames 2 and 3 of 4 are not a partial payload")
+            return
         }
         #expect(missing == [1] && Chunks.describeMissing(received: 2, total: 4, missing: missing).contains("1 and the first or the last frame (0 or 4"))
     }
@@ -318,16 +324,26 @@ import Testing
         #expect(try b.add(try Chunks.parse(one[0])) == small)
         // Three frames, the stray one in the middle of the scan; through the scan router as a camera feeds it.
         let card = Card(name: "Ada", company: "AE")
-        let text = Array(Envelope.plaintext(card: card, fields: [.name, .company], cardId: UUID().uuidString, updatedAt: Date(),
-                                            createdAt: Date(), expires: nil).utf8)
+        let text = Array(
+            Envelope.plaintext(
+                card: card, fields: [.name, .company], cardId: UUID().uuidString, updatedAt: Date(),
+                createdAt: Date(), expires: nil
+            ).utf8)
         let s3 = Hex.encode(Sodium.randomBytes(16))
-        let good = numbered(text, total: 3, from: 0, session: s3), stray = numbered(text, total: 3, from: 1, session: s3)[2]
+        let good = numbered(text, total: 3, from: 0, session: s3)
+        let stray = numbered(text, total: 3, from: 1, session: s3)[2]
         var router = ScanRouter()
         let context = ScanContext(now: Date(), isTrustedIssuer: { _ in false })
         _ = try router.scan(good[0], context: context)
         #expect { try router.scan(stray, context: context) } throws: { ($0 as? QRError)?.message.contains("frame 3 of 3 cannot join frame 0") == true }
-        guard case .needMoreFrames(2, 3, [2]) = try router.scan(good[1], context: context) else { Issue.record("not partial"); return }
-        guard case .contact(let c) = try router.scan(good[2], context: context) else { Issue.record("the right frames do not complete it"); return }
+        guard case .needMoreFrames(2, 3, [2]) = try router.scan(good[1], context: context) else {
+            Issue.record("not partial")
+            return
+        }
+        guard case .contact(let c) = try router.scan(good[2], context: context) else {
+            Issue.record("the right frames do not complete it")
+            return
+        }
         #expect(c.card.name == "Ada")
     }
 
@@ -338,7 +354,8 @@ import Testing
         #expect(Chunks.describeMissing(received: 2, total: 4, missing: [1, 3]) == "1, 3")
         // Numbering unknown: one frame fewer listed than are missing; the first or the last is the other.
         #expect(Chunks.describeMissing(received: 1, total: 3, missing: [2]).hasPrefix("2 and the first or the last frame (0 or 3:"))
-        #expect(Chunks.describeMissing(received: 1, total: 2, missing: [])
+        #expect(
+            Chunks.describeMissing(received: 1, total: 2, missing: [])
                 == "the first or the last frame (0 or 2: the frames read so far do not show whether they count from 0 or from 1)")
         #expect(Chunks.describeMissing(received: 2, total: 5, missing: [2, 3]).hasPrefix("2, 3 and the first or the last frame (0 or 5:"))
     }
@@ -364,9 +381,11 @@ import Testing
         #expect(try assemble(&a, second) == other)
     }
 
-    @Test(arguments: ["sqc1.", "sqc1.zz.0.1.00.AA", "sqc1.\(String(repeating: "a", count: 32)).5.3.\(String(repeating: "b", count: 64)).QQ",
-                      "sqc1.\(String(repeating: "a", count: 32)).0.999.\(String(repeating: "b", count: 64)).QQ",
-                      "sqc1.\(String(repeating: "a", count: 32)).0.1.\(String(repeating: "b", count: 64)).!!"])
+    @Test(arguments: [
+        "sqc1.", "sqc1.zz.0.1.00.AA", "sqc1.\(String(repeating: "a", count: 32)).5.3.\(String(repeating: "b", count: 64)).QQ",
+        "sqc1.\(String(repeating: "a", count: 32)).0.999.\(String(repeating: "b", count: 64)).QQ",
+        "sqc1.\(String(repeating: "a", count: 32)).0.1.\(String(repeating: "b", count: 64)).!!",
+    ])
     func malformedFramesAreRefused(frame: String) {
         #expect(throws: QRError.self) { try Chunks.parse(frame) }
     }
@@ -381,26 +400,41 @@ import Testing
     }
 
     @Test func openIDRequestsAreRoutedAndValidated() throws {
-        let ok = "openid4vp://authorize?client_id=https%3A%2F%2Fverifier.example.org&response_type=vp_token&response_mode=direct_post&nonce=n-0S6&state=s1&response_uri=https%3A%2F%2Fverifier.example.org%2Fpost&presentation_definition=%7B%22input_descriptors%22%3A%5B%7B%22constraints%22%3A%7B%22fields%22%3A%5B%7B%22path%22%3A%5B%22%24.credentialSubject.name%22%5D%7D%5D%7D%7D%5D%7D"
-        guard case .presentationRequest(let r) = try scan(ok) else { Issue.record("not a request"); return }
+        let ok =
+            "openid4vp://authorize?client_id=https%3A%2F%2Fverifier.example.org&response_type=vp_token&response_mode=direct_post&nonce=n-0S6&state=s1&response_uri=https%3A%2F%2Fverifier.example.org%2Fpost&presentation_definition=%7B%22input_descriptors%22%3A%5B%7B%22constraints%22%3A%7B%22fields%22%3A%5B%7B%22path%22%3A%5B%22%24.credentialSubject.name%22%5D%7D%5D%7D%7D%5D%7D"
+        guard case .presentationRequest(let r) = try scan(ok) else {
+            Issue.record("not a request")
+            return
+        }
         #expect(r.verifierHost == "verifier.example.org")
         #expect(r.requestedClaims == ["credentialSubject.name"])
-        guard case .presentationRequest = try scan(ok.replacingOccurrences(of: "openid4vp://", with: "OID4VP://")) else { Issue.record("upper-case scheme"); return }
-        for (change, reason) in [("client_id=https%3A%2F%2Fverifier.example.org&", "client_id"), ("nonce=n-0S6&", "nonce"), ("state=s1&", "state"),
-                                 ("response_uri=https%3A%2F%2Fverifier.example.org%2Fpost&", "response_uri")] {
+        guard case .presentationRequest = try scan(ok.replacingOccurrences(of: "openid4vp://", with: "OID4VP://")) else {
+            Issue.record("upper-case scheme")
+            return
+        }
+        for (change, reason) in [
+            ("client_id=https%3A%2F%2Fverifier.example.org&", "client_id"), ("nonce=n-0S6&", "nonce"), ("state=s1&", "state"),
+            ("response_uri=https%3A%2F%2Fverifier.example.org%2Fpost&", "response_uri"),
+        ] {
             #expect { try scan(ok.replacingOccurrences(of: change, with: "")) } throws: { ($0 as? QRError)?.message.contains(reason) == true }
         }
         #expect { try scan(ok + "&redirect_uri=https%3A%2F%2Fx") } throws: { ($0 as? QRError)?.message.contains("redirect_uri") == true }
-        let dcql = "openid4vp://?client_id=x.example&nonce=1&state=2&dcql_query=%7B%22credentials%22%3A%5B%7B%22claims%22%3A%5B%7B%22path%22%3A%5B%22credentialSubject%22%2C%22company%22%5D%7D%5D%7D%5D%7D"
-        guard case .presentationRequest(let d) = try scan(dcql) else { Issue.record("dcql"); return }
+        let dcql =
+            "openid4vp://?client_id=x.example&nonce=1&state=2&dcql_query=%7B%22credentials%22%3A%5B%7B%22claims%22%3A%5B%7B%22path%22%3A%5B%22credentialSubject%22%2C%22company%22%5D%7D%5D%7D%5D%7D"
+        guard case .presentationRequest(let d) = try scan(dcql) else {
+            Issue.record("dcql")
+            return
+        }
         #expect(d.requestedFields(from: [.name]) == [.name, .company])
     }
 
     @Test func unusableCodesSayWhyAndStoreNothing() {
-        for (text, words) in [("openid-credential-offer://?credential_offer=%7B%7D", "credential offer"),
-                              ("solidarity://share?id=1", "link"),
-                              (Base64.encode(Sodium.randomBytes(80)), "encrypted"),
-                              ("{\"version\":2,\"format\":\"zkProof\",\"shareId\":\"X\",\"encryptedPayload\":\"AAAA\"}", "own devices")] {
+        for (text, words) in [
+            ("openid-credential-offer://?credential_offer=%7B%7D", "credential offer"),
+            ("solidarity://share?id=1", "link"),
+            (Base64.encode(Sodium.randomBytes(80)), "encrypted"),
+            ("{\"version\":2,\"format\":\"zkProof\",\"shareId\":\"X\",\"encryptedPayload\":\"AAAA\"}", "own devices"),
+        ] {
             #expect { try scan(text) } throws: { e in
                 guard let e = e as? QRError else { return false }
                 return e.kind == .unusable && e.message.contains(words)
@@ -440,30 +474,46 @@ import Testing
         let keys = IdentityKeys.generate()
         let card = Card(name: "Ada Lovelace", email: "ada@example.org", company: "AE", title: "Programmer")
         let text = try Envelope.zkProof(card: card, fields: [.name, .company], keys: keys, createdAt: Date(), expires: Date().addingTimeInterval(3600))
-        guard case .contact(let c) = try scan(text) else { Issue.record("no contact"); return }
+        guard case .contact(let c) = try scan(text) else {
+            Issue.record("no contact")
+            return
+        }
         // A valid proof from a signer this scanner does not trust: "signature valid, signer unknown".
         #expect(c.status == .unverified && c.reason.contains("signature valid, signer unknown"))
         #expect(c.card == card.filtered(to: [.name, .company]) && c.did == keys.publicIdentity(name: nil).did)
         let did = keys.publicIdentity(name: nil).did
         var trusting = ScanRouter()
-        guard case .contact(let t) = try trusting.scan(text, context: ScanContext(isTrustedIssuer: { $0 == did })) else { Issue.record("no contact"); return }
+        guard case .contact(let t) = try trusting.scan(text, context: ScanContext(isTrustedIssuer: { $0 == did })) else {
+            Issue.record("no contact")
+            return
+        }
         #expect(t.status == .verified, "the same proof from a trusted signer")
 
         var env = try JSONParser.parse(text).objectValue!
         // Claim a field the proof does not disclose.
         env["selectedFields"] = ["name", "company", "email"]
-        guard case .contact(let claimed) = try scan(JSONValue.object(env).canonicalText) else { Issue.record("no answer"); return }
+        guard case .contact(let claimed) = try scan(JSONValue.object(env).canonicalText) else {
+            Issue.record("no answer")
+            return
+        }
         #expect(claimed.status == .failed && claimed.reason.contains("email"))
         // The proof moved into another QR code (another shareId).
         env = try JSONParser.parse(text).objectValue!
         env["shareId"] = .string(UUID().uuidString)
-        guard case .contact(let moved) = try scan(JSONValue.object(env).canonicalText) else { Issue.record("no answer"); return }
+        guard case .contact(let moved) = try scan(JSONValue.object(env).canonicalText) else {
+            Issue.record("no answer")
+            return
+        }
         #expect(moved.status == .failed && moved.reason.contains("another QR code"))
         // Expired: refused, nothing to store.
-        let old = try Envelope.zkProof(card: card, fields: [.name], keys: keys, createdAt: Date().addingTimeInterval(-7200), expires: Date().addingTimeInterval(-3600))
+        let old = try Envelope.zkProof(
+            card: card, fields: [.name], keys: keys, createdAt: Date().addingTimeInterval(-7200), expires: Date().addingTimeInterval(-3600))
         #expect { try scan(old) } throws: { ($0 as? QRError)?.kind == .expired }
         // Compressed form reads the same.
-        guard case .contact(let z) = try scan(try Compressed.encode(text)) else { Issue.record("sce1"); return }
+        guard case .contact(let z) = try scan(try Compressed.encode(text)) else {
+            Issue.record("sce1")
+            return
+        }
         #expect(z.status == .unverified && z.card == c.card)
     }
 

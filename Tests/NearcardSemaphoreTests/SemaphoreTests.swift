@@ -1,7 +1,8 @@
 import Foundation
 import NearcardCrypto
-@testable import NearcardSemaphore
 import Testing
+
+@testable import NearcardSemaphore
 
 let vectorURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("Vectors/semaphore/v4-depth10-proof.json")
@@ -48,7 +49,10 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
         let result: Result<Void, SemaphoreFailure> = Result { () throws(SemaphoreFailure) in
             try SemaphoreVerifier.verify(try SemaphoreProof(json: JSONValue.object(o).canonicalText)).get()
         }
-        guard case .failure(let f) = result else { Issue.record("point \(index) changed and still accepted"); return }
+        guard case .failure(let f) = result else {
+            Issue.record("point \(index) changed and still accepted")
+            return
+        }
         #expect(f == .invalid || { if case .notOnCurve = f { true } else { false } }())
     }
 
@@ -68,7 +72,10 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
         func refusal(_ change: (inout JSONObject) -> Void) -> SemaphoreFailure? {
             var x = o
             change(&x)
-            do { _ = try SemaphoreProof(json: JSONValue.object(x).canonicalText); return nil } catch { return error }
+            do {
+                _ = try SemaphoreProof(json: JSONValue.object(x).canonicalText)
+                return nil
+            } catch { return error }
         }
         #expect(refusal { $0["points"] = ["1", "2"] } == .malformed("\"points\" must hold 8 numbers"))
         #expect(refusal { $0["nullifier"] = nil } == .malformed("no \"nullifier\""))
@@ -99,7 +106,10 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
 
     /// A point on the twist but outside G2's prime-order subgroup is refused.
     @Test func twistPointOutsideTheSubgroupIsRefused() {
-        guard let p = twistPointOutsideTheSubgroup() else { Issue.record("no twist point found"); return }
+        guard let p = twistPointOutsideTheSubgroup() else {
+            Issue.record("no twist point found")
+            return
+        }
         #expect(p.isOnCurve)
         #expect(!p.isInSubgroup)
         #expect(G2Point.generator.isInSubgroup)
@@ -146,7 +156,10 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
 
     /// §18: a verifier MUST refuse B on the twist y² = x³ + 3/(9+u) but outside its order-r subgroup.
     @Test func bOutsideTheSubgroupIsRefused() throws {
-        guard let b = twistPointOutsideTheSubgroup() else { Issue.record("no twist point found"); return }
+        guard let b = twistPointOutsideTheSubgroup() else {
+            Issue.record("no twist point found")
+            return
+        }
         #expect(b.isOnCurve && !b.isInSubgroup)
         // points[2...5] are B.x.c1, B.x.c0, B.y.c1, B.y.c0.
         let text = try vectorText(points: [2: b.x.c1.value, 3: b.x.c0.value, 4: b.y.c1.value, 5: b.y.c0.value])
@@ -168,7 +181,7 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
 
     /// sqrt in Fq2 for the test above (p ≡ 3 mod 4): a = (x + y·u)², solved through the norm.
     func sqrt(_ a: Fq2) -> Fq2? {
-        let e = Fq.modulus.subtracting(UInt256(3)).0.divided(by: 4).quotient  // (p − 3)/4
+        let e = Fq.modulus.subtracting(UInt256(3)).0.divided(by: 4).quotient // (p − 3)/4
         func fqSqrt(_ v: Fq) -> Fq? {
             let r = v.power(e) * v
             return r.squared == v ? r : nil
@@ -191,8 +204,10 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
 
     /// e(aP, bQ) = e(P, Q)^(ab), e(aP, Q) = e(P, aQ), and e(P, Q) ≠ 1.
     @Test func bilinearityOnRandomPoints() {
-        let a = random(), b = random()
-        let p = G1Point.generator.multiplied(by: random()), q = G2Point.generator.multiplied(by: random())
+        let a = random()
+        let b = random()
+        let p = G1Point.generator.multiplied(by: random())
+        let q = G2Point.generator.multiplied(by: random())
         let e = Pairing.pairing(p, q)
         let nonDegenerate = e != .one
         #expect(nonDegenerate)
@@ -328,13 +343,17 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
 
     @Test func theVectorProofIsNotBoundToAnyCard() throws {
         let verdict = SemaphoreBinding.check(try vectorProof().text, holderDID: holder) { _ in .init(name: "Attendees", depth: nil) }
-        guard case .failed(let why) = verdict else { Issue.record("an unbound proof was accepted: \(verdict)"); return }
+        guard case .failed(let why) = verdict else {
+            Issue.record("an unbound proof was accepted: \(verdict)")
+            return
+        }
         #expect(why.contains("not bound to \(holder)"))
     }
 
     /// The binding values are fixed by the spec: SHA-256 of the label, a zero byte and the DID.
     @Test func bindingValuesFollowTheSpec() {
-        let m = SemaphoreBinding.message(holderDID: holder), s = SemaphoreBinding.scope(holderDID: holder)
+        let m = SemaphoreBinding.message(holderDID: holder)
+        let s = SemaphoreBinding.scope(holderDID: holder)
         #expect(m.bigEndianBytes == SHA256.hash(Array("nearcard/semaphore/message/v1".utf8) + [0] + Array(holder.utf8)))
         #expect(s.bigEndianBytes == SHA256.hash(Array("nearcard/semaphore/scope/v1".utf8) + [0] + Array(holder.utf8)))
         #expect(m != SemaphoreBinding.message(holderDID: holder + "x"))
@@ -349,14 +368,18 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
         #expect(SemaphoreBinding.check(text, holderDID: holder, trusted: trusted, verify: pairingAccepts) == .trusted(group: "Attendees", nullifier: nullifier))
         // Copied into another holder's card: refused.
         guard case .failed = SemaphoreBinding.check(text, holderDID: holder + "x", trusted: trusted, verify: pairingAccepts) else {
-            Issue.record("a proof bound to one DID was accepted for another"); return
+            Issue.record("a proof bound to one DID was accepted for another")
+            return
         }
         // A root nobody trusts: valid, not trusted.
-        #expect(SemaphoreBinding.check(text, holderDID: holder, trusted: { _ in nil }, verify: pairingAccepts)
+        #expect(
+            SemaphoreBinding.check(text, holderDID: holder, trusted: { _ in nil }, verify: pairingAccepts)
                 == .untrustedGroup(root: UInt256(decimal: root)!))
         // A group pinned to another depth: refused.
-        guard case .failed(let why) = SemaphoreBinding.check(text, holderDID: holder, trusted: { _ in .init(name: "A", depth: 16) }, verify: pairingAccepts) else {
-            Issue.record("a depth-pinned group accepted another depth"); return
+        guard case .failed(let why) = SemaphoreBinding.check(text, holderDID: holder, trusted: { _ in .init(name: "A", depth: 16) }, verify: pairingAccepts)
+        else {
+            Issue.record("a depth-pinned group accepted another depth")
+            return
         }
         #expect(why.contains("depth-16"))
         // With the real pairing check, rebinding a proof by editing its message and scope fails: they are public inputs.
@@ -366,8 +389,10 @@ func failure(_ r: Result<Void, SemaphoreFailure>) -> SemaphoreFailure? {
     /// The iOS wrapper (the proof as a JSON string inside) and Nearcard's export form both parse to the same proof.
     @Test func iosWrapperAndExportForm() throws {
         let (text, _) = try vectorProof()
-        let wrapper: JSONValue = .object(["version": 1, "semaphore_proof": .string(text), "group_root": "1", "signal": "x", "scope": "y",
-                                          "member_count": 3, "group_commitments": ["1", "2", "3"]])
+        let wrapper: JSONValue = .object([
+            "version": 1, "semaphore_proof": .string(text), "group_root": "1", "signal": "x", "scope": "y",
+            "member_count": 3, "group_commitments": ["1", "2", "3"],
+        ])
         let proof = try SemaphoreProof(json: text)
         #expect(try SemaphoreProof(json: wrapper.canonicalText) == proof)
         #expect(try SemaphoreProof(json: proof.exportJSON) == proof)

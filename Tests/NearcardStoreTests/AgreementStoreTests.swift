@@ -27,7 +27,8 @@ import Testing
         // The responder was asked before Ada's `done` arrived: not held, and remembered as withdrawn.
         #expect(try db.answerConfirmation(edge: edge, pubKey: "QUFB") == false)
         #expect(throws: StoreError.self) {
-            try db.recordExchange(contact(ada, pubKey: "QUFB", edge: edge), issuedRoute: route(ada), payloadJSON: "{\"late\":1}", confirmation: .final(edge: edge))
+            try db.recordExchange(
+                contact(ada, pubKey: "QUFB", edge: edge), issuedRoute: route(ada), payloadJSON: "{\"late\":1}", confirmation: .final(edge: edge))
         }
         #expect(try db.contacts().isEmpty, "the late done stored nothing")
         // Another exchange with the same peer is stored, and a query about it is answered held.
@@ -40,7 +41,8 @@ import Testing
         let third = String(repeating: "ef", count: 16)
         #expect(try db.answerConfirmation(edge: third, pubKey: "QUFB") == false)
         #expect(throws: StoreError.self) {
-            try db.recordExchange(contact(ada, pubKey: "QUFB", edge: third), issuedRoute: route(ada), payloadJSON: "{\"third\":1}", confirmation: .final(edge: third))
+            try db.recordExchange(
+                contact(ada, pubKey: "QUFB", edge: third), issuedRoute: route(ada), payloadJSON: "{\"third\":1}", confirmation: .final(edge: third))
         }
         #expect(try db.contacts().map(\.graphExportEdgeId) == [next])
     }
@@ -49,20 +51,24 @@ import Testing
         let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let grace = "did:key:zDnaeGraceAgreement0000000000000000000000000000000000"
-        let kept = String(repeating: "01", count: 16), dropped = String(repeating: "02", count: 16)
-        try db.recordExchange(contact(grace, pubKey: "R1JB", edge: kept), issuedRoute: route(grace), payloadJSON: "{\"a\":1}", confirmation: .pending(edge: kept))
+        let kept = String(repeating: "01", count: 16)
+        let dropped = String(repeating: "02", count: 16)
+        try db.recordExchange(
+            contact(grace, pubKey: "R1JB", edge: kept), issuedRoute: route(grace), payloadJSON: "{\"a\":1}", confirmation: .pending(edge: kept))
         #expect(try db.unconfirmedContactDIDs() == [grace])
         #expect(try db.confirmExchange(edge: kept))
         #expect(try db.unconfirmedContactDIDs().isEmpty && db.contacts().count == 1)
         // A new contact withdrawn: deleted with everything tied to it.
         let eve = "did:key:zDnaeEveAgreement00000000000000000000000000000000000"
-        try db.recordExchange(contact(eve, pubKey: "RVZF", edge: dropped), issuedRoute: route(eve), payloadJSON: "{\"b\":1}", confirmation: .pending(edge: dropped))
+        try db.recordExchange(
+            contact(eve, pubKey: "RVZF", edge: dropped), issuedRoute: route(eve), payloadJSON: "{\"b\":1}", confirmation: .pending(edge: dropped))
         #expect(try db.withdrawExchange(edge: dropped) == eve)
         #expect(try db.contacts().map(\.didPublicKey) == [grace])
         // An older contact updated by a withdrawn exchange stays (the peer holds it from before), with
         // the route and graph edge of the exchange the peer holds: its messages reach a mailbox there.
         let again = String(repeating: "03", count: 16)
-        try db.recordExchange(contact(grace, pubKey: "R1JB", edge: again), issuedRoute: route(grace), payloadJSON: "{\"c\":1}", confirmation: .pending(edge: again))
+        try db.recordExchange(
+            contact(grace, pubKey: "R1JB", edge: again), issuedRoute: route(grace), payloadJSON: "{\"c\":1}", confirmation: .pending(edge: again))
         #expect(try db.contacts().first?.sealedRoute == "route of \(again)")
         #expect(try db.withdrawExchange(edge: again) == nil)
         #expect(try db.contacts().count == 1 && db.pendingConfirmations().isEmpty)
@@ -76,10 +82,13 @@ import Testing
         let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let grace = "did:key:zDnaeGraceLater00000000000000000000000000000000000000"
-        let older = String(repeating: "0a", count: 16), later = String(repeating: "0b", count: 16)
-        try db.recordExchange(contact(grace, pubKey: "R1JB", edge: older), issuedRoute: route(grace), payloadJSON: "{\"a\":1}", confirmation: .pending(edge: older))
+        let older = String(repeating: "0a", count: 16)
+        let later = String(repeating: "0b", count: 16)
+        try db.recordExchange(
+            contact(grace, pubKey: "R1JB", edge: older), issuedRoute: route(grace), payloadJSON: "{\"a\":1}", confirmation: .pending(edge: older))
         #expect(try db.unconfirmedContactDIDs() == [grace])
-        try db.recordExchange(contact(grace, pubKey: "R1JB", edge: later), issuedRoute: route(grace), payloadJSON: "{\"a\":2}", confirmation: .pending(edge: later))
+        try db.recordExchange(
+            contact(grace, pubKey: "R1JB", edge: later), issuedRoute: route(grace), payloadJSON: "{\"a\":2}", confirmation: .pending(edge: later))
         #expect(try db.confirmExchange(edge: later))
         #expect(try db.unconfirmedContactDIDs().isEmpty, "the contact is as the later, confirmed exchange left it")
         #expect(try db.pendingConfirmations().map(\.edge) == [older], "the older exchange's query still runs")
@@ -95,16 +104,21 @@ import Testing
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let grace = "did:key:zDnaeGraceStacked000000000000000000000000000000000000"
             let e = (1...3).map { String(repeating: "0\($0)", count: 16) }
-            try db.recordExchange(contact(grace, pubKey: "R1JB", edge: e[0]), issuedRoute: route(grace), payloadJSON: "{\"a\":1}", confirmation: .final(edge: e[0]))
+            try db.recordExchange(
+                contact(grace, pubKey: "R1JB", edge: e[0]), issuedRoute: route(grace), payloadJSON: "{\"a\":1}", confirmation: .final(edge: e[0]))
             for (i, edge) in e.dropFirst().enumerated() {
-                try db.recordExchange(contact(grace, pubKey: "R1JB", edge: edge), issuedRoute: route(grace), payloadJSON: "{\"b\":\(i)}", confirmation: .pending(edge: edge))
+                try db.recordExchange(
+                    contact(grace, pubKey: "R1JB", edge: edge), issuedRoute: route(grace), payloadJSON: "{\"b\":\(i)}", confirmation: .pending(edge: edge))
             }
             for edge in lowerFirst ? [e[1], e[2]] : [e[2], e[1]] { try db.withdrawExchange(edge: edge) }
-            #expect(try db.contacts().map(\.graphExportEdgeId) == [e[0]] && db.contacts().first?.sealedRoute == "route of \(e[0])", "lower first: \(lowerFirst)")
+            #expect(
+                try db.contacts().map(\.graphExportEdgeId) == [e[0]] && db.contacts().first?.sealedRoute == "route of \(e[0])", "lower first: \(lowerFirst)")
 
             let eve = "did:key:zDnaeEveStacked00000000000000000000000000000000000000"
-            try db.recordExchange(contact(eve, pubKey: "RVZF", edge: e[1]), issuedRoute: route(eve), payloadJSON: "{\"c\":1}", confirmation: .pending(edge: e[1]))
-            try db.recordExchange(contact(eve, pubKey: "RVZF", edge: e[2]), issuedRoute: route(eve), payloadJSON: "{\"c\":2}", confirmation: .pending(edge: e[2]))
+            try db.recordExchange(
+                contact(eve, pubKey: "RVZF", edge: e[1]), issuedRoute: route(eve), payloadJSON: "{\"c\":1}", confirmation: .pending(edge: e[1]))
+            try db.recordExchange(
+                contact(eve, pubKey: "RVZF", edge: e[2]), issuedRoute: route(eve), payloadJSON: "{\"c\":2}", confirmation: .pending(edge: e[2]))
             for edge in lowerFirst ? [e[1], e[2]] : [e[2], e[1]] { try db.withdrawExchange(edge: edge) }
             #expect(try db.contact(did: eve) == nil, "lower first: \(lowerFirst)")
         }
@@ -118,9 +132,11 @@ import Testing
         let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let did = "did:key:zDnaeAdaPresence0000000000000000000000000000000000000"
-        let first = Sodium.randomBytes(16), second = Sodium.randomBytes(16)
+        let first = Sodium.randomBytes(16)
+        let second = Sodium.randomBytes(16)
         var c = proximityContact(did: did, name: "Ada Lovelace", message: "hi")
-        let route = NearcardDatabase.IssuedRoute(mailboxToken: Sodium.randomBytes(32), contactDID: did, issuedAt: Date(), expiresAt: Date().addingTimeInterval(60))
+        let route = NearcardDatabase.IssuedRoute(
+            mailboxToken: Sodium.randomBytes(32), contactDID: did, issuedAt: Date(), expiresAt: Date().addingTimeInterval(60))
         try db.recordExchange(c, issuedRoute: route, payloadJSON: "{\"n\":1}", presenceKey: first)
         #expect(try db.presenceKey(contactDID: did) == first, "a new contact keeps the key")
         c.card.company = "Engines"

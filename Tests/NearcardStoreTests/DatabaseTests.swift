@@ -25,9 +25,10 @@ func temporaryDatabase(_ backend: Backend = .sqlite) throws -> (NearcardDatabase
 }
 
 func proximityContact(did: String, name: String, message: String) -> Contact {
-    Contact(card: Card(name: name, company: "Co"), source: .proximity, verificationStatus: .verified, receivedAt: Date(),
-            pubKey: "cHVi", signPubKey: "c2ln", didPublicKey: did, exchangeSignature: "theirs", myExchangeSignature: "mine",
-            exchangeTimestamp: Date(), myEphemeralMessage: "mine", theirEphemeralMessage: message, graphExportEdgeId: "edge")
+    Contact(
+        card: Card(name: name, company: "Co"), source: .proximity, verificationStatus: .verified, receivedAt: Date(),
+        pubKey: "cHVi", signPubKey: "c2ln", didPublicKey: did, exchangeSignature: "theirs", myExchangeSignature: "mine",
+        exchangeTimestamp: Date(), myEphemeralMessage: "mine", theirEphemeralMessage: message, graphExportEdgeId: "edge")
 }
 
 @Suite struct DatabaseTests {
@@ -190,12 +191,21 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let did = "did:key:zGrace"
-        let first = try db.keep(scanned(Card(name: "Grace", email: "old@navy.mil", socialNetworks: [SocialProfile(platform: "github", username: "old")]), did: did, .unverified))
+        let first = try db.keep(
+            scanned(Card(name: "Grace", email: "old@navy.mil", socialNetworks: [SocialProfile(platform: "github", username: "old")]), did: did, .unverified))
         #expect(first.outcome == .added)
-        let fill = try db.keep(scanned(Card(name: "Grace H", email: "new@navy.mil", title: "Admiral", socialNetworks: [SocialProfile(platform: "github", username: "new")]), did: did, .unverified))
+        let fill = try db.keep(
+            scanned(
+                Card(name: "Grace H", email: "new@navy.mil", title: "Admiral", socialNetworks: [SocialProfile(platform: "github", username: "new")]), did: did,
+                .unverified))
         #expect(fill.outcome == .merged(changed: [.title]), "an unverified code fills the title only")
         #expect(fill.contact.card.email == "old@navy.mil" && fill.contact.card.name == "Grace" && fill.contact.card.socialNetworks[0].username == "old")
-        let refresh = try db.keep(scanned(Card(name: "Grace Hopper", email: "new@navy.mil", socialNetworks: [SocialProfile(platform: "GitHub", username: "new"), SocialProfile(platform: "mastodon", username: "g")]), did: did, .verified))
+        let refresh = try db.keep(
+            scanned(
+                Card(
+                    name: "Grace Hopper", email: "new@navy.mil",
+                    socialNetworks: [SocialProfile(platform: "GitHub", username: "new"), SocialProfile(platform: "mastodon", username: "g")]), did: did,
+                .verified))
         #expect(refresh.outcome == .merged(changed: [.name, .email, .socialNetworks]))
         #expect(refresh.contact.verificationStatus == .verified && refresh.contact.card.title == "Admiral")
         #expect(refresh.contact.card.socialNetworks.map(\.username) == ["new", "g"])
@@ -218,7 +228,10 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         let again = try db.keep(manual(card))
         #expect(again.outcome == .alreadyThere && again.contact.id == a.contact.id)
         let alike = try db.keep(manual(Card(name: "A. Lovelace", email: "ADA@example.org")))
-        guard case .possibleDuplicate(let of) = alike.outcome else { Issue.record("not flagged: \(alike.outcome)"); return }
+        guard case .possibleDuplicate(let of) = alike.outcome else {
+            Issue.record("not flagged: \(alike.outcome)")
+            return
+        }
         #expect(of.id == a.contact.id)
         #expect(alike.summary.contains("possibly the same person as Ada Lovelace"))
         #expect(try db.keep(manual(Card(name: "Grace Hopper"))).outcome == .added)
@@ -278,8 +291,10 @@ func proximityContact(did: String, name: String, message: String) -> Contact {
         let kept = try db.recordExchange(zq, issuedRoute: route, payloadJSON: "{\"name\":\"Zanzibar Quux\"}")
         let signer = Ed25519.PrivateKey()
         try db.enqueue(MessageEnvelope.make(text: "outbox-marker-2718", from: "did:key:zMe", to: did, sentAt: 1_700_000_000, signer: signer), for: kept)
-        #expect(try db.storeReceived(MessageEnvelope.make(text: "inbox-marker-1618", from: did, to: "did:key:zMe", sentAt: 1_700_000_001, signer: signer),
-                                     contactID: kept.id, senderPubKey: X25519.PrivateKey().publicKey, senderSignPubKey: signer.publicKey))
+        #expect(
+            try db.storeReceived(
+                MessageEnvelope.make(text: "inbox-marker-1618", from: did, to: "did:key:zMe", sentAt: 1_700_000_001, signer: signer),
+                contactID: kept.id, senderPubKey: X25519.PrivateKey().publicKey, senderSignPubKey: signer.publicKey))
         // Someone else stays.
         try db.recordContact(proximityContact(did: "did:key:zGrace", name: "Grace Hopper", message: "hello"), payloadJSON: "{}")
         let markers = ["Zanzibar Quux", "zq@unique-marker.example", "ephemeral-marker-3141", "outbox-marker-2718", "inbox-marker-1618", "ZanzibarQuux"]

@@ -24,7 +24,8 @@ func temporaryHome() -> NearcardHome {
 
     /// identity.json from one identity with secret-keys.json from another: refused, both untouched.
     @Test func mismatchedPairIsRefused() throws {
-        let a = temporaryHome(), b = temporaryHome()
+        let a = temporaryHome()
+        let b = temporaryHome()
         defer {
             try? FileManager.default.removeItem(atPath: a.path)
             try? FileManager.default.removeItem(atPath: b.path)

@@ -65,7 +65,8 @@ import Testing
         #expect(item.envelope.id == sent.id && item.envelope.to == did && item.envelope.text.isEmpty && item.envelope.signature.isEmpty)
         let json = try #require(item.json.objectValue)
         #expect(json["text"] == .null && json.keys.contains("text"), "the member stays, null")
-        #expect(json["id"]?.stringValue == sent.id && json["state"] == "delivered" && json["deliveredAt"]?.stringValue == ISO8601.string(t0.addingTimeInterval(7)))
+        #expect(
+            json["id"]?.stringValue == sent.id && json["state"] == "delivered" && json["deliveredAt"]?.stringValue == ISO8601.string(t0.addingTimeInterval(7)))
         #expect(try db.outbox(all: true).map(\.id) == [sent.id] && db.outbox().isEmpty)
 
         #expect(try db.claimDueMessages(now: t0.addingTimeInterval(3600)).isEmpty, "a delivered message is never claimed again")
@@ -82,8 +83,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let (sent, _) = try queue("once only", in: db)
         try db.markDelivered(id: sent.id)
-        let requeue = try ChildProcess.capture(["/usr/bin/sqlite3", db.path, "UPDATE outboxMessage SET state = 'queued', nextAttemptAt = 0"],
-                                               environment: ProcessInfo.processInfo.environment)
+        let requeue = try ChildProcess.capture(
+            ["/usr/bin/sqlite3", db.path, "UPDATE outboxMessage SET state = 'queued', nextAttemptAt = 0"],
+            environment: ProcessInfo.processInfo.environment)
         #expect(requeue.code == 0, "\(String(decoding: requeue.stderr, as: UTF8.self))")
         #expect(try db.claimDueMessages(now: Date().addingTimeInterval(3600)).isEmpty)
         let listed = try #require(try db.outbox().first)
@@ -131,8 +133,10 @@ import Testing
         try db.enqueue(short, for: grace, now: now)
         try db.enqueue(lasting, for: grace, now: now)
         // The same two, received from Grace.
-        let fromGrace = MessageEnvelope.make(text: "expiring-marker-3", from: did, to: "did:key:zMe", sentAt: t, expiresAt: t + 60, signer: Ed25519.PrivateKey())
-        _ = try db.storeReceived(fromGrace, contactID: grace.id, senderPubKey: X25519.PrivateKey().publicKey, senderSignPubKey: Ed25519.PrivateKey().publicKey, at: now)
+        let fromGrace = MessageEnvelope.make(
+            text: "expiring-marker-3", from: did, to: "did:key:zMe", sentAt: t, expiresAt: t + 60, signer: Ed25519.PrivateKey())
+        _ = try db.storeReceived(
+            fromGrace, contactID: grace.id, senderPubKey: X25519.PrivateKey().publicKey, senderSignPubKey: Ed25519.PrivateKey().publicKey, at: now)
         #expect(try db.purgeExpiredMessages(now: now.addingTimeInterval(59)) == 0, "nothing before its time")
         #expect(try db.claimDueMessages(now: now.addingTimeInterval(61)).map(\.id) == [lasting.id], "an expired message is not sent")
         #expect(try db.purgeExpiredMessages(now: now.addingTimeInterval(61)) == 2)

@@ -25,12 +25,16 @@ import Testing
     @Test(arguments: Backend.allCases) func contactsKeepThePresenceKeyTheyHandedOver(_ backend: Backend) throws {
         let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let adaKey = Presence.makeKey(), graceKey = Presence.makeKey()
+        let adaKey = Presence.makeKey()
+        let graceKey = Presence.makeKey()
         let ada = try db.keep(proximityContact(did: "did:key:zAda", name: "Ada Lovelace", message: "hi"), presenceKey: adaKey).contact
         _ = try db.keep(proximityContact(did: "did:key:zGrace", name: "Grace", message: "hi"), presenceKey: graceKey)
         _ = try db.keep(proximityContact(did: "did:key:zLin", name: "Lin", message: "hi"))
-        #expect(try db.contactPresenceKeys() == [.init(did: "did:key:zAda", name: "Ada Lovelace", presenceKey: adaKey),
-                                                 .init(did: "did:key:zGrace", name: "Grace", presenceKey: graceKey)])
+        #expect(
+            try db.contactPresenceKeys() == [
+                .init(did: "did:key:zAda", name: "Ada Lovelace", presenceKey: adaKey),
+                .init(did: "did:key:zGrace", name: "Grace", presenceKey: graceKey),
+            ])
         // nil keeps the stored key (a QR code, an exchange that brought none); a value replaces it;
         // recording an exchange again leaves it in place.
         _ = try db.keep(proximityContact(did: "did:key:zAda", name: "Ada Lovelace", message: "again"))

@@ -1,16 +1,17 @@
 import Foundation
-import Synchronization
 import NearcardCrypto
 import NearcardModel
 import NearcardStore
 import NearcardTestSupport
+import Synchronization
 import Testing
 
 /// What a fleet of bots relies on, checked on both backends (two `NearcardDatabase`s on one store
 /// stand for two bots): one contact per visitor, every exchange once, a message claimed by one sender.
 @Suite struct SharedStoreTests {
     func exchangeRoute(_ did: String) -> IssuedRoute {
-        IssuedRoute(mailboxToken: (0..<16).map { _ in UInt8.random(in: 0...255) }, contactDID: did, issuedAt: Date(), expiresAt: Date().addingTimeInterval(3600))
+        IssuedRoute(
+            mailboxToken: (0..<16).map { _ in UInt8.random(in: 0...255) }, contactDID: did, issuedAt: Date(), expiresAt: Date().addingTimeInterval(3600))
     }
 
     /// Messages, trust, groups, invitations and the exchange log read back what was written.
@@ -18,12 +19,14 @@ import Testing
         let (db, dir) = try temporaryDatabase(backend)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let did = "did:key:zGrace"
-        let grace = try db.recordExchange(proximityContact(did: did, name: "Grace", message: "hi"), issuedRoute: exchangeRoute(did), payloadJSON: "{\"p\":1}", node: "bot-a")
+        let grace = try db.recordExchange(
+            proximityContact(did: did, name: "Grace", message: "hi"), issuedRoute: exchangeRoute(did), payloadJSON: "{\"p\":1}", node: "bot-a")
         #expect(try db.exchanges().map(\.node) == ["bot-a"])
 
         // A webhook delivery queued with an exchange: claimed once, retried, delivered.
-        let hooked = try db.recordExchange(proximityContact(did: "did:key:zAda", name: "Ada", message: "hi"), issuedRoute: exchangeRoute("did:key:zAda"),
-                                           payloadJSON: "{\"p\":2}", webhookURL: "https://crm.example/in")
+        let hooked = try db.recordExchange(
+            proximityContact(did: "did:key:zAda", name: "Ada", message: "hi"), issuedRoute: exchangeRoute("did:key:zAda"),
+            payloadJSON: "{\"p\":2}", webhookURL: "https://crm.example/in")
         let queuedHook = try #require(try db.webhookDeliveries().first)
         #expect(queuedHook.url == "https://crm.example/in" && queuedHook.state == .queued)
         let document = try JSONParser.parse(queuedHook.body)
@@ -88,8 +91,9 @@ import Testing
             let bot = i % 2 == 0 ? a : b
             let did = visitors[(i / 2) % visitors.count]
             do {
-                try bot.recordExchange(proximityContact(did: did, name: "Visitor", message: "m\(i)"), issuedRoute: exchangeRoute(did),
-                                       payloadJSON: "{\"exchange\":\(i)}", node: i % 2 == 0 ? "a" : "b")
+                try bot.recordExchange(
+                    proximityContact(did: did, name: "Visitor", message: "m\(i)"), issuedRoute: exchangeRoute(did),
+                    payloadJSON: "{\"exchange\":\(i)}", node: i % 2 == 0 ? "a" : "b")
             } catch { failures.withLock { $0.append("\(error)") } }
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
@@ -98,8 +102,9 @@ import Testing
         #expect(Set(contacts.compactMap(\.didPublicKey)) == Set(visitors))
         #expect(try a.exchanges().count == 2 * rounds * visitors.count)
         #expect(try Set(b.exchanges().map(\.node)) == ["a", "b"])
-        try a.recordExchange(proximityContact(did: visitors[0], name: "Visitor", message: "again"), issuedRoute: exchangeRoute(visitors[0]),
-                             payloadJSON: "{\"exchange\":0}", node: "a")
+        try a.recordExchange(
+            proximityContact(did: visitors[0], name: "Visitor", message: "again"), issuedRoute: exchangeRoute(visitors[0]),
+            payloadJSON: "{\"exchange\":0}", node: "a")
         #expect(try a.exchanges(contactDID: visitors[0]).count == 2 * rounds, "the same exchange recorded again is not a new one")
     }
 
@@ -112,7 +117,8 @@ import Testing
         let grace = try a.recordContact(proximityContact(did: did, name: "Grace", message: "hi"), payloadJSON: "{}")
         let signer = Ed25519.PrivateKey()
         for n in 0..<40 {
-            try a.enqueue(MessageEnvelope.make(text: "message \(n)", from: "did:key:zMe", to: did, sentAt: Int64(1_700_000_000 + n), signer: signer), for: grace)
+            try a.enqueue(
+                MessageEnvelope.make(text: "message \(n)", from: "did:key:zMe", to: did, sentAt: Int64(1_700_000_000 + n), signer: signer), for: grace)
         }
         let claimed = Mutex<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 20) { i in
@@ -129,7 +135,10 @@ import Testing
         let url = try TestPostgres.shared.freshDatabase()
         let location = try StoreLocation.parse(url)
         _ = try NearcardDatabase(location: location)
-        guard case .postgres(let pg) = location else { Issue.record("not postgres"); return }
+        guard case .postgres(let pg) = location else {
+            Issue.record("not postgres")
+            return
+        }
         let name = pg.database
         try TestPostgres.shared.sql("INSERT INTO nearcard_migrations VALUES ('v99-from-the-future', 0)", database: name)
         #expect { try NearcardDatabase(location: location) } throws: {
@@ -175,7 +184,8 @@ import Testing
         let encrypted = try NearcardDatabase(location: try StoreLocation.parse(base + "?sslmode=require"))
         try encrypted.saveMyCard(Card(name: "Over TLS"))
         #expect(try server.sql("SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE s.ssl AND a.datname = 'fleet'") != "0")
-        let checked = try NearcardDatabase(location: try StoreLocation.parse("postgres://nearcard@localhost:\(port)/fleet?sslmode=verify-full&sslrootcert=\(server.certificate)"))
+        let checked = try NearcardDatabase(
+            location: try StoreLocation.parse("postgres://nearcard@localhost:\(port)/fleet?sslmode=verify-full&sslrootcert=\(server.certificate)"))
         #expect(try checked.myCard()?.card.name == "Over TLS")
         let started = Date()
         #expect { try NearcardDatabase(location: try StoreLocation.parse(base + "?sslmode=verify-full")) } throws: {
@@ -190,11 +200,17 @@ import Testing
 
     @Test func storeValuesAreReadAsLibpqWouldAndNeverShowAPassword() throws {
         let p = try StoreLocation.parse("postgres://bot:pw@db.example:6543/fleet", environment: [:])
-        guard case .postgres(let pg) = p else { Issue.record("not postgres"); return }
+        guard case .postgres(let pg) = p else {
+            Issue.record("not postgres")
+            return
+        }
         #expect(pg.user == "bot" && pg.password == "pw" && pg.host == "db.example" && pg.port == 6543 && pg.database == "fleet" && pg.socketPath == nil)
         #expect(p.description == "postgres://bot@db.example:6543/fleet")
         let socket = try StoreLocation.parse("postgresql://bot@/fleet?host=/run/postgresql", environment: ["PGPASSWORD": "from-env"])
-        guard case .postgres(let s) = socket else { Issue.record("not postgres"); return }
+        guard case .postgres(let s) = socket else {
+            Issue.record("not postgres")
+            return
+        }
         #expect(s.socketPath == "/run/postgresql/.s.PGSQL.5432" && s.password == "from-env")
         #expect(try StoreLocation.parse("sqlite:/var/lib/book.sqlite") == .sqlite(path: "/var/lib/book.sqlite"))
         for bad in ["mysql://x/y", "book.sqlite", "sqlite:", "postgres://x@h:99999/d", "postgres://x@h/d?sslmode=verify-sometimes", "postgres://x@h/d?foo=1"] {
@@ -215,7 +231,9 @@ import Testing
         let route = IssuedRoute(mailboxToken: Array(repeating: 1, count: 16), contactDID: did, issuedAt: Date(), expiresAt: Date().addingTimeInterval(60))
         let grace = try node.recordExchange(proximityContact(did: did, name: "Grace", message: "hi"), issuedRoute: route, payloadJSON: "{\"g\":1}")
         try node.enqueue(MessageEnvelope.make(text: "later", from: "did:key:zAda", to: did, sentAt: 1_700_000_000, signer: Ed25519.PrivateKey()), for: grace)
-        _ = try node.keep(Contact(card: Card(name: "Manual Person"), source: .manual, verificationStatus: .unverified, receivedAt: Date(timeIntervalSince1970: 1_700_000_000.25)))
+        _ = try node.keep(
+            Contact(
+                card: Card(name: "Manual Person"), source: .manual, verificationStatus: .unverified, receivedAt: Date(timeIntervalSince1970: 1_700_000_000.25)))
         try node.addTrustAnchor("did:key:zIssuer", note: "conf")
 
         let (fleet, _) = try temporaryDatabase(.postgres)

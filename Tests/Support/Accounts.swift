@@ -1,7 +1,8 @@
 public import Foundation
 import NearcardSimulation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The people the tests play are ordinary users, never root. When the test run has root (as CI here
@@ -26,9 +27,12 @@ public enum TestAccount {
     /// Creates the account unless it exists (a concurrent creator is fine: the account then exists).
     static func ensure(_ user: String) throws -> (uid: uid_t, gid: gid_t, home: String) {
         if let found = ids(user) { return found }
-        let r = try ChildProcess.capture(["/usr/sbin/useradd"] + ["--create-home", "--user-group", "--shell", "/bin/sh",
-                                                          "--comment", "Nearcard tests (unprivileged)", user],
-                                   environment: ProcessInfo.processInfo.environment)
+        let r = try ChildProcess.capture(
+            ["/usr/sbin/useradd"] + [
+                "--create-home", "--user-group", "--shell", "/bin/sh",
+                "--comment", "Nearcard tests (unprivileged)", user,
+            ],
+            environment: ProcessInfo.processInfo.environment)
         guard let found = ids(user) else {
             throw LabError("cannot create the test account \(user): \(String(decoding: r.stderr, as: UTF8.self))")
         }
@@ -47,8 +51,9 @@ public enum TestAccount {
             try? FileManager.default.removeItem(atPath: dir)
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             var target = binary
-            let probe = try ChildProcess.capture(["/usr/bin/setpriv"] + dropArguments(account) + ["/usr/bin/test", "-x", binary],
-                                           environment: ProcessInfo.processInfo.environment)
+            let probe = try ChildProcess.capture(
+                ["/usr/bin/setpriv"] + dropArguments(account) + ["/usr/bin/test", "-x", binary],
+                environment: ProcessInfo.processInfo.environment)
             if probe.code != 0 {
                 target = dir + "/nearcard.bin"
                 try FileManager.default.copyItem(atPath: binary, toPath: target)
@@ -80,8 +85,9 @@ public enum TestAccount {
     /// Runs `program` as `user` (root only): to check what another account can and cannot do.
     public static func run(as user: String, _ program: String, _ args: [String]) throws -> CLI.Result {
         guard let account = ids(user) else { throw LabError("no account \(user)") }
-        let o = try ChildProcess.capture(["/usr/bin/setpriv"] + dropArguments(account) + [program] + args,
-                                   environment: ProcessInfo.processInfo.environment)
+        let o = try ChildProcess.capture(
+            ["/usr/bin/setpriv"] + dropArguments(account) + [program] + args,
+            environment: ProcessInfo.processInfo.environment)
         return CLI.Result(code: o.code, stdout: String(decoding: o.stdout, as: UTF8.self), stderr: String(decoding: o.stderr, as: UTF8.self))
     }
 
@@ -94,8 +100,9 @@ public enum TestAccount {
     /// The uid a running process has (from /proc), or nil when it is gone.
     public static func uid(ofProcess pid: pid_t) -> uid_t? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }),
-              let first = line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first else { return nil }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }),
+            let first = line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first
+        else { return nil }
         return uid_t(first)
     }
 }

@@ -22,8 +22,9 @@ public struct CLI: Sendable {
     /// The project's virtualenv Python (scripts/setup-python.sh makes it; `make test` runs that).
     public static var python: String {
         let path = packageRoot.appendingPathComponent(".venv/bin/python3").path
-        precondition(FileManager.default.isExecutableFile(atPath: path),
-                     "no .venv: run scripts/setup-python.sh (make test does) before these tests")
+        precondition(
+            FileManager.default.isExecutableFile(atPath: path),
+            "no .venv: run scripts/setup-python.sh (make test does) before these tests")
         return path
     }
 

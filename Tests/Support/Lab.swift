@@ -1,8 +1,9 @@
 public import Foundation
 public import NearcardCrypto
 public import NearcardSimulation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A throw-away "laptop" for integration tests: a network namespace with its own D-Bus and

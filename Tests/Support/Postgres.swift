@@ -1,8 +1,9 @@
 import Foundation
-import Synchronization
 import NearcardSimulation
+import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A throw-away PostgreSQL server for the tests, from Debian's packages: `initdb` into a temporary
@@ -51,9 +52,11 @@ public final class TestPostgres: @unchecked Sendable {
         }
         var options = "-k \(socketDirectory) -p \(port) -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         if tls {
-            let made = try ChildProcess.run(["/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                             "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-                                             "-keyout", certificate + ".key", "-out", certificate])
+            let made = try ChildProcess.run([
+                "/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                "-keyout", certificate + ".key", "-out", certificate,
+            ])
             guard made.code == 0 else { throw LabError("openssl req: \(made.output)") }
             chmod(certificate + ".key", 0o600)
             TestAccount.give(certificate + ".key")
@@ -91,8 +94,10 @@ public final class TestPostgres: @unchecked Sendable {
     /// Runs SQL through psql on the socket, as the superuser; returns its output.
     @discardableResult
     public func sql(_ statement: String, database: String = "postgres") throws -> String {
-        let r = try ChildProcess.run([binaries + "/psql", "-h", socketDirectory, "-p", "\(port)", "-U", superuser, "-d", database,
-                                      "-v", "ON_ERROR_STOP=1", "-tAc", statement])
+        let r = try ChildProcess.run([
+            binaries + "/psql", "-h", socketDirectory, "-p", "\(port)", "-U", superuser, "-d", database,
+            "-v", "ON_ERROR_STOP=1", "-tAc", statement,
+        ])
         guard r.code == 0 else { throw LabError("psql \(statement): \(r.output)") }
         return r.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -10,7 +10,7 @@ import Testing
 public final class SecretWatch: @unchecked Sendable {
     public static let shared = SecretWatch()
     private let lock = NSLock()
-    private var secrets: [String: String] = [:]  // encoding → where it came from
+    private var secrets: [String: String] = [:] // encoding → where it came from
 
     /// Learns the secrets a command's arguments and environment point at (its home's key file, a passphrase file).
     public func learn(arguments: [String], environment: [String: String]) {
@@ -27,8 +27,9 @@ public final class SecretWatch: @unchecked Sendable {
 
     func learnKeys(home: String) {
         guard let data = FileManager.default.contents(atPath: home + "/secret-keys.json"),
-              let json = try? JSONParser.parse(Array(data)), json["protection"]?.stringValue == "none",
-              let keys = json["keys"]?.objectValue else { return }
+            let json = try? JSONParser.parse(Array(data)), json["protection"]?.stringValue == "none",
+            let keys = json["keys"]?.objectValue
+        else { return }
         for (name, value) in keys {
             guard let text = value.stringValue, let bytes = try? Base64.urlDecode(text), bytes.count >= 16 else { continue }
             add(bytes, from: "the \(name) key of \(home)")
@@ -38,7 +39,7 @@ public final class SecretWatch: @unchecked Sendable {
     func learnPassphrase(file: String) {
         guard let data = FileManager.default.contents(atPath: file) else { return }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
-        guard text.count >= 8 else { return }  // too short to search for without false alarms
+        guard text.count >= 8 else { return } // too short to search for without false alarms
         lock.withLock { secrets[text] = "the passphrase in \(file)" }
     }
 

@@ -81,8 +81,9 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
     /// Validated key bytes: NIST points are decompressed and checked on the curve.
     public init(keyType: KeyType, publicKeyBytes: [UInt8]) throws(CryptoError) {
         guard publicKeyBytes.count == keyType.keyByteCount else {
-            throw CryptoError(.didKey(.invalidPublicKeyLength),
-                              "invalidPublicKeyLength: a \(keyType.rawValue) did:key carries \(keyType.keyByteCount) key bytes, this one \(publicKeyBytes.count)")
+            throw CryptoError(
+                .didKey(.invalidPublicKeyLength),
+                "invalidPublicKeyLength: a \(keyType.rawValue) did:key carries \(keyType.keyByteCount) key bytes, this one \(publicKeyBytes.count)")
         }
         var ecKey: ECPublicKey?
         if let curve = keyType.curve {
@@ -103,11 +104,12 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     public init(_ key: ECPublicKey) {
-        let type: KeyType = switch key.curve {
-        case .p256: .p256
-        case .p384: .p384
-        case .p521: .p521
-        }
+        let type: KeyType =
+            switch key.curve {
+            case .p256: .p256
+            case .p384: .p384
+            case .p521: .p521
+            }
         self.keyType = type
         self.publicKeyBytes = key.compressedRepresentation
         self.ecKey = key
@@ -180,8 +182,9 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
             throw CryptoError(.didKey(.invalidDid), "invalidDid: the decoded value does not start with a multicodec varint")
         }
         guard let type = KeyType(multicodec: codec) else {
-            throw CryptoError(.didKey(.unsupportedPublicKeyType),
-                              "unsupportedPublicKeyType: multicodec 0x\(String(codec, radix: 16)) is not P-256, P-384, P-521, Ed25519 or X25519")
+            throw CryptoError(
+                .didKey(.unsupportedPublicKeyType),
+                "unsupportedPublicKeyType: multicodec 0x\(String(codec, radix: 16)) is not P-256, P-384, P-521, Ed25519 or X25519")
         }
         try self.init(keyType: type, publicKeyBytes: Array(decoded[prefixLength...]))
     }

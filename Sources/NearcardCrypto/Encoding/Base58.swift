@@ -13,7 +13,7 @@ public enum Base58 {
 
     public static func encode(_ bytes: [UInt8]) -> String {
         let zeros = bytes.prefix { $0 == 0 }.count
-        var digits = [UInt8]()  // base-58 digits, little-endian
+        var digits = [UInt8]() // base-58 digits, little-endian
         digits.reserveCapacity(bytes.count * 138 / 100 + 1)
         for byte in bytes[zeros...] {
             var carry = Int(byte)
@@ -22,7 +22,10 @@ public enum Base58 {
                 digits[j] = UInt8(carry % 58)
                 carry /= 58
             }
-            while carry > 0 { digits.append(UInt8(carry % 58)); carry /= 58 }
+            while carry > 0 {
+                digits.append(UInt8(carry % 58))
+                carry /= 58
+            }
         }
         let out = [UInt8](repeating: alphabet[0], count: zeros) + digits.reversed().map { alphabet[Int($0)] }
         return String(decoding: out, as: UTF8.self)
@@ -34,17 +37,22 @@ public enum Base58 {
             throw CryptoError(.malformedEncoding, "base58 text is longer than \(maximumEncodedLength) characters")
         }
         let zeros = chars.prefix { $0 == alphabet[0] }.count
-        var bytes = [UInt8]()  // little-endian
+        var bytes = [UInt8]() // little-endian
         for c in chars[zeros...] {
             let v = table[Int(c)]
-            guard v != 0xFF else { throw CryptoError(.malformedEncoding, "base58 text contains '\(Character(Unicode.Scalar(c)))', which is not in the base58btc alphabet") }
+            guard v != 0xFF else {
+                throw CryptoError(.malformedEncoding, "base58 text contains '\(Character(Unicode.Scalar(c)))', which is not in the base58btc alphabet")
+            }
             var carry = Int(v)
             for j in 0..<bytes.count {
                 carry += Int(bytes[j]) * 58
                 bytes[j] = UInt8(carry & 0xFF)
                 carry >>= 8
             }
-            while carry > 0 { bytes.append(UInt8(carry & 0xFF)); carry >>= 8 }
+            while carry > 0 {
+                bytes.append(UInt8(carry & 0xFF))
+                carry >>= 8
+            }
         }
         return [UInt8](repeating: 0, count: zeros) + bytes.reversed()
     }

@@ -50,7 +50,10 @@ public enum Base64 {
                 }
                 if rest == 1 { put(UInt32(b[i]) << 16, 2) }
                 if rest == 2 { put(UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8, 3) }
-                while o < length { out[o] = UInt8(ascii: "="); o += 1 }
+                while o < length {
+                    out[o] = UInt8(ascii: "=")
+                    o += 1
+                }
             }
             return length
         }
@@ -94,7 +97,10 @@ public enum Hex {
     public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 15)])
+        }
         return String(decoding: out, as: UTF8.self)
     }
 

@@ -41,7 +41,7 @@ public enum KeyFile {
             let sign = try Ed25519.PublicKey(rawRepresentation: try Base64.decode(try string(o, "signPubKey", name)))
             let displayName = o["name"]?.stringValue
             return PublicIdentity(didKey: didKey, pubKey: pub, signPubKey: sign, name: displayName)
-        } catch where error.kind == .keyFile {
+        } catch  where error.kind == .keyFile {
             throw error
         } catch {
             throw CryptoError(.keyFile, "\(name) is damaged: \(error.message)")
@@ -62,7 +62,8 @@ public enum KeyFile {
 
     /// Encodes the secret keys, sealed when a passphrase is given. The result holds secrets: the
     /// caller writes it to a 0600 file and drops it.
-    public static func encodeSecrets(_ keys: IdentityKeys, passphrase: SecureBytes?, parameters: SealingParameters = .init()) throws(CryptoError) -> SecureBytes {
+    public static func encodeSecrets(_ keys: IdentityKeys, passphrase: SecureBytes?, parameters: SealingParameters = .init()) throws(CryptoError) -> SecureBytes
+    {
         let inner = secretKeysObject(keys)
         var file = JSONObject()
         file["format"] = .string(secretFormat)
@@ -77,8 +78,10 @@ public enum KeyFile {
         let salt = Sodium.randomBytes(Argon2id.saltByteCount)
         let nonce = Sodium.randomBytes(XChaChaPoly.nonceByteCount)
         file["protection"] = .string(sealedProtection)
-        file["kdf"] = ["opslimit": .number(Double(parameters.opsLimit)), "memlimit": .number(Double(parameters.memLimit)),
-                       "salt": .string(Base64.urlEncode(salt))]
+        file["kdf"] = [
+            "opslimit": .number(Double(parameters.opsLimit)), "memlimit": .number(Double(parameters.memLimit)),
+            "salt": .string(Base64.urlEncode(salt)),
+        ]
         let aad = JCS.canonicalize(.object(file))
         let key = try Argon2id.deriveKey(passphrase: passphrase, salt: salt, opsLimit: parameters.opsLimit, memLimit: parameters.memLimit)
         var plaintext = JCS.canonicalize(inner)
@@ -110,10 +113,11 @@ public enum KeyFile {
             return try keysFrom(keys, name: name)
         case sealedProtection:
             guard let kdf = o["kdf"]?.objectValue,
-                  let ops = kdf["opslimit"]?.integerValue, let mem = kdf["memlimit"]?.integerValue, ops > 0, mem > 0,
-                  let saltText = kdf["salt"]?.stringValue, let salt = try? Base64.urlDecode(saltText),
-                  let nonceText = o["nonce"]?.stringValue, let nonce = try? Base64.urlDecode(nonceText),
-                  let ctText = o["ciphertext"]?.stringValue, let ciphertext = try? Base64.urlDecode(ctText) else {
+                let ops = kdf["opslimit"]?.integerValue, let mem = kdf["memlimit"]?.integerValue, ops > 0, mem > 0,
+                let saltText = kdf["salt"]?.stringValue, let salt = try? Base64.urlDecode(saltText),
+                let nonceText = o["nonce"]?.stringValue, let nonce = try? Base64.urlDecode(nonceText),
+                let ctText = o["ciphertext"]?.stringValue, let ciphertext = try? Base64.urlDecode(ctText)
+            else {
                 throw CryptoError(.keyFile, "\(name) is damaged: its sealing parameters are missing or malformed")
             }
             var header = o
@@ -144,9 +148,11 @@ public enum KeyFile {
 
     private static func secretKeysObject(_ keys: IdentityKeys) -> JSONValue {
         // The base64 strings are secrets too; they live only as long as this encoding.
-        ["p256": .string(Base64.urlEncode(keys.p256.rawRepresentation.bytes)),
-         "x25519": .string(Base64.urlEncode(keys.x25519.secret.bytes)),
-         "ed25519": .string(Base64.urlEncode(keys.ed25519.seed.bytes))]
+        [
+            "p256": .string(Base64.urlEncode(keys.p256.rawRepresentation.bytes)),
+            "x25519": .string(Base64.urlEncode(keys.x25519.secret.bytes)),
+            "ed25519": .string(Base64.urlEncode(keys.ed25519.seed.bytes)),
+        ]
     }
 
     private static func keysFrom(_ value: JSONValue, name: String) throws(CryptoError) -> IdentityKeys {
@@ -158,10 +164,11 @@ public enum KeyFile {
             return SecureBytes(raw)
         }
         do throws(CryptoError) {
-            return IdentityKeys(p256: try P256.PrivateKey(rawRepresentation: try secret("p256")),
-                                x25519: try X25519.PrivateKey(secret: try secret("x25519")),
-                                ed25519: try Ed25519.PrivateKey(seed: try secret("ed25519")))
-        } catch where error.kind == .keyFile {
+            return IdentityKeys(
+                p256: try P256.PrivateKey(rawRepresentation: try secret("p256")),
+                x25519: try X25519.PrivateKey(secret: try secret("x25519")),
+                ed25519: try Ed25519.PrivateKey(seed: try secret("ed25519")))
+        } catch  where error.kind == .keyFile {
             throw error
         } catch {
             throw CryptoError(.keyFile, "\(name) is damaged: \(error.message)")
@@ -176,7 +183,10 @@ public enum KeyFile {
             throw CryptoError(.keyFile, "\(name) is not a Nearcard key file (not JSON: truncated or foreign); it was left untouched")
         }
         guard o["format"]?.stringValue == format else {
-            throw CryptoError(.keyFile, "\(name) is not a Nearcard \(format == identityFormat ? "identity" : "secret key") file (its \"format\" is not \"\(format)\"); it was left untouched")
+            throw CryptoError(
+                .keyFile,
+                "\(name) is not a Nearcard \(format == identityFormat ? "identity" : "secret key") file (its \"format\" is not \"\(format)\"); it was left untouched"
+            )
         }
         guard o["version"]?.integerValue == Int64(version) else {
             throw CryptoError(.keyFile, "\(name) has version \(o["version"]?.compactText ?? "none"); this Nearcard reads version \(version)")

@@ -49,9 +49,15 @@ public struct JSONParser {
         }
 
         func error(_ what: String) -> CryptoError {
-            var line = 1, column = 1
+            var line = 1
+            var column = 1
             for b in bytes[0..<min(i, bytes.count)] {
-                if b == UInt8(ascii: "\n") { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
+                if b == UInt8(ascii: "\n") {
+                    line += 1
+                    column = 1
+                } else if b & 0xC0 != 0x80 {
+                    column += 1
+                }
             }
             return CryptoError(.malformedJSON, "invalid JSON at line \(line), column \(column): \(what)")
         }
@@ -66,9 +72,15 @@ public struct JSONParser {
             case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
             case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
             case UInt8(ascii: "\""): return .string(try parseString())
-            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
             default: throw error("expected a value (object, array, string, number, true, false or null)")
             }
@@ -87,7 +99,10 @@ public struct JSONParser {
             // Duplicate names: a scan of the few members most objects have, a set once there are more.
             var seen: Set<[UInt8]>?
             skipWhitespace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(JSONObject()) }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return .object(JSONObject())
+            }
             while true {
                 skipWhitespace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a member name in double quotes") }
@@ -111,8 +126,14 @@ public struct JSONParser {
                 members.append((key, try parseValue(depth: depth)))
                 skipWhitespace()
                 guard i < bytes.count else { throw error("the text ends inside an object") }
-                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(JSONObject(uniqueMembers: members)) }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if bytes[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return .object(JSONObject(uniqueMembers: members))
+                }
                 throw error("expected ',' or '}' in an object")
             }
         }
@@ -122,14 +143,23 @@ public struct JSONParser {
             i += 1
             var array: [JSONValue] = []
             skipWhitespace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(array) }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                return .array(array)
+            }
             while true {
                 skipWhitespace()
                 array.append(try parseValue(depth: depth))
                 skipWhitespace()
                 guard i < bytes.count else { throw error("the text ends inside an array") }
-                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(array) }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if bytes[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return .array(array)
+                }
                 throw error("expected ',' or ']' in an array")
             }
         }
@@ -165,7 +195,7 @@ public struct JSONParser {
         }
 
         mutating func parseString() throws(CryptoError) -> String {
-            i += 1  // opening quote
+            i += 1 // opening quote
             var scalars = String.UnicodeScalarView()
             var runStart = i
             func flushRun(_ s: inout String.UnicodeScalarView, _ from: Int, _ to: Int, _ bytes: [UInt8]) {
@@ -193,15 +223,27 @@ public struct JSONParser {
                     runStart = i
                     continue
                 }
-                if b < 0x80 { i += 1; continue }
+                if b < 0x80 {
+                    i += 1
+                    continue
+                }
                 // Validate one UTF-8 sequence (no overlongs, no surrogates, ≤ U+10FFFF).
                 let length: Int
                 let minimum: UInt32
                 var value: UInt32
                 switch b {
-                case 0xC2...0xDF: length = 2; minimum = 0x80; value = UInt32(b & 0x1F)
-                case 0xE0...0xEF: length = 3; minimum = 0x800; value = UInt32(b & 0x0F)
-                case 0xF0...0xF4: length = 4; minimum = 0x10000; value = UInt32(b & 0x07)
+                case 0xC2...0xDF:
+                    length = 2
+                    minimum = 0x80
+                    value = UInt32(b & 0x1F)
+                case 0xE0...0xEF:
+                    length = 3
+                    minimum = 0x800
+                    value = UInt32(b & 0x0F)
+                case 0xF0...0xF4:
+                    length = 4
+                    minimum = 0x10000
+                    value = UInt32(b & 0x07)
                 default: throw error("invalid UTF-8 byte 0x\(Hex.encode([b]))")
                 }
                 guard i + length <= bytes.count else { throw error("truncated UTF-8 sequence") }

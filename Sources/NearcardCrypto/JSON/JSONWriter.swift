@@ -130,7 +130,10 @@ enum JSONWriter {
         }
         // Normalise to 0.d1d2…dk × 10^n (ECMAScript's k and n).
         var n = pointPosition + exponent
-        while digits.hasPrefix("0") { digits.removeFirst(); n -= 1 }
+        while digits.hasPrefix("0") {
+            digits.removeFirst()
+            n -= 1
+        }
         while digits.hasSuffix("0") { digits.removeLast() }
         let k = digits.count
         if k <= n && n <= 21 {

@@ -148,7 +148,8 @@ public enum P256 {
             defer { EVP_PKEY_CTX_free(ctx) }
             var pkey: OpaquePointer?
             guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_group_name(ctx, "P-256") == 1,
-                  EVP_PKEY_generate(ctx, &pkey) == 1, let pkey else { preconditionFailure("P-256 key generation failed") }
+                EVP_PKEY_generate(ctx, &pkey) == 1, let pkey
+            else { preconditionFailure("P-256 key generation failed") }
             let k = EVPKey(pkey)
             try! self.init(key: k)
         }
@@ -170,7 +171,8 @@ public enum P256 {
             defer { EC_POINT_free(point) }
             var pub = [UInt8](repeating: 0, count: 65)
             guard EC_POINT_mul(group, point, d, nil, nil, nil) == 1,
-                  EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &pub, 65, nil) == 65 else {
+                EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &pub, 65, nil) == 65
+            else {
                 throw OpenSSL.error(.library, "computing the P-256 public key failed")
             }
             let key = try OpenSSL.keyFromData(curve: .p256, uncompressedPublicKey: pub, privateScalar: d)
@@ -207,7 +209,8 @@ public enum P256 {
             var der = [UInt8](repeating: 0, count: 80)
             var derLength = der.count
             guard EVP_DigestSignInit(md, nil, EVP_sha256(), nil, key.pkey) == 1,
-                  EVP_DigestSign(md, &der, &derLength, message, message.count) == 1 else {
+                EVP_DigestSign(md, &der, &derLength, message, message.count) == 1
+            else {
                 throw OpenSSL.error(.library, "ECDSA signing failed")
             }
             guard let raw = ECDSASignature.raw(fromDER: der[0..<derLength], coordinateByteCount: 32) else {
@@ -247,12 +250,16 @@ extension ECPublicKey {
     private func verifyDER(_ der: [UInt8], message: [UInt8]) -> Bool {
         guard let md = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(md) }
-        let digest: OpaquePointer? = switch curve {
-        case .p256: EVP_sha256()
-        case .p384: EVP_sha384()
-        case .p521: EVP_sha512()
+        let digest: OpaquePointer? =
+            switch curve {
+            case .p256: EVP_sha256()
+            case .p384: EVP_sha384()
+            case .p521: EVP_sha512()
+            }
+        guard EVP_DigestVerifyInit(md, nil, digest, nil, key.pkey) == 1 else {
+            OpenSSL.clearErrors()
+            return false
         }
-        guard EVP_DigestVerifyInit(md, nil, digest, nil, key.pkey) == 1 else { OpenSSL.clearErrors(); return false }
         let rc = EVP_DigestVerify(md, der, der.count, message, message.count)
         if rc != 1 { OpenSSL.clearErrors() }
         return rc == 1
@@ -281,7 +288,8 @@ public enum ECDSASignature {
         var i = 0
         func readLength() -> Int? {
             guard i < d.count else { return nil }
-            let first = d[i]; i += 1
+            let first = d[i]
+            i += 1
             if first < 0x80 { return Int(first) }
             guard first == 0x81, i < d.count, d[i] >= 0x80 else { return nil }
             defer { i += 1 }
@@ -296,14 +304,17 @@ public enum ECDSASignature {
             if v.count > 1, v[0] == 0 {
                 guard v[1] & 0x80 != 0 else { return nil }
                 v.removeFirst()
-            } else if v[0] & 0x80 != 0 { return nil }
+            } else if v[0] & 0x80 != 0 {
+                return nil
+            }
             guard v.count <= n else { return nil }
             return [UInt8](repeating: 0, count: n - v.count) + v
         }
         guard d.first == 0x30 else { return nil }
         i = 1
         guard let total = readLength(), i + total == d.count,
-              let r = readInteger(), let s = readInteger(), i == d.count else { return nil }
+            let r = readInteger(), let s = readInteger(), i == d.count
+        else { return nil }
         return r + s
     }
 

@@ -1,6 +1,7 @@
 internal import COpenSSL
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Turns OpenSSL's thread-local error queue into a `CryptoError` carrying OpenSSL's own words,
@@ -35,7 +36,8 @@ enum OpenSSL {
                 guard let bld = OSSL_PARAM_BLD_new() else { return .failure(error(.library, "OSSL_PARAM_BLD_new failed")) }
                 defer { OSSL_PARAM_BLD_free(bld) }
                 guard OSSL_PARAM_BLD_push_utf8_string(bld, groupNameKey, groupName, 0) == 1,
-                      OSSL_PARAM_BLD_push_octet_string(bld, publicKeyKey, pub.baseAddress, pub.count) == 1 else {
+                    OSSL_PARAM_BLD_push_octet_string(bld, publicKeyKey, pub.baseAddress, pub.count) == 1
+                else {
                     return .failure(error(.library, "building key parameters failed"))
                 }
                 if let privateScalar, OSSL_PARAM_BLD_push_BN(bld, privateKeyKey, privateScalar) != 1 {

@@ -32,7 +32,9 @@ public enum ChaChaPoly {
                 &out, &outLength, nil, sealed, UInt64(sealed.count), aad, UInt64(aad.count), nonce,
                 k.baseAddress!.assumingMemoryBound(to: UInt8.self))
         }
-        guard rc == 0 else { throw CryptoError(.authenticationFailed, "decryption failed: the ciphertext or its associated data was altered, or the key is wrong") }
+        guard rc == 0 else {
+            throw CryptoError(.authenticationFailed, "decryption failed: the ciphertext or its associated data was altered, or the key is wrong")
+        }
         return out
     }
 
@@ -74,7 +76,9 @@ public enum XChaChaPoly {
             }
             failed = rc != 0
         }
-        guard !failed else { throw CryptoError(.authenticationFailed, "decryption failed: the ciphertext or its associated data was altered, or the key is wrong") }
+        guard !failed else {
+            throw CryptoError(.authenticationFailed, "decryption failed: the ciphertext or its associated data was altered, or the key is wrong")
+        }
         return plain
     }
 

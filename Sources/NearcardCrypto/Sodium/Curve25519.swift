@@ -46,8 +46,9 @@ public enum X25519 {
             var rc: Int32 = 0
             let shared = SecureBytes(count: X25519.keyByteCount) { out in
                 rc = secret.withUnsafeBytes { s in
-                    crypto_scalarmult(out.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                      s.baseAddress!.assumingMemoryBound(to: UInt8.self), peer.rawRepresentation)
+                    crypto_scalarmult(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        s.baseAddress!.assumingMemoryBound(to: UInt8.self), peer.rawRepresentation)
                 }
             }
             guard rc == 0 else { throw CryptoError(.invalidKey, "the peer's X25519 key has low order (the shared secret would be zero)") }
@@ -114,8 +115,9 @@ public enum Ed25519 {
             // The expanded key lives in locked memory when the seed does.
             expanded = SecureBytes(count: 64, locked: seed.isLocked) { sk in
                 seed.withUnsafeBytes { s in
-                    _ = crypto_sign_seed_keypair(&pub, sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                                 s.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    _ = crypto_sign_seed_keypair(
+                        &pub, sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        s.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
             self.seed = seed
@@ -135,8 +137,9 @@ public enum Ed25519 {
         public func x25519() throws(CryptoError) -> X25519.PrivateKey {
             let secret = SecureBytes(count: X25519.keyByteCount) { out in
                 expanded.withUnsafeBytes { sk in
-                    _ = crypto_sign_ed25519_sk_to_curve25519(out.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                                             sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    _ = crypto_sign_ed25519_sk_to_curve25519(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
             return try X25519.PrivateKey(secret: secret)
@@ -171,8 +174,9 @@ public enum SealedBox {
         var out = epk + [UInt8](repeating: 0, count: message.count + Int(crypto_box_MACBYTES))
         _ = out.withUnsafeMutableBufferPointer { o in
             ephemeral.secret.withUnsafeBytes { sk in
-                crypto_box_easy(o.baseAddress! + X25519.keyByteCount, message, UInt64(message.count), nonce, recipient.rawRepresentation,
-                                sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                crypto_box_easy(
+                    o.baseAddress! + X25519.keyByteCount, message, UInt64(message.count), nonce, recipient.rawRepresentation,
+                    sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
         return out
@@ -185,8 +189,9 @@ public enum SealedBox {
         }
         var out = [UInt8](repeating: 0, count: sealed.count - overhead)
         let rc = recipient.secret.withUnsafeBytes { sk in
-            crypto_box_seal_open(&out, sealed, UInt64(sealed.count), recipient.publicKey.rawRepresentation,
-                                 sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            crypto_box_seal_open(
+                &out, sealed, UInt64(sealed.count), recipient.publicKey.rawRepresentation,
+                sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
         }
         guard rc == 0 else { throw CryptoError(.authenticationFailed, "the sealed box does not open with this key (sealed for someone else, or altered)") }
         return out
@@ -208,15 +213,20 @@ public enum Argon2id {
         Sodium.ensureInitialized()
         guard salt.count == saltByteCount else { throw CryptoError(.invalidArgument, "Argon2id salts are \(saltByteCount) bytes, not \(salt.count)") }
         guard opsLimit >= UInt64(crypto_pwhash_OPSLIMIT_MIN), opsLimit <= maximumOpsLimit,
-              memLimit >= Int(crypto_pwhash_MEMLIMIT_MIN), memLimit <= maximumMemLimit else {
-            throw CryptoError(.invalidArgument, "Argon2id limits (ops \(opsLimit), memory \(memLimit) bytes) are outside what Nearcard accepts (ops ≤ \(maximumOpsLimit), memory ≤ \(maximumMemLimit) bytes)")
+            memLimit >= Int(crypto_pwhash_MEMLIMIT_MIN), memLimit <= maximumMemLimit
+        else {
+            throw CryptoError(
+                .invalidArgument,
+                "Argon2id limits (ops \(opsLimit), memory \(memLimit) bytes) are outside what Nearcard accepts (ops ≤ \(maximumOpsLimit), memory ≤ \(maximumMemLimit) bytes)"
+            )
         }
         var rc: Int32 = 0
         let key = SecureBytes(count: length) { out in
             rc = passphrase.withUnsafeBytes { p in
-                crypto_pwhash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(length),
-                              p.baseAddress!.assumingMemoryBound(to: CChar.self), UInt64(passphrase.count),
-                              salt, opsLimit, memLimit, crypto_pwhash_ALG_ARGON2ID13)
+                crypto_pwhash(
+                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(length),
+                    p.baseAddress!.assumingMemoryBound(to: CChar.self), UInt64(passphrase.count),
+                    salt, opsLimit, memLimit, crypto_pwhash_ALG_ARGON2ID13)
             }
         }
         guard rc == 0 else { throw CryptoError(.library, "Argon2id failed (out of memory for \(memLimit) bytes?)") }

@@ -79,9 +79,10 @@ public enum Ristretto255 {
         /// A fresh random non-zero scalar (`crypto_core_ristretto255_scalar_random`).
         public static func random() -> Scalar {
             Sodium.ensureInitialized()
-            return Scalar(checked: SecureBytes(count: Ristretto255.scalarByteCount) { out in
-                crypto_core_ristretto255_scalar_random(out.baseAddress!.assumingMemoryBound(to: UInt8.self))
-            })
+            return Scalar(
+                checked: SecureBytes(count: Ristretto255.scalarByteCount) { out in
+                    crypto_core_ristretto255_scalar_random(out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                })
         }
 
         /// A given scalar (tests and vectors): 32 bytes little-endian, less than ℓ, not zero. A
@@ -97,8 +98,9 @@ public enum Ristretto255 {
             let wide = SecureBytes(count: 64) { out in secret.withUnsafeBytes { out.copyMemory(from: $0) } }
             let reduced = SecureBytes(count: Ristretto255.scalarByteCount) { out in
                 wide.withUnsafeBytes { w in
-                    crypto_core_ristretto255_scalar_reduce(out.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                                           w.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    crypto_core_ristretto255_scalar_reduce(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        w.baseAddress!.assumingMemoryBound(to: UInt8.self))
                 }
             }
             guard reduced.constantTimeEquals(secret) else {

@@ -1,9 +1,9 @@
 package import Foundation
+internal import NIOConcurrencyHelpers
 import NearcardCrypto
 public import NearcardModel
 package import NearcardProtocol
 public import NearcardStore
-internal import NIOConcurrencyHelpers
 
 /// What an unattended bot does (`nearcard bot --policy FILE`, docs/JSONL.md "Bot policy"): a JSON
 /// object, strictly read (unknown members are refused, so a typo cannot silently widen the policy).
@@ -92,7 +92,8 @@ public struct BotPolicy: Sendable, Equatable {
             let path = file.hasPrefix("/") ? file : directory + "/" + file
             p.accept = .allowlist(try readAllowlist(path, fail: fail))
         default:
-            throw fail("\"accept\" must be \"everyone\", {\"allowlist\": [DID…]} or {\"allowlistFile\": PATH}, not \(o["accept"]?.compactText.prefix(64) ?? "")")
+            throw fail(
+                "\"accept\" must be \"everyone\", {\"allowlist\": [DID…]} or {\"allowlistFile\": PATH}, not \(o["accept"]?.compactText.prefix(64) ?? "")")
         }
         if let fields = o["requireFields"] {
             guard let list = fields.arrayValue else { throw fail("\"requireFields\" must be an array of field names") }
@@ -122,7 +123,8 @@ public struct BotPolicy: Sendable, Equatable {
             func rate(_ key: String) throws(Failure) -> Rate? {
                 guard let v = ro[key] else { return nil }
                 guard let x = v.objectValue, x.count == 2, let count = x["count"]?.integerValue, let seconds = x["seconds"]?.doubleValue,
-                      count >= 1, count <= 1_000_000, seconds > 0, seconds <= 30 * 86400 else {
+                    count >= 1, count <= 1_000_000, seconds > 0, seconds <= 30 * 86400
+                else {
                     throw fail("\"rateLimits.\(key)\" must be {\"count\": 1…1000000, \"seconds\": up to 30 days}")
                 }
                 return Rate(count: Int(count), seconds: seconds)

@@ -1,10 +1,10 @@
 package import Foundation
+internal import NIOConcurrencyHelpers
 package import NearcardCrypto
+import NearcardDiscovery
 import NearcardModel
 import NearcardProtocol
 import NearcardStore
-internal import NIOConcurrencyHelpers
-import NearcardDiscovery
 
 /// Runs JSON-lines commands against a running node and writes one `reply` line per command
 /// (docs/JSONL.md). Commands that take time (exchange, message) run concurrently; their replies come
@@ -60,7 +60,8 @@ package final class Controller: Sendable {
                 return failure(command, ref: ref, code: "invalid", problem)
             }
             if confirm && runtime.context.pendingDecisions == nil {
-                return failure(command, ref: ref, code: "invalid", "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
+                return failure(
+                    command, ref: ref, code: "invalid", "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
             }
             spawn(command, ref: ref) { [runtime] answer in
                 do {
@@ -126,8 +127,10 @@ package final class Controller: Sendable {
 
     /// Runs a command that takes time; `body` answers it once through the function it is given. An
     /// answer that comes after `drain` has answered for it (the node stopped first) is dropped.
-    private func spawn(_ command: ControlCommand, ref: JSONValue?,
-                       _ body: @escaping @Sendable (_ answer: @escaping @Sendable (Bool, JSONObject) -> Void) async -> Void) {
+    private func spawn(
+        _ command: ControlCommand, ref: JSONValue?,
+        _ body: @escaping @Sendable (_ answer: @escaping @Sendable (Bool, JSONObject) -> Void) async -> Void
+    ) {
         let id = UUID()
         running.withLockedValue { $0[id] = Running(task: nil, command: command, ref: ref) }
         let answer: @Sendable (Bool, JSONObject) -> Void = { [running] ok, members in

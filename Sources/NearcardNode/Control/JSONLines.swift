@@ -26,9 +26,13 @@ public enum JSONLines {
     public static func encode(_ event: NodeEvent, identity: PublicIdentity) -> JSONValue? {
         switch event {
         case .listening(let port, let addresses):
-            return line("started", ["did": .string(identity.did), "fingerprint": .string(identity.fingerprint),
-                                    "name": identity.name.map { .string($0) } ?? .null, "port": .number(Double(port)),
-                                    "addresses": .array(addresses.map { .string($0) }), "schema": .number(Double(schemaVersion))])
+            return line(
+                "started",
+                [
+                    "did": .string(identity.did), "fingerprint": .string(identity.fingerprint),
+                    "name": identity.name.map { .string($0) } ?? .null, "port": .number(Double(port)),
+                    "addresses": .array(addresses.map { .string($0) }), "schema": .number(Double(schemaVersion)),
+                ])
         case .published(let name):
             return line("published", ["instance": .string(name)])
         case .discoveryUnavailable(let message):
@@ -42,20 +46,36 @@ public enum JSONLines {
         case .exchangeStarted(let id, let role, let remote):
             return line("exchange.started", ["id": .string(id), "role": .string(role.rawValue), "remote": .string(remote)])
         case .exchangeRequested(let id, let peer, let sas, let role, let awaitsCommand):
-            return line("exchange.requested", ["id": .string(id), "role": .string(role.rawValue), "peer": peer.json, "sas": .string(sas),
-                                               "decision": .string(awaitsCommand ? "pending" : "automatic")])
+            return line(
+                "exchange.requested",
+                [
+                    "id": .string(id), "role": .string(role.rawValue), "peer": peer.json, "sas": .string(sas),
+                    "decision": .string(awaitsCommand ? "pending" : "automatic"),
+                ])
         case .exchangeCheckCode(let id, let sas):
             return line("exchange.check-code", ["id": .string(id), "sas": .string(sas)])
         case .exchangeUnconfirmed(let id, let contact, let error):
-            return line("exchange.unconfirmed", ["id": .string(id), "contact": contact.json, "code": .string(error.code.rawValue),
-                                                 "reason": .string(error.message)])
+            return line(
+                "exchange.unconfirmed",
+                [
+                    "id": .string(id), "contact": contact.json, "code": .string(error.code.rawValue),
+                    "reason": .string(error.message),
+                ])
         case .exchangeCompleted(let id, let contact, let mine, let theirs, let elapsed):
-            return line("exchange.completed", ["id": .string(id), "elapsedMs": .number((elapsed * 1e4).rounded() / 10),
-                                               "contact": contact.json, "myMessage": mine.map { .string($0) } ?? .null,
-                                               "theirMessage": theirs.map { .string($0) } ?? .null])
+            return line(
+                "exchange.completed",
+                [
+                    "id": .string(id), "elapsedMs": .number((elapsed * 1e4).rounded() / 10),
+                    "contact": contact.json, "myMessage": mine.map { .string($0) } ?? .null,
+                    "theirMessage": theirs.map { .string($0) } ?? .null,
+                ])
         case .exchangeFailed(let id, let peer, let error, let byPeer):
-            return line("exchange.failed", ["id": .string(id), "peer": peer?.json ?? .null, "code": .string(error.code.rawValue),
-                                            "reason": .string(error.message), "byPeer": .bool(byPeer)])
+            return line(
+                "exchange.failed",
+                [
+                    "id": .string(id), "peer": peer?.json ?? .null, "code": .string(error.code.rawValue),
+                    "reason": .string(error.message), "byPeer": .bool(byPeer),
+                ])
         case .messageReceived(let item):
             return line("message.received", item.json.objectValue ?? [:])
         case .messageRefused(let remote, let reason, let byPeer):
@@ -70,8 +90,12 @@ public enum JSONLines {
             // Every kind JSONL.md names is there, 0 when none was seen (a reader may index any of them).
             var all: [String: Int] = ["silent": 0, "foreign": 0, "timedOut": 0, "evicted": 0]
             for (k, n) in kinds { all[k, default: 0] += n }
-            return line("connections.probed", ["count": .number(Double(count)), "seconds": .number(Double(seconds)),
-                                               "kinds": .object(all.sorted { $0.key < $1.key }.reduce(into: JSONObject()) { $0[$1.key] = .number(Double($1.value)) })])
+            return line(
+                "connections.probed",
+                [
+                    "count": .number(Double(count)), "seconds": .number(Double(seconds)),
+                    "kinds": .object(all.sorted { $0.key < $1.key }.reduce(into: JSONObject()) { $0[$1.key] = .number(Double($1.value)) }),
+                ])
         case .storeConnection(let lost, let store):
             return line(lost ? "store.disconnected" : "store.reconnected", ["store": .string(store)])
         case .error(let message):
@@ -221,10 +245,12 @@ package enum ControlCommand: Sendable, Equatable {
         case "peers" where rest.isEmpty: command = .peers
         case "quit" where rest.isEmpty, "exit" where rest.isEmpty: command = .quit
         default:
-            return .failure(ParseError(message: """
-                cannot read "\(text.prefix(60))": use exchange PEER [MESSAGE], accept ID [MESSAGE], decline ID [REASON], \
-                message CONTACT TEXT, peers, quit — or one JSON object per line
-                """, ref: nil))
+            return .failure(
+                ParseError(
+                    message: """
+                        cannot read "\(text.prefix(60))": use exchange PEER [MESSAGE], accept ID [MESSAGE], decline ID [REASON], \
+                        message CONTACT TEXT, peers, quit — or one JSON object per line
+                        """, ref: nil))
         }
         return .success(Parsed(command: command, ref: nil))
     }
@@ -232,13 +258,32 @@ package enum ControlCommand: Sendable, Equatable {
     /// Splits on spaces, keeping "double-quoted" runs together (backslash escapes a quote); nil when a
     /// quote is left open.
     static func words(_ text: String) -> [String]? {
-        var out: [String] = [], current = "", quoted = false, escaped = false, started = false
+        var out: [String] = []
+        var current = ""
+        var quoted = false
+        var escaped = false
+        var started = false
         for ch in text {
-            if escaped { current.append(ch); escaped = false; continue }
-            if ch == "\\" && quoted { escaped = true; continue }
-            if ch == "\"" { quoted.toggle(); started = true; continue }
+            if escaped {
+                current.append(ch)
+                escaped = false
+                continue
+            }
+            if ch == "\\" && quoted {
+                escaped = true
+                continue
+            }
+            if ch == "\"" {
+                quoted.toggle()
+                started = true
+                continue
+            }
             if ch.isWhitespace && !quoted {
-                if started { out.append(current); current = ""; started = false }
+                if started {
+                    out.append(current)
+                    current = ""
+                    started = false
+                }
                 continue
             }
             current.append(ch)

@@ -1,7 +1,7 @@
 public import Foundation
+internal import NIOConcurrencyHelpers
 public import NearcardCrypto
 import Synchronization
-internal import NIOConcurrencyHelpers
 
 /// A node driven by a program over JSON lines (docs/JSONL.md): every event as one line, in the order it
 /// happened; commands in, one per line, each answered by a `reply`; `stopped` last. The face only moves

@@ -1,9 +1,9 @@
 import Foundation
+internal import NIOConcurrencyHelpers
 import NearcardCrypto
 import NearcardModel
 import NearcardProtocol
 import NearcardStore
-internal import NIOConcurrencyHelpers
 
 /// Consent given by a program over the JSON-lines interface: each request waits for an `accept ID`
 /// or `decline ID` command (the node's consent timeout still applies).
@@ -36,9 +36,15 @@ public final class PendingDecisions: ConsentProvider, Sendable {
             await withCheckedContinuation { (c: CheckedContinuation<ConsentAnswer, Never>) in
                 let ready = slots.withLockedValue { s -> ConsentAnswer? in
                     switch s[id] {
-                    case .withdrawn?: s[id] = nil; return .decline("the request was withdrawn")
-                    case .answered(let a)?: s[id] = nil; return a
-                    default: s[id] = .waiting(c); return nil
+                    case .withdrawn?:
+                        s[id] = nil
+                        return .decline("the request was withdrawn")
+                    case .answered(let a)?:
+                        s[id] = nil
+                        return a
+                    default:
+                        s[id] = .waiting(c)
+                        return nil
                     }
                 }
                 if let ready { c.resume(returning: ready) }
@@ -46,7 +52,10 @@ public final class PendingDecisions: ConsentProvider, Sendable {
         } onCancel: {
             // The session ended (or timed out) first: release the waiter.
             let c = slots.withLockedValue { s -> CheckedContinuation<ConsentAnswer, Never>? in
-                if case .waiting(let c) = s[id] { s[id] = nil; return c }
+                if case .waiting(let c) = s[id] {
+                    s[id] = nil
+                    return c
+                }
                 s[id] = .withdrawn
                 return nil
             }
@@ -58,8 +67,12 @@ public final class PendingDecisions: ConsentProvider, Sendable {
     package func resolve(_ id: String, _ answer: ConsentAnswer) -> Bool {
         let (found, c) = slots.withLockedValue { s -> (Bool, CheckedContinuation<ConsentAnswer, Never>?) in
             switch s[id] {
-            case .waiting(let c)?: s[id] = nil; return (true, c)
-            case .announced?: s[id] = .answered(answer); return (true, nil)
+            case .waiting(let c)?:
+                s[id] = nil
+                return (true, c)
+            case .announced?:
+                s[id] = .answered(answer)
+                return (true, nil)
             default: return (false, nil)
             }
         }
@@ -70,7 +83,12 @@ public final class PendingDecisions: ConsentProvider, Sendable {
     /// The ids waiting for a decision.
     package var pending: [String] {
         slots.withLockedValue { s in
-            s.compactMap { switch $0.value { case .waiting, .announced: $0.key; default: nil } }.sorted()
+            s.compactMap {
+                switch $0.value {
+                case .waiting, .announced: $0.key
+                default: nil
+                }
+            }.sorted()
         }
     }
 }

@@ -1,10 +1,11 @@
+internal import CLibC
 public import Foundation
 import NearcardCrypto
 public import NearcardDiscovery
 public import NearcardStore
-internal import CLibC
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `nearcard doctor`: why this machine may not see other laptops, or they it. Each check names what it
@@ -22,8 +23,10 @@ public enum Doctor {
         /// How long to wait for the probe to be announced and seen back.
         package var seconds: Double
 
-        public init(home: NearcardHome, port: Int = 7447, filter: InterfaceFilter = InterfaceFilter(),
-                    environment: [String: String] = ProcessInfo.processInfo.environment, seconds: Double = 5, store: StoreLocation? = nil) {
+        public init(
+            home: NearcardHome, port: Int = 7447, filter: InterfaceFilter = InterfaceFilter(),
+            environment: [String: String] = ProcessInfo.processInfo.environment, seconds: Double = 5, store: StoreLocation? = nil
+        ) {
             self.home = home
             self.store = store
             self.port = port
@@ -45,14 +48,16 @@ public enum Doctor {
         }
         let home = checkHome(o.home)
         add(home)
-        let identity = home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
+        let identity =
+            home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
             ? (DoctorCheck("identity", .skipped, "no home to look in"), nil) : checkIdentity(o.home)
         add(identity.0)
         if let store = o.store, store.isPostgres {
             add(checkSharedStore(store))
         } else {
-            add(home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
-                ? DoctorCheck("database", .skipped, "no home to look in") : checkDatabase(o.home, store: o.store))
+            add(
+                home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
+                    ? DoctorCheck("database", .skipped, "no home to look in") : checkDatabase(o.home, store: o.store))
         }
         add(checkClock())
         let bus = checkBus(o.environment)
@@ -65,8 +70,10 @@ public enum Doctor {
                 discovery = try AvahiDiscovery()
                 add(DoctorCheck("avahi", .ok, "avahi-daemon answers"))
             } catch {
-                add(DoctorCheck("avahi", .problem, error.message,
-                                fix: "sudo systemctl start avahi-daemon   (not installed: sudo apt install avahi-daemon)"))
+                add(
+                    DoctorCheck(
+                        "avahi", .problem, error.message,
+                        fix: "sudo systemctl start avahi-daemon   (not installed: sudo apt install avahi-daemon)"))
             }
         }
         let (interfaces, usable) = checkInterfaces(o.filter)
@@ -86,8 +93,10 @@ public enum Doctor {
             add(DoctorCheck("port", .ok, "your node\(holder.map { " (pid \($0.pid))" } ?? "") is listening on TCP port \(o.port)"))
         case .inUse:
             let who = holder.map { "\($0.command) (pid \($0.pid))" } ?? "another program"
-            add(DoctorCheck("port", .problem, "TCP port \(o.port) is in use by \(who)",
-                            fix: "see which: ss -ltnp 'sport = :\(o.port)'; or listen on another port: nearcard listen --port \(Self.freePort(besides: o.port))"))
+            add(
+                DoctorCheck(
+                    "port", .problem, "TCP port \(o.port) is in use by \(who)",
+                    fix: "see which: ss -ltnp 'sport = :\(o.port)'; or listen on another port: nearcard listen --port \(Self.freePort(besides: o.port))"))
         case .refused(let why):
             add(DoctorCheck("port", .problem, "TCP port \(o.port) cannot be used: \(why)", fix: "listen on a port above 1023: nearcard listen --port 7447"))
         }
@@ -119,20 +128,23 @@ public enum Doctor {
             return DoctorCheck("home", .problem, "\(home.path) is not a directory", fix: "mv \(home.path) \(home.path).old")
         }
         if st.st_uid != geteuid() {
-            return DoctorCheck("home", .problem, "\(home.path) belongs to another user (uid \(st.st_uid))",
-                               fix: "sudo chown -R \"$(id -un)\": \(home.path)   (or use a home of your own: --home DIR)")
+            return DoctorCheck(
+                "home", .problem, "\(home.path) belongs to another user (uid \(st.st_uid))",
+                fix: "sudo chown -R \"$(id -un)\": \(home.path)   (or use a home of your own: --home DIR)")
         }
         if mode & 0o022 != 0 {
-            return DoctorCheck("home", .problem, "\(home.path) can be changed by other users (mode 0\(shown)): they could replace your keys or contacts",
-                               fix: "chmod 700 \(home.path)")
+            return DoctorCheck(
+                "home", .problem, "\(home.path) can be changed by other users (mode 0\(shown)): they could replace your keys or contacts",
+                fix: "chmod 700 \(home.path)")
         }
         if mode & 0o055 != 0 {
             return DoctorCheck("home", .warning, "\(home.path) can be read by other users (mode 0\(shown))", fix: "chmod 700 \(home.path)")
         }
         // Nothing could be stored there: no exchange, no contact, no message (root writes anything).
         if access(home.path, W_OK) != 0 {
-            return DoctorCheck("home", .problem, "\(home.path) cannot be written by you (mode 0\(shown)): nothing can be stored there",
-                               fix: "chmod 700 \(home.path)")
+            return DoctorCheck(
+                "home", .problem, "\(home.path) cannot be written by you (mode 0\(shown)): nothing can be stored there",
+                fix: "chmod 700 \(home.path)")
         }
         return DoctorCheck("home", .ok, "\(home.path) (mode 0\(shown))")
     }
@@ -143,18 +155,28 @@ public enum Doctor {
             return (DoctorCheck("identity", .problem, "no identity in \(home.path)", fix: "nearcard init --name \"Your Name\""), nil)
         }
         if let mode = FileIO.mode(home.secretKeysPath), mode & 0o077 != 0 {
-            return (DoctorCheck("identity", .problem, "\(home.secretKeysPath) can be read by other users (mode 0\(String(mode, radix: 8)))",
-                                fix: "chmod 600 \(home.secretKeysPath)"), nil)
+            return (
+                DoctorCheck(
+                    "identity", .problem, "\(home.secretKeysPath) can be read by other users (mode 0\(String(mode, radix: 8)))",
+                    fix: "chmod 600 \(home.secretKeysPath)"), nil
+            )
         }
         do {
             let store = IdentityStore(home: home)
             let identity = try store.loadPublic()
             // The secret keys are what an exchange signs with: a damaged or foreign file stops every one.
             let sealed = try store.checkSecrets()
-            return (DoctorCheck("identity", .ok, "\(identity.name ?? "(no name)"), fingerprint \(identity.fingerprint), secret keys \(sealed ? "sealed" : "readable")"),
-                    identity.fingerprint)
+            return (
+                DoctorCheck(
+                    "identity", .ok, "\(identity.name ?? "(no name)"), fingerprint \(identity.fingerprint), secret keys \(sealed ? "sealed" : "readable")"),
+                identity.fingerprint
+            )
         } catch {
-            return (DoctorCheck("identity", .problem, error.message, fix: "restore \(home.path) from a backup, or start again elsewhere: nearcard init --home NEWDIR --name \"Your Name\""), nil)
+            return (
+                DoctorCheck(
+                    "identity", .problem, error.message,
+                    fix: "restore \(home.path) from a backup, or start again elsewhere: nearcard init --home NEWDIR --name \"Your Name\""), nil
+            )
         }
     }
 
@@ -168,8 +190,9 @@ public enum Doctor {
             try db.checkWritable()
             return DoctorCheck("database", .ok, "\(store): \(try db.contacts().count) contacts, schema current, writable")
         } catch {
-            return DoctorCheck("database", .problem, error.message,
-                               fix: "start the server or fix --store / $NEARCARD_STORE (password in $PGPASSWORD)")
+            return DoctorCheck(
+                "database", .problem, error.message,
+                fix: "start the server or fix --store / $NEARCARD_STORE (password in $PGPASSWORD)")
         }
     }
 
@@ -187,7 +210,9 @@ public enum Doctor {
             try db.checkWritable()
             return DoctorCheck("database", .ok, "\(path): \(try db.contacts().count) contacts, integrity ok, writable")
         } catch {
-            if error.kind == .io { return DoctorCheck("database", .problem, error.message, fix: "free some space, or make it writable: ls -l \(FileIO.directoryName(path))") }
+            if error.kind == .io {
+                return DoctorCheck("database", .problem, error.message, fix: "free some space, or make it writable: ls -l \(FileIO.directoryName(path))")
+            }
             return DoctorCheck("database", .problem, "\(path) cannot be used: \(error.message)", fix: aside)
         }
     }
@@ -200,8 +225,9 @@ public enum Doctor {
         let state = nearcard_clock_state(nil)
         if state < 0 { return DoctorCheck("clock", .skipped, "the kernel does not say whether the clock is synchronized") }
         if state == nearcard_time_error() {
-            return DoctorCheck("clock", .warning, "the system clock is not synchronized (no NTP): exchanges fail when two clocks differ by more than 300 s",
-                               fix: "sudo timedatectl set-ntp true")
+            return DoctorCheck(
+                "clock", .warning, "the system clock is not synchronized (no NTP): exchanges fail when two clocks differ by more than 300 s",
+                fix: "sudo timedatectl set-ntp true")
         }
         return DoctorCheck("clock", .ok, "synchronized")
     }
@@ -209,8 +235,10 @@ public enum Doctor {
     static func checkBus(_ environment: [String: String]) -> DoctorCheck {
         let address = environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=/run/dbus/system_bus_socket"
         let first = address.split(separator: ";").first.map(String.init) ?? address
-        guard first.hasPrefix("unix:"), let path = first.dropFirst(5).split(separator: ",")
-            .first(where: { $0.hasPrefix("path=") }).map({ String($0.dropFirst(5)) }) else {
+        guard first.hasPrefix("unix:"),
+            let path = first.dropFirst(5).split(separator: ",")
+                .first(where: { $0.hasPrefix("path=") }).map({ String($0.dropFirst(5)) })
+        else {
             return DoctorCheck("dbus", .ok, "system bus at \(first) (not a socket path: not checked)")
         }
         if let problem = NetworkProbe.unixSocketProblem(path) {
@@ -237,7 +265,9 @@ public enum Doctor {
             if !filter.allow.isEmpty {
                 let names = filter.allow.joined(separator: ", ")
                 let missing = filter.unknownAllowed
-                let what = missing.isEmpty ? "no interface named by --interface (\(names)) is up with an address"
+                let what =
+                    missing.isEmpty
+                    ? "no interface named by --interface (\(names)) is up with an address"
                     : "no such network interface: \(missing.joined(separator: ", "))"
                 return (DoctorCheck("interfaces", .problem, what, fix: "name an interface that is up: ip -brief address lists them"), [])
             }
@@ -249,13 +279,21 @@ public enum Doctor {
         let fixes = noMulticast.map { "sudo ip link set \($0) multicast on" }.joined(separator: "; ")
         let usable = withMulticast.flatMap { i in i.ipv4.map { (name: i.name, ip: $0) } }
         if withMulticast.isEmpty {
-            return (DoctorCheck("interfaces", .problem, "\(noMulticast.joined(separator: ", ")) \(noMulticast.count == 1 ? "has" : "have") no MULTICAST flag: discovery cannot use \(noMulticast.count == 1 ? "it" : "them")",
-                                fix: fixes), usable)
+            return (
+                DoctorCheck(
+                    "interfaces", .problem,
+                    "\(noMulticast.joined(separator: ", ")) \(noMulticast.count == 1 ? "has" : "have") no MULTICAST flag: discovery cannot use \(noMulticast.count == 1 ? "it" : "them")",
+                    fix: fixes), usable
+            )
         }
         let listed = withMulticast.map { "\($0.name) (\(($0.ipv4 + $0.ipv6).joined(separator: ", ")))" }.joined(separator: "; ")
         let leftOut = excluded.isEmpty ? "" : "; left out by default: \(excluded.joined(separator: ", ")) (--interface to use one)"
         if !noMulticast.isEmpty {
-            return (DoctorCheck("interfaces", .warning, "discovery can use \(listed); not \(noMulticast.joined(separator: ", ")) (no MULTICAST flag)\(leftOut)", fix: fixes), usable)
+            return (
+                DoctorCheck(
+                    "interfaces", .warning, "discovery can use \(listed); not \(noMulticast.joined(separator: ", ")) (no MULTICAST flag)\(leftOut)", fix: fixes),
+                usable
+            )
         }
         return (DoctorCheck("interfaces", .ok, "discovery can use \(listed)\(leftOut)"), usable)
     }
@@ -281,27 +319,35 @@ public enum Doctor {
 
     /// Publishes a probe (answering on `port`, or an ephemeral port when 0), browses until it is seen,
     /// connects to it at each address it was resolved at, and asks for it by mDNS on each interface.
-    static func selfTest(_ discovery: AvahiDiscovery, _ o: Options, port requested: Int, listen: Bool,
-                         usable: [(name: String, ip: String)]) async -> [DoctorCheck] {
+    static func selfTest(
+        _ discovery: AvahiDiscovery, _ o: Options, port requested: Int, listen: Bool,
+        usable: [(name: String, ip: String)]
+    ) async -> [DoctorCheck] {
         var listener: Int32 = -1
         var port = requested
         if listen || requested == 0 {
             (listener, port) = NetworkProbe.listen(onPort: listen ? requested : 0)
             guard listener >= 0 else {
-                return [DoctorCheck("announce", .problem, "cannot open a TCP port to test with: \(String(cString: strerror(errno)))"),
-                        DoctorCheck("tcp", .skipped, "needs the test port"), DoctorCheck("mdns", .skipped, "needs the announcement")]
+                return [
+                    DoctorCheck("announce", .problem, "cannot open a TCP port to test with: \(String(cString: strerror(errno)))"),
+                    DoctorCheck("tcp", .skipped, "needs the test port"), DoctorCheck("mdns", .skipped, "needs the announcement"),
+                ]
             }
         }
         defer { if listener >= 0 { close(listener) } }
         let instance = "nearcard-doctor-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
         let publication: any Announcement
         do {
-            publication = try discovery.publish(instanceName: instance, port: port, txt: TXTRecord(tag: nil, name: nil), interfaces: [],
-                                                serviceType: probeServiceType)
+            publication = try discovery.publish(
+                instanceName: instance, port: port, txt: TXTRecord(tag: nil, name: nil), interfaces: [],
+                serviceType: probeServiceType)
         } catch {
-            return [DoctorCheck("announce", .problem, "avahi-daemon does not take an announcement: \(error.message)",
-                                fix: "see avahi-daemon's log: journalctl -u avahi-daemon"),
-                    DoctorCheck("tcp", .skipped, "needs the announcement"), DoctorCheck("mdns", .skipped, "needs the announcement")]
+            return [
+                DoctorCheck(
+                    "announce", .problem, "avahi-daemon does not take an announcement: \(error.message)",
+                    fix: "see avahi-daemon's log: journalctl -u avahi-daemon"),
+                DoctorCheck("tcp", .skipped, "needs the announcement"), DoctorCheck("mdns", .skipped, "needs the announcement"),
+            ]
         }
         defer { publication.withdraw() }
         let seen = await PeerBrowser.first(in: discovery, serviceType: probeServiceType, instance: instance, filter: o.filter, seconds: o.seconds)
@@ -317,7 +363,9 @@ public enum Doctor {
         if addresses.isEmpty {
             tcp = DoctorCheck("tcp", .skipped, "no address to connect to")
         } else if failures.count == addresses.count {
-            tcp = DoctorCheck("tcp", .problem, "cannot connect to this machine on TCP port \(port) at \(failures.joined(separator: ", ")): a firewall may drop it", fix: allow)
+            tcp = DoctorCheck(
+                "tcp", .problem, "cannot connect to this machine on TCP port \(port) at \(failures.joined(separator: ", ")): a firewall may drop it", fix: allow
+            )
         } else if !failures.isEmpty {
             tcp = DoctorCheck("tcp", .warning, "TCP port \(port) answers, but not at \(failures.joined(separator: ", "))", fix: allow)
         } else {
@@ -339,9 +387,11 @@ public enum Doctor {
         if usable.isEmpty {
             mdns = DoctorCheck("mdns", .skipped, "no interface with an IPv4 address and multicast to ask on")
         } else if answered.isEmpty {
-            mdns = DoctorCheck("mdns", .problem, "mDNS queries on \(silent.joined(separator: ", ")) go unanswered: a firewall may drop UDP port 5353", fix: mdnsFix)
+            mdns = DoctorCheck(
+                "mdns", .problem, "mDNS queries on \(silent.joined(separator: ", ")) go unanswered: a firewall may drop UDP port 5353", fix: mdnsFix)
         } else if !silent.isEmpty {
-            mdns = DoctorCheck("mdns", .warning, "mDNS answers on \(answered.joined(separator: ", ")) but not on \(silent.joined(separator: ", "))", fix: mdnsFix)
+            mdns = DoctorCheck(
+                "mdns", .warning, "mDNS answers on \(answered.joined(separator: ", ")) but not on \(silent.joined(separator: ", "))", fix: mdnsFix)
         } else {
             mdns = DoctorCheck("mdns", .ok, "mDNS answers on \(answered.joined(separator: ", "))")
         }
@@ -352,11 +402,11 @@ public enum Doctor {
         } else if mdns.status == .problem {
             announce = DoctorCheck("announce", .skipped, "a test announcement was not seen back: mDNS does not get through (the mdns check)")
         } else {
-            announce = DoctorCheck("announce", .problem, "a test announcement was not seen back within \(Int(o.seconds)) s",
-                                   fix: "see avahi-daemon's log: journalctl -u avahi-daemon; its allow-interfaces (/etc/avahi/avahi-daemon.conf) may leave out your network")
+            announce = DoctorCheck(
+                "announce", .problem, "a test announcement was not seen back within \(Int(o.seconds)) s",
+                fix: "see avahi-daemon's log: journalctl -u avahi-daemon; its allow-interfaces (/etc/avahi/avahi-daemon.conf) may leave out your network")
         }
         return [announce, tcp, mdns]
     }
-
 
 }

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
 import NearcardDiscovery
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What `nearcard doctor` asks of the network by itself, below Avahi: the interfaces and their flags,
@@ -31,8 +32,10 @@ enum NetworkProbe {
             let flags = Int32(n.pointee.ifa_flags)
             var index = out.firstIndex { $0.name == name }
             if index == nil {
-                out.append(Interface(name: name, up: flags & Int32(IFF_UP) != 0, loopback: flags & Int32(IFF_LOOPBACK) != 0,
-                                     multicast: flags & Int32(IFF_MULTICAST) != 0, ipv4: [], ipv6: []))
+                out.append(
+                    Interface(
+                        name: name, up: flags & Int32(IFF_UP) != 0, loopback: flags & Int32(IFF_LOOPBACK) != 0,
+                        multicast: flags & Int32(IFF_MULTICAST) != 0, ipv4: [], ipv6: []))
                 index = out.count - 1
             }
             guard let addr = n.pointee.ifa_addr else { continue }
@@ -40,7 +43,8 @@ enum NetworkProbe {
             let family = Int32(addr.pointee.sa_family)
             let length = socklen_t(family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
             guard family == AF_INET || family == AF_INET6,
-                  getnameinfo(addr, length, &buf, socklen_t(buf.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
+                getnameinfo(addr, length, &buf, socklen_t(buf.count), nil, 0, NI_NUMERICHOST) == 0
+            else { continue }
             let ip = buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             if family == AF_INET { out[index!].ipv4.append(ip) } else { out[index!].ipv6.append(ip) }
         }
@@ -68,7 +72,8 @@ enum NetworkProbe {
     static func listen(onPort port: Int) -> (Int32, Int) {
         let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return (-1, 0) }
-        var yes: Int32 = 1, no: Int32 = 0
+        var yes: Int32 = 1
+        var no: Int32 = 0
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &no, socklen_t(MemoryLayout<Int32>.size))
         var addr = sockaddr_in6()
@@ -77,7 +82,9 @@ enum NetworkProbe {
         addr.sin6_addr = in6addr_any
         var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         let ok = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, length) == 0 && Glibc.listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, length) == 0 && Glibc.listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard ok else {
             let saved = errno
@@ -100,7 +107,7 @@ enum NetworkProbe {
             guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
             for line in text.split(separator: "\n").dropFirst() {
                 let f = line.split(separator: " ", omittingEmptySubsequences: true)
-                guard f.count > 9, f[1].hasSuffix(hexPort), f[3] == "0A" else { continue }  // 0A: LISTEN
+                guard f.count > 9, f[1].hasSuffix(hexPort), f[3] == "0A" else { continue } // 0A: LISTEN
                 inodes.insert(String(f[9]))
                 owners.insert(String(f[7]))
             }
@@ -110,8 +117,9 @@ enum NetworkProbe {
             for pid in pids where pid.allSatisfy(\.isNumber) && Int32(pid) != getpid() {
                 let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard command == "nearcard", let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                      let uidLine = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }),
-                      uidLine.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first == Substring(String(getuid())) else { continue }
+                    let uidLine = status.split(separator: "\n").first(where: { $0.hasPrefix("Uid:") }),
+                    uidLine.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first == Substring(String(getuid()))
+                else { continue }
                 return (Int32(pid) ?? 0, "nearcard")
             }
         }
@@ -119,7 +127,8 @@ enum NetworkProbe {
             guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { continue }
             for fd in fds {
                 guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
-                      target.hasPrefix("socket:["), inodes.contains(String(target.dropFirst(8).dropLast())) else { continue }
+                    target.hasPrefix("socket:["), inodes.contains(String(target.dropFirst(8).dropLast()))
+                else { continue }
                 let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
                 return (Int32(pid) ?? 0, command)
             }
@@ -139,7 +148,9 @@ enum NetworkProbe {
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
             for (i, b) in bytes.enumerated() { raw[i] = b }
         }
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
         return rc == 0 ? nil : String(cString: strerror(errno))
     }
 
@@ -168,7 +179,7 @@ enum NetworkProbe {
             query.append(UInt8(label.utf8.count))
             query += Array(label.utf8)
         }
-        query += [0, 0, 12, 0, 1]  // PTR, IN
+        query += [0, 0, 12, 0, 1] // PTR, IN
         var to = sockaddr_in()
         to.sin_family = sa_family_t(AF_INET)
         to.sin_port = in_port_t(UInt16(5353).bigEndian)
@@ -187,7 +198,11 @@ enum NetworkProbe {
             let n = recv(fd, &buf, buf.count, 0)
             guard n > 12, buf[0] == query[0], buf[1] == query[1] else { continue }
             let answer = buf[0..<n]
-            if answer.count >= wanted.count, (0...(answer.count - wanted.count)).contains(where: { answer[answer.startIndex + $0..<answer.startIndex + $0 + wanted.count].elementsEqual(wanted) }) {
+            if answer.count >= wanted.count,
+                (0...(answer.count - wanted.count)).contains(where: {
+                    answer[answer.startIndex + $0..<answer.startIndex + $0 + wanted.count].elementsEqual(wanted)
+                })
+            {
                 return true
             }
         }

@@ -1,9 +1,9 @@
 import Foundation
 public import Logging
-import NearcardProtocol
-import NearcardStore
 import NearcardDiscovery
 import NearcardModel
+import NearcardProtocol
+import NearcardStore
 
 /// The node's events as log records through swift-log: one record per event, its facts as metadata
 /// (ids, codes, DIDs, addresses, counts) and never a secret or what a person wrote: no card fields,
@@ -57,11 +57,21 @@ public enum NodeLog {
         case .exchangeCheckCode(let id, _):
             return (.debug, "exchange.check-code", ["id": "\(id)"])
         case .exchangeUnconfirmed(let id, let contact, let error):
-            return (.notice, "exchange.unconfirmed", ["id": "\(id)", "contact": "\(contact.id)", "did": "\(contact.didPublicKey ?? "")",
-                                                      "code": "\(error.code.rawValue)"])
+            return (
+                .notice, "exchange.unconfirmed",
+                [
+                    "id": "\(id)", "contact": "\(contact.id)", "did": "\(contact.didPublicKey ?? "")",
+                    "code": "\(error.code.rawValue)",
+                ]
+            )
         case .exchangeCompleted(let id, let contact, _, _, let elapsed):
-            return (.info, "exchange.completed", ["id": "\(id)", "contact": "\(contact.id)", "did": "\(contact.didPublicKey ?? "")",
-                                                  "status": "\(contact.verificationStatus.rawValue)", "ms": "\(Int((elapsed * 1000).rounded()))"])
+            return (
+                .info, "exchange.completed",
+                [
+                    "id": "\(id)", "contact": "\(contact.id)", "did": "\(contact.didPublicKey ?? "")",
+                    "status": "\(contact.verificationStatus.rawValue)", "ms": "\(Int((elapsed * 1000).rounded()))",
+                ]
+            )
         case .exchangeFailed(let id, let peer, let error, let byPeer):
             var m: Logger.Metadata = ["id": "\(id)", "code": "\(error.code.rawValue)", "by_peer": "\(byPeer)"]
             if let did = peer?.did { m["did"] = "\(did)" }

@@ -1,7 +1,7 @@
 import Foundation
 import Metrics
-import NearcardStore
 import NearcardProtocol
+import NearcardStore
 
 /// What a serving node counts, through swift-metrics (whichever backend the process bootstraps;
 /// `--metrics` serves them in Prometheus's text format). Names and meanings are listed in
@@ -30,9 +30,10 @@ package enum NodeMetrics {
         let discoveryUp = Gauge(label: "nearcard_discovery_up")
         let latency = Timer(label: "nearcard_exchange_duration_seconds", preferredDisplayUnit: .seconds)
         let completed = Counter(label: "nearcard_exchanges_total", dimensions: [("outcome", "completed"), ("code", "")])
-        let messages = Dictionary(uniqueKeysWithValues: ["delivered", "failed", "received", "refused"].map {
-            ($0, Counter(label: "nearcard_messages_total", dimensions: [("event", $0)]))
-        })
+        let messages = Dictionary(
+            uniqueKeysWithValues: ["delivered", "failed", "received", "refused"].map {
+                ($0, Counter(label: "nearcard_messages_total", dimensions: [("event", $0)]))
+            })
         let reconnects = Counter(label: "nearcard_store_reconnects_total")
         storeUp.record(1)
         discoveryUp.record(0)
@@ -50,8 +51,10 @@ package enum NodeMetrics {
                 completed.increment()
                 latency.recordNanoseconds(Int64(elapsed * 1e9))
             case .exchangeFailed(_, _, let error, let byPeer):
-                Counter(label: "nearcard_exchanges_total",
-                        dimensions: [("outcome", byPeer ? "ended_by_peer" : "failed"), ("code", error.code.rawValue)]).increment()
+                Counter(
+                    label: "nearcard_exchanges_total",
+                    dimensions: [("outcome", byPeer ? "ended_by_peer" : "failed"), ("code", error.code.rawValue)]
+                ).increment()
             case .messageDelivered: messages["delivered"]?.increment()
             case .messageGaveUp: messages["failed"]?.increment()
             case .messageReceived: messages["received"]?.increment()

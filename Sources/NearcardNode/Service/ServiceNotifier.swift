@@ -1,7 +1,8 @@
 public import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The systemd notify protocol (sd_notify(3)), spoken by hand: datagrams of `KEY=value` lines to the

@@ -31,7 +31,8 @@ public struct Webhook: Sendable, Equatable, CustomStringConvertible {
             throw fail("unknown member \"webhook.\(extra)\" (known: url, secret, secretFile)")
         }
         guard let url = o["url"]?.stringValue, let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = parts.host, !host.isEmpty else {
+            scheme == "http" || scheme == "https", let host = parts.host, !host.isEmpty
+        else {
             throw fail("\"webhook.url\" must be an http:// or https:// URL")
         }
         if parts.user != nil || parts.password != nil {
@@ -45,7 +46,8 @@ public struct Webhook: Sendable, Equatable, CustomStringConvertible {
             let path = file.hasPrefix("/") ? file : directory + "/" + file
             var st = stat()
             guard stat(path, &st) == 0, let data = FileManager.default.contents(atPath: path),
-                  let text = String(data: data, encoding: .utf8) else {
+                let text = String(data: data, encoding: .utf8)
+            else {
                 throw fail("cannot read the webhook secret file \(path)")
             }
             if st.st_mode & 0o077 != 0 {

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 package import Foundation
 import Metrics
-import NearcardStore
 internal import NIOCore
 import NIOHTTP1
+import NearcardStore
 
 /// Posts queued webhook deliveries (queued with each exchange, in its transaction): a signed JSON
 /// POST per completed exchange, retried with back-off until a 2xx answer or `giveUpAfter`. It runs
@@ -51,7 +51,10 @@ package struct WebhookWorker: Sendable {
                 try? context.database.markWebhookFailed(id: delivery.id, error: problem, retryAt: retry)
                 Counter(label: "nearcard_webhooks_total", dimensions: [("event", giveUp ? "failed" : "retry")]).increment()
                 if giveUp {
-                    context.events.emit(.error(message: "webhook: gave up delivering exchange \(delivery.id.prefix(12)) to \(delivery.url) after \(attempts) attempts: \(problem)"))
+                    context.events.emit(
+                        .error(
+                            message: "webhook: gave up delivering exchange \(delivery.id.prefix(12)) to \(delivery.url) after \(attempts) attempts: \(problem)")
+                    )
                 }
                 done.append((delivery.id, false))
             } else {

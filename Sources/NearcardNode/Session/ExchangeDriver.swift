@@ -35,14 +35,17 @@ final class ExchangeDriver: SessionDriver {
     private var depth = 0
 
     /// A dialled exchange.
-    init(initiatorFor node: NodeContext, consent: any ConsentProvider, expected: ExpectedPeer, invitation: Invitation.Claim?, remote: String,
-         result: @escaping @Sendable (SessionResult) -> Void, connection: any SessionConnection) {
+    init(
+        initiatorFor node: NodeContext, consent: any ConsentProvider, expected: ExpectedPeer, invitation: Invitation.Claim?, remote: String,
+        result: @escaping @Sendable (SessionResult) -> Void, connection: any SessionConnection
+    ) {
         // A fresh Noise static key per session (§5): the long-term key never crosses an exchange's handshake.
         // The keys come made ahead (`SessionKeys`), so the dial does not wait for them.
-        machine = ExchangeStateMachine(initiatorFor: node.local, expected: expected, sessionKey: SessionKeys.take(), ephemeralKey: SessionKeys.take(),
-                                       sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
-                                       mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take(),
-                                       invitation: invitation)
+        machine = ExchangeStateMachine(
+            initiatorFor: node.local, expected: expected, sessionKey: SessionKeys.take(), ephemeralKey: SessionKeys.take(),
+            sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
+            mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take(),
+            invitation: invitation)
         self.node = node
         self.consent = consent
         self.remote = remote
@@ -53,8 +56,9 @@ final class ExchangeDriver: SessionDriver {
     /// An exchange a peer opened, whose message 1 the dispatcher read.
     init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, presenceKey: [UInt8], remote: String, connection: any SessionConnection) {
         self.presenceKey = presenceKey
-        machine = ExchangeStateMachine(resuming: noise, identity: node.local, presenceKey: presenceKey, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
-                                       mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take())
+        machine = ExchangeStateMachine(
+            resuming: noise, identity: node.local, presenceKey: presenceKey, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
+            mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take())
         self.node = node
         self.consent = node.consent
         self.remote = remote
@@ -95,11 +99,15 @@ final class ExchangeDriver: SessionDriver {
         // not a lost exchange with someone (PROTOCOL §6.2).
         // A listener at a limit closes a connection without a byte (PROTOCOL §4, §14): the exchange never
         // began, so this is `busy` (exit 8, like an address that takes no connection), not a lost session.
-        let lost = machine.role == .initiator && !heardFromPeer
-            ? ProtocolError(.busy, "the peer closed the connection before the session began: its node is at a limit or limiting this address, is not a Nearcard node of this version, or the link was cut")
+        let lost =
+            machine.role == .initiator && !heardFromPeer
+            ? ProtocolError(
+                .busy,
+                "the peer closed the connection before the session began: its node is at a limit or limiting this address, is not a Nearcard node of this version, or the link was cut"
+            )
             : machine.identifiedPeer == nil && peer == nil
-            ? ProtocolError(.connectionLost, "the peer stopped before identifying itself (during the \(machine.phaseName))")
-            : ProtocolError(.connectionLost, "the connection closed during the \(machine.phaseName)")
+                ? ProtocolError(.connectionLost, "the peer stopped before identifying itself (during the \(machine.phaseName))")
+                : ProtocolError(.connectionLost, "the connection closed during the \(machine.phaseName)")
         perform(machine.abort(lost))
     }
 
@@ -128,7 +136,8 @@ final class ExchangeDriver: SessionDriver {
     private func performNow(_ actions: [ExchangeStateMachine.Action]) {
         guard let connection else { return }
         var fixedAnswer: ConsentAnswer?
-        var loadCard = false, prepareCard = false
+        var loadCard = false
+        var prepareCard = false
         var commit: (outcome: ExchangeOutcome, confirmed: Bool)?
         for action in actions {
             switch action {
@@ -266,31 +275,37 @@ final class ExchangeDriver: SessionDriver {
         // `self` is held strongly: the contact is reported (and a dialled exchange's result given) even
         // when the peer has closed the connection by the time a remote store answers.
         SessionTrace.mark("store")
-        storing({ () -> Result<Contact, StoreFailure> in
-            Result { () throws(StoreFailure) -> Contact in
-                do { return try node.record(outcome, confirmed: confirmed) } catch {
-                    throw StoreFailure(message: "\(error)", withdrawn: (error as? StoreError)?.kind == .withdrawn)
+        storing(
+            { () -> Result<Contact, StoreFailure> in
+                Result { () throws(StoreFailure) -> Contact in
+                    do { return try node.record(outcome, confirmed: confirmed) } catch {
+                        throw StoreFailure(message: "\(error)", withdrawn: (error as? StoreError)?.kind == .withdrawn)
+                    }
                 }
-            }
-        }, then: { stored in
-            SessionTrace.mark("stored")
-            self.batch {
-                switch stored {
-                case .success(let contact) where confirmed:
-                    // Reported once `confirm` has gone (the batch holds the event until the flush).
-                    self.report(.completed(contact, outcome))
-                    self.perform(self.machine.committed())
-                case .success(let contact):
-                    self.unconfirmed = (contact, outcome)
-                    self.perform(self.machine.committed())
-                case .failure(let failure):
-                    NodeMetrics.storeError()
-                    self.perform(self.machine.storeFailed(ProtocolError(.internalError, failure.withdrawn
-                        ? "this exchange was already withdrawn (its confirmation was asked for and refused); nothing was stored"
-                        : "the exchange completed but storing the contact failed: \(failure.message)")))
+            },
+            then: { stored in
+                SessionTrace.mark("stored")
+                self.batch {
+                    switch stored {
+                    case .success(let contact) where confirmed:
+                        // Reported once `confirm` has gone (the batch holds the event until the flush).
+                        self.report(.completed(contact, outcome))
+                        self.perform(self.machine.committed())
+                    case .success(let contact):
+                        self.unconfirmed = (contact, outcome)
+                        self.perform(self.machine.committed())
+                    case .failure(let failure):
+                        NodeMetrics.storeError()
+                        self.perform(
+                            self.machine.storeFailed(
+                                ProtocolError(
+                                    .internalError,
+                                    failure.withdrawn
+                                        ? "this exchange was already withdrawn (its confirmation was asked for and refused); nothing was stored"
+                                        : "the exchange completed but storing the contact failed: \(failure.message)")))
+                    }
                 }
-            }
-        })
+            })
     }
 
     /// The responder confirmed: the unconfirmed contact is kept for good; report it and close.
@@ -298,10 +313,12 @@ final class ExchangeDriver: SessionDriver {
         guard let (contact, outcome) = unconfirmed else { return }
         let node = self.node
         // A failure leaves the row pending: the next confirmation query settles it the same way.
-        storing({ (try? node.database.confirmExchange(edge: outcome.graphEdgeID)) ?? false }, then: { _ in
-            self.report(.completed(contact, outcome))
-            self.connection?.close()
-        })
+        storing(
+            { (try? node.database.confirmExchange(edge: outcome.graphEdgeID)) ?? false },
+            then: { _ in
+                self.report(.completed(contact, outcome))
+                self.connection?.close()
+            })
     }
 
     private func report(_ outcome: SessionResult) {
@@ -311,8 +328,10 @@ final class ExchangeDriver: SessionDriver {
         consentTask?.cancel()
         switch outcome {
         case .completed(let contact, let o):
-            emit(.exchangeCompleted(id: id, contact: contact, myMessage: o.myMessage, theirMessage: o.theirMessage,
-                                                elapsed: Date().timeIntervalSince(startedAt)))
+            emit(
+                .exchangeCompleted(
+                    id: id, contact: contact, myMessage: o.myMessage, theirMessage: o.theirMessage,
+                    elapsed: Date().timeIntervalSince(startedAt)))
         case .unconfirmed(let contact, _, let error):
             emit(.exchangeUnconfirmed(id: id, contact: contact, reason: error))
         case .failed(let error, let peer, let byPeer):

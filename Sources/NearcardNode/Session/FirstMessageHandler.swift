@@ -1,6 +1,6 @@
+internal import NIOCore
 import NearcardCrypto
 import NearcardProtocol
-internal import NIOCore
 import NearcardStore
 
 /// A responder's first step: reads Noise message 1, learns what the session is for
@@ -58,8 +58,9 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
             // An exchange's Noise static key is fresh (nothing to know the node by before its person
             // decides, §5); mail proves the long-term key its route pinned. Both fresh keys come made
             // ahead (`SessionKeys`): message 2 leaves without waiting for key generation.
-            let first = try SessionDispatch.readFirstMessage(frame, ephemeralKey: SessionKeys.take(), sessionKey: SessionKeys.take(),
-                                                             longTermKey: node.keys.x25519)
+            let first = try SessionDispatch.readFirstMessage(
+                frame, ephemeralKey: SessionKeys.take(), sessionKey: SessionKeys.take(),
+                longTermKey: node.keys.x25519)
             if let admitted, !admitted.admission.promote(admitted.ticket) {
                 // Closed to make room while its first message was on its way: it is gone.
                 return
@@ -104,7 +105,9 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        refuse(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectError(error))"), probe: .foreign, context: context)
+        refuse(
+            error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectError(error))"), probe: .foreign,
+            context: context)
     }
 
     /// Ends a connection that never became a session: nothing is sent (not even this node's static key).

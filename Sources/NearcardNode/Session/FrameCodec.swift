@@ -1,5 +1,5 @@
-import NearcardProtocol
 internal import NIOCore
+import NearcardProtocol
 
 /// Splits the TCP stream into frames (docs/PROTOCOL.md "Framing": 2-byte big-endian length, 1…65535
 /// bytes). A zero length is a `ProtocolError` the session handler ends the session with. A frame is

@@ -16,8 +16,10 @@ final class MailDriver: SessionDriver {
     private var reported = false
 
     /// The sender.
-    init(sending machine: MailboxStateMachine, remote: String, result: @escaping @Sendable (Result<Bool, ProtocolError>) -> Void,
-         connection: any SessionConnection) {
+    init(
+        sending machine: MailboxStateMachine, remote: String, result: @escaping @Sendable (Result<Bool, ProtocolError>) -> Void,
+        connection: any SessionConnection
+    ) {
         self.machine = machine
         self.remote = remote
         self.result = result
@@ -49,7 +51,8 @@ final class MailDriver: SessionDriver {
     func closed(heardFromPeer: Bool) {
         guard !machine.isFinished, !reported else { return }
         // A node that cannot open message 1 (sealed to the contact's key: §15) closes without a word.
-        let lost = machine.role == .initiator && !heardFromPeer
+        let lost =
+            machine.role == .initiator && !heardFromPeer
             ? ProtocolError(.connectionLost, "the node there closed without answering: not the contact (it cannot open a message sealed to their key), or busy")
             : ProtocolError(.connectionLost, "the connection closed during the delivery")
         perform(machine.abort(lost))

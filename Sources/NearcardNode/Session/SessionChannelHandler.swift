@@ -1,6 +1,6 @@
 import Foundation
-import NearcardProtocol
 internal import NIOCore
+import NearcardProtocol
 
 /// The handler of one session's connection, whatever the session is for: it holds only framing
 /// (frames in from `FrameDecoder`, out through `FrameEncoder`), writes, the timers the state machine

@@ -1,30 +1,38 @@
-import NearcardProtocol
 internal import NIOCore
+import NearcardProtocol
 
 /// How a connection's pipeline is built: framing, then the session (a responder first reads which kind).
 enum SessionPipeline {
     /// A connection a listener accepted: message 1 decides whether it is an exchange or a delivery.
-    static func configureResponder(_ channel: any Channel, context: NodeContext, mailbox: MailboxAuthority, remote: String,
-                                   admitted: AdmittedConnection? = nil) throws {
+    static func configureResponder(
+        _ channel: any Channel, context: NodeContext, mailbox: MailboxAuthority, remote: String,
+        admitted: AdmittedConnection? = nil
+    ) throws {
         let ops = channel.pipeline.syncOperations
         try addFraming(ops)
         try ops.addHandler(FirstMessageHandler(context: context, mailbox: mailbox, remote: remote, admitted: admitted))
     }
 
     /// A connection dialled for an exchange.
-    static func configureExchange(_ channel: any Channel, context: NodeContext, consent: any ConsentProvider, expected: ExpectedPeer,
-                                  invitation: Invitation.Claim? = nil, remote: String, result: EventLoopPromise<SessionResult>) throws {
+    static func configureExchange(
+        _ channel: any Channel, context: NodeContext, consent: any ConsentProvider, expected: ExpectedPeer,
+        invitation: Invitation.Claim? = nil, remote: String, result: EventLoopPromise<SessionResult>
+    ) throws {
         let ops = channel.pipeline.syncOperations
         try addFraming(ops)
         let handler = SessionChannelHandler(limits: context.limits)
-        handler.drive(with: ExchangeDriver(initiatorFor: context, consent: consent, expected: expected, invitation: invitation, remote: remote,
-                                           result: { result.succeed($0) }, connection: handler))
+        handler.drive(
+            with: ExchangeDriver(
+                initiatorFor: context, consent: consent, expected: expected, invitation: invitation, remote: remote,
+                result: { result.succeed($0) }, connection: handler))
         try ops.addHandler(handler)
     }
 
     /// A connection dialled to deliver a follow-up message.
-    static func configureMail(_ channel: any Channel, context: NodeContext, machine: MailboxStateMachine, remote: String,
-                              result: EventLoopPromise<Result<Bool, ProtocolError>>) throws {
+    static func configureMail(
+        _ channel: any Channel, context: NodeContext, machine: MailboxStateMachine, remote: String,
+        result: EventLoopPromise<Result<Bool, ProtocolError>>
+    ) throws {
         let ops = channel.pipeline.syncOperations
         try addFraming(ops)
         let handler = SessionChannelHandler(limits: context.limits)

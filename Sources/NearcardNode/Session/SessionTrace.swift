@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A per-step timeline of sessions, for finding where an exchange's time goes (docs/PERFORMANCE.md):
@@ -23,12 +24,16 @@ enum SessionTrace {
     }
 
     private static func record(_ what: String) {
-        var wall = timespec(), cpu = timespec()
+        var wall = timespec()
+        var cpu = timespec()
         clock_gettime(CLOCK_MONOTONIC, &wall)
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
         let ns = { (t: timespec) in Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec) }
         let line = "\(getpid()) \(UInt(pthread_self()) % 1_000_000) \(ns(wall)) \(ns(cpu)) \(what)"
-        let first = registered.withLock { r in defer { r = true }; return !r }
+        let first = registered.withLock { r in
+            defer { r = true }
+            return !r
+        }
         if first { atexit { SessionTrace.write() } }
         lines.withLock { $0.append(line) }
     }

@@ -191,9 +191,11 @@ public struct ExchangeStateMachine: Sendable {
     ///   - mailboxToken: 32 fresh random bytes for the sealed route we hand over.
     ///   - sealKey: a fresh X25519 key pair for the sealed box of that route (default: made now).
     ///   - invitation: the QR invitation to present (§19), if the session is opened with one.
-    public init(initiatorFor identity: LocalIdentity, expected: ExpectedPeer = ExpectedPeer(), sessionKey: X25519.PrivateKey,
-                ephemeralKey: X25519.PrivateKey, sasNonce: [UInt8], mailboxToken: [UInt8], sealKey: X25519.PrivateKey = X25519.PrivateKey(),
-                invitation: Invitation.Claim? = nil) {
+    public init(
+        initiatorFor identity: LocalIdentity, expected: ExpectedPeer = ExpectedPeer(), sessionKey: X25519.PrivateKey,
+        ephemeralKey: X25519.PrivateKey, sasNonce: [UInt8], mailboxToken: [UInt8], sealKey: X25519.PrivateKey = X25519.PrivateKey(),
+        invitation: Invitation.Claim? = nil
+    ) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
         precondition(expected.presenceKey == nil || (expected.did != nil && invitation == nil), "a recall names the contact's DID")
         self.invitation = invitation
@@ -209,8 +211,10 @@ public struct ExchangeStateMachine: Sendable {
 
     /// A responder whose message 1 `SessionDispatch.readFirstMessage` read (and found to ask for an
     /// exchange); the handshake carries this session's own static key.
-    public init(resuming noise: NoiseXXHandshake, identity: LocalIdentity, presenceKey: [UInt8], sasNonce: [UInt8], mailboxToken: [UInt8],
-                sealKey: X25519.PrivateKey = X25519.PrivateKey()) {
+    public init(
+        resuming noise: NoiseXXHandshake, identity: LocalIdentity, presenceKey: [UInt8], sasNonce: [UInt8], mailboxToken: [UInt8],
+        sealKey: X25519.PrivateKey = X25519.PrivateKey()
+    ) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
         precondition(presenceKey.count == ProtocolLimits.presenceKeyByteCount)
         role = .responder
@@ -229,7 +233,8 @@ public struct ExchangeStateMachine: Sendable {
         switch state {
         case .completed, .failed: true
         case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingNonce, .awaitingReveal, .awaitingResponder,
-             .deciding, .commonContacts, .awaitingCard, .awaitingDone, .committing, .awaitingConfirm: false
+            .deciding, .commonContacts, .awaitingCard, .awaitingDone, .committing, .awaitingConfirm:
+            false
         }
     }
 
@@ -272,7 +277,8 @@ public struct ExchangeStateMachine: Sendable {
         case .awaitingCard(let s): s.session.peer
         case .awaitingDone(let a), .committing(let a): a.sent.session.peer
         case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingNonce, .awaitingResponder, .awaitingConfirm,
-             .completed, .failed: nil
+            .completed, .failed:
+            nil
         }
     }
 
@@ -430,7 +436,9 @@ public struct ExchangeStateMachine: Sendable {
             }
             return fail(ProtocolError(.consentTimeout, "no decision within \(seconds) s"))
         case .peerDecision:
-            return fail(ProtocolError(.timeout, "the peer's decision never arrived (no answer for \(seconds) s past the consent time): the network between you may be down"))
+            return fail(
+                ProtocolError(
+                    .timeout, "the peer's decision never arrived (no answer for \(seconds) s past the consent time): the network between you may be down"))
         case .cards, .mail: return fail(ProtocolError(.timeout, "no progress within \(seconds) s"))
         }
     }
@@ -455,8 +463,11 @@ public struct ExchangeStateMachine: Sendable {
             // A recognised contact proves itself first: our hello then says nothing of us.
             let identity = expected.presenceKey == nil ? try makeIdentity(channel) : nil
             let invite = invitation.map { ExchangeMessage.Invite(id: $0.id, proof: Invitation.proof(secret: $0.secret, handshakeHash: channel.handshakeHash)) }
-            actions += try send(.hello(.init(sasCommit: SAS.commitment(handshakeHash: channel.handshakeHash, nonce: sasNonce),
-                                             identity: identity, invite: invite)), on: &channel)
+            actions += try send(
+                .hello(
+                    .init(
+                        sasCommit: SAS.commitment(handshakeHash: channel.handshakeHash, nonce: sasNonce),
+                        identity: identity, invite: invite)), on: &channel)
             state = .awaitingNonce(channel)
             return actions
         case .awaitingMessage3(var noise):
@@ -497,12 +508,15 @@ public struct ExchangeStateMachine: Sendable {
             let who = expected.did ?? "the contact"
             guard let sealed else { throw ProtocolError(.identityMismatch, "the node answering did not prove itself as \(who), whom we recognised") }
             guard let identity = try Recall.open(sealed, presenceKey: key, handshakeHash: channel.handshakeHash) else {
-                throw ProtocolError(.identityMismatch, "the node answering is not \(who), whom we recognised (its proof does not open with that contact's presence key)")
+                throw ProtocolError(
+                    .identityMismatch, "the node answering is not \(who), whom we recognised (its proof does not open with that contact's presence key)")
             }
             let peer = try verify(identity, channel)
             var actions = try send(.sasReveal(nonce: sasNonce, identity: try makeIdentity(channel)), on: &channel)
-            state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas, invited: false), mine: .undecided,
-                                       theirsAccepted: false, revealed: true))
+            state = .deciding(
+                Deciding(
+                    session: Identified(channel: channel, peer: peer, sas: sas, invited: false), mine: .undecided,
+                    theirsAccepted: false, revealed: true))
             actions += [.arm(.consent), .identified(peer, sas: sas, invite: nil)]
             return actions
         case .awaitingReveal(var channel, let known, let commitment, let invite, let revealed):
@@ -520,8 +534,10 @@ public struct ExchangeStateMachine: Sendable {
             case (nil, nil): throw ProtocolError(.protocolError, "sas-reveal: the initiator never showed its identity")
             }
             let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: nonce, responderNonce: sasNonce))
-            state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas, invited: invite != nil), mine: .undecided,
-                                       theirsAccepted: false, revealed: revealed))
+            state = .deciding(
+                Deciding(
+                    session: Identified(channel: channel, peer: peer, sas: sas, invited: invite != nil), mine: .undecided,
+                    theirsAccepted: false, revealed: revealed))
             return [.arm(.consent), .identified(peer, sas: sas, invite: invite)]
         case .awaitingResponder(var channel, let sas, let past):
             let message = try decrypt(frame, on: &channel)
@@ -534,8 +550,10 @@ public struct ExchangeStateMachine: Sendable {
             guard let identity else { throw ProtocolError(.protocolError, "decision: the responder accepted without showing its identity") }
             let peer = try verify(identity, channel)
             // The consent time runs on (a total): no new timer, unless the grace had begun.
-            state = .deciding(Deciding(session: Identified(channel: channel, peer: peer, sas: sas, invited: invitation != nil), mine: .undecided,
-                                       theirsAccepted: true, revealed: true, theirsOffered: offered))
+            state = .deciding(
+                Deciding(
+                    session: Identified(channel: channel, peer: peer, sas: sas, invited: invitation != nil), mine: .undecided,
+                    theirsAccepted: true, revealed: true, theirsOffered: offered))
             return (past ? [.arm(.consent)] : []) + [.identified(peer, sas: sas, invite: nil)]
         case .deciding(var d):
             let message = try decrypt(frame, on: &d.session.channel)
@@ -624,8 +642,9 @@ public struct ExchangeStateMachine: Sendable {
 
     /// Our identity for this session: the DID's signature over h, in our role.
     private func makeIdentity(_ channel: EstablishedChannel) throws(ProtocolError) -> ExchangeMessage.Identity {
-        var identity = ExchangeMessage.Identity(did: me.identity.did, name: me.name, pubKey: me.keys.x25519.publicKey.rawRepresentation,
-                                                signPubKey: me.keys.ed25519.publicKey.rawRepresentation)
+        var identity = ExchangeMessage.Identity(
+            did: me.identity.did, name: me.name, pubKey: me.keys.x25519.publicKey.rawRepresentation,
+            signPubKey: me.keys.ed25519.publicKey.rawRepresentation)
         let input = ExchangeMessage.Identity.signingInput(identity.signedObject(role: role, handshakeHash: channel.handshakeHash))
         do { identity.signature = try me.keys.p256.signature(for: input) } catch {
             throw ProtocolError(.internalError, "signing our identity failed: \(error.message)")
@@ -698,8 +717,10 @@ public struct ExchangeStateMachine: Sendable {
 
     /// Both accepted and our card is loaded: make it, send it, wait for theirs — or, when both offered
     /// it, run the common-contacts step first (§22; the initiator opens it, the responder waits).
-    private mutating func sendCard(_ d: Deciding, card: LocalCard, message: String?, prepared: PreparedCard? = nil,
-                                   now: Int64) throws(ProtocolError) -> [Action] {
+    private mutating func sendCard(
+        _ d: Deciding, card: LocalCard, message: String?, prepared: PreparedCard? = nil,
+        now: Int64
+    ) throws(ProtocolError) -> [Action] {
         if common == nil, d.theirsOffered, offersCommonContacts(card), let mine = card.commonContacts {
             // Neither side's own DID can be common (§22.1): leave both out.
             let set = mine.filter { $0 != d.session.peer.did && $0 != me.identity.did }
@@ -723,14 +744,16 @@ public struct ExchangeStateMachine: Sendable {
     /// disclosure, signature over the session binding and the receiver).
     private func makeCard(_ session: Identified, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> PreparedCard {
         let peer = session.peer
-        let route = RouteRecord(did: me.identity.did, pubKey: me.identity.pubKey, signPubKey: me.identity.signPubKey,
-                                fingerprint: me.identity.fingerprint, mailboxToken: mailboxToken, recipient: peer.did, issuedAt: now,
-                                expiresAt: now + card.routeValidity, hints: Array(card.routeHints.prefix(RouteRecord.maximumHints)))
+        let route = RouteRecord(
+            did: me.identity.did, pubKey: me.identity.pubKey, signPubKey: me.identity.signPubKey,
+            fingerprint: me.identity.fingerprint, mailboxToken: mailboxToken, recipient: peer.did, issuedAt: now,
+            expiresAt: now + card.routeValidity, hints: Array(card.routeHints.prefix(RouteRecord.maximumHints)))
         let sealed = SealedRoute.seal(route, signer: me.keys.ed25519, to: peer.pubKey, ephemeral: sealKey)
         do {
-            let payload = try ProximityPayload.make(card: card.card, policy: card.policy, keys: me.keys, receiver: peer.did,
-                                                    sessionBinding: session.channel.handshakeHash, ephemeralMessage: message, sealedRoute: sealed,
-                                                    issuerProof: card.issuerProof, sdProof: disclosureProof, now: now)
+            let payload = try ProximityPayload.make(
+                card: card.card, policy: card.policy, keys: me.keys, receiver: peer.did,
+                sessionBinding: session.channel.handshakeHash, ephemeralMessage: message, sealedRoute: sealed,
+                issuerProof: card.issuerProof, sdProof: disclosureProof, now: now)
             return PreparedCard(payload: payload, route: route)
         } catch {
             throw ProtocolError(.internalError, "building our card failed: \(error.message)")
@@ -739,10 +762,11 @@ public struct ExchangeStateMachine: Sendable {
 
     private func verifyCard(_ json: JSONValue, message: String?, presenceKey: [UInt8], sent: CardSent, now: Int64) throws(ProtocolError) -> Received {
         let peer = sent.session.peer
-        let context = PayloadVerificationContext(expectedSenderDID: peer.did, receiverDID: me.identity.did,
-                                                 sessionBinding: sent.session.channel.handshakeHash, peerStaticKey: peer.pubKey,
-                                                 ephemeralMessage: message, now: now, maximumSkew: ProtocolLimits.maximumClockSkew,
-                                                 requireDisclosureProof: true)
+        let context = PayloadVerificationContext(
+            expectedSenderDID: peer.did, receiverDID: me.identity.did,
+            sessionBinding: sent.session.channel.handshakeHash, peerStaticKey: peer.pubKey,
+            ephemeralMessage: message, now: now, maximumSkew: ProtocolLimits.maximumClockSkew,
+            requireDisclosureProof: true)
         let verified: ProximityPayload.Verified
         switch ProximityPayload.verify(json: json, context: context) {
         case .success(let v): verified = v
@@ -757,8 +781,10 @@ public struct ExchangeStateMachine: Sendable {
             throw ProtocolError(.declined, "the card does not disclose \(missing.map(\.rawValue).sorted().joined(separator: ", ")), which this node requires")
         }
         guard let sealed = verified.payload.sealedRoute else { throw ProtocolError(.badCard, "the peer's card carries no sealed route") }
-        switch SealedRoute.open(sealed, with: me.keys.x25519, expectedIssuer: peer.did, expectedRecipient: me.identity.did,
-                                expectedSignKey: peer.signPubKey, now: now) {
+        switch SealedRoute.open(
+            sealed, with: me.keys.x25519, expectedIssuer: peer.did, expectedRecipient: me.identity.did,
+            expectedSignKey: peer.signPubKey, now: now)
+        {
         case .success(let route):
             guard route.pubKey == peer.pubKey, route.fingerprint == peer.fingerprint else {
                 throw ProtocolError(.badCard, "the peer's sealed route names other keys than the session's")

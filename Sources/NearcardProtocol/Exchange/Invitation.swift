@@ -1,5 +1,5 @@
-public import NearcardCrypto
 import Foundation
+public import NearcardCrypto
 
 /// A QR invitation to an exchange (docs/PROTOCOL.md §19): where the inviter's node listens, the key it
 /// will prove, and a one-time secret the invitee proves it holds, bound to the session's handshake.
@@ -37,8 +37,10 @@ public struct Invitation: Sendable, Equatable {
 
     /// `{"v":1,"fp","name"?,"addrs":[…],"id","secret","exp"}`
     public var json: JSONValue {
-        var o: JSONObject = ["v": .number(Double(Self.version)), "fp": .string(fingerprint), "addrs": .array(addresses.map { .string($0) }),
-                             "id": .string(Base64.urlEncode(id)), "secret": .string(Base64.urlEncode(secret)), "exp": .number(Double(expires))]
+        var o: JSONObject = [
+            "v": .number(Double(Self.version)), "fp": .string(fingerprint), "addrs": .array(addresses.map { .string($0) }),
+            "id": .string(Base64.urlEncode(id)), "secret": .string(Base64.urlEncode(secret)), "exp": .number(Double(expires)),
+        ]
         if let name { o["name"] = .string(name) }
         return .object(o)
     }
@@ -51,7 +53,8 @@ public struct Invitation: Sendable, Equatable {
         guard text.utf8.count <= Self.maximumLength else { throw ProtocolError(.tooLarge, "the invitation is longer than \(Self.maximumLength) bytes") }
         guard text.hasPrefix(Self.prefix) else { throw ProtocolError(.protocolError, "not a Nearcard invitation (it starts \(Self.prefix)…)") }
         guard let bytes = try? Base64.urlDecode(String(text.dropFirst(Self.prefix.count))),
-              let value = try? JSONParser(maximumDepth: 4, maximumLength: Self.maximumLength).parse(bytes), let o = value.objectValue else {
+            let value = try? JSONParser(maximumDepth: 4, maximumLength: Self.maximumLength).parse(bytes), let o = value.objectValue
+        else {
             throw ProtocolError(.protocolError, "the invitation is damaged (not base64url JSON after \(Self.prefix))")
         }
         for k in o.keys where !["v", "fp", "name", "addrs", "id", "secret", "exp"].contains(k) {
@@ -68,7 +71,9 @@ public struct Invitation: Sendable, Equatable {
         }
         var addresses: [String] = []
         for a in list {
-            guard let s = a.stringValue, !s.isEmpty, s.utf8.count <= 64 else { throw ProtocolError(.protocolError, "an address in the invitation is not HOST:PORT") }
+            guard let s = a.stringValue, !s.isEmpty, s.utf8.count <= 64 else {
+                throw ProtocolError(.protocolError, "an address in the invitation is not HOST:PORT")
+            }
             addresses.append(s)
         }
         func field(_ key: String, _ count: Int) throws(ProtocolError) -> [UInt8] {
@@ -85,8 +90,9 @@ public struct Invitation: Sendable, Equatable {
             }
             name = s
         }
-        self.init(fingerprint: fp, name: name, addresses: addresses, id: try field("id", Self.idByteCount),
-                  secret: try field("secret", Self.secretByteCount), expires: exp)
+        self.init(
+            fingerprint: fp, name: name, addresses: addresses, id: try field("id", Self.idByteCount),
+            secret: try field("secret", Self.secretByteCount), expires: exp)
     }
 
     /// What the invitee puts in its hello: HMAC-SHA-256(secret, "nearcard/invite/v1" ‖ 0x00 ‖ h).

@@ -21,9 +21,11 @@ public struct LocalCard: Sendable {
     /// (§22), when this person turned it on; nil: off, and our acceptance does not offer it.
     public var commonContacts: [String]?
 
-    public init(card: Card, policy: SharingPolicy, presenceKey: [UInt8], routeHints: [RouteRecord.Hint] = [],
-                routeValidity: Int64 = RouteRecord.defaultValidity, issuerProof: String? = nil, requiredFields: Set<CardField> = [],
-                commonContacts: [String]? = nil) {
+    public init(
+        card: Card, policy: SharingPolicy, presenceKey: [UInt8], routeHints: [RouteRecord.Hint] = [],
+        routeValidity: Int64 = RouteRecord.defaultValidity, issuerProof: String? = nil, requiredFields: Set<CardField> = [],
+        commonContacts: [String]? = nil
+    ) {
         precondition((commonContacts?.count ?? 0) <= PSI.maximumSetSize)
         self.commonContacts = commonContacts
         precondition(presenceKey.count == ProtocolLimits.presenceKeyByteCount)

@@ -93,11 +93,12 @@ public enum ExchangeMessage: Sendable, Equatable {
                 throw ProtocolError(.protocolError, "\(type): identity: unexpected member \"\(k)\"")
             }
             let fields = MessageFields(o, type: "\(type): identity")
-            self.init(did: try fields.string("did", max: 256),
-                      name: o["name"] == nil ? nil : try fields.text("name", maxCharacters: ProtocolLimits.maximumNameLength, allowing: []),
-                      pubKey: try fields.fixedBytes("pubKey", urlSafe: false, count: 32),
-                      signPubKey: try fields.fixedBytes("signPubKey", urlSafe: false, count: 32),
-                      signature: try fields.fixedBytes("signature", urlSafe: false, count: 64))
+            self.init(
+                did: try fields.string("did", max: 256),
+                name: o["name"] == nil ? nil : try fields.text("name", maxCharacters: ProtocolLimits.maximumNameLength, allowing: []),
+                pubKey: try fields.fixedBytes("pubKey", urlSafe: false, count: 32),
+                signPubKey: try fields.fixedBytes("signPubKey", urlSafe: false, count: 32),
+                signature: try fields.fixedBytes("signature", urlSafe: false, count: 64))
         }
     }
 
@@ -183,15 +184,17 @@ public enum ExchangeMessage: Sendable, Equatable {
                 throw ProtocolError(.protocolError, "hello: \"version\" missing or not an integer")
             }
             guard version.integerValue == Int64(Self.version) else {
-                throw ProtocolError(.unsupportedVersion, "the peer speaks hello version \(o["version"]?.compactText ?? "none"); this Nearcard speaks \(Self.version)")
+                throw ProtocolError(
+                    .unsupportedVersion, "the peer speaks hello version \(o["version"]?.compactText ?? "none"); this Nearcard speaks \(Self.version)")
             }
             let commit = try fields.fixedBytes("sasCommit", urlSafe: true, count: 32)
             let id = try identity()
             var invite: Invite?
             if let i = o["invite"] {
                 guard let io = i.objectValue, Set(io.keys) == ["id", "proof"],
-                      let inviteID = io["id"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), inviteID.count == Invitation.idByteCount,
-                      let proof = io["proof"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), proof.count == HMACSHA256.byteCount else {
+                    let inviteID = io["id"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), inviteID.count == Invitation.idByteCount,
+                    let proof = io["proof"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), proof.count == HMACSHA256.byteCount
+                else {
                     throw ProtocolError(.protocolError, "hello: \"invite\" must be {id: 8 bytes, proof: 32 bytes} of base64url")
                 }
                 guard id != nil else { throw ProtocolError(.protocolError, "hello: an invitation is presented with an identity") }
@@ -229,9 +232,10 @@ public enum ExchangeMessage: Sendable, Equatable {
         case "card":
             try only(["type", "payload", "message", "presenceKey"])
             guard let payload = o["payload"], payload.objectValue != nil else { throw ProtocolError(.protocolError, "card: \"payload\" must be an object") }
-            self = .card(payload: payload,
-                         message: o["message"] == nil ? nil : try fields.text("message", maxCharacters: ProximityPayload.maximumMessageLength, allowing: ["\n"]),
-                         presenceKey: try fields.fixedBytes("presenceKey", urlSafe: true, count: ProtocolLimits.presenceKeyByteCount))
+            self = .card(
+                payload: payload,
+                message: o["message"] == nil ? nil : try fields.text("message", maxCharacters: ProximityPayload.maximumMessageLength, allowing: ["\n"]),
+                presenceKey: try fields.fixedBytes("presenceKey", urlSafe: true, count: ProtocolLimits.presenceKeyByteCount))
         case "done":
             try only(["type"])
             self = .done
@@ -300,7 +304,8 @@ struct MessageFields {
             throw ProtocolError(.tooLarge, "\(type): \"\(k)\" is \(length) characters; at most \(maxCharacters) (Unicode code points)")
         }
         if let c = s.unicodeScalars.first(where: { $0.isControl && !allowing.contains($0) }) {
-            throw ProtocolError(.protocolError, "\(type): \"\(k)\" contains the control character U+\(String(c.value, radix: 16, uppercase: true).leftPadded(4))")
+            throw ProtocolError(
+                .protocolError, "\(type): \"\(k)\" contains the control character U+\(String(c.value, radix: 16, uppercase: true).leftPadded(4))")
         }
         return s
     }

@@ -213,14 +213,20 @@ public enum PSI {
         /// caller picks which when the book holds more (§22.3); more is a bug of ours and traps.
         /// `scalar`: fresh for each session, never reused (§22.2).
         public init(role: NoiseXXHandshake.Role, mine: [String], scalar: Ristretto255.Scalar = .random()) {
-            self.init(role: role, mine: mine, scalar: scalar,
-                      shuffle: { list in var g = SystemRandomNumberGenerator(); list.shuffle(using: &g) },
-                      dummy: { Ristretto255.Point.random() })
+            self.init(
+                role: role, mine: mine, scalar: scalar,
+                shuffle: { list in
+                    var g = SystemRandomNumberGenerator()
+                    list.shuffle(using: &g)
+                },
+                dummy: { Ristretto255.Point.random() })
         }
 
-        init(role: NoiseXXHandshake.Role, mine: [String], scalar: Ristretto255.Scalar,
-             shuffle: @escaping @Sendable (inout [(String?, Ristretto255.Point)]) -> Void,
-             dummy: @escaping @Sendable () -> Ristretto255.Point) {
+        init(
+            role: NoiseXXHandshake.Role, mine: [String], scalar: Ristretto255.Scalar,
+            shuffle: @escaping @Sendable (inout [(String?, Ristretto255.Point)]) -> Void,
+            dummy: @escaping @Sendable () -> Ristretto255.Point
+        ) {
             var seen = Set<String>()
             let unique = mine.filter { seen.insert($0).inserted }
             precondition(unique.count <= PSI.maximumSetSize, "PSI takes at most \(PSI.maximumSetSize) DIDs; the caller passed \(unique.count)")
@@ -290,7 +296,7 @@ public enum PSI {
                 return Step(send: [], result: result)
 
             case (.finished, _):
-                state = current  // the result stands; the session ends on the caller's abort
+                state = current // the result stands; the session ends on the caller's abort
                 throw ProtocolError(.protocolError, "\(message.typeName): one private-common-contacts run per session, and this one is over")
             case (.failed, _):
                 throw ProtocolError(.protocolError, "\(message.typeName): the private-common-contacts run already failed")
@@ -321,7 +327,10 @@ public enum PSI {
                 throw ProtocolError(.tooLarge, "\(message.typeName): \"blinded\" has \(points.count) entries; at most \(PSI.maximumSetSize)")
             }
             guard PSI.buckets.contains(points.count) else {
-                throw ProtocolError(.protocolError, "\(message.typeName): \"blinded\" has \(points.count) entries; a blinded list is padded to one of \(PSI.buckets.map(String.init).joined(separator: ", "))")
+                throw ProtocolError(
+                    .protocolError,
+                    "\(message.typeName): \"blinded\" has \(points.count) entries; a blinded list is padded to one of \(PSI.buckets.map(String.init).joined(separator: ", "))"
+                )
             }
             try checkDistinct(points, in: message)
             return points.count
@@ -352,7 +361,9 @@ public enum PSI {
             out.reserveCapacity(points.count)
             for p in points {
                 // Unreachable for valid non-identity elements and a scalar in 1..<ℓ (prime order).
-                do { out.append(try scalar.multiply(p)) } catch { throw ProtocolError(.protocolError, "an element the peer sent cannot be blinded: \(error.message)") }
+                do { out.append(try scalar.multiply(p)) } catch {
+                    throw ProtocolError(.protocolError, "an element the peer sent cannot be blinded: \(error.message)")
+                }
             }
             return out
         }

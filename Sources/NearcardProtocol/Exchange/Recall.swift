@@ -15,8 +15,9 @@ public enum Recall {
     /// ChaCha20-Poly1305 (nonce: 12 zero bytes — the key is used once), over JCS(identity).
     public static func seal(_ identity: ExchangeMessage.Identity, presenceKey: [UInt8], handshakeHash: [UInt8]) throws(ProtocolError) -> [UInt8] {
         do {
-            return try ChaChaPoly.seal(JCS.canonicalize(identity.json), key: key(presenceKey: presenceKey, handshakeHash: handshakeHash),
-                                       nonce: [UInt8](repeating: 0, count: ChaChaPoly.nonceByteCount))
+            return try ChaChaPoly.seal(
+                JCS.canonicalize(identity.json), key: key(presenceKey: presenceKey, handshakeHash: handshakeHash),
+                nonce: [UInt8](repeating: 0, count: ChaChaPoly.nonceByteCount))
         } catch {
             throw ProtocolError(.internalError, "sealing our identity failed: \(error.message)")
         }
@@ -25,8 +26,11 @@ public enum Recall {
     /// Opens a sealed identity with the presence key of the contact we expect; nil if it does not open
     /// (whoever answers does not hold that key: not our contact).
     public static func open(_ sealed: [UInt8], presenceKey: [UInt8], handshakeHash: [UInt8]) throws(ProtocolError) -> ExchangeMessage.Identity? {
-        guard let plain = try? ChaChaPoly.open(sealed, key: key(presenceKey: presenceKey, handshakeHash: handshakeHash),
-                                               nonce: [UInt8](repeating: 0, count: ChaChaPoly.nonceByteCount)) else { return nil }
+        guard
+            let plain = try? ChaChaPoly.open(
+                sealed, key: key(presenceKey: presenceKey, handshakeHash: handshakeHash),
+                nonce: [UInt8](repeating: 0, count: ChaChaPoly.nonceByteCount))
+        else { return nil }
         let value = try ExchangeMessage.parseCanonical(plain)
         return try ExchangeMessage.Identity(json: value, in: "sealedIdentity")
     }

@@ -88,16 +88,18 @@ public struct MailboxStateMachine: Sendable {
     /// The sender.
     public init(sending envelope: MessageEnvelope, token: [UInt8], to pinned: X25519.PublicKey, staticKey: X25519.PrivateKey, ephemeralKey: X25519.PrivateKey) {
         role = .initiator
-        state = .idle(NoiseIKHandshake(initiatorTo: pinned, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
-                      Sending(request: .deliver(envelope, token: token), pinnedRecipient: pinned))
+        state = .idle(
+            NoiseIKHandshake(initiatorTo: pinned, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
+            Sending(request: .deliver(envelope, token: token), pinnedRecipient: pinned))
     }
 
     /// The sender of a confirmation query about exchange `edge` (§11).
     public init(asking edge: String, to pinned: X25519.PublicKey, staticKey: X25519.PrivateKey, ephemeralKey: X25519.PrivateKey) {
         precondition(Self.isEdgeID(edge))
         role = .initiator
-        state = .idle(NoiseIKHandshake(initiatorTo: pinned, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
-                      Sending(request: .query(edge: edge), pinnedRecipient: pinned))
+        state = .idle(
+            NoiseIKHandshake(initiatorTo: pinned, prologue: SessionKind.prologue, staticKey: staticKey, ephemeralKey: ephemeralKey),
+            Sending(request: .query(edge: edge), pinnedRecipient: pinned))
     }
 
     /// The recipient, after `SessionDispatch` read message 1.
@@ -190,7 +192,12 @@ public struct MailboxStateMachine: Sendable {
             let payload: [UInt8]
             do { payload = try noise.readMessage(frame) } catch {
                 state = .failed
-                return [.failed(ProtocolError(.identityMismatch, "the node that answered is not the contact (it does not hold the key pinned when you exchanged cards)"), byPeer: false)]
+                return [
+                    .failed(
+                        ProtocolError(
+                            .identityMismatch, "the node that answered is not the contact (it does not hold the key pinned when you exchanged cards)"),
+                        byPeer: false)
+                ]
             }
             guard payload.isEmpty else { throw ProtocolError(.protocolError, "Noise message 2 carries a \(payload.count)-byte payload; it must be empty") }
             var channel = try EstablishedChannel(completed: noise)
@@ -216,7 +223,8 @@ public struct MailboxStateMachine: Sendable {
             }
             guard type == "deliver" else { return try unexpected(type, o) }
             guard Set(o.keys) == ["type", "mailboxToken", "envelope"], let tokenText = o["mailboxToken"]?.stringValue,
-                  let token = try? Base64.urlDecode(tokenText), token.count == RouteRecord.mailboxTokenByteCount, let e = o["envelope"] else {
+                let token = try? Base64.urlDecode(tokenText), token.count == RouteRecord.mailboxTokenByteCount, let e = o["envelope"]
+            else {
                 throw ProtocolError(.protocolError, "deliver: needs mailboxToken (32 bytes) and envelope")
             }
             let envelope: MessageEnvelope

@@ -170,7 +170,9 @@ public struct NoiseTransport: Sendable {
     /// Encrypts one application message (at most `ProtocolLimits.maximumMessageLength` bytes).
     public mutating func encrypt(_ plaintext: [UInt8]) throws(ProtocolError) -> [UInt8] {
         guard plaintext.count <= ProtocolLimits.maximumMessageLength else {
-            throw ProtocolError(.tooLarge, "a message of \(plaintext.count) bytes is over the \(ProtocolLimits.maximumMessageLength)-byte limit; Nearcard refuses rather than splits it")
+            throw ProtocolError(
+                .tooLarge,
+                "a message of \(plaintext.count) bytes is over the \(ProtocolLimits.maximumMessageLength)-byte limit; Nearcard refuses rather than splits it")
         }
         return try send.encrypt(associatedData: [], plaintext: plaintext)
     }

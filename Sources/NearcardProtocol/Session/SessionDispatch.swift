@@ -22,8 +22,10 @@ public enum SessionDispatch {
     ///   - sessionKey: a fresh static key, for an exchange (§5: nothing in it outlives the session);
     ///     asked for only when the session is one.
     ///   - longTermKey: the node's X25519 key, which a mail session's message 1 is made for (§15).
-    public static func readFirstMessage(_ frame: [UInt8], ephemeralKey: X25519.PrivateKey, sessionKey: @autoclosure () -> X25519.PrivateKey,
-                                        longTermKey: X25519.PrivateKey) throws(ProtocolError) -> FirstMessage {
+    public static func readFirstMessage(
+        _ frame: [UInt8], ephemeralKey: X25519.PrivateKey, sessionKey: @autoclosure () -> X25519.PrivateKey,
+        longTermKey: X25519.PrivateKey
+    ) throws(ProtocolError) -> FirstMessage {
         // An exchange's message 1 is an ephemeral key and a tag in the clear.
         var xx = NoiseXXHandshake(role: .responder, prologue: SessionKind.prologue, staticKey: nil, ephemeralKey: ephemeralKey)
         let clear = try? xx.readMessage(frame)
@@ -45,6 +47,9 @@ public enum SessionDispatch {
     /// Anything else is not Nearcard at all (a scanner, noise).
     private static func otherVersion(_ payload: [UInt8]) -> ProtocolError? {
         guard payload.starts(with: Array("nearcard".utf8)), payload.count <= 32, payload.allSatisfy({ (0x21...0x7E).contains($0) }) else { return nil }
-        return ProtocolError(.unsupportedVersion, "the peer speaks \(String(decoding: payload, as: UTF8.self)), a Nearcard protocol this node does not know (it speaks \(SessionKind.allCases.map { String(decoding: $0.tag, as: UTF8.self) }.joined(separator: " and ")))")
+        return ProtocolError(
+            .unsupportedVersion,
+            "the peer speaks \(String(decoding: payload, as: UTF8.self)), a Nearcard protocol this node does not know (it speaks \(SessionKind.allCases.map { String(decoding: $0.tag, as: UTF8.self) }.joined(separator: " and ")))"
+        )
     }
 }

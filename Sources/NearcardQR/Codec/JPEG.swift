@@ -1,6 +1,7 @@
 internal import CJPEG
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reading JPEG images (libjpeg-turbo), for photos of QR codes: a phone's camera writes JPEG.
@@ -11,7 +12,8 @@ public enum JPEG {
     /// The image as 8-bit grayscale, at most `PNG.maximumDimension` pixels a side.
     public static func decodeGray(_ data: [UInt8]) throws(QRError) -> (width: Int, height: Int, pixels: [UInt8]) {
         var pixels: UnsafeMutablePointer<UInt8>?
-        var width: Int32 = 0, height: Int32 = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
         var message = [CChar](repeating: 0, count: 256)
         let rc = nearcard_jpeg_decode_gray(data, UInt(data.count), Int32(PNG.maximumDimension), &pixels, &width, &height, &message, Int32(message.count))
         switch rc {

@@ -38,7 +38,7 @@ public struct QRMatrix: Sendable, Equatable {
     public static func capacity(side: Int) -> Int {
         guard side >= 21 else { return 0 }
         if side >= 177 { return maximumBytes }
-        var (low, high) = (0, maximumBytes)  // low fits, high + 1 does not
+        var (low, high) = (0, maximumBytes) // low fits, high + 1 does not
         while low < high {
             let mid = (low + high + 1) / 2
             if let s = Self.side(forBytes: mid), s <= side { low = mid } else { high = mid - 1 }

@@ -14,7 +14,8 @@ extension QRMatrix {
         while y < size + q {
             if ansi { out += "\u{1B}[30;47m" }
             for x in -q..<(size + q) {
-                let top = self[x, y], bottom = self[x, y + 1]
+                let top = self[x, y]
+                let bottom = self[x, y + 1]
                 // Dark modules are drawn in the foreground colour on a light background.
                 switch (top, bottom) {
                 case (true, true): out += "█"
@@ -41,13 +42,13 @@ extension QRMatrix {
             }
         }
         return """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <svg xmlns="http://www.w3.org/2000/svg" width="\(total)" height="\(total)" viewBox="0 0 \(total) \(total)" shape-rendering="crispEdges">
-        <rect width="\(total)" height="\(total)" fill="#ffffff"/>
-        <path fill="#000000" d="\(path)"/>
-        </svg>
+            <?xml version="1.0" encoding="UTF-8"?>
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(total)" height="\(total)" viewBox="0 0 \(total) \(total)" shape-rendering="crispEdges">
+            <rect width="\(total)" height="\(total)" fill="#ffffff"/>
+            <path fill="#000000" d="\(path)"/>
+            </svg>
 
-        """
+            """
     }
 
     /// 8-bit grayscale pixels, `moduleSize` pixels per module, with the quiet zone.
@@ -100,7 +101,8 @@ public enum PNG {
         guard png_image_begin_read_from_memory(&image, data, data.count) != 0 else {
             throw QRError(.image, "not a PNG image libpng can read (\(message(image)))")
         }
-        let width = Int(image.width), height = Int(image.height)
+        let width = Int(image.width)
+        let height = Int(image.height)
         guard width > 0, height > 0, width <= maximumDimension, height <= maximumDimension else {
             png_image_free(&image)
             throw QRError(.image, "the image is \(width)×\(height); Nearcard reads images up to \(maximumDimension) pixels a side")

@@ -5,13 +5,16 @@ public import NearcardModel
 /// Your card as a QR code's text, in one of the three formats, for `qr make` and the web app alike.
 public enum CardCode {
     public enum Format: String, Sendable, CaseIterable {
-        case plaintext, zk, didSigned = "did-signed"
+        case plaintext, zk
+        case didSigned = "did-signed"
     }
 
     /// The payload for `card` disclosing `fields`, made `now`, valid `until`. A plaintext code carries a
     /// fresh random `cardId` each time, so two codes of one card cannot be linked by it.
-    public static func payload(_ format: Format, card: Card, fields: Set<CardField>, updatedAt: Date, keys: @autoclosure () throws -> IdentityKeys,
-                               issuerProof: String?, now: Date = Date(), until: Date) throws -> String {
+    public static func payload(
+        _ format: Format, card: Card, fields: Set<CardField>, updatedAt: Date, keys: @autoclosure () throws -> IdentityKeys,
+        issuerProof: String?, now: Date = Date(), until: Date
+    ) throws -> String {
         switch format {
         case .plaintext:
             return Envelope.plaintext(card: card, fields: fields, updatedAt: updatedAt, createdAt: now, expires: until)

@@ -24,9 +24,13 @@ public enum Chunks {
 
     /// Splits `payload` into frames of at most `frameLength` characters (a code's capacity), under one
     /// fresh session id.
-    public static func split(_ payload: [UInt8], frameLength: Int = QRMatrix.maximumBytes,
-                             session: String = Hex.encode(Sodium.randomBytes(16))) throws(QRError) -> [String] {
-        guard payload.count <= maximumTotal else { throw QRError(.tooLarge, "the payload is \(payload.count) bytes; QR chunking carries at most \(maximumTotal)") }
+    public static func split(
+        _ payload: [UInt8], frameLength: Int = QRMatrix.maximumBytes,
+        session: String = Hex.encode(Sodium.randomBytes(16))
+    ) throws(QRError) -> [String] {
+        guard payload.count <= maximumTotal else {
+            throw QRError(.tooLarge, "the payload is \(payload.count) bytes; QR chunking carries at most \(maximumTotal)")
+        }
         let hash = Hex.encode(SHA256.hash(payload))
         // Room for the header, then base64url (4 characters per 3 bytes).
         let perFrame = (min(frameLength, maximumFrameLength) - headerLength) / 4 * 3
@@ -94,9 +98,12 @@ public enum Chunks {
             }
             // Frames 0 and `total` cannot both belong to one payload: keep the numbering already seen.
             if let first = firstIndex, frame.index == (first == 0 ? total : 0) {
-                throw QRError(.chunks, first == 0
-                    ? "frame \(frame.index) of \(total) cannot join frame 0: this payload's frames count from 0 (0…\(total - 1)), so it has no frame \(total); the frame was not used"
-                    : "frame 0 cannot join frame \(total) of \(total): this payload's frames count from 1 (1…\(total)), so it has no frame 0; the frame was not used")
+                throw QRError(
+                    .chunks,
+                    first == 0
+                        ? "frame \(frame.index) of \(total) cannot join frame 0: this payload's frames count from 0 (0…\(total - 1)), so it has no frame \(total); the frame was not used"
+                        : "frame 0 cannot join frame \(total) of \(total): this payload's frames count from 1 (1…\(total)), so it has no frame 0; the frame was not used"
+                )
             }
             if let existing = frames[frame.index] {
                 guard existing == frame.chunk else { throw QRError(.chunks, "frame \(frame.index) arrived twice with different contents") }
@@ -118,7 +125,9 @@ public enum Chunks {
             self = Assembler()
             var payload: [UInt8] = []
             for (i, part) in parts.enumerated() {
-                guard let part else { throw QRError(.chunks, "frame \(base + i) of \(total) is missing (the indices do not run \(base)…\(base + total - 1)); nothing was stored") }
+                guard let part else {
+                    throw QRError(.chunks, "frame \(base + i) of \(total) is missing (the indices do not run \(base)…\(base + total - 1)); nothing was stored")
+                }
                 payload += part
             }
             guard Hex.encode(SHA256.hash(payload)) == expectedHash else {

@@ -98,8 +98,9 @@ public enum Presentation {
         var ikm = identity.p256.rawRepresentation.bytes
         defer { ikm.wipe() }
         for counter in 0..<16 {
-            var scalar = try HKDFSHA256.deriveKey(inputKeyMaterial: ikm, salt: Array("nearcard/pairwise-did/v1".utf8),
-                                                  info: Array(verifierHost.lowercased().utf8) + [UInt8(counter)], outputLength: 32)
+            var scalar = try HKDFSHA256.deriveKey(
+                inputKeyMaterial: ikm, salt: Array("nearcard/pairwise-did/v1".utf8),
+                info: Array(verifierHost.lowercased().utf8) + [UInt8(counter)], outputLength: 32)
             defer { scalar.wipe() }
             if let key = try? P256.PrivateKey(rawRepresentation: SecureBytes(scalar)) { return key }
         }
@@ -108,8 +109,10 @@ public enum Presentation {
 
     /// The VP token: a `vp+jwt` signed by the pairwise key, with nonce, aud = client_id and a five-minute
     /// exp, holding one BusinessCardCredential issued by the same pairwise DID with the requested fields.
-    public static func token(for request: PresentationRequest, card: Card, fields: Set<CardField>, identity: IdentityKeys,
-                             now: Date = Date()) throws(CryptoError) -> (token: String, did: String) {
+    public static func token(
+        for request: PresentationRequest, card: Card, fields: Set<CardField>, identity: IdentityKeys,
+        now: Date = Date()
+    ) throws(CryptoError) -> (token: String, did: String) {
         let key = try pairwiseKey(identity: identity, verifierHost: request.verifierHost)
         let did = key.didKey
         let vc = try BusinessCardCredential.make(card: card, fields: fields, signer: key, issuedAt: now, expires: now.addingTimeInterval(300))
@@ -117,8 +120,10 @@ public enum Presentation {
         let claims: JSONObject = [
             "iss": .string(did.did), "sub": .string(did.did), "iat": .number(Double(iat)), "exp": .number(Double(iat + 300)),
             "nonce": .string(request.nonce), "aud": .string(request.clientID),
-            "vp": ["@context": ["https://www.w3.org/2018/credentials/v1"], "type": ["VerifiablePresentation"],
-                   "holder": .string(did.did), "verifiableCredential": [.string(vc)]],
+            "vp": [
+                "@context": ["https://www.w3.org/2018/credentials/v1"], "type": ["VerifiablePresentation"],
+                "holder": .string(did.did), "verifiableCredential": [.string(vc)],
+            ],
         ]
         let token = try CompactJWS.sign(payload: JCS.canonicalize(.object(claims)), header: ["typ": "vp+jwt", "kid": .string(did.keyID)], signer: key)
         return (token, did.did)

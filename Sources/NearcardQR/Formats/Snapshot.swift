@@ -17,14 +17,16 @@ public enum Snapshot {
         if let c = card.company { o["company"] = .string(c) }
         o["emails"] = .array(card.email.map { [.string($0)] } ?? [])
         o["phones"] = .array(card.phone.map { [.string($0)] } ?? [])
-        o["skills"] = .array(card.skills.map { s in
-            ["name": .string(s.name), "category": .string(s.category ?? defaultSkillCategory), "proficiency": .string(s.proficiency ?? defaultProficiency)]
-        })
-        o["socialProfiles"] = .array(card.socialNetworks.map { s in
-            var p: JSONObject = ["platform": .string(s.platform), "username": .string(s.username)]
-            if let u = s.url { p["url"] = .string(u) }
-            return .object(p)
-        })
+        o["skills"] = .array(
+            card.skills.map { s in
+                ["name": .string(s.name), "category": .string(s.category ?? defaultSkillCategory), "proficiency": .string(s.proficiency ?? defaultProficiency)]
+            })
+        o["socialProfiles"] = .array(
+            card.socialNetworks.map { s in
+                var p: JSONObject = ["platform": .string(s.platform), "username": .string(s.username)]
+                if let u = s.url { p["url"] = .string(u) }
+                return .object(p)
+            })
         o["categories"] = []
         o["updatedAt"] = .string(ISO8601.string(updatedAt))
         if let r = sealedRoute { o["sealedRoute"] = .string(r) }
@@ -58,9 +60,10 @@ public enum Snapshot {
             }
             socials.append(SocialProfile(platform: p, username: u, url: s["url"]?.stringValue))
         }
-        let card = Card(name: name, email: try strings("emails").first, phone: try strings("phones").first, company: o["company"]?.stringValue,
-                        title: o["title"]?.stringValue, socialNetworks: Array(socials.prefix(Card.Limits.socialNetworks)),
-                        skills: Array(skills.prefix(Card.Limits.skills)))
+        let card = Card(
+            name: name, email: try strings("emails").first, phone: try strings("phones").first, company: o["company"]?.stringValue,
+            title: o["title"]?.stringValue, socialNetworks: Array(socials.prefix(Card.Limits.socialNetworks)),
+            skills: Array(skills.prefix(Card.Limits.skills)))
         do { try card.validate() } catch { throw QRError(.malformed, "the snapshot: \(error.message)") }
         return (card, o["cardId"]?.stringValue)
     }

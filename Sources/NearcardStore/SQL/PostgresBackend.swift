@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
 internal import Logging
 internal import NIOCore
 internal import NIOPosix
-internal import PostgresNIO
 internal import NIOSSL
+internal import PostgresNIO
+import Synchronization
 
 /// The fleet backend: a PostgreSQL database through postgres-nio, shared by several bots.
 ///
@@ -47,8 +47,9 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         if let socket = location.socketPath {
             config = .init(unixSocketPath: socket, username: location.user, password: location.password, database: location.database)
         } else {
-            config = .init(host: location.host, port: location.port, username: location.user, password: location.password,
-                           database: location.database, tls: try Self.tls(location))
+            config = .init(
+                host: location.host, port: location.port, username: location.user, password: location.password,
+                database: location.database, tls: try Self.tls(location))
         }
         config.options.connectTimeout = .seconds(Int64(min(retryWindow, 10).rounded(.up)))
         self.configuration = config
@@ -120,7 +121,10 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
             let applied = Set(try db.values("SELECT identifier FROM nearcard_migrations", []) as [String])
             let known = Set(migrations.map(\.id))
             if !applied.isSubset(of: known) {
-                throw StoreError(.database, "\(name) holds a newer Nearcard schema (\(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade this Nearcard to use it (the other bots already run a newer one)")
+                throw StoreError(
+                    .database,
+                    "\(name) holds a newer Nearcard schema (\(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade this Nearcard to use it (the other bots already run a newer one)"
+                )
             }
             for migration in migrations where !applied.contains(migration.id) {
                 for statement in migration.statements(.postgres) { try db.execute(statement, []) }
@@ -136,7 +140,9 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
 
     func integrityCheck() throws(StoreError) -> String {
         let tables: Int? = try read { db in
-            try db.value("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ('contact', 'outboxmessage', 'inboxmessage')")
+            try db.value(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ('contact', 'outboxmessage', 'inboxmessage')"
+            )
         }
         return tables == 3 ? "ok" : "the Nearcard tables are missing from \(name)"
     }
@@ -165,7 +171,11 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
             let connection: PostgresConnection
             do { connection = try acquire(until: deadline) } catch {
                 // A refused connection may be a server starting; a refused login or certificate is final.
-                if Date() < deadline, case .unreachable(let cause) = error, Self.mayComeBack(cause) { noteLost(); pause(attempt); continue }
+                if Date() < deadline, case .unreachable(let cause) = error, Self.mayComeBack(cause) {
+                    noteLost()
+                    pause(attempt)
+                    continue
+                }
                 throw storeError(error, window: window)
             }
             do {
@@ -209,7 +219,10 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         Thread.sleep(forTimeInterval: min(0.05 * Double(1 << min(attempt, 6)), 1.0))
     }
 
-    private enum AcquireError: Error { case unreachable(any Error), closed, busy }
+    private enum AcquireError: Error {
+        case unreachable(any Error)
+        case closed, busy
+    }
 
     /// The largest number of connections one process opens.
     static let maxConnections = 4
@@ -217,7 +230,10 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
     private func acquire(until deadline: Date) throws(AcquireError) -> PostgresConnection {
         condition.lock()
         while true {
-            if closed { condition.unlock(); throw .closed }
+            if closed {
+                condition.unlock()
+                throw .closed
+            }
             if let connection = idle.popLast() {
                 if connection.isClosed {
                     open -= 1
@@ -230,7 +246,10 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
                 return connection
             }
             if open < Self.maxConnections { break }
-            if !condition.wait(until: deadline) { condition.unlock(); throw .busy }
+            if !condition.wait(until: deadline) {
+                condition.unlock()
+                throw .busy
+            }
         }
         open += 1
         let id = nextID
@@ -307,7 +326,7 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         }
         switch e.code {
         case .serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection, .messageDecodingFailure,
-             .unexpectedBackendMessage:
+            .unexpectedBackendMessage:
             return .connectionLost
         default:
             return .final
@@ -320,9 +339,14 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         case AcquireError.closed: return StoreError(.database, "\(name): the store was closed")
         case AcquireError.busy: return StoreError(.database, "\(name): all \(Self.maxConnections) connections stayed busy for \(Int(window)) s; try again")
         case AcquireError.unreachable(let cause) where !Self.mayComeBack(cause):
-            return StoreError(.database, "PostgreSQL at \(name) refused the connection: \(Self.reason(cause)); fix --store (user, database, sslmode, sslrootcert) or $PGPASSWORD")
-        case AcquireError.unreachable(let cause): return StoreError(.database, "cannot reach PostgreSQL at \(name) (tried for \(Int(window)) s): \(Self.reason(cause)); start the server or fix --store")
-        case is RoundTripTimeout: return StoreError(.database, "\(name) did not answer within \(Int(Self.roundTripTimeout)) s; is the server overloaded or stopped?")
+            return StoreError(
+                .database,
+                "PostgreSQL at \(name) refused the connection: \(Self.reason(cause)); fix --store (user, database, sslmode, sslrootcert) or $PGPASSWORD")
+        case AcquireError.unreachable(let cause):
+            return StoreError(
+                .database, "cannot reach PostgreSQL at \(name) (tried for \(Int(window)) s): \(Self.reason(cause)); start the server or fix --store")
+        case is RoundTripTimeout:
+            return StoreError(.database, "\(name) did not answer within \(Int(Self.roundTripTimeout)) s; is the server overloaded or stopped?")
         default: return StoreError(.database, "\(name): \(Self.reason(error))")
         }
     }
@@ -359,7 +383,12 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         var quoted = false
         for ch in sql {
             if ch == "'" { quoted.toggle() }
-            if ch == "?" && !quoted { n += 1; out += "$\(n)" } else { out.append(ch) }
+            if ch == "?" && !quoted {
+                n += 1
+                out += "$\(n)"
+            } else {
+                out.append(ch)
+            }
         }
         placeholders.withLock { $0[sql] = out }
         return out

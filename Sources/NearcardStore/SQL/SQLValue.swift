@@ -31,7 +31,10 @@ protocol SQLReadable {
 }
 
 extension String: SQLReadable {
-    static func read(_ value: SQLValue) -> String? { if case .text(let s) = value { return s }; return nil }
+    static func read(_ value: SQLValue) -> String? {
+        if case .text(let s) = value { return s }
+        return nil
+    }
 }
 extension Double: SQLReadable {
     static func read(_ value: SQLValue) -> Double? {
@@ -55,7 +58,10 @@ extension Int: SQLReadable {
     static func read(_ value: SQLValue) -> Int? { Int64.read(value).flatMap { Int(exactly: $0) } }
 }
 extension Array: SQLReadable where Element == UInt8 {
-    static func read(_ value: SQLValue) -> [UInt8]? { if case .blob(let b) = value { return b }; return nil }
+    static func read(_ value: SQLValue) -> [UInt8]? {
+        if case .blob(let b) = value { return b }
+        return nil
+    }
 }
 extension Optional: SQLReadable where Wrapped: SQLReadable {
     static func read(_ value: SQLValue) -> Wrapped?? {

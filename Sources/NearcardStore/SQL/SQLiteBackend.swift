@@ -83,7 +83,10 @@ final class SQLiteBackend: StoreBackend {
             let applied = try pool.read { db in try Set(migrator.appliedIdentifiers(db)) }
             let known = Set(migrations.map(\.id))
             if !applied.isSubset(of: known) {
-                throw StoreError(.database, "\(path) was written by a newer Nearcard (schema \(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade Nearcard to use it")
+                throw StoreError(
+                    .database,
+                    "\(path) was written by a newer Nearcard (schema \(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade Nearcard to use it"
+                )
             }
             if applied != known { try migrator.migrate(pool) }
         } catch {
@@ -122,12 +125,15 @@ final class SQLiteBackend: StoreBackend {
             }
             let free = UInt64(fs.f_bavail) * UInt64(fs.f_frsize)
             if free < NearcardDatabase.minimumFreeBytes {
-                return StoreError(.io, "the disk holding \(directory) is full (\(free / 1024) KiB free, \(NearcardDatabase.minimumFreeBytes / 1024) KiB needed); free some space")
+                return StoreError(
+                    .io,
+                    "the disk holding \(directory) is full (\(free / 1024) KiB free, \(NearcardDatabase.minimumFreeBytes / 1024) KiB needed); free some space")
             }
         }
         for file in [directory, path] where access(file, F_OK) == 0 && access(file, W_OK) != 0 {
             let mode = FileIO.mode(file).map { " (mode \(String($0 & 0o777, radix: 8)))" } ?? ""
-            return StoreError(.io, "\(file) is not writable by this user\(mode): nothing was changed; make it writable (chmod u+w \(file)) or use another --home")
+            return StoreError(
+                .io, "\(file) is not writable by this user\(mode): nothing was changed; make it writable (chmod u+w \(file)) or use another --home")
         }
         return nil
     }
@@ -226,15 +232,16 @@ final class SQLiteBackend: StoreBackend {
         /// Arguments as GRDB binds them. (Built from optionals of the existential: GRDB's initializer for a
         /// sequence of a concrete convertible type goes through a key path per value, several times slower.)
         static func arguments(_ values: [SQLValue]) -> StatementArguments {
-            StatementArguments(values.map { value -> (any DatabaseValueConvertible)? in
-                switch value {
-                case .null: nil
-                case .integer(let i): i
-                case .real(let d): d
-                case .text(let s): s
-                case .blob(let b): Data(b)
-                }
-            })
+            StatementArguments(
+                values.map { value -> (any DatabaseValueConvertible)? in
+                    switch value {
+                    case .null: nil
+                    case .integer(let i): i
+                    case .real(let d): d
+                    case .text(let s): s
+                    case .blob(let b): Data(b)
+                    }
+                })
         }
 
         static func value(_ v: DatabaseValue) -> SQLValue {

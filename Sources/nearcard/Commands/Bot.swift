@@ -1,23 +1,23 @@
 import ArgumentParser
 import Foundation
+import Logging
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardStore
-import Logging
 
 /// `nearcard bot --policy FILE`: an unattended node whose written policy decides, speaking JSON lines.
 struct Bot: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run an unattended exchange bot: a policy file decides, events go out as JSON lines.",
         discussion: """
-        The policy (docs/JSONL.md "Bot policy") says whom to accept (everyone, an allowlist of DIDs, only \
-        peers whose card discloses given fields), the message to send ({name} is the peer's name), rate \
-        limits per peer and overall, the most sessions at once, and what to do with people already in the \
-        contact book. Commands on stdin as for listen --jsonl (accept and decline are the policy's). \
-        --check reads the policy, prints it as JSON and exits. See examples/bot for a ready bot and a systemd unit.
-        """)
+            The policy (docs/JSONL.md "Bot policy") says whom to accept (everyone, an allowlist of DIDs, only \
+            peers whose card discloses given fields), the message to send ({name} is the peer's name), rate \
+            limits per peer and overall, the most sessions at once, and what to do with people already in the \
+            contact book. Commands on stdin as for listen --jsonl (accept and decline are the policy's). \
+            --check reads the policy, prints it as JSON and exits. See examples/bot for a ready bot and a systemd unit.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var node: NodeOptions
@@ -45,9 +45,10 @@ struct Bot: AsyncParsableCommand {
         // No identity, no bot: said before anything is made in the home (a database included).
         _ = try global.identityStore.loadPublic()
         let db = try global.database()
-        try await NodeCommand.serve(global: global, node: node, consent: PolicyConsent(policy: parsed, database: db),
-                                    limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true,
-                                    defaultLogLevel: .info, webhook: parsed.webhook)
+        try await NodeCommand.serve(
+            global: global, node: node, consent: PolicyConsent(policy: parsed, database: db),
+            limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true,
+            defaultLogLevel: .info, webhook: parsed.webhook)
     }
 
     /// The policy as it was read, in its own format (it reads back as the same policy), with every

@@ -30,7 +30,10 @@ struct CardCommand: AsyncParsableCommand {
         var skill: [String] = []
         @Flag(help: "Remove all social profiles.") var clearSocial = false
         @Flag(help: "Remove all skills.") var clearSkills = false
-        @Option(help: ArgumentHelp("A Semaphore group proof your card carries from now on; it must verify and be bound to your DID (see: nearcard semaphore binding).", valueName: "FILE"))
+        @Option(
+            help: ArgumentHelp(
+                "A Semaphore group proof your card carries from now on; it must verify and be bound to your DID (see: nearcard semaphore binding).",
+                valueName: "FILE"))
         var issuerProof: String?
         @Flag(help: "Stop carrying a group proof.") var clearIssuerProof = false
         @Flag(help: "Print the card as JSON afterwards.") var json = false
@@ -51,7 +54,8 @@ struct CardCommand: AsyncParsableCommand {
                 try db.setIssuerProof(nil)
                 Console.err("Your card no longer carries a group proof.")
             }
-            let fieldsGiven = name != nil || email != nil || phone != nil || company != nil || title != nil || !social.isEmpty
+            let fieldsGiven =
+                name != nil || email != nil || phone != nil || company != nil || title != nil || !social.isEmpty
                 || !skill.isEmpty || clearSocial || clearSkills
             if !fieldsGiven && (issuerProof != nil || clearIssuerProof) {
                 if let existing { if json { Console.json(existing.json) } else { try CardDisplay.show(existing, database: db) } }
@@ -63,7 +67,7 @@ struct CardCommand: AsyncParsableCommand {
             }
             var card = existing ?? Card(name: "")
             func clean(_ s: String?) -> String?? {
-                guard let s else { return .none }  // not given: keep
+                guard let s else { return .none } // not given: keep
                 let t = s.trimmingCharacters(in: .whitespaces)
                 return .some(t.isEmpty ? nil : t)
             }
@@ -109,7 +113,9 @@ struct CardCommand: AsyncParsableCommand {
             let card = try CardFiles.read(file)
             let db = try global.database()
             let saved = try db.saveMyCard(card)
-            if json { Console.json(saved.card.json) } else {
+            if json {
+                Console.json(saved.card.json)
+            } else {
                 Console.out("Imported your card from \(file)")
                 try CardDisplay.show(saved.card, database: db)
             }
@@ -124,7 +130,10 @@ enum CardFiles {
         let entries = try readAll(path)
         guard let first = entries.first else { throw CLIError(.malformedInput, "\(path) holds no card") }
         guard entries.count == 1 else {
-            throw CLIError(.malformedInput, "\(path) holds \(entries.count) cards and your card is one: give a file with one card (to add these as contacts: nearcard contacts import \(path))")
+            throw CLIError(
+                .malformedInput,
+                "\(path) holds \(entries.count) cards and your card is one: give a file with one card (to add these as contacts: nearcard contacts import \(path))"
+            )
         }
         return first.card
     }

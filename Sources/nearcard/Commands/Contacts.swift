@@ -22,11 +22,13 @@ struct Contacts: AsyncParsableCommand {
             // Exchanges stored unconfirmed (docs/PROTOCOL.md §11): the other node has not yet said it kept ours.
             let unconfirmed = try db.unconfirmedContactDIDs()
             if json {
-                Console.json(.array(contacts.map { c in
-                    guard var o = c.json.objectValue else { return c.json }
-                    o["unconfirmed"] = .bool(c.didPublicKey.map(unconfirmed.contains) ?? false)
-                    return .object(o)
-                }))
+                Console.json(
+                    .array(
+                        contacts.map { c in
+                            guard var o = c.json.objectValue else { return c.json }
+                            o["unconfirmed"] = .bool(c.didPublicKey.map(unconfirmed.contains) ?? false)
+                            return .object(o)
+                        }))
                 return
             }
             if contacts.isEmpty {
@@ -34,13 +36,17 @@ struct Contacts: AsyncParsableCommand {
                 return
             }
             let rows = contacts.map { c in
-                [String(c.id.prefix(8)), c.name, c.card.company ?? "", c.source.rawValue,
-                 c.verificationStatus.rawValue + ((c.didPublicKey.map(unconfirmed.contains) ?? false) ? " (unconfirmed)" : ""),
-                 ISO8601.string(c.receivedAt)]
+                [
+                    String(c.id.prefix(8)), c.name, c.card.company ?? "", c.source.rawValue,
+                    c.verificationStatus.rawValue + ((c.didPublicKey.map(unconfirmed.contains) ?? false) ? " (unconfirmed)" : ""),
+                    ISO8601.string(c.receivedAt),
+                ]
             }
             ContactDisplay.columns(["ID", "NAME", "COMPANY", "SOURCE", "STATUS", "RECEIVED"], rows)
             if !unconfirmed.isEmpty {
-                Console.out("(unconfirmed: the connection ended before their node confirmed it kept your card; it is confirmed or withdrawn when your nodes next reach each other)")
+                Console.out(
+                    "(unconfirmed: the connection ended before their node confirmed it kept your card; it is confirmed or withdrawn when your nodes next reach each other)"
+                )
             }
         }
     }
@@ -73,7 +79,9 @@ struct Contacts: AsyncParsableCommand {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a contact by hand (source manual, status unverified).",
-            discussion: "The same card twice is stored once; a card with the name, email or phone of a contact already in the book is stored and said to be a possible duplicate.")
+            discussion:
+                "The same card twice is stored once; a card with the name, email or phone of a contact already in the book is stored and said to be a possible duplicate."
+        )
         @OptionGroup var global: GlobalOptions
         @Option(help: "Name.") var name: String
         @Option(help: "Email address.") var email: String?
@@ -102,7 +110,9 @@ struct Contacts: AsyncParsableCommand {
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add the contacts of a vCard file (one or many cards, e.g. from `contacts export --vcard`) or a JSON card.",
-            discussion: "Each card is added as `contacts add` adds one (source manual, status unverified): a card already in the book is not stored twice, and one that looks like a contact is said to be a possible duplicate. A vCard's X-NEARCARD-DID is not trusted: DIDs come only from exchanges and signed codes.")
+            discussion:
+                "Each card is added as `contacts add` adds one (source manual, status unverified): a card already in the book is not stored twice, and one that looks like a contact is said to be a possible duplicate. A vCard's X-NEARCARD-DID is not trusted: DIDs come only from exchanges and signed codes."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The file (vCard 4.0 or 3.0: BEGIN:VCARD…; JSON: {\"name\": …}).") var file: String
         @Flag(help: "Print one JSON object per card: the contact and what became of it.") var json = false
@@ -122,7 +132,10 @@ struct Contacts: AsyncParsableCommand {
                 counts[outcome, default: 0] += 1
                 if !json, kept.outcome != .added { Console.out("\(kept.contact.name): \(kept.summary)") }
             }
-            if json { Console.json(.array(reports)); return }
+            if json {
+                Console.json(.array(reports))
+                return
+            }
             let added = (counts["added"] ?? 0) + (counts["possibleDuplicate"] ?? 0)
             var line = "Imported \(file): \(added) added, \(counts["unchanged"] ?? 0) already in your contacts"
             if let dup = counts["possibleDuplicate"] { line += " (\(dup) possible duplicate\(dup == 1 ? "" : "s") among the added)" }
@@ -133,7 +146,9 @@ struct Contacts: AsyncParsableCommand {
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a contact.",
-            discussion: "The contact is named exactly: its id or at least its first 4 characters, its DID, or its whole name (any case). At a terminal, shows whom and asks; scripts pass --yes.")
+            discussion:
+                "The contact is named exactly: its id or at least its first 4 characters, its DID, or its whole name (any case). At a terminal, shows whom and asks; scripts pass --yes."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Contact id (or its first 4+ characters), DID, or whole name.") var id: String
         @Flag(name: [.short, .long], help: "Delete without asking.") var yes = false

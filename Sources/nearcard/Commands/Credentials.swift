@@ -17,11 +17,19 @@ struct Credentials: AsyncParsableCommand {
         @Flag(help: "Print as JSON.") var json = false
         func run() async throws {
             let all = try global.existingDatabase().credentials()
-            if json { Console.json(.array(all.map(\.json))); return }
-            if all.isEmpty { Console.out("No credentials."); return }
-            ContactDisplay.columns(["ID", "TYPE", "ISSUER", "STATUS", "EXPIRES"], all.map { c in
-                [String(c.id.prefix(24)), c.types.last ?? "", String(c.issuer.prefix(30)) + "…", c.status.rawValue, c.expiresAt.map(ISO8601.string) ?? "-"]
-            })
+            if json {
+                Console.json(.array(all.map(\.json)))
+                return
+            }
+            if all.isEmpty {
+                Console.out("No credentials.")
+                return
+            }
+            ContactDisplay.columns(
+                ["ID", "TYPE", "ISSUER", "STATUS", "EXPIRES"],
+                all.map { c in
+                    [String(c.id.prefix(24)), c.types.last ?? "", String(c.issuer.prefix(30)) + "…", c.status.rawValue, c.expiresAt.map(ISO8601.string) ?? "-"]
+                })
         }
     }
 
@@ -32,10 +40,15 @@ struct Credentials: AsyncParsableCommand {
         @Flag(help: "Print as JSON.") var json = false
         func run() async throws {
             let c = try global.existingDatabase().credential(id)
-            if json { Console.json(c.json); return }
-            Console.table([("ID", c.id), ("Types", c.types.joined(separator: ", ")), ("Issuer", c.issuer), ("Subject", c.subject ?? "-"),
-                           ("Status", "\(c.status.rawValue): \(c.reason)"), ("Issued", c.issuedAt.map(ISO8601.string) ?? "-"),
-                           ("Expires", c.expiresAt.map(ISO8601.string) ?? "-"), ("Imported", ISO8601.string(c.importedAt))])
+            if json {
+                Console.json(c.json)
+                return
+            }
+            Console.table([
+                ("ID", c.id), ("Types", c.types.joined(separator: ", ")), ("Issuer", c.issuer), ("Subject", c.subject ?? "-"),
+                ("Status", "\(c.status.rawValue): \(c.reason)"), ("Issued", c.issuedAt.map(ISO8601.string) ?? "-"),
+                ("Expires", c.expiresAt.map(ISO8601.string) ?? "-"), ("Imported", ISO8601.string(c.importedAt)),
+            ])
         }
     }
 }

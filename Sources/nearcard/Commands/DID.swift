@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import NearcardCrypto
 
 /// `nearcard did …`: did:key tools.
@@ -12,7 +13,9 @@ struct DID: AsyncParsableCommand {
     struct Resolve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Resolve a did:key (P-256 zDn…, Ed25519 z6Mk…, X25519 z6LS…; also P-384, P-521) to its DID document.",
-            discussion: "A malformed or unsupported did:key exits with code 2 and names the did:key specification's error (invalidDid, invalidPublicKeyLength, invalidPublicKey, unsupportedPublicKeyType).")
+            discussion:
+                "A malformed or unsupported did:key exits with code 2 and names the did:key specification's error (invalidDid, invalidPublicKeyLength, invalidPublicKey, unsupportedPublicKeyType)."
+        )
 
         /// (Accepted like everywhere, README: resolving reads no home.)
         @OptionGroup var global: GlobalOptions
@@ -29,5 +32,3 @@ struct DID: AsyncParsableCommand {
         }
     }
 }
-
-import Foundation

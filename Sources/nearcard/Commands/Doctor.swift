@@ -10,14 +10,14 @@ struct DoctorCommand: AsyncParsableCommand {
         commandName: "doctor",
         abstract: "Check what an exchange needs here, and say how to fix what is wrong.",
         discussion: """
-        One line per check: your home's permissions, the identity and the contact database, the clock, \
-        the D-Bus system bus, avahi-daemon, the network interfaces discovery can use, the TCP port; then \
-        an end-to-end test: a probe announced through avahi-daemon (as _nearcard-probe._tcp, which other \
-        Nearcard nodes do not list), seen back, connected to at each address, and asked for by mDNS on \
-        each interface (a firewall dropping UDP 5353 or the port shows here). Each problem comes with the \
-        command that fixes it. Exit 0 when nothing would stop an exchange (warnings allowed), 1 when \
-        something would.
-        """)
+            One line per check: your home's permissions, the identity and the contact database, the clock, \
+            the D-Bus system bus, avahi-daemon, the network interfaces discovery can use, the TCP port; then \
+            an end-to-end test: a probe announced through avahi-daemon (as _nearcard-probe._tcp, which other \
+            Nearcard nodes do not list), seen back, connected to at each address, and asked for by mDNS on \
+            each interface (a firewall dropping UDP 5353 or the port shows here). Each problem comes with the \
+            command that fixes it. Exit 0 when nothing would stop an exchange (warnings allowed), 1 when \
+            something would.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -42,9 +42,10 @@ struct DoctorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let options = Doctor.Options(home: global.homeAsFound, port: port,
-                                     filter: InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded),
-                                     environment: global.environment, seconds: timeout, store: try global.storeLocation())
+        let options = Doctor.Options(
+            home: global.homeAsFound, port: port,
+            filter: InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded),
+            environment: global.environment, seconds: timeout, store: try global.storeLocation())
         let json = self.json
         let checks = await Doctor.run(options) { check in
             guard !json else { return }
@@ -55,9 +56,13 @@ struct DoctorCommand: AsyncParsableCommand {
         if json {
             Console.json(["ok": .bool(ok), "checks": .array(checks.map(\.json))])
         } else {
-            let problems = checks.filter { $0.status == .problem }.count, warnings = checks.filter { $0.status == .warning }.count
-            Console.out(ok ? (warnings == 0 ? "Nothing here stops an exchange." : "Nothing here stops an exchange (\(warnings) warning\(warnings == 1 ? "" : "s")).")
-                : "\(problems) problem\(problems == 1 ? "" : "s") would stop an exchange: fix \(problems == 1 ? "it" : "them") as shown, then run nearcard doctor again.")
+            let problems = checks.filter { $0.status == .problem }.count
+            let warnings = checks.filter { $0.status == .warning }.count
+            Console.out(
+                ok
+                    ? (warnings == 0 ? "Nothing here stops an exchange." : "Nothing here stops an exchange (\(warnings) warning\(warnings == 1 ? "" : "s")).")
+                    : "\(problems) problem\(problems == 1 ? "" : "s") would stop an exchange: fix \(problems == 1 ? "it" : "them") as shown, then run nearcard doctor again."
+            )
         }
         if !ok { throw ExitCode(Exit.checkFailed.rawValue) }
     }

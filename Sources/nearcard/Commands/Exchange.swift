@@ -4,29 +4,29 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
+import NearcardProtocol
 import NearcardScan
 import NearcardStore
-import NearcardProtocol
 
 /// `nearcard exchange PEER`: dial a peer and exchange cards.
 struct Exchange: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Exchange cards with a peer on the LAN.",
         discussion: """
-        PEER is a name as `nearcard peers` shows it (an announced name, or a contact recognised by \
-        their presence tag, even in private mode: then their node must prove it is them), a contact's \
-        DID, a peer ID from `nearcard peers` (4+ of its hex digits), or HOST:PORT (no multicast \
-        needed). Shows the check code both screens must \
-        agree on, asks for consent (--yes gives it), and prints the new contact. With --invite (the text \
-        of someone's `nearcard qr invite` code) or --invite-image (a photo or PNG of it), no discovery \
-        and no check code are needed: their node is dialled at the addresses the invitation gives and \
-        must prove the key it names; the invitation is both people's consent. \
-        Exit 0 exchanged; 1 a check failed (their card or identity); 2 no peer, or several, answer to \
-        PEER; 7 declined (or no decision in time); 8 unreachable (no address took the connection, or \
-        their node was at a limit); 9 the connection dropped during the exchange; 10 they stopped \
-        answering; 11 the cards crossed but their node has not yet confirmed it kept yours (settled when \
-        your nodes next reach each other).
-        """)
+            PEER is a name as `nearcard peers` shows it (an announced name, or a contact recognised by \
+            their presence tag, even in private mode: then their node must prove it is them), a contact's \
+            DID, a peer ID from `nearcard peers` (4+ of its hex digits), or HOST:PORT (no multicast \
+            needed). Shows the check code both screens must \
+            agree on, asks for consent (--yes gives it), and prints the new contact. With --invite (the text \
+            of someone's `nearcard qr invite` code) or --invite-image (a photo or PNG of it), no discovery \
+            and no check code are needed: their node is dialled at the addresses the invitation gives and \
+            must prove the key it names; the invitation is both people's consent. \
+            Exit 0 exchanged; 1 a check failed (their card or identity); 2 no peer, or several, answer to \
+            PEER; 7 declined (or no decision in time); 8 unreachable (no address took the connection, or \
+            their node was at a limit); 9 the connection dropped during the exchange; 10 they stopped \
+            answering; 11 the cards crossed but their node has not yet confirmed it kept yours (settled when \
+            your nodes next reach each other).
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -51,7 +51,11 @@ struct Exchange: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Seconds to look for PEER on the LAN.")
     var timeout: Double = 5
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds to keep trying to connect when the peer does not answer (a lossy or slow network): attempts with longer waits, in all.", valueName: "SECONDS"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Seconds to keep trying to connect when the peer does not answer (a lossy or slow network): attempts with longer waits, in all.",
+            valueName: "SECONDS"))
     var connectBudget: Double = 30
 
     @Option(name: .customLong("interface"), help: ArgumentHelp("Look for PEER only on this interface; repeatable.", valueName: "IF"))
@@ -114,8 +118,10 @@ struct Exchange: AsyncParsableCommand {
     }
 
     /// Prints the new contact (`extra` adds to its JSON, given the check code), or throws the failure.
-    func show(_ result: SessionResult, database: NearcardDatabase, note: String? = nil,
-              extra: (inout JSONObject, String) -> Void) throws {
+    func show(
+        _ result: SessionResult, database: NearcardDatabase, note: String? = nil,
+        extra: (inout JSONObject, String) -> Void
+    ) throws {
         switch result {
         case .completed(let contact, let outcome):
             if json {
@@ -132,7 +138,8 @@ struct Exchange: AsyncParsableCommand {
             }
         case .unconfirmed(let contact, let outcome, let error):
             let who = contact.card.name
-            let words = "\(who)'s node may have kept your card: the connection ended before it confirmed (\(error.message)). "
+            let words =
+                "\(who)'s node may have kept your card: the connection ended before it confirmed (\(error.message)). "
                 + "Their card is kept here as unconfirmed; it will be confirmed or withdrawn when your nodes next reach each other."
             if json {
                 var o = contact.json.objectValue!
@@ -190,8 +197,10 @@ struct Exchange: AsyncParsableCommand {
             for await event in events { Self.noteRetry(event, attempts, json: json) }
         }
         defer { counter.cancel() }
-        try show(try await node.exchange(invitation: invitation, message: message), database: context.database,
-                 note: "Invited by QR: their key was the one the invitation names, so no code needed comparing.") { o, sas in
+        try show(
+            try await node.exchange(invitation: invitation, message: message), database: context.database,
+            note: "Invited by QR: their key was the one the invitation names, so no code needed comparing."
+        ) { o, sas in
             o["sas"] = JSONValue.string(sas)
             o["attempts"] = JSONValue.number(Double(attempts.value))
             o["invited"] = JSONValue.bool(true)

@@ -11,10 +11,10 @@ struct Group: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage the Semaphore groups you trust (a card proving membership of one is verified).",
         discussion: """
-        A group is named by its Merkle root, which its issuer publishes ("the attendees of X"). A card \
-        that carries a Semaphore proof for a trusted root, bound to the card's DID, is verified and shows \
-        "member of NAME"; a valid proof for a root you do not trust leaves the card unverified.
-        """,
+            A group is named by its Merkle root, which its issuer publishes ("the attendees of X"). A card \
+            that carries a Semaphore proof for a trusted root, bound to the card's DID, is verified and shows \
+            "member of NAME"; a valid proof for a root you do not trust leaves the card unverified.
+            """,
         subcommands: [TrustGroup.self, List.self, Remove.self], defaultSubcommand: List.self)
 
     struct TrustGroup: AsyncParsableCommand {
@@ -36,8 +36,9 @@ struct Group: AsyncParsableCommand {
             try db.trustGroup(root: value.description, name: name.trimmingCharacters(in: .whitespaces), depth: depth)
             if let before {
                 // Trusting a root again updates it: say what it was, so a rename is never silent.
-                Console.out("The group with root \(value) was trusted already as “\(before.name)”" + (before.depth.map { ", depth \($0)" } ?? "")
-                            + "; it is now “\(name)”" + (depth.map { ", depth \($0)" } ?? ", any depth"))
+                Console.out(
+                    "The group with root \(value) was trusted already as “\(before.name)”" + (before.depth.map { ", depth \($0)" } ?? "")
+                        + "; it is now “\(name)”" + (depth.map { ", depth \($0)" } ?? ", any depth"))
             } else {
                 Console.out("Trusted the group “\(name)” (root \(value))" + (depth.map { ", depth \($0)" } ?? ""))
             }
@@ -51,10 +52,14 @@ struct Group: AsyncParsableCommand {
         func run() async throws {
             let groups = try global.existingDatabase().trustedGroups()
             if json {
-                Console.json(.array(groups.map {
-                    ["root": .string($0.root), "name": .string($0.name), "depth": $0.depth.map { .number(Double($0)) } ?? .null,
-                     "addedAt": .string(ISO8601.string($0.addedAt))]
-                }))
+                Console.json(
+                    .array(
+                        groups.map {
+                            [
+                                "root": .string($0.root), "name": .string($0.name), "depth": $0.depth.map { .number(Double($0)) } ?? .null,
+                                "addedAt": .string(ISO8601.string($0.addedAt)),
+                            ]
+                        }))
             } else if groups.isEmpty {
                 Console.out("No trusted groups. Add one with: nearcard group trust ROOT --name NAME")
             } else {
@@ -91,7 +96,9 @@ enum GroupRoots {
             value = UInt256(decimal: t)
         }
         guard let value else { throw CLIError(.malformedInput, "\"\(text)\" is not a group root (a decimal number, or 0x followed by hex)") }
-        guard value < Groth16.scalarModulus else { throw CLIError(.malformedInput, "\(text) is not below the BN254 scalar modulus, so it is no Semaphore root") }
+        guard value < Groth16.scalarModulus else {
+            throw CLIError(.malformedInput, "\(text) is not below the BN254 scalar modulus, so it is no Semaphore root")
+        }
         return value
     }
 }

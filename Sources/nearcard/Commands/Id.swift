@@ -56,12 +56,12 @@ struct Id: AsyncParsableCommand {
             commandName: "rotate-presence",
             abstract: "Replace your presence key: your contacts stop recognising you on the LAN until you next exchange with them.",
             discussion: """
-            Your node's announcements carry a tag that changes every few minutes and that only your \
-            contacts can recognise, with the presence key you handed them in your last exchange. A new \
-            key withdraws that: from the next announcement on (at once for a node started after this; \
-            within its rotation period for one running now) nobody recognises you until an exchange \
-            hands them the new key. Your identity, contacts and messages are not changed.
-            """)
+                Your node's announcements carry a tag that changes every few minutes and that only your \
+                contacts can recognise, with the presence key you handed them in your last exchange. A new \
+                key withdraws that: from the next announcement on (at once for a node started after this; \
+                within its rotation period for one running now) nobody recognises you until an exchange \
+                hands them the new key. Your identity, contacts and messages are not changed.
+                """)
 
         @OptionGroup var global: GlobalOptions
 

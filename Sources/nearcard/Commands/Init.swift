@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import NearcardCrypto
 import NearcardStore
 
@@ -39,7 +40,8 @@ struct Init: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        let given = [passphraseFile != nil ? "--passphrase-file" : nil, askPassphrase ? "--ask-passphrase" : nil, noPassphrase ? "--no-passphrase" : nil].compactMap { $0 }
+        let given = [passphraseFile != nil ? "--passphrase-file" : nil, askPassphrase ? "--ask-passphrase" : nil, noPassphrase ? "--no-passphrase" : nil]
+            .compactMap { $0 }
         if given.count > 1 { throw ValidationError("use one of \(given.joined(separator: ", ")), not several") }
         if let name {
             if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--name must not be empty") }
@@ -53,7 +55,8 @@ struct Init: AsyncParsableCommand {
     func run() async throws {
         let store = global.identityStore
         if store.exists {
-            throw CLIError(.identity, "an identity already exists in \(store.home.path); Nearcard never overwrites keys (use another --home, or move that directory away)")
+            throw CLIError(
+                .identity, "an identity already exists in \(store.home.path); Nearcard never overwrites keys (use another --home, or move that directory away)")
         }
         var passphrase: SecureBytes?
         var warnUnsealed = false
@@ -95,9 +98,9 @@ struct Init: AsyncParsableCommand {
     /// Said (on standard error) when a passphrase was declined at the prompt. No command seals existing
     /// keys, and the identity was made a moment ago, so starting again is how to get sealed keys.
     static func unsealedWarning(_ home: NearcardHome) -> String {
-        "your secret keys are not sealed: \(home.secretKeysPath) is stored unencrypted, readable by anyone who can read \(home.path) as this user " +
-            "(or a copy of it); Nearcard cannot seal them later: to have them sealed, remove \(home.identityPath) and \(home.secretKeysPath) now " +
-            "and run `nearcard init` again with a passphrase"
+        "your secret keys are not sealed: \(home.secretKeysPath) is stored unencrypted, readable by anyone who can read \(home.path) as this user "
+            + "(or a copy of it); Nearcard cannot seal them later: to have them sealed, remove \(home.identityPath) and \(home.secretKeysPath) now "
+            + "and run `nearcard init` again with a passphrase"
     }
 
     /// The identity made; a home that could not be made where the environment put it says how to
@@ -130,5 +133,3 @@ enum IdentityDisplay {
         return rows
     }
 }
-
-import Foundation

@@ -14,7 +14,9 @@ enum IssuerProofs {
         let proof: SemaphoreProof
         do { proof = try SemaphoreProof(json: text) } catch { throw CLIError(.malformedInput, "\(file): \(error.description)") }
         guard SemaphoreBinding.isBound(proof, to: holderDID) else {
-            throw CLIError(.checkFailed, """
+            throw CLIError(
+                .checkFailed,
+                """
                 \(file): the proof is not bound to your DID, so recipients would refuse it; make it with the message \
                 and scope from: nearcard semaphore binding
                 """)

@@ -39,10 +39,10 @@ struct JWT: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Verify an ES256 or EdDSA token; print {\"header\", \"claims\"} when valid.",
             discussion: """
-            The key is the JWK in --jwk FILE, else the did:key in the header's kid (fragment: the key's \
-            multibase, or keys-1), else a did:key iss. Exit 0 valid, 1 signature or time claims fail \
-            (exp, nbf, iat checked with --leeway), 2 malformed token or key file.
-            """)
+                The key is the JWK in --jwk FILE, else the did:key in the header's kid (fragment: the key's \
+                multibase, or keys-1), else a did:key iss. Exit 0 valid, 1 signature or time claims fail \
+                (exp, nbf, iat checked with --leeway), 2 malformed token or key file.
+                """)
 
         /// (Accepted like everywhere, README: verifying reads no home.)
         @OptionGroup var global: GlobalOptions

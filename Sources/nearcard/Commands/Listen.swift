@@ -11,12 +11,12 @@ struct Listen: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Publish this node on the LAN (DNS-SD, _nearcard._tcp) and serve card exchanges until Ctrl-C.",
         discussion: """
-        With --accept ask (the default) each request shows who is asking and the check code, and waits \
-        for y/N at the terminal. Without a terminal, ask declines every request and says why: give \
-        --accept all or --accept allowlist:FILE (one DID per line) to run unattended. With --jsonl the \
-        node speaks JSON lines (docs/JSONL.md): events on stdout, commands on stdin, and --accept ask \
-        waits for accept/decline commands. Exits 0 on Ctrl-C (SIGINT or SIGTERM) or a quit command.
-        """)
+            With --accept ask (the default) each request shows who is asking and the check code, and waits \
+            for y/N at the terminal. Without a terminal, ask declines every request and says why: give \
+            --accept all or --accept allowlist:FILE (one DID per line) to run unattended. With --jsonl the \
+            node speaks JSON lines (docs/JSONL.md): events on stdout, commands on stdin, and --accept ask \
+            waits for accept/decline commands. Exits 0 on Ctrl-C (SIGINT or SIGTERM) or a quit command.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var node: NodeOptions
@@ -54,7 +54,8 @@ struct Listen: AsyncParsableCommand {
         default:
             consent = AcceptAllowlist(dids: try NodeSetup.allowlist(String(accept.dropFirst("allowlist:".count))), message: message)
         }
-        try await NodeCommand.serve(global: global, node: node, consent: consent, limits: node.limits(), requiredFields: [],
-                                    jsonl: jsonl)
+        try await NodeCommand.serve(
+            global: global, node: node, consent: consent, limits: node.limits(), requiredFields: [],
+            jsonl: jsonl)
     }
 }

@@ -11,13 +11,13 @@ struct Message: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a private follow-up message to a contact you exchanged cards with.",
         discussion: """
-        The message goes end to end encrypted to the contact's own node, which must prove the key \
-        pinned when you exchanged cards. If the contact is on the LAN now it is delivered at once; \
-        otherwise it waits in your outbox and a running `nearcard listen` delivers it when the contact \
-        appears (see `nearcard outbox`). Exit 0 when delivered or queued, 1 when it failed for good. \
-        Another node answering at the contact's address costs an attempt, not the message. \
-        With --expire the message disappears from both nodes after that time (delivered or not).
-        """)
+            The message goes end to end encrypted to the contact's own node, which must prove the key \
+            pinned when you exchanged cards. If the contact is on the LAN now it is delivered at once; \
+            otherwise it waits in your outbox and a running `nearcard listen` delivers it when the contact \
+            appears (see `nearcard outbox`). Exit 0 when delivered or queued, 1 when it failed for good. \
+            Another node answering at the contact's address costs an attempt, not the message. \
+            With --expire the message disappears from both nodes after that time (delivered or not).
+            """)
 
     @OptionGroup var global: GlobalOptions
 

@@ -1,19 +1,21 @@
 import ArgumentParser
 import Foundation
+import Logging
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
+import NearcardProtocol
 import NearcardStore
 import NearcardWeb
-import Logging
 import Synchronization
-import NearcardProtocol
 
 /// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
 enum NodeCommand {
-    static func serve(global: GlobalOptions, node: NodeOptions, consent: any ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
-                      jsonl: Bool, defaultLogLevel: Logger.Level? = nil, webhook: Webhook? = nil) async throws {
+    static func serve(
+        global: GlobalOptions, node: NodeOptions, consent: any ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
+        jsonl: Bool, defaultLogLevel: Logger.Level? = nil, webhook: Webhook? = nil
+    ) async throws {
         NodeSetup.raiseOpenFileLimit()
         // The node holds the secret keys as long as it serves: no core dump, no same-user ptrace.
         KeysOutOfReach.apply()
@@ -22,8 +24,9 @@ enum NodeCommand {
         defer { metricsServer?.cancel() }
         let events = EventBus()
         startLogging(node, events: events, defaultLevel: defaultLogLevel)
-        let context = try NodeSetup.context(global, consent: consent, events: events, limits: limits, requiredFields: requiredFields,
-                                            nodeName: node.nodeName, webhook: webhook)
+        let context = try NodeSetup.context(
+            global, consent: consent, events: events, limits: limits, requiredFields: requiredFields,
+            nodeName: node.nodeName, webhook: webhook)
         let identity = context.identity
         // JSON lines: the session in Node writes every event from now on (so none is missed) and, once the
         // node runs, answers commands; this face only moves the lines.
@@ -32,9 +35,12 @@ enum NodeCommand {
             let note = "you have no card yet; peers will get only your name (set one with: nearcard card set …)"
             if let session { session.warn(note) } else { Console.err("nearcard: \(note)") }
         }
-        let printer: Task<Void, Never>? = jsonl ? nil : Task { [stream = events.subscribe()] in
-            await printEvents(stream, database: context.database)
-        }
+        let printer: Task<Void, Never>? =
+            jsonl
+            ? nil
+            : Task { [stream = events.subscribe()] in
+                await printEvents(stream, database: context.database)
+            }
         let runtime: NodeRuntime
         do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
             printer?.cancel()
@@ -54,9 +60,17 @@ enum NodeCommand {
         let (stop, stopper) = AsyncStream.makeStream(of: Int32?.self)
         session?.serve(runtime, commands: StdinLines.stream(), quit: { stopper.yield(nil) })
         let interrupts = NodeSetup.interrupts()
-        let signals = Task { for await signal in interrupts { stopper.yield(signal); return } }
+        let signals = Task {
+            for await signal in interrupts {
+                stopper.yield(signal)
+                return
+            }
+        }
         var received: Int32?? = nil
-        for await s in stop { received = s; break }
+        for await s in stop {
+            received = s
+            break
+        }
         signals.cancel()
         if received == .some(SIGTERM) {
             let open = runtime.openSessions
@@ -66,7 +80,7 @@ enum NodeCommand {
             service.stopping(status: "stopping")
         }
         supervision?.cancel()
-        defer { context.database.compact() }  // a clean stop leaves no WAL behind
+        defer { context.database.compact() } // a clean stop leaves no WAL behind
         if let session {
             await runtime.stop()
             await session.finish()
@@ -92,7 +106,8 @@ enum NodeCommand {
 
     static func startMetrics(_ node: NodeOptions) async throws -> Task<Void, Never>? {
         guard let metrics = node.metrics else { return nil }
-        let host: String, port: Int
+        let host: String
+        let port: Int
         do { (host, port) = try MetricsEndpoint.parse(metrics) } catch { throw ValidationError(error.message) }
         MetricsEndpoint.bootstrap()
         do { return try await MetricsEndpoint.start(host: host, port: port) } catch {
@@ -164,7 +179,9 @@ enum NodeCommand {
                 ExchangeDisplay.completed(contact, myMessage: mine, theirMessage: theirs, database: database)
             case .exchangeFailed(_, nil, let error, _) where error.code == .connectionLost && error.message.contains("before identifying itself"):
                 // Someone who never said who they are: not an exchange with anyone (PROTOCOL §6.2).
-                Console.out("· A connection stopped before identifying itself (\(error.message.components(separatedBy: "(").last?.dropLast() ?? "")); nothing was stored")
+                Console.out(
+                    "· A connection stopped before identifying itself (\(error.message.components(separatedBy: "(").last?.dropLast() ?? "")); nothing was stored"
+                )
             case .exchangeFailed(_, let peer, let error, let byPeer):
                 let who = peer?.name ?? peer?.did ?? "a peer"
                 Console.out("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message) (\(error.code.rawValue)); nothing was stored")
@@ -183,7 +200,9 @@ enum NodeCommand {
             case .rateLimited(let address, let reason):
                 Console.err("nearcard: refusing connections from \(address): \(reason)")
             case .connectionsProbed(let count, let seconds, _):
-                Console.out("· \(count) connection\(count == 1 ? "" : "s") in the last \(seconds) s ended before starting an exchange (port scans, probes or idle sockets); not shown one by one")
+                Console.out(
+                    "· \(count) connection\(count == 1 ? "" : "s") in the last \(seconds) s ended before starting an exchange (port scans, probes or idle sockets); not shown one by one"
+                )
             case .storeConnection(let lost, let store):
                 Console.err(lost ? "nearcard: lost the connection to \(store); retrying (exchanges wait meanwhile)" : "nearcard: reconnected to \(store)")
             case .error(let message):

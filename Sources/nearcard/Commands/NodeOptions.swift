@@ -1,12 +1,12 @@
 import ArgumentParser
 import Foundation
+import Logging
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardStore
 import NearcardWeb
-import Logging
 
 /// The options of a serving node (listen, bot).
 struct NodeOptions: ParsableArguments {
@@ -16,13 +16,22 @@ struct NodeOptions: ParsableArguments {
     @Option(name: .customLong("interface"), help: ArgumentHelp("Publish and browse only on this interface; repeatable.", valueName: "IF"))
     var interfaces: [String] = []
 
-    @Option(name: .customLong("exclude-interface"), help: ArgumentHelp("Never use this interface (in addition to VPN and container bridges); repeatable.", valueName: "IF"))
+    @Option(
+        name: .customLong("exclude-interface"),
+        help: ArgumentHelp("Never use this interface (in addition to VPN and container bridges); repeatable.", valueName: "IF"))
     var excluded: [String] = []
 
-    @Flag(help: ArgumentHelp("Announce no name: a random instance name and a tag only your contacts recognise. Without it, your display name is announced to everyone on the LAN (as the instance name and in TXT)."))
+    @Flag(
+        help: ArgumentHelp(
+            "Announce no name: a random instance name and a tag only your contacts recognise. Without it, your display name is announced to everyone on the LAN (as the instance name and in TXT)."
+        ))
     var `private` = false
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds between two announcements of this node: its presence tag, SRV host name and (--private) instance name are renewed at start and then every SECONDS (at least 1; 900 is 15 minutes).", valueName: "SECONDS"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Seconds between two announcements of this node: its presence tag, SRV host name and (--private) instance name are renewed at start and then every SECONDS (at least 1; 900 is 15 minutes).",
+            valueName: "SECONDS"))
     var presenceRotation: Double = NodeRuntime.Options.defaultPresenceRotation
 
     @Flag(help: "Do not publish over DNS-SD; peers reach you by host:port only.")
@@ -31,16 +40,25 @@ struct NodeOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: "Seconds a person (or program) has to decide on a request.")
     var consentTimeout: Double = 60
 
-    @Option(help: ArgumentHelp("This node's name in the exchange log of a store several bots share (default: $NEARCARD_NODE_NAME, else the host name).", valueName: "NAME"))
+    @Option(
+        help: ArgumentHelp(
+            "This node's name in the exchange log of a store several bots share (default: $NEARCARD_NODE_NAME, else the host name).", valueName: "NAME"))
     var nodeName: String?
 
-    @Option(help: ArgumentHelp("Log each event to stderr as one key=value line at or above this level: trace, debug, info, notice, warning, error, critical (bot: info; listen: no log).", valueName: "LEVEL"))
+    @Option(
+        help: ArgumentHelp(
+            "Log each event to stderr as one key=value line at or above this level: trace, debug, info, notice, warning, error, critical (bot: info; listen: no log).",
+            valueName: "LEVEL"))
     var logLevel: Logger.Level?
 
-    @Option(help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; docs/OPERATIONS.md lists them).", valueName: "HOST:PORT"))
+    @Option(
+        help: ArgumentHelp("Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; docs/OPERATIONS.md lists them).", valueName: "HOST:PORT")
+    )
     var metrics: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("On SIGTERM (systemd's stop): seconds the sessions in flight get to finish before the node exits.", valueName: "SECONDS"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("On SIGTERM (systemd's stop): seconds the sessions in flight get to finish before the node exits.", valueName: "SECONDS"))
     var grace: Double = 10
 
     @Option(parsing: .unconditional, help: "Sessions open at once (default 256).")
@@ -52,7 +70,11 @@ struct NodeOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: "New connections per address per minute (default 120).")
     var connectionsPerMinute: Int?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Connections that end before starting an exchange (port scans, probes, idle sockets) are summed up in one line every SECONDS, not shown one by one.", valueName: "SECONDS"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Connections that end before starting an exchange (port scans, probes, idle sockets) are summed up in one line every SECONDS, not shown one by one.",
+            valueName: "SECONDS"))
     var probeSummary: Double = 30
 
     func validate() throws {
@@ -64,8 +86,10 @@ struct NodeOptions: ParsableArguments {
         if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be more than 0 and at most 3600 seconds") }
         if probeSummary < 1 || probeSummary > 3600 { throw ValidationError("--probe-summary must be between 1 and 3600 seconds") }
         if presenceRotation < 1 || presenceRotation > 86400 { throw ValidationError("--presence-rotation must be between 1 and 86400 seconds") }
-        for (name, v, top) in [("--max-sessions", maxSessions, 100_000), ("--max-sessions-per-address", maxSessionsPerAddress, 100_000),
-                               ("--connections-per-minute", connectionsPerMinute, 1_000_000)] {
+        for (name, v, top) in [
+            ("--max-sessions", maxSessions, 100_000), ("--max-sessions-per-address", maxSessionsPerAddress, 100_000),
+            ("--connections-per-minute", connectionsPerMinute, 1_000_000),
+        ] {
             if let v, !(1...top).contains(v) { throw ValidationError("\(name) must be between 1 and \(top)") }
         }
     }

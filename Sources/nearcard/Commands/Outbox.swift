@@ -8,8 +8,9 @@ import NearcardStore
 
 /// `nearcard outbox`: messages not yet delivered.
 struct Outbox: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show follow-up messages waiting to be delivered, or that failed; clear the sent ones.",
-                                                    subcommands: [List.self, Clear.self], defaultSubcommand: List.self)
+    static let configuration = CommandConfiguration(
+        abstract: "Show follow-up messages waiting to be delivered, or that failed; clear the sent ones.",
+        subcommands: [List.self, Clear.self], defaultSubcommand: List.self)
 
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove delivered and failed messages (queued ones stay).")
@@ -22,43 +23,48 @@ struct Outbox: AsyncParsableCommand {
 }
 
 extension Outbox {
-struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show follow-up messages waiting to be delivered, or that failed.")
-    @OptionGroup var global: GlobalOptions
-    /// What the TEXT column shows for a delivered message, whose text the store no longer keeps.
-    static let removedText = "(text removed after delivery)"
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show follow-up messages waiting to be delivered, or that failed.")
+        @OptionGroup var global: GlobalOptions
+        /// What the TEXT column shows for a delivered message, whose text the store no longer keeps.
+        static let removedText = "(text removed after delivery)"
 
-    @Flag(help: "Also list delivered messages (their text is not kept after delivery).") var all = false
-    @Flag(help: "Print the messages as a JSON array.") var json = false
-    @Flag(help: "Try to deliver every queued message now (looking for the contacts on the LAN for --wait seconds).")
-    var send = false
-    @Option(parsing: .unconditional, help: "With --send: seconds to look for the contacts on the LAN.")
-    var wait: Double = 3
+        @Flag(help: "Also list delivered messages (their text is not kept after delivery).") var all = false
+        @Flag(help: "Print the messages as a JSON array.") var json = false
+        @Flag(help: "Try to deliver every queued message now (looking for the contacts on the LAN for --wait seconds).")
+        var send = false
+        @Option(parsing: .unconditional, help: "With --send: seconds to look for the contacts on the LAN.")
+        var wait: Double = 3
 
-    func run() async throws {
-        if send {
-            let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
-            let sent = await NodeRuntime.open(context: context).deliverQueued(wait: wait)
-            if !json { Console.out("Tried \(sent.count) message(s): \(sent.filter { $0.state == .delivered }.count) delivered.") }
-        }
-        let items = try global.existingDatabase().outbox(all: all)
-        if json {
-            Console.json(.array(items.map(\.json)))
-            return
-        }
-        if items.isEmpty {
-            Console.out(all ? "No messages sent." : "Nothing waiting: every message was delivered.")
-            return
-        }
-        ContactDisplay.columns(["STATE", "TO", "ATTEMPTS", "CREATED", "DETAIL", "TEXT"], items.map { m in
-            let detail: String
-            switch m.state {
-            case .queued: detail = "next try \(ISO8601.string(m.nextAttemptAt))" + (m.lastError.map { " — \($0)" } ?? "")
-            case .delivered: detail = "delivered \(m.deliveredAt.map(ISO8601.string) ?? "")"
-            case .failed: detail = m.lastError ?? ""
+        func run() async throws {
+            if send {
+                let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
+                let sent = await NodeRuntime.open(context: context).deliverQueued(wait: wait)
+                if !json { Console.out("Tried \(sent.count) message(s): \(sent.filter { $0.state == .delivered }.count) delivered.") }
             }
-            return [m.state.rawValue, m.contactName, String(m.attempts), ISO8601.string(m.createdAt), detail, m.text.map { String($0.prefix(40)) } ?? Self.removedText]
-        })
+            let items = try global.existingDatabase().outbox(all: all)
+            if json {
+                Console.json(.array(items.map(\.json)))
+                return
+            }
+            if items.isEmpty {
+                Console.out(all ? "No messages sent." : "Nothing waiting: every message was delivered.")
+                return
+            }
+            ContactDisplay.columns(
+                ["STATE", "TO", "ATTEMPTS", "CREATED", "DETAIL", "TEXT"],
+                items.map { m in
+                    let detail: String
+                    switch m.state {
+                    case .queued: detail = "next try \(ISO8601.string(m.nextAttemptAt))" + (m.lastError.map { " — \($0)" } ?? "")
+                    case .delivered: detail = "delivered \(m.deliveredAt.map(ISO8601.string) ?? "")"
+                    case .failed: detail = m.lastError ?? ""
+                    }
+                    return [
+                        m.state.rawValue, m.contactName, String(m.attempts), ISO8601.string(m.createdAt), detail,
+                        m.text.map { String($0.prefix(40)) } ?? Self.removedText,
+                    ]
+                })
+        }
     }
-}
 }

@@ -10,14 +10,14 @@ struct Peers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the Nearcard nodes on the LAN (DNS-SD through avahi-daemon).",
         discussion: """
-        Browses for --timeout seconds, then checks that each node answers on TCP: nodes that said \
-        goodbye or do not answer are left out (--all lists them, marked); CONFIRMED says when each \
-        last answered. A contact is recognised by the presence tag its node announces ("Ada \
-        Lovelace (contact)"), even in private mode; a stranger shows the name it announces, or \
-        "someone nearby (private)". Nothing here is proven: `nearcard exchange` proves who answers \
-        (a recognised contact must prove their DID; a stranger, the check code). ID names a peer for \
-        `nearcard exchange` until it announces itself again (every 15 minutes).
-        """)
+            Browses for --timeout seconds, then checks that each node answers on TCP: nodes that said \
+            goodbye or do not answer are left out (--all lists them, marked); CONFIRMED says when each \
+            last answered. A contact is recognised by the presence tag its node announces ("Ada \
+            Lovelace (contact)"), even in private mode; a stranger shows the name it announces, or \
+            "someone nearby (private)". Nothing here is proven: `nearcard exchange` proves who answers \
+            (a recognised contact must prove their DID; a stranger, the check code). ID names a peer for \
+            `nearcard exchange` until it announces itself again (every 15 minutes).
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -51,7 +51,7 @@ struct Peers: AsyncParsableCommand {
             for p in found { group.addTask { (p, await Reachability.answers(p)) } }
             for await r in group {
                 var peer = r.0
-                if r.1 { peer.confirmedAt = Date() }  // it answered just now
+                if r.1 { peer.confirmedAt = Date() } // it answered just now
                 rows.append((peer, r.1))
             }
         }
@@ -65,11 +65,15 @@ struct Peers: AsyncParsableCommand {
             Console.out("No Nearcard nodes found on the LAN in \(Int(timeout)) s.")
             return
         }
-        ContactDisplay.columns(["ID", "PEER", "INSTANCE", "PORT", "ADDRESSES", "CONFIRMED"] + (all ? ["ANSWERS"] : []), rows.map { r in
-            [r.peer.id ?? "-", r.peer.displayName, r.peer.instanceName, String(r.peer.port),
-             r.peer.dialOrder.map { "\($0.ip) (\($0.interfaceName))" }.joined(separator: ", "), Self.age(r.peer.confirmedAt)]
-                + (all ? [r.reachable ? "yes" : "no"] : [])
-        })
+        ContactDisplay.columns(
+            ["ID", "PEER", "INSTANCE", "PORT", "ADDRESSES", "CONFIRMED"] + (all ? ["ANSWERS"] : []),
+            rows.map { r in
+                [
+                    r.peer.id ?? "-", r.peer.displayName, r.peer.instanceName, String(r.peer.port),
+                    r.peer.dialOrder.map { "\($0.ip) (\($0.interfaceName))" }.joined(separator: ", "), Self.age(r.peer.confirmedAt),
+                ]
+                    + (all ? [r.reachable ? "yes" : "no"] : [])
+            })
     }
 
     /// Recognises the home's contacts by their presence keys; a home without a book recognises nobody

@@ -10,11 +10,11 @@ struct Present: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Answer an openid4vp:// request: show who asks for what, ask consent, print the VP token.",
         discussion: """
-        Each verifier (by client_id host) gets its own did:key, derived from your identity so a backup \
-        restores it, so two verifiers cannot link your presentations. The token carries the nonce, \
-        aud = client_id and a 5-minute expiry. Nearcard prints it (and the response_uri to post it to); \
-        it does not send it anywhere.
-        """)
+            Each verifier (by client_id host) gets its own did:key, derived from your identity so a backup \
+            restores it, so two verifiers cannot link your presentations. The token carries the nonce, \
+            aud = client_id and a 5-minute expiry. Nearcard prints it (and the response_uri to post it to); \
+            it does not send it anywhere.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The request (openid4vp://…), or - to read it from stdin.") var request: String
@@ -35,20 +35,24 @@ struct Present: AsyncParsableCommand {
         let shown = mine.card.filtered(to: fields)
         if !json {
             Console.out("Verifier   \(req.clientID) (\(req.verifierHost))")
-            Console.out("Asks for   \(req.requestedClaims.isEmpty ? "(no specific claims: your sharing selection)" : req.requestedClaims.joined(separator: ", "))")
+            Console.out(
+                "Asks for   \(req.requestedClaims.isEmpty ? "(no specific claims: your sharing selection)" : req.requestedClaims.joined(separator: ", "))")
             Console.out("You give   \(CardField.allCases.filter { shown.value(of: $0) != nil }.map(\.rawValue).joined(separator: ", "))")
         }
         if !yes {
             guard Console.stdinIsTerminal else { throw CLIError(.malformedInput, "no terminal to ask for consent on: pass --yes to consent") }
             guard let a = await Prompter().ask("Present these to \(req.verifierHost)? [y/N] ", timeout: 120),
-                  ["y", "yes"].contains(a.lowercased()) else {
+                ["y", "yes"].contains(a.lowercased())
+            else {
                 throw CLIError(.checkFailed, "declined; nothing was presented")
             }
         }
         let (token, did) = try Presentation.token(for: req, card: mine.card, fields: fields, identity: try global.unlockIdentity())
         if json {
-            Console.json(["vp_token": .string(token), "state": .string(req.state), "response_uri": req.responseURI.map { .string($0) } ?? .null,
-                          "did": .string(did)])
+            Console.json([
+                "vp_token": .string(token), "state": .string(req.state), "response_uri": req.responseURI.map { .string($0) } ?? .null,
+                "did": .string(did),
+            ])
         } else {
             Console.out("Your DID for this verifier: \(did)")
             if let uri = req.responseURI { Console.out("Post vp_token and state=\(req.state) to \(uri)") }

@@ -6,9 +6,10 @@ import NearcardNode
 import NearcardQR
 import NearcardScan
 import NearcardStore
+
 #if canImport(Glibc)
-import Glibc
-import NearcardProtocol
+    import Glibc
+    import NearcardProtocol
 #endif
 
 /// `nearcard qr …`: one-way sharing through QR codes.
@@ -26,14 +27,14 @@ struct QR: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show your card as a QR code (terminal), or write it as PNG/SVG or raw text.",
             discussion: """
-            plaintext: the iOS app's plain card (anyone can read it; nobody can verify it). zk: a \
-            selective-disclosure proof any scanner can check (Nearcard's zkProof). did-signed: a \
-            BusinessCardCredential VC-JWT signed with your DID key (what the iOS app calls didSigned). \
-            A payload too large for one code (2331 bytes; in the terminal, the largest code the window \
-            fits) is compressed (sce1:) and, if still too large, split into sqc1 frames that each fit: \
-            the terminal shows them one after another, --out writes FILE-1.png, FILE-2.png…, --text \
-            prints one per line.
-            """)
+                plaintext: the iOS app's plain card (anyone can read it; nobody can verify it). zk: a \
+                selective-disclosure proof any scanner can check (Nearcard's zkProof). did-signed: a \
+                BusinessCardCredential VC-JWT signed with your DID key (what the iOS app calls didSigned). \
+                A payload too large for one code (2331 bytes; in the terminal, the largest code the window \
+                fits) is compressed (sce1:) and, if still too large, split into sqc1 frames that each fit: \
+                the terminal shows them one after another, --out writes FILE-1.png, FILE-2.png…, --text \
+                prints one per line.
+                """)
 
         @OptionGroup var global: GlobalOptions
         @Option(help: "plaintext, zk, or did-signed.") var format: Format = .zk
@@ -53,8 +54,9 @@ struct QR: AsyncParsableCommand {
             let policy = try fields.map { SharingPolicy(fields: try CardField.parseList($0)) } ?? (try db.sharingPolicy())
             let now = Date()
             let until = now.addingTimeInterval(try Durations.parse(expires))
-            let payload = try CardCode.payload(format, card: mine.card, fields: policy.fields, updatedAt: mine.updatedAt,
-                                               keys: try global.unlockIdentity(), issuerProof: try db.issuerProof(), now: now, until: until)
+            let payload = try CardCode.payload(
+                format, card: mine.card, fields: policy.fields, updatedAt: mine.updatedAt,
+                keys: try global.unlockIdentity(), issuerProof: try db.issuerProof(), now: now, until: until)
             // A code drawn in the terminal fits its window; files and text use a code's full capacity.
             var capacity = QRMatrix.maximumBytes
             if out == nil, !text, Console.stdoutIsTerminal, let window = Console.terminalSize {
@@ -62,7 +64,10 @@ struct QR: AsyncParsableCommand {
                 if payload.utf8.count > capacity, capacity < QRFrames.minimumCapacity {
                     let need = QRMatrix.side(forBytes: QRFrames.minimumCapacity) ?? 57
                     let q = QRMatrix.quietZone
-                    throw CLIError(.environment, "this terminal (\(window.columns)×\(window.rows)) is too small to draw the code: make it at least \(need + 2 * q)×\((need + 2 * q + 1) / 2 + Self.captionLines), or write an image with --out card.png, or share fewer fields (--fields name,company)")
+                    throw CLIError(
+                        .environment,
+                        "this terminal (\(window.columns)×\(window.rows)) is too small to draw the code: make it at least \(need + 2 * q)×\((need + 2 * q + 1) / 2 + Self.captionLines), or write an image with --out card.png, or share fewer fields (--fields name,company)"
+                    )
                 }
             }
             let frames = try QRFrames.plan(payload, capacity: capacity)
@@ -80,7 +85,8 @@ struct QR: AsyncParsableCommand {
                 }
                 return
             }
-            try await Self.show(codes, ansi: Console.stdoutIsTerminal, caption: "\(format.rawValue) card of \(mine.card.name), valid until \(ISO8601.string(until))")
+            try await Self.show(
+                codes, ansi: Console.stdoutIsTerminal, caption: "\(format.rawValue) card of \(mine.card.name), valid until \(ISO8601.string(until))")
         }
 
         /// Lines under the code: the caption and the shell's next prompt.
@@ -128,13 +134,13 @@ struct QR: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show an invitation to exchange cards with you, for networks that drop multicast.",
             discussion: """
-            The code holds your node's addresses and port, your fingerprint, and a one-time secret. \
-            Whoever scans it runs `nearcard exchange --invite-image PHOTO` (or --invite TEXT) and \
-            reaches your node directly, with no discovery; your node must prove the key the code names \
-            and their node must prove it holds the secret, so no check code needs comparing. Showing \
-            it is your consent for --uses exchanges until it expires. Your node must be listening \
-            (`nearcard listen` or `nearcard ui`) on --port.
-            """)
+                The code holds your node's addresses and port, your fingerprint, and a one-time secret. \
+                Whoever scans it runs `nearcard exchange --invite-image PHOTO` (or --invite TEXT) and \
+                reaches your node directly, with no discovery; your node must prove the key the code names \
+                and their node must prove it holds the secret, so no check code needs comparing. Showing \
+                it is your consent for --uses exchanges until it expires. Your node must be listening \
+                (`nearcard listen` or `nearcard ui`) on --port.
+                """)
         @OptionGroup var global: GlobalOptions
         @Option(help: ArgumentHelp("How long it is valid: 30s, 5m, 1h (at most 365d).", valueName: "DURATION")) var ttl: String = "5m"
         @Option(parsing: .unconditional, help: "How many exchanges it admits.") var uses: Int = 1
@@ -154,7 +160,9 @@ struct QR: AsyncParsableCommand {
             let runtime = NodeRuntime.open(context: context)
             let invitation = try runtime.invite(ttl: try Durations.parse(ttl), uses: uses, port: port)
             if !(await Reachability.answers(host: "127.0.0.1", port: port)) {
-                Console.err("nearcard: nothing listens on port \(port) here yet: start `nearcard listen --port \(port)` (or `nearcard ui`) for the invitation to be answered")
+                Console.err(
+                    "nearcard: nothing listens on port \(port) here yet: start `nearcard listen --port \(port)` (or `nearcard ui`) for the invitation to be answered"
+                )
             }
             let until = ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))
             if text {
@@ -168,8 +176,9 @@ struct QR: AsyncParsableCommand {
                 Console.err("Wrote \(out) (it holds a secret: share it only by showing it)")
                 return
             }
-            try await Make.show([code], ansi: Console.stdoutIsTerminal,
-                                caption: "Invitation to exchange with \(invitation.name ?? invitation.fingerprint): \(uses) use\(uses == 1 ? "" : "s") until \(until)")
+            try await Make.show(
+                [code], ansi: Console.stdoutIsTerminal,
+                caption: "Invitation to exchange with \(invitation.name ?? invitation.fingerprint): \(uses) use\(uses == 1 ? "" : "s") until \(until)")
         }
     }
 
@@ -177,18 +186,19 @@ struct QR: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Read QR codes (text, images, or - for lines on stdin) and keep what they carry.",
             discussion: """
-            Routes each code: chunk frames (collected until complete), OpenID requests (nothing stored; \
-            answer with `nearcard present`), credentials (imported), cards (stored as contacts, source \
-            qrCode: plaintext → unverified; did-signed and zk → verified when the signature checks and \
-            the signer is trusted (met in person, or `trust add`), unverified ("signature valid, signer \
-            unknown") otherwise, failed when a check fails). A card from someone already in your \
-            contacts is merged into that contact, and the scan says what changed. Exit 0 stored or \
-            shown, 1 a check failed or expired, 2 unreadable or unusable.
-            """)
+                Routes each code: chunk frames (collected until complete), OpenID requests (nothing stored; \
+                answer with `nearcard present`), credentials (imported), cards (stored as contacts, source \
+                qrCode: plaintext → unverified; did-signed and zk → verified when the signature checks and \
+                the signer is trusted (met in person, or `trust add`), unverified ("signature valid, signer \
+                unknown") otherwise, failed when a check fails). A card from someone already in your \
+                contacts is merged into that contact, and the scan says what changed. Exit 0 stored or \
+                shown, 1 a check failed or expired, 2 unreadable or unusable.
+                """)
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "QR texts; - reads one per line from stdin.") var texts: [String] = []
-        @Option(name: .customLong("image"), help: ArgumentHelp("A PNG or JPEG image to scan (a photo of a code works); repeatable.", valueName: "FILE")) var images: [String] = []
+        @Option(name: .customLong("image"), help: ArgumentHelp("A PNG or JPEG image to scan (a photo of a code works); repeatable.", valueName: "FILE"))
+        var images: [String] = []
         @Flag(help: "Print what was found as JSON.") var json = false
 
         func validate() throws {
@@ -254,16 +264,24 @@ struct QR: AsyncParsableCommand {
                     }
                 case "credentials":
                     for c in r["credentials"]?.arrayValue ?? [] {
-                        Console.out("Imported credential \(c["id"]?.stringValue ?? "") from \(c["issuer"]?.stringValue ?? "") (\(c["status"]?.stringValue ?? "")): \(c["reason"]?.stringValue ?? "")")
+                        Console.out(
+                            "Imported credential \(c["id"]?.stringValue ?? "") from \(c["issuer"]?.stringValue ?? "") (\(c["status"]?.stringValue ?? "")): \(c["reason"]?.stringValue ?? "")"
+                        )
                     }
                 case "invitation":
-                    Console.out("An invitation to exchange cards with \(r["name"]?.stringValue ?? r["fingerprint"]?.stringValue ?? "someone"), valid until \(r["expires"]?.stringValue ?? "?"). Nothing was stored.")
+                    Console.out(
+                        "An invitation to exchange cards with \(r["name"]?.stringValue ?? r["fingerprint"]?.stringValue ?? "someone"), valid until \(r["expires"]?.stringValue ?? "?"). Nothing was stored."
+                    )
                     Console.out("Use it with: nearcard exchange --invite 'TEXT' (or --invite-image PHOTO)")
                 case "presentation-request":
-                    Console.out("A presentation request from \(r["verifier"]?.stringValue ?? "") asking for: \((r["claims"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ").ifEmpty("(nothing specific)")).")
+                    Console.out(
+                        "A presentation request from \(r["verifier"]?.stringValue ?? "") asking for: \((r["claims"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ").ifEmpty("(nothing specific)"))."
+                    )
                     Console.out("Nothing was stored. Answer it with: nearcard present 'REQUEST'")
                 case "partial":
-                    Console.out("Chunked code: \(r["received"]?.integerValue ?? 0) of \(r["total"]?.integerValue ?? 0) frames (missing: \(r["missingText"]?.stringValue ?? "")). Nothing was stored: give every frame to one qr scan (texts, or - with one per line, or --image for each photo).")
+                    Console.out(
+                        "Chunked code: \(r["received"]?.integerValue ?? 0) of \(r["total"]?.integerValue ?? 0) frames (missing: \(r["missingText"]?.stringValue ?? "")). Nothing was stored: give every frame to one qr scan (texts, or - with one per line, or --image for each photo)."
+                    )
                 default:
                     break
                 }
@@ -295,7 +313,10 @@ enum Durations {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         var number = text
         var unit = 1.0
-        if let last = text.last, let u = units[last] { unit = u; number = String(text.dropLast()) }
+        if let last = text.last, let u = units[last] {
+            unit = u
+            number = String(text.dropLast())
+        }
         guard let n = Double(number), n.isFinite else {
             throw ValidationError("\"\(text)\" is not a duration like 30s, 30m, 24h or 7d")
         }

@@ -16,12 +16,12 @@ struct Semaphore: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check a Semaphore v4 proof (the export JSON, or the iOS app's wrapper around it).",
             discussion: """
-            Says whether the proof verifies, for which group root (and whether you trust it), and with \
-            which nullifier. With --holder it also checks that the proof is bound to that DID as a card's \
-            group proof must be (docs/PROTOCOL.md §18). Exit 0 valid · 1 does not verify (or not bound, \
-            or, with --require-trusted, not a trusted group) · 2 malformed, out-of-range values, or \
-            points not on the curve.
-            """)
+                Says whether the proof verifies, for which group root (and whether you trust it), and with \
+                which nullifier. With --holder it also checks that the proof is bound to that DID as a card's \
+                group proof must be (docs/PROTOCOL.md §18). Exit 0 valid · 1 does not verify (or not bound, \
+                or, with --require-trusted, not a trusted group) · 2 malformed, out-of-range values, or \
+                points not on the curve.
+                """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The proof file; - reads stdin.") var file: String
         @Option(help: ArgumentHelp("The card holder the proof must be bound to.", valueName: "DID")) var holder: String?
@@ -69,11 +69,12 @@ struct Semaphore: AsyncParsableCommand {
                 Console.json(.object(report))
             } else if problem == nil {
                 Console.out("✔ Valid Semaphore proof (tree depth \(proof.depth))")
-                Console.table([
-                    ("Group", group.map { "“\($0.name)” (trusted)" } ?? "not a group you trust (add it: nearcard group trust ROOT --name …)"),
-                    ("Root", proof.root.description), ("Nullifier", proof.nullifier.description),
-                    ("Message", proof.message.description), ("Scope", proof.scope.description),
-                ] + (holder.map { [("Bound to", $0)] } ?? []))
+                Console.table(
+                    [
+                        ("Group", group.map { "“\($0.name)” (trusted)" } ?? "not a group you trust (add it: nearcard group trust ROOT --name …)"),
+                        ("Root", proof.root.description), ("Nullifier", proof.nullifier.description),
+                        ("Message", proof.message.description), ("Scope", proof.scope.description),
+                    ] + (holder.map { [("Bound to", $0)] } ?? []))
             }
             if let problem { throw CLIError(.checkFailed, "\(file): \(problem)") }
         }
@@ -106,7 +107,8 @@ struct Semaphore: AsyncParsableCommand {
         func run() async throws {
             let holder = try did ?? global.identityStore.loadPublic().did
             _ = try DIDKey(parsing: holder)
-            let message = SemaphoreBinding.message(holderDID: holder), scope = SemaphoreBinding.scope(holderDID: holder)
+            let message = SemaphoreBinding.message(holderDID: holder)
+            let scope = SemaphoreBinding.scope(holderDID: holder)
             if json {
                 Console.json(["did": .string(holder), "message": .string(message.description), "scope": .string(scope.description)])
             } else {

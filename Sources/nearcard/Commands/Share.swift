@@ -14,7 +14,10 @@ struct Share: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Comma-separated fields to disclose, e.g. name,company,title.", valueName: "FIELDS"))
     var fields: String?
 
-    @Option(help: ArgumentHelp("Learn the contacts you have in common with the people you exchange with, privately (on/off; off by default): each side learns only which of its own contacts the other also holds, and only when both turned it on (docs/PROTOCOL.md §22).", valueName: "on|off"))
+    @Option(
+        help: ArgumentHelp(
+            "Learn the contacts you have in common with the people you exchange with, privately (on/off; off by default): each side learns only which of its own contacts the other also holds, and only when both turned it on (docs/PROTOCOL.md §22).",
+            valueName: "on|off"))
     var commonContacts: String?
 
     @Flag(help: "Print the selection as JSON.") var json = false

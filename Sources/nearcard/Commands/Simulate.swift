@@ -2,8 +2,9 @@ public import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardSimulation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `nearcard simulate --peers N`: many real nodes on this machine exchanging cards.
@@ -11,14 +12,14 @@ struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Start N nodes on this machine, let them discover each other and exchange cards, and summarise.",
         discussion: """
-        Each node is a `nearcard listen --jsonl` process with its own home and port, driven through its \
-        JSON-lines interface. By default all nodes share one private network namespace whose own \
-        avahi-daemon works on its loopback; --netns gives each node its own namespace and avahi-daemon \
-        on a bridge (like laptops on one LAN); --no-discovery needs no root: nodes dial 127.0.0.1:PORT. \
-        Nothing reaches the machine's real network. Everything the run made (processes, daemons, \
-        namespaces, homes) is removed at the end, also on Ctrl-C. Exit 0 when every exchange succeeded, \
-        1 when some failed, 4 when the environment is missing (root, avahi-daemon).
-        """)
+            Each node is a `nearcard listen --jsonl` process with its own home and port, driven through its \
+            JSON-lines interface. By default all nodes share one private network namespace whose own \
+            avahi-daemon works on its loopback; --netns gives each node its own namespace and avahi-daemon \
+            on a bridge (like laptops on one LAN); --no-discovery needs no root: nodes dial 127.0.0.1:PORT. \
+            Nothing reaches the machine's real network. Everything the run made (processes, daemons, \
+            namespaces, homes) is removed at the end, also on Ctrl-C. Exit 0 when every exchange succeeded, \
+            1 when some failed, 4 when the environment is missing (root, avahi-daemon).
+            """)
 
     /// (Accepted like everywhere, README; the run makes homes of its own: --home is not used.)
     @OptionGroup var global: GlobalOptions
@@ -109,16 +110,27 @@ struct Simulate: AsyncParsableCommand {
     static func print(_ r: Simulation.Report) {
         func ms(_ v: Double?) -> String { v.map { String(format: "%.1f ms", $0) } ?? "-" }
         var rows: [(String, String)] = [
-            ("Peers", "\(r.options.peers) (\(r.options.mode.rawValue), \(r.options.topology.rawValue), \(r.options.rounds) round\(r.options.rounds == 1 ? "" : "s"))"),
+            (
+                "Peers",
+                "\(r.options.peers) (\(r.options.mode.rawValue), \(r.options.topology.rawValue), \(r.options.rounds) round\(r.options.rounds == 1 ? "" : "s"))"
+            ),
             ("Exchanges", "\(r.successes) of \(r.attempts) succeeded"),
         ]
         for (code, n) in r.failures.sorted(by: { $0.key < $1.key }) { rows.append(("  failed", "\(n) × \(code)")) }
         rows += [
             ("Latency", "p50 \(ms(r.percentile(50)))  p95 \(ms(r.percentile(95)))  p99 \(ms(r.percentile(99)))"),
-            ("Discovery", r.options.mode == .direct ? "not used (--no-discovery)" : ms(r.discoveryMs) + (r.undiscovered > 0 ? " (\(r.undiscovered) sightings missing)" : "")),
+            (
+                "Discovery",
+                r.options.mode == .direct
+                    ? "not used (--no-discovery)" : ms(r.discoveryMs) + (r.undiscovered > 0 ? " (\(r.undiscovered) sightings missing)" : "")
+            ),
             ("Contacts", "\(r.contactsStored) verified contacts stored (expected \(r.contactsExpected))"),
-            ("Wall time", String(format: "%.2f s (set-up %.2f s, exchanges %.2f s, %.0f exchanges/s)", r.wallSeconds, r.setupSeconds, r.exchangeSeconds,
-                                 r.exchangeSeconds > 0 ? Double(r.successes) / r.exchangeSeconds : 0)),
+            (
+                "Wall time",
+                String(
+                    format: "%.2f s (set-up %.2f s, exchanges %.2f s, %.0f exchanges/s)", r.wallSeconds, r.setupSeconds, r.exchangeSeconds,
+                    r.exchangeSeconds > 0 ? Double(r.successes) / r.exchangeSeconds : 0)
+            ),
         ]
         if let dir = r.workDirectory { rows.append(("Kept", dir)) }
         Console.table(rows)

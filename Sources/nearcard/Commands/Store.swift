@@ -11,10 +11,10 @@ struct StoreCommand: AsyncParsableCommand {
         commandName: "store",
         abstract: "Show where the book lives, or move it between SQLite and PostgreSQL.",
         discussion: """
-        A node keeps its book (card, contacts, messages, trust) in the home's nearcard.sqlite; bots of a \
-        fleet share one PostgreSQL database instead (--store postgres://USER@HOST/DATABASE, or \
-        $NEARCARD_STORE). The identity key always stays in the home.
-        """,
+            A node keeps its book (card, contacts, messages, trust) in the home's nearcard.sqlite; bots of a \
+            fleet share one PostgreSQL database instead (--store postgres://USER@HOST/DATABASE, or \
+            $NEARCARD_STORE). The identity key always stays in the home.
+            """,
         subcommands: [Info.self, Migrate.self], defaultSubcommand: Info.self)
 
     struct Info: AsyncParsableCommand {
@@ -32,18 +32,24 @@ struct StoreCommand: AsyncParsableCommand {
         func run() async throws {
             let db = try global.existingDatabase()
             defer { db.close() }
-            let numbers: [(String, Int)] = [("contacts", try db.contacts().count), ("exchanges", try db.exchanges().count),
-                                            ("outbox", try db.outbox(all: true).count), ("inbox", try db.inbox().count)]
+            let numbers: [(String, Int)] = [
+                ("contacts", try db.contacts().count), ("exchanges", try db.exchanges().count),
+                ("outbox", try db.outbox(all: true).count), ("inbox", try db.inbox().count),
+            ]
             let counts = JSONValue.object(JSONObject(numbers.map { ($0.0, JSONValue.number(Double($0.1))) }))
             let kind = db.isShared ? "postgres" : "sqlite"
             if json {
-                Console.json(["store": .string(db.location.description), "kind": .string(kind), "integrity": .string(try db.integrityCheck()), "counts": counts])
+                Console.json([
+                    "store": .string(db.location.description), "kind": .string(kind), "integrity": .string(try db.integrityCheck()), "counts": counts,
+                ])
                 return
             }
             let holds: String = numbers.map { (name: String, n: Int) -> String in Self.count(name, n) }.joined(separator: ", ")
-            Console.table([("Store", db.location.description), ("Kind", db.isShared ? "PostgreSQL (shared by a fleet)" : "SQLite (this node's)"),
-                           ("Integrity", try db.integrityCheck()),
-                           ("Holds", holds)])
+            Console.table([
+                ("Store", db.location.description), ("Kind", db.isShared ? "PostgreSQL (shared by a fleet)" : "SQLite (this node's)"),
+                ("Integrity", try db.integrityCheck()),
+                ("Holds", holds),
+            ])
         }
     }
 
@@ -51,13 +57,13 @@ struct StoreCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Copy a book from one store to another, losing nothing (counts and checksums printed).",
             discussion: """
-            nearcard store migrate --to postgres://bot@db/fleet       moves this node's book into a fleet's database;
-            nearcard store migrate --from postgres://bot@db/fleet --to sqlite:book.sqlite   and back.
-            --from defaults to the current store (--store, $NEARCARD_STORE, else the home's file). The source is \
-            only read. A target that already holds a book is refused unless --merge, which keeps what the target \
-            has for a contact (same DID) or row it already holds. Exit 0 when every table's checksum matches, 5 \
-            when one does not.
-            """)
+                nearcard store migrate --to postgres://bot@db/fleet       moves this node's book into a fleet's database;
+                nearcard store migrate --from postgres://bot@db/fleet --to sqlite:book.sqlite   and back.
+                --from defaults to the current store (--store, $NEARCARD_STORE, else the home's file). The source is \
+                only read. A target that already holds a book is refused unless --merge, which keeps what the target \
+                has for a contact (same DID) or row it already holds. Exit 0 when every table's checksum matches, 5 \
+                when one does not.
+                """)
         @OptionGroup var global: GlobalOptions
         @Option(help: ArgumentHelp("The store to copy from (sqlite:PATH or postgres://…; default: the current one).", valueName: "STORE")) var from: String?
         @Option(help: ArgumentHelp("The store to copy into (sqlite:PATH or postgres://…).", valueName: "STORE")) var to: String
@@ -65,7 +71,8 @@ struct StoreCommand: AsyncParsableCommand {
         @Flag(help: "Print the report as JSON.") var json = false
 
         func run() async throws {
-            let source = try from.map { try NearcardDatabase(location: try StoreLocation.parse($0, environment: global.environment)) }
+            let source =
+                try from.map { try NearcardDatabase(location: try StoreLocation.parse($0, environment: global.environment)) }
                 ?? global.existingDatabase()
             defer { source.close() }
             let targetLocation = try StoreLocation.parse(to, environment: global.environment)
@@ -77,18 +84,28 @@ struct StoreCommand: AsyncParsableCommand {
             let report = try source.copy(to: target, merge: merge) { line in if !json { Console.err("  " + line) } }
             let intact = report.allSatisfy(\.intact)
             if json {
-                Console.json(["from": .string(source.location.description), "to": .string(targetLocation.description), "intact": .bool(intact),
-                              "tables": .array(report.map { t in
-                                  ["table": .string(t.table), "rows": .number(Double(t.rows)), "copied": .number(Double(t.copied)),
-                                   "alreadyThere": .number(Double(t.alreadyThere)), "sourceSHA256": .string(t.sourceChecksum),
-                                   "targetSHA256": .string(t.targetChecksum)]
-                              })])
+                Console.json([
+                    "from": .string(source.location.description), "to": .string(targetLocation.description), "intact": .bool(intact),
+                    "tables": .array(
+                        report.map { t in
+                            [
+                                "table": .string(t.table), "rows": .number(Double(t.rows)), "copied": .number(Double(t.copied)),
+                                "alreadyThere": .number(Double(t.alreadyThere)), "sourceSHA256": .string(t.sourceChecksum),
+                                "targetSHA256": .string(t.targetChecksum),
+                            ]
+                        }),
+                ])
             } else {
-                ContactDisplay.columns(["TABLE", "ROWS", "COPIED", "ALREADY THERE", "SHA-256 (source = target)"], report.map { t in
-                    [t.table, "\(t.rows)", "\(t.copied)", "\(t.alreadyThere)",
-                     t.intact ? "\(t.sourceChecksum.prefix(16)) ✔" : "\(t.sourceChecksum.prefix(16)) ≠ \(t.targetChecksum.prefix(16)) ✘"]
-                })
-                Console.out(intact ? "Copied: every table's rows read back as written." : "Some rows did not read back as written (✘ above); the source is unchanged.")
+                ContactDisplay.columns(
+                    ["TABLE", "ROWS", "COPIED", "ALREADY THERE", "SHA-256 (source = target)"],
+                    report.map { t in
+                        [
+                            t.table, "\(t.rows)", "\(t.copied)", "\(t.alreadyThere)",
+                            t.intact ? "\(t.sourceChecksum.prefix(16)) ✔" : "\(t.sourceChecksum.prefix(16)) ≠ \(t.targetChecksum.prefix(16)) ✘",
+                        ]
+                    })
+                Console.out(
+                    intact ? "Copied: every table's rows read back as written." : "Some rows did not read back as written (✘ above); the source is unchanged.")
             }
             if !intact { throw ExitCode(Exit.storage.rawValue) }
         }

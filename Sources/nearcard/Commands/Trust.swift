@@ -41,7 +41,9 @@ struct Trust: AsyncParsableCommand {
         func run() async throws {
             let anchors = try global.existingDatabase().trustAnchors()
             if json {
-                Console.json(.array(anchors.map { ["did": .string($0.did), "addedAt": .string(ISO8601.string($0.addedAt)), "note": $0.note.map { .string($0) } ?? .null] }))
+                Console.json(
+                    .array(
+                        anchors.map { ["did": .string($0.did), "addedAt": .string(ISO8601.string($0.addedAt)), "note": $0.note.map { .string($0) } ?? .null] }))
             } else if anchors.isEmpty {
                 Console.out("No trusted issuers (contacts met in person count as trusted anyway).")
             } else {

@@ -5,9 +5,10 @@ import NearcardNode
 import NearcardSimulation
 import NearcardStore
 import NearcardWeb
+
 #if canImport(Glibc)
-import Glibc
-import NearcardProtocol
+    import Glibc
+    import NearcardProtocol
 #endif
 
 /// `nearcard ui`: the node, as `listen` runs it, with a web app on loopback to drive it.
@@ -16,15 +17,15 @@ struct UICommand: AsyncParsableCommand {
         commandName: "ui",
         abstract: "Run the node with a web app on this machine (http://127.0.0.1:7448/).",
         discussion: """
-        Starts the node as `listen` does (same options) and serves its pages on loopback: who is nearby, \
-        requests with their check codes, contacts, messages, your card and what each exchange shares, \
-        and scanning a code from a photo. With no page open, a request is a desktop \
-        notification whose Accept and Decline answer it. The address printed carries a token, new each time ui starts \
-        (kept 0600 in your home as ui-token); the page trades it for a cookie. Only this machine's \
-        browser, on the printed address, can drive the node. A second `nearcard ui` while one runs opens \
-        the running one's page. Ctrl-C stops both; SIGTERM (a service's stop) first lets sessions in flight \
-        finish within --grace seconds, the page still up to answer them.
-        """)
+            Starts the node as `listen` does (same options) and serves its pages on loopback: who is nearby, \
+            requests with their check codes, contacts, messages, your card and what each exchange shares, \
+            and scanning a code from a photo. With no page open, a request is a desktop \
+            notification whose Accept and Decline answer it. The address printed carries a token, new each time ui starts \
+            (kept 0600 in your home as ui-token); the page trades it for a cookie. Only this machine's \
+            browser, on the printed address, can drive the node. A second `nearcard ui` while one runs opens \
+            the running one's page. Ctrl-C stops both; SIGTERM (a service's stop) first lets sessions in flight \
+            finish within --grace seconds, the page still up to answer them.
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var node: NodeOptions
@@ -64,8 +65,9 @@ struct UICommand: AsyncParsableCommand {
         defer { metricsServer?.cancel() }
         let events = EventBus()
         NodeCommand.startLogging(node, events: events, defaultLevel: nil)
-        let context = try NodeSetup.context(global, consent: DecidedByCommand(decisions: PendingDecisions(), message: nil), events: events,
-                                            limits: node.limits(), nodeName: node.nodeName)
+        let context = try NodeSetup.context(
+            global, consent: DecidedByCommand(decisions: PendingDecisions(), message: nil), events: events,
+            limits: node.limits(), nodeName: node.nodeName)
         let runtime: NodeRuntime
         do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
             if error is NodeError { throw error }
@@ -75,7 +77,10 @@ struct UICommand: AsyncParsableCommand {
         try FileIO.writeAtomically(SecureBytes(Array(token.utf8)), to: tokenPath, mode: 0o600, replace: true)
         let web = WebUI(runtime: runtime, options: WebUI.Options(address: address, port: uiPort, token: token))
 
-        enum Start: Sendable { case running, failed(any Error) }
+        enum Start: Sendable {
+            case running
+            case failed(any Error)
+        }
         let (starts, start) = AsyncStream.makeStream(of: Start.self)
         let server = Task {
             do { try await web.run(onRunning: { start.yield(.running) }) } catch { start.yield(.failed(error)) }
@@ -91,7 +96,9 @@ struct UICommand: AsyncParsableCommand {
             throw CLIError(.environment, "cannot serve the web app on \(address):\(uiPort): \(Self.reason(failure)); choose another port with --ui-port")
         }
         Console.out("Nearcard is open at \(web.address)")
-        Console.out("Listening for exchanges on port \(runtime.port ?? node.port) as \(context.identity.name ?? "(no name)"), fingerprint \(context.identity.fingerprint). Ctrl-C to stop.")
+        Console.out(
+            "Listening for exchanges on port \(runtime.port ?? node.port) as \(context.identity.name ?? "(no name)"), fingerprint \(context.identity.fingerprint). Ctrl-C to stop."
+        )
         if !noBrowser { Self.open(web.address) }
 
         // With no page open, a request is a desktop notification whose actions answer it.
@@ -118,7 +125,10 @@ struct UICommand: AsyncParsableCommand {
         defer { notifier.cancel() }
 
         var received: Int32? = nil
-        for await signal in NodeSetup.interrupts() { received = signal; break }
+        for await signal in NodeSetup.interrupts() {
+            received = signal
+            break
+        }
         if received == SIGTERM {
             // The page stays up while sessions in flight finish: a request waiting for you can still be answered.
             await NodeCommand.drain(runtime, node: node, saying: true)
@@ -130,7 +140,7 @@ struct UICommand: AsyncParsableCommand {
         _ = await server.value
         await runtime.stop()
         try? FileManager.default.removeItem(atPath: tokenPath)
-        context.database.compact()  // a clean stop leaves no WAL behind
+        context.database.compact() // a clean stop leaves no WAL behind
     }
 
     /// A bind failure as a person reads it ("the port is in use"), not the socket call's description.
@@ -146,7 +156,8 @@ struct UICommand: AsyncParsableCommand {
     /// The address of a web app already serving this home on the port, if one answers to its token.
     func runningInstance(address: String) async -> String? {
         guard let token = try? String(contentsOfFile: tokenPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty,
-              await WebUI.answers(address: address, port: uiPort, token: token) else { return nil }
+            await WebUI.answers(address: address, port: uiPort, token: token)
+        else { return nil }
         return "http://\(address == "::1" ? "[::1]" : address):\(uiPort)/?token=\(token)"
     }
 

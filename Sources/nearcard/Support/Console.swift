@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import NearcardCrypto
 import NearcardModel
 import NearcardNode
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The CLI's only way to print: stdout for results, stderr for diagnostics.
 enum Console {

@@ -19,11 +19,17 @@ enum DesktopNotification {
     /// the notification itself) for at most `seconds`.
     static func ask(summary: String, body: String, actions: [(String, String)], seconds: Double) async -> String? {
         guard let tool = notifySend else { return nil }
-        let argv = [tool, "--app-name=Nearcard", "--urgency=critical", "--expire-time=\(Int(seconds * 1000))"]
+        let argv =
+            [tool, "--app-name=Nearcard", "--urgency=critical", "--expire-time=\(Int(seconds * 1000))"]
             + actions.map { "--action=\($0.0)=\($0.1)" } + ["--", summary, body]
         guard let child = try? ChildProcess(argv, log: "/dev/null", pipes: true) else { return nil }
         let (lines, line) = AsyncStream.makeStream(of: String?.self)
-        child.readLines({ line.yield($0) }, atEnd: { line.yield(nil); line.finish() })
+        child.readLines(
+            { line.yield($0) },
+            atEnd: {
+                line.yield(nil)
+                line.finish()
+            })
         let timer = Task {
             try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
             line.yield(nil)

@@ -2,8 +2,9 @@ public import ArgumentParser
 import Foundation
 import Logging
 import NearcardModel
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How a serving node's log records look on stderr (journald keeps them under systemd): one line per

@@ -4,15 +4,18 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Shared set-up of the LAN commands: identity, database, and how outcomes are shown.
 enum NodeSetup {
     /// The node, built once per command: identity, database, how incoming requests are decided.
-    static func context(_ global: GlobalOptions, consent: any ConsentProvider, events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(),
-                        requiredFields: Set<CardField> = [], nodeName: String? = nil, webhook: Webhook? = nil) throws -> NodeContext {
+    static func context(
+        _ global: GlobalOptions, consent: any ConsentProvider, events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(),
+        requiredFields: Set<CardField> = [], nodeName: String? = nil, webhook: Webhook? = nil
+    ) throws -> NodeContext {
         let store = global.identityStore
         let identity = try store.loadPublic()
         let keys = KeysOutOfReach.hold(try global.unlockIdentity())
@@ -20,8 +23,9 @@ enum NodeSetup {
             events.emit(.storeConnection(lost: event == .connectionLost, store: (try? global.storeLocation())??.description ?? "the store"))
         }
         let name = nodeName ?? global.environment["NEARCARD_NODE_NAME"] ?? ProcessInfo.processInfo.hostName
-        return NodeContext(keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
-                           requiredFields: requiredFields, nodeName: name, webhook: webhook)
+        return NodeContext(
+            keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
+            requiredFields: requiredFields, nodeName: name, webhook: webhook)
     }
 
     /// Reads an allowlist: one DID per line; blank lines and # comments ignored.

@@ -6,10 +6,17 @@ import NearcardStore
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Nearcard's data directory (default: $NEARCARD_HOME, else $XDG_DATA_HOME/nearcard, else ~/.local/share/nearcard).", valueName: "DIR"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Nearcard's data directory (default: $NEARCARD_HOME, else $XDG_DATA_HOME/nearcard, else ~/.local/share/nearcard).", valueName: "DIR")
+    )
     var home: String?
 
-    @Option(name: .long, help: ArgumentHelp("Where the book (card, contacts, messages, trust) lives: sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE, which several bots may share (default: $NEARCARD_STORE, else the home's nearcard.sqlite). The identity key always stays in the home; give a PostgreSQL password in $PGPASSWORD.", valueName: "STORE"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where the book (card, contacts, messages, trust) lives: sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE, which several bots may share (default: $NEARCARD_STORE, else the home's nearcard.sqlite). The identity key always stays in the home; give a PostgreSQL password in $PGPASSWORD.",
+            valueName: "STORE"))
     var store: String?
 
     @Flag(name: .long, help: "Add detail to error messages.")

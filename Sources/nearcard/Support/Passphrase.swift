@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import NearcardCrypto
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where passphrases come from: a file (`--passphrase-file`, `NEARCARD_PASSPHRASE_FILE`) or a
 /// prompt on the controlling terminal with echo off. Passphrases live in `SecureBytes` only.
@@ -17,14 +18,18 @@ enum Passphrase {
         // As ssh refuses a key others can read: a passphrase others can read protects nothing.
         var st = stat()
         if fstat(fd, &st) == 0, st.st_mode & 0o077 != 0 {
-            throw CLIError(.identity, "passphrase file \(path) can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run: chmod 600 \(path)")
+            throw CLIError(
+                .identity, "passphrase file \(path) can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run: chmod 600 \(path)")
         }
         var buf = [UInt8](repeating: 0, count: maximumLength + 2)
         defer { buf.wipe() }
         var total = 0
         while total < buf.count {
             let n = Glibc.read(fd, &buf[total], buf.count - total)
-            if n < 0 { if errno == EINTR { continue }; throw CLIError(.malformedInput, "cannot read passphrase file \(path)") }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CLIError(.malformedInput, "cannot read passphrase file \(path)")
+            }
             if n == 0 { break }
             total += n
         }
@@ -74,7 +79,9 @@ enum Passphrase {
             return try read(file: dir + "/" + credentialName)
         }
         guard let answer = prompt("Passphrase for \(path): ") else {
-            throw CLIError(.identity, "the identity's keys are sealed with a passphrase and there is no terminal to ask on; set NEARCARD_PASSPHRASE_FILE to a file holding it")
+            throw CLIError(
+                .identity,
+                "the identity's keys are sealed with a passphrase and there is no terminal to ask on; set NEARCARD_PASSPHRASE_FILE to a file holding it")
         }
         return answer
     }

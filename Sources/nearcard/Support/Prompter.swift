@@ -2,9 +2,10 @@ import Foundation
 import NearcardCrypto
 import NearcardModel
 import NearcardNode
+
 #if canImport(Glibc)
-import Glibc
-import NearcardProtocol
+    import Glibc
+    import NearcardProtocol
 #endif
 
 /// Lines from standard input, read on their own thread; a reader waits with a timeout without
@@ -154,7 +155,8 @@ struct TerminalConsent: ConsentProvider {
             Console.out("  Fingerprint  \(p.fingerprint)")
             Console.out("  Check code   \(request.sas)   ← must match the code on the other screen")
             guard let answer = await terminal.read("Accept and exchange cards? (\(Int(left)) s to answer) [y/N] ", timeout: left),
-                  ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+            else {
                 return .decline("declined at the terminal")
             }
             if let message { return ConsentAnswer(accept: true, message: message) }

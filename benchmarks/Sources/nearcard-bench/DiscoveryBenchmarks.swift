@@ -2,8 +2,9 @@ import Foundation
 import NearcardCrypto
 import NearcardSimulation
 import NearcardStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The lines a process prints, each with the time it was read.
@@ -24,11 +25,14 @@ final class TimedLines: @unchecked Sendable {
     }
 
     private func append(_ at: UInt64, _ text: String) {
-        lock.lock(); lines.append((at, text)); lock.unlock()
+        lock.lock()
+        lines.append((at, text))
+        lock.unlock()
     }
 
     func first(where predicate: (String) -> Bool) -> UInt64? {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return lines.first { predicate($0.text) }?.at
     }
 }
@@ -75,21 +79,25 @@ func discoveryBenchmark(rounds: Int = 11) async throws -> String {
     let env = ProcessInfo.processInfo.environment.merging(space.environment) { $1 }
 
     let watcherHome = try scratch.home("Watcher")
-    let watcher = try NodeProcess(space.prefix + [exe, "listen", "--jsonl", "--accept", "all", "--home", watcherHome.path, "--port", "0"],
-                                  environment: env, log: scratch.root + "/watcher.log")
+    let watcher = try NodeProcess(
+        space.prefix + [exe, "listen", "--jsonl", "--accept", "all", "--home", watcherHome.path, "--port", "0"],
+        environment: env, log: scratch.root + "/watcher.log")
     defer { watcher.stop() }
     _ = try watcher.wait(for: "the watcher's published line", timeout: 30) { $0["event"] as? String == "published" }
     let avahi = try TimedLines(space.prefix + [browse, "-r", "-p", "_nearcard._tcp"], environment: env, log: scratch.root + "/avahi-browse.log")
     defer { _ = avahi.child.stop(after: 2) }
     try await Task.sleep(nanoseconds: 500_000_000)
 
-    var ours: [Double] = [], theirs: [Double] = [], gaps: [Double] = []
+    var ours: [Double] = []
+    var theirs: [Double] = []
+    var gaps: [Double] = []
     for round in 0..<rounds {
         let name = "Arrival \(round)"
         let home = try scratch.home(name)
         let t0 = now()
-        let node = try NodeProcess(space.prefix + [exe, "listen", "--jsonl", "--accept", "all", "--home", home.path, "--port", "0"],
-                                   environment: env, log: scratch.root + "/node-\(round).log")
+        let node = try NodeProcess(
+            space.prefix + [exe, "listen", "--jsonl", "--accept", "all", "--home", home.path, "--port", "0"],
+            environment: env, log: scratch.root + "/node-\(round).log")
         defer { node.stop() }
         let published = try node.wait(for: "the published line of \(name)", timeout: 30) { $0["event"] as? String == "published" }
         let instance = published.json["name"] as? String ?? name
@@ -108,16 +116,21 @@ func discoveryBenchmark(rounds: Int = 11) async throws -> String {
             if resolved == nil { try await Task.sleep(nanoseconds: 2_000_000) }
         }
         guard let resolved else { throw BenchError("avahi-browse never resolved \(instance)") }
-        let a = Double(found.at - t0), b = Double(resolved - t0)
-        ours.append(a); theirs.append(b); gaps.append(a - b)
+        let a = Double(found.at - t0)
+        let b = Double(resolved - t0)
+        ours.append(a)
+        theirs.append(b)
+        gaps.append(a - b)
         node.stop()
         _ = try? watcher.wait(for: "peer.lost for \(name)", timeout: 10) {
             $0["event"] as? String == "peer.lost" && $0["instance"] as? String == instance
         }
     }
     var out = "| watcher | node start → seen (median of \(rounds)) | min | max |\n|---|---|---|---|\n"
-    out += "| `nearcard listen --jsonl` on another node: peer.found (resolved, TXT read) | \(format(median(ours))) | \(format(ours.min()!)) | \(format(ours.max()!)) |\n"
-    out += "| `avahi-browse -r -p _nearcard._tcp` on the same daemon: first resolved (=) line | \(format(median(theirs))) | \(format(theirs.min()!)) | \(format(theirs.max()!)) |\n"
+    out +=
+        "| `nearcard listen --jsonl` on another node: peer.found (resolved, TXT read) | \(format(median(ours))) | \(format(ours.min()!)) | \(format(ours.max()!)) |\n"
+    out +=
+        "| `avahi-browse -r -p _nearcard._tcp` on the same daemon: first resolved (=) line | \(format(median(theirs))) | \(format(theirs.min()!)) | \(format(theirs.max()!)) |\n"
     out += "| difference per round (Nearcard − avahi-browse) | \(formatSigned(median(gaps))) | \(formatSigned(gaps.min()!)) | \(formatSigned(gaps.max()!)) |\n"
     return out
 }
@@ -128,7 +141,8 @@ func formatSigned(_ nanos: Double) -> String { nanos < 0 ? "−" + format(-nanos
 /// namespace, all pairs) completes every exchange with no failure.
 func simulationScaleBenchmark(sizes: [Int] = [25, 50, 75, 100, 110, 120, 130, 140, 150, 160, 180, 200]) throws -> String {
     let exe = try nearcardExecutable()
-    var out = "| peers | exchanges | succeeded | failures | discovery (all found) | exchange phase | wall | exchanges/s | p50 / p99 latency |\n|---|---|---|---|---|---|---|---|---|\n"
+    var out =
+        "| peers | exchanges | succeeded | failures | discovery (all found) | exchange phase | wall | exchanges/s | p50 / p99 latency |\n|---|---|---|---|---|---|---|---|---|\n"
     var largest: Int?
     for n in sizes {
         let r = try ChildProcess.run([exe, "simulate", "--peers", "\(n)", "--timeout", "60", "--json"])
@@ -142,17 +156,20 @@ func simulationScaleBenchmark(sizes: [Int] = [25, 50, 75, 100, 110, 120, 130, 14
             out += "| \(n) | — | — | simulate exited \(r.code) without a report | | | | | |\n"
             break
         }
-        let attempts = o["attempts"] as? Int ?? 0, successes = o["successes"] as? Int ?? 0
+        let attempts = o["attempts"] as? Int ?? 0
+        let successes = o["successes"] as? Int ?? 0
         let failures = (o["failures"] as? [String: Int] ?? [:]).map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", ")
         let latency = o["latencyMs"] as? [String: Any] ?? [:]
         func n2(_ v: Any?) -> String { (v as? Double).map { format2($0) } ?? (v as? Int).map(String.init) ?? "—" }
         let undiscovered = o["undiscoveredPeers"] as? Int ?? 0
         let discovery = undiscovered > 0 ? "\(undiscovered) sightings missing after 30 s" : "\(n2(o["discoveryMs"])) ms"
-        out += "| \(n) | \(attempts) | \(successes) | \(failures.isEmpty ? "0" : failures) | \(discovery) | \(n2(o["exchangeSeconds"])) s | \(n2(o["wallSeconds"])) s | \(n2(o["exchangesPerSecond"])) | \(n2(latency["p50"])) / \(n2(latency["p99"])) ms |\n"
+        out +=
+            "| \(n) | \(attempts) | \(successes) | \(failures.isEmpty ? "0" : failures) | \(discovery) | \(n2(o["exchangeSeconds"])) s | \(n2(o["wallSeconds"])) s | \(n2(o["exchangesPerSecond"])) | \(n2(latency["p50"])) / \(n2(latency["p99"])) ms |\n"
         guard r.code == 0, attempts > 0, successes == attempts else { break }
         largest = n
     }
-    out += "\nLargest N completing all pairs with no failure within 60 s: **\(largest.map(String.init) ?? "none")** (sizes tried: \(sizes.map(String.init).joined(separator: ", ")); the run stops at the first size that fails).\n"
+    out +=
+        "\nLargest N completing all pairs with no failure within 60 s: **\(largest.map(String.init) ?? "none")** (sizes tried: \(sizes.map(String.init).joined(separator: ", ")); the run stops at the first size that fails).\n"
     return out
 }
 
@@ -204,7 +221,8 @@ func crowdDiscoveryBenchmark(sizes: [Int], rounds: Int, limit: TimeInterval = 90
         var published: Double, listed: Double?, resolved: Double?, allSeen: Double?, sightings: Int, avahiCPU: Double?, dbusCPU: Double?
         var avahiAfter: Double?, dbusAfter: Double?
     }
-    var out = "| N | last node's publication established (ms) | avahi-browse -p: all N listed (ms) | avahi-browse -p -r: all N resolved (ms) | Nearcard: every node has seen every other (ms) | avahi-daemon / dbus-daemon CPU until then | the next \(Int(settled)) s |\n|---|---|---|---|---|---|---|\n"
+    var out =
+        "| N | last node's publication established (ms) | avahi-browse -p: all N listed (ms) | avahi-browse -p -r: all N resolved (ms) | Nearcard: every node has seen every other (ms) | avahi-daemon / dbus-daemon CPU until then | the next \(Int(settled)) s |\n|---|---|---|---|---|---|---|\n"
     for n in sizes {
         let scratch = try Scratch("crowd-\(n)")
         var homes: [NearcardHome] = []
@@ -217,7 +235,10 @@ func crowdDiscoveryBenchmark(sizes: [Int], rounds: Int, limit: TimeInterval = 90
             let env = ProcessInfo.processInfo.environment.merging(space.environment) { $1 }
             let listed = try TimedLines(space.prefix + [browse, "-p", "_nearcard._tcp"], environment: env, log: scratch.root + "/browse-\(round).log")
             let resolved = try TimedLines(space.prefix + [browse, "-p", "-r", "_nearcard._tcp"], environment: env, log: scratch.root + "/resolve-\(round).log")
-            defer { _ = listed.child.stop(after: 2); _ = resolved.child.stop(after: 2) }
+            defer {
+                _ = listed.child.stop(after: 2)
+                _ = resolved.child.stop(after: 2)
+            }
             try await Task.sleep(nanoseconds: 500_000_000)
             let daemons = (pid(of: "avahi-daemon", in: space), pid(of: "dbus-daemon", in: space))
             let cpu0 = (daemons.0.map { cpuSeconds(pid: $0) }, daemons.1.map { cpuSeconds(pid: $0) })
@@ -229,8 +250,10 @@ func crowdDiscoveryBenchmark(sizes: [Int], rounds: Int, limit: TimeInterval = 90
                 for node in nodes { _ = node.child.stop(after: 5, signal: nil) }
             }
             for (i, home) in homes.enumerated() {
-                nodes.append(try NodeProcess(space.prefix + [exe, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", home.path, "--interface", "lo"],
-                                             environment: env, log: scratch.root + "/node-\(i)-\(round).log", keep: false))
+                nodes.append(
+                    try NodeProcess(
+                        space.prefix + [exe, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", home.path, "--interface", "lo"],
+                        environment: env, log: scratch.root + "/node-\(i)-\(round).log", keep: false))
             }
             let deadline = t0 + UInt64(limit * 1e9)
             while now() < deadline, nodes.contains(where: { $0.count("peer.found") < n - 1 }) {
@@ -246,10 +269,12 @@ func crowdDiscoveryBenchmark(sizes: [Int], rounds: Int, limit: TimeInterval = 90
             let cpu2 = (daemons.0.map { cpuSeconds(pid: $0) }, daemons.1.map { cpuSeconds(pid: $0) })
             let lost = nodes.map { $0.count("peer.lost") }.reduce(0, +)
             if lost > 0 { throw BenchError("\(lost) peer.lost lines with \(n) nodes: nobody left, so discovery misreported") }
-            runs.append(Run(published: published, listed: listed.nthInstance(n, kind: "+").map { Double($0 - t0) },
-                            resolved: resolved.nthInstance(n, kind: "=").map { Double($0 - t0) }, allSeen: allSeen, sightings: seen,
-                            avahiCPU: spent(cpu0.0, cpu.0), dbusCPU: spent(cpu0.1, cpu.1),
-                            avahiAfter: spent(cpu.0, cpu2.0).map { $0 / settled }, dbusAfter: spent(cpu.1, cpu2.1).map { $0 / settled }))
+            runs.append(
+                Run(
+                    published: published, listed: listed.nthInstance(n, kind: "+").map { Double($0 - t0) },
+                    resolved: resolved.nthInstance(n, kind: "=").map { Double($0 - t0) }, allSeen: allSeen, sightings: seen,
+                    avahiCPU: spent(cpu0.0, cpu.0), dbusCPU: spent(cpu0.1, cpu.1),
+                    avahiAfter: spent(cpu.0, cpu2.0).map { $0 / settled }, dbusAfter: spent(cpu.1, cpu2.1).map { $0 / settled }))
         }
         func cell(_ xs: [Double?]) -> String {
             let done = xs.compactMap { $0 }
@@ -263,8 +288,10 @@ func crowdDiscoveryBenchmark(sizes: [Int], rounds: Int, limit: TimeInterval = 90
         if runs.contains(where: { $0.allSeen == nil }) {
             seenCell += " (sightings: \(runs.map { "\($0.sightings)/\(n * (n - 1))" }.joined(separator: ", ")))"
         }
-        out += "| \(n) | \(cell(runs.map(\.published))) | \(cell(runs.map(\.listed))) | \(cell(runs.map(\.resolved))) | \(seenCell) | \(seconds(runs.map(\.avahiCPU))) / \(seconds(runs.map(\.dbusCPU))) | \(share(runs.map(\.avahiAfter))) / \(share(runs.map(\.dbusAfter))) |\n"
+        out +=
+            "| \(n) | \(cell(runs.map(\.published))) | \(cell(runs.map(\.listed))) | \(cell(runs.map(\.resolved))) | \(seenCell) | \(seconds(runs.map(\.avahiCPU))) / \(seconds(runs.map(\.dbusCPU))) | \(share(runs.map(\.avahiAfter))) / \(share(runs.map(\.dbusAfter))) |\n"
     }
-    out += "\n\(rounds == 1 ? "One run" : "Median (min–max) of \(rounds) runs") per N, each on a fresh avahi-daemon; times from the first node's start. CPU: each daemon's user + system time from the first node's start until every node had seen every other (or the \(Int(limit)) s limit), then its share of one core over the next \(Int(settled)) s, nodes idle but for discovery.\n"
+    out +=
+        "\n\(rounds == 1 ? "One run" : "Median (min–max) of \(rounds) runs") per N, each on a fresh avahi-daemon; times from the first node's start. CPU: each daemon's user + system time from the first node's start until every node had seen every other (or the \(Int(limit)) s limit), then its share of one core over the next \(Int(settled)) s, nodes idle but for discovery.\n"
     return out
 }

@@ -3,9 +3,10 @@ import Foundation
 import NearcardCrypto
 import NearcardNode
 import NearcardSimulation
+
 #if canImport(Glibc)
-import Glibc
-import NearcardStore
+    import Glibc
+    import NearcardStore
 #endif
 
 /// Issue 7: one exchange on loopback (TCP connect → both contacts committed, both sides accepting
@@ -35,25 +36,40 @@ func exchangeLatencyBenchmark(rounds: Int = 41) async throws -> String {
         let tls: TLSReference
         var ours: [Double] = [], tlsLib: [Double] = []
         init(name: String, pinned: Bool, responder: NodeProcess, target: DialTarget, tls: TLSReference) {
-            self.name = name; self.pinned = pinned; self.responder = responder; self.target = target; self.tls = tls
+            self.name = name
+            self.pinned = pinned
+            self.responder = responder
+            self.target = target
+            self.tls = tls
         }
     }
     var placements: [Placement] = []
-    defer { for p in placements { p.responder.stop(); p.tls.stop() } }
+    defer {
+        for p in placements {
+            p.responder.stop()
+            p.tls.stop()
+        }
+    }
     for pinned in twoCores ? [false, true] : [false] {
         let tag = pinned ? "pinned" : "shared"
         let home = try scratch.home("Rita Responder \(tag)")
-        let argv = (pinned ? ["/usr/bin/taskset", "-c", "1"] : []) + [exe, "listen", "--jsonl", "--accept", "all", "--home", home.path, "--port", "0",
-                    "--no-discovery", "--connections-per-minute", "1000000", "--max-sessions-per-address", "1000"]
+        let argv =
+            (pinned ? ["/usr/bin/taskset", "-c", "1"] : []) + [
+                exe, "listen", "--jsonl", "--accept", "all", "--home", home.path, "--port", "0",
+                "--no-discovery", "--connections-per-minute", "1000000", "--max-sessions-per-address", "1000",
+            ]
         let node = try NodeProcess(argv, log: scratch.root + "/responder-\(tag).log", keep: false)
         let started = try waitForStarted(node)
         let tls = try TLSReference(directory: scratch.root + "/\(tag)", pinnedTo: pinned ? 1 : nil)
-        placements.append(Placement(name: pinned ? "each party on its own core" : "both parties on both cores", pinned: pinned, responder: node,
-                                    target: loopbackTarget(port: started.port, did: started.did), tls: tls))
+        placements.append(
+            Placement(
+                name: pinned ? "each party on its own core" : "both parties on both cores", pinned: pinned, responder: node,
+                target: loopbackTarget(port: started.port, did: started.did), tls: tls))
     }
     let floor = ExchangeCryptoFloor()
-    var crypto: [Double] = [], tlsTool: [Double] = []
-    for round in -3..<rounds {  // three warm-up rounds, not counted
+    var crypto: [Double] = []
+    var tlsTool: [Double] = []
+    for round in -3..<rounds { // three warm-up rounds, not counted
         for p in placements {
             _ = cb_pin_process(p.pinned ? 0 : -1)
             let before = p.responder.count("exchange.completed")
@@ -65,7 +81,10 @@ func exchangeLatencyBenchmark(rounds: Int = 41) async throws -> String {
             let responderDone = try p.responder.waitForNth("exchange.completed", before + 1)
             let ours = Double(max(initiatorDone, responderDone) - t0)
             let l = try p.tls.libsslConnection()
-            if round >= 0 { p.ours.append(ours); p.tlsLib.append(l) }
+            if round >= 0 {
+                p.ours.append(ours)
+                p.tlsLib.append(l)
+            }
         }
         _ = cb_pin_process(-1)
         let c = floor.run()
@@ -77,15 +96,20 @@ func exchangeLatencyBenchmark(rounds: Int = 41) async throws -> String {
     let rtt = Double(cb_loopback_rtt_ns(2001))
     guard rtt > 0 else { throw BenchError("the loopback round trip could not be measured") }
 
-    let f = median(crypto) + rtt, t = median(tlsTool)
-    var out = "| placement | Nearcard exchange (TCP connect → both contacts committed) | TLS 1.3 mutual-certificate handshake (libssl client ↔ `openssl s_server`) | Nearcard ÷ TLS | Nearcard ÷ crypto floor |\n|---|---|---|---|---|\n"
+    let f = median(crypto) + rtt
+    let t = median(tlsTool)
+    var out =
+        "| placement | Nearcard exchange (TCP connect → both contacts committed) | TLS 1.3 mutual-certificate handshake (libssl client ↔ `openssl s_server`) | Nearcard ÷ TLS | Nearcard ÷ crypto floor |\n|---|---|---|---|---|\n"
     for p in placements {
-        let o = median(p.ours), l = median(p.tlsLib)
+        let o = median(p.ours)
+        let l = median(p.tlsLib)
         out += "| \(p.name) | \(format(o)) (\(p.ours.count) runs) | \(format(l)) | **\(format2(o / l))×** | \(format2(o / f))× |\n"
     }
-    out += "\nFloor: both sides' crypto through libcrypto/libsodium (\(ExchangeCryptoFloor.summary)) + one loopback round trip (\(format(rtt))): \(format(f)) (median of \(crypto.count)). "
+    out +=
+        "\nFloor: both sides' crypto through libcrypto/libsodium (\(ExchangeCryptoFloor.summary)) + one loopback round trip (\(format(rtt))): \(format(f)) (median of \(crypto.count)). "
     out += "`openssl s_client` run as a command (a process per connection, as a person would run it), both cores: \(format(t)) (median of \(tlsTool.count)). "
-    out += "The exchange does Noise XX, a signed hello each way, the SAS commit/reveal, a signed card with its SD-JWT and a sealed route each way, and a SQLite commit on each side; the TLS handshake's client sends one line and reads the server's answer, so the server has checked the client certificate.\n"
+    out +=
+        "The exchange does Noise XX, a signed hello each way, the SAS commit/reveal, a signed card with its SD-JWT and a sealed route each way, and a SQLite commit on each side; the TLS handshake's client sends one line and reads the server's answer, so the server has checked the client certificate.\n"
     return out
 }
 
@@ -130,9 +154,13 @@ struct ExchangeCryptoFloor {
 
     /// One side's crypto; nanoseconds.
     func runHalf() -> Double {
-        var out = [UInt8](repeating: 0, count: 32), pk = [UInt8](repeating: 0, count: 32), sk = [UInt8](repeating: 0, count: 32)
-        var sig = [UInt8](repeating: 0, count: 80), edOut = [UInt8](repeating: 0, count: 64)
-        var box = [UInt8](repeating: 0, count: route.count + 48), plain = [UInt8](repeating: 0, count: route.count)
+        var out = [UInt8](repeating: 0, count: 32)
+        var pk = [UInt8](repeating: 0, count: 32)
+        var sk = [UInt8](repeating: 0, count: 32)
+        var sig = [UInt8](repeating: 0, count: 80)
+        var edOut = [UInt8](repeating: 0, count: 64)
+        var box = [UInt8](repeating: 0, count: route.count + 48)
+        var plain = [UInt8](repeating: 0, count: route.count)
         let t0 = now()
         for _ in 0..<2 { _ = cb_x25519_keypair(&pk, &sk) }
         for _ in 0..<3 { _ = cb_x25519(xSK, xPK, &out) }
@@ -170,18 +198,27 @@ final class TLSReference {
             guard r.code == 0 else { throw BenchError("openssl \(args.first ?? ""): \(r.output)") }
         }
         let d = directory
-        try run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(d)/ca.key",
-                 "-out", "\(d)/ca.pem", "-days", "2", "-subj", "/CN=nearcard-bench-ca"])
+        try run([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(d)/ca.key",
+            "-out", "\(d)/ca.pem", "-days", "2", "-subj", "/CN=nearcard-bench-ca",
+        ])
         for name in ["server", "client"] {
-            try run(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(d)/\(name).key",
-                     "-out", "\(d)/\(name).csr", "-subj", "/CN=\(name)"])
-            try run(["x509", "-req", "-in", "\(d)/\(name).csr", "-CA", "\(d)/ca.pem", "-CAkey", "\(d)/ca.key", "-CAcreateserial",
-                     "-out", "\(d)/\(name).pem", "-days", "2"])
+            try run([
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(d)/\(name).key",
+                "-out", "\(d)/\(name).csr", "-subj", "/CN=\(name)",
+            ])
+            try run([
+                "x509", "-req", "-in", "\(d)/\(name).csr", "-CA", "\(d)/ca.pem", "-CAkey", "\(d)/ca.key", "-CAcreateserial",
+                "-out", "\(d)/\(name).pem", "-days", "2",
+            ])
         }
         port = try freeLoopbackPort()
-        server = try ChildProcess((cpu.map { ["/usr/bin/taskset", "-c", "\($0)"] } ?? []) + [openssl, "s_server", "-accept", "127.0.0.1:\(port)", "-cert", "\(d)/server.pem", "-key", "\(d)/server.key",
-                                   "-CAfile", "\(d)/ca.pem", "-Verify", "1", "-tls1_3", "-rev", "-quiet"],
-                                  log: "\(d)/s_server.log", pipes: false)
+        server = try ChildProcess(
+            (cpu.map { ["/usr/bin/taskset", "-c", "\($0)"] } ?? []) + [
+                openssl, "s_server", "-accept", "127.0.0.1:\(port)", "-cert", "\(d)/server.pem", "-key", "\(d)/server.key",
+                "-CAfile", "\(d)/ca.pem", "-Verify", "1", "-tls1_3", "-rev", "-quiet",
+            ],
+            log: "\(d)/s_server.log", pipes: false)
         var err = [CChar](repeating: 0, count: 256)
         guard let ctx = cb_tls_client_ctx("\(d)/client.pem", "\(d)/client.key", "\(d)/ca.pem", &err, err.count) else {
             server.stop(after: 1)
@@ -207,10 +244,13 @@ final class TLSReference {
     /// `openssl s_client` run as a command: start → handshake → "CLOSE" echoed → server closes → exit.
     func sClientConnection() throws -> Double {
         let t0 = now()
-        let child = try ChildProcess([openssl, "s_client", "-connect", "127.0.0.1:\(port)", "-cert", "\(directory)/client.pem",
-                                      "-key", "\(directory)/client.key", "-CAfile", "\(directory)/ca.pem", "-verify_return_error",
-                                      "-tls1_3", "-quiet", "-ign_eof"], log: "\(directory)/s_client.log", pipes: true)
-        _ = child.lines()  // drained until it exits
+        let child = try ChildProcess(
+            [
+                openssl, "s_client", "-connect", "127.0.0.1:\(port)", "-cert", "\(directory)/client.pem",
+                "-key", "\(directory)/client.key", "-CAfile", "\(directory)/ca.pem", "-verify_return_error",
+                "-tls1_3", "-quiet", "-ign_eof",
+            ], log: "\(directory)/s_client.log", pipes: true)
+        _ = child.lines() // drained until it exits
         _ = child.send(line: "CLOSE")
         let code = child.stop(after: 10, signal: nil)
         guard code == 0 else { throw BenchError("openssl s_client exited \(code); see \(directory)/s_client.log") }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Measures `ours` against `floor` in alternating batches, so both see the same machine state,
@@ -39,11 +39,17 @@ func calibrate(target: UInt64 = 20_000_000, _ body: () -> Void) -> Int {
     }
 }
 
-func compare(_ name: String, ours oursLabel: String, floor floorLabel: String, rounds: Int = 21,
-             ours: () -> Void, floor: () -> Void) -> Comparison {
-    for _ in 0..<3 { ours(); floor() }  // warm caches
+func compare(
+    _ name: String, ours oursLabel: String, floor floorLabel: String, rounds: Int = 21,
+    ours: () -> Void, floor: () -> Void
+) -> Comparison {
+    for _ in 0..<3 {
+        ours()
+        floor()
+    } // warm caches
     let batch = calibrate(floor)
-    var a: [Double] = [], b: [Double] = []
+    var a: [Double] = []
+    var b: [Double] = []
     for r in 0..<rounds {
         // Alternate which goes first, so neither always runs on a warmer cache or clock.
         func time(_ f: () -> Void) -> Double {
@@ -51,7 +57,13 @@ func compare(_ name: String, ours oursLabel: String, floor floorLabel: String, r
             for _ in 0..<batch { f() }
             return Double(now() - t0) / Double(batch)
         }
-        if r % 2 == 0 { a.append(time(ours)); b.append(time(floor)) } else { b.append(time(floor)); a.append(time(ours)) }
+        if r % 2 == 0 {
+            a.append(time(ours))
+            b.append(time(floor))
+        } else {
+            b.append(time(floor))
+            a.append(time(ours))
+        }
     }
     return Comparison(name: name, oursLabel: oursLabel, floorLabel: floorLabel, oursNanos: median(a), floorNanos: median(b))
 }
@@ -75,7 +87,8 @@ func format2(_ x: Double) -> String {
 func markdownTable(_ rows: [Comparison]) -> String {
     var out = "| operation | Nearcard (median) | floor (median) | ops/s (Nearcard) | ops/s (floor) | ratio |\n|---|---|---|---|---|---|\n"
     for r in rows {
-        out += "| \(r.name) | \(format(r.oursNanos)) | \(format(r.floorNanos)) — \(r.floorLabel) | \(Int(1e9 / r.oursNanos)) | \(Int(1e9 / r.floorNanos)) | \(format2(r.ratio))× |\n"
+        out +=
+            "| \(r.name) | \(format(r.oursNanos)) | \(format(r.floorNanos)) — \(r.floorLabel) | \(Int(1e9 / r.oursNanos)) | \(Int(1e9 / r.floorNanos)) | \(format2(r.ratio))× |\n"
     }
     return out
 }

@@ -7,8 +7,9 @@ import NearcardNode
 import NearcardProtocol
 import NearcardSimulation
 import NearcardStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the node benchmarks share: scratch homes, in-process nodes, the release `nearcard` binary.
@@ -26,8 +27,10 @@ final class Scratch: @unchecked Sendable {
         let home = NearcardHome(path: "\(root)/\(name.replacingOccurrences(of: " ", with: "-"))")
         _ = try IdentityStore(home: home).create(name: name, passphrase: nil)
         let db = try NearcardDatabase(home: home)
-        _ = try db.saveMyCard(Card(name: name, email: "\(name.lowercased().replacingOccurrences(of: " ", with: "."))@bench.example",
-                                   company: "Benchmarks Ltd", title: "Load"))
+        _ = try db.saveMyCard(
+            Card(
+                name: name, email: "\(name.lowercased().replacingOccurrences(of: " ", with: "."))@bench.example",
+                company: "Benchmarks Ltd", title: "Load"))
         try db.saveSharingPolicy(SharingPolicy(fields: [.name, .email, .company, .title]))
         return home
     }
@@ -42,8 +45,9 @@ final class Scratch: @unchecked Sendable {
 }
 
 func loopbackTarget(port: Int, did: String?) -> DialTarget {
-    DialTarget(addresses: [PeerAddress(ip: "127.0.0.1", port: port, interfaceName: "lo", interfaceIndex: 1)],
-               expected: ExpectedPeer(did: did), label: "127.0.0.1:\(port)")
+    DialTarget(
+        addresses: [PeerAddress(ip: "127.0.0.1", port: port, interfaceName: "lo", interfaceIndex: 1)],
+        expected: ExpectedPeer(did: did), label: "127.0.0.1:\(port)")
 }
 
 /// The `nearcard` executable of a release build of the package one level up (`make bench` builds it).
@@ -102,7 +106,9 @@ final class NodeProcess: @unchecked Sendable {
             if let end = rest.firstIndex(of: "\"") { name = String(rest[..<end]) }
         }
         var parsed: [String: Any]?
-        if keep || name == "started" || name == "published", let data = line.data(using: .utf8) { parsed = try? JSONSerialization.jsonObject(with: data) as? [String: Any] }
+        if keep || name == "started" || name == "published", let data = line.data(using: .utf8) {
+            parsed = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        }
         lock.lock()
         readAt[name, default: []].append(at)
         if let parsed { events.append((at, parsed)) }
@@ -110,7 +116,8 @@ final class NodeProcess: @unchecked Sendable {
     }
 
     func count(_ event: String) -> Int {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return readAt[event]?.count ?? 0
     }
 

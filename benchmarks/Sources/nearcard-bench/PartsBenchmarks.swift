@@ -4,14 +4,16 @@ import NearcardModel
 import NearcardNode
 import NearcardProtocol
 import NearcardStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where one side's time goes in an exchange: each step alone, median of `rounds`.
 func exchangePartsBenchmark(rounds: Int = 201) throws -> String {
     let scratch = try Scratch("parts")
-    let a = try scratch.service("Ada Parts"), b = try scratch.service("Bob Parts")
+    let a = try scratch.service("Ada Parts")
+    let b = try scratch.service("Bob Parts")
     func time(_ body: () throws -> Void) rethrows -> Double {
         var xs: [Double] = []
         for _ in 0..<rounds {
@@ -25,18 +27,26 @@ func exchangePartsBenchmark(rounds: Int = 201) throws -> String {
     rows.append(("loadCard() (card, policy, proof from SQLite)", try time { blackHole(try a.loadCard()) }))
     let party = try a.loadCard()
     let t = Int64(Date().timeIntervalSince1970)
-    rows.append(("ProximityPayload.make (SD-JWT + signature)", try time {
-        blackHole(try ProximityPayload.make(card: party.card, policy: party.policy, keys: a.keys, receiver: b.identity.did,
-                                            sessionBinding: [UInt8](repeating: 1, count: 32), ephemeralMessage: "hi", sealedRoute: nil, now: t))
-    }))
-    let p = try ProximityPayload.make(card: party.card, policy: party.policy, keys: a.keys, receiver: b.identity.did,
-                                      sessionBinding: [UInt8](repeating: 1, count: 32), ephemeralMessage: "hi", sealedRoute: nil, now: t)
+    rows.append(
+        (
+            "ProximityPayload.make (SD-JWT + signature)",
+            try time {
+                blackHole(
+                    try ProximityPayload.make(
+                        card: party.card, policy: party.policy, keys: a.keys, receiver: b.identity.did,
+                        sessionBinding: [UInt8](repeating: 1, count: 32), ephemeralMessage: "hi", sealedRoute: nil, now: t))
+            }
+        ))
+    let p = try ProximityPayload.make(
+        card: party.card, policy: party.policy, keys: a.keys, receiver: b.identity.did,
+        sessionBinding: [UInt8](repeating: 1, count: 32), ephemeralMessage: "hi", sealedRoute: nil, now: t)
     let json = p.json
     let bytes = JCS.canonicalize(json)
     rows.append(("JSON parse of the payload (\(bytes.count) B)", try time { blackHole(try JSONParser.parse(bytes)) }))
     rows.append(("JCS canonicalise the payload", time { blackHole(JCS.canonicalize(json)) }))
-    let ctx = PayloadVerificationContext(expectedSenderDID: a.identity.did, receiverDID: b.identity.did, sessionBinding: [UInt8](repeating: 1, count: 32),
-                                         peerStaticKey: nil, ephemeralMessage: "hi", now: t, maximumSkew: 300, requireDisclosureProof: true)
+    let ctx = PayloadVerificationContext(
+        expectedSenderDID: a.identity.did, receiverDID: b.identity.did, sessionBinding: [UInt8](repeating: 1, count: 32),
+        peerStaticKey: nil, ephemeralMessage: "hi", now: t, maximumSkew: 300, requireDisclosureProof: true)
     rows.append(("ProximityPayload.verify", time { if case .failure(let f) = ProximityPayload.verify(json: json, context: ctx) { fatalError("\(f)") } }))
     let didKey = try DIDKey(parsing: a.identity.did)
     // A DID never seen before (Base58, point decompression and check, the libcrypto key), then one
@@ -52,16 +62,24 @@ func exchangePartsBenchmark(rounds: Int = 201) throws -> String {
     rows.append(("record the outcome (contact, graph edge, issued route: one SQLite transaction)", try time { blackHole(try b.record(outcome)) }))
     // What a node pays at the start of each session: its previous session just committed a contact,
     // which drops the page cache of the SQLite connection that reads the local card.
-    rows.append(("record, then loadCard() (the read right after a commit)", try time {
-        blackHole(try b.record(outcome))
-        blackHole(try b.loadCard())
-    }))
+    rows.append(
+        (
+            "record, then loadCard() (the read right after a commit)",
+            try time {
+                blackHole(try b.record(outcome))
+                blackHole(try b.loadCard())
+            }
+        ))
     // What a node says of each exchange (docs/JSONL.md): the lines a bot writes, encoded as it does.
     let contact = try b.record(outcome)
     let started = NodeEvent.exchangeStarted(id: "3f9c2a1b", role: .responder, remote: "127.0.0.1:40000")
     let completed = NodeEvent.exchangeCompleted(id: "3f9c2a1b", contact: contact, myMessage: "hi", theirMessage: "hi", elapsed: 0.004)
     rows.append(("JSON line for exchange.started (encode + compact text)", time { blackHole(JSONLines.encode(started, identity: b.identity)?.compactText) }))
-    rows.append(("JSON line for exchange.completed (the contact as `contacts show --json`)", time { blackHole(JSONLines.encode(completed, identity: b.identity)?.compactText) }))
+    rows.append(
+        (
+            "JSON line for exchange.completed (the contact as `contacts show --json`)",
+            time { blackHole(JSONLines.encode(completed, identity: b.identity)?.compactText) }
+        ))
     return "| step (one side) | median |\n|---|---|\n" + rows.map { "| \($0.0) | \(format($0.1)) |" }.joined(separator: "\n") + "\n"
 }
 
@@ -69,10 +87,12 @@ func exchangePartsBenchmark(rounds: Int = 201) throws -> String {
 /// returns the responder's outcome: the protocol's CPU without sockets, threads or SQLite writes
 /// (each side's commit is answered at once, as a store would).
 func inMemoryExchange(_ a: NodeContext, _ b: NodeContext) throws -> ExchangeOutcome {
-    let nonce = { Sodium.randomBytes(SAS.nonceByteCount) }, token = { Sodium.randomBytes(RouteRecord.mailboxTokenByteCount) }
+    let nonce = { Sodium.randomBytes(SAS.nonceByteCount) }
+    let token = { Sodium.randomBytes(RouteRecord.mailboxTokenByteCount) }
     var sides: [ExchangeStateMachine?] = [
-        ExchangeStateMachine(initiatorFor: a.local, sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(), sasNonce: nonce(),
-                             mailboxToken: token()),
+        ExchangeStateMachine(
+            initiatorFor: a.local, sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(), sasNonce: nonce(),
+            mailboxToken: token()),
         nil,
     ]
     let nodes = [a, b]
@@ -82,7 +102,10 @@ func inMemoryExchange(_ a: NodeContext, _ b: NodeContext) throws -> ExchangeOutc
     var confirmed = false
     let t = Int64(Date().timeIntervalSince1970)
     func run(_ actions: [ExchangeStateMachine.Action], from side: Int) throws {
-        var decide = false, load = false, commit = false, prepare = false
+        var decide = false
+        var load = false
+        var commit = false
+        var prepare = false
         for action in actions {
             switch action {
             case .send(let frame): queue.append((1 - side, frame))
@@ -107,8 +130,11 @@ func inMemoryExchange(_ a: NodeContext, _ b: NodeContext) throws -> ExchangeOutc
         let (to, frame) = queue.removeFirst()
         if sides[to] == nil {
             // The responder as a listener makes it: message 1 through the dispatch, then resumed.
-            guard case .exchange(let noise) = try SessionDispatch.readFirstMessage(frame, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
-                                                                                 longTermKey: b.keys.x25519) else {
+            guard
+                case .exchange(let noise) = try SessionDispatch.readFirstMessage(
+                    frame, ephemeralKey: X25519.PrivateKey(), sessionKey: X25519.PrivateKey(),
+                    longTermKey: b.keys.x25519)
+            else {
                 throw BenchError("message 1 was not read as an exchange")
             }
             sides[to] = ExchangeStateMachine(resuming: noise, identity: b.local, presenceKey: presenceKeys[1], sasNonce: nonce(), mailboxToken: token())
@@ -124,7 +150,8 @@ func inMemoryExchange(_ a: NodeContext, _ b: NodeContext) throws -> ExchangeOutc
 /// Runs the in-memory exchange (both sides, their cards read once) for `seconds`, for a profiler to watch.
 func profileInMemoryExchange(seconds: Double) throws {
     let scratch = try Scratch("profile")
-    let a = try scratch.service("Ada Profile"), b = try scratch.service("Bob Profile")
+    let a = try scratch.service("Ada Profile")
+    let b = try scratch.service("Bob Profile")
     let end = now() + UInt64(seconds * 1e9)
     var n = 0
     let record = ProcessInfo.processInfo.environment["NEARCARD_BENCH_PROFILE_RECORD"] != nil
@@ -132,7 +159,8 @@ func profileInMemoryExchange(seconds: Double) throws {
     while now() < end {
         let outcome = try inMemoryExchange(a, b)
         if record {
-            var c0 = timespec(), c1 = timespec()
+            var c0 = timespec()
+            var c1 = timespec()
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0)
             blackHole(try b.record(outcome))
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1)

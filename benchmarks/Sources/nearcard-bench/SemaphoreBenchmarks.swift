@@ -21,9 +21,13 @@ func semaphoreBenchmarks(root: URL) throws -> String {
         blackHole(try! SemaphoreProof(json: text))
         return Double(now() - t0) / 1e6
     }
-    for _ in 0..<3 { _ = verifyOnce() }  // warm: the verification key for depth 10 is prepared once
-    var ours: [Double] = [], parse: [Double] = []
-    for _ in 0..<16 { ours.append(verifyOnce()); parse.append(parseOnce()) }
+    for _ in 0..<3 { _ = verifyOnce() } // warm: the verification key for depth 10 is prepared once
+    var ours: [Double] = []
+    var parse: [Double] = []
+    for _ in 0..<16 {
+        ours.append(verifyOnce())
+        parse.append(parseOnce())
+    }
 
     // The references, between our two halves.
     let python = root.appendingPathComponent("benchmarks/.venv/bin/python3").path
@@ -32,7 +36,10 @@ func semaphoreBenchmarks(root: URL) throws -> String {
     guard run.code == 0, let reference = try? JSONParser.parse(run.stdout) else {
         throw BenchError("the reference verifiers failed (run scripts/setup-bench-python.sh)")
     }
-    for _ in 0..<15 { ours.append(verifyOnce()); parse.append(parseOnce()) }
+    for _ in 0..<15 {
+        ours.append(verifyOnce())
+        parse.append(parseOnce())
+    }
 
     let mine = median(ours)
     let arkworks = median(reference["arkworks_ms"]!.arrayValue!.map { $0.doubleValue! })

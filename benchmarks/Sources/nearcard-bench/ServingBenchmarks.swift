@@ -1,12 +1,13 @@
 import CBaseline
 import Foundation
+import NIOConcurrencyHelpers
 import NearcardNode
 import NearcardProtocol
 import NearcardSimulation
-import NIOConcurrencyHelpers
+
 #if canImport(Glibc)
-import Glibc
-import NearcardStore
+    import Glibc
+    import NearcardStore
 #endif
 
 /// A `nearcard bot` that accepts everyone (message template, knownContact update) with every
@@ -16,10 +17,11 @@ func boothBot(_ exe: String, home: String, scratch: Scratch, log: String, prefix
     let policy = scratch.root + "/policy.json"
     try #"{"version": 1, "accept": "everyone", "message": "Thanks, {name}!", "knownContact": "update", "maxConcurrentSessions": 1024}"#
         .write(toFile: policy, atomically: true, encoding: .utf8)
-    return try NodeProcess(prefix + [exe, "bot", "--policy", policy, "--home", home, "--port", "0", "--no-discovery"]
-                           + (ProcessInfo.processInfo.environment["NEARCARD_BENCH_LOG"].map { ["--log-level", $0] } ?? [])
-                           + ["--max-sessions", "1024", "--max-sessions-per-address", "1024", "--connections-per-minute", "1000000"],
-                           log: scratch.root + "/" + log, keep: false)
+    return try NodeProcess(
+        prefix + [exe, "bot", "--policy", policy, "--home", home, "--port", "0", "--no-discovery"]
+            + (ProcessInfo.processInfo.environment["NEARCARD_BENCH_LOG"].map { ["--log-level", $0] } ?? [])
+            + ["--max-sessions", "1024", "--max-sessions-per-address", "1024", "--connections-per-minute", "1000000"],
+        log: scratch.root + "/" + log, keep: false)
 }
 
 /// Issue 7: one `nearcard bot` (release build, its own process) serving K concurrent clients for
@@ -43,17 +45,21 @@ func botThroughputBenchmark(clientCounts: [Int] = [8, 32], seconds: Double = 30)
     let floorRate = cores * 1e9 / floorNs
     let botOnlyRate = cores * 1e9 / (floorNs / 2)
 
-    var out = "| clients | bot exchanges/s (median of 1 s windows) | total in \(Int(seconds)) s | client failures | client latency p50 / p99 | floor: both halves' crypto on \(Int(cores)) cores | Nearcard ÷ floor |\n|---|---|---|---|---|---|---|\n"
+    var out =
+        "| clients | bot exchanges/s (median of 1 s windows) | total in \(Int(seconds)) s | client failures | client latency p50 / p99 | floor: both halves' crypto on \(Int(cores)) cores | Nearcard ÷ floor |\n|---|---|---|---|---|---|---|\n"
     for k in clientCounts {
         var clients: [NodeContext] = []
         for i in 0..<k { clients.append(try scratch.service("Client \(k)-\(i)")) }
-        let r = try await BotLoad.measure(clients: clients, targets: [target], seconds: seconds,
-                                          completed: { bot.count("exchange.completed") }, cpu: { (0, 0) })
+        let r = try await BotLoad.measure(
+            clients: clients, targets: [target], seconds: seconds,
+            completed: { bot.count("exchange.completed") }, cpu: { (0, 0) })
         let (rate, total, failures) = (r.rate, r.total, r.failures)
         let lat = (p50: r.p50, p99: r.p99)
-        out += "| \(k) | \(Int(rate)) | \(total) | \(failures) | \(format(lat.p50)) / \(format(lat.p99)) | \(Int(floorRate)) /s | \(format2(rate / floorRate))× |\n"
+        out +=
+            "| \(k) | \(Int(rate)) | \(total) | \(failures) | \(format(lat.p50)) / \(format(lat.p99)) | \(Int(floorRate)) /s | \(format2(rate / floorRate))× |\n"
     }
-    out += "\nFloor: one exchange's crypto for both sides through libcrypto/libsodium, \(format(floorNs)) (median of 31), on \(Int(cores)) cores = \(Int(floorRate)) exchanges/s. "
+    out +=
+        "\nFloor: one exchange's crypto for both sides through libcrypto/libsodium, \(format(floorNs)) (median of 31), on \(Int(cores)) cores = \(Int(floorRate)) exchanges/s. "
     out += "A bot whose clients were elsewhere would have the cores to itself: its half alone would allow \(Int(botOnlyRate)) exchanges/s.\n"
     return out
 }
@@ -66,9 +72,12 @@ func memoryBenchmark(sessions: Int = 1000) async throws -> String {
     let scratch = try Scratch("memory")
     let exe = try nearcardExecutable()
     let home = try scratch.home("Memory Node")
-    let node = try NodeProcess([exe, "listen", "--jsonl", "--accept", "ask", "--home", home.path, "--port", "0", "--no-discovery",
-                                "--consent-timeout", "300", "--max-sessions", "\(sessions + 100)", "--max-sessions-per-address", "\(sessions + 100)",
-                                "--connections-per-minute", "1000000"], log: scratch.root + "/node.log", keep: false)
+    let node = try NodeProcess(
+        [
+            exe, "listen", "--jsonl", "--accept", "ask", "--home", home.path, "--port", "0", "--no-discovery",
+            "--consent-timeout", "300", "--max-sessions", "\(sessions + 100)", "--max-sessions-per-address", "\(sessions + 100)",
+            "--connections-per-minute", "1000000",
+        ], log: scratch.root + "/node.log", keep: false)
     defer { node.stop() }
     let started = try waitForStarted(node)
     try await Task.sleep(nanoseconds: 2_000_000_000)
@@ -93,7 +102,8 @@ func memoryBenchmark(sessions: Int = 1000) async throws -> String {
     let held = node.count("exchange.requested")
     let openedIn = Double(now() - t0)
     try await Task.sleep(nanoseconds: 1_000_000_000)
-    let busy = residentBytes(pid: node.child.pid) ?? 0, busyAnon = residentBytes(pid: node.child.pid, field: "RssAnon") ?? 0
+    let busy = residentBytes(pid: node.child.pid) ?? 0
+    let busyAnon = residentBytes(pid: node.child.pid, field: "RssAnon") ?? 0
     node.stop()
     for t in tasks { await t.value }
     guard held == sessions else { throw BenchError("only \(held) of \(sessions) sessions reached the decision stage") }
@@ -102,11 +112,11 @@ func memoryBenchmark(sessions: Int = 1000) async throws -> String {
     var out = "| node state | resident size (VmRSS) | of which its own memory (RssAnon) | target |\n|---|---|---|---|\n"
     out += "| idle (`nearcard listen --jsonl --no-discovery`, 2 s after start) | \(mb(idle)) | \(mb(idleAnon)) | reported (issue 20 retired ≤ 20 MB VmRSS) |\n"
     out += "| holding \(sessions) open sessions (all past the handshake, waiting for a decision) | \(mb(busy)) | \(mb(busyAnon)) | ≤ 100 MB VmRSS |\n"
-    out += "\nPer session: \(format2(Double(busy - idle) / Double(sessions) / 1024)) kB of VmRSS, \(format2(Double(busyAnon - idleAnon) / Double(sessions) / 1024)) kB of RssAnon. "
+    out +=
+        "\nPer session: \(format2(Double(busy - idle) / Double(sessions) / 1024)) kB of VmRSS, \(format2(Double(busyAnon - idleAnon) / Double(sessions) / 1024)) kB of RssAnon. "
     out += "The \(sessions) sessions were opened by 10 in-process clients in \(format(openedIn)).\n"
     return out
 }
-
 
 /// Issue 20: the bot's own CPU per exchange — its process's user+system time from /proc over a
 /// window, divided by the exchanges it completed in that window — beside the crypto of its own half
@@ -142,88 +152,124 @@ func botCPUBenchmark(clients: Int = 8, lightClients: Int = 2, rounds: Int = 7, s
                 return true
             }
         }
-        func end(ok: Bool) { state.withLockedValue { $0.inFlight -= 1; if !ok { $0.failures += 1 } } }
+        func end(ok: Bool) {
+            state.withLockedValue {
+                $0.inFlight -= 1
+                if !ok { $0.failures += 1 }
+            }
+        }
         func set(on: Bool) { state.withLockedValue { $0.on = on } }
         func stop() { state.withLockedValue { $0.stop = true } }
         var idle: Bool { state.withLockedValue { $0.inFlight == 0 } }
         var failures: Int { state.withLockedValue { $0.failures } }
     }
 
-    struct Round { let perExchange: Double; let floor: Double; let coldFloor: Double; let rate: Double; let count: Int }
-    struct Load { let name: String; let rounds: [Round]; let failures: Int }
+    struct Round {
+        let perExchange: Double
+        let floor: Double
+        let coldFloor: Double
+        let rate: Double
+        let count: Int
+    }
+    struct Load {
+        let name: String
+        let rounds: [Round]
+        let failures: Int
+    }
     func run(pinned: Bool) async throws -> [Load] {
-    let placement = pinned ? "bot on CPU 1, clients on CPU 0" : "bot and clients on both cores"
-    _ = cb_pin_process(pinned ? 0 : -1)
-    defer { _ = cb_pin_process(-1) }
-    let bot = try boothBot(exe, home: botHome.path, scratch: scratch, log: "bot-\(pinned).log", prefix: pinned ? ["/usr/bin/taskset", "-c", "1"] : [])
-    defer { bot.stop() }
-    let started = try waitForStarted(bot)
-    let target = loopbackTarget(port: started.port, did: started.did)
+        let placement = pinned ? "bot on CPU 1, clients on CPU 0" : "bot and clients on both cores"
+        _ = cb_pin_process(pinned ? 0 : -1)
+        defer { _ = cb_pin_process(-1) }
+        let bot = try boothBot(exe, home: botHome.path, scratch: scratch, log: "bot-\(pinned).log", prefix: pinned ? ["/usr/bin/taskset", "-c", "1"] : [])
+        defer { bot.stop() }
+        let started = try waitForStarted(bot)
+        let target = loopbackTarget(port: started.port, did: started.did)
 
-    /// Runs the rounds against a started load behind `gate`.
-    func measure(_ gate: Gate) async throws -> [Round] {
-        var out: [Round] = []
-        for r in -1..<rounds {  // one warm-up round
-            gate.set(on: false)
+        /// Runs the rounds against a started load behind `gate`.
+        func measure(_ gate: Gate) async throws -> [Round] {
+            var out: [Round] = []
+            for r in -1..<rounds { // one warm-up round
+                gate.set(on: false)
+                while !gate.idle { try await Task.sleep(nanoseconds: 1_000_000) }
+                let f = median((0..<31).map { _ in floor.runHalf() })
+                // The same crypto run the way a lightly loaded bot runs it: once, after its CPU idled a while
+                // (here 30 ms), so caches and predictors are cold. Context for the light load, not the target's floor.
+                let cold = median(
+                    (0..<11).map { _ in
+                        usleep(30_000)
+                        return floor.runHalf()
+                    })
+                gate.set(on: true)
+                try await Task.sleep(nanoseconds: 300_000_000)
+                let n0 = bot.count("exchange.completed")
+                let c0 = cpuSeconds(pid: bot.child.pid)
+                let t0 = now()
+                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                let n1 = bot.count("exchange.completed")
+                let c1 = cpuSeconds(pid: bot.child.pid)
+                let t1 = now()
+                guard r >= 0 else { continue }
+                guard n1 > n0 else { throw BenchError("no exchange completed in a window; see \(scratch.root)") }
+                out.append(
+                    Round(
+                        perExchange: (c1 - c0) * 1e9 / Double(n1 - n0), floor: f, coldFloor: cold, rate: Double(n1 - n0) / (Double(t1 - t0) / 1e9),
+                        count: n1 - n0))
+            }
+            gate.stop()
             while !gate.idle { try await Task.sleep(nanoseconds: 1_000_000) }
-            let f = median((0..<31).map { _ in floor.runHalf() })
-            // The same crypto run the way a lightly loaded bot runs it: once, after its CPU idled a while
-            // (here 30 ms), so caches and predictors are cold. Context for the light load, not the target's floor.
-            let cold = median((0..<11).map { _ in usleep(30_000); return floor.runHalf() })
-            gate.set(on: true)
-            try await Task.sleep(nanoseconds: 300_000_000)
-            let n0 = bot.count("exchange.completed"), c0 = cpuSeconds(pid: bot.child.pid), t0 = now()
-            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-            let n1 = bot.count("exchange.completed"), c1 = cpuSeconds(pid: bot.child.pid), t1 = now()
-            guard r >= 0 else { continue }
-            guard n1 > n0 else { throw BenchError("no exchange completed in a window; see \(scratch.root)") }
-            out.append(Round(perExchange: (c1 - c0) * 1e9 / Double(n1 - n0), floor: f, coldFloor: cold, rate: Double(n1 - n0) / (Double(t1 - t0) / 1e9),
-                             count: n1 - n0))
+            return out
         }
-        gate.stop()
-        while !gate.idle { try await Task.sleep(nanoseconds: 1_000_000) }
-        return out
-    }
 
-    // Saturation: in-process clients, back to back.
-    let saturated = Gate()
-    let tasks = contexts.map { client in
-        Task {
-            while let go = saturated.begin() {
-                guard go else { try? await Task.sleep(nanoseconds: 1_000_000); continue }
-                var ok = false
-                if case .completed? = try? await Dialer.exchange(with: target, context: client, consent: client.consent) { ok = true }
-                saturated.end(ok: ok)
+        // Saturation: in-process clients, back to back.
+        let saturated = Gate()
+        let tasks = contexts.map { client in
+            Task {
+                while let go = saturated.begin() {
+                    guard go else {
+                        try? await Task.sleep(nanoseconds: 1_000_000)
+                        continue
+                    }
+                    var ok = false
+                    if case .completed? = try? await Dialer.exchange(with: target, context: client, consent: client.consent) { ok = true }
+                    saturated.end(ok: ok)
+                }
             }
         }
-    }
-    let saturation = try await measure(saturated)
-    for t in tasks { await t.value }
+        let saturation = try await measure(saturated)
+        for t in tasks { await t.value }
 
-    // Light load: each exchange is a `nearcard exchange` process, as a person (or a script) runs it.
-    let light = Gate()
-    for home in homes {
-        Thread.detachNewThread {
-            while let go = light.begin() {
-                guard go else { usleep(1000); continue }
-                let r = try? ChildProcess.run((pinned ? ["/usr/bin/taskset", "-c", "0"] : [])
-                                              + [exe, "exchange", "127.0.0.1:\(started.port)", "--yes", "--home", home.path])
-                light.end(ok: r?.code == 0)
+        // Light load: each exchange is a `nearcard exchange` process, as a person (or a script) runs it.
+        let light = Gate()
+        for home in homes {
+            Thread.detachNewThread {
+                while let go = light.begin() {
+                    guard go else {
+                        usleep(1000)
+                        continue
+                    }
+                    let r = try? ChildProcess.run(
+                        (pinned ? ["/usr/bin/taskset", "-c", "0"] : [])
+                            + [exe, "exchange", "127.0.0.1:\(started.port)", "--yes", "--home", home.path])
+                    light.end(ok: r?.code == 0)
+                }
             }
         }
-    }
-    let lightRounds = try await measure(light)
-    return [Load(name: "saturation (\(clients) in-process clients back to back), \(placement)", rounds: saturation, failures: saturated.failures),
-            Load(name: "light (\(lightClients) loops of `nearcard exchange` processes), \(placement)", rounds: lightRounds, failures: light.failures)]
+        let lightRounds = try await measure(light)
+        return [
+            Load(name: "saturation (\(clients) in-process clients back to back), \(placement)", rounds: saturation, failures: saturated.failures),
+            Load(name: "light (\(lightClients) loops of `nearcard exchange` processes), \(placement)", rounds: lightRounds, failures: light.failures),
+        ]
     }
 
     var loads = try await run(pinned: false)
     if twoCores { loads += try await run(pinned: true) }
-    var out = "| load | bot exchanges/s | exchanges counted | failures | bot CPU per exchange | its half's crypto (floor) | ratio (median of \(rounds) windows) | range | the same crypto run cold | ratio to it |\n|---|---|---|---|---|---|---|---|---|---|\n"
+    var out =
+        "| load | bot exchanges/s | exchanges counted | failures | bot CPU per exchange | its half's crypto (floor) | ratio (median of \(rounds) windows) | range | the same crypto run cold | ratio to it |\n|---|---|---|---|---|---|---|---|---|---|\n"
     for load in loads {
         let rs = load.rounds
         let ratios = rs.map { $0.perExchange / $0.floor }
-        out += "| \(load.name) | \(Int(median(rs.map(\.rate)))) | \(rs.map(\.count).reduce(0, +)) | \(load.failures) | \(format(median(rs.map(\.perExchange)))) | "
+        out +=
+            "| \(load.name) | \(Int(median(rs.map(\.rate)))) | \(rs.map(\.count).reduce(0, +)) | \(load.failures) | \(format(median(rs.map(\.perExchange)))) | "
         out += "\(format(median(rs.map(\.floor)))) | **\(format2(median(ratios)))×** | \(format2(ratios.min()!))–\(format2(ratios.max()!))× | "
         out += "\(format(median(rs.map(\.coldFloor)))) | \(format2(median(rs.map { $0.perExchange / $0.coldFloor })))× |\n"
     }

@@ -1,13 +1,14 @@
 import CBaseline
 import Foundation
+import NIOConcurrencyHelpers
 import NearcardModel
 import NearcardNode
 import NearcardSimulation
 import NearcardStore
-import NIOConcurrencyHelpers
+
 #if canImport(Glibc)
-import Glibc
-import NearcardProtocol
+    import Glibc
+    import NearcardProtocol
 #endif
 
 /// Issue 19: one bot on PostgreSQL against the same bot on SQLite (same clients, same run), then three
@@ -25,12 +26,18 @@ func storeBenchmark(clients: Int = 16, seconds: Double = 15) async throws -> Str
     let limits = ["--max-sessions", "1024", "--max-sessions-per-address", "1024", "--connections-per-minute", "1000000"]
     let clientContexts = try (0..<clients).map { try scratch.service("Client \($0)") }
 
-    struct Row { let name: String; let result: BotLoad.Result; let botCPU: Double; let dbCPU: Double }
+    struct Row {
+        let name: String
+        let result: BotLoad.Result
+        let botCPU: Double
+        let dbCPU: Double
+    }
     var rows: [Row] = []
     func run(_ name: String, stores: [String?], homes: [NearcardHome]) async throws {
         var bots: [NodeProcess] = []
         for (i, store) in stores.enumerated() {
-            let args = [exe, "bot", "--policy", policy, "--home", homes[i].path, "--port", "0", "--no-discovery", "--log-level", "critical"]
+            let args =
+                [exe, "bot", "--policy", policy, "--home", homes[i].path, "--port", "0", "--no-discovery", "--log-level", "critical"]
                 + limits + (store.map { ["--store", $0, "--node-name", "bot\(i + 1)"] } ?? [])
             bots.append(try NodeProcess(args, log: scratch.root + "/\(name)-\(i).log", keep: false))
         }
@@ -40,8 +47,9 @@ func storeBenchmark(clients: Int = 16, seconds: Double = 15) async throws -> Str
             return loopbackTarget(port: started.port, did: started.did)
         }
         let cpu = { (bots.map { cpuSeconds(pid: $0.child.pid) }.reduce(0, +), server.cpuSeconds()) }
-        let result = try await BotLoad.measure(clients: clientContexts, targets: targets, seconds: seconds,
-                                               completed: { bots.map { $0.count("exchange.completed") }.reduce(0, +) }, cpu: cpu)
+        let result = try await BotLoad.measure(
+            clients: clientContexts, targets: targets, seconds: seconds,
+            completed: { bots.map { $0.count("exchange.completed") }.reduce(0, +) }, cpu: cpu)
         rows.append(Row(name: name, result: result, botCPU: result.cpu.bots, dbCPU: result.cpu.database))
     }
 
@@ -59,18 +67,22 @@ func storeBenchmark(clients: Int = 16, seconds: Double = 15) async throws -> Str
     try await run("SQLite (the home's file, WAL)", stores: [nil], homes: [botHome])
     try await run("PostgreSQL, synchronous_commit on (default)", stores: [server.url("durable")], homes: [botHome])
     try await run("PostgreSQL, synchronous_commit off", stores: [server.url("async")], homes: [botHome])
-    try await run("3 bots (one key), one PostgreSQL (sync on)", stores: Array(repeating: server.url("durable"), count: 3),
-                  homes: [botHome, botHome, botHome])
+    try await run(
+        "3 bots (one key), one PostgreSQL (sync on)", stores: Array(repeating: server.url("durable"), count: 3),
+        homes: [botHome, botHome, botHome])
 
     let cores = Double(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     let base = rows[0].result.rate
-    var out = "| store | exchanges/s (median of 1 s windows) | ÷ SQLite | client latency p50 / p99 | failures | bot CPU (cores) | PostgreSQL CPU (cores) |\n|---|---|---|---|---|---|---|\n"
+    var out =
+        "| store | exchanges/s (median of 1 s windows) | ÷ SQLite | client latency p50 / p99 | failures | bot CPU (cores) | PostgreSQL CPU (cores) |\n|---|---|---|---|---|---|---|\n"
     for r in rows {
-        out += "| \(r.name) | \(Int(r.result.rate)) | \(format2(r.result.rate / base))× | \(format(r.result.p50)) / \(format(r.result.p99)) | \(r.result.failures) | \(format2(r.botCPU)) | \(format2(r.dbCPU)) |\n"
+        out +=
+            "| \(r.name) | \(Int(r.result.rate)) | \(format2(r.result.rate / base))× | \(format(r.result.p50)) / \(format(r.result.p99)) | \(r.result.failures) | \(format2(r.botCPU)) | \(format2(r.dbCPU)) |\n"
     }
     out += "\n\(clients) in-process clients (this process, same cores) exchange for \(Int(seconds)) s after 2 s of warm-up, on \(Int(cores)) cores; "
     out += "CPU is user+system time from /proc over the measured window, in cores (1.00 = one core busy). "
-    out += "PostgreSQL runs on the same machine over its Unix socket (fsync on; `synchronous_commit off` is the durability SQLite's WAL gives: a power loss may drop the last commits, never corrupt).\n"
+    out +=
+        "PostgreSQL runs on the same machine over its Unix socket (fsync on; `synchronous_commit off` is the durability SQLite's WAL gives: a power loss may drop the last commits, never corrupt).\n"
     return out
 }
 
@@ -91,8 +103,10 @@ enum BotLoad {
         var botCPUPerExchange: Double { total > 0 ? cpu.bots * wall / Double(total) : .nan }
     }
 
-    static func measure(clients: [NodeContext], targets: [DialTarget], seconds: Double, completed: @escaping () -> Int,
-                        cpu: () -> (Double, Double)) async throws -> Result {
+    static func measure(
+        clients: [NodeContext], targets: [DialTarget], seconds: Double, completed: @escaping () -> Int,
+        cpu: () -> (Double, Double)
+    ) async throws -> Result {
         let stats = NIOLockedValueBox<(latencies: [Double], failures: [String: Int])>(([], [:]))
         let stopAt = NIOLockedValueBox<UInt64>(now() + UInt64((seconds + 2) * 1e9))
         let tasks = clients.enumerated().map { i, client in
@@ -132,8 +146,9 @@ enum BotLoad {
         let lat = s.latencies.sorted()
         let p99 = lat.isEmpty ? 0 : lat[min(lat.count - 1, Int(Double(lat.count) * 0.99))]
         let failures = s.failures.isEmpty ? "0" : s.failures.map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", ")
-        return Result(rate: median(windows), total: last - before, p50: median(lat), p99: p99, failures: failures,
-                      cpu: ((cpuBots1 - cpuBots0) / wall, (cpuDB1 - cpuDB0) / wall), wall: wall)
+        return Result(
+            rate: median(windows), total: last - before, p50: median(lat), p99: p99, failures: failures,
+            cpu: ((cpuBots1 - cpuBots0) / wall, (cpuDB1 - cpuDB0) / wall), wall: wall)
     }
 }
 
@@ -165,8 +180,10 @@ final class BenchPostgres: @unchecked Sendable {
             chmod((root as NSString).deletingLastPathComponent, 0o755)
         }
         try run([bin + "/initdb", "-D", root + "/data", "-U", "bench", "--auth=trust", "-E", "UTF8", "--no-instructions"])
-        try run([bin + "/pg_ctl", "-D", root + "/data", "-o", "-k \(root) -c listen_addresses='' -c max_connections=100",
-                 "-l", root + "/server.log", "-w", "start"])
+        try run([
+            bin + "/pg_ctl", "-D", root + "/data", "-o", "-k \(root) -c listen_addresses='' -c max_connections=100",
+            "-l", root + "/server.log", "-w", "start",
+        ])
     }
 
     func url(_ database: String) -> String { "postgres://bench@/\(database)?host=\(root)" }
@@ -186,11 +203,13 @@ final class BenchPostgres: @unchecked Sendable {
     /// CPU seconds of every server process (the postmaster and its backends).
     func cpuSeconds() -> Double {
         guard let pidText = try? String(contentsOfFile: root + "/data/postmaster.pid", encoding: .utf8),
-              let first = pidText.split(separator: "\n").first, let postmaster = pid_t(first) else { return 0 }
+            let first = pidText.split(separator: "\n").first, let postmaster = pid_t(first)
+        else { return 0 }
         var total = NearcardBench.cpu(postmaster)
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
             guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
+                let close = stat.lastIndex(of: ")")
+            else { continue }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             if fields.count > 2, pid_t(fields[1]) == postmaster { total += NearcardBench.cpu(pid) }
         }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // nearcard-bench [GROUP…]: runs the benchmarks and prints a Markdown table per group.
