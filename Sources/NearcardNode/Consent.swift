@@ -7,10 +7,10 @@ public struct ConsentRequest: Sendable {
     public let peer: PeerIdentity
     /// The check code both screens show ("123 456").
     public let sas: String
-    package let role: NoiseXXHandshake.Role
+    package let role: ExchangeRole
     public let remoteAddress: String
 
-    package init(exchangeID: String, peer: PeerIdentity, sas: String, role: NoiseXXHandshake.Role, remoteAddress: String) {
+    package init(exchangeID: String, peer: PeerIdentity, sas: String, role: ExchangeRole, remoteAddress: String) {
         self.exchangeID = exchangeID
         self.peer = peer
         self.sas = sas

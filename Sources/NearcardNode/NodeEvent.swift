@@ -15,10 +15,10 @@ public enum NodeEvent: Sendable {
     /// to start, within the connect budget.
     case stillDialing(target: String, attempt: Int, reason: String)
     /// A connection arrived or was dialled; nothing is known of the peer yet.
-    case exchangeStarted(id: String, role: NoiseXXHandshake.Role, remote: String)
+    case exchangeStarted(id: String, role: ExchangeRole, remote: String)
     /// The peer proved its identity; the SAS is known; a decision is needed.
     /// `awaitsCommand`: an `accept`/`decline` command decides (JSON lines); otherwise a person or policy does.
-    case exchangeRequested(id: String, peer: PeerIdentity, sas: String, role: NoiseXXHandshake.Role, awaitsCommand: Bool)
+    case exchangeRequested(id: String, peer: PeerIdentity, sas: String, role: ExchangeRole, awaitsCommand: Bool)
     /// `elapsed`: seconds from the connection opening to the contact being committed.
     /// Initiator: the check code is known, the responder's person has not decided (nor shown who they are) yet.
     case exchangeCheckCode(id: String, sas: String)
@@ -27,6 +27,10 @@ public enum NodeEvent: Sendable {
     case exchangeUnconfirmed(id: String, contact: Contact, reason: ProtocolError)
     case exchangeCompleted(id: String, contact: Contact, myMessage: String?, theirMessage: String?, elapsed: Double)
     case exchangeFailed(id: String, peer: PeerIdentity?, error: ProtocolError, byPeer: Bool)
+    /// A connection ended before the peer said who it is (a probe, a stranger who walked away: PROTOCOL
+    /// §6.2), during `phase`: not an exchange with anyone. Reported to programs as an `exchange.failed`
+    /// with `error` (`connection_lost`) and no peer.
+    case exchangeAbandoned(id: String, phase: String, error: ProtocolError)
     /// A follow-up message arrived from a contact and was stored.
     case messageReceived(InboxItem)
     /// A delivery to this node was refused (or failed); `byPeer` when the sender ended it.
@@ -79,5 +83,18 @@ public final class EventBus: Sendable {
 
     public func finish() {
         for c in subscribers.withLockedValue({ Array($0.values) }) { c.finish() }
+    }
+}
+
+/// Which side of an exchange this node is: the one that dialled (`initiator`) or the one that was asked
+/// (`responder`, the listening side). The faces' word for it, whatever the handshake underneath calls it.
+public enum ExchangeRole: String, Sendable, Equatable {
+    case initiator, responder
+
+    package init(_ role: NoiseXXHandshake.Role) {
+        switch role {
+        case .initiator: self = .initiator
+        case .responder: self = .responder
+        }
     }
 }

@@ -122,7 +122,7 @@ public final class WebUI: Sendable {
                     self.pending.withLock { $0[id] = .object(o) }
                     feed.send(.object(o))
                     continue
-                case .exchangeCompleted(let id, _, _, _, _), .exchangeFailed(let id, _, _, _):
+                case .exchangeCompleted(let id, _, _, _, _), .exchangeFailed(let id, _, _, _), .exchangeAbandoned(let id, _, _):
                     _ = self.pending.withLock { $0.removeValue(forKey: id) }
                 default:
                     break

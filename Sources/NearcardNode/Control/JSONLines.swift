@@ -69,6 +69,8 @@ public enum JSONLines {
                     "contact": contact.json, "myMessage": mine.map { .string($0) } ?? .null,
                     "theirMessage": theirs.map { .string($0) } ?? .null,
                 ])
+        case .exchangeAbandoned(let id, _, let error):
+            return encode(.exchangeFailed(id: id, peer: nil, error: error, byPeer: false), identity: identity)
         case .exchangeFailed(let id, let peer, let error, let byPeer):
             return line(
                 "exchange.failed",

@@ -27,6 +27,7 @@ public enum NodeLog {
         case .stillDialing: .notice
         case .listening, .published, .exchangeCompleted, .messageReceived, .messageDelivered: .info
         case .exchangeFailed(_, _, let error, _): error.code == .internalError ? .error : .notice
+        case .exchangeAbandoned: .notice
         case .messageRefused: .notice
         case .storeConnection(let lost, _): lost ? .warning : .notice
         case .discoveryUnavailable, .messageGaveUp, .rateLimited: .warning
@@ -77,6 +78,8 @@ public enum NodeLog {
             if let did = peer?.did { m["did"] = "\(did)" }
             let level: Logger.Level = error.code == .internalError ? .error : .notice
             return (level, "exchange.failed", m)
+        case .exchangeAbandoned(let id, _, let error):
+            return (.notice, "exchange.failed", ["id": "\(id)", "code": "\(error.code.rawValue)", "by_peer": "false"])
         case .messageReceived(let m):
             return (.info, "message.received", ["id": "\(m.id)", "from": "\(m.fromDID)"])
         case .messageRefused(let remote, _, let byPeer):

@@ -55,6 +55,8 @@ package enum NodeMetrics {
                     label: "nearcard_exchanges_total",
                     dimensions: [("outcome", byPeer ? "ended_by_peer" : "failed"), ("code", error.code.rawValue)]
                 ).increment()
+            case .exchangeAbandoned(_, _, let error):
+                Counter(label: "nearcard_exchanges_total", dimensions: [("outcome", "failed"), ("code", error.code.rawValue)]).increment()
             case .messageDelivered: messages["delivered"]?.increment()
             case .messageGaveUp: messages["failed"]?.increment()
             case .messageReceived: messages["received"]?.increment()

@@ -27,6 +27,8 @@ final class ExchangeDriver: SessionDriver {
     /// The pending consent request; cancelled when the session ends first (the prompt is withdrawn).
     private var consentTask: Task<Void, Never>?
     private var reported = false
+    /// The phase in which a peer that never identified itself went away (`closed`), if that is how it ended.
+    private var abandonedDuring: String?
     private let startedAt = Date()
     /// Events said while frames were being written: they go out once those frames are flushed, in the
     /// order they were said, so this side's bookkeeping (a JSON line, a log line) never holds up the
@@ -72,7 +74,7 @@ final class ExchangeDriver: SessionDriver {
 
     func start() {
         batch {
-            emit(.exchangeStarted(id: id, role: machine.role, remote: remote))
+            emit(.exchangeStarted(id: id, role: ExchangeRole(machine.role), remote: remote))
             perform(machine.start())
         }
     }
@@ -108,6 +110,7 @@ final class ExchangeDriver: SessionDriver {
             : machine.identifiedPeer == nil && peer == nil
                 ? ProtocolError(.connectionLost, "the peer stopped before identifying itself (during the \(machine.phaseName))")
                 : ProtocolError(.connectionLost, "the connection closed during the \(machine.phaseName)")
+        if lost.code == .connectionLost && machine.identifiedPeer == nil && peer == nil { abandonedDuring = machine.phaseName }
         perform(machine.abort(lost))
     }
 
@@ -153,13 +156,13 @@ final class ExchangeDriver: SessionDriver {
                 // A QR invitation: showing it was the inviter's consent for this many sessions.
                 self.peer = peer
                 limitCommonContacts(with: peer)
-                emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: false))
+                emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: ExchangeRole(machine.role), awaitsCommand: false))
                 admit(invite, peer: peer, sas: sas)
             case .identified(let peer, let sas, nil):
                 self.peer = peer
                 limitCommonContacts(with: peer)
                 consent.expect(id)
-                emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: machine.role, awaitsCommand: consent.waitsForCommand))
+                emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: ExchangeRole(machine.role), awaitsCommand: consent.waitsForCommand))
                 fixedAnswer = askConsent(peer, sas: sas)
             case .commonContactsStarted(let peer):
                 let db = node.database
@@ -219,7 +222,7 @@ final class ExchangeDriver: SessionDriver {
     /// Asks the person or the policy; returns the answer at once when a fixed rule gives it
     /// (the caller applies it after the current actions), otherwise answers later on the loop.
     private func askConsent(_ peer: PeerIdentity, sas: String) -> ConsentAnswer? {
-        let request = ConsentRequest(exchangeID: id, peer: peer, sas: sas, role: machine.role, remoteAddress: remote)
+        let request = ConsentRequest(exchangeID: id, peer: peer, sas: sas, role: ExchangeRole(machine.role), remoteAddress: remote)
         if let answer = consent.immediateAnswer(request) { return answer }
         guard let connection else { return nil }
         let consent = self.consent
@@ -237,7 +240,7 @@ final class ExchangeDriver: SessionDriver {
     private func admit(_ invite: Invitation.Presented, peer: PeerIdentity, sas: String) {
         guard let connection else { return }
         let node = self.node
-        let request = ConsentRequest(exchangeID: id, peer: peer, sas: sas, role: machine.role, remoteAddress: remote)
+        let request = ConsentRequest(exchangeID: id, peer: peer, sas: sas, role: ExchangeRole(machine.role), remoteAddress: remote)
         let message = consent.acceptanceMessage(request)
         let decided = connection.onLoop { [weak self] (refusal: String?) in
             guard let self else { return }
@@ -334,6 +337,8 @@ final class ExchangeDriver: SessionDriver {
                     elapsed: Date().timeIntervalSince(startedAt)))
         case .unconfirmed(let contact, _, let error):
             emit(.exchangeUnconfirmed(id: id, contact: contact, reason: error))
+        case .failed(let error, nil, false) where abandonedDuring != nil:
+            emit(.exchangeAbandoned(id: id, phase: abandonedDuring ?? "", error: error))
         case .failed(let error, let peer, let byPeer):
             emit(.exchangeFailed(id: id, peer: peer, error: error, byPeer: byPeer))
         }

@@ -144,7 +144,7 @@ enum NodeCommand {
                     for await event in stream {
                         switch event {
                         case .exchangeCompleted: completed.value.withLock { $0 += 1 }
-                        case .exchangeStarted, .exchangeFailed: break
+                        case .exchangeStarted, .exchangeFailed, .exchangeAbandoned: break
                         default: continue
                         }
                         update()
@@ -177,11 +177,9 @@ enum NodeCommand {
             case .exchangeCompleted(_, let contact, let mine, let theirs, _):
                 Console.out("")
                 ExchangeDisplay.completed(contact, myMessage: mine, theirMessage: theirs, database: database)
-            case .exchangeFailed(_, nil, let error, _) where error.code == .connectionLost && error.message.contains("before identifying itself"):
+            case .exchangeAbandoned(_, let phase, _):
                 // Someone who never said who they are: not an exchange with anyone (PROTOCOL §6.2).
-                Console.out(
-                    "· A connection stopped before identifying itself (\(error.message.components(separatedBy: "(").last?.dropLast() ?? "")); nothing was stored"
-                )
+                Console.out("· A connection stopped before identifying itself (during the \(phase)); nothing was stored")
             case .exchangeFailed(_, let peer, let error, let byPeer):
                 let who = peer?.name ?? peer?.did ?? "a peer"
                 Console.out("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message) (\(error.code.rawValue)); nothing was stored")
