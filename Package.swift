@@ -66,15 +66,18 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Scanning as every face does it: QR outcomes kept in the store by its one rule.
-        .target(name: "NearcardScan", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardNode", "NearcardQR"]),
+        .target(
+            name: "NearcardScan", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardNode", "NearcardQR"]),
         // The local web app (`nearcard ui`): pages and an API on loopback, through the node's facade only.
         .target(
             name: "NearcardWeb",
             dependencies: [
-                "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR", "NearcardScan",
+                "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardControl", "NearcardQR", "NearcardScan",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -82,15 +85,26 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ], packageAccess: false),
         // The command-line interface: the only place that prints for humans.
-        // It sees the node only through NearcardNode's facade: no NIO, no protocol internals.
+        // It sees the node only through NearcardNode's facade: no NIO, no protocol internals (it imports
+        // NearcardProtocol for the value types the facade hands out: PeerIdentity, ProtocolError).
         .executableTarget(
             name: "nearcard",
             dependencies: [
-                "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
-                "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan",
+                "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
+                "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan", "NearcardControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], packageAccess: false),
+
+        // Programs' faces above the facade: the JSON-lines interface (events out, commands in) and the bot's
+        // written policy. Built without package access: it sees NearcardNode's facade only.
+        .target(
+            name: "NearcardControl",
+            dependencies: [
+                "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery", "NearcardNode",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            packageAccess: false),
 
         // Scripted simulations: N real node processes in network namespaces, driven through JSON lines.
         .target(name: "NearcardSimulation", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore"]),
@@ -103,6 +117,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -117,7 +132,7 @@ let package = Package(
             name: "nearcard-bench",
             dependencies: [
                 "NearcardCrypto", "NearcardSemaphore", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery",
-                "NearcardNode", "NearcardSimulation", "CBaseline",
+                "NearcardNode", "NearcardControl", "NearcardSimulation", "CBaseline",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ], path: "benchmarks/Sources/nearcard-bench"),
 
@@ -125,8 +140,8 @@ let package = Package(
         .target(name: "NearcardTestSupport", dependencies: ["NearcardCrypto", "NearcardSimulation"], path: "Tests/Support"),
 
         .testTarget(name: "NearcardCryptoTests", dependencies: ["NearcardCrypto"]),
-        .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel"]),
-        .testTarget(name: "NearcardProtocolTests", dependencies: ["NearcardProtocol"]),
+        .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel", "NearcardCrypto"]),
+        .testTarget(name: "NearcardProtocolTests", dependencies: ["NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
         .testTarget(name: "NearcardDiscoveryTests", dependencies: ["NearcardDiscovery"]),
         .testTarget(name: "NearcardSemaphoreTests", dependencies: ["NearcardSemaphore", "NearcardCrypto"]),
         .testTarget(name: "NearcardQRTests", dependencies: ["NearcardQR", "NearcardModel", "NearcardCrypto", "NearcardTestSupport"]),
@@ -137,9 +152,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]),
-        .testTarget(name: "NearcardStoreTests", dependencies: ["NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
+        .testTarget(
+            name: "NearcardControlTests",
+            dependencies: ["NearcardControl", "NearcardNode", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
+        .testTarget(
+            name: "NearcardStoreTests", dependencies: ["NearcardStore", "NearcardModel", "NearcardCrypto", "NearcardSimulation", "NearcardTestSupport"]),
         .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
-        .testTarget(name: "NearcardLANTests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
+        .testTarget(
+            name: "NearcardLANTests",
+            dependencies: ["nearcard", "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -19,7 +19,7 @@ public final class NodeContext: Sendable {
     package let consent: any ConsentProvider
     /// Where a program's accept/decline commands go, when requests wait for one (`listen --jsonl
     /// --accept ask`); nil when a person at a terminal or a policy decides.
-    package var pendingDecisions: PendingDecisions? { (consent as? DecidedByCommand)?.decisions }
+    public var pendingDecisions: PendingDecisions? { (consent as? DecidedByCommand)?.decisions }
     public let events: EventBus
     public let limits: NodeLimits
     /// Fields a peer's card must disclose for an exchange to complete (a bot policy's `requireFields`).

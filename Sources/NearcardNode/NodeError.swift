@@ -37,7 +37,7 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     public let kind: Kind
     public let message: String
     /// The protocol code when a session failed ("declined", "timeout", …; docs/PROTOCOL.md §13).
-    package let code: String?
+    public let code: String?
     /// What lay beneath, most immediate first.
     public let causes: [String]
     /// No address of the peer took a connection (nothing was exchanged).

@@ -61,7 +61,7 @@ public final class EventBus: Sendable {
     /// before the subscribers see it: for quick work that should not wake a task per event (a log
     /// line, a counter). A subscriber's task wakes for every event; on a busy bot that costs more
     /// than the work.
-    package func observe(_ handler: @escaping @Sendable (NodeEvent) -> Void) {
+    public func observe(_ handler: @escaping @Sendable (NodeEvent) -> Void) {
         observers.withLockedValue { $0.append(handler) }
     }
 

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Hummingbird
 import Logging
+import NearcardControl
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel

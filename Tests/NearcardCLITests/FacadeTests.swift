@@ -1,4 +1,5 @@
 import Foundation
+import NearcardCrypto
 import NearcardSimulation
 import NearcardTestSupport
 import Testing
@@ -91,5 +92,43 @@ import Testing
         #expect(
             declared == listed,
             "public in NearcardNode but not listed: \(declared.subtracting(listed).sorted()); listed but not public: \(listed.subtracting(declared).sorted())")
+    }
+
+    /// ARCHITECTURE.md's module graph is Package.swift's: each target's dependencies, and which targets are
+    /// built without package access.
+    @Test func theModuleGraphIsPackageSwifts() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-dump-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let r = try CLI.run(
+            executable: "/usr/bin/env", ["swift", "package", "--package-path", CLI.packageRoot.path, "--scratch-path", scratch, "dump-package"])
+        try #require(r.code == 0, "dump-package: \(r.stderr)")
+        var graph: [String: Set<String>] = [:]
+        for target in r.json["targets"]?.arrayValue ?? [] where target["type"] != "test" && target["type"] != "system" {
+            guard let name = target["name"]?.stringValue else { continue }
+            var deps = Set<String>()
+            for d in target["dependencies"]?.arrayValue ?? [] {
+                for kind in ["byName", "product", "target"] {
+                    if let first = d[kind]?.arrayValue?.first?.stringValue { deps.insert(first) }
+                }
+            }
+            let faceMark = target["packageAccess"] == false ? " (no package access)" : ""
+            graph[name + faceMark] = deps
+        }
+        let doc = try String(contentsOf: CLI.packageRoot.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let block = try #require(
+            doc.range(of: "<!-- graph -->").flatMap { start in
+                doc.range(of: "<!-- /graph -->", range: start.upperBound..<doc.endIndex).map { doc[start.upperBound..<$0.lowerBound] }
+            })
+        var drawn: [String: Set<String>] = [:]
+        for line in block.split(separator: "\n") where line.contains("──►") {
+            let parts = line.components(separatedBy: "──►")
+            let deps = parts[1].trimmingCharacters(in: .whitespaces)
+            drawn[parts[0].trimmingCharacters(in: .whitespaces)] =
+                deps == "(nothing)" ? [] : Set(deps.components(separatedBy: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        }
+        #expect(
+            drawn == graph,
+            "ARCHITECTURE.md's graph differs from Package.swift: drawn \(drawn.filter { graph[$0.key] != $0.value }.keys.sorted()), actual \(graph.filter { drawn[$0.key] != $0.value })"
+        )
     }
 }

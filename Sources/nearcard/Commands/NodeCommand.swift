@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NearcardControl
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel

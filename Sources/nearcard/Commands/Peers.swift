@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NearcardControl
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardNode

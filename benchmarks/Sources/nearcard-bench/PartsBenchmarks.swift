@@ -1,4 +1,5 @@
 import Foundation
+import NearcardControl
 import NearcardCrypto
 import NearcardModel
 import NearcardNode

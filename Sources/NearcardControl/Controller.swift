@@ -1,15 +1,16 @@
-package import Foundation
+import Foundation
 internal import NIOConcurrencyHelpers
-package import NearcardCrypto
+import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
+import NearcardNode
 import NearcardProtocol
 import NearcardStore
 
 /// Runs JSON-lines commands against a running node and writes one `reply` line per command
 /// (docs/JSONL.md). Commands that take time (exchange, message) run concurrently; their replies come
 /// when they finish, carrying the caller's `ref`.
-package final class Controller: Sendable {
+final class Controller: Sendable {
     let runtime: NodeRuntime
     let output: @Sendable (JSONValue) -> Void
     let quit: @Sendable () -> Void
@@ -24,14 +25,14 @@ package final class Controller: Sendable {
     }
 
     /// Accept and decline go to the runtime (refused when the node's policy decides).
-    package init(runtime: NodeRuntime, output: @escaping @Sendable (JSONValue) -> Void, quit: @escaping @Sendable () -> Void) {
+    init(runtime: NodeRuntime, output: @escaping @Sendable (JSONValue) -> Void, quit: @escaping @Sendable () -> Void) {
         self.runtime = runtime
         self.output = output
         self.quit = quit
     }
 
     /// Handles one input line; a line that cannot be read gets an `error` event and nothing else happens.
-    package func handle(line: String) {
+    func handle(line: String) {
         guard let parsed = ControlCommand.parse(line) else { return }
         switch parsed {
         case .failure(let e):
@@ -104,7 +105,7 @@ package final class Controller: Sendable {
                 }
             }
         case .peers:
-            reply(command, ref: ref, ok: true, ["peers": .array(runtime.peers.all.sorted { $0.instanceName < $1.instanceName }.map(\.json))])
+            reply(command, ref: ref, ok: true, ["peers": .array(runtime.nearbyPeers.sorted { $0.instanceName < $1.instanceName }.map(\.json))])
         case .quit:
             reply(command, ref: ref, ok: true)
             quit()
@@ -144,7 +145,7 @@ package final class Controller: Sendable {
     /// Waits up to `timeout` for the commands still running, so their replies are written at quit; then
     /// answers each one left — `stopped`: the node stopped before it finished — and cancels it. Every
     /// command gets its one reply before `stopped`.
-    package func drain(timeout: TimeInterval) async {
+    func drain(timeout: TimeInterval) async {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline, !running.withLockedValue({ $0.isEmpty }) {
             try? await Task.sleep(nanoseconds: 20_000_000)

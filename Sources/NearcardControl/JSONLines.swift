@@ -2,13 +2,14 @@ public import Foundation
 public import NearcardCrypto
 public import NearcardDiscovery
 import NearcardModel
-package import NearcardProtocol
+public import NearcardNode
+import NearcardProtocol
 import NearcardStore
 
 /// The JSON-lines interface for programs (docs/JSONL.md): every node event as one JSON object, and
 /// commands read one per line. Schema version 1; a reader must ignore members it does not know.
 public enum JSONLines {
-    package static let schemaVersion = 1
+    static let schemaVersion = 1
     /// The longest command line read; longer lines are refused (and skipped) with an error event.
     public static let maximumCommandLength = 64 * 1024
 
@@ -109,7 +110,7 @@ public enum JSONLines {
 
 extension PeerIdentity {
     /// Who the peer proved to be: DID, name and fingerprint (no keys).
-    package var json: JSONValue {
+    var json: JSONValue {
         ["did": .string(did), "name": name.map { .string($0) } ?? .null, "fingerprint": .string(fingerprint)]
     }
 }
@@ -134,7 +135,7 @@ extension DiscoveredPeer {
 }
 
 /// A command read from a JSON line or typed as words (`exchange Ada "Hello there"`).
-package enum ControlCommand: Sendable, Equatable {
+enum ControlCommand: Sendable, Equatable {
     /// `confirm`: this side decides by `accept`/`decline` after seeing the code, like a responder.
     case exchange(peer: String, message: String?, confirm: Bool = false)
     case accept(id: String, message: String?)
@@ -143,7 +144,7 @@ package enum ControlCommand: Sendable, Equatable {
     case peers
     case quit
 
-    package var name: String {
+    var name: String {
         switch self {
         case .exchange: "exchange"
         case .accept: "accept"
@@ -155,19 +156,19 @@ package enum ControlCommand: Sendable, Equatable {
     }
 
     /// A parsed line: the command and the caller's `ref` (echoed in the reply), or why it was refused.
-    package struct Parsed: Sendable {
-        package let command: ControlCommand
-        package let ref: JSONValue?
+    struct Parsed: Sendable {
+        let command: ControlCommand
+        let ref: JSONValue?
     }
 
-    package struct ParseError: Error, Sendable {
-        package let message: String
-        package let ref: JSONValue?
+    struct ParseError: Error, Sendable {
+        let message: String
+        let ref: JSONValue?
     }
 
     /// Parses one line. JSON objects: `{"cmd": NAME, …members, "ref"?}`; otherwise words with
     /// "double quotes" for spaces. Returns nil for a blank line.
-    package static func parse(_ line: String) -> Result<Parsed, ParseError>? {
+    static func parse(_ line: String) -> Result<Parsed, ParseError>? {
         let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
         if text.isEmpty { return nil }
         guard text.utf8.count <= JSONLines.maximumCommandLength else {

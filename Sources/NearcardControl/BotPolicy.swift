@@ -1,8 +1,9 @@
-package import Foundation
+import Foundation
 internal import NIOConcurrencyHelpers
 import NearcardCrypto
 public import NearcardModel
-package import NearcardProtocol
+public import NearcardNode
+public import NearcardProtocol
 public import NearcardStore
 
 /// What an unattended bot does (`nearcard bot --policy FILE`, docs/JSONL.md "Bot policy"): a JSON
@@ -33,7 +34,7 @@ public struct BotPolicy: Sendable, Equatable {
     public struct Rate: Sendable, Equatable {
         public var count: Int
         public var seconds: Double
-        package init(count: Int, seconds: Double) {
+        public init(count: Int, seconds: Double) {
             self.count = count
             self.seconds = seconds
         }
@@ -51,9 +52,9 @@ public struct BotPolicy: Sendable, Equatable {
     public var webhook: Webhook?
 
     public static let version = 1
-    package static let maximumLength = 1 << 20
+    static let maximumLength = 1 << 20
 
-    package init() {}
+    init() {}
 
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public let description: String
@@ -182,7 +183,7 @@ public struct BotPolicy: Sendable, Equatable {
     }
 
     /// The message for a peer, or nil when the policy sends none.
-    package func message(for peer: PeerIdentity) -> String? {
+    public func message(for peer: PeerIdentity) -> String? {
         messageTemplate.map { Self.render($0, name: peer.name ?? "there", fingerprint: peer.fingerprint) }
     }
 
@@ -196,7 +197,7 @@ public struct BotPolicy: Sendable, Equatable {
 
 /// A bot's consent: the policy decides each request, and keeps the rate counts.
 public final class PolicyConsent: ConsentProvider, Sendable {
-    package let policy: BotPolicy
+    let policy: BotPolicy
     let database: NearcardDatabase
     /// Accepted requests' times, per peer DID and overall (sliding windows).
     private let accepted = NIOLockedValueBox<(perPeer: [String: [Date]], overall: [Date])>(([:], []))
@@ -221,7 +222,7 @@ public final class PolicyConsent: ConsentProvider, Sendable {
     public func acceptanceMessage(_ request: ConsentRequest) -> String? { policy.message(for: request.peer) }
 
     /// The decision for a peer at a time (synchronous, for tests).
-    package func decide(_ peer: PeerIdentity, now: Date) -> ConsentAnswer {
+    func decide(_ peer: PeerIdentity, now: Date) -> ConsentAnswer {
         if case .allowlist(let dids) = policy.accept, !dids.contains(peer.did) {
             return .decline("not on this bot's allowlist")
         }

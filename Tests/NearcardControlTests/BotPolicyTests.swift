@@ -6,6 +6,8 @@ import NearcardProtocol
 import NearcardStore
 import Testing
 
+@testable import NearcardControl
+
 @Suite struct BotPolicyTests {
     func parse(_ text: String, directory: String = "/nonexistent") -> Result<BotPolicy, BotPolicy.Failure> {
         Result { () throws(BotPolicy.Failure) in try BotPolicy.parse(Array(text.utf8), source: "policy.json", directory: directory) }

@@ -1,6 +1,7 @@
 public import Foundation
 internal import NIOConcurrencyHelpers
 public import NearcardCrypto
+public import NearcardNode
 import Synchronization
 
 /// A node driven by a program over JSON lines (docs/JSONL.md): every event as one line, in the order it
