@@ -81,8 +81,6 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ], packageAccess: false),
         // The command-line interface: the only place that prints for humans.
         // It sees the node only through NearcardNode's facade: no NIO, no protocol internals (it imports
@@ -91,7 +89,7 @@ let package = Package(
             name: "nearcard",
             dependencies: [
                 "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
-                "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan", "NearcardControl",
+                "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan", "NearcardControl", "NearcardMetrics", "NearcardProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], packageAccess: false),
@@ -106,8 +104,24 @@ let package = Package(
             ],
             packageAccess: false),
 
+        // `--metrics HOST:PORT`: the node's swift-metrics served in Prometheus's text format (Hummingbird), for
+        // every face that runs a node (listen, bot, ui).
+        .target(
+            name: "NearcardMetrics",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]),
+
+        // Child processes (posix_spawn, pipes, signals): the desktop's notify-send and xdg-open for the CLI, the
+        // lab's daemons for simulations and tests.
+        .target(name: "NearcardProcess"),
+
         // Scripted simulations: N real node processes in network namespaces, driven through JSON lines.
-        .target(name: "NearcardSimulation", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore"]),
+        .target(name: "NearcardSimulation", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardProcess"]),
 
         // Composition: listener/dialer (SwiftNIO), session driver, consent and admission, events.
         .target(
@@ -132,12 +146,12 @@ let package = Package(
             name: "nearcard-bench",
             dependencies: [
                 "NearcardCrypto", "NearcardSemaphore", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery",
-                "NearcardNode", "NearcardControl", "NearcardSimulation", "CBaseline",
+                "NearcardNode", "NearcardControl", "NearcardSimulation", "NearcardProcess", "CBaseline",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ], path: "benchmarks/Sources/nearcard-bench"),
 
         // Helpers for the tests that drive the real executable and the real daemons.
-        .target(name: "NearcardTestSupport", dependencies: ["NearcardCrypto", "NearcardSimulation"], path: "Tests/Support"),
+        .target(name: "NearcardTestSupport", dependencies: ["NearcardCrypto", "NearcardSimulation", "NearcardProcess"], path: "Tests/Support"),
 
         .testTarget(name: "NearcardCryptoTests", dependencies: ["NearcardCrypto"]),
         .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel", "NearcardCrypto"]),
@@ -156,11 +170,14 @@ let package = Package(
             name: "NearcardControlTests",
             dependencies: ["NearcardControl", "NearcardNode", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
         .testTarget(
-            name: "NearcardStoreTests", dependencies: ["NearcardStore", "NearcardModel", "NearcardCrypto", "NearcardSimulation", "NearcardTestSupport"]),
-        .testTarget(name: "NearcardCLITests", dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
+            name: "NearcardStoreTests",
+            dependencies: ["NearcardStore", "NearcardModel", "NearcardCrypto", "NearcardSimulation", "NearcardProcess", "NearcardTestSupport"]),
+        .testTarget(
+            name: "NearcardCLITests",
+            dependencies: ["nearcard", "NearcardCrypto", "NearcardStore", "NearcardSimulation", "NearcardProcess", "NearcardTestSupport"]),
         .testTarget(
             name: "NearcardLANTests",
-            dependencies: ["nearcard", "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardSimulation", "NearcardTestSupport"]),
+            dependencies: ["nearcard", "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardSimulation", "NearcardProcess", "NearcardTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import NearcardProcess
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,7 @@
 public import Foundation
 public import NearcardCrypto
 import NearcardModel
+import NearcardProcess
 import NearcardStore
 
 #if canImport(Glibc)

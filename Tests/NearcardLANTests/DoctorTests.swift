@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardProcess
 import NearcardSimulation
 import NearcardTestSupport
 import Testing

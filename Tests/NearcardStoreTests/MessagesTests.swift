@@ -1,6 +1,7 @@
 import Foundation
 import NearcardCrypto
 import NearcardModel
+import NearcardProcess
 import NearcardSimulation
 import NearcardStore
 import NearcardTestSupport

@@ -1,4 +1,5 @@
 public import Foundation
+import NearcardProcess
 import NearcardSimulation
 
 #if canImport(Glibc)

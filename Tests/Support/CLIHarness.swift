@@ -1,5 +1,6 @@
 public import Foundation
 public import NearcardCrypto
+import NearcardProcess
 import NearcardSimulation
 
 /// Runs the real `nearcard` executable (built next to the test bundle) in a throw-away home.

@@ -1,5 +1,6 @@
 public import Foundation
 public import NearcardCrypto
+public import NearcardProcess
 public import NearcardSimulation
 
 #if canImport(Glibc)

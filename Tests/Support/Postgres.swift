@@ -1,4 +1,5 @@
 import Foundation
+import NearcardProcess
 import NearcardSimulation
 import Synchronization
 

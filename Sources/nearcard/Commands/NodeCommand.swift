@@ -4,11 +4,11 @@ import Logging
 import NearcardControl
 import NearcardCrypto
 import NearcardDiscovery
+import NearcardMetrics
 import NearcardModel
 import NearcardNode
 import NearcardProtocol
 import NearcardStore
-import NearcardWeb
 import Synchronization
 
 /// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).

@@ -3,10 +3,10 @@ import Foundation
 import Logging
 import NearcardCrypto
 import NearcardDiscovery
+import NearcardMetrics
 import NearcardModel
 import NearcardNode
 import NearcardStore
-import NearcardWeb
 
 /// The options of a serving node (listen, bot).
 struct NodeOptions: ParsableArguments {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardNode
-import NearcardSimulation
+import NearcardProcess
 import NearcardStore
 import NearcardWeb
 

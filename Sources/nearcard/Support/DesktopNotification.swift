@@ -1,6 +1,6 @@
 import Foundation
 import NearcardNode
-import NearcardSimulation
+import NearcardProcess
 
 /// A question as a desktop notification (org.freedesktop.Notifications on the session bus, through
 /// libnotify's `notify-send`): a summary, a body, and actions; the answer is the action chosen, or nil

@@ -2,6 +2,7 @@ import CBaseline
 import Foundation
 import NearcardCrypto
 import NearcardNode
+import NearcardProcess
 import NearcardSimulation
 
 #if canImport(Glibc)

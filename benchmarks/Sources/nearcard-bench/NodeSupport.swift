@@ -4,6 +4,7 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
+import NearcardProcess
 import NearcardProtocol
 import NearcardSimulation
 import NearcardStore

@@ -2,6 +2,7 @@ import CBaseline
 import Foundation
 import NIOConcurrencyHelpers
 import NearcardNode
+import NearcardProcess
 import NearcardProtocol
 import NearcardSimulation
 

@@ -3,6 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NearcardModel
 import NearcardNode
+import NearcardProcess
 import NearcardSimulation
 import NearcardStore
 
