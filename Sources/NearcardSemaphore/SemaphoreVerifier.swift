@@ -1,4 +1,5 @@
 import NearcardCrypto
+import Synchronization
 
 /// Why a Semaphore proof was refused.
 public enum SemaphoreFailure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -147,11 +148,11 @@ public enum SemaphoreVerifier {
 
     private static let cache = KeyCache()
 
-    final class KeyCache: @unchecked Sendable {
-        private var keys: [Int: Groth16.VerifyingKey] = [:]
-        private let lock = NSLockLike()
+    /// The verifying keys made so far, one per depth (a Mutex, as everywhere else).
+    final class KeyCache: Sendable {
+        private let keys = Mutex<[Int: Groth16.VerifyingKey]>([:])
         func key(depth: Int) -> Groth16.VerifyingKey {
-            lock.withLock {
+            keys.withLock { keys in
                 if let k = keys[depth] { return k }
                 let all = SemaphoreVerifier.keys
                 let k = Groth16.VerifyingKey(alpha: all.alpha, beta: all.beta, gamma: all.gamma, delta: all.deltas[depth - 1], ic: all.ics[depth - 1])
@@ -169,19 +170,3 @@ public enum SemaphoreVerifier {
         return Groth16.verify(p.proof, key: key(depth: p.depth), publicSignals: p.publicSignals) ? .success(()) : .failure(.invalid)
     }
 }
-
-/// A tiny mutex (pthread) so this target needs no Foundation.
-final class NSLockLike: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-    func withLock<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return body()
-    }
-}
-
-#if canImport(Glibc)
-    import Glibc
-#endif

@@ -1,0 +1,52 @@
+import Foundation
+import NearcardCrypto
+import NearcardModel
+import NearcardNode
+import NearcardProtocol
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Consent from the person at the terminal: who, the SAS, "accept? [y/N]", then an optional message —
+/// one request at a time: a request that arrives while another is on screen waits, unseen, until that one
+/// is answered or has timed out, and is then shown with the time it has left.
+struct TerminalConsent: ConsentProvider {
+    let prompter: Prompter
+    let message: String?
+    let timeout: TimeInterval
+
+    func decide(_ request: ConsentRequest) async -> ConsentAnswer {
+        let deadline = Date().addingTimeInterval(timeout)
+        let message = self.message
+        let answer = await prompter.conversation { terminal -> ConsentAnswer in
+            let left = deadline.timeIntervalSinceNow
+            guard left >= 1 else { return .decline("no answer within \(Int(timeout)) s") }
+            let p = request.peer
+            Console.out("")
+            Console.out("Exchange request from \(p.name ?? "(no name)") at \(request.remoteAddress)")
+            Console.out("  DID          \(p.did)")
+            Console.out("  Fingerprint  \(p.fingerprint)")
+            Console.out("  Check code   \(request.sas)   ← must match the code on the other screen")
+            guard let answer = await terminal.read("Accept and exchange cards? (\(Int(left)) s to answer) [y/N] ", timeout: left),
+                ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+            else {
+                return .decline("declined at the terminal")
+            }
+            if let message { return ConsentAnswer(accept: true, message: message) }
+            if Task.isCancelled { return .decline("withdrawn") }
+            return await Self.askMessage(terminal, timeout: deadline.timeIntervalSinceNow)
+        }
+        return answer ?? .decline("withdrawn")
+    }
+
+    static func askMessage(_ terminal: Prompter, timeout: TimeInterval) async -> ConsentAnswer {
+        let typed = await terminal.read("Message for them (optional, up to 140 characters, Enter for none): ", timeout: timeout)
+        let text = typed?.trimmingCharacters(in: .whitespaces) ?? ""
+        if let problem = text.isEmpty ? nil : ProximityPayload.messageProblem(text) {
+            Console.out("(\(problem); sending no message)")
+            return ConsentAnswer(accept: true)
+        }
+        return ConsentAnswer(accept: true, message: text.isEmpty ? nil : text)
+    }
+}
