@@ -15,7 +15,7 @@ help:
 	@echo "make demo     two nodes on this machine find each other and exchange cards"
 	@echo "make test     install what is missing, build, run every test"
 	@echo "make check    the quick loop, no root needed: format lint, build, every suite but the LAN ones (namespaces)"
-	@echo "make lint     swift format lint --strict with the repository's .swift-format"
+	@echo "make lint     swift format lint --strict with the repository's .swift-format; ESLint on the web app's script"
 	@echo "make install  build the release binary and install it in \$$PREFIX (default /usr/local): bin, man pages, completions, docs"
 	@echo "make deb      build the Debian package (build/nearcard_VERSION_ARCH.deb), checked with lintian"
 	@echo "make fuzz     run every libFuzzer target 10 min or 5M runs (FUZZ_SECONDS, FUZZ_RUNS, FUZZ_TARGETS)"
@@ -41,9 +41,12 @@ check: deps lint
 	$(SWIFT) build --product generate-manual $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --skip NearcardLANTests
 
-# Formatting is the formatter's job: .swift-format holds the style, CI refuses a tree it would change.
-lint:
+# Formatting is the formatter's job: .swift-format holds the style, CI refuses a tree it would change. The
+# web app's script is checked by ESLint (Debian's, which finds its modules through NODE_PATH).
+ESLINT = NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs eslint --no-eslintrc -f unix -c Sources/NearcardWeb/Assets/.eslintrc.json
+lint: deps
 	$(SWIFT) format lint --strict --recursive Sources Tests benchmarks Package.swift
+	$(ESLINT) Sources/NearcardWeb/Assets/app.js
 
 demo: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)

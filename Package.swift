@@ -81,7 +81,11 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-            ], packageAccess: false),
+            ],
+            resources: [
+                .embedInCode("Assets/index.html"), .embedInCode("Assets/app.js"), .embedInCode("Assets/app.css"), .embedInCode("Assets/icon.svg"),
+            ],
+            packageAccess: false),
         // The command-line interface: the only place that prints for humans.
         // It sees the node only through NearcardNode's facade: no NIO, no protocol internals (it imports
         // NearcardProtocol for the value types the facade hands out: PeerIdentity, ProtocolError).
@@ -165,6 +169,14 @@ let package = Package(
                 "NearcardNode", "NearcardDiscovery", "NearcardStore", "NearcardProtocol", "NearcardModel", "NearcardCrypto",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]),
+        .testTarget(
+            name: "NearcardWebTests",
+            dependencies: [
+                "NearcardWeb", "NearcardNode", "NearcardStore", "NearcardCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(
             name: "NearcardControlTests",

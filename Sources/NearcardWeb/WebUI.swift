@@ -132,9 +132,7 @@ public final class WebUI: Sendable {
             }
         }
         defer { follower.cancel() }
-        let router = Router()
-        router.add(middleware: WebGuard(token: options.token, port: options.port))
-        routes(router)
+        let router = makeRouter()
         // The server's own log stays quiet (the CLI prints what people need; requests are not logged).
         // Stopping cancels open event streams, which the server reports as errors: not for people.
         var logger = Logger(label: "nearcard.ui")
@@ -146,6 +144,14 @@ public final class WebUI: Sendable {
     }
 
     // MARK: routes
+
+    /// Every page and API route behind the guard (token, Host, Origin, security headers): what `run` serves.
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: WebGuard(token: options.token, port: options.port))
+        routes(router)
+        return router
+    }
 
     func routes(_ router: Router<BasicRequestContext>) {
         router.get("/") { _, _ in Self.asset(WebAssets.index, type: "text/html; charset=utf-8") }

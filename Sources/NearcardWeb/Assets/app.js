@@ -1,0 +1,338 @@
+// Nearcard's page: state from /api/state, then every node event from /api/events (server-sent events).
+// Everything from the network or the store is put on the page with textContent, never as HTML.
+const $ = (id) => document.getElementById(id);
+const state = { peers: new Map(), requests: new Map(), contacts: [], timeout: 60 };
+
+function el(tag, text, attrs) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = text;
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+}
+
+async function api(method, path, body) {
+  const r = await fetch(path, { method, headers: body ? { "Content-Type": "application/json" } : {},
+                                body: body ? JSON.stringify(body) : undefined, credentials: "same-origin" });
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(data.error || ("the node answered " + r.status));
+  return data;
+}
+
+function notice(text) { $("notice").textContent = text; }
+
+function show(tab) {
+  for (const b of document.querySelectorAll("nav button")) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
+  for (const s of ["nearby", "requests", "contacts", "messages", "card", "scan"]) $(s).hidden = s !== tab;
+  if (tab === "messages") loadMessages();
+  if (tab === "contacts") loadContacts();
+  if (tab === "card") loadCard();
+}
+
+function renderPeers() {
+  const list = $("peers");
+  list.replaceChildren();
+  // Before a session nothing is proven: a contact recognised by their presence tag, the name a
+  // stranger announces, or "someone nearby (private)"; the fingerprint shows once a session proves it.
+  const shown = (p) => p.display || p.name || p.instance;
+  for (const p of [...state.peers.values()].sort((a, b) => shown(a).localeCompare(shown(b)))) {
+    const li = el("li", null, { "data-instance": p.instance });
+    const how = p.contact ? " recognised by their presence tag" : p.name ? " announced name, not proven" : "";
+    li.append(el("strong", shown(p)), el("span", how, { class: "fp" }));
+    const b = el("button", "Exchange", { type: "button", "aria-label": "Exchange cards with " + shown(p) });
+    b.addEventListener("click", () => exchange(p));
+    li.append(b);
+    list.append(li);
+  }
+  $("no-peers").hidden = state.peers.size > 0;
+}
+
+async function exchange(p) {
+  try {
+    await api("POST", "/api/exchange", { peer: p.id || p.instance, message: $("message").value });
+    notice("Asking " + (p.display || p.name || p.instance) + "…");
+  } catch (e) { notice("Cannot exchange: " + e.message); }
+}
+
+function renderRequests() {
+  const list = $("request-list");
+  list.replaceChildren();
+  for (const r of state.requests.values()) {
+    const li = el("li", null, { "data-request": r.id, class: "request" });
+    const who = r.peer || {};
+    if (r.waiting) {
+      // We asked; the check code is known, and who answers is not yet (they show themselves when they accept).
+      li.classList.add("waiting");
+      li.append(el("strong", "Waiting for them to accept"),
+                el("p", r.sas, { class: "code", "aria-label": "Check code " + r.sas }),
+                el("span", "Compare this code with their screen; you confirm once they accept.", { class: "fp" }));
+      list.append(li);
+      continue;
+    }
+    li.append(el("strong", who.name || "(no name)"),
+              el("span", (r.role === "initiator" ? "you asked" : "asks you") + " — fingerprint " + who.fingerprint, { class: "fp" }),
+              el("span", who.did, { class: "did" }));
+    li.append(el("p", r.sas, { class: "code", "aria-label": "Check code " + r.sas }));
+    const left = el("span", "", { class: "countdown", "data-deadline": r.deadline || "" });
+    li.append(left);
+    const msg = el("input", null, { maxlength: "140", "aria-label": "Message for " + (who.name || "them") + " (optional)" });
+    const yes = el("button", r.role === "initiator" ? "Codes match" : "Accept", { type: "button" });
+    const no = el("button", r.role === "initiator" ? "They differ" : "Decline", { type: "button" });
+    yes.addEventListener("click", () => answer(r.id, true, msg.value));
+    no.addEventListener("click", () => answer(r.id, false, "", r.role === "initiator" ? "the check codes differ" : undefined));
+    li.append(msg, yes, no);
+    list.append(li);
+  }
+  $("no-requests").hidden = state.requests.size > 0;
+  $("request-count").textContent = state.requests.size ? "(" + state.requests.size + ")" : "";
+  tick();
+}
+
+function tick() {
+  for (const c of document.querySelectorAll(".countdown")) {
+    const d = Date.parse(c.dataset.deadline);
+    if (!isNaN(d)) c.textContent = Math.max(0, Math.round((d - Date.now()) / 1000)) + " s to answer";
+  }
+}
+
+async function answer(id, accept, message, reason) {
+  try {
+    await api("POST", "/api/requests/" + encodeURIComponent(id), { accept, message, reason });
+    notice(accept ? "Accepted: exchanging…" : "Declined.");
+  } catch (e) { notice("Cannot answer: " + e.message); }
+}
+
+async function loadContacts() {
+  try { state.contacts = await api("GET", "/api/contacts"); } catch (e) { notice(e.message); return; }
+  renderContacts();
+}
+
+function renderContacts() {
+  const q = $("search").value.toLowerCase();
+  const list = $("contact-list");
+  list.replaceChildren();
+  for (const c of state.contacts) {
+    if (q && !JSON.stringify([c.name, c.company, c.email, c.title]).toLowerCase().includes(q)) continue;
+    const li = el("li", null, { "data-contact": c.id });
+    const b = el("button", c.name, { type: "button", class: "link" });
+    b.addEventListener("click", () => showContact(c));
+    li.append(b, el("span", c.verificationStatus, { class: "badge " + c.verificationStatus }), el("span", c.source, { class: "fp" }));
+    list.append(li);
+  }
+}
+
+function showContact(c) {
+  const a = $("contact");
+  a.replaceChildren(el("h3", c.name), el("p", c.verificationStatus + " · " + c.source, { class: "badge " + c.verificationStatus }));
+  const dl = el("dl");
+  for (const [k, v] of [["Title", c.title], ["Company", c.company], ["Email", c.email], ["Phone", c.phone],
+                        ["Their message", c.theirEphemeralMessage], ["Your message", c.myEphemeralMessage],
+                        ["Member of", c.memberOf], ["Group proof", c.groupVerdict], ["Tags", (c.tags || []).join(", ")],
+                        ["DID", c.didPublicKey], ["Received", c.receivedAt]]) {
+    if (v) dl.append(el("dt", k), el("dd", v));
+  }
+  const card = el("a", "Download vCard", { href: "/api/contacts/" + encodeURIComponent(c.id) + "/vcard", download: "" });
+  a.append(dl, el("p", null).appendChild(card).parentNode);
+  const del = el("button", "Delete " + c.name, { type: "button" });
+  del.addEventListener("click", async () => {
+    if (!confirm("Delete " + c.name + "?")) return;
+    try { await api("DELETE", "/api/contacts/" + encodeURIComponent(c.id)); a.hidden = true; loadContacts(); }
+    catch (e) { notice(e.message); }
+  });
+  a.append(del);
+  a.hidden = false;
+}
+
+async function loadMessages() {
+  let m, contacts;
+  try { m = await api("GET", "/api/messages"); contacts = await api("GET", "/api/contacts"); } catch (e) { notice(e.message); return; }
+  const to = $("to"), chosen = to.value;
+  to.replaceChildren();
+  for (const c of contacts.filter((c) => c.sealedRoute)) to.append(el("option", c.name, { value: c.id }));
+  if (chosen) to.value = chosen;
+  $("inbox").replaceChildren(...m.inbox.map((i) => {
+    const li = el("li");
+    li.append(el("strong", i.contact || i.from), el("span", i.text, { class: "text" }), el("span", i.receivedAt || "", { class: "fp" }));
+    return li;
+  }));
+  $("outbox").replaceChildren(...m.outbox.map((o) => {
+    const li = el("li");
+    li.append(el("strong", o.contact || ""), el("span", o.text === null || o.text === undefined ? "(text removed after delivery)" : o.text, { class: "text" }), el("span", o.state + (o.lastError ? " — " + o.lastError : ""), { class: "badge " + (o.state === "delivered" ? "verified" : o.state) }));
+    return li;
+  }));
+  $("message-count").textContent = "";
+}
+
+async function send(e) {
+  e.preventDefault();
+  try {
+    const item = await api("POST", "/api/messages", { contact: $("to").value, text: $("text").value });
+    notice(item.state === "delivered" ? "Delivered." : item.state === "queued" ? "Queued: delivered when they are around." : "Not delivered: " + (item.lastError || item.state));
+    $("text").value = "";
+    loadMessages();
+  } catch (err) { notice("Not sent: " + err.message); }
+}
+
+async function scan() {
+  const file = $("scan-file").files[0];
+  let r;
+  try {
+    if (file) {
+      const type = file.type || (file.name.toLowerCase().endsWith(".png") ? "image/png" : "image/jpeg");
+      r = await fetch("/api/scan", { method: "POST", headers: { "Content-Type": type }, body: file, credentials: "same-origin" });
+    } else {
+      r = await fetch("/api/scan", { method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
+                                     body: JSON.stringify({ text: $("scan-text").value }) });
+    }
+    const data = await r.json();
+    if (!r.ok) throw new Error(data.error || ("the node answered " + r.status));
+    $("scan-results").replaceChildren(...data.map((x) => {
+      const li = el("li");
+      if (x.result === "contact") {
+        li.append(el("strong", x.name), el("span", x.format + ", " + x.verificationStatus, { class: "badge " + x.verificationStatus }),
+                  el("span", x.summary + ". " + x.reason, { class: "fp" }));
+      } else if (x.result === "partial") {
+        li.append(el("span", "Part of a larger code: " + x.received + " of " + x.total + " frames"));
+      } else if (x.result === "error") {
+        li.append(el("span", "Not usable: " + x.message));
+      } else {
+        li.append(el("span", x.result + (x.note ? ": " + x.note : "")));
+      }
+      return li;
+    }));
+    $("scan-file").value = "";
+  } catch (e) { notice("Cannot read it: " + e.message); }
+}
+
+const textFields = ["name", "title", "company", "email", "phone"];
+
+async function loadCard() {
+  let s;
+  try { s = await api("GET", "/api/card"); } catch (e) { notice(e.message); return; }
+  const c = s.card || {};
+  for (const f of textFields) $("f-" + f).value = c[f] || "";
+  $("f-socials").value = (c.socialNetworks || []).map((p) => [p.platform, p.username, p.url || ""].join(":").replace(/:$/, "")).join("\n");
+  $("f-skills").value = (c.skills || []).map((k) => [k.name, k.category || "", k.proficiency || ""].join(":").replace(/:+$/, "")).join("\n");
+  for (const box of document.querySelectorAll("[data-share]")) box.checked = box.dataset.share === "name" || s.sharing.includes(box.dataset.share);
+  renderPreview();
+  loadCode();
+}
+
+function formCard() {
+  const card = {};
+  for (const f of textFields) card[f] = $("f-" + f).value;
+  card.socialNetworks = $("f-socials").value.split("\n");
+  card.skills = $("f-skills").value.split("\n");
+  return card;
+}
+
+function sharedFields() { return [...document.querySelectorAll("[data-share]")].filter((b) => b.checked).map((b) => b.dataset.share); }
+
+function renderPreview() {
+  const dl = $("preview");
+  dl.replaceChildren();
+  const card = formCard();
+  const labels = { name: "Name", title: "Title", company: "Company", email: "Email", phone: "Phone", socialNetworks: "Social", skills: "Skills" };
+  for (const f of sharedFields()) {
+    let v = card[f];
+    if (Array.isArray(v)) v = v.filter((x) => x.trim()).join(", ");
+    if (v && v.trim()) dl.append(el("dt", labels[f]), el("dd", v));
+  }
+}
+
+let qrFrames = 1, frame = 0;
+async function loadCode() {
+  const format = $("qr-format").value;
+  try { qrFrames = (await api("GET", "/api/card/qr?format=" + format)).frames; } catch (e) { $("qr-frame").textContent = e.message; return; }
+  frame = 0;
+  showFrame();
+}
+
+function showFrame() {
+  const format = $("qr-format").value;
+  $("qr").src = "/api/card/qr.svg?format=" + format + "&frame=" + frame + "&t=" + Date.now();
+  $("qr-png").href = "/api/card/qr.png?format=" + format + "&frame=" + frame;
+  $("qr-frame").textContent = qrFrames > 1 ? "Frame " + (frame + 1) + " of " + qrFrames + " (scan them all)" : "";
+}
+
+async function saveCard(e) {
+  e.preventDefault();
+  try {
+    await api("PUT", "/api/card", formCard());
+    await api("PUT", "/api/sharing", { fields: sharedFields() });
+    notice("Saved: the next exchange sends this card.");
+    loadCard();
+  } catch (err) { notice("Not saved: " + err.message); }
+}
+
+let events = null, stopped = false;
+function onEvent(ev) {
+  switch (ev.event) {
+    case "peer.found": state.peers.set(ev.instance, ev); renderPeers(); break;
+    case "peer.lost": state.peers.delete(ev.instance); renderPeers(); break;
+    case "exchange.check-code":
+      state.requests.set(ev.id, { id: ev.id, sas: ev.sas, waiting: true }); renderRequests(); show("requests");
+      break;
+    case "exchange.requested":
+      if (ev.decision === "pending") { state.requests.set(ev.id, ev); renderRequests(); show("requests"); }
+      else if (state.requests.has(ev.id)) { state.requests.delete(ev.id); renderRequests(); }
+      break;
+    case "exchange.unconfirmed": {
+      state.requests.delete(ev.id); renderRequests();
+      const c = ev.contact;
+      notice(c.name + "'s node may have kept your card: the connection ended before it confirmed. Kept here as unconfirmed; it is settled when your nodes next reach each other.");
+      show("contacts"); loadContacts().then(() => showContact(c));
+      break;
+    }
+    case "exchange.completed": {
+      state.requests.delete(ev.id); renderRequests();
+      const c = ev.contact;
+      notice("Exchanged cards with " + c.name + " (" + c.verificationStatus + ")" + (ev.theirMessage ? ": “" + ev.theirMessage + "”" : ""));
+      show("contacts"); loadContacts().then(() => showContact(c));
+      break;
+    }
+    case "exchange.failed":
+      state.requests.delete(ev.id); renderRequests();
+      notice("Exchange " + (ev.byPeer ? "ended by them" : "failed") + ": " + ev.reason + " (" + ev.code + "); nothing was stored");
+      break;
+    case "exchange.error": notice("Cannot exchange with " + ev.peer + ": " + ev.reason); break;
+    case "stopped":
+      stopped = true; events.close();
+      notice("Nearcard stopped on this computer. Run nearcard ui again to open it.");
+      break;
+    case "message.received":
+      notice("Message from " + (ev.contact || ev.from) + ": " + ev.text);
+      if (!$("messages").hidden) loadMessages(); else $("message-count").textContent = "(new)";
+      break;
+    case "discovery-unavailable": notice("Discovery is unavailable: " + ev.message); break;
+  }
+}
+
+async function start() {
+  for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => show(b.dataset.tab));
+  $("search").addEventListener("input", renderContacts);
+  $("card-form").addEventListener("submit", saveCard);
+  $("write").addEventListener("submit", send);
+  $("scan-go").addEventListener("click", scan);
+  $("retry").addEventListener("click", async () => {
+    try { const r = await api("POST", "/api/outbox/retry", {}); notice("Tried " + r.tried + ": " + r.delivered + " delivered."); loadMessages(); }
+    catch (e) { notice(e.message); }
+  });
+  $("card-form").addEventListener("input", renderPreview);
+  $("card-form").addEventListener("change", renderPreview);
+  $("qr-format").addEventListener("change", loadCode);
+  setInterval(() => { if (!$("card").hidden && qrFrames > 1) { frame = (frame + 1) % qrFrames; showFrame(); } }, 1500);
+  try {
+    const s = await api("GET", "/api/state");
+    $("me").textContent = (s.me.name || "(no name)") + " · fingerprint " + s.me.fingerprint;
+    for (const p of s.peers) state.peers.set(p.instance, p);
+    for (const r of s.requests) state.requests.set(r.id, r);
+    if (!s.discovers) notice("Discovery is unavailable: peers cannot see this node, nor it them (try nearcard doctor).");
+  } catch (e) { notice(e.message); }
+  renderPeers(); renderRequests();
+  events = new EventSource("/api/events");
+  events.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { /* a line we do not know */ } };
+  events.onerror = () => { if (!stopped) notice("Lost the node; reconnecting…"); };
+  setInterval(tick, 1000);
+  document.body.dataset.ready = "true";
+}
+start();

@@ -1,0 +1,141 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NearcardCrypto
+import NearcardNode
+import NearcardStore
+import Testing
+
+@testable import NearcardWeb
+
+/// The web app in-process (HummingbirdTesting: no socket, no browser): the assets the binary embeds, the
+/// guard in front of every route, and the API's answers. The live pages in Chromium are WebUITests.
+@Suite struct WebAppTests {
+    /// A node runtime on a throw-away home, and the web app over it.
+    struct Page {
+        let dir: String
+        let web: WebUI
+        let token = WebUI.newToken()
+        static let port = 7448
+
+        init() throws {
+            dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-web-\(UUID().uuidString)").path
+            let keys = IdentityKeys.generate()
+            let db = try NearcardDatabase(path: dir + "/nearcard.sqlite")
+            let context = NodeContext(
+                keys: keys, identity: keys.publicIdentity(name: "Ada Lovelace"), database: db,
+                consent: DecidedByCommand(decisions: PendingDecisions(), message: nil))
+            web = WebUI(runtime: NodeRuntime.open(context: context), options: .init(port: Self.port, token: token))
+        }
+
+        func cleanUp() { try? FileManager.default.removeItem(atPath: dir) }
+
+        /// Runs `body` with a client whose requests carry the session cookie and name this server (the
+        /// router test client always says "localhost": `Authority` puts the `x-authority` header in its place,
+        /// in front of the same guard and routes `run` serves).
+        func test(_ body: @escaping @Sendable (any TestClientProtocol, HTTPFields) async throws -> Void) async throws {
+            let router = Router()
+            router.add(middleware: Authority())
+            router.add(middleware: WebGuard(token: token, port: Self.port))
+            web.routes(router)
+            let app = Application(router: router)
+            var headers = HTTPFields()
+            headers[Authority<BasicRequestContext>.header] = "127.0.0.1:\(Self.port)"
+            headers[.cookie] = "nearcard_ui=\(token)"
+            let fields = headers
+            try await app.test(.router) { client in try await body(client, fields) }
+        }
+    }
+
+    struct Authority<Context: RequestContext>: RouterMiddleware {
+        static var header: HTTPField.Name { HTTPField.Name("x-authority")! }
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            var head = request.head
+            head.authority = request.headers[Self.header]
+            return try await next(Request(head: head, body: request.body), context)
+        }
+    }
+
+    @Test func theEmbeddedAssetsAreServedWithTheirTypes() async throws {
+        let page = try Page()
+        defer { page.cleanUp() }
+        try await page.test { client, headers in
+            for (path, type, needle) in [
+                ("/", "text/html", "<script type=\"module\" src=\"/app.js\"></script>"), ("/app.js", "text/javascript", "EventSource(\"/api/events\")"),
+                ("/app.css", "text/css", "{"), ("/icon.svg", "image/svg+xml", "<svg"),
+            ] {
+                try await client.execute(uri: path, method: .get, headers: headers) { response in
+                    #expect(response.status == .ok, "\(path)")
+                    #expect(response.headers[.contentType]?.hasPrefix(type) == true, "\(path): \(response.headers[.contentType] ?? "")")
+                    #expect(String(buffer: response.body).contains(needle), "\(path) is the file under Assets/")
+                    #expect(response.headers[.contentSecurityPolicy]?.contains("default-src 'self'") == true)
+                }
+            }
+        }
+    }
+
+    @Test func everyRouteIsBehindTheGuard() async throws {
+        let page = try Page()
+        defer { page.cleanUp() }
+        try await page.test { client, headers in
+            var noCookie = headers
+            noCookie[.cookie] = nil
+            try await client.execute(uri: "/api/state", method: .get, headers: noCookie) { response in
+                #expect(response.status == .unauthorized)
+                #expect(String(buffer: response.body).contains("open the address nearcard ui printed"))
+            }
+            var elsewhere = headers
+            elsewhere[Authority<BasicRequestContext>.header] = "attacker.example:\(Page.port)"
+            try await client.execute(uri: "/app.js", method: .get, headers: elsewhere) { response in
+                #expect(response.status == .misdirectedRequest)
+            }
+            try await client.execute(uri: "/api/card", method: .put, headers: headers, body: ByteBuffer(string: "{}")) { response in
+                #expect(response.status == .forbidden, "a change without this page's Origin")
+            }
+            var offered = headers
+            offered[.cookie] = nil
+            try await client.execute(uri: "/?token=\(page.token)", method: .get, headers: offered) { response in
+                #expect(response.status == .seeOther)
+                #expect(response.headers[.setCookie]?.contains("HttpOnly") == true)
+            }
+        }
+    }
+
+    @Test func theStateNamesThisNode() async throws {
+        let page = try Page()
+        defer { page.cleanUp() }
+        try await page.test { client, headers in
+            try await client.execute(uri: "/api/state", method: .get, headers: headers) { response in
+                #expect(response.status == .ok)
+                let state = try JSONParser.parse(String(buffer: response.body))
+                #expect(state["me"]?["name"] == "Ada Lovelace" && state["peers"]?.arrayValue?.isEmpty == true, "\(state)")
+            }
+            try await client.execute(uri: "/no/such/page", method: .get, headers: headers) { response in
+                #expect(response.status == .notFound)
+                #expect(String(buffer: response.body).contains("no such page"))
+            }
+        }
+    }
+}
+
+/// The page's script passes ESLint with the repository's configuration (make lint runs the same).
+@Suite struct WebScriptLintTests {
+    @Test func theScriptPassesESLint() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let assets = root.appendingPathComponent("Sources/NearcardWeb/Assets")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = [
+            "NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs", "eslint", "--no-eslintrc", "-f", "unix", "-c", assets.appendingPathComponent(".eslintrc.json").path,
+            assets.appendingPathComponent("app.js").path,
+        ]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "eslint: \(text)")
+    }
+}
