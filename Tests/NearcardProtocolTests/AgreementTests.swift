@@ -156,7 +156,7 @@ import Testing
         _ = s.send(.sasReveal(nonce: s.nonce, identity: nil))
         _ = s.responder.decide(accept: true, message: nil, now: now)
         _ = s.send(.decision(accept: true, reason: nil, identity: nil))
-        var psi = PSI.Session(role: .initiator, mine: ["did:key:zDnaeX"])
+        var psi = PSI.Session(role: .initiator, mine: ["did:key:zDnaeX"], randomness: .fresh())
         #expect(s.send(.psi(psi.start())).failure?.code == .protocolError)
     }
 }

@@ -43,7 +43,7 @@ func party(_ name: String, fields: Set<CardField> = [.name, .company, .title]) -
 func initiator(_ p: Party, expected: ExpectedPeer = ExpectedPeer()) -> ExchangeStateMachine {
     ExchangeStateMachine(
         initiatorFor: p.local, expected: expected, sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(),
-        sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32))
+        sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32), sealKey: X25519.PrivateKey(), psiRandomness: .fresh())
 }
 
 /// A responder as a listener makes one: message 1 through `SessionDispatch`, then resumed and started
@@ -58,7 +58,7 @@ func responder(_ p: Party, reading message1: [UInt8]) throws(ProtocolError) -> (
     }
     var m = ExchangeStateMachine(
         resuming: noise, identity: p.local, presenceKey: p.localCard.presenceKey, sasNonce: Sodium.randomBytes(32),
-        mailboxToken: Sodium.randomBytes(32))
+        mailboxToken: Sodium.randomBytes(32), sealKey: X25519.PrivateKey(), psiRandomness: .fresh())
     let actions = m.start()
     return (m, actions)
 }

@@ -53,7 +53,8 @@ import Testing
         pair.i = ExchangeStateMachine(
             initiatorFor: a.local, expected: ExpectedPeer(fingerprint: b.identity.fingerprint), sessionKey: X25519.PrivateKey(),
             ephemeralKey: X25519.PrivateKey(),
-            sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32), invitation: claim)
+            sasNonce: Sodium.randomBytes(32), mailboxToken: Sodium.randomBytes(32), sealKey: X25519.PrivateKey(), psiRandomness: .fresh(),
+            invitation: claim)
         pair.start()
         var presented: Invitation.Presented?
         for case .identified(_, _, let invite?) in pair.rEvents { presented = invite }

@@ -18,8 +18,8 @@ import Testing
 
     /// Runs both sides in lockstep; returns what each learnt.
     static func run(_ x: [String], _ y: [String]) throws -> (initiator: PSI.Result, responder: PSI.Result) {
-        var a = PSI.Session(role: .initiator, mine: x)
-        var b = PSI.Session(role: .responder, mine: y)
+        var a = PSI.Session(role: .initiator, mine: x, randomness: .fresh())
+        var b = PSI.Session(role: .responder, mine: y, randomness: .fresh())
         let first = a.start()
         let answer = try b.handle(try PSI.Message(decoding: first.encoded))
         #expect(answer.send.map(\.typeName) == ["psi-2", "psi-3"] && answer.result == nil)
@@ -125,15 +125,15 @@ import Testing
     @Test func setsArePaddedToTheirBucket() {
         let cases: [(Int, Int?)] = [(0, 8), (1, 8), (8, 8), (9, 16), (100, 128), (256, 256), (257, 512), (513, 1000), (1000, 1000), (1001, nil)]
         for (n, padded) in cases { #expect(PSI.paddedCount(for: n) == padded, "\(n)") }
-        var a = PSI.Session(role: .initiator, mine: Self.dids(0..<9))
+        var a = PSI.Session(role: .initiator, mine: Self.dids(0..<9), randomness: .fresh())
         #expect(a.start().points.count == 16)
     }
 
     /// 1,000 DIDs on each side (the limit): the run completes, every message fits one transport
     /// message (§4), and both learn the 400 in common.
     @Test func theLimitOfOneThousandRunsAndFitsTheFrames() throws {
-        var a = PSI.Session(role: .initiator, mine: Self.dids(0..<1000))
-        var b = PSI.Session(role: .responder, mine: Self.dids(600..<1600))
+        var a = PSI.Session(role: .initiator, mine: Self.dids(0..<1000), randomness: .fresh())
+        var b = PSI.Session(role: .responder, mine: Self.dids(600..<1600), randomness: .fresh())
         let first = a.start()
         var sizes = [first.encoded.count]
         let answer = try b.handle(try PSI.Message(decoding: first.encoded))
@@ -225,15 +225,15 @@ import Testing
             ("1,024 entries", Self.randomPoints(1024), .tooLarge),
         ]
         for (what, list, code) in cases {
-            var b = PSI.Session(role: .responder, mine: Self.dids(0..<3))
+            var b = PSI.Session(role: .responder, mine: Self.dids(0..<3), randomness: .fresh())
             let e = try #require(throws: ProtocolError.self, "psi-1 \(what)") { try b.handle(.psi1(blinded: list)) }
             #expect(e.code == code, "psi-1 \(what): \(e)")
             #expect(b.result == nil)
             // A failed run stays failed.
             #expect(throws: ProtocolError.self) { try b.handle(.psi1(blinded: Array(points.prefix(8)))) }
 
-            var a = PSI.Session(role: .initiator, mine: Self.dids(0..<3))
-            var peer = PSI.Session(role: .responder, mine: [])
+            var a = PSI.Session(role: .initiator, mine: Self.dids(0..<3), randomness: .fresh())
+            var peer = PSI.Session(role: .responder, mine: [], randomness: .fresh())
             let answer = try peer.handle(a.start())
             _ = try a.handle(answer.send[0])
             let e3 = try #require(throws: ProtocolError.self, "psi-3 \(what)") { try a.handle(.psi3(blinded: list)) }
@@ -246,8 +246,8 @@ import Testing
     @Test func theWrongNumberOfDoubledValuesIsRefused() throws {
         // psi-2 to the initiator.
         for change in ["one fewer", "one more", "none", "a repeat"] {
-            var a = PSI.Session(role: .initiator, mine: Self.dids(0..<5))
-            var b = PSI.Session(role: .responder, mine: Self.dids(3..<8))
+            var a = PSI.Session(role: .initiator, mine: Self.dids(0..<5), randomness: .fresh())
+            var b = PSI.Session(role: .responder, mine: Self.dids(3..<8), randomness: .fresh())
             let answer = try b.handle(a.start())
             guard case .psi2(let doubled) = answer.send[0] else {
                 Issue.record("no psi-2")
@@ -266,8 +266,8 @@ import Testing
         }
         // psi-4 to the responder.
         for change in ["one fewer", "one more", "a repeat"] {
-            var a = PSI.Session(role: .initiator, mine: Self.dids(0..<5))
-            var b = PSI.Session(role: .responder, mine: Self.dids(3..<8))
+            var a = PSI.Session(role: .initiator, mine: Self.dids(0..<5), randomness: .fresh())
+            var b = PSI.Session(role: .responder, mine: Self.dids(3..<8), randomness: .fresh())
             let answer = try b.handle(a.start())
             _ = try a.handle(answer.send[0])
             guard case .psi4(let doubled) = try a.handle(answer.send[1]).send[0] else {
@@ -292,8 +292,8 @@ import Testing
         let eight = Self.randomPoints(8)
         let all: [PSI.Message] = [.psi1(blinded: eight), .psi2(doubled: eight), .psi3(blinded: eight), .psi4(doubled: eight)]
         func states() throws -> [(String, PSI.Session, Set<String>)] {
-            var a = PSI.Session(role: .initiator, mine: Self.dids(0..<3))
-            var b = PSI.Session(role: .responder, mine: Self.dids(0..<3))
+            var a = PSI.Session(role: .initiator, mine: Self.dids(0..<3), randomness: .fresh())
+            var b = PSI.Session(role: .responder, mine: Self.dids(0..<3), randomness: .fresh())
             var out: [(String, PSI.Session, Set<String>)] = []
             out.append(("initiator ready", a, []))
             out.append(("responder ready", b, ["psi-1"]))
@@ -322,8 +322,8 @@ import Testing
     /// A run's result is kept; the scalar is gone once the side has sent its last message (the
     /// states after that carry none).
     @Test func theScalarIsDroppedOnceNoLongerNeeded() throws {
-        var a = PSI.Session(role: .initiator, mine: Self.dids(0..<3))
-        var b = PSI.Session(role: .responder, mine: Self.dids(1..<4))
+        var a = PSI.Session(role: .initiator, mine: Self.dids(0..<3), randomness: .fresh())
+        var b = PSI.Session(role: .responder, mine: Self.dids(1..<4), randomness: .fresh())
         let answer = try b.handle(a.start())
         if case .answered = b.state {} else { Issue.record("responder not in answered") }
         _ = try a.handle(answer.send[0])
@@ -398,7 +398,7 @@ final class Counter: @unchecked Sendable {
 
     @Test func swiftInitiatorWithPythonResponder() throws {
         let python = try PythonPeer(role: "responder", mine: Self.y)
-        var swift = PSI.Session(role: .initiator, mine: Self.x)
+        var swift = PSI.Session(role: .initiator, mine: Self.x, randomness: .fresh())
         try python.send(swift.start().encoded)
         #expect(try swift.handle(try PSI.Message(decoding: python.receive().bytes)).send.isEmpty)
         let last = try swift.handle(try PSI.Message(decoding: python.receive().bytes))
@@ -417,7 +417,7 @@ final class Counter: @unchecked Sendable {
 
     @Test func pythonInitiatorWithSwiftResponder() throws {
         let python = try PythonPeer(role: "initiator", mine: Self.y)
-        var swift = PSI.Session(role: .responder, mine: Self.x)
+        var swift = PSI.Session(role: .responder, mine: Self.x, randomness: .fresh())
         let answer = try swift.handle(try PSI.Message(decoding: python.receive().bytes))
         for m in answer.send { try python.send(m.encoded) }
         let last = try swift.handle(try PSI.Message(decoding: python.receive().bytes))
@@ -434,7 +434,7 @@ final class Counter: @unchecked Sendable {
     /// doubled value short.
     @Test func pythonRefusesAShortDoubledList() throws {
         let python = try PythonPeer(role: "initiator", mine: Self.y)
-        var swift = PSI.Session(role: .responder, mine: Self.x)
+        var swift = PSI.Session(role: .responder, mine: Self.x, randomness: .fresh())
         let answer = try swift.handle(try PSI.Message(decoding: python.receive().bytes))
         guard case .psi2(let doubled) = answer.send[0] else {
             Issue.record("no psi-2")

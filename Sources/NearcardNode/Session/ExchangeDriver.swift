@@ -46,7 +46,7 @@ final class ExchangeDriver: SessionDriver {
         machine = ExchangeStateMachine(
             initiatorFor: node.local, expected: expected, sessionKey: SessionKeys.take(), ephemeralKey: SessionKeys.take(),
             sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
-            mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take(),
+            mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take(), psiRandomness: .fresh(),
             invitation: invitation)
         self.node = node
         self.consent = consent
@@ -60,7 +60,7 @@ final class ExchangeDriver: SessionDriver {
         self.presenceKey = presenceKey
         machine = ExchangeStateMachine(
             resuming: noise, identity: node.local, presenceKey: presenceKey, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
-            mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take())
+            mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take(), psiRandomness: .fresh())
         self.node = node
         self.consent = node.consent
         self.remote = remote

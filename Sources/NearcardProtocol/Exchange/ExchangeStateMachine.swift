@@ -166,6 +166,8 @@ public struct ExchangeStateMachine: Sendable {
     private let mailboxToken: [UInt8]
     /// The one-time key pair of the sealed box our route travels in (§10): made ahead by the node, used once.
     private let sealKey: X25519.PrivateKey
+    /// What the common-contacts step draws at random (§22.2), made by the node for this session.
+    private let psiRandomness: PSI.Session.Randomness
     /// Initiator: the selective-disclosure proof of our card, made once the card is loaded, while the
     /// responder computes its answer (it depends on neither the session nor the receiver, §9).
     private var disclosureProof: String?
@@ -189,11 +191,12 @@ public struct ExchangeStateMachine: Sendable {
     ///   - ephemeralKey: this session's Noise ephemeral key (fresh per session).
     ///   - sasNonce: 32 fresh random bytes.
     ///   - mailboxToken: 32 fresh random bytes for the sealed route we hand over.
-    ///   - sealKey: a fresh X25519 key pair for the sealed box of that route (default: made now).
+    ///   - sealKey: a fresh X25519 key pair for the sealed box of that route.
+    ///   - psiRandomness: fresh randomness for the common-contacts step, if it runs (§22).
     ///   - invitation: the QR invitation to present (§19), if the session is opened with one.
     public init(
         initiatorFor identity: LocalIdentity, expected: ExpectedPeer = ExpectedPeer(), sessionKey: X25519.PrivateKey,
-        ephemeralKey: X25519.PrivateKey, sasNonce: [UInt8], mailboxToken: [UInt8], sealKey: X25519.PrivateKey = X25519.PrivateKey(),
+        ephemeralKey: X25519.PrivateKey, sasNonce: [UInt8], mailboxToken: [UInt8], sealKey: X25519.PrivateKey, psiRandomness: PSI.Session.Randomness,
         invitation: Invitation.Claim? = nil
     ) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
@@ -205,6 +208,7 @@ public struct ExchangeStateMachine: Sendable {
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
         self.sealKey = sealKey
+        self.psiRandomness = psiRandomness
         presenceKey = []
         state = .idle(NoiseXXHandshake(role: .initiator, prologue: SessionKind.prologue, staticKey: sessionKey, ephemeralKey: ephemeralKey))
     }
@@ -213,7 +217,7 @@ public struct ExchangeStateMachine: Sendable {
     /// exchange); the handshake carries this session's own static key.
     public init(
         resuming noise: NoiseXXHandshake, identity: LocalIdentity, presenceKey: [UInt8], sasNonce: [UInt8], mailboxToken: [UInt8],
-        sealKey: X25519.PrivateKey = X25519.PrivateKey()
+        sealKey: X25519.PrivateKey, psiRandomness: PSI.Session.Randomness
     ) {
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
         precondition(presenceKey.count == ProtocolLimits.presenceKeyByteCount)
@@ -224,6 +228,7 @@ public struct ExchangeStateMachine: Sendable {
         self.sasNonce = sasNonce
         self.mailboxToken = mailboxToken
         self.sealKey = sealKey
+        self.psiRandomness = psiRandomness
         self.presenceKey = presenceKey
         state = .resumed(noise)
     }
@@ -724,7 +729,7 @@ public struct ExchangeStateMachine: Sendable {
         if common == nil, d.theirsOffered, offersCommonContacts(card), let mine = card.commonContacts {
             // Neither side's own DID can be common (§22.1): leave both out.
             let set = mine.filter { $0 != d.session.peer.did && $0 != me.identity.did }
-            var c = CommonContacts(session: d.session, psi: PSI.Session(role: role, mine: set), card: card, message: message)
+            var c = CommonContacts(session: d.session, psi: PSI.Session(role: role, mine: set, randomness: psiRandomness), card: card, message: message)
             var actions: [Action] = [.commonContactsStarted(peer: d.session.peer.did)]
             if role == .initiator { actions += try send(.psi(c.psi.start()), on: &c.session.channel) }
             state = .commonContacts(c)

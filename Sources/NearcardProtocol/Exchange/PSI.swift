@@ -178,6 +178,35 @@ public enum PSI {
             case failed
         }
 
+        /// What a run draws at random (§22.2): its scalar, the order a blinded list goes in, and the padding
+        /// elements. An input like every key and nonce, so the state machines stay deterministic; a node
+        /// makes it `fresh()` for each session.
+        public struct Randomness: Sendable {
+            let scalar: Ristretto255.Scalar
+            let shuffle: @Sendable (inout [(String?, Ristretto255.Point)]) -> Void
+            let dummy: @Sendable () -> Ristretto255.Point
+
+            public init(
+                scalar: Ristretto255.Scalar, shuffle: @escaping @Sendable (inout [(String?, Ristretto255.Point)]) -> Void,
+                dummy: @escaping @Sendable () -> Ristretto255.Point
+            ) {
+                self.scalar = scalar
+                self.shuffle = shuffle
+                self.dummy = dummy
+            }
+
+            /// From the system's generator and libsodium: a new scalar, a random order, random padding.
+            public static func fresh() -> Randomness {
+                Randomness(
+                    scalar: .random(),
+                    shuffle: { list in
+                        var g = SystemRandomNumberGenerator()
+                        list.shuffle(using: &g)
+                    },
+                    dummy: { Ristretto255.Point.random() })
+            }
+        }
+
         struct Ready: Sendable {
             let scalar: Ristretto255.Scalar
             let mine: [String]
@@ -211,15 +240,9 @@ public enum PSI {
 
         /// One side's run. `mine`: our DIDs (repeats are dropped), at most `maximumSetSize` — the
         /// caller picks which when the book holds more (§22.3); more is a bug of ours and traps.
-        /// `scalar`: fresh for each session, never reused (§22.2).
-        public init(role: NoiseXXHandshake.Role, mine: [String], scalar: Ristretto255.Scalar = .random()) {
-            self.init(
-                role: role, mine: mine, scalar: scalar,
-                shuffle: { list in
-                    var g = SystemRandomNumberGenerator()
-                    list.shuffle(using: &g)
-                },
-                dummy: { Ristretto255.Point.random() })
+        /// `randomness`: fresh for each session, never reused (§22.2).
+        public init(role: NoiseXXHandshake.Role, mine: [String], randomness: Randomness) {
+            self.init(role: role, mine: mine, scalar: randomness.scalar, shuffle: randomness.shuffle, dummy: randomness.dummy)
         }
 
         init(

@@ -93,7 +93,7 @@ func inMemoryExchange(_ a: NodeContext, _ b: NodeContext) throws -> ExchangeOutc
     var sides: [ExchangeStateMachine?] = [
         ExchangeStateMachine(
             initiatorFor: a.local, sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(), sasNonce: nonce(),
-            mailboxToken: token()),
+            mailboxToken: token(), sealKey: X25519.PrivateKey(), psiRandomness: .fresh()),
         nil,
     ]
     let nodes = [a, b]
@@ -138,7 +138,9 @@ func inMemoryExchange(_ a: NodeContext, _ b: NodeContext) throws -> ExchangeOutc
             else {
                 throw BenchError("message 1 was not read as an exchange")
             }
-            sides[to] = ExchangeStateMachine(resuming: noise, identity: b.local, presenceKey: presenceKeys[1], sasNonce: nonce(), mailboxToken: token())
+            sides[to] = ExchangeStateMachine(
+                resuming: noise, identity: b.local, presenceKey: presenceKeys[1], sasNonce: nonce(), mailboxToken: token(), sealKey: X25519.PrivateKey(),
+                psiRandomness: .fresh())
             try run(sides[to]!.start(), from: to)
         } else {
             try run(sides[to]!.receive(frame, now: t), from: to)

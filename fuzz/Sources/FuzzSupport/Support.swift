@@ -60,7 +60,8 @@ public enum Fuzz {
                                                                                sessionKey: responderSessionKey, longTermKey: me.x25519) else { return nil }
         var machine = ExchangeStateMachine(resuming: noise, identity: identity(me), presenceKey: mePresenceKey,
                                            sasNonce: [UInt8](repeating: 3, count: SAS.nonceByteCount),
-                                           mailboxToken: [UInt8](repeating: 4, count: RouteRecord.mailboxTokenByteCount))
+                                           mailboxToken: [UInt8](repeating: 4, count: RouteRecord.mailboxTokenByteCount),
+                                           sealKey: X25519.PrivateKey(), psiRandomness: .fresh())
         let actions = machine.start()
         return (machine, actions)
     }

@@ -55,7 +55,8 @@ func exchange(_ name: String, expected: ExpectedPeer = ExpectedPeer(), invitatio
               initiatorCard: LocalCard, responderCard: LocalCard) -> [[UInt8]] {
     var initiator = ExchangeStateMachine(initiatorFor: Fuzz.identity(Fuzz.peer), expected: expected, sessionKey: Fuzz.initiatorSessionKey,
                                          ephemeralKey: Fuzz.initiatorEphemeral, sasNonce: [UInt8](repeating: 5, count: SAS.nonceByteCount),
-                                         mailboxToken: [UInt8](repeating: 6, count: RouteRecord.mailboxTokenByteCount), invitation: invitation)
+                                         mailboxToken: [UInt8](repeating: 6, count: RouteRecord.mailboxTokenByteCount), sealKey: X25519.PrivateKey(),
+                                         psiRandomness: .fresh(), invitation: invitation)
     var iEvents: [ExchangeStateMachine.Action] = []
     var rEvents: [ExchangeStateMachine.Action] = []
     var sent: [[UInt8]] = []
@@ -132,7 +133,7 @@ write("fuzz-session", "message-sas-reveal", [1] + ExchangeMessage.sasReveal(nonc
 write("fuzz-session", "message-decision", [1] + ExchangeMessage.decision(accept: false, reason: "not now", identity: nil).encoded)
 write("fuzz-session", "message-acceptance", [1] + ExchangeMessage.decision(accept: true, reason: nil, identity: identity, commonContacts: true).encoded)
 write("fuzz-session", "message-card", [1] + ExchangeMessage.card(payload: payload.json, message: "hi", presenceKey: Fuzz.peerPresenceKey).encoded)
-var psi = PSI.Session(role: .initiator, mine: Fuzz.commonContacts)
+var psi = PSI.Session(role: .initiator, mine: Fuzz.commonContacts, randomness: .fresh())
 write("fuzz-session", "message-psi", [1] + ExchangeMessage.psi(psi.start()).encoded)
 write("fuzz-session", "message-abort", [1] + ExchangeMessage.abort(code: "declined", reason: "not now").encoded)
 
