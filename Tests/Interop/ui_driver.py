@@ -69,6 +69,10 @@ try:
     for d, url in ((ada, args.ada), (grace, args.grace)):
         d.get(url)
         wait(d, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true", "the page loading")
+        d.execute_script("""
+            window.__nearcardErrors = [];
+            addEventListener('error', e => window.__nearcardErrors.push(String(e.message)));
+            addEventListener('unhandledrejection', e => window.__nearcardErrors.push(String(e.reason)));""")
         if "token=" in d.current_url:
             fail("the token stayed in the address bar")
     # Every control has an accessible name; the keyboard alone reaches and opens a section.
@@ -170,6 +174,13 @@ try:
         wait(ada, lambda d: d.find_element(By.ID, "scan-results").text != "", "the scan's result")
         report["scan"] = ada.find_element(By.ID, "scan-results").text
         shot(ada, "scan")
+    # No page threw: an uncaught error or rejected promise in either page's script, from its start (which
+    # marks the page ready only when it finished) to here, is a failure.
+    script_errors = [f"{name}: {e}" for name, d in (("ada", ada), ("grace", grace))
+                     for e in d.execute_script("return window.__nearcardErrors || ['the error watch is gone (the page reloaded)']")]
+    report["scriptErrors"] = script_errors
+    if script_errors:
+        fail(f"the page's script reported errors: {script_errors}")
     report["ok"] = True
     print(json.dumps(report))
 finally:

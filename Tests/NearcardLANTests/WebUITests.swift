@@ -65,6 +65,7 @@ import Testing
         let report = r.json
         #expect(report["codes"]?["ada"]?.stringValue?.count == 7, "\(report)")
         #expect(report["keyboard"] == true, "every control named, sections reachable by keyboard")
+        #expect(report["scriptErrors"]?.arrayValue?.isEmpty == true, "no page's script threw: \(report["scriptErrors"] ?? .null)")
         #expect(report["ada"]?["text"]?.stringValue?.contains("verified") == true)
         #expect(report["ada"]?["text"]?.stringValue?.contains("Hello Ada, from the other page") == true, "Grace's message on Ada's page")
         #expect(report["grace"]?["text"]?.stringValue?.contains("Hi Grace, from the page") == true, "Ada's message on Grace's page")
