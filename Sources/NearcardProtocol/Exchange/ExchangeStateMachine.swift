@@ -70,65 +70,6 @@ public struct ExchangeStateMachine: Sendable {
         let invited: Bool
     }
 
-    /// This side's decision, and whether it has gone to the peer. An acceptance waits for this side's
-    /// card before it is sent, so the peer's card can never arrive before ours exists.
-    enum MyDecision: Sendable {
-        case undecided
-        case waitingForCard(message: String?)
-        case sent(message: String?, card: LocalCard, prepared: PreparedCard?)
-    }
-
-    struct Deciding: Sendable {
-        var session: Identified
-        var mine: MyDecision
-        /// The peer accepted (a refusal ends the exchange).
-        var theirsAccepted: Bool
-        /// Responder: our identity has gone to the peer (sealed to a contact); else it goes with our acceptance.
-        var revealed: Bool
-        /// The peer's acceptance offered the common-contacts step (§22).
-        var theirsOffered = false
-        /// Our person or policy has not answered yet.
-        var isUndecided: Bool { if case .undecided = mine { true } else { false } }
-        /// The consent time ran out after we decided: the grace for the peer's verdict runs.
-        var waitingPastConsent = false
-    }
-
-    /// Our card made ahead of the peer's acceptance (`prepareCard`): sent as it is once the peer accepts.
-    struct PreparedCard: Sendable {
-        let payload: ProximityPayload
-        let route: RouteRecord
-    }
-
-    struct CardSent: Sendable {
-        var session: Identified
-        let card: LocalCard
-        let myMessage: String?
-        let myPayload: ProximityPayload
-        let myRoute: RouteRecord
-    }
-
-    struct Received: Sendable {
-        let verified: ProximityPayload.Verified
-        let json: JSONValue
-        let message: String?
-        let sealedRoute: String
-        let route: RouteRecord
-        let presenceKey: [UInt8]
-    }
-
-    /// The private common-contacts step (§22) between both acceptances and the cards.
-    struct CommonContacts: Sendable {
-        var session: Identified
-        var psi: PSI.Session
-        let card: LocalCard
-        let message: String?
-    }
-
-    struct AwaitingDone: Sendable {
-        var sent: CardSent
-        let received: Received
-    }
-
     /// Where the exchange is; each case is named for what this side waits for and carries what that needs.
     enum State: Sendable {
         /// Initiator, before `start`.
@@ -160,30 +101,30 @@ public struct ExchangeStateMachine: Sendable {
     }
 
     public let role: NoiseXXHandshake.Role
-    private let me: LocalIdentity
-    private let expected: ExpectedPeer
-    private let sasNonce: [UInt8]
-    private let mailboxToken: [UInt8]
+    let me: LocalIdentity
+    let expected: ExpectedPeer
+    let sasNonce: [UInt8]
+    let mailboxToken: [UInt8]
     /// The one-time key pair of the sealed box our route travels in (§10): made ahead by the node, used once.
-    private let sealKey: X25519.PrivateKey
+    let sealKey: X25519.PrivateKey
     /// What the common-contacts step draws at random (§22.2), made by the node for this session.
-    private let psiRandomness: PSI.Session.Randomness
+    let psiRandomness: PSI.Session.Randomness
     /// Initiator: the selective-disclosure proof of our card, made once the card is loaded, while the
     /// responder computes its answer (it depends on neither the session nor the receiver, §9).
-    private var disclosureProof: String?
+    var disclosureProof: String?
     /// Responder: the presence key our contacts resolve our tag with (a contact's recall opens with it).
-    private let presenceKey: [UInt8]
+    let presenceKey: [UInt8]
     /// Initiator: the QR invitation this session was opened with.
-    private let invitation: Invitation.Claim?
-    private var state: State
+    let invitation: Invitation.Claim?
+    var state: State
     /// This side's card, once loaded: it may arrive in any state before the cards go across.
-    private var card: LocalCard?
+    var card: LocalCard?
     /// What the common-contacts step found (§22), once it ran.
-    private var common: PSI.Result?
+    var common: PSI.Result?
     /// Our acceptance does not offer the common-contacts step with this peer (its rate, §22.3).
-    private var commonContactsWithheld = false
+    var commonContactsWithheld = false
     /// Whether our acceptance offers the step: our person turned it on and the peer is within the rate.
-    private func offersCommonContacts(_ card: LocalCard) -> Bool { card.commonContacts != nil && !commonContactsWithheld }
+    func offersCommonContacts(_ card: LocalCard) -> Bool { card.commonContacts != nil && !commonContactsWithheld }
 
     /// An initiator.
     /// - Parameters:
@@ -288,7 +229,7 @@ public struct ExchangeStateMachine: Sendable {
     }
 
     /// The timer the current state runs, if any.
-    private var runningTimer: SessionTimer? {
+    var runningTimer: SessionTimer? {
         switch state {
         case .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingNonce, .awaitingReveal: .handshake
         case .awaitingResponder(_, _, let past): past ? .peerDecision : .consent
@@ -455,173 +396,34 @@ public struct ExchangeStateMachine: Sendable {
 
     // MARK: handling
 
-    private mutating func handle(_ frame: [UInt8], now: Int64) throws(ProtocolError) -> [Action] {
+    mutating func handle(_ frame: [UInt8], now: Int64) throws(ProtocolError) -> [Action] {
         switch state {
         case .idle, .resumed:
             throw ProtocolError(.protocolError, "the peer sent a frame before this side began")
-        case .awaitingMessage2(var noise):
-            // <- e, ee, s, es; then -> s, se and our hello in the same flight.
-            try noise.readEmptyMessage(frame)
-            let m3 = try noise.writeMessage()
-            var channel = try EstablishedChannel(completed: noise)
-            var actions: [Action] = [.send(m3)]
-            // A recognised contact proves itself first: our hello then says nothing of us.
-            let identity = expected.presenceKey == nil ? try makeIdentity(channel) : nil
-            let invite = invitation.map { ExchangeMessage.Invite(id: $0.id, proof: Invitation.proof(secret: $0.secret, handshakeHash: channel.handshakeHash)) }
-            actions += try send(
-                .hello(
-                    .init(
-                        sasCommit: SAS.commitment(handshakeHash: channel.handshakeHash, nonce: sasNonce),
-                        identity: identity, invite: invite)), on: &channel)
-            state = .awaitingNonce(channel)
-            return actions
-        case .awaitingMessage3(var noise):
-            try noise.readEmptyMessage(frame)
-            state = .awaitingHello(try EstablishedChannel(completed: noise))
-            return []
-        case .awaitingHello(var channel):
-            let message = try decrypt(frame, on: &channel)
-            // On every path below the state is replaced or the exchange fails; keep the advanced cipher.
-            state = .awaitingHello(channel)
-            guard case .hello(let hello) = message else { return try unexpected(message) }
-            let h = channel.handshakeHash
-            if let identity = hello.identity {
-                // Verified now, so a bad identity ends the session before we answer.
-                let peer = try verify(identity, channel)
-                let invite = hello.invite.map { Invitation.Presented(id: $0.id, proof: $0.proof, handshakeHash: h) }
-                let actions = try send(.nonce(sasNonce: sasNonce, sealedIdentity: nil), on: &channel)
-                state = .awaitingReveal(channel, peer: peer, commitment: hello.sasCommit, invite: invite, revealed: false)
-                return actions
-            }
-            // "Prove yourself first": our identity, readable only by holders of our presence key.
-            let sealed = try Recall.seal(try makeIdentity(channel), presenceKey: presenceKey, handshakeHash: h)
-            let actions = try send(.nonce(sasNonce: sasNonce, sealedIdentity: sealed), on: &channel)
-            state = .awaitingReveal(channel, peer: nil, commitment: hello.sasCommit, invite: nil, revealed: true)
-            return actions
-        case .awaitingNonce(var channel):
-            let message = try decrypt(frame, on: &channel)
-            state = .awaitingNonce(channel)
-            guard case .nonce(let theirNonce, let sealed) = message else { return try unexpected(message) }
-            let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: sasNonce, responderNonce: theirNonce))
-            guard let key = expected.presenceKey else {
-                guard sealed == nil else { throw ProtocolError(.protocolError, "nonce: a sealed identity nobody asked for") }
-                var actions = try send(.sasReveal(nonce: sasNonce, identity: nil), on: &channel)
-                state = .awaitingResponder(channel, sas: sas, waitingPastConsent: false)
-                actions += [.arm(.consent), .sasKnown(sas)]
-                return actions
-            }
-            let who = expected.did ?? "the contact"
-            guard let sealed else { throw ProtocolError(.identityMismatch, "the node answering did not prove itself as \(who), whom we recognised") }
-            guard let identity = try Recall.open(sealed, presenceKey: key, handshakeHash: channel.handshakeHash) else {
-                throw ProtocolError(
-                    .identityMismatch, "the node answering is not \(who), whom we recognised (its proof does not open with that contact's presence key)")
-            }
-            let peer = try verify(identity, channel)
-            var actions = try send(.sasReveal(nonce: sasNonce, identity: try makeIdentity(channel)), on: &channel)
-            state = .deciding(
-                Deciding(
-                    session: Identified(channel: channel, peer: peer, sas: sas, invited: false), mine: .undecided,
-                    theirsAccepted: false, revealed: true))
-            actions += [.arm(.consent), .identified(peer, sas: sas, invite: nil)]
-            return actions
-        case .awaitingReveal(var channel, let known, let commitment, let invite, let revealed):
-            let message = try decrypt(frame, on: &channel)
-            state = .awaitingReveal(channel, peer: known, commitment: commitment, invite: invite, revealed: revealed)
-            guard case .sasReveal(let nonce, let identity) = message else { return try unexpected(message) }
-            guard Sodium.constantTimeEquals(SAS.commitment(handshakeHash: channel.handshakeHash, nonce: nonce), commitment) else {
-                throw ProtocolError(.badCommitment, "the initiator's SAS nonce does not match its commitment")
-            }
-            let peer: PeerIdentity
-            switch (known, identity) {
-            case (let p?, nil): peer = p
-            case (nil, let i?): peer = try verify(i, channel)
-            case (_?, _?): throw ProtocolError(.protocolError, "sas-reveal: the initiator showed its identity twice")
-            case (nil, nil): throw ProtocolError(.protocolError, "sas-reveal: the initiator never showed its identity")
-            }
-            let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: nonce, responderNonce: sasNonce))
-            state = .deciding(
-                Deciding(
-                    session: Identified(channel: channel, peer: peer, sas: sas, invited: invite != nil), mine: .undecided,
-                    theirsAccepted: false, revealed: revealed))
-            return [.arm(.consent), .identified(peer, sas: sas, invite: invite)]
-        case .awaitingResponder(var channel, let sas, let past):
-            let message = try decrypt(frame, on: &channel)
-            state = .awaitingResponder(channel, sas: sas, waitingPastConsent: past)
-            guard case .decision(let accept, let reason, let identity, let offered) = message else { return try unexpected(message) }
-            guard accept else {
-                state = .failed
-                return [.failed(ProtocolError(.declined, "the peer declined" + (reason.map { " (\($0.prefix(100)))" } ?? "")), byPeer: true)]
-            }
-            guard let identity else { throw ProtocolError(.protocolError, "decision: the responder accepted without showing its identity") }
-            let peer = try verify(identity, channel)
-            // The consent time runs on (a total): no new timer, unless the grace had begun.
-            state = .deciding(
-                Deciding(
-                    session: Identified(channel: channel, peer: peer, sas: sas, invited: invitation != nil), mine: .undecided,
-                    theirsAccepted: true, revealed: true, theirsOffered: offered))
-            return (past ? [.arm(.consent)] : []) + [.identified(peer, sas: sas, invite: nil)]
-        case .deciding(var d):
-            let message = try decrypt(frame, on: &d.session.channel)
-            state = .deciding(d)
-            guard case .decision(let accept, let reason, let identity, let offered) = message, !d.theirsAccepted else { return try unexpected(message) }
-            // A stranger's initiator cannot know whom it accepts before our acceptance showed us (§6).
-            if role == .responder && !d.revealed {
-                throw ProtocolError(.protocolError, "the initiator decided before this side accepted and showed itself")
-            }
-            guard accept else {
-                state = .failed
-                return [.failed(ProtocolError(.declined, "the peer declined" + (reason.map { " (\($0.prefix(100)))" } ?? "")), byPeer: true)]
-            }
-            guard identity == nil else { throw ProtocolError(.protocolError, "decision: an identity the peer had already shown") }
-            d.theirsAccepted = true
-            d.theirsOffered = offered
-            state = .deciding(d)
-            guard case .sent(let myMessage, let card, let prepared) = d.mine else { return [] }
-            return try sendCard(d, card: card, message: myMessage, prepared: prepared, now: now)
-        case .commonContacts(var c):
-            let message = try decrypt(frame, on: &c.session.channel)
-            state = .commonContacts(c)
-            guard case .psi(let m) = message else { return try unexpected(message) }
-            let step = try c.psi.handle(m)
-            var actions: [Action] = []
-            for out in step.send { actions += try send(.psi(out), on: &c.session.channel) }
-            state = .commonContacts(c)
-            guard let result = step.result else { return actions }
-            common = result
-            let d = Deciding(session: c.session, mine: .sent(message: c.message, card: c.card, prepared: nil), theirsAccepted: true, revealed: true)
-            return actions + (try sendCard(d, card: c.card, message: c.message, now: now))
-        case .awaitingCard(var sent):
-            let message = try decrypt(frame, on: &sent.session.channel)
-            state = .awaitingCard(sent)
-            switch message {
-            case .card(let payload, let theirMessage, let theirPresenceKey):
-                let received = try verifyCard(payload, message: theirMessage, presenceKey: theirPresenceKey, sent: sent, now: now)
-                // The responder says it verified ours; the initiator waits for that before it stores.
-                let actions = role == .responder ? try send(.done, on: &sent.session.channel) : []
-                state = .awaitingDone(AwaitingDone(sent: sent, received: received))
-                return actions
-            case .done, .confirm:
-                throw ProtocolError(.protocolError, "the peer said \(message.typeName) before sending its card")
-            case .hello, .nonce, .sasReveal, .decision, .abort, .psi:
-                return try unexpected(message)
-            }
-        case .awaitingDone(var a):
-            let message = try decrypt(frame, on: &a.sent.session.channel)
-            state = .awaitingDone(a)
-            guard case .done = message else { return try unexpected(message) }
-            state = .committing(a)
-            return [.commit(outcome(a, now: now), confirmed: role == .responder)]
-        case .committing(var a):
-            // Nothing is due from the peer while we store; its abort is noted, the store goes on (§11).
-            let message = try decrypt(frame, on: &a.sent.session.channel)
-            state = .committing(a)
-            return try unexpected(message)
-        case .awaitingConfirm(var channel):
-            let message = try decrypt(frame, on: &channel)
-            state = .awaitingConfirm(channel)
-            guard case .confirm = message else { return try unexpected(message) }
-            state = .completed
-            return [.confirmed]
+        case .awaitingMessage2(let noise):
+            return try receiveInAwaitingMessage2(noise, frame: frame, now: now)
+        case .awaitingMessage3(let noise):
+            return try receiveInAwaitingMessage3(noise, frame: frame, now: now)
+        case .awaitingHello(let channel):
+            return try receiveInAwaitingHello(channel, frame: frame, now: now)
+        case .awaitingNonce(let channel):
+            return try receiveInAwaitingNonce(channel, frame: frame, now: now)
+        case .awaitingReveal(let channel, let known, let commitment, let invite, let revealed):
+            return try receiveInAwaitingReveal(channel, known, commitment, invite, revealed, frame: frame, now: now)
+        case .awaitingResponder(let channel, let sas, let past):
+            return try receiveInAwaitingResponder(channel, sas, past, frame: frame, now: now)
+        case .deciding(let d):
+            return try receiveInDeciding(d, frame: frame, now: now)
+        case .commonContacts(let c):
+            return try receiveInCommonContacts(c, frame: frame, now: now)
+        case .awaitingCard(let sent):
+            return try receiveInAwaitingCard(sent, frame: frame, now: now)
+        case .awaitingDone(let a):
+            return try receiveInAwaitingDone(a, frame: frame, now: now)
+        case .committing(let a):
+            return try receiveInCommitting(a, frame: frame, now: now)
+        case .awaitingConfirm(let channel):
+            return try receiveInAwaitingConfirm(channel, frame: frame, now: now)
         case .completed, .failed:
             return []
         }
@@ -629,7 +431,7 @@ public struct ExchangeStateMachine: Sendable {
 
     /// A message that has no place in this state: the peer's abort ends the exchange as the peer's
     /// doing, anything else is a protocol error.
-    private mutating func unexpected(_ message: ExchangeMessage) throws(ProtocolError) -> [Action] {
+    mutating func unexpected(_ message: ExchangeMessage) throws(ProtocolError) -> [Action] {
         if case .abort(let code, let reason) = message {
             let c = ProtocolError.Code(rawValue: code) ?? .protocolError
             let error = ProtocolError(c, "the peer ended the exchange: \(reason.prefix(200))")
@@ -646,7 +448,7 @@ public struct ExchangeStateMachine: Sendable {
     // MARK: steps
 
     /// Our identity for this session: the DID's signature over h, in our role.
-    private func makeIdentity(_ channel: EstablishedChannel) throws(ProtocolError) -> ExchangeMessage.Identity {
+    func makeIdentity(_ channel: EstablishedChannel) throws(ProtocolError) -> ExchangeMessage.Identity {
         var identity = ExchangeMessage.Identity(
             did: me.identity.did, name: me.name, pubKey: me.keys.x25519.publicKey.rawRepresentation,
             signPubKey: me.keys.ed25519.publicKey.rawRepresentation)
@@ -658,7 +460,7 @@ public struct ExchangeStateMachine: Sendable {
     }
 
     /// Checks the peer's DID proof over this session's h, and what we expected of the peer.
-    private func verify(_ identity: ExchangeMessage.Identity, _ channel: EstablishedChannel) throws(ProtocolError) -> PeerIdentity {
+    func verify(_ identity: ExchangeMessage.Identity, _ channel: EstablishedChannel) throws(ProtocolError) -> PeerIdentity {
         let didKey: DIDKey
         do { didKey = try DIDKey(parsing: identity.did) } catch {
             throw ProtocolError(.badIdentity, "the peer's DID is unusable: \(error.message)")
@@ -690,7 +492,7 @@ public struct ExchangeStateMachine: Sendable {
 
     /// Our acceptance (with our identity, when we are a responder that has not shown it), then our
     /// card if the peer has accepted too.
-    private mutating func sendAcceptance(_ d: Deciding, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> [Action] {
+    mutating func sendAcceptance(_ d: Deciding, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> [Action] {
         var d = d
         let identity = role == .responder && !d.revealed ? try makeIdentity(d.session.channel) : nil
         var actions = try send(.decision(accept: true, reason: nil, identity: identity, commonContacts: offersCommonContacts(card)), on: &d.session.channel)
@@ -722,7 +524,7 @@ public struct ExchangeStateMachine: Sendable {
 
     /// Both accepted and our card is loaded: make it, send it, wait for theirs — or, when both offered
     /// it, run the common-contacts step first (§22; the initiator opens it, the responder waits).
-    private mutating func sendCard(
+    mutating func sendCard(
         _ d: Deciding, card: LocalCard, message: String?, prepared: PreparedCard? = nil,
         now: Int64
     ) throws(ProtocolError) -> [Action] {
@@ -747,7 +549,7 @@ public struct ExchangeStateMachine: Sendable {
 
     /// Our card for this session: the route record sealed to the peer, and the payload (selective
     /// disclosure, signature over the session binding and the receiver).
-    private func makeCard(_ session: Identified, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> PreparedCard {
+    func makeCard(_ session: Identified, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> PreparedCard {
         let peer = session.peer
         let route = RouteRecord(
             did: me.identity.did, pubKey: me.identity.pubKey, signPubKey: me.identity.signPubKey,
@@ -765,7 +567,7 @@ public struct ExchangeStateMachine: Sendable {
         }
     }
 
-    private func verifyCard(_ json: JSONValue, message: String?, presenceKey: [UInt8], sent: CardSent, now: Int64) throws(ProtocolError) -> Received {
+    func verifyCard(_ json: JSONValue, message: String?, presenceKey: [UInt8], sent: CardSent, now: Int64) throws(ProtocolError) -> Received {
         let peer = sent.session.peer
         let context = PayloadVerificationContext(
             expectedSenderDID: peer.did, receiverDID: me.identity.did,
@@ -802,7 +604,7 @@ public struct ExchangeStateMachine: Sendable {
         }
     }
 
-    private func outcome(_ a: AwaitingDone, now: Int64) -> ExchangeOutcome {
+    func outcome(_ a: AwaitingDone, now: Int64) -> ExchangeOutcome {
         let s = a.sent.session
         return ExchangeOutcome(
             peer: s.peer, sas: s.sas, handshakeHash: s.channel.handshakeHash, myPayload: a.sent.myPayload, theirPayload: a.received.verified,
@@ -812,16 +614,16 @@ public struct ExchangeStateMachine: Sendable {
             invited: s.invited, theirPresenceKey: a.received.presenceKey, commonContacts: common)
     }
 
-    private func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> ExchangeMessage {
+    func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> ExchangeMessage {
         try ExchangeMessage(decoding: try channel.decrypt(frame))
     }
 
-    private func send(_ message: ExchangeMessage, on channel: inout EstablishedChannel) throws(ProtocolError) -> [Action] {
+    func send(_ message: ExchangeMessage, on channel: inout EstablishedChannel) throws(ProtocolError) -> [Action] {
         [.send(try channel.encrypt(message.encoded))]
     }
 
     /// The encrypted channel, when there is one (to tell the peer why we end).
-    private var channel: EstablishedChannel? {
+    var channel: EstablishedChannel? {
         switch state {
         case .awaitingHello(let c), .awaitingNonce(let c), .awaitingReveal(let c, _, _, _, _), .awaitingResponder(let c, _, _): c
         case .deciding(let d): d.session.channel
@@ -832,7 +634,7 @@ public struct ExchangeStateMachine: Sendable {
         }
     }
 
-    private mutating func fail(_ error: ProtocolError) -> [Action] {
+    mutating func fail(_ error: ProtocolError) -> [Action] {
         guard !isFinished else { return [] }
         // After our commit the end is a contact either way: the initiator's stays unconfirmed until the
         // confirmation query answers (§11); nothing is sent (the peer may already hold it too).
