@@ -99,11 +99,11 @@ struct Exchange: AsyncParsableCommand {
             for await event in events {
                 if case .exchangeRequested(_, let p, let sas, _, _) = event, yes, !json {
                     // Who answered; the code again only if it was not shown while they decided.
-                    Console.out("\(p.name ?? "(no name)") — \(p.did)" + (codeShown ? "" : "\n  Check code \(sas) (compare with their screen)"))
+                    Console.out(SessionStory.answered(by: p, sas: sas, codeShown: codeShown))
                 }
                 // The code is compared while they decide, so it shows whenever a person is at this terminal.
                 if case .exchangeCheckCode(_, let sas) = event, !json || !yes {
-                    Console.out("Check code \(sas) (compare with their screen) — waiting for them to accept")
+                    Console.out(SessionStory.checkCode(sas))
                     codeShown = true
                 }
                 Self.noteRetry(event, attempts, json: json)
@@ -134,7 +134,7 @@ struct Exchange: AsyncParsableCommand {
                 Console.json(.object(o))
             } else {
                 if let note { Console.out(note) }
-                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: database)
+                SessionStory.completed(contact, database: database)
             }
         case .unconfirmed(let contact, let outcome, let error):
             let who = contact.card.name
@@ -149,7 +149,7 @@ struct Exchange: AsyncParsableCommand {
                 Console.json(.object(o))
             } else {
                 if let note { Console.out(note) }
-                ExchangeDisplay.completed(contact, myMessage: outcome.myMessage, theirMessage: outcome.theirMessage, database: database)
+                SessionStory.completed(contact, database: database)
             }
             throw CLIError(.unconfirmed, words)
         case .failed:
@@ -172,7 +172,7 @@ struct Exchange: AsyncParsableCommand {
     static func noteRetry(_ event: NodeEvent, _ attempts: Counter, json: Bool) {
         guard case .stillDialing(_, let attempt, let reason) = event else { return }
         attempts.set(attempt)
-        if !json { Console.out("… still trying (attempt \(attempt); loss on the network?): \(reason)") }
+        if !json { Console.out(SessionStory.retry(attempt: attempt, reason: reason)) }
     }
 
     /// The connection attempts a dial took (1 unless it had to try again).

@@ -174,40 +174,11 @@ enum NodeCommand {
 
     static func printEvents(_ stream: AsyncStream<NodeEvent>, database: NearcardDatabase) async {
         for await event in stream {
-            switch event {
-            case .exchangeCompleted(_, let contact, let mine, let theirs, _):
+            if case .exchangeCompleted(_, let contact, _, _, _) = event {
                 Console.out("")
-                ExchangeDisplay.completed(contact, myMessage: mine, theirMessage: theirs, database: database)
-            case .exchangeAbandoned(_, let phase, _):
-                // Someone who never said who they are: not an exchange with anyone (PROTOCOL §6.2).
-                Console.out("· A connection stopped before identifying itself (during the \(phase)); nothing was stored")
-            case .exchangeFailed(_, let peer, let error, let byPeer):
-                let who = peer?.name ?? peer?.did ?? "a peer"
-                Console.out("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message) (\(error.code.rawValue)); nothing was stored")
-            case .messageReceived(let m):
-                Console.out("✉ Message from \(m.contactName ?? m.fromDID): \(m.text)")
-            case .messageRefused(let remote, let reason, _):
-                Console.err("nearcard: refused a message delivery from \(remote): \(reason)")
-            case .messageDelivered(let m):
-                Console.out("✔ Delivered your message to \(m.contactName)")
-            case .messageGaveUp(let m):
-                Console.out("✘ Gave up delivering your message to \(m.contactName): \(m.lastError ?? "")")
-            case .published(let name):
-                Console.out("Published on the LAN as “\(name)” (\(TXTRecord.serviceType)).")
-            case .discoveryUnavailable(let message):
-                Console.err("nearcard: discovery unavailable: \(message). Peers can still reach you at HOST:PORT.")
-            case .rateLimited(let address, let reason):
-                Console.err("nearcard: refusing connections from \(address): \(reason)")
-            case .connectionsProbed(let count, let seconds, _):
-                Console.out(
-                    "· \(count) connection\(count == 1 ? "" : "s") in the last \(seconds) s ended before starting an exchange (port scans, probes or idle sockets); not shown one by one"
-                )
-            case .storeConnection(let lost, let store):
-                Console.err(lost ? "nearcard: lost the connection to \(store); retrying (exchanges wait meanwhile)" : "nearcard: reconnected to \(store)")
-            case .error(let message):
-                Console.err("nearcard: \(message)")
-            default:
-                break
+                SessionStory.completed(contact, database: database)
+            } else if let (text, stream) = SessionStory.line(for: event) {
+                if stream == .out { Console.out(text) } else { Console.err(text) }
             }
         }
     }

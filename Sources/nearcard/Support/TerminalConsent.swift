@@ -22,12 +22,7 @@ struct TerminalConsent: ConsentProvider {
         let answer = await prompter.conversation { terminal -> ConsentAnswer in
             let left = deadline.timeIntervalSinceNow
             guard left >= 1 else { return .decline("no answer within \(Int(timeout)) s") }
-            let p = request.peer
-            Console.out("")
-            Console.out("Exchange request from \(p.name ?? "(no name)") at \(request.remoteAddress)")
-            Console.out("  DID          \(p.did)")
-            Console.out("  Fingerprint  \(p.fingerprint)")
-            Console.out("  Check code   \(request.sas)   ← must match the code on the other screen")
+            for line in SessionStory.request(request) { Console.out(line) }
             guard let answer = await terminal.read("Accept and exchange cards? (\(Int(left)) s to answer) [y/N] ", timeout: left),
                 ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
             else {

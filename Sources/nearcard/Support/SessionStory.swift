@@ -1,0 +1,82 @@
+import Foundation
+import NearcardDiscovery
+import NearcardModel
+import NearcardNode
+import NearcardProtocol
+import NearcardStore
+
+/// How one session's story reads at a terminal, for every face of the CLI: the request shown to the
+/// person asked (`listen`'s consent prompt), the check code and who answered (`exchange`'s dial), a
+/// dial that tries again, how an exchange ended, and the node's other events (`listen`). The one printer
+/// of a session: its wording lives here, and the faces only say when.
+enum SessionStory {
+    /// The request a person at the listening terminal is asked about (the question follows it).
+    static func request(_ request: ConsentRequest) -> [String] {
+        let p = request.peer
+        return [
+            "",
+            "Exchange request from \(p.name ?? "(no name)") at \(request.remoteAddress)",
+            "  DID          \(p.did)",
+            "  Fingerprint  \(p.fingerprint)",
+            "  Check code   \(request.sas)   ← must match the code on the other screen",
+        ]
+    }
+
+    /// The dialling side: the code both screens show, while the other person decides.
+    static func checkCode(_ sas: String) -> String { "Check code \(sas) (compare with their screen) — waiting for them to accept" }
+
+    /// The dialling side: who answered; the code again only if it was not shown while they decided.
+    static func answered(by peer: PeerIdentity, sas: String, codeShown: Bool) -> String {
+        "\(peer.name ?? "(no name)") — \(peer.did)" + (codeShown ? "" : "\n  Check code \(sas) (compare with their screen)")
+    }
+
+    /// A dial that tries again.
+    static func retry(attempt: Int, reason: String) -> String { "… still trying (attempt \(attempt); loss on the network?): \(reason)" }
+
+    /// An exchange that ended with a contact: the line, then the contact as `contacts show` prints it.
+    static func completed(_ contact: Contact, database: NearcardDatabase) {
+        Console.out("✔ Exchanged cards with \(contact.name) — contact \(contact.id.prefix(8)) (\(contact.verificationStatus.rawValue))")
+        ContactDisplay.show(contact, database: database)
+    }
+
+    /// Where a line of a running node's story goes.
+    enum Stream { case out, errors }
+
+    /// A running node's line for an event (`listen`, `bot` without --jsonl), or nil for one it does not
+    /// tell (a completed exchange is told by `completed`).
+    static func line(for event: NodeEvent) -> (text: String, stream: Stream)? {
+        switch event {
+        case .exchangeAbandoned(_, let phase, _):
+            // Someone who never said who they are: not an exchange with anyone (PROTOCOL §6.2).
+            return ("· A connection stopped before identifying itself (during the \(phase)); nothing was stored", .out)
+        case .exchangeFailed(_, let peer, let error, let byPeer):
+            let who = peer?.name ?? peer?.did ?? "a peer"
+            return ("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message) (\(error.code.rawValue)); nothing was stored", .out)
+        case .messageReceived(let m):
+            return ("✉ Message from \(m.contactName ?? m.fromDID): \(m.text)", .out)
+        case .messageRefused(let remote, let reason, _):
+            return ("nearcard: refused a message delivery from \(remote): \(reason)", .errors)
+        case .messageDelivered(let m):
+            return ("✔ Delivered your message to \(m.contactName)", .out)
+        case .messageGaveUp(let m):
+            return ("✘ Gave up delivering your message to \(m.contactName): \(m.lastError ?? "")", .out)
+        case .published(let name):
+            return ("Published on the LAN as “\(name)” (\(TXTRecord.serviceType)).", .out)
+        case .discoveryUnavailable(let message):
+            return ("nearcard: discovery unavailable: \(message). Peers can still reach you at HOST:PORT.", .errors)
+        case .rateLimited(let address, let reason):
+            return ("nearcard: refusing connections from \(address): \(reason)", .errors)
+        case .connectionsProbed(let count, let seconds, _):
+            return (
+                "· \(count) connection\(count == 1 ? "" : "s") in the last \(seconds) s ended before starting an exchange (port scans, probes or idle sockets); not shown one by one",
+                .out
+            )
+        case .storeConnection(let lost, let store):
+            return (lost ? "nearcard: lost the connection to \(store); retrying (exchanges wait meanwhile)" : "nearcard: reconnected to \(store)", .errors)
+        case .error(let message):
+            return ("nearcard: \(message)", .errors)
+        default:
+            return nil
+        }
+    }
+}
