@@ -1,26 +1,6 @@
 import Foundation
 public import NearcardCrypto
 
-/// The fields of a card (the iOS app's `BusinessCardField`, without the profile image).
-public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
-    case name, email, phone, company, title, socialNetworks, skills
-
-    public static func < (a: CardField, b: CardField) -> Bool { a.rawValue < b.rawValue }
-
-    /// Parses a comma-separated list such as `name,company,title`; names what is unknown.
-    public static func parseList(_ text: String) throws(ModelError) -> Set<CardField> {
-        var out = Set<CardField>()
-        for part in text.split(separator: ",") {
-            let name = part.trimmingCharacters(in: .whitespaces)
-            guard let field = CardField(rawValue: name) ?? CardField.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
-                throw ModelError(.invalidCard, "unknown card field \"\(name)\"; the fields are \(CardField.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            out.insert(field)
-        }
-        return out
-    }
-}
-
 public struct SocialProfile: Sendable, Equatable, Hashable {
     public var platform: String
     public var username: String
@@ -107,15 +87,36 @@ public struct Card: Sendable, Equatable {
         self.skills = skills
     }
 
+    /// A text field's value (`CardField.textFields`); nil for a list field or one the card lacks.
+    /// Setting `name` to nil leaves the name as it is (a card always has one).
+    public subscript(text field: CardField) -> String? {
+        get {
+            switch field {
+            case .name: name
+            case .email: email
+            case .phone: phone
+            case .company: company
+            case .title: title
+            case .socialNetworks, .skills: nil
+            }
+        }
+        set {
+            switch field {
+            case .name: if let newValue { name = newValue }
+            case .email: email = newValue
+            case .phone: phone = newValue
+            case .company: company = newValue
+            case .title: title = newValue
+            case .socialNetworks, .skills: break
+            }
+        }
+    }
+
     /// The value of one field as JSON, or nil when the card does not have it.
     public func value(of field: CardField) -> JSONValue? {
-        switch field {
-        case .name: .string(name)
-        case .email: email.map { .string($0) }
-        case .phone: phone.map { .string($0) }
-        case .company: company.map { .string($0) }
-        case .title: title.map { .string($0) }
-        case .socialNetworks: socialNetworks.isEmpty ? nil : .array(socialNetworks.map(\.json))
+        switch field.kind {
+        case .text: self[text: field].map { .string($0) }
+        case .socialProfiles: socialNetworks.isEmpty ? nil : .array(socialNetworks.map(\.json))
         case .skills: skills.isEmpty ? nil : .array(skills.map(\.json))
         }
     }
@@ -125,14 +126,18 @@ public struct Card: Sendable, Equatable {
 
     /// The card reduced to `fields` (name always stays).
     public func filtered(to fields: Set<CardField>) -> Card {
-        Card(
-            name: name,
-            email: fields.contains(.email) ? email : nil,
-            phone: fields.contains(.phone) ? phone : nil,
-            company: fields.contains(.company) ? company : nil,
-            title: fields.contains(.title) ? title : nil,
-            socialNetworks: fields.contains(.socialNetworks) ? socialNetworks : [],
-            skills: fields.contains(.skills) ? skills : [])
+        var out = Card(name: name)
+        for field in fields { out.copy(field, from: self) }
+        return out
+    }
+
+    /// Takes `field` from `other` as it is there (absent there: absent here; `name` is always kept).
+    public mutating func copy(_ field: CardField, from other: Card) {
+        switch field.kind {
+        case .text: if field == .name { name = other.name } else { self[text: field] = other[text: field] }
+        case .socialProfiles: socialNetworks = other.socialNetworks
+        case .skills: skills = other.skills
+        }
     }
 
     /// Nearcard's JSON card: `{"name", "email"?, "phone"?, "company"?, "title"?, "socialNetworks"?, "skills"?}`.
@@ -176,27 +181,33 @@ public struct Card: Sendable, Equatable {
             guard let s = v.stringValue else { throw ModelError(.invalidCard, "\"\(path).\(key)\" must be a string") }
             return s
         }
-        var socials: [SocialProfile] = []
-        for (i, s) in try list("socialNetworks").enumerated() {
-            let path = "socialNetworks[\(i)]"
-            socials.append(
-                SocialProfile(
-                    platform: try member(s, "platform", path, required: true)!,
-                    username: try member(s, "username", path, required: true)!,
-                    url: try member(s, "url", path, required: false)))
+        var card = Card(name: try text(CardField.name.rawValue, required: true)!)
+        for field in CardField.allCases {
+            let key = field.rawValue
+            switch field.kind {
+            case .text:
+                if field != .name { card[text: field] = try text(key) }
+            case .socialProfiles:
+                for (i, s) in try list(key).enumerated() {
+                    let path = "\(key)[\(i)]"
+                    card.socialNetworks.append(
+                        SocialProfile(
+                            platform: try member(s, "platform", path, required: true)!,
+                            username: try member(s, "username", path, required: true)!,
+                            url: try member(s, "url", path, required: false)))
+                }
+            case .skills:
+                for (i, s) in try list(key).enumerated() {
+                    let path = "\(key)[\(i)]"
+                    card.skills.append(
+                        Skill(
+                            name: try member(s, "name", path, required: true)!,
+                            category: try member(s, "category", path, required: false),
+                            proficiency: try member(s, "proficiency", path, required: false)))
+                }
+            }
         }
-        var skills: [Skill] = []
-        for (i, s) in try list("skills").enumerated() {
-            let path = "skills[\(i)]"
-            skills.append(
-                Skill(
-                    name: try member(s, "name", path, required: true)!,
-                    category: try member(s, "category", path, required: false),
-                    proficiency: try member(s, "proficiency", path, required: false)))
-        }
-        self.init(
-            name: try text("name", required: true)!, email: try text("email"), phone: try text("phone"),
-            company: try text("company"), title: try text("title"), socialNetworks: socials, skills: skills)
+        self = card
         try validate()
     }
 
@@ -204,7 +215,7 @@ public struct Card: Sendable, Equatable {
     public func validate() throws(ModelError) {
         if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ModelError(.invalidCard, "the card's name is empty") }
         let texts: [(String, String?)] =
-            [("name", name), ("email", email), ("phone", phone), ("company", company), ("title", title)]
+            CardField.textFields.map { ($0.rawValue, self[text: $0]) }
             + socialNetworks.enumerated().flatMap { i, s in
                 [("socialNetworks[\(i)].platform", s.platform), ("socialNetworks[\(i)].username", s.username), ("socialNetworks[\(i)].url", s.url)]
             }

@@ -108,13 +108,10 @@ public struct Contact: Sendable, Equatable {
         var o = JSONObject()
         o["id"] = .string(id)
         o["cardId"] = opt(cardId)
-        o["name"] = .string(card.name)
-        o["title"] = opt(card.title)
-        o["company"] = opt(card.company)
-        o["email"] = opt(card.email)
-        o["phone"] = opt(card.phone)
-        o["socialNetworks"] = .array(card.socialNetworks.map(\.json))
-        o["skills"] = .array(card.skills.map(\.json))
+        for field in CardField.displayOrder {
+            // Every field is present: absent text as null, an absent list as [].
+            o[field.rawValue] = card.value(of: field) ?? (field.kind == .text ? .null : .array([]))
+        }
         o["source"] = .string(source.rawValue)
         o["verificationStatus"] = .string(verificationStatus.rawValue)
         o["receivedAt"] = .string(ISO8601.string(receivedAt))

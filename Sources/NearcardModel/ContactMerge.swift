@@ -24,29 +24,26 @@ public enum ContactMerge {
         guard incoming.verificationStatus != .failed else { return Result(contact: merged, changed: []) }
         let refresh = incoming.verificationStatus == .verified
         var card = existing.card
-        func take<T: Equatable>(_ field: CardField, _ path: WritableKeyPath<Card, T?>) {
-            guard let new = incoming.card[keyPath: path], new != card[keyPath: path] else { return }
-            guard refresh || card[keyPath: path] == nil else { return }
-            card[keyPath: path] = new
+        for field in CardField.allCases {
+            switch field.kind {
+            case .text:
+                guard let new = incoming.card[text: field], new != card[text: field] else { continue }
+                // The name is always there, so an unverified card never changes it.
+                guard refresh || (field != .name && card[text: field] == nil) else { continue }
+                card[text: field] = new
+            // Lists: a verified card replaces a profile on the same platform (a skill of the same name)
+            // and adds new ones; an unverified one only adds to an empty list.
+            case .socialProfiles:
+                guard
+                    let list = mergeList(
+                        card.socialNetworks, incoming.card.socialNetworks, refresh: refresh, key: \.platform, limit: Card.Limits.socialNetworks)
+                else { continue }
+                card.socialNetworks = list
+            case .skills:
+                guard let list = mergeList(card.skills, incoming.card.skills, refresh: refresh, key: \.name, limit: Card.Limits.skills) else { continue }
+                card.skills = list
+            }
             changed.append(field)
-        }
-        if refresh, incoming.card.name != card.name {
-            card.name = incoming.card.name
-            changed.append(.name)
-        }
-        take(.email, \.email)
-        take(.phone, \.phone)
-        take(.company, \.company)
-        take(.title, \.title)
-        // Lists: a verified card replaces a profile on the same platform (a skill of the same name) and
-        // adds new ones; an unverified one only adds to an empty list.
-        if let list = mergeList(card.socialNetworks, incoming.card.socialNetworks, refresh: refresh, key: \.platform, limit: Card.Limits.socialNetworks) {
-            card.socialNetworks = list
-            changed.append(.socialNetworks)
-        }
-        if let list = mergeList(card.skills, incoming.card.skills, refresh: refresh, key: \.name, limit: Card.Limits.skills) {
-            card.skills = list
-            changed.append(.skills)
         }
         merged.card = card
         if rank(incoming.verificationStatus) > rank(existing.verificationStatus) { merged.verificationStatus = incoming.verificationStatus }
@@ -58,8 +55,7 @@ public enum ContactMerge {
             merged.groupVerdict = incoming.groupVerdict
         }
         if merged.notes == nil { merged.notes = incoming.notes }
-        let order = CardField.allCases
-        return Result(contact: merged, changed: changed.sorted { order.firstIndex(of: $0)! < order.firstIndex(of: $1)! })
+        return Result(contact: merged, changed: changed)
     }
 
     /// Whether two cards without a DID look like the same person: the same name (ignoring case and

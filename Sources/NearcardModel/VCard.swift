@@ -161,42 +161,49 @@ public enum VCard {
         return out
     }
 
+    /// The card's text fields by the vCard property that carries them.
+    static let textField: [String: CardField] = Dictionary(uniqueKeysWithValues: CardField.textFields.map { ($0.vCardProperty, $0) })
+
+    /// A text property's value as the card keeps it: ORG's first component (the organisation's name),
+    /// TEL without a `tel:` scheme, others unescaped.
+    static func textValue(_ field: CardField, _ raw: String) -> String {
+        switch field {
+        case .company: return components(raw).first ?? ""
+        case .phone:
+            let v = unescape(raw)
+            return v.lowercased().hasPrefix("tel:") ? String(v.dropFirst(4)) : v
+        default: return unescape(raw)
+        }
+    }
+
     static func build(_ props: [(Int, Property)], endLine: Int) throws(ModelError) -> Entry {
-        var fn: String?
+        var texts: [CardField: String] = [:] // the first of each property wins
         var n: String?
-        var email: String?
-        var tel: String?
-        var org: String?
-        var title: String?
         var note: String?
         var socials: [SocialProfile] = []
         var skills: [Skill] = []
         var version: String?
         for (line, p) in props {
+            if let field = textField[p.name] {
+                if texts[field] == nil { texts[field] = textValue(field, p.value) }
+                continue
+            }
             switch p.name {
             case "VERSION": version = p.value
-            case "FN": fn = fn ?? unescape(p.value)
             case "N":
                 let c = components(p.value)
                 let given = c.count > 1 ? c[1] : ""
                 let family = c[0]
                 n = n ?? [given, family].filter { !$0.isEmpty }.joined(separator: " ")
-            case "EMAIL": email = email ?? unescape(p.value)
-            case "TEL":
-                var v = unescape(p.value)
-                if v.lowercased().hasPrefix("tel:") { v = String(v.dropFirst(4)) }
-                tel = tel ?? v
-            case "ORG": org = org ?? components(p.value).first
-            case "TITLE": title = title ?? unescape(p.value)
             case "NOTE": note = note ?? unescape(p.value)
-            case "X-SOCIALPROFILE":
+            case CardField.socialNetworks.vCardProperty:
                 let url = unescape(p.value)
                 guard let platform = p.parameters["TYPE"]?.split(separator: ",").first.map(String.init) else {
                     throw ModelError(.invalidCard, "line \(line): X-SOCIALPROFILE needs a TYPE= parameter naming the platform")
                 }
                 let user = p.parameters["X-USER"] ?? url.split(separator: "/").last.map(String.init) ?? url
                 socials.append(SocialProfile(platform: platform, username: user, url: url.isEmpty ? nil : url))
-            case "X-NEARCARD-SKILL":
+            case CardField.skills.vCardProperty:
                 skills.append(Skill(name: unescape(p.value), category: p.parameters["X-CATEGORY"], proficiency: p.parameters["X-PROFICIENCY"]))
             default:
                 continue // other properties (PHOTO, ADR, …) are not on Nearcard cards
@@ -205,12 +212,11 @@ public enum VCard {
         if let version, version != "4.0", version != "3.0" {
             throw ModelError(.invalidCard, "line \(endLine): vCard VERSION \(version) is not supported (4.0, or 3.0)")
         }
-        guard let name = (fn ?? n).flatMap({ $0.isEmpty ? nil : $0 }) else {
+        guard let name = (texts[.name] ?? n).flatMap({ $0.isEmpty ? nil : $0 }) else {
             throw ModelError(.invalidCard, "the vCard ending at line \(endLine) has no FN (formatted name)")
         }
-        let card = Card(
-            name: name, email: email, phone: tel, company: org.flatMap { $0.isEmpty ? nil : $0 }, title: title,
-            socialNetworks: socials, skills: skills)
+        var card = Card(name: name, socialNetworks: socials, skills: skills)
+        for field in CardField.textFields where field != .name { card[text: field] = texts[field].flatMap { $0.isEmpty ? nil : $0 } }
         do { try card.validate() } catch { throw ModelError(error.kind, "the vCard ending at line \(endLine): \(error.message)") }
         return Entry(card: card, notes: note)
     }
@@ -256,18 +262,23 @@ public enum VCard {
     public static func serialize(_ card: Card, notes: String? = nil, did: String? = nil, uid: String? = nil) -> String {
         var lines = ["BEGIN:VCARD", "VERSION:4.0", "FN:" + escape(card.name)]
         if let uid { lines.append("UID:urn:uuid:" + uid.lowercased()) }
-        if let email = card.email { lines.append("EMAIL:" + escape(email)) }
-        if let phone = card.phone { lines.append("TEL:" + escape(phone)) }
-        if let company = card.company { lines.append("ORG:" + escape(company)) }
-        if let title = card.title { lines.append("TITLE:" + escape(title)) }
-        for s in card.socialNetworks {
-            lines.append("X-SOCIALPROFILE;TYPE=\(quoteParameter(s.platform));X-USER=\(quoteParameter(s.username)):" + escape(s.url ?? ""))
-        }
-        for s in card.skills {
-            var head = "X-NEARCARD-SKILL"
-            if let c = s.category { head += ";X-CATEGORY=\(quoteParameter(c))" }
-            if let p = s.proficiency { head += ";X-PROFICIENCY=\(quoteParameter(p))" }
-            lines.append(head + ":" + escape(s.name))
+        for field in CardField.allCases where field != .name {
+            switch field.kind {
+            case .text:
+                if let value = card[text: field] { lines.append(field.vCardProperty + ":" + escape(value)) }
+            case .socialProfiles:
+                for s in card.socialNetworks {
+                    lines.append(
+                        "\(field.vCardProperty);TYPE=\(quoteParameter(s.platform));X-USER=\(quoteParameter(s.username)):" + escape(s.url ?? ""))
+                }
+            case .skills:
+                for s in card.skills {
+                    var head = field.vCardProperty
+                    if let c = s.category { head += ";X-CATEGORY=\(quoteParameter(c))" }
+                    if let p = s.proficiency { head += ";X-PROFICIENCY=\(quoteParameter(p))" }
+                    lines.append(head + ":" + escape(s.name))
+                }
+            }
         }
         if let did { lines.append("X-NEARCARD-DID:" + escape(did)) }
         if let notes { lines.append("NOTE:" + escape(notes)) }

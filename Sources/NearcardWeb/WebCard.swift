@@ -46,16 +46,17 @@ extension WebUI {
             "sharing": .array(policy.orderedFieldNames.map { .string($0) }),
             "preview": mine.map { $0.card.filtered(to: policy.fields).json } ?? .null,
             "fields": .array(CardField.allCases.map { .string($0.rawValue) }),
+            "labels": .object(JSONObject(CardField.allCases.map { ($0.rawValue, .string($0.label)) })),
         ]
     }
 
     /// A card from the page's form: text fields, and social profiles and skills as `card set` takes them.
     static func card(from body: JSONValue) throws(ModelError) -> Card {
         // A member of the wrong type is named, not read as empty.
-        for key in ["name", "title", "company", "email", "phone"] where body[key] != nil && body[key] != .null && body[key]?.stringValue == nil {
-            throw ModelError(.invalidCard, "\"\(key)\" must be a string")
+        for field in CardField.textFields where body[field.rawValue] != nil && body[field.rawValue] != .null && body[field.rawValue]?.stringValue == nil {
+            throw ModelError(.invalidCard, "\"\(field.rawValue)\" must be a string")
         }
-        for key in ["socialNetworks", "skills"]
+        for key in CardField.allCases.filter({ $0.kind != .text }).map(\.rawValue)
         where body[key] != nil && body[key] != .null
             && body[key]?.arrayValue?.allSatisfy({ $0.stringValue != nil }) != true
         {
@@ -68,13 +69,14 @@ extension WebUI {
         func lines(_ key: String) -> [String] {
             (body[key]?.arrayValue ?? []).compactMap { $0.stringValue?.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        var socials: [SocialProfile] = []
-        for line in lines("socialNetworks") { socials.append(try SocialProfile(argument: line)) }
-        var skills: [Skill] = []
-        for line in lines("skills") { skills.append(try Skill(argument: line)) }
-        let card = Card(
-            name: text("name") ?? "", email: text("email"), phone: text("phone"), company: text("company"), title: text("title"),
-            socialNetworks: socials, skills: skills)
+        var card = Card(name: text(CardField.name.rawValue) ?? "")
+        for field in CardField.allCases where field != .name {
+            switch field.kind {
+            case .text: card[text: field] = text(field.rawValue)
+            case .socialProfiles: for line in lines(field.rawValue) { card.socialNetworks.append(try SocialProfile(argument: line)) }
+            case .skills: for line in lines(field.rawValue) { card.skills.append(try Skill(argument: line)) }
+            }
+        }
         try card.validate()
         return card
     }

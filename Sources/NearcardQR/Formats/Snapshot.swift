@@ -13,20 +13,33 @@ public enum Snapshot {
         o["cardId"] = .string(cardId.uppercased())
         o["name"] = .string(card.name)
         o["nameType"] = "display_name"
-        if let t = card.title { o["title"] = .string(t) }
-        if let c = card.company { o["company"] = .string(c) }
-        o["emails"] = .array(card.email.map { [.string($0)] } ?? [])
-        o["phones"] = .array(card.phone.map { [.string($0)] } ?? [])
-        o["skills"] = .array(
-            card.skills.map { s in
-                ["name": .string(s.name), "category": .string(s.category ?? defaultSkillCategory), "proficiency": .string(s.proficiency ?? defaultProficiency)]
-            })
-        o["socialProfiles"] = .array(
-            card.socialNetworks.map { s in
-                var p: JSONObject = ["platform": .string(s.platform), "username": .string(s.username)]
-                if let u = s.url { p["url"] = .string(u) }
-                return .object(p)
-            })
+        for field in CardField.displayOrder where field != .name {
+            guard let (key, isList) = field.snapshotMember else { continue }
+            switch field.kind {
+            case .text:
+                let value = card[text: field]
+                if isList {
+                    o[key] = .array(value.map { [.string($0)] } ?? [])
+                } else if let value {
+                    o[key] = .string(value)
+                }
+            case .skills:
+                o[key] = .array(
+                    card.skills.map { s in
+                        [
+                            "name": .string(s.name), "category": .string(s.category ?? defaultSkillCategory),
+                            "proficiency": .string(s.proficiency ?? defaultProficiency),
+                        ]
+                    })
+            case .socialProfiles:
+                o[key] = .array(
+                    card.socialNetworks.map { s in
+                        var p: JSONObject = ["platform": .string(s.platform), "username": .string(s.username)]
+                        if let u = s.url { p["url"] = .string(u) }
+                        return .object(p)
+                    })
+            }
+        }
         o["categories"] = []
         o["updatedAt"] = .string(ISO8601.string(updatedAt))
         if let r = sealedRoute { o["sealedRoute"] = .string(r) }
@@ -37,8 +50,9 @@ public enum Snapshot {
     public static func card(from json: JSONValue) throws(QRError) -> (card: Card, cardId: String?) {
         guard let o = json.objectValue else { throw QRError(.malformed, "the snapshot is not a JSON object") }
         guard let name = o["name"]?.stringValue, !name.isEmpty else { throw QRError(.malformed, "the snapshot has no \"name\"") }
-        for required in ["emails", "phones", "skills", "socialProfiles"] {
-            guard o[required]?.arrayValue != nil else { throw QRError(.malformed, "the snapshot's \"\(required)\" is missing or not an array") }
+        for field in CardField.allCases {
+            guard let (key, isList) = field.snapshotMember, isList else { continue }
+            guard o[key]?.arrayValue != nil else { throw QRError(.malformed, "the snapshot's \"\(key)\" is missing or not an array") }
         }
         func strings(_ k: String) throws(QRError) -> [String] {
             var out: [String] = []
@@ -48,22 +62,26 @@ public enum Snapshot {
             }
             return out
         }
-        var skills: [Skill] = []
-        for (i, s) in (o["skills"]?.arrayValue ?? []).enumerated() {
-            guard let n = s["name"]?.stringValue else { throw QRError(.malformed, "the snapshot's skills[\(i)] has no name") }
-            skills.append(Skill(name: n, category: s["category"]?.stringValue, proficiency: s["proficiency"]?.stringValue))
-        }
-        var socials: [SocialProfile] = []
-        for (i, s) in (o["socialProfiles"]?.arrayValue ?? []).enumerated() {
-            guard let p = s["platform"]?.stringValue, let u = s["username"]?.stringValue else {
-                throw QRError(.malformed, "the snapshot's socialProfiles[\(i)] needs platform and username")
+        var card = Card(name: name)
+        for field in CardField.allCases where field != .name {
+            guard let (key, isList) = field.snapshotMember else { continue }
+            switch field.kind {
+            case .text:
+                card[text: field] = isList ? try strings(key).first : o[key]?.stringValue
+            case .skills:
+                for (i, s) in (o[key]?.arrayValue ?? []).prefix(Card.Limits.skills).enumerated() {
+                    guard let n = s["name"]?.stringValue else { throw QRError(.malformed, "the snapshot's \(key)[\(i)] has no name") }
+                    card.skills.append(Skill(name: n, category: s["category"]?.stringValue, proficiency: s["proficiency"]?.stringValue))
+                }
+            case .socialProfiles:
+                for (i, s) in (o[key]?.arrayValue ?? []).prefix(Card.Limits.socialNetworks).enumerated() {
+                    guard let p = s["platform"]?.stringValue, let u = s["username"]?.stringValue else {
+                        throw QRError(.malformed, "the snapshot's \(key)[\(i)] needs platform and username")
+                    }
+                    card.socialNetworks.append(SocialProfile(platform: p, username: u, url: s["url"]?.stringValue))
+                }
             }
-            socials.append(SocialProfile(platform: p, username: u, url: s["url"]?.stringValue))
         }
-        let card = Card(
-            name: name, email: try strings("emails").first, phone: try strings("phones").first, company: o["company"]?.stringValue,
-            title: o["title"]?.stringValue, socialNetworks: Array(socials.prefix(Card.Limits.socialNetworks)),
-            skills: Array(skills.prefix(Card.Limits.skills)))
         do { try card.validate() } catch { throw QRError(.malformed, "the snapshot: \(error.message)") }
         return (card, o["cardId"]?.stringValue)
     }

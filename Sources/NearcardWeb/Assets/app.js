@@ -3,6 +3,12 @@
 const $ = (id) => document.getElementById(id);
 const state = { peers: new Map(), requests: new Map(), contacts: [], timeout: 60 };
 
+// The card's text fields are the card form's inputs (index.html); their words are the node's field
+// table (GET /api/card "labels"), or the form's own label until that has been read.
+const textFields = [...document.querySelectorAll("#card-form input[name]")].map((i) => i.name);
+let fieldLabels = {};
+const labelOf = (f) => fieldLabels[f] || ($("f-" + f) && $("f-" + f).labels[0] ? $("f-" + f).labels[0].textContent : f);
+
 function el(tag, text, attrs) {
   const e = document.createElement(tag);
   if (text !== undefined && text !== null) e.textContent = text;
@@ -111,7 +117,7 @@ function renderContacts() {
   const list = $("contact-list");
   list.replaceChildren();
   for (const c of state.contacts) {
-    if (q && !JSON.stringify([c.name, c.company, c.email, c.title]).toLowerCase().includes(q)) continue;
+    if (q && !JSON.stringify(textFields.map((f) => c[f])).toLowerCase().includes(q)) continue;
     const li = el("li", null, { "data-contact": c.id });
     const b = el("button", c.name, { type: "button", class: "link" });
     b.addEventListener("click", () => showContact(c));
@@ -124,7 +130,8 @@ function showContact(c) {
   const a = $("contact");
   a.replaceChildren(el("h3", c.name), el("p", c.verificationStatus + " · " + c.source, { class: "badge " + c.verificationStatus }));
   const dl = el("dl");
-  for (const [k, v] of [["Title", c.title], ["Company", c.company], ["Email", c.email], ["Phone", c.phone],
+  const fields = textFields.filter((f) => f !== "name").map((f) => [labelOf(f), c[f]]);
+  for (const [k, v] of [...fields,
                         ["Their message", c.theirEphemeralMessage], ["Your message", c.myEphemeralMessage],
                         ["Member of", c.memberOf], ["Group proof", c.groupVerdict], ["Tags", (c.tags || []).join(", ")],
                         ["DID", c.didPublicKey], ["Received", c.receivedAt]]) {
@@ -203,12 +210,12 @@ async function scan() {
   } catch (e) { notice("Cannot read it: " + e.message); }
 }
 
-const textFields = ["name", "title", "company", "email", "phone"];
 
 async function loadCard() {
   let s;
   try { s = await api("GET", "/api/card"); } catch (e) { notice(e.message); return; }
   const c = s.card || {};
+  fieldLabels = s.labels || {};
   for (const f of textFields) $("f-" + f).value = c[f] || "";
   $("f-socials").value = (c.socialNetworks || []).map((p) => [p.platform, p.username, p.url || ""].join(":").replace(/:$/, "")).join("\n");
   $("f-skills").value = (c.skills || []).map((k) => [k.name, k.category || "", k.proficiency || ""].join(":").replace(/:+$/, "")).join("\n");
@@ -231,11 +238,10 @@ function renderPreview() {
   const dl = $("preview");
   dl.replaceChildren();
   const card = formCard();
-  const labels = { name: "Name", title: "Title", company: "Company", email: "Email", phone: "Phone", socialNetworks: "Social", skills: "Skills" };
   for (const f of sharedFields()) {
     let v = card[f];
     if (Array.isArray(v)) v = v.filter((x) => x.trim()).join(", ");
-    if (v && v.trim()) dl.append(el("dt", labels[f]), el("dd", v));
+    if (v && v.trim()) dl.append(el("dt", labelOf(f)), el("dd", v));
   }
 }
 

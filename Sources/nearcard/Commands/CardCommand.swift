@@ -185,13 +185,15 @@ enum CardFiles {
 /// How cards are shown to people.
 enum CardDisplay {
     static func rows(_ card: Card) -> [(String, String)] {
-        var rows: [(String, String)] = [("Name", card.name)]
-        if let v = card.title { rows.append(("Title", v)) }
-        if let v = card.company { rows.append(("Company", v)) }
-        if let v = card.email { rows.append(("Email", v)) }
-        if let v = card.phone { rows.append(("Phone", v)) }
-        for s in card.socialNetworks { rows.append(("Social", "\(s.platform): \(s.username)" + (s.url.map { " <\($0)>" } ?? ""))) }
-        if !card.skills.isEmpty { rows.append(("Skills", card.skills.map(\.name).joined(separator: ", "))) }
+        var rows: [(String, String)] = []
+        for field in CardField.displayOrder {
+            switch field.kind {
+            case .text: if let v = card[text: field] { rows.append((field.label, v)) }
+            case .socialProfiles:
+                for s in card.socialNetworks { rows.append((field.label, "\(s.platform): \(s.username)" + (s.url.map { " <\($0)>" } ?? ""))) }
+            case .skills: if !card.skills.isEmpty { rows.append((field.label, card.skills.map(\.name).joined(separator: ", "))) }
+            }
+        }
         return rows
     }
 
