@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "NearcardStore",
             dependencies: [
-                "NearcardCrypto", "NearcardModel",
+                "NearcardCrypto", "NearcardModel", "NearcardSemaphore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -72,7 +72,7 @@ let package = Package(
             ]),
         // Scanning as every face does it: QR outcomes kept in the store by its one rule.
         .target(
-            name: "NearcardScan", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardNode", "NearcardQR"]),
+            name: "NearcardScan", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardQR"]),
         // The local web app (`nearcard ui`): pages and an API on loopback, through the node's facade only.
         .target(
             name: "NearcardWeb",

@@ -1,7 +1,6 @@
 import Foundation
 public import NearcardCrypto
 import NearcardModel
-import NearcardNode
 import NearcardProtocol
 public import NearcardQR
 public import NearcardStore
@@ -42,10 +41,10 @@ public struct ScanSession {
     }
 
     public mutating func scan(_ text: String) throws(StoreError) -> (report: JSONValue, severity: Severity) {
-        if NodeRuntime.isInvitation(text) {
+        if text.hasPrefix(Invitation.prefix) {
             // An invitation is not kept: it is for dialling (and holds a secret).
             do {
-                let invitation = try NodeRuntime.invitation(text)
+                let invitation = try Invitation(text: text)
                 return (
                     [
                         "result": "invitation", "name": invitation.name.map { .string($0) } ?? .null, "fingerprint": .string(invitation.fingerprint),
@@ -56,7 +55,7 @@ public struct ScanSession {
                     ], .ok
                 )
             } catch {
-                return Self.malformed(error.message)
+                return Self.malformed("the invitation cannot be read: \(error.message)")
             }
         }
         let outcome: ScanOutcome
