@@ -46,23 +46,27 @@ let package = Package(
         .systemLibrary(name: "CLibC"),
 
         // did:key, multibase, JCS, JSON, ECDSA P-256 (libcrypto), X25519/Ed25519/sealed box/AEAD/Argon2id (libsodium), JWS/JWT.
-        .target(name: "NearcardCrypto", dependencies: ["CSodium", "COpenSSL"]),
+        // The one shape of a module's error (`ModuleError<Kind>`): every module below the node names its own.
+        .target(name: "NearcardErrors"),
+        .target(name: "NearcardCrypto", dependencies: ["NearcardErrors", "CSodium", "COpenSSL"]),
         // Card, sharing policy, ProximityPayload, selective-disclosure proof, Contact, vCard.
-        .target(name: "NearcardModel", dependencies: ["NearcardCrypto"]),
+        .target(name: "NearcardModel", dependencies: ["NearcardErrors", "NearcardCrypto"]),
         // PURE: framing, Noise XX, the exchange state machine, SAS. No sockets, no clock, no disk.
-        .target(name: "NearcardProtocol", dependencies: ["NearcardCrypto", "NearcardModel"]),
+        .target(name: "NearcardProtocol", dependencies: ["NearcardErrors", "NearcardCrypto", "NearcardModel"]),
         // DNS-SD: the Avahi implementation (libavahi-client) and the TXT record.
-        .target(name: "NearcardDiscovery", dependencies: ["CAvahi"]),
+        .target(name: "NearcardDiscovery", dependencies: ["NearcardErrors", "CAvahi"]),
         // Semaphore v4 group proofs: Groth16 over BN254 and Keccak-256, in Swift (no C, nothing fetched).
         .target(name: "NearcardSemaphore", dependencies: ["NearcardCrypto", "NearcardModel"]),
         // QR envelopes: generate, render (libqrencode, libpng), scan (zbar), route, verify; OID4VP.
-        .target(name: "NearcardQR", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardSemaphore", "CQREncode", "CZBar", "CPNG", "CJPEG", "CZlib"]),
+        .target(
+            name: "NearcardQR",
+            dependencies: ["NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardSemaphore", "CQREncode", "CZBar", "CPNG", "CJPEG", "CZlib"]),
         // Identity key files and the book: one store API, two backends, SQLite through GRDB (the default)
         // and PostgreSQL through postgres-nio (bot fleets).
         .target(
             name: "NearcardStore",
             dependencies: [
-                "NearcardCrypto", "NearcardModel", "NearcardSemaphore",
+                "NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardSemaphore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

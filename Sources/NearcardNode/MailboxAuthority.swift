@@ -38,7 +38,7 @@ package struct MailboxAuthority: Sendable {
     /// keys, addressed to us, signed, not from the future, within the rate; stores it once.
     package func accept(_ d: MailboxStateMachine.Delivery, now: Date = Date()) -> Outcome {
         let db = context.database
-        let refuse = { (code: ProtocolError.Code, why: String) in Outcome.refused(ProtocolError(code, why)) }
+        let refuse = { (code: ProtocolErrorCode, why: String) in Outcome.refused(ProtocolError(code, why)) }
         do {
             guard let route = try db.issuedRoute(mailboxToken: d.mailboxToken) else { return refuse(.badIdentity, "unknown mailbox token") }
             guard route.expiresAt > now else { return refuse(.badIdentity, "the mailbox token has expired") }

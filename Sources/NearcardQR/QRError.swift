@@ -1,31 +1,24 @@
+@_exported public import NearcardErrors
+
 /// The one error type of NearcardQR: what cannot be read, rendered or used, and why.
-public struct QRError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
-        /// Text, JSON or a token that cannot be parsed.
-        case malformed
-        /// Well formed but not usable here (the iOS app's encrypted formats, credential offers, …).
-        case unusable
-        /// A chunked payload that is incomplete or inconsistent.
-        case chunks
-        /// Past its expiry.
-        case expired
-        /// Over a limit.
-        case tooLarge
-        /// An image that cannot be read, or holds no QR code.
-        case image
-        /// The C library failed.
-        case library
-        /// An OID4VP request missing what the specification requires.
-        case invalidRequest
-    }
+public typealias QRError = ModuleError<QRErrorKind>
 
-    public let kind: Kind
-    public let message: String
-
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { message }
+/// What a `QRError` is about.
+public enum QRErrorKind: Sendable, Equatable {
+    /// Text, JSON or a token that cannot be parsed.
+    case malformed
+    /// Well formed but not usable here (the iOS app's encrypted formats, credential offers, …).
+    case unusable
+    /// A chunked payload that is incomplete or inconsistent.
+    case chunks
+    /// Past its expiry.
+    case expired
+    /// Over a limit.
+    case tooLarge
+    /// An image that cannot be read, or holds no QR code.
+    case image
+    /// The C library failed.
+    case library
+    /// An OID4VP request missing what the specification requires.
+    case invalidRequest
 }

@@ -1,41 +1,35 @@
 import NearcardCrypto
+@_exported public import NearcardErrors
 
 /// The one error type of NearcardStore: what failed, on which file, and what to do.
-public struct StoreError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
-        /// There is no identity in the home directory yet.
-        case noIdentity
-        /// `init` found an identity (or part of one) and refused to touch it.
-        case identityExists
-        /// A key file is damaged, foreign, or unsafe (permissions); it was left untouched.
-        case keyFile
-        /// The passphrase did not open the sealed keys.
-        case wrongPassphrase
-        /// Input a user gave (a card file, a field value) is not acceptable.
-        case invalidInput
-        /// Something asked for does not exist (a card, a credential, a message id, …).
-        case notFound
-        /// A reference to a contact — a whole name, 4+ characters of its id, a DID — that names no contact
-        /// or several (listed): the one matcher every command that names a contact uses (docs/DECISIONS.md).
-        case unmatched
-        /// The file system refused (permissions, disk full, …).
-        case io
-        /// The SQLite database is locked, corrupt or from a newer Nearcard.
-        case database
-        /// An exchange the peer was already told is not kept (docs/PROTOCOL.md §11): not stored now.
-        case withdrawn
-    }
+public typealias StoreError = ModuleError<StoreErrorKind>
 
-    public let kind: Kind
-    public let message: String
+/// What a `StoreError` is about.
+public enum StoreErrorKind: Sendable, Equatable {
+    /// There is no identity in the home directory yet.
+    case noIdentity
+    /// `init` found an identity (or part of one) and refused to touch it.
+    case identityExists
+    /// A key file is damaged, foreign, or unsafe (permissions); it was left untouched.
+    case keyFile
+    /// The passphrase did not open the sealed keys.
+    case wrongPassphrase
+    /// Input a user gave (a card file, a field value) is not acceptable.
+    case invalidInput
+    /// Something asked for does not exist (a card, a credential, a message id, …).
+    case notFound
+    /// A reference to a contact — a whole name, 4+ characters of its id, a DID — that names no contact
+    /// or several (listed): the one matcher every command that names a contact uses (docs/DECISIONS.md).
+    case unmatched
+    /// The file system refused (permissions, disk full, …).
+    case io
+    /// The SQLite database is locked, corrupt or from a newer Nearcard.
+    case database
+    /// An exchange the peer was already told is not kept (docs/PROTOCOL.md §11): not stored now.
+    case withdrawn
+}
 
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { message }
-
+extension ModuleError where K == StoreErrorKind {
     init(_ error: CryptoError) {
         switch error.kind {
         case .wrongPassphrase: self.init(.wrongPassphrase, error.message)

@@ -115,14 +115,14 @@ import Testing
     /// character where none is allowed is protocol_error (outside the payload) or bad_card (inside it).
     @Test(
         arguments: [
-            (Card(name: ConformanceTests.oneGrapheme(257)), nil, ProtocolError.Code.tooLarge, "257 characters; at most 256"),
+            (Card(name: ConformanceTests.oneGrapheme(257)), nil, ProtocolErrorCode.tooLarge, "257 characters; at most 256"),
             (Card(name: "Ada", title: String(repeating: "é", count: 257)), nil, .tooLarge, "\"title\" is 257 characters"),
             (Card(name: "Ada", company: "Tab\tCo"), nil, .badCard, "control character"),
             (Card(name: "Ada"), ConformanceTests.oneGrapheme(141), .tooLarge, "141 characters; at most 140"),
             (Card(name: "Ada"), "line one\r\nline two", .protocolError, "control character U+000D"),
             (Card(name: "Ada"), "bell\u{7F}", .protocolError, "control character U+007F"),
-        ] as [(Card, String?, ProtocolError.Code, String)])
-    func textFaultsGetTheirCode(card: Card, message: String?, code: ProtocolError.Code, reason: String) throws {
+        ] as [(Card, String?, ProtocolErrorCode, String)])
+    func textFaultsGetTheirCode(card: Card, message: String?, code: ProtocolErrorCode, reason: String) throws {
         var s = try Self.atCards()
         let actions = s.send(try Self.card(s, card, message: message))
         #expect(actions.failure?.code == code, "\(actions.failure?.message ?? "none")")
@@ -143,11 +143,11 @@ import Testing
     /// protocol_error; nothing reaches the recipient's checks.
     @Test(
         arguments: [
-            (String(repeating: "€", count: 1366), ProtocolError.Code.tooLarge),
+            (String(repeating: "€", count: 1366), ProtocolErrorCode.tooLarge),
             ("see you\r", .protocolError),
             ("tab\tand\nnewline", nil),
-        ] as [(String, ProtocolError.Code?)])
-    func followUpTextFaultsGetTheirCode(text: String, code: ProtocolError.Code?) throws {
+        ] as [(String, ProtocolErrorCode?)])
+    func followUpTextFaultsGetTheirCode(text: String, code: ProtocolErrorCode?) throws {
         let sender = IdentityKeys.generate()
         let recipient = IdentityKeys.generate()
         let envelope = MessageEnvelope.make(text: text, from: sender.p256.didKey.did, to: recipient.p256.didKey.did, sentAt: now, signer: sender.ed25519)
@@ -319,7 +319,7 @@ import Testing
         #expect(accepted.failure == nil, "\(accepted.failure?.message ?? "")")
         #expect(sends(accepted).count == 1, "done is sent")
 
-        let broken: [(String, (RawInitiatorSession) -> String?, ProtocolError.Code, String)] = [
+        let broken: [(String, (RawInitiatorSession) -> String?, ProtocolErrorCode, String)] = [
             ("no route", { _ in nil }, .badCard, "carries no sealed route"),
             ("another issuer", { Self.route($0, did: party("Eve").identity.did) }, .badCard, "issued by someone other"),
             ("another recipient", { Self.route($0, recipient: party("Eve").identity.did) }, .badCard, "another recipient"),

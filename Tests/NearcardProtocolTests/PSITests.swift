@@ -217,7 +217,7 @@ import Testing
     /// a list over 1,000 built in memory is `too_large` at the session too.
     @Test func blindedListsOfTheWrongSizeOrWithRepeatsAreRefused() throws {
         let points = Self.randomPoints(16)
-        let cases: [(String, [Ristretto255.Point], ProtocolError.Code)] = [
+        let cases: [(String, [Ristretto255.Point], ProtocolErrorCode)] = [
             ("7 entries", Array(points.prefix(7)), .protocolError),
             ("9 entries", Array(points.prefix(9)), .protocolError),
             ("0 entries", [], .protocolError),

@@ -433,7 +433,7 @@ public struct ExchangeStateMachine: Sendable {
     /// doing, anything else is a protocol error.
     mutating func unexpected(_ message: ExchangeMessage) throws(ProtocolError) -> [Action] {
         if case .abort(let code, let reason) = message {
-            let c = ProtocolError.Code(rawValue: code) ?? .protocolError
+            let c = ProtocolErrorCode(rawValue: code) ?? .protocolError
             let error = ProtocolError(c, "the peer ended the exchange: \(reason.prefix(200))")
             if hasCommitted {
                 state = .failed

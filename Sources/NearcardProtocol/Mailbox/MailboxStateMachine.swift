@@ -269,7 +269,7 @@ public struct MailboxStateMachine: Sendable {
     private mutating func unexpected(_ type: String, _ o: JSONObject) throws(ProtocolError) -> [Action] {
         if type == "abort" {
             state = .failed
-            let code = ProtocolError.Code(rawValue: o["code"]?.stringValue ?? "") ?? .protocolError
+            let code = ProtocolErrorCode(rawValue: o["code"]?.stringValue ?? "") ?? .protocolError
             return [.failed(ProtocolError(code, "the recipient refused: \(o["reason"]?.stringValue?.prefix(200) ?? "")"), byPeer: true)]
         }
         throw ProtocolError(.protocolError, "unexpected \(type.prefix(32)) in a mail session")
