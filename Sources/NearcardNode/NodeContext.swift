@@ -31,6 +31,11 @@ public final class NodeContext: Sendable {
     /// Addresses to put in the routes we hand out (set when a listener knows its port).
     private let hints: Mutex<[RouteRecord.Hint]>
     private let port = Mutex<Int?>(nil)
+    /// This node's presence key as its announcements use it: read from the store when the node is
+    /// built, then set by the announcer at each publication (a key rotated by `id rotate-presence` in
+    /// another process is used from the next one). Sessions take it from here, so no connection's
+    /// event loop waits for the store to learn it.
+    private let heldPresenceKey: Mutex<[UInt8]?>
 
     public init(
         keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: any ConsentProvider,
@@ -47,6 +52,7 @@ public final class NodeContext: Sendable {
         self.limits = limits
         self.hints = Mutex(routeHints)
         self.requiredFields = requiredFields
+        self.heldPresenceKey = Mutex(try? database.presenceKey())
         SessionKeys.prepare()
     }
 
@@ -56,17 +62,29 @@ public final class NodeContext: Sendable {
         set { hints.withLock { $0 = newValue } }
     }
 
+    /// This node's presence key (see `heldPresenceKey`); the store is asked only if it could not be read
+    /// when the node was built.
+    package func presenceKey() throws(StoreError) -> [UInt8] {
+        if let key = heldPresenceKey.withLock({ $0 }) { return key }
+        let key = try database.presenceKey()
+        heldPresenceKey.withLock { $0 = key }
+        return key
+    }
+
+    /// The key the announcer has just published tags with.
+    package func presenceKeyPublished(_ key: [UInt8]) { heldPresenceKey.withLock { $0 = key } }
+
     /// This side's card as the store holds it: what a session sends (a session asks for it once, after
     /// its first flight; a card changed by `nearcard card set` while the node runs is sent from the
     /// next second on, `NearcardDatabase.sharedCardTTL`).
     /// `sessionAddress` is our address on that session's connection (§10's hint rule).
-    /// `presenceKey`: the one the session already read (a responder's, to seal its identity), so the
-    /// store is not asked twice in one session.
+    /// `presenceKey`: the one the session already took (a responder's, to seal its identity), so one
+    /// session hands over the key it sealed with even if a publication changes it meanwhile.
     package func loadCard(sessionAddress: String? = nil, presenceKey: [UInt8]? = nil) throws -> LocalCard {
         let shared = try database.sharedCard()
         return LocalCard(
             card: shared.card ?? Card(name: identity.name ?? "Nearcard user"), policy: shared.policy,
-            presenceKey: try presenceKey ?? shared.presenceKey ?? database.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress),
+            presenceKey: try presenceKey ?? self.presenceKey(), routeHints: routeHints(forSessionAt: sessionAddress),
             issuerProof: shared.issuerProof, requiredFields: requiredFields,
             commonContacts: shared.commonContacts ? try database.commonContactsSet() : nil)
     }

@@ -99,7 +99,7 @@ public final class NodeRuntime: Sendable {
                 let a = PresenceAnnouncer(
                     discovery: d, database: context.database, displayName: context.identity.name, isPrivate: options.isPrivate,
                     port: listener.port, interfaces: options.interfaces, filter: options.filter,
-                    period: options.presenceRotation)
+                    period: options.presenceRotation, keyPublished: { [context] in context.presenceKeyPublished($0) })
                 publication = try a.publish()
                 announcer = a
                 discovery = d

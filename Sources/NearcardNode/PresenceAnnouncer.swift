@@ -34,6 +34,8 @@ final class PresenceAnnouncer: Sendable {
     /// network was up (an address still being assigned, Wi-Fi joined later, DHCP handing out another)
     /// announces again as soon as they change, not at the next rotation.
     let addressCheckInterval: TimeInterval
+    /// Told the key each publication tags with (the node hands the same one over in its sessions).
+    let keyPublished: @Sendable ([UInt8]) -> Void
 
     private struct State {
         var publication: (any Announcement)?
@@ -50,8 +52,9 @@ final class PresenceAnnouncer: Sendable {
     init(
         discovery: any Discovery, database: NearcardDatabase, displayName: String?, isPrivate: Bool, port: Int,
         interfaces: [String], filter: InterfaceFilter, period: TimeInterval, addressCheckInterval: TimeInterval = 2,
-        addresses: (@Sendable () -> [PeerAddress])? = nil
+        addresses: (@Sendable () -> [PeerAddress])? = nil, keyPublished: @escaping @Sendable ([UInt8]) -> Void = { _ in }
     ) {
+        self.keyPublished = keyPublished
         self.discovery = discovery
         self.database = database
         self.displayName = displayName
@@ -115,7 +118,9 @@ final class PresenceAnnouncer: Sendable {
     @discardableResult
     func publish() throws(DiscoveryError) -> (any Announcement)? {
         let addresses = addressSource()
-        let advert = Self.makeAdvert(displayName: displayName, isPrivate: isPrivate, presenceKey: presenceKey(), addresses: addresses)
+        let key = presenceKey()
+        keyPublished(key)
+        let advert = Self.makeAdvert(displayName: displayName, isPrivate: isPrivate, presenceKey: key, addresses: addresses)
         // The service goes on the interfaces its host's addresses are on, so it is never announced
         // where it cannot be resolved (nor on an interface the filter denies).
         var on = interfaces

@@ -51,13 +51,11 @@ struct OpenTCPSocket {
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { peer ? getpeername(fd, $0, &len) : getsockname(fd, $0, &len) }
         }
         guard rc == 0 else { return nil }
-        switch Int32(storage.ss_family) {
-        case AF_INET:
-            return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) } }
-        case AF_INET6:
-            return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) } }
-        default: return nil
-        }
+        // sockaddr_in and sockaddr_in6 both keep the port, in network order, right after the 2-byte
+        // family (read as bytes: their members are declared by both Glibc and NIO's CNIOLinux, and
+        // which one a build sees first varies).
+        guard Int32(storage.ss_family) == AF_INET || Int32(storage.ss_family) == AF_INET6 else { return nil }
+        return withUnsafeBytes(of: &storage) { Int($0[2]) << 8 | Int($0[3]) }
     }
 }
 

@@ -19,8 +19,8 @@ final class ExchangeDriver: SessionDriver {
     private weak var connection: (any SessionConnection)?
     /// The peer once proven (kept for reporting a failure after it).
     private var peer: PeerIdentity?
-    /// Responder: this node's presence key, read once for the session (it seals our identity for a
-    /// contact and goes with our card).
+    /// Responder: this node's presence key, taken once for the session from the node (it seals our
+    /// identity for a contact and goes with our card).
     private var presenceKey: [UInt8]?
     /// Initiator: the contact stored unconfirmed, until the responder's `confirm` (or the session's end).
     private var unconfirmed: (Contact, ExchangeOutcome)?
@@ -56,7 +56,11 @@ final class ExchangeDriver: SessionDriver {
     }
 
     /// An exchange a peer opened, whose message 1 the dispatcher read.
-    init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, presenceKey: [UInt8], remote: String, connection: any SessionConnection) {
+    init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, remote: String, connection: any SessionConnection) throws(ProtocolError) {
+        let presenceKey: [UInt8]
+        do { presenceKey = try node.presenceKey() } catch {
+            throw ProtocolError(.internalError, "this node's presence key cannot be read: \(error.message)")
+        }
         self.presenceKey = presenceKey
         machine = ExchangeStateMachine(
             resuming: noise, identity: node.local, presenceKey: presenceKey, sasNonce: Sodium.randomBytes(SAS.nonceByteCount),

@@ -68,11 +68,7 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
             let session = SessionChannelHandler(limits: node.limits, heardFromPeer: true)
             switch first {
             case .exchange(let noise):
-                let presenceKey: [UInt8]
-                do { presenceKey = try node.database.presenceKey() } catch {
-                    throw ProtocolError(.internalError, "this node's presence key cannot be read: \(error.message)")
-                }
-                session.drive(with: ExchangeDriver(responderFor: node, resuming: noise, presenceKey: presenceKey, remote: remote, connection: session))
+                session.drive(with: try ExchangeDriver(responderFor: node, resuming: noise, remote: remote, connection: session))
             case .mail(let noise):
                 session.drive(with: MailDriver(receivingAfter: noise, authority: mailbox, events: node.events, remote: remote, connection: session))
             }
