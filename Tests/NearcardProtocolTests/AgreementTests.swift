@@ -149,6 +149,26 @@ import Testing
         }
     }
 
+    /// Past the rate with a peer (§22.3) the node withholds the step once it knows the peer: that side's
+    /// acceptance does not offer it, so it does not run, and the exchange completes without it.
+    @Test(arguments: [true, false]) func aWithheldStepIsNotOffered(withheldByInitiator: Bool) throws {
+        var a = party("Ada")
+        var b = party("Grace")
+        a.localCard.commonContacts = Self.dids(["A", "B"])
+        b.localCard.commonContacts = Self.dids(["B"])
+        var pair = Pair(a, b)
+        pair.start()
+        // Each side knows the peer when its `identified` comes: the responder after the reveal, the
+        // initiator once the responder accepted (and showed itself).
+        if !withheldByInitiator { pair.r.withholdCommonContacts() }
+        pair.decide(initiator: false, accept: true)
+        if withheldByInitiator { pair.i.withholdCommonContacts() }
+        pair.decide(initiator: true, accept: true)
+        #expect(pair.iEvents.completed != nil && pair.rEvents.completed != nil)
+        #expect(pair.iEvents.completed?.commonContacts == nil && pair.rEvents.completed?.commonContacts == nil)
+        #expect(pair.transcript.count == 13, "no PSI message")
+    }
+
     /// A PSI message nobody negotiated is a protocol error.
     @Test func anUnnegotiatedPSIMessageIsRefused() throws {
         var s = try RawInitiatorSession()

@@ -105,16 +105,19 @@ final class ExchangeDriver: SessionDriver {
         // not a lost exchange with someone (PROTOCOL §6.2).
         // A listener at a limit closes a connection without a byte (PROTOCOL §4, §14): the exchange never
         // began, so this is `busy` (exit 8, like an address that takes no connection), not a lost session.
-        let lost =
-            machine.role == .initiator && !heardFromPeer
-            ? ProtocolError(
+        let anonymous = machine.identifiedPeer == nil && peer == nil
+        let lost: ProtocolError
+        if machine.role == .initiator && !heardFromPeer {
+            lost = ProtocolError(
                 .busy,
                 "the peer closed the connection before the session began: its node is at a limit or limiting this address, is not a Nearcard node of this version, or the link was cut"
             )
-            : machine.identifiedPeer == nil && peer == nil
-                ? ProtocolError(.connectionLost, "the peer stopped before identifying itself (during the \(machine.phaseName))")
-                : ProtocolError(.connectionLost, "the connection closed during the \(machine.phaseName)")
-        if lost.code == .connectionLost && machine.identifiedPeer == nil && peer == nil { abandonedDuring = machine.phaseName }
+        } else if anonymous {
+            lost = ProtocolError(.connectionLost, "the peer stopped before identifying itself (during the \(machine.phaseName))")
+            abandonedDuring = machine.phaseName
+        } else {
+            lost = ProtocolError(.connectionLost, "the connection closed during the \(machine.phaseName)")
+        }
         perform(machine.abort(lost))
     }
 

@@ -109,22 +109,17 @@ public struct ExchangeStateMachine: Sendable {
     let sealKey: X25519.PrivateKey
     /// What the common-contacts step draws at random (§22.2), made by the node for this session.
     let psiRandomness: PSI.Session.Randomness
-    /// Initiator: the selective-disclosure proof of our card, made once the card is loaded, while the
-    /// responder computes its answer (it depends on neither the session nor the receiver, §9).
-    var disclosureProof: String?
     /// Responder: the presence key our contacts resolve our tag with (a contact's recall opens with it).
     let presenceKey: [UInt8]
     /// Initiator: the QR invitation this session was opened with.
     let invitation: Invitation.Claim?
     var state: State
-    /// This side's card, once loaded: it may arrive in any state before the cards go across.
+    /// This side's card, once loaded (with, for an initiator, its disclosure proof): the one input
+    /// that is not a state's, because it arrives from the store in whichever state the session has
+    /// reached by then; every state after the acceptance carries its own copy.
     var card: LocalCard?
-    /// What the common-contacts step found (§22), once it ran.
-    var common: PSI.Result?
-    /// Our acceptance does not offer the common-contacts step with this peer (its rate, §22.3).
-    var commonContactsWithheld = false
     /// Whether our acceptance offers the step: our person turned it on and the peer is within the rate.
-    func offersCommonContacts(_ card: LocalCard) -> Bool { card.commonContacts != nil && !commonContactsWithheld }
+    func offersCommonContacts(_ d: Deciding, _ card: LocalCard) -> Bool { card.commonContacts != nil && !d.commonContactsWithheld }
 
     /// An initiator.
     /// - Parameters:
@@ -265,13 +260,15 @@ public struct ExchangeStateMachine: Sendable {
     /// This side's card (the answer to `loadCard`). Taken once; an acceptance that waited for it leaves now.
     public mutating func cardLoaded(_ loaded: LocalCard, now: Int64) -> [Action] {
         guard card == nil, !isFinished else { return [] }
-        card = loaded
+        var loaded = loaded
         // An initiator makes the card as soon as the responder accepts: its disclosure proof is made
-        // now, in the wait for message 2, not then. (A responder's card is made while the initiator
-        // decides, `prepareCard`: nothing to gain, and nothing is made for a stranger it declines.)
-        if role == .initiator, disclosureProof == nil {
-            disclosureProof = try? ProximityPayload.disclosureProof(card: loaded.card, policy: loaded.policy, signer: me.keys.p256, now: now)
+        // now, in the wait for message 2, not then (it depends on neither the session nor the
+        // receiver, §9). A responder's card is made while the initiator decides (`prepareCard`):
+        // nothing to gain, and nothing is made for a stranger it declines.
+        if role == .initiator {
+            loaded.disclosureProof = try? ProximityPayload.disclosureProof(card: loaded.card, policy: loaded.policy, signer: me.keys.p256, now: now)
         }
+        card = loaded
         guard case .deciding(let d) = state, case .waitingForCard(let message) = d.mine else { return [] }
         do throws(ProtocolError) {
             return try sendAcceptance(d, card: loaded, message: message, now: now)
@@ -320,10 +317,13 @@ public struct ExchangeStateMachine: Sendable {
     /// our card, which says so, is not loaded yet).
     public var mayOfferCommonContacts: Bool { card.map { $0.commonContacts != nil } ?? true }
 
-    /// The driver's word, once the peer is known and before our decision: do not offer the
-    /// common-contacts step to this peer (§22.3's rate).
+    /// The driver's word, once the peer is known (its `identified`) and before our decision: do not
+    /// offer the common-contacts step to this peer (§22.3's rate). It belongs to the deciding state;
+    /// said at any other time there is no acceptance left for it to change.
     public mutating func withholdCommonContacts() {
-        commonContactsWithheld = true
+        guard case .deciding(var d) = state else { return }
+        d.commonContactsWithheld = true
+        state = .deciding(d)
     }
 
     /// The store has written the contact the last `commit` asked for: the initiator says `done` and
@@ -495,7 +495,7 @@ public struct ExchangeStateMachine: Sendable {
     mutating func sendAcceptance(_ d: Deciding, card: LocalCard, message: String?, now: Int64) throws(ProtocolError) -> [Action] {
         var d = d
         let identity = role == .responder && !d.revealed ? try makeIdentity(d.session.channel) : nil
-        var actions = try send(.decision(accept: true, reason: nil, identity: identity, commonContacts: offersCommonContacts(card)), on: &d.session.channel)
+        var actions = try send(.decision(accept: true, reason: nil, identity: identity, commonContacts: offersCommonContacts(d, card)), on: &d.session.channel)
         d.mine = .sent(message: message, card: card, prepared: nil)
         d.revealed = true
         state = .deciding(d)
@@ -515,7 +515,7 @@ public struct ExchangeStateMachine: Sendable {
     public mutating func prepareCard(now: Int64) -> [Action] {
         guard case .deciding(var d) = state, case .sent(let message, let card, nil) = d.mine, !d.theirsAccepted else { return [] }
         // The common-contacts step, when the peer offers it, runs before the cards: nothing to gain.
-        guard !offersCommonContacts(card) else { return [] }
+        guard !offersCommonContacts(d, card) else { return [] }
         guard let made = try? makeCard(d.session, card: card, message: message, now: now) else { return [] }
         d.mine = .sent(message: message, card: card, prepared: made)
         state = .deciding(d)
@@ -524,11 +524,12 @@ public struct ExchangeStateMachine: Sendable {
 
     /// Both accepted and our card is loaded: make it, send it, wait for theirs — or, when both offered
     /// it, run the common-contacts step first (§22; the initiator opens it, the responder waits).
+    /// `common`: what that step found, when it has run (the cards follow it).
     mutating func sendCard(
-        _ d: Deciding, card: LocalCard, message: String?, prepared: PreparedCard? = nil,
+        _ d: Deciding, card: LocalCard, message: String?, prepared: PreparedCard? = nil, common: PSI.Result? = nil,
         now: Int64
     ) throws(ProtocolError) -> [Action] {
-        if common == nil, d.theirsOffered, offersCommonContacts(card), let mine = card.commonContacts {
+        if common == nil, d.theirsOffered, offersCommonContacts(d, card), let mine = card.commonContacts {
             // Neither side's own DID can be common (§22.1): leave both out.
             let set = mine.filter { $0 != d.session.peer.did && $0 != me.identity.did }
             var c = CommonContacts(session: d.session, psi: PSI.Session(role: role, mine: set, randomness: psiRandomness), card: card, message: message)
@@ -542,7 +543,7 @@ public struct ExchangeStateMachine: Sendable {
         let made: PreparedCard
         if let prepared { made = prepared } else { made = try makeCard(session, card: card, message: message, now: now) }
         var actions = try send(.card(payload: made.payload.json, message: message, presenceKey: card.presenceKey), on: &session.channel)
-        state = .awaitingCard(CardSent(session: session, card: card, myMessage: message, myPayload: made.payload, myRoute: made.route))
+        state = .awaitingCard(CardSent(session: session, card: card, myMessage: message, myPayload: made.payload, myRoute: made.route, common: common))
         if common == nil { actions.append(.arm(.cards)) }
         return actions
     }
@@ -560,7 +561,7 @@ public struct ExchangeStateMachine: Sendable {
             let payload = try ProximityPayload.make(
                 card: card.card, policy: card.policy, keys: me.keys, receiver: peer.did,
                 sessionBinding: session.channel.handshakeHash, ephemeralMessage: message, sealedRoute: sealed,
-                issuerProof: card.issuerProof, sdProof: disclosureProof, now: now)
+                issuerProof: card.issuerProof, sdProof: card.disclosureProof, now: now)
             return PreparedCard(payload: payload, route: route)
         } catch {
             throw ProtocolError(.internalError, "building our card failed: \(error.message)")
@@ -611,7 +612,7 @@ public struct ExchangeStateMachine: Sendable {
             theirPayloadJSON: a.received.json, myMessage: a.sent.myMessage, theirMessage: a.received.message,
             theirSealedRoute: a.received.sealedRoute, theirRoute: a.received.route, myRoute: a.sent.myRoute,
             graphEdgeID: Contact.graphEdgeID(me.identity.did, s.peer.did, sessionBinding: s.channel.handshakeHash), completedAt: now,
-            invited: s.invited, theirPresenceKey: a.received.presenceKey, commonContacts: common)
+            invited: s.invited, theirPresenceKey: a.received.presenceKey, commonContacts: a.sent.common)
     }
 
     func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> ExchangeMessage {

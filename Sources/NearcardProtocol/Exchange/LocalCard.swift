@@ -20,6 +20,9 @@ public struct LocalCard: Sendable {
     /// The DIDs of our contacts (at most `PSI.maximumSetSize`) for the private common-contacts step
     /// (§22), when this person turned it on; nil: off, and our acceptance does not offer it.
     public var commonContacts: [String]?
+    /// Initiator: the selective-disclosure proof of the card, made by the state machine when the card
+    /// is loaded (nil until then, and for a responder, whose proof is made with the card it sends).
+    var disclosureProof: String?
 
     public init(
         card: Card, policy: SharingPolicy, presenceKey: [UInt8], routeHints: [RouteRecord.Hint] = [],

@@ -14,6 +14,8 @@ extension ExchangeStateMachine {
         let myMessage: String?
         let myPayload: ProximityPayload
         let myRoute: RouteRecord
+        /// What the common-contacts step found (§22), when it ran before the cards.
+        let common: PSI.Result?
     }
 
     struct Received: Sendable {

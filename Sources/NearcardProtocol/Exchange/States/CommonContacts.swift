@@ -21,8 +21,7 @@ extension ExchangeStateMachine {
         for out in step.send { actions += try send(.psi(out), on: &c.session.channel) }
         state = .commonContacts(c)
         guard let result = step.result else { return actions }
-        common = result
         let d = Deciding(session: c.session, mine: .sent(message: c.message, card: c.card, prepared: nil), theirsAccepted: true, revealed: true)
-        return actions + (try sendCard(d, card: c.card, message: c.message, now: now))
+        return actions + (try sendCard(d, card: c.card, message: c.message, common: result, now: now))
     }
 }

@@ -23,6 +23,9 @@ extension ExchangeStateMachine {
         var isUndecided: Bool { if case .undecided = mine { true } else { false } }
         /// The consent time ran out after we decided: the grace for the peer's verdict runs.
         var waitingPastConsent = false
+        /// Our acceptance does not offer the common-contacts step with this peer (its rate, §22.3;
+        /// the node's word once it knows the peer, `withholdCommonContacts`).
+        var commonContactsWithheld = false
     }
 
     /// Both sides know each other and the code: the peer's decision while ours may still be pending.
