@@ -39,7 +39,12 @@ enum Main {
         EventLoops.sizeToAllowedCPUs()
         do {
             try refuseInvalidUTF8Arguments()
-            var command = try Nearcard.parseAsRoot(globalOptionsMoved(Array(CommandLine.arguments.dropFirst())))
+            let arguments = globalOptionsMoved(Array(CommandLine.arguments.dropFirst()))
+            if let problem = CommandSuggestion.problem(in: arguments, root: Nearcard.self) {
+                Console.err("nearcard: \(problem)")
+                exit(ExitCode.validationFailure.rawValue)
+            }
+            var command = try Nearcard.parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

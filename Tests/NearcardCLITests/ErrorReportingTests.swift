@@ -32,6 +32,33 @@ import Testing
     /// peer's name on the LAN.
     /// A port someone else holds: the person reads what happened and what to do, not the library's
     /// `bind(descriptor:…)` and errno.
+    /// A mistyped command is named with the command it most likely meant (exit 64), not read as
+    /// stray arguments; a mistyped subcommand is not handed to the default one.
+    @Test func aMistypedCommandSuggestsTheOneMeant() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        let cases: [([String], String)] = [
+            (["exchnage", "Bob"], "nearcard: unknown command \"exchnage\"; did you mean \"nearcard exchange\"? (nearcard --help lists them)"),
+            (
+                ["contacts", "shwo", "Bob"],
+                "nearcard: \"nearcard contacts\" has no subcommand \"shwo\"; did you mean \"nearcard contacts show\"? (nearcard contacts --help lists them)"
+            ),
+            (["--home", cli.home.path, "lisen"], "nearcard: unknown command \"lisen\"; did you mean \"nearcard listen\"? (nearcard --help lists them)"),
+            (["qr", "mkae"], "nearcard: \"nearcard qr\" has no subcommand \"mkae\"; did you mean \"nearcard qr make\"? (nearcard qr --help lists them)"),
+        ]
+        for (arguments, line) in cases {
+            let r = try cli.run(arguments)
+            #expect(r.code == 64 && r.stderr == line + "\n", "\(arguments): \(r.code) \(r.stderr)")
+        }
+        let far = try cli.run(["frobnicate"])
+        #expect(far.code == 64 && far.stderr.hasPrefix("nearcard: unknown command \"frobnicate\"; the commands are init, id, card, "), far.stderr)
+        // Words a default subcommand reads, options and help are left to the parser as before.
+        #expect(try cli.run(["contacts", "--json"]).code == 0)
+        #expect(try cli.run(["help", "exchange"]).code == 0)
+        #expect(try cli.run(["exchange", "--yess", "Bob"]).stderr.contains("Did you mean '--yes'?"))
+    }
+
     @Test func aTakenPortIsSaidInWords() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

@@ -1,0 +1,64 @@
+import ArgumentParser
+
+/// A mistyped command word (`nearcard exchnage Bob`, `nearcard contacts shwo Bob`) named as what it is,
+/// with the command it most likely meant — ArgumentParser would read it as a stray argument ("2
+/// unexpected arguments") or hand it to a default subcommand whose usage then makes no sense.
+enum CommandSuggestion {
+    /// The line to print for the first word of `arguments` that should name a subcommand and names
+    /// none, or nil when the words are fine (or ArgumentParser should judge them: options, help).
+    static func problem(in arguments: [String], root: any ParsableCommand.Type) -> String? {
+        var command = root
+        var path = [root._commandName]
+        for word in arguments {
+            // Options, and what follows them, are ArgumentParser's to judge (it suggests option names).
+            if word.hasPrefix("-") || word == "help" { return nil }
+            let subcommands = command.configuration.subcommands
+            guard !subcommands.isEmpty else { return nil }
+            if let next = subcommands.first(where: { names(of: $0).contains(word) }) {
+                command = next
+                path.append(next._commandName)
+                continue
+            }
+            let known = subcommands.map(\._commandName)
+            let near = closest(to: word, among: subcommands.flatMap(names(of:)))
+            // A command with a default subcommand hands it the words it does not know (`contacts`
+            // is `contacts list`): only a near miss of a subcommand's name is a typo there.
+            if command.configuration.defaultSubcommand != nil && near == nil { return nil }
+            let whose = path.count == 1 ? "unknown command \"\(word)\"" : "\"\(path.joined(separator: " "))\" has no subcommand \"\(word)\""
+            if let near {
+                return "\(whose); did you mean \"\((path + [near]).joined(separator: " "))\"? (\(path.joined(separator: " ")) --help lists them)"
+            }
+            return "\(whose); the \(path.count == 1 ? "commands" : "subcommands") are \(known.joined(separator: ", "))"
+        }
+        return nil
+    }
+
+    static func names(of command: any ParsableCommand.Type) -> [String] {
+        [command._commandName] + command.configuration.aliases
+    }
+
+    /// The name nearest to `word` within two edits (a swap of neighbours counts as one), if any; ties
+    /// go to the earlier name.
+    static func closest(to word: String, among names: [String]) -> String? {
+        let scored = names.map { (name: $0, distance: distance(word.lowercased(), $0)) }.filter { $0.distance <= 2 }
+        return scored.min { $0.distance < $1.distance }?.name
+    }
+
+    /// Optimal string alignment distance (Levenshtein with adjacent transpositions).
+    static func distance(_ a: String, _ b: String) -> Int {
+        let x = Array(a.unicodeScalars)
+        let y = Array(b.unicodeScalars)
+        if x.isEmpty || y.isEmpty { return max(x.count, y.count) }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: y.count + 1), count: x.count + 1)
+        for i in 0...x.count { d[i][0] = i }
+        for j in 0...y.count { d[0][j] = j }
+        for i in 1...x.count {
+            for j in 1...y.count {
+                let cost = x[i - 1] == y[j - 1] ? 0 : 1
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1, j > 1, x[i - 1] == y[j - 2], x[i - 2] == y[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[x.count][y.count]
+    }
+}
