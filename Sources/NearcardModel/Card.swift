@@ -211,6 +211,21 @@ public struct Card: Sendable, Equatable {
         try validate()
     }
 
+    /// Checks what a person typed against each field's shape (`CardField.shapeProblem`): the first field
+    /// that does not fit is thrown, named as `naming` names it (`--email`, `"email"`).
+    public func checkShapes(naming: (CardField) -> String) throws(ModelError) {
+        for field in CardField.textFields {
+            if let value = self[text: field], let problem = field.shapeProblem(value) {
+                throw ModelError(.invalidCard, "\(naming(field)) \"\(value)\" \(problem)")
+            }
+        }
+        for profile in socialNetworks {
+            if let url = profile.url, let problem = CardField.socialNetworks.shapeProblem(url) {
+                throw ModelError(.invalidCard, "\(naming(.socialNetworks)) \"\(profile.platform):\(profile.username):\(url)\": the URL \(problem)")
+            }
+        }
+    }
+
     /// Checks the documented limits and that the name is not empty.
     public func validate() throws(ModelError) {
         if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ModelError(.invalidCard, "the card's name is empty") }

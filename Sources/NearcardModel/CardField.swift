@@ -72,6 +72,36 @@ public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
         }
     }
 
+    /// What is wrong with `value` as what a person typed for this field (`card set`, `contacts add`, the
+    /// web app's form), or nil when it has the field's shape: an email address NAME@DOMAIN, a phone
+    /// number of digits and the usual separators, a social profile's URL http(s)://HOST…. Names and
+    /// other free text have no shape. Cards from peers, codes and files are not held to it (another
+    /// app's card is kept as it came).
+    public func shapeProblem(_ value: String) -> String? {
+        switch self {
+        case .email:
+            let parts = value.split(separator: "@", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+                !value.contains(where: \.isWhitespace)
+            else { return "is not an email address (NAME@DOMAIN, e.g. ada@example.org)" }
+            return nil
+        case .phone:
+            let allowed = Set("0123456789 +-().,/")
+            let digits = value.filter { $0.isASCII && $0.isNumber }.count
+            guard value.allSatisfy({ allowed.contains($0) }), digits >= 3, !value.dropFirst().contains("+") else {
+                return "is not a phone number (digits, spaces and + - ( ) . /, e.g. +44 20 7946 0000)"
+            }
+            return nil
+        case .socialNetworks:
+            guard let url = URL(string: value), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false,
+                !value.contains(where: \.isWhitespace)
+            else { return "is not a web address (http:// or https:// and a host, e.g. https://example.social/@ada)" }
+            return nil
+        case .name, .company, .title, .skills:
+            return nil
+        }
+    }
+
     /// The fields that hold one line of text, in card order.
     public static let textFields: [CardField] = allCases.filter { $0.kind == .text }
 

@@ -78,6 +78,7 @@ extension WebUI {
             }
         }
         try card.validate()
+        try card.checkShapes { $0.label }
         return card
     }
 

@@ -30,6 +30,36 @@ import Testing
         #expect(bad.stderr.contains("age"))
     }
 
+    /// An email address, phone number or profile URL that does not have its shape is refused naming
+    /// the option and what it should look like; the card is left as it was. Names stay free.
+    @Test func typedFieldsMustHaveTheirShape() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["card", "set", "--name", "Ada Lovelace", "--email", "ada@example.org"])
+        let cases: [([String], String)] = [
+            (["--email", "not an email"], "nearcard: --email \"not an email\" is not an email address (NAME@DOMAIN, e.g. ada@example.org)\n"),
+            (["--email", "ada@localhost"], "nearcard: --email \"ada@localhost\" is not an email address (NAME@DOMAIN, e.g. ada@example.org)\n"),
+            (["--phone", "call me"], "nearcard: --phone \"call me\" is not a phone number (digits, spaces and + - ( ) . /, e.g. +44 20 7946 0000)\n"),
+            (
+                ["--social", "mastodon:ada:example.social/@ada"],
+                "nearcard: --social \"mastodon:ada:example.social/@ada\": the URL is not a web address (http:// or https:// and a host, e.g. https://example.social/@ada)\n"
+            ),
+        ]
+        for (arguments, line) in cases {
+            let r = try cli.run(["card", "set"] + arguments)
+            #expect(r.code == 2 && r.stderr == line, "\(arguments): \(r.code) \(r.stderr)")
+        }
+        #expect(try cli.run(["card", "show", "--json"]).json["email"] == "ada@example.org", "a refused change changes nothing")
+        for arguments in [
+            ["--phone", "+44 (0)20 7946-0000"], ["--email", "a.b+c@mail.example.co.uk"], ["--name", "Ada ✦ 42 @ home"], ["--social", "x:ada"],
+        ] {
+            let r = try cli.run(["card", "set"] + arguments)
+            #expect(r.code == 0, "\(arguments): \(r.stderr)")
+        }
+        let added = try cli.run(["contacts", "add", "--name", "Grace", "--phone", "one two"])
+        #expect(added.code == 2 && added.stderr.hasPrefix("nearcard: --phone \"one two\" is not a phone number"), added.stderr)
+    }
+
     @Test func importVCardAndJSON() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

@@ -102,6 +102,39 @@ import Testing
         }
     }
 
+    /// The card form: saved as typed, its field words from the card field table; an email, phone or
+    /// profile URL without its shape is refused naming the field, and nothing changes.
+    @Test func theCardFormChecksWhatWasTyped() async throws {
+        let page = try Page()
+        defer { page.cleanUp() }
+        try await page.test { client, headers in
+            var change = headers
+            change[.origin] = "http://127.0.0.1:\(Page.port)"
+            change[.contentType] = "application/json"
+            let good =
+                #"{"name":"Ada Lovelace","email":"ada@example.org","phone":"+44 20 7946 0000","socialNetworks":["mastodon:ada:https://example.social/@ada"]}"#
+            try await client.execute(uri: "/api/card", method: .put, headers: change, body: ByteBuffer(string: good)) { response in
+                #expect(response.status == .ok, "\(String(buffer: response.body))")
+            }
+            for (body, error) in [
+                (#"{"name":"Ada","email":"not an email"}"#, #"Email "not an email" is not an email address (NAME@DOMAIN, e.g. ada@example.org)"#),
+                (#"{"name":"Ada","phone":"call me"}"#, #"Phone "call me" is not a phone number"#),
+                (#"{"name":"Ada","socialNetworks":["x:ada:ftp://example.org"]}"#, #"Social "x:ada:ftp://example.org": the URL is not a web address"#),
+            ] {
+                try await client.execute(uri: "/api/card", method: .put, headers: change, body: ByteBuffer(string: body)) { response in
+                    #expect(response.status == .badRequest)
+                    let answer = try JSONParser.parse(String(buffer: response.body))
+                    #expect(answer["error"]?.stringValue?.hasPrefix(error) == true, "\(answer)")
+                }
+            }
+            try await client.execute(uri: "/api/card", method: .get, headers: headers) { response in
+                let state = try JSONParser.parse(String(buffer: response.body))
+                #expect(state["card"]?["email"] == "ada@example.org", "refused changes changed nothing: \(state)")
+                #expect(state["labels"]?["socialNetworks"] == "Social" && state["labels"]?["email"] == "Email", "the table's words: \(state)")
+            }
+        }
+    }
+
     @Test func theStateNamesThisNode() async throws {
         let page = try Page()
         defer { page.cleanUp() }

@@ -83,6 +83,11 @@ struct CardCommand: AsyncParsableCommand {
             if clearSkills { card.skills = [] }
             if !social.isEmpty { card.socialNetworks = try social.map { try SocialProfile(argument: $0) } }
             if !skill.isEmpty { card.skills = try skill.map { try Skill(argument: $0) } }
+            // What was typed now must have its field's shape (an email address, a phone number, a URL).
+            var typed = Card(name: card.name)
+            for (field, value) in [(CardField.email, email), (.phone, phone)] { typed[text: field] = clean(value) ?? nil }
+            if !social.isEmpty { typed.socialNetworks = card.socialNetworks }
+            try typed.checkShapes { "--" + ($0 == .socialNetworks ? "social" : $0.rawValue) }
             let saved = try db.saveMyCard(card)
             if json { Console.json(saved.card.json) } else { try CardDisplay.show(saved.card, database: db) }
         }

@@ -93,6 +93,7 @@ struct Contacts: AsyncParsableCommand {
 
         func run() async throws {
             let card = Card(name: name.trimmingCharacters(in: .whitespaces), email: email, phone: phone, company: company, title: title)
+            try card.checkShapes { "--" + $0.rawValue }
             let contact = Contact(card: card, source: .manual, verificationStatus: .unverified, receivedAt: Date(), notes: note)
             let kept = try global.database().keep(contact, payloadJSON: nil)
             if json {
