@@ -31,7 +31,9 @@ public struct ConsentAnswer: Sendable, Equatable {
         self.reason = reason
     }
 
-    public static func decline(_ reason: String) -> ConsentAnswer { ConsentAnswer(accept: false, reason: reason) }
+    /// A refusal; `reason`, when there is one, says why in words the peer reads after "the peer declined: "
+    /// (so it does not say "declined" again).
+    public static func decline(_ reason: String? = nil) -> ConsentAnswer { ConsentAnswer(accept: false, reason: reason) }
 }
 
 /// Whoever decides: a person at a terminal, or a written policy. The node applies the consent

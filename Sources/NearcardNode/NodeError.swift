@@ -70,9 +70,12 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
             kind = .internalError
         }
         let message =
-            kind == .internalError
-            ? "exchange failed: \(error.message)"
-            : "exchange failed (\(error.code.rawValue)): \(error.message); nothing was stored"
+            switch kind {
+            case .internalError: "exchange failed: \(error.message)"
+            // A refusal's words say it was one ("the peer declined: …").
+            case .declined where error.code == .declined: "\(error.message); nothing was stored"
+            default: "exchange failed (\(error.code.rawValue)): \(error.message); nothing was stored"
+            }
         self.init(kind, message, code: error.code.rawValue)
     }
 

@@ -332,7 +332,7 @@ public final class NodeRuntime: Sendable {
         guard let decisions = context.pendingDecisions else {
             throw NodeError(.invalidInput, "this node decides by its policy; accept and decline are not taken")
         }
-        let answer = accept ? ConsentAnswer(accept: true, message: message) : .decline(reason.map { "declined: \($0)" } ?? "declined by the operator")
+        let answer = accept ? ConsentAnswer(accept: true, message: message) : .decline(reason)
         guard decisions.resolve(id, answer) else {
             throw NodeError(.notFound, "no request \(id) is waiting for a decision (it may have timed out or ended)")
         }

@@ -185,7 +185,17 @@ import Testing
             let theirs = decliner ? pair.rEvents : pair.iEvents
             #expect(mine.failure?.code == .declined && mine.failedByPeer == false)
             #expect(theirs.failure?.code == .declined && theirs.failedByPeer == true)
-            #expect(theirs.failure?.message.contains("peer declined") == true)
+            #expect(theirs.failure?.message == "the peer declined", "no reason given, none made up")
+            #expect(mine.failure?.message == "declined here")
+        }
+        // A reason is said once, after the refusal; an older node's bare "declined" is not said twice.
+        for (reason, theirs) in [("the check codes differ", "the peer declined: the check codes differ"), ("declined", "the peer declined")] {
+            var pair = Pair(party("Ada"), party("Grace"))
+            pair.start()
+            pair.collect(pair.r.decide(accept: false, message: nil, reason: reason, now: now), fromInitiator: false)
+            pair.pump()
+            #expect(pair.iEvents.failure?.message == theirs)
+            #expect(pair.rEvents.failure?.message == "declined here: \(reason)")
         }
     }
 

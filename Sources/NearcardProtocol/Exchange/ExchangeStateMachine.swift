@@ -295,10 +295,11 @@ public struct ExchangeStateMachine: Sendable {
                 throw ProtocolError(.protocolError, problem)
             }
             guard accept else {
-                let why = String((reason ?? "declined").prefix(200))
+                // The refusal says why only when there is a reason (`reason` is optional on the wire).
+                let why = reason.flatMap { $0.isEmpty ? nil : String($0.prefix(200)) }
                 var actions = try send(.decision(accept: false, reason: why, identity: nil), on: &d.session.channel)
                 state = .failed
-                actions.append(.failed(ProtocolError(.declined, "declined here (\(why))"), byPeer: false))
+                actions.append(.failed(ProtocolError(.declined, "declined here" + (why.map { ": \($0)" } ?? "")), byPeer: false))
                 return actions
             }
             let message = message?.isEmpty == true ? nil : message
@@ -316,6 +317,15 @@ public struct ExchangeStateMachine: Sendable {
     /// Whether our acceptance could offer the common-contacts step (§22): our person turned it on (or
     /// our card, which says so, is not loaded yet).
     public var mayOfferCommonContacts: Bool { card.map { $0.commonContacts != nil } ?? true }
+
+    /// How a peer's refusal reads: "the peer declined", and its reason after a colon when it gave one
+    /// (the first 100 characters, and not a bare "declined" again, which older nodes send).
+    static func peerDeclined(_ reason: String?) -> String {
+        guard let reason, !reason.allSatisfy(\.isWhitespace), reason.lowercased() != "declined" else {
+            return "the peer declined"
+        }
+        return "the peer declined: \(reason.prefix(100))"
+    }
 
     /// The driver's word, once the peer is known (its `identified`) and before our decision: do not
     /// offer the common-contacts step to this peer (§22.3's rate). It belongs to the deciding state;
@@ -434,7 +444,8 @@ public struct ExchangeStateMachine: Sendable {
     mutating func unexpected(_ message: ExchangeMessage) throws(ProtocolError) -> [Action] {
         if case .abort(let code, let reason) = message {
             let c = ProtocolErrorCode(rawValue: code) ?? .protocolError
-            let error = ProtocolError(c, "the peer ended the exchange: \(reason.prefix(200))")
+            // A refusal reads as one ("the peer declined: …") whether it came as a decision or an abort.
+            let error = ProtocolError(c, c == .declined ? Self.peerDeclined(reason) : "the peer ended the exchange: \(reason.prefix(200))")
             if hasCommitted {
                 state = .failed
                 return [.unconfirmed(error)]

@@ -298,7 +298,8 @@ function onEvent(ev) {
     }
     case "exchange.failed":
       state.requests.delete(ev.id); renderRequests();
-      notice("Exchange " + (ev.byPeer ? "ended by them" : "failed") + ": " + ev.reason + " (" + ev.code + "); nothing was stored");
+      // A refusal's words say it was one; other failures add their code.
+      notice("Exchange " + (ev.byPeer ? "ended by them" : "failed") + ": " + ev.reason + (ev.code === "declined" ? "" : " (" + ev.code + ")") + "; nothing was stored");
       break;
     case "exchange.error": notice("Cannot exchange with " + ev.peer + ": " + ev.reason); break;
     case "stopped":

@@ -51,7 +51,9 @@ enum SessionStory {
             return ("· A connection stopped before identifying itself (during the \(phase)); nothing was stored", .out)
         case .exchangeFailed(_, let peer, let error, let byPeer):
             let who = peer?.name ?? peer?.did ?? "a peer"
-            return ("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message) (\(error.code.rawValue)); nothing was stored", .out)
+            // A refusal's words say it was one; other failures add their code.
+            let code = error.code == .declined ? "" : " (\(error.code.rawValue))"
+            return ("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message)\(code); nothing was stored", .out)
         case .messageReceived(let m):
             return ("✉ Message from \(m.contactName ?? m.fromDID): \(m.text)", .out)
         case .messageRefused(let remote, let reason, _):

@@ -26,7 +26,7 @@ struct TerminalConsent: ConsentProvider {
             guard let answer = await terminal.read("Accept and exchange cards? (\(Int(left)) s to answer) [y/N] ", timeout: left),
                 ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
             else {
-                return .decline("declined at the terminal")
+                return .decline()
             }
             if let message { return ConsentAnswer(accept: true, message: message) }
             if Task.isCancelled { return .decline("withdrawn") }

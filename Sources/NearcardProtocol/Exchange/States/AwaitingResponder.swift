@@ -12,7 +12,7 @@ extension ExchangeStateMachine {
         guard case .decision(let accept, let reason, let identity, let offered) = message else { return try unexpected(message) }
         guard accept else {
             state = .failed
-            return [.failed(ProtocolError(.declined, "the peer declined" + (reason.map { " (\($0.prefix(100)))" } ?? "")), byPeer: true)]
+            return [.failed(ProtocolError(.declined, ExchangeStateMachine.peerDeclined(reason)), byPeer: true)]
         }
         guard let identity else { throw ProtocolError(.protocolError, "decision: the responder accepted without showing its identity") }
         let peer = try verify(identity, channel)

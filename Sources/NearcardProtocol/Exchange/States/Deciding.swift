@@ -40,7 +40,7 @@ extension ExchangeStateMachine {
         }
         guard accept else {
             state = .failed
-            return [.failed(ProtocolError(.declined, "the peer declined" + (reason.map { " (\($0.prefix(100)))" } ?? "")), byPeer: true)]
+            return [.failed(ProtocolError(.declined, ExchangeStateMachine.peerDeclined(reason)), byPeer: true)]
         }
         guard identity == nil else { throw ProtocolError(.protocolError, "decision: an identity the peer had already shown") }
         d.theirsAccepted = true
