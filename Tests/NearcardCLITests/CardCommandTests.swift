@@ -57,7 +57,7 @@ import Testing
             #expect(r.code == 0, "\(arguments): \(r.stderr)")
         }
         let added = try cli.run(["contacts", "add", "--name", "Grace", "--phone", "one two"])
-        #expect(added.code == 2 && added.stderr.hasPrefix("nearcard: --phone \"one two\" is not a phone number"), added.stderr)
+        #expect(added.code == 2 && added.stderr.hasPrefix("nearcard: --phone \"one two\" is not a phone number"), "\(added.stderr)")
     }
 
     @Test func importVCardAndJSON() throws {

@@ -52,7 +52,7 @@ import Testing
             #expect(r.code == 64 && r.stderr == line + "\n", "\(arguments): \(r.code) \(r.stderr)")
         }
         let far = try cli.run(["frobnicate"])
-        #expect(far.code == 64 && far.stderr.hasPrefix("nearcard: unknown command \"frobnicate\"; the commands are init, id, card, "), far.stderr)
+        #expect(far.code == 64 && far.stderr.hasPrefix("nearcard: unknown command \"frobnicate\"; the commands are init, id, card, "), "\(far.stderr)")
         // Words a default subcommand reads, options and help are left to the parser as before.
         #expect(try cli.run(["contacts", "--json"]).code == 0)
         #expect(try cli.run(["help", "exchange"]).code == 0)

@@ -8,7 +8,7 @@ enum CommandSuggestion {
     /// none, or nil when the words are fine (or ArgumentParser should judge them: options, help).
     static func problem(in arguments: [String], root: any ParsableCommand.Type) -> String? {
         var command = root
-        var path = [root._commandName]
+        var path = [name(of: root)]
         for word in arguments {
             // Options, and what follows them, are ArgumentParser's to judge (it suggests option names).
             if word.hasPrefix("-") || word == "help" { return nil }
@@ -16,11 +16,11 @@ enum CommandSuggestion {
             guard !subcommands.isEmpty else { return nil }
             if let next = subcommands.first(where: { names(of: $0).contains(word) }) {
                 command = next
-                path.append(next._commandName)
+                path.append(name(of: next))
                 continue
             }
-            let known = subcommands.map(\._commandName)
-            let near = closest(to: word, among: subcommands.flatMap(names(of:)))
+            let known = subcommands.map { name(of: $0) }
+            let near = closest(to: word, among: subcommands.flatMap { names(of: $0) })
             // A command with a default subcommand hands it the words it does not know (`contacts`
             // is `contacts list`): only a near miss of a subcommand's name is a typo there.
             if command.configuration.defaultSubcommand != nil && near == nil { return nil }
@@ -34,7 +34,19 @@ enum CommandSuggestion {
     }
 
     static func names(of command: any ParsableCommand.Type) -> [String] {
-        [command._commandName] + command.configuration.aliases
+        [name(of: command)] + command.configuration.aliases
+    }
+
+    /// A command's name as ArgumentParser derives it: its configuration's, else its type's name in
+    /// kebab case (`RotatePresence` is `rotate-presence`).
+    static func name(of command: any ParsableCommand.Type) -> String {
+        if let name = command.configuration.commandName { return name }
+        var out = ""
+        for c in String(describing: command) {
+            if c.isUppercase, !out.isEmpty { out.append("-") }
+            out += c.lowercased()
+        }
+        return out
     }
 
     /// The name nearest to `word` within two edits (a swap of neighbours counts as one), if any; ties
