@@ -29,13 +29,32 @@ public struct NodeLimits: Sendable, Equatable {
 
     public init() {}
 
-    /// How long each of a session's timers runs (the state machine says which one runs when).
-    package func seconds(for timer: SessionTimer) -> TimeInterval {
+    /// The largest round trip deadlines stretch for (docs/PROTOCOL.md §12): a link slower than this
+    /// is given this much, so a peer cannot hold a session open longer by answering slowly at first.
+    public var maximumRoundTrip: TimeInterval = 10
+
+    /// How long each of a session's timers runs (the state machine says which one runs when): its base
+    /// time, plus the round trips the phase must fit at the round trip measured on this connection
+    /// (`roundTrip`, at most `maximumRoundTrip`; nil or 0 before one is known). docs/PROTOCOL.md §12.
+    package func seconds(for timer: SessionTimer, roundTrip: TimeInterval? = nil) -> TimeInterval {
+        let rtt = min(max(roundTrip ?? 0, 0), maximumRoundTrip)
+        return switch timer {
+        case .handshake: handshakeTimeout + Self.roundTrips(in: timer) * rtt
+        case .consent: consentTimeout + Self.roundTrips(in: timer) * rtt
+        case .peerDecision: peerDecisionGrace + Self.roundTrips(in: timer) * rtt
+        case .cards, .mail: idleTimeout + Self.roundTrips(in: timer) * rtt
+        }
+    }
+
+    /// The round trips a phase must fit beyond its base time: the handshake's three (Noise messages 2
+    /// and 3 with the hellos, the nonce and its reveal) and one to spare; a decision's journey; the
+    /// cards' and their confirmation; a follow-up's handshake and delivery.
+    static func roundTrips(in timer: SessionTimer) -> Double {
         switch timer {
-        case .handshake: handshakeTimeout
-        case .consent: consentTimeout
-        case .peerDecision: peerDecisionGrace
-        case .cards, .mail: idleTimeout
+        case .handshake: 4
+        case .consent, .peerDecision: 2
+        case .cards: 2
+        case .mail: 4
         }
     }
 }

@@ -10,7 +10,9 @@ It accepts connections on LISTEN_PORT (all addresses) and relays each to TARGET,
                     arrive), close both connections: the frames after never arrive (a dropped link).
   --stall-after K   after K frames, stop forwarding in DIRECTION ('to-listener' or 'to-dialer'),
                     keeping both connections open and silent (an outage, a frozen peer) for --hold s.
-  --delay/--jitter  add this many milliseconds (uniform ± jitter) before each frame is forwarded.
+  --delay/--jitter  one-way latency: each frame is forwarded this many milliseconds (uniform ±
+                    jitter) after it arrived, in order, without holding up the frames behind it
+                    (a slow link, not a slow relay: --delay 2500 both ways is a 5 s round trip).
 With --once it serves one connection and exits. Prints one JSON line per connection: frames seen
 in each direction and whether it cut or stalled.
 """
@@ -49,6 +51,24 @@ async def session(dialer_r, dialer_w):
 
     async def pump(reader, writer, name):
         buf = b""
+        # Frames wait out the link's latency here, each from its own arrival (the link is a pipe).
+        queue = asyncio.Queue()
+
+        async def deliver():
+            try:
+                while True:
+                    due, frame = await queue.get()
+                    wait = due - asyncio.get_running_loop().time()
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    writer.write(frame)
+                    await writer.drain()
+                    queue.task_done()
+            except (ConnectionError, OSError, asyncio.CancelledError):
+                pass
+
+        sender = asyncio.create_task(deliver()) if args.delay or args.jitter else None
+        last_due = 0.0
         try:
             while not done.is_set():
                 chunk = await reader.read(65536)
@@ -67,14 +87,24 @@ async def session(dialer_r, dialer_w):
                             state["stalled"] = state["frames"]
                             asyncio.get_running_loop().call_later(args.hold, close_all)
                         continue  # swallowed
-                    if args.delay or args.jitter:
-                        await asyncio.sleep(max(0, args.delay + random.uniform(-args.jitter, args.jitter)) / 1000)
                     state["frames"] += 1
                     state["toListener" if name == "to-listener" else "toDialer"] += 1
-                    writer.write(frame)
-                    await writer.drain()
+                    if sender:
+                        latency = max(0, args.delay + random.uniform(-args.jitter, args.jitter)) / 1000
+                        last_due = max(last_due, asyncio.get_running_loop().time() + latency)
+                        queue.put_nowait((last_due, frame))
+                    else:
+                        writer.write(frame)
+                        await writer.drain()
         except (ConnectionError, OSError):
             pass
+        if sender:
+            # What was on the wire still arrives, then the close follows it.
+            try:
+                await asyncio.wait_for(queue.join(), timeout=(args.delay + args.jitter) / 1000 + 5)
+            except asyncio.TimeoutError:
+                pass
+            sender.cancel()
         # A side's close travels like its frames: swallowed while its direction is stalled (the other
         # side learns of it only when the outage ends), passed on otherwise.
         if state["stalled"] is not None and name == args.direction:

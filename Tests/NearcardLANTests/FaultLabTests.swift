@@ -64,6 +64,35 @@ import Testing
         return (Outcome(cutAfter: k ?? -1, dialerExit: r.code, dialerHas: dialerHas, listenerHas: listenerHas), report)
     }
 
+    /// A 5 s round trip (the relay holds each frame 2.5 s each way: a satellite hop or a congested
+    /// captive portal): the handshake's three round trips do not fit its 10 s, but deadlines stretch with
+    /// the round trip each side measured (docs/PROTOCOL.md §12), and the exchange completes on both sides.
+    @Test func anExchangeCompletesAtAFiveSecondRoundTrip() throws {
+        let lab = try Lab("rt")
+        let grace = try TestPerson(name: "Grace")
+        let ada = try TestPerson(name: "Ada")
+        defer {
+            grace.cli.cleanUp()
+            ada.cli.cleanUp()
+        }
+        let (_, port) = try lab.listen(home: grace.home, ["--accept", "all", "--no-discovery"], log: log("grace"))
+        let relayLog = log("relay")
+        _ = try lab.spawn([CLI.python, relay, "7465", "127.0.0.1", "\(port)", "--once", "--delay", "2500"], log: relayLog)
+        var ready = false
+        for _ in 0..<50 where !ready {
+            usleep(100_000)
+            ready = ((try? String(contentsOf: relayLog, encoding: .utf8)) ?? "").contains("listening")
+        }
+        #expect(ready)
+        let started = Date()
+        let r = try lab.nearcard(["exchange", "127.0.0.1:7465", "--yes", "--json"], home: ada.home)
+        let seconds = Date().timeIntervalSince(started)
+        print("fault lab, a 5 s round trip: exit \(r.code) after \(String(format: "%.1f", seconds)) s")
+        #expect(r.code == 0, "\(r.stderr)")
+        let (dialerHas, listenerHas) = try settle(dialer: ada, listener: grace, within: 15)
+        #expect(dialerHas && listenerHas, "both sides hold the contact")
+    }
+
     /// Random packet loss on the listener's port (nftables `numgen`, both directions): at 5 % and 20 %
     /// every exchange completes on both sides (TCP retransmits; a lost SYN is retried). The rate can be
     /// raised for the `make faults` report with NEARCARD_FAULT_LOSS (comma-separated percentages).
@@ -196,6 +225,16 @@ import Testing
 @Suite(.serialized) struct SlowLinkTests {
     func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
 
+    /// The pair's end of the cable in `lab`'s namespace.
+    func veth(_ lab: Lab) throws -> String {
+        try #require(
+            try lab.run(["ip", "-o", "link", "show"]).stdout.split(separator: "\n")
+                .compactMap { line -> String? in
+                    let name = line.split(separator: ":").dropFirst().first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
+                    return name.hasPrefix("nc-") ? String(name.split(separator: "@").first ?? "") : nil
+                }.first, "the pair's veth")
+    }
+
     @Test func theLargestCardCrossesASixtyFourKilobitLink() throws {
         let (a, b) = try Lab.pair()
         let ada = try TestPerson(name: "Ada")
@@ -215,13 +254,7 @@ import Testing
         #expect(set.code == 0, "\(set.stderr)")
         #expect(try grace.cli.run(["share", "--fields", "name,email,phone,company,title,socialNetworks,skills"]).code == 0)
         for lab in [a, b] {
-            let dev = try #require(
-                try lab.run(["ip", "-o", "link", "show"]).stdout.split(separator: "\n")
-                    .compactMap { line -> String? in
-                        let name = line.split(separator: ":").dropFirst().first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
-                        return name.hasPrefix("nc-") ? String(name.split(separator: "@").first ?? "") : nil
-                    }.first, "the pair's veth")
-            let tbf = try lab.run(["tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", "64kbit", "burst", "4kb", "latency", "500ms"])
+            let tbf = try lab.run(["tc", "qdisc", "add", "dev", try veth(lab), "root", "tbf", "rate", "64kbit", "burst", "4kb", "latency", "500ms"])
             #expect(tbf.code == 0, "tc: \(tbf.stderr)")
         }
         let (_, _) = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7463"], log: log("grace"))

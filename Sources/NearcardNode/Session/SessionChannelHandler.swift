@@ -25,7 +25,13 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
     /// When the running timer and the whole session end. A frame read past a deadline counts for
     /// nothing: a process stopped (SIGSTOP, a suspended laptop) reads its queued frames before its
     /// overdue timers run, and must not commit 40 s into a 30 s phase (docs/PROTOCOL.md §12).
-    private var timerDeadline: (kind: SessionTimer, at: NIODeadline, seconds: TimeInterval)?
+    private var timerDeadline: (kind: SessionTimer, armedAt: NIODeadline, at: NIODeadline, seconds: TimeInterval)?
+    /// The round trip measured on this connection: from this side's first flush to the first frame
+    /// read after it (the peer's answer: Noise message 2 for an initiator, message 3 for a responder).
+    /// Deadlines stretch with it (`NodeLimits.seconds(for:roundTrip:)`), so a slow link is not taken
+    /// for a silent peer.
+    private var roundTrip: TimeInterval?
+    private var firstFlushAt: NIODeadline?
     private var sessionDeadline: NIODeadline?
     /// The clock deadlines are read from (the loop's; a test's).
     private let clock: (@Sendable () -> NIODeadline)?
@@ -83,6 +89,10 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         heardFromPeer = true
         guard let driver, !driver.isFinished else { return }
         let t = now(context)
+        if roundTrip == nil, let sent = firstFlushAt {
+            roundTrip = Double((t - sent).nanoseconds) / 1e9
+            stretchTimer(context)
+        }
         if let session = sessionDeadline, t >= session {
             driver.failed(sessionTimedOut)
             return
@@ -143,7 +153,9 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func flush() {
         SessionTrace.mark("flush")
-        context?.flush()
+        guard let context else { return }
+        if firstFlushAt == nil { firstFlushAt = now(context) }
+        context.flush()
     }
 
     func arm(_ kind: SessionTimer) {
@@ -151,14 +163,32 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         timer?.cancel()
         timerGeneration += 1
         let generation = timerGeneration
-        let seconds = limits.seconds(for: kind)
-        timerDeadline = (kind, now(context) + .milliseconds(Int64(seconds * 1000)), seconds)
+        let seconds = limits.seconds(for: kind, roundTrip: roundTrip)
+        let armedAt = now(context)
+        timerDeadline = (kind, armedAt, armedAt + .milliseconds(Int64(seconds * 1000)), seconds)
+        schedule(kind, generation: generation, in: seconds, context)
+    }
+
+    private func schedule(_ kind: SessionTimer, generation: Int, in seconds: TimeInterval, _ context: ChannelHandlerContext) {
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
             let handler = bound.value
-            guard handler.timerGeneration == generation else { return }
-            handler.driver?.timerFired(kind, after: Int(seconds))
+            guard handler.timerGeneration == generation, let d = handler.timerDeadline else { return }
+            handler.driver?.timerFired(kind, after: Int(d.seconds.rounded()))
         }
+    }
+
+    /// A round trip measured after the running timer was armed gives it the time the link needs: the
+    /// deadline moves to what it would have been had the round trip been known (never earlier).
+    private func stretchTimer(_ context: ChannelHandlerContext) {
+        guard let d = timerDeadline else { return }
+        let seconds = limits.seconds(for: d.kind, roundTrip: roundTrip)
+        guard seconds > d.seconds else { return }
+        let at = d.armedAt + .milliseconds(Int64(seconds * 1000))
+        timer?.cancel()
+        timerGeneration += 1
+        timerDeadline = (d.kind, d.armedAt, at, seconds)
+        schedule(d.kind, generation: timerGeneration, in: Double((at - now(context)).nanoseconds) / 1e9, context)
     }
 
     func close() {
