@@ -125,6 +125,7 @@ extension DiscoveredPeer {
         o["name"] = txt.name.map { .string($0) } ?? .null
         o["display"] = .string(displayName)
         o["contact"] = contact.map { ["did": .string($0.did), "name": .string($0.name)] } ?? .null
+        o["thisNode"] = .bool(isThisNode)
         o["version"] = txt.version.map { .number(Double($0)) } ?? .null
         o["host"] = .string(hostName)
         o["port"] = .number(Double(port))

@@ -37,6 +37,9 @@ public struct DiscoveredPeer: Sendable, Equatable {
     /// The contact whose presence key made its tag (docs/PROTOCOL.md §3), once the node has resolved
     /// it; nil for a stranger. A tag can be replayed: this says whom to expect, not whom a dial reaches.
     public var contact: RecognisedContact?
+    /// Its tag was made with this home's own presence key: this person's own node (a `listen` or `ui`
+    /// of the same home, or this node itself), not someone nearby.
+    public var isThisNode = false
     /// Where the browser saw it announced (interface, protocol), for resolving its addresses later
     /// when it was reported without them.
     var announcedOn: [Announced] = []
@@ -61,6 +64,7 @@ public struct DiscoveredPeer: Sendable, Equatable {
     /// How a face shows it before any session: "Ada Lovelace (contact)" for a recognised contact, the
     /// announced name for a stranger in default mode, "someone nearby (private)" otherwise.
     public var displayName: String {
+        if isThisNode { return (txt.name ?? "your own node") + " (this node)" }
         if let contact { return "\(contact.name) (contact)" }
         if let name = txt.name { return name }
         return Self.privateLabel

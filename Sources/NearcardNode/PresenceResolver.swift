@@ -10,30 +10,41 @@ import Synchronization
 /// hands over a new key is seen within that time).
 public final class PresenceResolver: Sendable {
     private let load: @Sendable () -> [NearcardDatabase.ContactPresence]
+    /// This home's own presence key, if it has one: its own nodes are told apart from peers by it.
+    private let loadOwnKey: @Sendable () -> [UInt8]?
     private let refresh: TimeInterval
-    private let cache = Mutex<(at: Date, contacts: [NearcardDatabase.ContactPresence], keys: [[UInt8]])?>(nil)
+    private let cache = Mutex<(at: Date, contacts: [NearcardDatabase.ContactPresence], keys: [[UInt8]], own: [UInt8]?)?>(nil)
 
-    /// A resolver over a fixed list of contacts (a face that read them once, a test, a benchmark).
-    public init(contacts: [NearcardDatabase.ContactPresence]) {
+    /// A resolver over a fixed list of contacts (a face that read them once, a test, a benchmark), and
+    /// this home's own presence key (`ownKey`) to mark its own nodes.
+    public init(contacts: [NearcardDatabase.ContactPresence], ownKey: [UInt8]? = nil) {
         self.load = { contacts }
+        self.loadOwnKey = { ownKey }
         self.refresh = .infinity
     }
 
-    /// A resolver over the store's contacts, read again when older than `refresh` seconds.
+    /// A resolver over the store's contacts and own key, read again when older than `refresh` seconds.
     package init(database: NearcardDatabase, refresh: TimeInterval = 2) {
         self.load = { (try? database.contactPresenceKeys()) ?? [] }
+        self.loadOwnKey = { Self.ownKey(database) }
         self.refresh = refresh
+    }
+
+    /// The home's presence key, without making one (a home that never announced has none).
+    public static func ownKey(_ database: NearcardDatabase) -> [UInt8]? {
+        (try? database.presenceKeyCreatedAt()) != nil ? try? database.presenceKey() : nil
     }
 
     /// Nobody is recognised (no store to read contacts from).
     public static let none = PresenceResolver(contacts: [])
 
-    private func current(now: Date = Date()) -> (contacts: [NearcardDatabase.ContactPresence], keys: [[UInt8]]) {
-        if let c = cache.withLock({ $0 }), now.timeIntervalSince(c.at) < refresh { return (c.contacts, c.keys) }
+    private func current(now: Date = Date()) -> (contacts: [NearcardDatabase.ContactPresence], keys: [[UInt8]], own: [UInt8]?) {
+        if let c = cache.withLock({ $0 }), now.timeIntervalSince(c.at) < refresh { return (c.contacts, c.keys, c.own) }
         let contacts = load()
         let keys = contacts.map(\.presenceKey)
-        cache.withLock { $0 = (now, contacts, keys) }
-        return (contacts, keys)
+        let own = loadOwnKey()
+        cache.withLock { $0 = (now, contacts, keys, own) }
+        return (contacts, keys, own)
     }
 
     /// Reads the contacts again at the next resolution.
@@ -42,7 +53,7 @@ public final class PresenceResolver: Sendable {
     /// The contact whose presence key made `tag`, or nil (a stranger, or no well-formed tag).
     package func contact(for tag: String?) -> RecognisedContact? {
         guard let tag else { return nil }
-        let (contacts, keys) = current()
+        let (contacts, keys, _) = current()
         guard let i = Presence.resolve(tag, among: keys) else { return nil }
         let c = contacts[i]
         return RecognisedContact(did: c.did, name: c.name, presenceKey: c.presenceKey)
@@ -51,6 +62,10 @@ public final class PresenceResolver: Sendable {
     /// The peer with `contact` set to whom its tag resolves (nil: a stranger).
     package func resolve(_ peer: DiscoveredPeer) -> DiscoveredPeer {
         var p = peer
+        if let tag = peer.txt.tag, let own = current().own, Presence.matches(tag, key: own) {
+            p.isThisNode = true
+            return p
+        }
         p.contact = contact(for: peer.txt.tag)
         return p
     }

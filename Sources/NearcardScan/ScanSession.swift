@@ -19,9 +19,12 @@ public struct ScanSession {
     let database: NearcardDatabase
     let context: ScanContext
     var router = ScanRouter()
+    /// The DID of the person scanning: their own card's code is recognised, not stored as a contact.
+    let ownDID: String?
 
-    public init(database: NearcardDatabase) {
+    public init(database: NearcardDatabase, ownDID: String?) {
         self.database = database
+        self.ownDID = ownDID
         context = ScanContext(isTrustedIssuer: { (try? database.isTrustedIssuer($0)) ?? false }, trustedGroup: GroupTrust.lookup(database))
     }
 
@@ -38,6 +41,14 @@ public struct ScanSession {
     /// The report of an input that is no code at all (an unreadable invitation, an image with no code).
     public static func malformed(_ message: String) -> (report: JSONValue, severity: Severity) {
         (["result": "error", "kind": "malformed", "message": .string(message)], .unusable)
+    }
+
+    /// Whether a scanned card is the scanner's own: signed with their DID, or (a plaintext code carries
+    /// none) every field it shows is the same on their own card.
+    func isOwnCard(_ s: ScannedContact) throws(StoreError) -> Bool {
+        if let did = s.did { return did == ownDID }
+        guard let mine = try database.myCard()?.card else { return false }
+        return CardField.allCases.allSatisfy { s.card.value(of: $0) == nil || s.card.value(of: $0) == mine.value(of: $0) }
     }
 
     public mutating func scan(_ text: String) throws(StoreError) -> (report: JSONValue, severity: Severity) {
@@ -87,6 +98,14 @@ public struct ScanSession {
             for c in list { try database.saveCredential(StoredCredential(c, importedAt: Date())) }
             return (["result": "credentials", "credentials": .array(list.map(\.json))], list.contains { $0.status == .failed } ? .checkFailed : .ok)
         case .contact(let s):
+            if try isOwnCard(s) {
+                return (
+                    [
+                        "result": "own-card", "name": .string(s.card.name),
+                        "note": "this is your own card (scanned from your own code): nothing was stored",
+                    ], .ok
+                )
+            }
             let contact = Contact(
                 cardId: s.cardId, card: s.card, source: .qrCode, verificationStatus: s.status, receivedAt: Date(),
                 didPublicKey: s.did, memberOf: s.memberOf, groupVerdict: s.groupVerdict)

@@ -112,6 +112,20 @@ import Testing
         #expect(try viewer.run(["contacts", "--json"]).json.arrayValue?.count == 1)
     }
 
+    /// Scanning your own code (any format: signed with your DID, or a plaintext one showing your own
+    /// card's fields) says so and stores nothing: you are not your own contact.
+    @Test func yourOwnCodeIsNotAContact() throws {
+        let ada = try ada()
+        defer { ada.cleanUp() }
+        for format in ["zk", "did-signed", "plaintext"] {
+            let text = try ada.run(["qr", "make", "--format", format, "--text"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let r = try ada.run(["qr", "scan", text])
+            #expect(r.code == 0 && r.stdout == "This is your own card (Ada Lovelace): nothing was stored.\n", "\(format): \(r.stdout) \(r.stderr)")
+            #expect(try ada.run(["qr", "scan", text, "--json"]).json.arrayValue?.first?["result"] == "own-card")
+        }
+        #expect(try ada.run(["contacts", "--json"]).json.arrayValue?.isEmpty == true, "nothing was stored")
+    }
+
     /// A plaintext card (no DID): scanned twice, stored once; a look-alike typed in is flagged.
     @Test func plaintextCardsAreStoredOnceAndLookAlikesFlagged() throws {
         let cli = try CLI()

@@ -27,6 +27,41 @@ import Testing
         #expect(line.range(of: #";nc-[0-9a-f]{16}\.local;127\.0\.0\.1;"#, options: .regularExpression) != nil, "\(line)")
     }
 
+    /// `peers` run by the person whose `listen` is announcing marks that node as theirs ("(this node)",
+    /// `thisNode` in JSON), in default and private mode; another person sees a stranger.
+    @Test func yourOwnNodeIsMarked() throws {
+        let lab = try Lab("on")
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
+        let (listener, port) = try lab.listen(home: ada.home, ["--accept", "all"], log: log("ada"))
+        func listed(_ home: URL) throws -> JSONValue? {
+            var found: JSONValue?
+            for _ in 0..<5 where found == nil {
+                found = try lab.nearcard(["peers", "--json", "--timeout", "1.5"], home: home).json.arrayValue?.first { $0["port"] == .number(Double(port)) }
+            }
+            return found
+        }
+        let mine = try #require(try listed(ada.home))
+        #expect(mine["thisNode"] == true && mine["display"] == "Ada Lovelace (this node)", "\(mine)")
+        let table = try lab.nearcard(["peers", "--timeout", "1.5"], home: ada.home).stdout
+        #expect(table.contains("Ada Lovelace (this node)"), "\(table)")
+        let theirs = try #require(try listed(grace.home))
+        #expect(theirs["thisNode"] == false && theirs["display"] == "Ada Lovelace", "\(theirs)")
+        _ = listener.stop(after: 5)
+        let (_, privatePort) = try lab.listen(home: ada.home, ["--accept", "all", "--private"], log: log("ada-private"))
+        var hidden: JSONValue?
+        for _ in 0..<5 where hidden == nil {
+            hidden = try lab.nearcard(["peers", "--json", "--timeout", "1.5"], home: ada.home).json.arrayValue?.first {
+                $0["port"] == .number(Double(privatePort))
+            }
+        }
+        #expect(hidden?["thisNode"] == true && hidden?["display"] == "your own node (this node)", "\(hidden ?? .null)")
+    }
+
     @Test func privateModePublishesNoName() throws {
         let lab = try Lab("pm")
         let ada = try TestPerson(name: "Ada Lovelace")

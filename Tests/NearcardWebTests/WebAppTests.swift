@@ -135,6 +135,36 @@ import Testing
         }
     }
 
+    /// A photo of this person's own code on the Scan page: "your own card", and nothing is stored.
+    @Test func scanningYourOwnCodeStoresNothing() async throws {
+        let page = try Page()
+        defer { page.cleanUp() }
+        try await page.test { client, headers in
+            var change = headers
+            change[.origin] = "http://127.0.0.1:\(Page.port)"
+            change[.contentType] = "application/json"
+            try await client.execute(
+                uri: "/api/card", method: .put, headers: change, body: ByteBuffer(string: #"{"name":"Ada Lovelace","title":"Programmer"}"#)
+            ) {
+                #expect($0.status == .ok)
+            }
+            for format in ["zk", "did-signed", "plaintext"] {
+                let png = try await client.execute(uri: "/api/card/qr.png?format=\(format)&frame=0", method: .get, headers: headers) { $0.body }
+                var photo = change
+                photo[.contentType] = "image/png"
+                try await client.execute(uri: "/api/scan", method: .post, headers: photo, body: png) { response in
+                    #expect(response.status == .ok)
+                    let report = try JSONParser.parse(String(buffer: response.body)).arrayValue?.first
+                    #expect(report?["result"] == "own-card" && report?["name"] == "Ada Lovelace", "\(format): \(report ?? .null)")
+                }
+            }
+            try await client.execute(uri: "/api/contacts", method: .get, headers: headers) { response in
+                let contacts = try JSONParser.parse(String(buffer: response.body))
+                #expect(contacts.arrayValue?.isEmpty == true, "nothing was stored: \(contacts)")
+            }
+        }
+    }
+
     @Test func theStateNamesThisNode() async throws {
         let page = try Page()
         defer { page.cleanUp() }

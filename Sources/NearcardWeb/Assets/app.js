@@ -42,11 +42,14 @@ function renderPeers() {
   const shown = (p) => p.display || p.name || p.instance;
   for (const p of [...state.peers.values()].sort((a, b) => shown(a).localeCompare(shown(b)))) {
     const li = el("li", null, { "data-instance": p.instance });
-    const how = p.contact ? " recognised by their presence tag" : p.name ? " announced name, not proven" : "";
+    const how = p.thisNode ? " your own node, announced with your presence key" : p.contact ? " recognised by their presence tag" : p.name ? " announced name, not proven" : "";
     li.append(el("strong", shown(p)), el("span", how, { class: "fp" }));
-    const b = el("button", "Exchange", { type: "button", "aria-label": "Exchange cards with " + shown(p) });
-    b.addEventListener("click", () => exchange(p));
-    li.append(b);
+    // Your own node is not someone to exchange cards with.
+    if (!p.thisNode) {
+      const b = el("button", "Exchange", { type: "button", "aria-label": "Exchange cards with " + shown(p) });
+      b.addEventListener("click", () => exchange(p));
+      li.append(b);
+    }
     list.append(li);
   }
   $("no-peers").hidden = state.peers.size > 0;
@@ -201,6 +204,8 @@ async function scan() {
         li.append(el("span", "Part of a larger code: " + x.received + " of " + x.total + " frames"));
       } else if (x.result === "error") {
         li.append(el("span", "Not usable: " + x.message));
+      } else if (x.result === "own-card") {
+        li.append(el("strong", x.name), el("span", "This is your own card: nothing was stored.", { class: "fp" }));
       } else {
         li.append(el("span", x.result + (x.note ? ": " + x.note : "")));
       }

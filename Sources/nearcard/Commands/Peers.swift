@@ -82,7 +82,7 @@ struct Peers: AsyncParsableCommand {
     func resolver() throws -> PresenceResolver {
         guard let db = try? global.existingDatabase() else { return .none }
         defer { db.close() }
-        return PresenceResolver(contacts: try db.contactPresenceKeys())
+        return PresenceResolver(contacts: try db.contactPresenceKeys(), ownKey: PresenceResolver.ownKey(db))
     }
 
     /// "just now", "40 s ago", "3 min ago", or "never" (its records were never resolved).

@@ -222,7 +222,7 @@ struct QR: AsyncParsableCommand {
             for path in images {
                 do { inputs += try Self.codes(inImage: path).map { .success($0) } } catch let e as CLIError { inputs.append(.failure(e)) }
             }
-            var session = ScanSession(database: try global.database())
+            var session = ScanSession(database: try global.database(), ownDID: try? global.identityStore.loadPublic().did)
             var reports: [JSONValue] = []
             var worst = ScanSession.Severity.ok
             var failed: [String] = []
@@ -268,6 +268,8 @@ struct QR: AsyncParsableCommand {
                             "Imported credential \(c["id"]?.stringValue ?? "") from \(c["issuer"]?.stringValue ?? "") (\(c["status"]?.stringValue ?? "")): \(c["reason"]?.stringValue ?? "")"
                         )
                     }
+                case "own-card":
+                    Console.out("This is your own card (\(r["name"]?.stringValue ?? "")): nothing was stored.")
                 case "invitation":
                     Console.out(
                         "An invitation to exchange cards with \(r["name"]?.stringValue ?? r["fingerprint"]?.stringValue ?? "someone"), valid until \(r["expires"]?.stringValue ?? "?"). Nothing was stored."
