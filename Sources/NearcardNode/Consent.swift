@@ -7,7 +7,9 @@ public struct ConsentRequest: Sendable {
     public let peer: PeerIdentity
     /// The check code both screens show ("123 456").
     public let sas: String
-    package let role: ExchangeRole
+    /// Which side this node is: a listener asked by someone who dialled (`.responder`), or the dialling
+    /// side asked to confirm the person who answered (`.initiator`).
+    public let role: ExchangeRole
     public let remoteAddress: String
 
     package init(exchangeID: String, peer: PeerIdentity, sas: String, role: ExchangeRole, remoteAddress: String) {

@@ -442,9 +442,10 @@ public final class NodeRuntime: Sendable {
             case .confirmed:
                 return .completed(contact, outcome)
             case .withdrawn:
+                // How the session ended stays its code (a timeout is still exit 10); the words add what
+                // became of it ("nothing was stored" follows from the failure itself).
                 return .failed(
-                    ProtocolError(
-                        .connectionLost, "\(error.message); \(contact.name)'s node did not keep the exchange, so it was withdrawn here too: nothing was stored"),
+                    ProtocolError(error.code, "\(error.message); \(contact.name)'s node did not keep the exchange, so it was withdrawn here too"),
                     peer: outcome.peer, byPeer: false)
             case .pending:
                 continue

@@ -90,6 +90,7 @@ if mode == "accept":
     listener.expect(rb"Message for them")
     listener.sendline("Hello from the listener")
     dialer.expect(rb"\[y/N\]")
+    out["dialerAsked"] = dialer.before.decode(errors="replace")[-600:]
     dialer.sendline("y")
     dialer.expect(rb"Message for them")
     dialer.sendline("Hello from the dialer")

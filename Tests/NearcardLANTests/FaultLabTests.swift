@@ -93,6 +93,35 @@ import Testing
         #expect(dialerHas && listenerHas, "both sides hold the contact")
     }
 
+    /// Message 1 never arrives (the relay swallows what the dialer sends; a link that loses it): the
+    /// listener closes after the seconds it waits for a first message. That is a lost connection or a
+    /// timeout, said as one (exit 9 or 10, whichever side's 10 s ends first) — not "busy" (exit 8), which
+    /// is a node at its limit closing at once.
+    @Test func aLostFirstMessageIsNotBusy() throws {
+        let lab = try Lab("m1")
+        let grace = try TestPerson(name: "Grace")
+        let ada = try TestPerson(name: "Ada")
+        defer {
+            grace.cli.cleanUp()
+            ada.cli.cleanUp()
+        }
+        let (_, port) = try lab.listen(home: grace.home, ["--accept", "all", "--no-discovery"], log: log("grace"))
+        let relayLog = log("relay")
+        _ = try lab.spawn(
+            [CLI.python, relay, "7466", "127.0.0.1", "\(port)", "--once", "--stall-after", "0", "--direction", "to-listener", "--hold", "30"],
+            log: relayLog)
+        var ready = false
+        for _ in 0..<50 where !ready {
+            usleep(100_000)
+            ready = ((try? String(contentsOf: relayLog, encoding: .utf8)) ?? "").contains("listening")
+        }
+        #expect(ready)
+        let r = try lab.nearcard(["exchange", "127.0.0.1:7466", "--yes", "--connect-budget", "3"], home: ada.home)
+        #expect(r.code == 9 || r.code == 10, "exit \(r.code): \(r.stderr)")
+        #expect(!r.stderr.contains("at a limit") && !r.stderr.contains("busy"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "one line: \(r.stderr)")
+    }
+
     /// Random packet loss on the listener's port (nftables `numgen`, both directions): at 5 % and 20 %
     /// every exchange completes on both sides (TCP retransmits; a lost SYN is retried). The rate can be
     /// raised for the `make faults` report with NEARCARD_FAULT_LOSS (comma-separated percentages).

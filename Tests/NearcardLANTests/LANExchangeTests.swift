@@ -287,6 +287,10 @@ import Testing
         let out = try interactive("accept")
         #expect(out["listenerCode"] != nil && out["listenerCode"] == out["dialerCode"])
         #expect(out["dialerExit"] == 0)
+        // The dialling person is asked about the person who answered, not about a request they made.
+        let asked = out["dialerAsked"]?.stringValue ?? ""
+        #expect(asked.contains("Ada answered at ") && asked.contains("Do the codes match? Exchange cards with them?"), "\(asked)")
+        #expect(!asked.contains("Exchange request from"), "\(asked)")
         #expect(out["listenerExit"] == 0, "Ctrl-C stops listen cleanly")
         #expect(out["graceContacts"]?.arrayValue?.first?["theirEphemeralMessage"] == "Hello from the listener")
         #expect(out["adaContacts"]?.arrayValue?.first?["theirEphemeralMessage"] == "Hello from the dialer")

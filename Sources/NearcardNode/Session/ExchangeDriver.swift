@@ -107,11 +107,18 @@ final class ExchangeDriver: SessionDriver {
         // began, so this is `busy` (exit 8, like an address that takes no connection), not a lost session.
         let anonymous = machine.identifiedPeer == nil && peer == nil
         let lost: ProtocolError
-        if machine.role == .initiator && !heardFromPeer {
+        let waited = Date().timeIntervalSince(startedAt)
+        if machine.role == .initiator && !heardFromPeer && waited < node.limits.handshakeTimeout * 0.8 {
+            // Closed at once, without a byte: what a node at its limit does (§4, §14).
             lost = ProtocolError(
                 .busy,
                 "the peer closed the connection before the session began: its node is at a limit or limiting this address, is not a Nearcard node of this version, or the link was cut"
             )
+        } else if machine.role == .initiator && !heardFromPeer {
+            // Closed after the seconds a node waits for a first message: ours never reached it whole.
+            lost = ProtocolError(
+                .connectionLost,
+                "the peer's node closed the connection after \(Int(waited)) s without answering: our first message did not reach it (a lossy link?)")
         } else if anonymous {
             lost = ProtocolError(.connectionLost, "the peer stopped before identifying itself (during the \(machine.phaseName))")
             abandonedDuring = machine.phaseName

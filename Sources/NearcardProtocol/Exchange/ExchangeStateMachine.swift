@@ -193,16 +193,14 @@ public struct ExchangeStateMachine: Sendable {
         }
     }
 
-    /// A short name of the current phase, for logs and timeouts.
+    /// The current phase in words a person reads after "during the" (timeouts, a closed connection,
+    /// logs): §12's phases, not the messages inside them.
     public var phaseName: String {
         switch state {
-        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3: "handshake"
-        case .awaitingHello: "hello"
-        case .awaitingNonce: "nonce"
-        case .awaitingReveal: "sas-reveal"
-        case .awaitingResponder, .deciding: "consent"
-        case .commonContacts: "common contacts"
-        case .awaitingCard, .awaitingDone, .committing: "cards"
+        case .idle, .resumed, .awaitingMessage2, .awaitingMessage3, .awaitingHello, .awaitingNonce, .awaitingReveal: "handshake"
+        case .awaitingResponder, .deciding: "decisions"
+        case .commonContacts: "common-contacts step"
+        case .awaitingCard, .awaitingDone, .committing: "card exchange"
         case .awaitingConfirm: "confirmation"
         case .completed: "completed"
         case .failed: "failed"

@@ -10,16 +10,27 @@ import NearcardStore
 /// dial that tries again, how an exchange ended, and the node's other events (`listen`). The one printer
 /// of a session: its wording lives here, and the faces only say when.
 enum SessionStory {
-    /// The request a person at the listening terminal is asked about (the question follows it).
+    /// What a person is asked about (the question, `question`, follows it): at a listening terminal,
+    /// the request someone made; at the dialling one, the person who answered — they asked nothing, so
+    /// it is not called their request.
     static func request(_ request: ConsentRequest) -> [String] {
         let p = request.peer
+        let who = p.name ?? "(no name)"
         return [
             "",
-            "Exchange request from \(p.name ?? "(no name)") at \(request.remoteAddress)",
+            request.role == .responder
+                ? "Exchange request from \(who) at \(request.remoteAddress)" : "\(who) answered at \(request.remoteAddress)",
             "  DID          \(p.did)",
             "  Fingerprint  \(p.fingerprint)",
             "  Check code   \(request.sas)   ← must match the code on the other screen",
         ]
+    }
+
+    /// The question after `request`, with the seconds left to answer.
+    static func question(_ request: ConsentRequest, secondsLeft: Int) -> String {
+        request.role == .responder
+            ? "Accept and exchange cards? (\(secondsLeft) s to answer) [y/N] "
+            : "Do the codes match? Exchange cards with them? (\(secondsLeft) s to answer) [y/N] "
     }
 
     /// The dialling side: the code both screens show, while the other person decides.

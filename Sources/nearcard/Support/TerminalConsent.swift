@@ -23,7 +23,7 @@ struct TerminalConsent: ConsentProvider {
             let left = deadline.timeIntervalSinceNow
             guard left >= 1 else { return .decline("no answer within \(Int(timeout)) s") }
             for line in SessionStory.request(request) { Console.out(line) }
-            guard let answer = await terminal.read("Accept and exchange cards? (\(Int(left)) s to answer) [y/N] ", timeout: left),
+            guard let answer = await terminal.read(SessionStory.question(request, secondsLeft: Int(left)), timeout: left),
                 ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
             else {
                 return .decline()
