@@ -79,6 +79,8 @@ public enum JSONLines {
                     "id": .string(id), "peer": peer?.json ?? .null, "code": .string(error.code.rawValue),
                     "reason": .string(error.message), "byPeer": .bool(byPeer),
                 ])
+        case .exchangeSettled(let did, let name, let kept):
+            return line("exchange.settled", ["did": .string(did), "name": .string(name), "kept": .bool(kept)])
         case .messageReceived(let item):
             return line("message.received", item.json.objectValue ?? [:])
         case .messageRefused(let remote, let reason, let byPeer):

@@ -33,7 +33,15 @@ package struct ConfirmationWorker: Sendable {
         guard let due = try? db.pendingConfirmations(due: ignoringBackoff ? nil : now), !due.isEmpty else { return [] }
         var out: [Settled] = []
         for p in due {
-            out.append(await settle(p, peers: peers, now: now))
+            // The name as it was: a withdrawn contact that was new with the exchange is gone after.
+            let name = (try? db.contact(did: p.contactDID))?.name ?? p.contactDID
+            let settled = await settle(p, peers: peers, now: now)
+            switch settled {
+            case .confirmed(let did): context.events.emit(.exchangeSettled(did: did, name: name, kept: true))
+            case .withdrawn(let did, _): context.events.emit(.exchangeSettled(did: did, name: name, kept: false))
+            case .pending: break
+            }
+            out.append(settled)
         }
         return out
     }

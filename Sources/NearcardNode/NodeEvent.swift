@@ -31,6 +31,11 @@ public enum NodeEvent: Sendable {
     /// §6.2), during `phase`: not an exchange with anyone. Reported to programs as an `exchange.failed`
     /// with `error` (`connection_lost`) and no peer.
     case exchangeAbandoned(id: String, phase: String, error: ProtocolError)
+    /// An exchange left unconfirmed (`exchangeUnconfirmed`) was settled later, when the two nodes reached
+    /// each other (docs/PROTOCOL.md §11): `kept` when the other node holds it (it stands on both sides),
+    /// else it was withdrawn here too (a contact new with it is gone from the book). `name` is the
+    /// contact's as it was.
+    case exchangeSettled(did: String, name: String, kept: Bool)
     /// A follow-up message arrived from a contact and was stored.
     case messageReceived(InboxItem)
     /// A delivery to this node was refused (or failed); `byPeer` when the sender ended it.

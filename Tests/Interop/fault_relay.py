@@ -2,7 +2,7 @@
 """A TCP relay that breaks a Nearcard session on purpose, at a frame boundary (the fault lab).
 
   fault_relay.py LISTEN_PORT TARGET_HOST TARGET_PORT [--cut-after K | --stall-after K --direction D]
-                 [--delay MS] [--jitter MS] [--once]
+                 [--delay MS] [--jitter MS] [--source ADDR] [--once]
 
 It accepts connections on LISTEN_PORT (all addresses) and relays each to TARGET, reading the
 2-byte-length frames of docs/PROTOCOL.md §4 in both directions, so it can act between frames:
@@ -13,7 +13,8 @@ It accepts connections on LISTEN_PORT (all addresses) and relays each to TARGET,
   --delay/--jitter  one-way latency: each frame is forwarded this many milliseconds (uniform ±
                     jitter) after it arrived, in order, without holding up the frames behind it
                     (a slow link, not a slow relay: --delay 2500 both ways is a 5 s round trip).
-With --once it serves one connection and exits. Prints one JSON line per connection: frames seen
+--source ADDR connects to TARGET from ADDR (so a firewall rule can let the relay through and nothing
+else). With --once it serves one connection and exits. Prints one JSON line per connection: frames seen
 in each direction and whether it cut or stalled.
 """
 import argparse
@@ -32,12 +33,14 @@ ap.add_argument("--direction", choices=["to-listener", "to-dialer"], default="to
 ap.add_argument("--hold", type=float, default=40)
 ap.add_argument("--delay", type=float, default=0)
 ap.add_argument("--jitter", type=float, default=0)
+ap.add_argument("--source")
 ap.add_argument("--once", action="store_true")
 args = ap.parse_args()
 
 
 async def session(dialer_r, dialer_w):
-    listener_r, listener_w = await asyncio.open_connection(args.target_host, args.target_port)
+    listener_r, listener_w = await asyncio.open_connection(
+        args.target_host, args.target_port, local_addr=(args.source, 0) if args.source else None)
     state = {"frames": 0, "toListener": 0, "toDialer": 0, "cut": False, "stalled": None}
     done = asyncio.Event()
 

@@ -122,6 +122,41 @@ import Testing
         #expect(r.stderr.split(separator: "\n").count == 1, "one line: \(r.stderr)")
     }
 
+    /// The last `confirm` is lost and the listener cannot be reached for the dialer's query at once (a
+    /// firewall lets only the relay through): the dialer says the exchange is unconfirmed (exit 11). When
+    /// the listener is reachable again, `outbox --send` settles it and says so, and a node reports it as
+    /// `exchange.settled` (JSON lines) — settling is never silent.
+    @Test func aLateSettlementIsSaid() throws {
+        let lab = try Lab("st")
+        let grace = try TestPerson(name: "Grace")
+        let ada = try TestPerson(name: "Ada")
+        defer {
+            grace.cli.cleanUp()
+            ada.cli.cleanUp()
+        }
+        let (_, port) = try lab.listen(home: grace.home, ["--accept", "all", "--no-discovery"], log: log("grace"))
+        // Only the relay (from 127.0.0.3) reaches the listener's port.
+        #expect(try lab.run(["nft", "add table inet gate; add chain inet gate input { type filter hook input priority 0; }"]).code == 0)
+        #expect(try lab.run(["nft", "add rule inet gate input tcp dport \(port) ip saddr != 127.0.0.3 drop"]).code == 0)
+        let relayLog = log("relay")
+        _ = try lab.spawn(
+            [CLI.python, relay, "7467", "127.0.0.1", "\(port)", "--once", "--cut-after", "12", "--source", "127.0.0.3"], log: relayLog)
+        var ready = false
+        for _ in 0..<50 where !ready {
+            usleep(100_000)
+            ready = ((try? String(contentsOf: relayLog, encoding: .utf8)) ?? "").contains("listening")
+        }
+        #expect(ready)
+        let r = try lab.nearcard(["exchange", "127.0.0.1:7467", "--yes", "--connect-budget", "2"], home: ada.home)
+        #expect(r.code == 11, "unconfirmed: \(r.code) \(r.stderr)")
+        #expect(try lab.run(["nft", "delete table inet gate"]).code == 0)
+        let sent = try lab.nearcard(["outbox", "--send", "--wait", "0"], home: ada.home)
+        #expect(sent.code == 0, "\(sent.stderr)")
+        #expect(
+            sent.stdout.contains("✔ Confirmed: Grace's node kept your exchange; both of you have each other's card"), "\(sent.stdout)")
+        #expect(try ada.contacts().count == 1 && grace.contacts().count == 1, "both keep it")
+    }
+
     /// Random packet loss on the listener's port (nftables `numgen`, both directions): at 5 % and 20 %
     /// every exchange completes on both sides (TCP retransmits; a lost SYN is retried). The rate can be
     /// raised for the `make faults` report with NEARCARD_FAULT_LOSS (comma-separated percentages).

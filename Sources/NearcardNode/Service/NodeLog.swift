@@ -23,7 +23,7 @@ public enum NodeLog {
     static func level(of event: NodeEvent) -> Logger.Level {
         switch event {
         case .peerFound, .peerLost, .exchangeStarted, .exchangeRequested, .exchangeCheckCode: .debug
-        case .exchangeUnconfirmed: .notice
+        case .exchangeUnconfirmed, .exchangeSettled: .notice
         case .stillDialing: .notice
         case .listening, .published, .exchangeCompleted, .messageReceived, .messageDelivered: .info
         case .exchangeFailed(_, _, let error, _): error.code == .internalError ? .error : .notice
@@ -80,6 +80,8 @@ public enum NodeLog {
             return (level, "exchange.failed", m)
         case .exchangeAbandoned(let id, _, let error):
             return (.notice, "exchange.failed", ["id": "\(id)", "code": "\(error.code.rawValue)", "by_peer": "false"])
+        case .exchangeSettled(let did, _, let kept):
+            return (.notice, "exchange.settled", ["did": "\(did)", "kept": "\(kept)"])
         case .messageReceived(let m):
             return (.info, "message.received", ["id": "\(m.id)", "from": "\(m.fromDID)"])
         case .messageRefused(let remote, _, let byPeer):

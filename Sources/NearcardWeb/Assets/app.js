@@ -301,6 +301,11 @@ function onEvent(ev) {
       show("contacts"); loadContacts().then(() => showContact(c));
       break;
     }
+    case "exchange.settled":
+      notice(ev.kept ? "Confirmed: " + ev.name + "'s node kept your exchange; both of you have each other's card."
+                     : "Withdrawn: " + ev.name + "'s node did not keep your exchange, so it was withdrawn here too.");
+      if (!$("contacts").hidden) loadContacts();
+      break;
     case "exchange.failed":
       state.requests.delete(ev.id); renderRequests();
       // A refusal's words say it was one; other failures add their code.

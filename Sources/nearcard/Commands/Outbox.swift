@@ -5,6 +5,7 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardStore
+import Synchronization
 
 /// `nearcard outbox`: messages not yet delivered.
 struct Outbox: AsyncParsableCommand {
@@ -39,8 +40,16 @@ extension Outbox {
         func run() async throws {
             if send {
                 let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
+                // Unconfirmed exchanges are settled on the same pass: each one settled is said.
+                let settled = Mutex<[String]>([])
+                context.events.observe { event in
+                    if case .exchangeSettled(_, let name, let kept) = event { settled.withLock { $0.append(SessionStory.settled(name: name, kept: kept)) } }
+                }
                 let sent = await NodeRuntime.open(context: context).deliverQueued(wait: wait)
-                if !json { Console.out("Tried \(sent.count) message(s): \(sent.filter { $0.state == .delivered }.count) delivered.") }
+                if !json {
+                    for line in settled.withLock({ $0 }) { Console.out(line) }
+                    Console.out("Tried \(sent.count) message(s): \(sent.filter { $0.state == .delivered }.count) delivered.")
+                }
             }
             let items = try global.existingDatabase().outbox(all: all)
             if json {

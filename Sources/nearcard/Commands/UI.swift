@@ -105,6 +105,15 @@ struct UICommand: AsyncParsableCommand {
         let notifier = Task { [events = events.subscribe()] in
             guard DesktopNotification.available else { return }
             for await event in events {
+                // An exchange settled while the page is closed: said on the desktop too.
+                if case .exchangeSettled(_, let name, let kept) = event, web.openPages == 0 {
+                    Task {
+                        _ = await DesktopNotification.ask(
+                            summary: kept ? "Exchange with \(name) confirmed" : "Exchange with \(name) withdrawn",
+                            body: SessionStory.settled(name: name, kept: kept), actions: [("default", "Open Nearcard")], seconds: 10)
+                    }
+                    continue
+                }
                 guard case .exchangeRequested(let id, let peer, let sas, .responder, true) = event, web.openPages == 0 else { continue }
                 Task {
                     let who = peer.name ?? "someone without a name"

@@ -41,6 +41,13 @@ enum SessionStory {
         "\(peer.name ?? "(no name)") — \(peer.did)" + (codeShown ? "" : "\n  Check code \(sas) (compare with their screen)")
     }
 
+    /// An unconfirmed exchange, settled (`listen`, `ui`, `outbox --send`).
+    static func settled(name: String, kept: Bool) -> String {
+        kept
+            ? "✔ Confirmed: \(name)'s node kept your exchange; both of you have each other's card"
+            : "↩ Withdrawn: \(name)'s node did not keep your exchange, so it was withdrawn here too"
+    }
+
     /// A dial that tries again.
     static func retry(attempt: Int, reason: String) -> String { "… still trying (attempt \(attempt); loss on the network?): \(reason)" }
 
@@ -65,6 +72,8 @@ enum SessionStory {
             // A refusal's words say it was one; other failures add their code.
             let code = error.code == .declined ? "" : " (\(error.code.rawValue))"
             return ("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message)\(code); nothing was stored", .out)
+        case .exchangeSettled(_, let name, let kept):
+            return (settled(name: name, kept: kept), .out)
         case .messageReceived(let m):
             return ("✉ Message from \(m.contactName ?? m.fromDID): \(m.text)", .out)
         case .messageRefused(let remote, let reason, _):
