@@ -33,8 +33,9 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         }
 
         /// The URL without its password (what errors and logs show).
+        /// It reads back as the same store (`parse`): a socket's port, which names its file, included.
         public var redacted: String {
-            let socketQuery = socketPath.map { "?host=\(FileIO.directoryName($0))" } ?? ""
+            let socketQuery = socketPath.map { "?host=\(FileIO.directoryName($0))&port=\(port)" } ?? ""
             let hostPart = socketPath == nil ? "\(host):\(port)" : ""
             return "postgres://\(user)@\(hostPart)/\(database)\(socketQuery)"
         }

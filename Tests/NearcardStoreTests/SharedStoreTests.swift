@@ -160,6 +160,27 @@ import Testing
         #expect(heard.withLock { $0 } == [.connectionLost, .reconnected])
     }
 
+    /// The address a store is shown as (`store info`, `store migrate`, errors) reads back as the same
+    /// store, port included — over a Unix socket the port names the socket's file — and never holds
+    /// the password.
+    @Test func aStoreIsShownAsAnAddressThatReachesIt() throws {
+        for text in [
+            "postgres://bot:s3cret@db.example:5433/fleet", "postgres://bot@/fleet?host=/run/pg&port=5499",
+            "postgres://bot@/fleet?host=/run/pg",
+        ] {
+            let location = try StoreLocation.parse(text)
+            let shown = location.description
+            #expect(!shown.contains("s3cret"), "\(shown)")
+            var back = try StoreLocation.parse(shown)
+            if case .postgres(var p) = back, case .postgres(let q) = location {
+                p.password = q.password
+                back = .postgres(p)
+            }
+            #expect(back == location, "\(text) is shown as \(shown)")
+        }
+        #expect(try StoreLocation.parse("postgres://bot@/fleet?host=/run/pg&port=5499").description.contains("port=5499"))
+    }
+
     /// No server: a one-line error that names the store (never its password) and what to do.
     @Test func anUnreachableServerIsAClearError() throws {
         let location = try StoreLocation.parse("postgres://bot:s3cret@127.0.0.1:9/book")
