@@ -32,13 +32,15 @@ struct WebGuard<Context: RequestContext>: RouterMiddleware {
             return Self.refuse(.forbidden, "a request that changes something must come from this page (no Origin header)")
         }
         if request.method == .get, request.uri.path == "/", let offered = request.uri.queryParameters.get("token") {
-            guard Self.same(offered, token) else { return Self.refuse(.forbidden, "this address's token is not the one nearcard ui printed") }
+            guard Self.same(offered, token) else {
+                return Self.refuse(.forbidden, "this address's token is not the one nearcard ui printed", page: Self.wantsPage(request))
+            }
             var response = Response(status: .seeOther, headers: [.location: "/"])
             response.setCookie(Cookie(name: Self.cookieName, value: token, path: "/", httpOnly: true, sameSite: .strict))
             return Self.secured(response)
         }
         guard let presented = request.cookies[Self.cookieName]?.value, Self.same(presented, token) else {
-            return Self.refuse(.unauthorized, "open the address nearcard ui printed (it carries the token)")
+            return Self.refuse(.unauthorized, "open the address nearcard ui printed (it carries the token)", page: Self.wantsPage(request))
         }
         do {
             return Self.secured(try await next(request, context))
@@ -69,7 +71,26 @@ struct WebGuard<Context: RequestContext>: RouterMiddleware {
         return diff == 0
     }
 
-    static func refuse(_ status: HTTPResponse.Status, _ why: String) -> Response {
+    /// A browser opening a page (an old tab, a bookmark) rather than the page's script calling the API.
+    static func wantsPage(_ request: Request) -> Bool {
+        request.method == .get && !request.uri.path.hasPrefix("/api/") && (request.headers[.accept] ?? "").contains("text/html")
+    }
+
+    /// `page`: said as a small page a person reads (how to open the app again), not as JSON.
+    static func refuse(_ status: HTTPResponse.Status, _ why: String, page: Bool = false) -> Response {
+        if page {
+            let html = """
+                <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Nearcard</title></head>
+                <body>
+                <h1>Open Nearcard again</h1>
+                <p>This address no longer opens Nearcard: the page's key changes each time <code>nearcard ui</code> starts, \
+                and this tab or bookmark holds an old one.</p>
+                <p>Open the address <code>nearcard ui</code> printed when it started (it carries the key), or run \
+                <code>nearcard ui</code> again: it opens the page for you.</p>
+                </body></html>
+                """
+            return secured(Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: html))))
+        }
         let body = JSONValue.object(["error": .string(why)]).compactText
         return secured(Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body))))
     }

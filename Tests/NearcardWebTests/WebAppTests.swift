@@ -85,6 +85,18 @@ import Testing
                 #expect(response.status == .unauthorized)
                 #expect(String(buffer: response.body).contains("open the address nearcard ui printed"))
             }
+            // An old tab or bookmark (after a restart the key is another): a page that says how to open
+            // the app again, not JSON; the API still answers JSON.
+            var oldTab = noCookie
+            oldTab[.accept] = "text/html,application/xhtml+xml"
+            try await client.execute(uri: "/", method: .get, headers: oldTab) { response in
+                #expect(response.status == .unauthorized)
+                #expect(response.headers[.contentType]?.hasPrefix("text/html") == true)
+                #expect(String(buffer: response.body).contains("Open the address <code>nearcard ui</code> printed"))
+            }
+            try await client.execute(uri: "/?token=an-old-one", method: .get, headers: oldTab) { response in
+                #expect(response.status == .forbidden && String(buffer: response.body).contains("run <code>nearcard ui</code> again"))
+            }
             var elsewhere = headers
             elsewhere[Authority<BasicRequestContext>.header] = "attacker.example:\(Page.port)"
             try await client.execute(uri: "/app.js", method: .get, headers: elsewhere) { response in
