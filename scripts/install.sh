@@ -51,9 +51,16 @@ install -D -m 0644 "$tmp/fish" "$root/share/fish/vendor_completions.d/nearcard.f
 doc="$root/share/doc/nearcard"
 install -d -m 0755 "$doc" "$doc/examples"
 install -m 0644 README.md docs/*.md "$doc/"
-install -m 0644 examples/bot/* "$doc/examples/"
+install -m 0644 examples/bot/README.md examples/bot/policy.json "$doc/examples/"
+install -m 0755 examples/bot/run-bot.sh "$doc/examples/"
+# The unit names the binary and docs where this install puts them (the repository's says /usr/local).
+sed "s|/usr/local/|$prefix/|g" examples/bot/nearcard-bot.service > "$tmp/nearcard-bot.service"
+install -m 0644 "$tmp/nearcard-bot.service" "$doc/examples/"
 install -d -m 0755 "$doc/examples/desktop"
-install -m 0644 examples/desktop/* "$doc/examples/desktop/"
+for f in examples/desktop/*; do
+  sed "s|/usr/local/|$prefix/|g" "$f" > "$tmp/$(basename "$f")"
+  install -m 0644 "$tmp/$(basename "$f")" "$doc/examples/desktop/"
+done
 # The menu entry and its icon, where desktops look for them.
 install -D -m 0644 examples/desktop/nearcard.desktop "$root/share/applications/nearcard.desktop"
 install -D -m 0644 examples/desktop/nearcard.svg "$root/share/icons/hicolor/scalable/apps/nearcard.svg"

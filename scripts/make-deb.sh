@@ -15,6 +15,18 @@ root="$stage/nearcard_${version}_$arch"
 
 scripts/install.sh "$binary" "$root" /usr
 
+# The units must verify with the package's paths: systemd-analyze checks that what they run exists, so
+# each is checked with /usr/ read inside the staged package.
+if command -v systemd-analyze >/dev/null; then
+  for unit in "$root"/usr/share/doc/nearcard/examples/nearcard-bot.service "$root"/usr/share/doc/nearcard/examples/desktop/nearcard-ui.service; do
+    grep -q /usr/local/ "$unit" && { echo "make-deb: $unit names /usr/local" >&2; exit 1; }
+    staged="$stage/$(basename "$unit")"
+    sed "s|/usr/bin/nearcard|$root/usr/bin/nearcard|g; s|file:///usr/|file://$root/usr/|g" "$unit" > "$staged"
+    systemd-analyze verify "$staged" >&2 || { echo "make-deb: $(basename "$unit") does not verify" >&2; exit 1; }
+    rm -f "$staged"
+  done
+fi
+
 # Debian's own files for a native package.
 doc="$root/usr/share/doc/nearcard"
 cat > "$doc/copyright" <<COPYRIGHT

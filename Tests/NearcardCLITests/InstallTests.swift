@@ -49,10 +49,45 @@ import Testing
         #expect(Set(["README.md", "PROTOCOL.md", "SECURITY.md", "examples"]).isSubset(of: Set(docs)), "\(docs)")
         #expect(FileManager.default.fileExists(atPath: usr + "/share/doc/nearcard/examples/nearcard-bot.service"))
         #expect(FileManager.default.fileExists(atPath: usr + "/share/doc/nearcard/examples/desktop/nearcard-ui.service"))
+        // The bot's unit runs the binary this install put in place and points at its docs; with the
+        // paths read inside the scratch root, systemd-analyze verifies it.
+        let unit = try String(contentsOfFile: usr + "/share/doc/nearcard/examples/nearcard-bot.service", encoding: .utf8)
+        #expect(!unit.contains("/usr/local/") && unit.contains("ExecStart=/usr/bin/nearcard bot"), "\(unit)")
+        #expect(
+            unit.contains("Documentation=file:///usr/share/doc/nearcard/JSONL.md")
+                && FileManager.default.fileExists(atPath: usr + "/share/doc/nearcard/JSONL.md"))
+        let staged = root + "/nearcard-bot.service"
+        try unit.replacingOccurrences(of: "/usr/bin/nearcard", with: usr + "/bin/nearcard").write(toFile: staged, atomically: true, encoding: .utf8)
+        let verify = try CLI.run(executable: "/usr/bin/systemd-analyze", ["verify", staged])
+        #expect(verify.code == 0, "\(verify.stdout)\(verify.stderr)")
+        #expect(FileManager.default.isExecutableFile(atPath: usr + "/share/doc/nearcard/examples/run-bot.sh"), "run-bot.sh runs as documented")
         // The menu entry runs the web app, with its icon where desktops look.
         let entry = (try? String(contentsOfFile: usr + "/share/applications/nearcard.desktop", encoding: .utf8)) ?? ""
         #expect(entry.contains("Exec=nearcard ui") && entry.contains("Icon=nearcard"))
         #expect(FileManager.default.fileExists(atPath: usr + "/share/icons/hicolor/scalable/apps/nearcard.svg"))
+    }
+
+    /// The example bot's script takes the home as its first argument only when it is not an option, and
+    /// hands every option to `nearcard bot` (`--metrics` is an option, not a home directory).
+    @Test func theExampleBotScriptPassesOptionsOn() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-runbot-\(UUID().uuidString)").path
+        let cwd = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-runbot-cwd-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: cwd, withIntermediateDirectories: true)
+        defer {
+            try? FileManager.default.removeItem(atPath: home)
+            try? FileManager.default.removeItem(atPath: cwd)
+        }
+        let script = CLI.packageRoot.appendingPathComponent("examples/bot/run-bot.sh").path
+        // Serves until killed: `timeout` stops it once it is up (SIGTERM drains and exits).
+        let r = try CLI.run(
+            executable: "/usr/bin/env",
+            [
+                "NEARCARD=\(CLI.builtExecutable.path)", "NEARCARD_HOME=\(home)", "PORT=0", "/bin/sh", "-c",
+                "cd \(cwd) && timeout -s TERM 4 \(script) --no-discovery --metrics 127.0.0.1:9477; echo exit=$?",
+            ])
+        #expect(FileManager.default.fileExists(atPath: home + "/identity.json"), "the home from $NEARCARD_HOME: \(r.stdout) \(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty, "no directory made of an option")
+        #expect(!r.stderr.contains("Error:") && !r.stderr.contains("Usage:"), "the options reached nearcard bot: \(r.stderr)")
     }
 
     /// The options every command takes may come before the subcommand too.
