@@ -227,9 +227,19 @@ public enum Doctor {
         if state == nearcard_time_error() {
             return DoctorCheck(
                 "clock", .warning, "the system clock is not synchronized (no NTP): exchanges fail when two clocks differ by more than 300 s",
-                fix: "sudo timedatectl set-ntp true")
+                fix: clockFix)
         }
         return DoctorCheck("clock", .ok, "synchronized")
+    }
+
+    /// What sets the clock on this machine: systemd's timedatectl where systemd runs, else an NTP client
+    /// from Debian's archive (chrony starts its own service when installed).
+    static var clockFix: String {
+        let systemd = FileManager.default.fileExists(atPath: "/run/systemd/system")
+        let timedatectl = ["/usr/bin/timedatectl", "/bin/timedatectl"].contains { FileManager.default.isExecutableFile(atPath: $0) }
+        return systemd && timedatectl
+            ? Firewall.asRoot("timedatectl set-ntp true")
+            : Firewall.asRoot("apt-get install chrony") + "   (an NTP client: this machine does not run systemd's)"
     }
 
     static func checkBus(_ environment: [String: String]) -> DoctorCheck {
@@ -358,16 +368,21 @@ public enum Doctor {
         for address in addresses {
             if let why = await Reachability.connectProblem(address, seconds: 2) { failures.append("\(address) (\(why))") }
         }
-        let allow = "sudo nft add rule inet filter input tcp dport \(port) accept   (or: sudo ufw allow \(port)/tcp)"
+        // The verdict and its fix come from the packet filter this machine has (read once, if needed).
+        let firewall = failures.isEmpty ? nil : Firewall.read()
+        let tcpVerdict = firewall.map {
+            Firewall.verdict($0, proto: "tcp", port: port, elsewhere: "ss -ltn 'sport = :\(port)'   (is something listening there?)")
+        }
         let tcp: DoctorCheck
         if addresses.isEmpty {
             tcp = DoctorCheck("tcp", .skipped, "no address to connect to")
-        } else if failures.count == addresses.count {
+        } else if failures.count == addresses.count, let tcpVerdict {
             tcp = DoctorCheck(
-                "tcp", .problem, "cannot connect to this machine on TCP port \(port) at \(failures.joined(separator: ", ")): a firewall may drop it", fix: allow
-            )
-        } else if !failures.isEmpty {
-            tcp = DoctorCheck("tcp", .warning, "TCP port \(port) answers, but not at \(failures.joined(separator: ", "))", fix: allow)
+                "tcp", .problem, "cannot connect to this machine on TCP port \(port) at \(failures.joined(separator: ", ")): \(tcpVerdict.cause)",
+                fix: tcpVerdict.fix)
+        } else if !failures.isEmpty, let tcpVerdict {
+            tcp = DoctorCheck(
+                "tcp", .warning, "TCP port \(port) answers, but not at \(failures.joined(separator: ", ")): \(tcpVerdict.cause)", fix: tcpVerdict.fix)
         } else {
             tcp = DoctorCheck("tcp", .ok, "TCP port \(port) answers at \(addresses.map(\.description).joined(separator: ", "))")
         }
@@ -382,16 +397,22 @@ public enum Doctor {
                 silent.append("\(name) (\(ip))")
             }
         }
-        let mdnsFix = "sudo nft add rule inet filter input udp dport 5353 accept   (or: sudo ufw allow 5353/udp)"
+        let mdnsVerdict =
+            silent.isEmpty
+            ? nil
+            : Firewall.verdict(
+                firewall ?? Firewall.read(), proto: "udp", port: 5353,
+                elsewhere: "grep -E '^(allow|deny)-interfaces' /etc/avahi/avahi-daemon.conf   (does avahi-daemon serve that interface?)")
         let mdns: DoctorCheck
         if usable.isEmpty {
             mdns = DoctorCheck("mdns", .skipped, "no interface with an IPv4 address and multicast to ask on")
-        } else if answered.isEmpty {
+        } else if answered.isEmpty, let mdnsVerdict {
             mdns = DoctorCheck(
-                "mdns", .problem, "mDNS queries on \(silent.joined(separator: ", ")) go unanswered: a firewall may drop UDP port 5353", fix: mdnsFix)
-        } else if !silent.isEmpty {
+                "mdns", .problem, "mDNS queries on \(silent.joined(separator: ", ")) go unanswered: \(mdnsVerdict.cause)", fix: mdnsVerdict.fix)
+        } else if !silent.isEmpty, let mdnsVerdict {
             mdns = DoctorCheck(
-                "mdns", .warning, "mDNS answers on \(answered.joined(separator: ", ")) but not on \(silent.joined(separator: ", "))", fix: mdnsFix)
+                "mdns", .warning, "mDNS answers on \(answered.joined(separator: ", ")) but not on \(silent.joined(separator: ", ")): \(mdnsVerdict.cause)",
+                fix: mdnsVerdict.fix)
         } else {
             mdns = DoctorCheck("mdns", .ok, "mDNS answers on \(answered.joined(separator: ", "))")
         }
