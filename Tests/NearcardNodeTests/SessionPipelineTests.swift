@@ -471,7 +471,7 @@ func exchange(
             failures.append(error)
             finished = true
         }
-        func closed(heardFromPeer: Bool) {}
+        func closed(heardFromPeer: Bool, after seconds: Double) {}
     }
 
     final class Clock: @unchecked Sendable {

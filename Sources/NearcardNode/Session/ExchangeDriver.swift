@@ -97,7 +97,7 @@ final class ExchangeDriver: SessionDriver {
         perform(machine.abort(error))
     }
 
-    func closed(heardFromPeer: Bool) {
+    func closed(heardFromPeer: Bool, after waited: Double) {
         consentTask?.cancel()
         guard !machine.isFinished, !reported else { return }
         // A peer that never showed who it is (protocol v2: the initiator in its hello, the responder in
@@ -107,7 +107,6 @@ final class ExchangeDriver: SessionDriver {
         // began, so this is `busy` (exit 8, like an address that takes no connection), not a lost session.
         let anonymous = machine.identifiedPeer == nil && peer == nil
         let lost: ProtocolError
-        let waited = Date().timeIntervalSince(startedAt)
         if machine.role == .initiator && !heardFromPeer && waited < node.limits.handshakeTimeout * 0.8 {
             // Closed at once, without a byte: what a node at its limit does (§4, §14).
             lost = ProtocolError(

@@ -48,7 +48,7 @@ final class MailDriver: SessionDriver {
 
     func failed(_ error: ProtocolError) { perform(machine.abort(error)) }
 
-    func closed(heardFromPeer: Bool) {
+    func closed(heardFromPeer: Bool, after seconds: Double) {
         guard !machine.isFinished, !reported else { return }
         // A node that cannot open message 1 (sealed to the contact's key: §15) closes without a word.
         let lost =

@@ -33,6 +33,8 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
     private var roundTrip: TimeInterval?
     private var firstFlushAt: NIODeadline?
     private var sessionDeadline: NIODeadline?
+    /// When the session began (its connection up and handed to this handler).
+    private var beganAt: NIODeadline?
     /// The clock deadlines are read from (the loop's; a test's).
     private let clock: (@Sendable () -> NIODeadline)?
 
@@ -76,6 +78,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         started = true
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let seconds = limits.sessionTimeout
+        beganAt = now(context)
         sessionDeadline = now(context) + .milliseconds(Int64(seconds * 1000))
         sessionTimer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
             bound.value.driver?.failed(bound.value.sessionTimedOut)
@@ -110,7 +113,8 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
 
     func channelInactive(context: ChannelHandlerContext) {
         cancelTimers()
-        driver?.closed(heardFromPeer: heardFromPeer)
+        let ran = beganAt.map { Double((now(context) - $0).nanoseconds) / 1e9 } ?? 0
+        driver?.closed(heardFromPeer: heardFromPeer, after: ran)
         context.fireChannelInactive()
     }
 

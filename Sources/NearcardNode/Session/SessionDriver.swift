@@ -11,5 +11,7 @@ protocol SessionDriver: AnyObject {
     /// The transport failed below the session (a bad frame, a socket error, the session's overall time).
     func failed(_ error: ProtocolError)
     /// The connection closed; `heardFromPeer`: whether the peer ever sent a frame.
-    func closed(heardFromPeer: Bool)
+    /// `seconds`: how long the session ran, by the connection's clock (a node at its limit closes at once;
+    /// one that waited for a first message that never came, after its time).
+    func closed(heardFromPeer: Bool, after seconds: Double)
 }
