@@ -229,7 +229,7 @@ public final class WebUI: Sendable {
             let body = try await Self.body(request)
             guard let accept = body["accept"]?.boolValue else { return Self.error(.badRequest, "say whether to accept (\"accept\": true or false)") }
             let message = body["message"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-            // A decline may say why ("the check codes differ"): the peer reads "the peer declined: …".
+            // A decline may say why ("the check codes differ"): kept in this node's events; the peer reads only "the peer declined".
             let reason = body["reason"]?.stringValue.flatMap { $0.isEmpty ? nil : String($0.prefix(140)) }
             do {
                 try self.runtime.answer(request: id, accept: accept, message: message, reason: reason)

@@ -70,10 +70,13 @@ check(len(r["sas"]) == 7, f"sas: {r['sas']}")
 done = bot.wait(lambda e: e["event"] == "exchange.completed", "exchange.completed at the bot")
 check(done["contact"]["didPublicKey"] == v["did"] and done["theirMessage"] == "Hello bot" and done["elapsedMs"] > 0, f"bot completed: {done}")
 
-# 2. The policy's knownContact "decline": a second exchange is refused, with the reason.
+# 2. The policy's knownContact "decline": a second exchange is refused; the reason stays with the bot
+#    (its own exchange.failed), the visitor reads only that it was declined (PROTOCOL.md §8).
 visitor.send({"cmd": "exchange", "peer": b["name"], "ref": "x2"})
 r = visitor.wait(lambda e: e["event"] == "reply" and e["ref"] == "x2", "second exchange reply")
-check(not r["ok"] and r["error"]["code"] == "declined" and "already" in r["error"]["message"], f"second exchange: {r}")
+check(not r["ok"] and r["error"]["code"] == "declined" and "already" not in r["error"]["message"], f"second exchange: {r}")
+refused = bot.wait(lambda e: e["event"] == "exchange.failed" and e["code"] == "declined", "the bot's own record of the refusal")
+check("already" in refused["reason"], f"the bot says why: {refused}")
 
 # 3. The bot dials the visitor, whose operator decides by command: decline, then accept.
 bot.send(f"exchange {v_seen['id']}")

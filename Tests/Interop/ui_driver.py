@@ -164,7 +164,7 @@ try:
     if differ.text != "They differ":
         fail(f"Ada's second button reads {differ.text!r}")
     differ.click()
-    wait(grace, lambda d: "codes differ" in d.find_element(By.ID, "notice").text, "why, on Grace's page")
+    wait(grace, lambda d: "declined" in d.find_element(By.ID, "notice").text, "the decline, on Grace's page")
     report["graceNotice"] = grace.find_element(By.ID, "notice").text
     # A phone photo of a code (JPEG) dropped on Ada's Scan page is read and kept.
     if args.scan_photo:

@@ -153,6 +153,8 @@ import Testing
             let holds = r.json["holds"]?.objectValue ?? [:]
             #expect(identifying.allSatisfy { holds[$0] == nil }, "stopping after \(n), a stranger declined holds \(holds)")
             #expect(holds["sessionStatic"] != nil && holds["sessionStatic"] != longTerm, "only a per-session key: \(r.stdout)")
+            // The refusal says it is one and nothing else: no "not on the allowlist" (what kind of node declined).
+            if n >= 7 { #expect(r.json["declined"] != nil && r.json["declined"]?["reason"] == nil, "the decision read: \(r.stdout)") }
         }
         // A stranger who stopped before its hello is reported as such, not as a lost exchange with someone.
         var reported = false

@@ -172,8 +172,8 @@ import Testing
         let (_, port) = try lab.listen(home: ada.home, ["--accept", "allowlist:\(list)", "--no-discovery"], log: log("ada"))
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: grace.home)
         #expect(r.code == 7, "declined has its own exit code")
-        // One reason, said once.
-        #expect(r.stderr == "nearcard: the peer declined: not on the allowlist; nothing was stored\n", "\(r.stderr)")
+        // Said once; why (an allowlist) stays with the listener (PROTOCOL §8).
+        #expect(r.stderr == "nearcard: the peer declined; nothing was stored\n", "\(r.stderr)")
         #expect(try grace.contacts().isEmpty && ada.contacts().isEmpty)
         // The one on the list is accepted, by address (no multicast involved).
         #expect(try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: other.home).code == 0)
@@ -256,7 +256,8 @@ import Testing
         let (_, port) = try lab.listen(home: ada.home, ["--no-discovery"], log: logURL)
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: grace.home)
         #expect(r.code == 7, "no decision is a decline, not a failed check")
-        #expect(r.stderr.contains("no terminal"))
+        // That no one is there to ask stays with the listener: the dialer reads a plain refusal (PROTOCOL §8).
+        #expect(r.stderr == "nearcard: the peer declined; nothing was stored\n", "\(r.stderr)")
         #expect(try String(contentsOf: logURL, encoding: .utf8).contains("every request will be declined"))
     }
 

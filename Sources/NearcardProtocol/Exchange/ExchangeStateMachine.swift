@@ -284,8 +284,9 @@ public struct ExchangeStateMachine: Sendable {
         }
     }
 
-    /// Our person's (or policy's) decision, and the ephemeral message to send with our card; a
-    /// refusal's `reason` is sent to the peer.
+    /// Our person's (or policy's) decision, and the ephemeral message to send with our card. A
+    /// refusal's `reason` stays on this side (its events and log): on the wire a refusal says only that
+    /// it is one (§8), so a stranger learns nothing of who or what declined.
     public mutating func decide(accept: Bool, message: String?, reason: String? = nil, now: Int64) -> [Action] {
         guard case .deciding(var d) = state, case .undecided = d.mine else { return [] }
         do throws(ProtocolError) {
@@ -293,9 +294,8 @@ public struct ExchangeStateMachine: Sendable {
                 throw ProtocolError(.protocolError, problem)
             }
             guard accept else {
-                // The refusal says why only when there is a reason (`reason` is optional on the wire).
                 let why = reason.flatMap { $0.isEmpty ? nil : String($0.prefix(200)) }
-                var actions = try send(.decision(accept: false, reason: why, identity: nil), on: &d.session.channel)
+                var actions = try send(.decision(accept: false, reason: nil, identity: nil), on: &d.session.channel)
                 state = .failed
                 actions.append(.failed(ProtocolError(.declined, "declined here" + (why.map { ": \($0)" } ?? "")), byPeer: false))
                 return actions
