@@ -189,7 +189,8 @@ public struct PayloadVerificationContext: Sendable {
     public var receiverDID: String?
     /// The session's channel binding; the payload must carry exactly this.
     public var sessionBinding: [UInt8]?
-    /// The peer's Noise static key; the payload's pubKey must equal it.
+    /// The peer's long-term X25519 key, as its identity proved it (version 2 runs each session on a
+    /// fresh Noise static key, so this is not the handshake's); the payload's pubKey must equal it.
     public var peerStaticKey: X25519.PublicKey?
     /// The ephemeral message that arrived with the payload, if any; its hash must match.
     public var ephemeralMessage: String?
@@ -322,7 +323,7 @@ extension ProximityPayload {
         }
         if let expected = context.peerStaticKey {
             guard let pub else { return .failure(.keyMismatch("the payload carries no pubKey")) }
-            guard pub == expected else { return .failure(.keyMismatch("the payload's pubKey is not the session's Noise static key")) }
+            guard pub == expected else { return .failure(.keyMismatch("the payload's pubKey is not the long-term key the peer's identity proved")) }
         }
         var sign: Ed25519.PublicKey?
         if let text = payload.signPubKey {

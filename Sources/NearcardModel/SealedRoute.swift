@@ -91,8 +91,9 @@ public struct RouteRecord: Sendable, Equatable {
         recipient = try s("recipient")
         issuedAt = try n("issuedAt")
         expiresAt = try n("expiresAt")
-        guard let hs = o["hints"]?.arrayValue, hs.count <= Self.maximumHints else {
-            throw ModelError(.malformedPayload, "the route's hints are missing or too many")
+        guard let hs = o["hints"]?.arrayValue else { throw ModelError(.malformedPayload, "the route has no hints list") }
+        guard hs.count <= Self.maximumHints else {
+            throw ModelError(.limitExceeded, "the route has \(hs.count) hints; at most \(Self.maximumHints)")
         }
         var hints: [Hint] = []
         for h in hs {
@@ -111,6 +112,8 @@ public enum RouteFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(String)
     /// Longer than `SealedRoute.maximumLength`: `too_large` on the wire.
     case tooLarge(Int)
+    /// Within its length but over another limit (more than `RouteRecord.maximumHints` hints): `too_large`.
+    case overLimit(String)
     case badSignature
     case wrongIssuer
     case wrongRecipient
@@ -122,6 +125,7 @@ public enum RouteFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .notForMe: "the sealed route does not open with this key (it was sealed for someone else, or altered)"
         case .malformed(let why): "the sealed route is malformed: \(why)"
         case .tooLarge(let n): "the sealed route is \(n) bytes; at most \(SealedRoute.maximumLength)"
+        case .overLimit(let why): "the sealed route is over a limit: \(why)"
         case .badSignature: "the sealed route's signature does not verify"
         case .wrongIssuer: "the sealed route was issued by someone other than the sender"
         case .wrongRecipient: "the sealed route names another recipient"
@@ -170,7 +174,9 @@ public enum SealedRoute {
             return .failure(.malformed("not {route, signature}"))
         }
         let record: RouteRecord
-        do { record = try RouteRecord(json: routeJSON) } catch { return .failure(.malformed(error.message)) }
+        do { record = try RouteRecord(json: routeJSON) } catch {
+            return .failure(error.kind == .limitExceeded ? .overLimit(error.message) : .malformed(error.message))
+        }
         // The signature covers the record as received (canonicalised), so re-encoding cannot hide a change.
         guard record.signPubKey.isValidSignature(signature, for: Array(signatureDomain.utf8) + [0] + JCS.canonicalize(routeJSON)) else {
             return .failure(.badSignature)

@@ -231,6 +231,9 @@ public final class NearcardDatabase: Sendable {
                 try db.execute("DELETE FROM socialGraph WHERE didHash = ?", Contact.socialGraphHash(did: did))
                 try db.execute("DELETE FROM commonContact WHERE contactDID = ? OR commonDID = ?", did, did)
                 try db.execute("DELETE FROM commonContactCheck WHERE contactDID = ?", did)
+                // An exchange still waiting for its confirmation holds the DID (and the route's
+                // addresses): deleting the contact ends the asking too.
+                try db.execute("DELETE FROM pendingConfirmation WHERE contactDID = ?", did)
                 try db.execute("DELETE FROM webhookDelivery WHERE body LIKE ?", "%\"didPublicKey\":\"\(did)\"%")
             }
             try db.execute("DELETE FROM contact WHERE id = ?", id)

@@ -91,7 +91,7 @@ extension WebUI {
         let now = Date()
         let payload = try CardCode.payload(
             format, card: mine.card, fields: try db.sharingPolicy().fields,
-            updatedAt: mine.updatedAt, keys: runtime.context.keys, issuerProof: try db.issuerProof(),
+            keys: runtime.context.keys, issuerProof: try db.issuerProof(),
             now: now, until: now.addingTimeInterval(24 * 3600))
         return try QRFrames.plan(payload)
     }

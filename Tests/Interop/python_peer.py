@@ -377,6 +377,8 @@ def build_card(me: Me, peer_did: str, peer_pub: bytes, h: bytes, name: str, mess
     route = {"version": 1, "did": me.did, "pubKey": b64(me.pub), "signPubKey": b64(me.sign_pub),
              "fingerprint": me.fp, "mailboxToken": b64u(token), "recipient": peer_did, "issuedAt": now,
              "expiresAt": now + 86400, "hints": []}  # §10 rule 1: a one-shot dialler gives no hints
+    if violate == "nine-hints":  # §9: at most 8 (too_large, §13)
+        route["hints"] = [{"host": f"192.0.2.{i}", "port": 7447} for i in range(1, 10)]
     route_sig = me.ed.sign(b"nearcard/sealed-route/v1\0" + jcs(route)).signature
     # §10: sealed to the receiver's X25519 pubKey — its long-term key, from its identity (§6.1).
     seal_to = X25519Private.generate().public_key if tamper == "route" else X25519Public(peer_pub)
@@ -467,7 +469,7 @@ def main():
                     help="open a mail session (nearcard-mail/2, IK) as a stranger with a made-up token; print how the node answers")
     ap.add_argument("--violate", choices=["grapheme-name", "long-message", "control-message", "pretty-hello", "message3-payload",
                                           "null-disclosure", "old-tag", "hello-version-1", "identity-twice", "no-identity",
-                                          "invite-without-identity", "reflected-proof", "early-decision"])
+                                          "invite-without-identity", "reflected-proof", "early-decision", "nine-hints"])
     ap.add_argument("--common-contacts", metavar="DID,DID,...",
                     help="offer the private common-contacts step (§22) with these DIDs as our set (\"\" = an empty set)")
     ap.add_argument("--mail-impostor", type=int, metavar="PORT")

@@ -59,6 +59,15 @@ import Testing
         #expect(try cli.run(["exchange", "--yess", "Bob"]).stderr.contains("Did you mean '--yes'?"))
     }
 
+    /// §3: a presence period SHOULD NOT exceed 900 s; a longer one keeps a node linkable longer.
+    @Test func aPresencePeriodOverFifteenMinutesIsRefused() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        let r = try cli.run(["listen", "--presence-rotation", "901", "--no-discovery"])
+        #expect(r.code == 64 && r.stderr.contains("--presence-rotation must be between 1 and 900 seconds"), "\(r.stderr)")
+    }
+
     @Test func aTakenPortIsSaidInWords() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

@@ -129,7 +129,7 @@ func failure(_ r: Result<ProximityPayload.Verified, PayloadFailure>) -> PayloadF
         #expect(try check { $0["ephemeralMessageHash"] = .string(ProximityPayload.messageHash("something else")) } == .bindingMismatch(.messageHash))
         #expect(
             try check { $0["pubKey"] = .string(Base64.encode(X25519.PrivateKey().publicKey.rawRepresentation)) }
-                == .keyMismatch("the payload's pubKey is not the session's Noise static key"))
+                == .keyMismatch("the payload's pubKey is not the long-term key the peer's identity proved"))
         #expect(try check { $0["pubKey"] = nil } == .keyMismatch("the payload carries no pubKey"))
         #expect(try check { $0["sdProof"] = nil } == .missingDisclosureProof)
         #expect(try check { $0["nonce"] = "short" }?.code == "malformed")

@@ -11,10 +11,19 @@ import Testing
     let card = Card(name: "Ada Lovelace", email: "ada@example.org", company: "Analytical Engines")
     let context = ScanContext(now: Date(), isTrustedIssuer: { _ in false })
 
-    func plaintext() throws -> String {
+    func plaintext(at now: Date = Date()) throws -> String {
         try CardCode.payload(
-            .plaintext, card: card, fields: [.name, .company], updatedAt: Date(timeIntervalSince1970: 1_800_000_000),
-            keys: IdentityKeys.generate(), issuerProof: nil, until: Date().addingTimeInterval(600))
+            .plaintext, card: card, fields: [.name, .company], keys: IdentityKeys.generate(), issuerProof: nil, now: now,
+            until: now.addingTimeInterval(600))
+    }
+
+    /// A plaintext code carries the time it was made, never the card's last edit (which every code of an
+    /// unchanged card would share).
+    @Test func aPlaintextCodeCarriesWhenItWasMade() throws {
+        for made in [Date(timeIntervalSince1970: 1_800_000_000), Date(timeIntervalSince1970: 1_800_000_777)] {
+            let text = try plaintext(at: made)
+            #expect(try JSONParser.parse(text)["plaintext"]?["snapshot"]?["updatedAt"]?.stringValue == ISO8601.string(made), "\(text)")
+        }
     }
 
     /// Two codes made one after the other: each snapshot's `cardId` is a fresh upper-case UUID

@@ -75,6 +75,21 @@ import Testing
         #expect(try db.contacts().first?.sealedRoute == "route of \(kept)" && db.contacts().first?.graphExportEdgeId == kept)
     }
 
+    /// Deleting a contact whose exchange is still unconfirmed deletes the question too: nothing of the
+    /// person (their DID, an address of theirs) is left to ask about.
+    @Test(arguments: Backend.allCases) func deletingAnUnconfirmedContactEndsTheAsking(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let grace = "did:key:zDnaeGraceDeleted000000000000000000000000000000000000"
+        let edge = String(repeating: "0a", count: 16)
+        try db.recordExchange(
+            contact(grace, pubKey: "R1JB", edge: edge), issuedRoute: route(grace), payloadJSON: "{\"a\":1}", confirmation: .pending(edge: edge))
+        #expect(try db.pendingConfirmations().map(\.contactDID) == [grace])
+        let id = try #require(try db.contacts().first?.id)
+        #expect(try db.deleteContact(id: id))
+        #expect(try db.pendingConfirmations().isEmpty && db.unconfirmedContactDIDs().isEmpty)
+    }
+
     /// An exchange still waiting for the peer's word does not mark its contact once a later exchange,
     /// confirmed, has replaced it (the listing follows the contact's latest exchange); the older one's
     /// query still runs, and its answer leaves the contact as the later one left it.

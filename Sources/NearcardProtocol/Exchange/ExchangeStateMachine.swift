@@ -609,6 +609,8 @@ public struct ExchangeStateMachine: Sendable {
             return Received(verified: verified, json: json, message: message, sealedRoute: sealed, route: route, presenceKey: presenceKey)
         case .failure(.tooLarge(let n)):
             throw ProtocolError(.tooLarge, "the peer's sealed route is \(n) bytes; at most \(SealedRoute.maximumLength)")
+        case .failure(.overLimit(let why)):
+            throw ProtocolError(.tooLarge, "the peer's sealed route: \(why)")
         case .failure(let f):
             throw ProtocolError(.badCard, "the peer's sealed route: \(f)")
         }

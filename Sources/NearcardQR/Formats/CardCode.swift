@@ -10,14 +10,16 @@ public enum CardCode {
     }
 
     /// The payload for `card` disclosing `fields`, made `now`, valid `until`. A plaintext code carries a
-    /// fresh random `cardId` each time, so two codes of one card cannot be linked by it.
+    /// fresh random `cardId` each time, and as its snapshot's `updatedAt` the time the code was made (not
+    /// the card's last edit, which would be the same in every code until the card changes): nothing
+    /// links two codes of one card but the card itself.
     public static func payload(
-        _ format: Format, card: Card, fields: Set<CardField>, updatedAt: Date, keys: @autoclosure () throws -> IdentityKeys,
+        _ format: Format, card: Card, fields: Set<CardField>, keys: @autoclosure () throws -> IdentityKeys,
         issuerProof: String?, now: Date = Date(), until: Date
     ) throws -> String {
         switch format {
         case .plaintext:
-            return Envelope.plaintext(card: card, fields: fields, updatedAt: updatedAt, createdAt: now, expires: until)
+            return Envelope.plaintext(card: card, fields: fields, updatedAt: now, createdAt: now, expires: until)
         case .zk:
             return try Envelope.zkProof(card: card, fields: fields, keys: try keys(), createdAt: now, expires: until, issuerProof: issuerProof)
         case .didSigned:

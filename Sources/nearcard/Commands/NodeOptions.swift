@@ -30,7 +30,7 @@ struct NodeOptions: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Seconds between two announcements of this node: its presence tag, SRV host name and (--private) instance name are renewed at start and then every SECONDS (at least 1; 900 is 15 minutes).",
+            "Seconds between two announcements of this node: its presence tag, SRV host name and (--private) instance name are renewed at start and then every SECONDS (at least 1, at most 900: 15 minutes, PROTOCOL.md §3).",
             valueName: "SECONDS"))
     var presenceRotation: Double = NodeRuntime.Options.defaultPresenceRotation
 
@@ -85,7 +85,10 @@ struct NodeOptions: ParsableArguments {
         if grace < 0 || grace > 600 { throw ValidationError("--grace must be between 0 and 600 seconds") }
         if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be more than 0 and at most 3600 seconds") }
         if probeSummary < 1 || probeSummary > 3600 { throw ValidationError("--probe-summary must be between 1 and 3600 seconds") }
-        if presenceRotation < 1 || presenceRotation > 86400 { throw ValidationError("--presence-rotation must be between 1 and 86400 seconds") }
+        // §3: a period SHOULD NOT exceed 900 s (a longer one keeps a tag, so a person, linkable for longer).
+        if presenceRotation < 1 || presenceRotation > 900 {
+            throw ValidationError("--presence-rotation must be between 1 and 900 seconds (a longer period keeps this node linkable longer)")
+        }
         for (name, v, top) in [
             ("--max-sessions", maxSessions, 100_000), ("--max-sessions-per-address", maxSessionsPerAddress, 100_000),
             ("--connections-per-minute", connectionsPerMinute, 1_000_000),

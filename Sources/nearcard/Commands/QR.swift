@@ -30,7 +30,9 @@ struct QR: AsyncParsableCommand {
                 plaintext: the iOS app's plain card (anyone can read it; nobody can verify it). zk: a \
                 selective-disclosure proof any scanner can check (Nearcard's zkProof). did-signed: a \
                 BusinessCardCredential VC-JWT signed with your DID key (what the iOS app calls didSigned). \
-                A payload too large for one code (2331 bytes; in the terminal, the largest code the window \
+                zk and did-signed carry your DID, which stays the same in every code (by design: it is what \
+                lets a scanner check the card); plaintext carries only the fields you share, a fresh card id \
+                and the time the code was made. A payload too large for one code (2331 bytes; in the terminal, the largest code the window \
                 fits) is compressed (sce1:) and, if still too large, split into sqc1 frames that each fit: \
                 the terminal shows them one after another, --out writes FILE-1.png, FILE-2.png…, --text \
                 prints one per line.
@@ -55,7 +57,7 @@ struct QR: AsyncParsableCommand {
             let now = Date()
             let until = now.addingTimeInterval(try Durations.parse(expires))
             let payload = try CardCode.payload(
-                format, card: mine.card, fields: policy.fields, updatedAt: mine.updatedAt,
+                format, card: mine.card, fields: policy.fields,
                 keys: try global.unlockIdentity(), issuerProof: try db.issuerProof(), now: now, until: until)
             // A code drawn in the terminal fits its window; files and text use a code's full capacity.
             var capacity = QRMatrix.maximumBytes
