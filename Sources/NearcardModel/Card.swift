@@ -163,12 +163,18 @@ public struct Card: Sendable, Equatable {
             guard let s = v.stringValue else { throw ModelError(.invalidCard, "\"\(key)\" must be a string") }
             return s
         }
-        func list(_ key: String) throws(ModelError) -> [JSONObject] {
+        // An item holds its members and nothing else: a member the card would drop silently could make
+        // a card differ from what its disclosure proof committed to (docs/PROTOCOL.md §9).
+        func list(_ key: String, members: Set<String>) throws(ModelError) -> [JSONObject] {
             guard let v = o[key], !v.isNull else { return [] }
             guard let a = v.arrayValue else { throw ModelError(.invalidCard, "\"\(key)\" must be an array") }
             var out: [JSONObject] = []
             for (i, item) in a.enumerated() {
                 guard let io = item.objectValue else { throw ModelError(.invalidCard, "\"\(key)[\(i)]\" must be an object") }
+                if let extra = io.members.first(where: { !members.contains($0.key) }) {
+                    throw ModelError(
+                        .invalidCard, "\"\(key)[\(i)]\" has an unknown member \"\(extra.key)\" (known: \(members.sorted().joined(separator: ", ")))")
+                }
                 out.append(io)
             }
             return out
@@ -188,7 +194,7 @@ public struct Card: Sendable, Equatable {
             case .text:
                 if field != .name { card[text: field] = try text(key) }
             case .socialProfiles:
-                for (i, s) in try list(key).enumerated() {
+                for (i, s) in try list(key, members: ["platform", "username", "url"]).enumerated() {
                     let path = "\(key)[\(i)]"
                     card.socialNetworks.append(
                         SocialProfile(
@@ -197,7 +203,7 @@ public struct Card: Sendable, Equatable {
                             url: try member(s, "url", path, required: false)))
                 }
             case .skills:
-                for (i, s) in try list(key).enumerated() {
+                for (i, s) in try list(key, members: ["name", "category", "proficiency"]).enumerated() {
                     let path = "\(key)[\(i)]"
                     card.skills.append(
                         Skill(

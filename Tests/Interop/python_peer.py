@@ -360,6 +360,9 @@ def build_card(me: Me, peer_did: str, peer_pub: bytes, h: bytes, name: str, mess
     if violate == "grapheme-name":
         card["name"] = "e" + "\u0301" * 300  # one grapheme, 301 code points
     disclosed = {"name", "company"}
+    if violate == "extra-member":  # §9: a profile holds platform, username, url? and nothing else
+        card["socialNetworks"] = [{"platform": "p", "username": "u"}]
+        disclosed.add("socialNetworks")
     digests, disclosures = [], []
     for f in FIELDS:
         disc = b64u(jcs([b64u(os.urandom(16)), f, card.get(f)]))
@@ -371,6 +374,8 @@ def build_card(me: Me, peer_did: str, peer_pub: bytes, h: bytes, name: str, mess
     jwt = header + "." + claims + "." + b64u(me.did_key.sign((header + "." + claims).encode()))
     sd_proof = "~".join([jwt] + disclosures) + "~"
     shown = {k: v for k, v in card.items() if k in disclosed}
+    if violate == "extra-member":  # shown with a member the disclosure did not commit to
+        shown["socialNetworks"] = [{"platform": "p", "username": "u", "x": "y"}]
     if tamper == "field":
         shown["email"] = card["email"]
     token = os.urandom(32)
@@ -469,7 +474,7 @@ def main():
                     help="open a mail session (nearcard-mail/2, IK) as a stranger with a made-up token; print how the node answers")
     ap.add_argument("--violate", choices=["grapheme-name", "long-message", "control-message", "pretty-hello", "message3-payload",
                                           "null-disclosure", "old-tag", "hello-version-1", "identity-twice", "no-identity",
-                                          "invite-without-identity", "reflected-proof", "early-decision", "nine-hints"])
+                                          "invite-without-identity", "reflected-proof", "early-decision", "nine-hints", "extra-member"])
     ap.add_argument("--common-contacts", metavar="DID,DID,...",
                     help="offer the private common-contacts step (§22) with these DIDs as our set (\"\" = an empty set)")
     ap.add_argument("--mail-impostor", type=int, metavar="PORT")

@@ -91,6 +91,7 @@ import Testing
             ("reflected-proof", "bad_identity", "does not verify"),
             ("invite-without-identity", "protocol_error", "with an identity"),
             ("nine-hints", "too_large", "9 hints; at most 8"),
+            ("extra-member", "bad_card", "unknown member \"x\""),
         ] as [(String, String?, String)])
     func wireRulesBrokenByAnotherImplementation(violation: String, code: String?, reason: String) throws {
         let node = try TestPerson(name: "Swift Node")

@@ -32,6 +32,13 @@ import Testing
             ($0 as? ModelError)?.message.contains("skills[0]") == true
         }
         #expect { try Card(json: JSONParser.parse("{\"name\":5}")) } throws: { ($0 as? ModelError)?.message.contains("\"name\"") == true }
+        // An item's members are its own: one more is named, not dropped (§9).
+        #expect { try Card(json: JSONParser.parse(#"{"name":"x","socialNetworks":[{"platform":"p","username":"u","x":"y"}]}"#)) } throws: {
+            ($0 as? ModelError)?.message.contains(#""socialNetworks[0]" has an unknown member "x""#) == true
+        }
+        #expect { try Card(json: JSONParser.parse(#"{"name":"x","skills":[{"name":"n","level":"3"}]}"#)) } throws: {
+            ($0 as? ModelError)?.message.contains(#"unknown member "level""#) == true
+        }
         #expect { try Card(json: JSONParser.parse("{\"name\":\"\(String(repeating: "x", count: 300))\"}")) } throws: {
             ($0 as? ModelError)?.kind == .limitExceeded
         }
