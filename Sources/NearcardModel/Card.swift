@@ -254,6 +254,11 @@ public struct Card: Sendable, Equatable {
             if value.unicodeScalars.contains(where: \.isControl) {
                 throw ModelError(.invalidCard, "\"\(key)\" contains a control character")
             }
+            if let bidi = value.unicodeScalars.first(where: \.isBidiControl) {
+                throw ModelError(
+                    .invalidCard,
+                    "\"\(key)\" contains a bidirectional control (U+\(String(bidi.value, radix: 16, uppercase: true))), which would reorder the text around it")
+            }
         }
         if socialNetworks.count > Limits.socialNetworks { throw ModelError(.limitExceeded, "a card has at most \(Limits.socialNetworks) social profiles") }
         if skills.count > Limits.skills { throw ModelError(.limitExceeded, "a card has at most \(Limits.skills) skills") }
@@ -279,4 +284,8 @@ extension Unicode.Scalar {
     /// U+007F–U+009F. Unicode's stability policy fixes that set for good, so this is the category
     /// lookup without the lookup (it runs on every scalar of every card a peer sends).
     @inlinable public var isControl: Bool { value < 0x20 || (value >= 0x7F && value <= 0x9F) }
+
+    /// An explicit bidirectional embedding, override or isolate (docs/PROTOCOL.md §1): U+202A–U+202E and
+    /// U+2066–U+2069. In a name they reverse or reorder whatever is printed after it ("Dora\u{202E}XoR").
+    @inlinable public var isBidiControl: Bool { (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) }
 }

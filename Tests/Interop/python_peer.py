@@ -359,6 +359,8 @@ def build_card(me: Me, peer_did: str, peer_pub: bytes, h: bytes, name: str, mess
     card = {"name": name, "company": "Python Software", "email": "peer@example.org"}
     if violate == "grapheme-name":
         card["name"] = "e" + "\u0301" * 300  # one grapheme, 301 code points
+    if violate == "bidi-name":
+        card["name"] = "Dora\u202eXoR"  # §1: an override would reverse what follows the name
     disclosed = {"name", "company"}
     if violate == "extra-member":  # §9: a profile holds platform, username, url? and nothing else
         card["socialNetworks"] = [{"platform": "p", "username": "u"}]
@@ -474,7 +476,7 @@ def main():
                     help="open a mail session (nearcard-mail/2, IK) as a stranger with a made-up token; print how the node answers")
     ap.add_argument("--violate", choices=["grapheme-name", "long-message", "control-message", "pretty-hello", "message3-payload",
                                           "null-disclosure", "old-tag", "hello-version-1", "identity-twice", "no-identity",
-                                          "invite-without-identity", "reflected-proof", "early-decision", "nine-hints", "extra-member"])
+                                          "invite-without-identity", "reflected-proof", "early-decision", "nine-hints", "extra-member", "bidi-name"])
     ap.add_argument("--common-contacts", metavar="DID,DID,...",
                     help="offer the private common-contacts step (§22) with these DIDs as our set (\"\" = an empty set)")
     ap.add_argument("--mail-impostor", type=int, metavar="PORT")

@@ -92,6 +92,7 @@ import Testing
             ("invite-without-identity", "protocol_error", "with an identity"),
             ("nine-hints", "too_large", "9 hints; at most 8"),
             ("extra-member", "bad_card", "unknown member \"x\""),
+            ("bidi-name", "bad_card", "bidirectional control (U+202E)"),
         ] as [(String, String?, String)])
     func wireRulesBrokenByAnotherImplementation(violation: String, code: String?, reason: String) throws {
         let node = try TestPerson(name: "Swift Node")

@@ -44,6 +44,19 @@ import Testing
         }
     }
 
+    /// §1: no card string holds an explicit embedding, override or isolate ("Dora\u{202E}XoR" would print
+    /// as "DoraRoX" and reverse what follows); right-to-left letters are text like any other.
+    @Test func bidirectionalControlsAreRefused() throws {
+        for scalar in [0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069] {
+            let text = "Dora" + String(Character(Unicode.Scalar(scalar)!)) + "XoR"
+            #expect(throws: ModelError.self) { try Card(name: text).validate() }
+            #expect(throws: ModelError.self) { try Card(name: "Dora", title: text).validate() }
+        }
+        let refused = #expect(throws: ModelError.self) { try Card(name: "Dora\u{202E}XoR").validate() }
+        #expect(refused?.message == "\"name\" contains a bidirectional control (U+202E), which would reorder the text around it")
+        try Card(name: "דורה לוי", company: "شركة").validate()
+    }
+
     /// §1: a card's limits count Unicode scalars, so `card set`, `card import`, QR import and a peer's
     /// card all refuse one grapheme of 257 code points, and accept 256 characters of 4 bytes each.
     @Test func cardLimitsCountUnicodeScalarsNotGraphemes() throws {

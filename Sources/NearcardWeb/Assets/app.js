@@ -11,7 +11,11 @@ const labelOf = (f) => fieldLabels[f] || ($("f-" + f) && $("f-" + f).labels[0] ?
 
 function el(tag, text, attrs) {
   const e = document.createElement(tag);
-  if (text !== undefined && text !== null) e.textContent = text;
+  if (text !== undefined && text !== null) {
+    e.textContent = text;
+    // Each piece of text is isolated (dir="auto"): a right-to-left name cannot reorder what is around it.
+    e.setAttribute("dir", "auto");
+  }
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
   return e;
 }
