@@ -45,7 +45,13 @@ public final class NodeRuntime: Sendable {
     package let listener: Listener?
     package let peers: PeerTable
     /// The peers discovery knows now (a peer leaves when avahi removes it or a dial to it fails).
-    public var nearbyPeers: [DiscoveredPeer] { peers.all }
+    /// The peers seen, each recognised as the contacts stand now (the store is read again at most every
+    /// 2 s, and at once after `contactsChanged`): a contact deleted anywhere in this home stops being
+    /// recognised, not at its next announcement.
+    public var nearbyPeers: [DiscoveredPeer] { resolver.resolve(peers.all) }
+
+    /// This face changed the contact book (a contact deleted): recognition follows at once.
+    public func contactsChanged() { resolver.invalidate() }
     package let options: Options
     private let discovery: (any Discovery)?
     private let announcer: PresenceAnnouncer?
@@ -238,7 +244,7 @@ public final class NodeRuntime: Sendable {
             }
             change.yield()
             for await _ in changes {
-                switch query.select(from: peers.all) {
+                switch query.select(from: nearbyPeers) {
                 case .success(let found?):
                     return await DialTarget(discovered: located(found))
                 case .success(nil):

@@ -198,6 +198,7 @@ public final class WebUI: Sendable {
             let id = try context.parameters.require("id")
             guard try self.runtime.context.database.contact(id: id) != nil else { return Self.error(.notFound, "no contact \(id)") }
             try self.runtime.context.database.deleteContact(id: id)
+            self.runtime.contactsChanged()
             return Self.json(["ok": true])
         }
         router.post("/api/exchange") { request, _ in

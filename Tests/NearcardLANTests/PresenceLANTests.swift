@@ -187,6 +187,37 @@ func giveBack(_ person: TestPerson) {
         }
     }
 
+    /// A contact deleted (here by the CLI, another process of the same home) is a stranger at once to
+    /// the node that is running: not at its next announcement, which is up to 15 minutes away.
+    @Test func aDeletedContactIsAStrangerAtOnce() throws {
+        let (node, watch) = try Lab.pair()
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
+        defer { for p in [ada, grace] { p.cli.cleanUp() } }
+        _ = try befriend(grace, with: ada)
+        // The default period (15 minutes): no new announcement comes during the test to re-resolve it.
+        let out = log("ada")
+        let adaNode = try node.spawn([CLI.executable.path, "listen", "--home", ada.home.path, "--port", "7447", "--accept", "all"], log: out)
+        defer { stop(adaNode) }
+        try wait("Ada's node to publish") { ((try? String(contentsOf: out, encoding: .utf8)) ?? "").contains("Published on the LAN") }
+        let graceNode = try watch.converse(
+            [CLI.executable.path, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", grace.home.path], log: log("grace"))
+        defer { _ = graceNode.stop(after: 5) }
+        let lines = DiscoveryInteropTests.Lines(graceNode)
+        var asked = 0
+        func adaListed() -> JSONValue? {
+            asked += 1
+            _ = graceNode.send(line: #"{"cmd":"peers","ref":"p\#(asked)"}"#)
+            let reply = lines.wait(seconds: 10) { $0["ref"]?.stringValue == "p\(asked)" }
+            return reply?["peers"]?.arrayValue?.first { $0["port"] == 7447 }
+        }
+        try wait("Grace's node to recognise Ada") { adaListed()?["display"] == "Ada Lovelace (contact)" }
+        #expect(try watch.nearcard(["contacts", "delete", "Ada Lovelace", "--yes"], home: grace.home).code == 0)
+        usleep(2_500_000) // the running node reads its contacts again at most every 2 s
+        let after = adaListed()
+        #expect(after?["contact"] == .null && after?["display"] == "Ada Lovelace", "\(after ?? .null)")
+    }
+
     /// Withdrawing recognition: after `id rotate-presence`, the next node Ada starts is nobody to Grace.
     @Test func rotatingThePresenceKeyWithdrawsRecognition() throws {
         let (node, watch) = try Lab.pair()

@@ -38,6 +38,15 @@ function show(tab) {
   if (tab === "card") loadCard();
 }
 
+// Nearby as the node recognises it now (a deleted contact is a stranger again at once).
+async function refreshPeers() {
+  try {
+    const s = await api("GET", "/api/state");
+    state.peers = new Map(s.peers.map((p) => [p.instance, p]));
+    renderPeers();
+  } catch (e) { /* the next event brings it */ }
+}
+
 function renderPeers() {
   const list = $("peers");
   list.replaceChildren();
@@ -149,7 +158,7 @@ function showContact(c) {
   const del = el("button", "Delete " + c.name, { type: "button" });
   del.addEventListener("click", async () => {
     if (!confirm("Delete " + c.name + "?")) return;
-    try { await api("DELETE", "/api/contacts/" + encodeURIComponent(c.id)); a.hidden = true; loadContacts(); }
+    try { await api("DELETE", "/api/contacts/" + encodeURIComponent(c.id)); a.hidden = true; loadContacts(); refreshPeers(); }
     catch (e) { notice(e.message); }
   });
   a.append(del);
