@@ -626,7 +626,8 @@ def exchange(args):
             report["sealedIdentityBytes"] = len(sealed)
             key = hmac.new(recall, b"nearcard/recall/v2\0" + h, hashlib.sha256).digest()
             try:
-                opened = strict_json(ChaCha20Poly1305(key).decrypt(b"\0" * 12, sealed, b""))
+                # Revision 2.1 pads it with zero bytes to 512 or 1,008 bytes: the identity precedes them.
+                opened = strict_json(ChaCha20Poly1305(key).decrypt(b"\0" * 12, sealed, b"").rstrip(b"\0"))
                 peer, peer_fp = check_identity(opened, "responder", h, me.did)
             except PeerFault as e:
                 # Opened, it is an identity like any other (§6.1): malformed or unverified by its own code.

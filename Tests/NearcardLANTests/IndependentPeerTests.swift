@@ -138,6 +138,29 @@ import Testing
     /// after each message. A private node that declines shows it nothing but a per-session Noise key; one that
     /// accepts shows who it is only in its acceptance; a stranger posing as a contact gets a sealed
     /// identity it cannot open; a mail message 1 not made for the node's key gets no answer.
+    /// A sealed identity's size says nothing of the person (§6.2, revision 2.1): nodes named "Private Pat"
+    /// and "Node Alpha" (and one with a long name in another script) answer a stranger's "prove yourself"
+    /// with sealed identities of one size.
+    @Test func aSealedIdentityHasOneSizeWhateverTheName() throws {
+        let lab = try Lab("sz")
+        let stranger = CLI.packageRoot.appendingPathComponent("Tests/Interop/stranger_peer.py").path
+        var sizes: [String: Int] = [:]
+        for name in ["Private Pat", "Node Alpha", "Αλεξάνδρα Παπαδοπούλου-Κωνσταντινίδη"] {
+            let person = try TestPerson(name: name)
+            defer { person.cli.cleanUp() }
+            let (node, port) = try lab.listen(home: person.home, ["--no-discovery", "--accept", "all"], log: log("sz"))
+            defer { node.kill(SIGTERM) }
+            let r = try lab.run([CLI.python, stranger, "127.0.0.1", String(port), "--ask-sealed", "--stop-after", "5", "--drain", "0"])
+            let sealed = try #require(r.json["holds"]?["sealedIdentity"]?.stringValue, "\(r.stdout) \(r.stderr)")
+            sizes[name] = try Base64.urlDecode(sealed).count
+            // A contact holding the presence key opens the padded seal (an implementation from the spec).
+            let key = Base64.urlEncode(try presenceKey(of: person))
+            let contact = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--recall-key", key, "--expect-did", person.did])
+            #expect(contact.code == 0 && contact.json["sealedIdentityOpened"] == true, "\(contact.stdout) \(contact.stderr)")
+        }
+        #expect(Set(sizes.values).count == 1 && sizes.values.allSatisfy { $0 == 528 || $0 == 1024 }, "\(sizes)")
+    }
+
     @Test func aStrangerLearnsNothingBeforeConsent() throws {
         let lab = try Lab("is")
         let grace = try TestPerson(name: "Grace Hopper")

@@ -12,11 +12,23 @@ public enum Recall {
         SecureBytes(HMACSHA256.authenticate(key: presenceKey, message: Array(domain.utf8) + [0] + handshakeHash))
     }
 
-    /// ChaCha20-Poly1305 (nonce: 12 zero bytes — the key is used once), over JCS(identity).
+    /// The sizes a sealed identity's plaintext is padded to (§6.2, revision 2.1): the smallest that
+    /// holds JCS(identity), so its length says nothing of the name, DID or keys inside. 1,008 bytes
+    /// sealed are 1,024: the limit of `sealedIdentity`.
+    public static let paddedSizes = [512, 1008]
+
+    /// JCS(identity) followed by zero bytes up to the first of `paddedSizes` it fits (a canonical JSON
+    /// text never ends in a zero byte, so the padding is read off unambiguously).
+    static func padded(_ text: [UInt8]) -> [UInt8] {
+        guard let size = paddedSizes.first(where: { $0 >= text.count }) else { return text }
+        return text + [UInt8](repeating: 0, count: size - text.count)
+    }
+
+    /// ChaCha20-Poly1305 (nonce: 12 zero bytes — the key is used once), over JCS(identity) padded.
     public static func seal(_ identity: ExchangeMessage.Identity, presenceKey: [UInt8], handshakeHash: [UInt8]) throws(ProtocolError) -> [UInt8] {
         do {
             return try ChaChaPoly.seal(
-                JCS.canonicalize(identity.json), key: key(presenceKey: presenceKey, handshakeHash: handshakeHash),
+                padded(JCS.canonicalize(identity.json)), key: key(presenceKey: presenceKey, handshakeHash: handshakeHash),
                 nonce: [UInt8](repeating: 0, count: ChaChaPoly.nonceByteCount))
         } catch {
             throw ProtocolError(.internalError, "sealing our identity failed: \(error.message)")
@@ -31,7 +43,9 @@ public enum Recall {
                 sealed, key: key(presenceKey: presenceKey, handshakeHash: handshakeHash),
                 nonce: [UInt8](repeating: 0, count: ChaChaPoly.nonceByteCount))
         else { return nil }
-        let value = try ExchangeMessage.parseCanonical(plain)
+        // Padded (revision 2.1) or not (earlier): the identity is what precedes the trailing zero bytes.
+        let end = (plain.lastIndex { $0 != 0 } ?? -1) + 1
+        let value = try ExchangeMessage.parseCanonical(Array(plain[..<end]))
         return try ExchangeMessage.Identity(json: value, in: "sealedIdentity")
     }
 }
