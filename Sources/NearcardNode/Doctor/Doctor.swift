@@ -69,6 +69,7 @@ public enum Doctor {
             do throws(DiscoveryError) {
                 discovery = try AvahiDiscovery()
                 add(DoctorCheck("avahi", .ok, "avahi-daemon answers"))
+                add(AvahiPrivacy.check())
             } catch {
                 add(
                     DoctorCheck(

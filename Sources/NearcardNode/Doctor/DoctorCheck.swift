@@ -13,7 +13,7 @@ public struct DoctorCheck: Sendable, Equatable {
         case skipped
     }
 
-    /// Which check: `home`, `identity`, `database`, `clock`, `dbus`, `avahi`, `interfaces`, `port`,
+    /// Which check: `home`, `identity`, `database`, `clock`, `dbus`, `avahi`, `privacy`, `interfaces`, `port`,
     /// `announce`, `tcp`, `mdns`.
     public let name: String
     public let status: Status
