@@ -60,6 +60,23 @@ import Testing
         #expect(added.code == 2 && added.stderr.hasPrefix("nearcard: --phone \"one two\" is not a phone number"), "\(added.stderr)")
     }
 
+    /// A right-to-left name is printed isolated (FSI … PDI) so it cannot reorder the line around it; a
+    /// left-to-right one is printed as it is; the contacts table stays aligned (the isolates take no column).
+    @Test func rightToLeftTextIsIsolatedInTheTerminal() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["card", "set", "--name", "דורה לוי", "--company", "Analytical Engines"])
+        let shown = try cli.run(["card", "show"]).stdout
+        #expect(shown.contains("\u{2068}דורה לוי\u{2069}") && shown.contains("Analytical Engines") && !shown.contains("\u{2068}Analytical"), "\(shown)")
+        try cli.run(["contacts", "add", "--name", "سارة", "--company", "Co"])
+        try cli.run(["contacts", "add", "--name", "Ada", "--company", "Co"])
+        let table = try cli.run(["contacts"]).stdout.split(separator: "\n").map(String.init)
+        let arabic = try #require(table.first { $0.contains("سارة") })
+        let latin = try #require(table.first { $0.contains("Ada") })
+        #expect(arabic.contains("\u{2068}سارة\u{2069}"), "\(arabic)")
+        #expect(arabic.range(of: "Co")!.lowerBound.utf16Offset(in: arabic) - 2 == latin.range(of: "Co")!.lowerBound.utf16Offset(in: latin), "aligned: \(table)")
+    }
+
     @Test func importVCardAndJSON() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

@@ -199,7 +199,8 @@ enum CardDisplay {
             case .skills: if !card.skills.isEmpty { rows.append((field.label, card.skills.map(\.name).joined(separator: ", "))) }
             }
         }
-        return rows
+        // What a card says is the card holder's text: isolated, it cannot reorder the line it is on.
+        return rows.map { ($0.0, Console.isolated($0.1)) }
     }
 
     static func show(_ card: Card, database: NearcardDatabase) throws {

@@ -207,10 +207,11 @@ struct Contacts: AsyncParsableCommand {
 
 enum ContactDisplay {
     static func columns(_ header: [String], _ rows: [[String]]) {
-        var widths = header.map(\.count)
-        for r in rows { for (i, v) in r.enumerated() { widths[i] = max(widths[i], v.count) } }
+        let rows = rows.map { $0.map(Console.isolated) }
+        var widths = header.map(Console.width)
+        for r in rows { for (i, v) in r.enumerated() { widths[i] = max(widths[i], Console.width(v)) } }
         func line(_ r: [String]) -> String {
-            r.enumerated().map { i, v in i == r.count - 1 ? v : v.padding(toLength: widths[i] + 2) }.joined()
+            r.enumerated().map { i, v in i == r.count - 1 ? v : v + String(repeating: " ", count: max(0, widths[i] + 2 - Console.width(v))) }.joined()
         }
         Console.out(line(header))
         for r in rows { Console.out(line(r)) }

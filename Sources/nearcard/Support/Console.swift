@@ -42,6 +42,27 @@ enum Console {
     /// An error line as it may reach a terminal: a control character an input brought into it (an
     /// escape sequence that would retitle the window or recolour it, a line break that would forge a
     /// second line) is shown as its code, `\x1b`, not sent.
+    /// A string a peer chose (a name, a card field), isolated for the terminal: when it holds
+    /// right-to-left letters it goes between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE, so it
+    /// cannot reorder the text around it (docs/PROTOCOL.md §1). Left-to-right text needs nothing, and
+    /// is left as it is.
+    static func isolated(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isRightToLeft) else { return text }
+        return "\u{2068}" + text + "\u{2069}"
+    }
+
+    /// The scripts written right to left (Hebrew, Arabic, Syriac, Thaana, N'Ko and the rest of
+    /// U+0590–U+08FF; their presentation forms; the right-to-left planes U+10800–U+10FFF, U+1E800–U+1EFFF).
+    static func isRightToLeft(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0x0590...0x08FF, 0xFB1D...0xFDFF, 0xFE70...0xFEFF, 0x10800...0x10FFF, 0x1E800...0x1EFFF: true
+        default: false
+        }
+    }
+
+    /// How many columns a line takes (the isolates take none).
+    static func width(_ text: String) -> Int { text.unicodeScalars.filter { $0.value != 0x2068 && $0.value != 0x2069 }.count }
+
     static func visible(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: \.isControl) else { return text }
         var out = ""

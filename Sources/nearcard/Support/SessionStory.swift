@@ -15,7 +15,7 @@ enum SessionStory {
     /// it is not called their request.
     static func request(_ request: ConsentRequest) -> [String] {
         let p = request.peer
-        let who = p.name ?? "(no name)"
+        let who = p.name.map(Console.isolated) ?? "(no name)"
         return [
             "",
             request.role == .responder
@@ -38,12 +38,13 @@ enum SessionStory {
 
     /// The dialling side: who answered; the code again only if it was not shown while they decided.
     static func answered(by peer: PeerIdentity, sas: String, codeShown: Bool) -> String {
-        "\(peer.name ?? "(no name)") — \(peer.did)" + (codeShown ? "" : "\n  Check code \(sas) (compare with their screen)")
+        "\(peer.name.map(Console.isolated) ?? "(no name)") — \(peer.did)" + (codeShown ? "" : "\n  Check code \(sas) (compare with their screen)")
     }
 
     /// An unconfirmed exchange, settled (`listen`, `ui`, `outbox --send`).
     static func settled(name: String, kept: Bool) -> String {
-        kept
+        let name = Console.isolated(name)
+        return kept
             ? "✔ Confirmed: \(name)'s node kept your exchange; both of you have each other's card"
             : "↩ Withdrawn: \(name)'s node did not keep your exchange, so it was withdrawn here too"
     }
@@ -53,7 +54,7 @@ enum SessionStory {
 
     /// An exchange that ended with a contact: the line, then the contact as `contacts show` prints it.
     static func completed(_ contact: Contact, database: NearcardDatabase) {
-        Console.out("✔ Exchanged cards with \(contact.name) — contact \(contact.id.prefix(8)) (\(contact.verificationStatus.rawValue))")
+        Console.out("✔ Exchanged cards with \(Console.isolated(contact.name)) — contact \(contact.id.prefix(8)) (\(contact.verificationStatus.rawValue))")
         ContactDisplay.show(contact, database: database)
     }
 
@@ -68,20 +69,20 @@ enum SessionStory {
             // Someone who never said who they are: not an exchange with anyone (PROTOCOL §6.2).
             return ("· A connection stopped before identifying itself (during the \(phase)); nothing was stored", .out)
         case .exchangeFailed(_, let peer, let error, let byPeer):
-            let who = peer?.name ?? peer?.did ?? "a peer"
+            let who = peer?.name.map(Console.isolated) ?? peer?.did ?? "a peer"
             // A refusal's words say it was one; other failures add their code.
             let code = error.code == .declined ? "" : " (\(error.code.rawValue))"
             return ("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message)\(code); nothing was stored", .out)
         case .exchangeSettled(_, let name, let kept):
             return (settled(name: name, kept: kept), .out)
         case .messageReceived(let m):
-            return ("✉ Message from \(m.contactName ?? m.fromDID): \(m.text)", .out)
+            return ("✉ Message from \(m.contactName.map(Console.isolated) ?? m.fromDID): \(Console.isolated(m.text))", .out)
         case .messageRefused(let remote, let reason, _):
             return ("nearcard: refused a message delivery from \(remote): \(reason)", .errors)
         case .messageDelivered(let m):
-            return ("✔ Delivered your message to \(m.contactName)", .out)
+            return ("✔ Delivered your message to \(Console.isolated(m.contactName))", .out)
         case .messageGaveUp(let m):
-            return ("✘ Gave up delivering your message to \(m.contactName): \(m.lastError ?? "")", .out)
+            return ("✘ Gave up delivering your message to \(Console.isolated(m.contactName)): \(m.lastError ?? "")", .out)
         case .published(let name):
             return ("Published on the LAN as “\(name)” (\(TXTRecord.serviceType)).", .out)
         case .discoveryUnavailable(let message):
