@@ -92,7 +92,10 @@ public struct MessageEnvelope: Sendable, Equatable {
         var expiresAt: Int64?
         if let e = o["expiresAt"] {
             guard let at = e.integerValue else { throw ModelError(.malformedPayload, "expiresAt must be an integer") }
-            if let problem = Self.lifetimeProblem(sentAt: sentAt, expiresAt: at) { throw ModelError(.malformedPayload, problem) }
+            // §15: a lifetime over 365 days is over a limit (too_large); one that ends before it begins is malformed.
+            if let problem = Self.lifetimeProblem(sentAt: sentAt, expiresAt: at) {
+                throw ModelError(at > sentAt ? .limitExceeded : .malformedPayload, problem)
+            }
             expiresAt = at
         }
         guard let text = o["text"]?.stringValue else { throw ModelError(.malformedPayload, "the message has no text") }

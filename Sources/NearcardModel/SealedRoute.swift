@@ -35,8 +35,10 @@ public struct RouteRecord: Sendable, Equatable {
     }
 
     public static let mailboxTokenByteCount = 32
-    /// How long a route is valid by default: a year.
+    /// How long a route is valid by default: a year — also the longest a route may be valid
+    /// (docs/PROTOCOL.md §10: a longer one is `too_large`).
     public static let defaultValidity: Int64 = 365 * 24 * 3600
+    public static let maximumValidity: Int64 = defaultValidity
     public static let maximumHints = 8
 
     public init(
@@ -91,6 +93,9 @@ public struct RouteRecord: Sendable, Equatable {
         recipient = try s("recipient")
         issuedAt = try n("issuedAt")
         expiresAt = try n("expiresAt")
+        guard expiresAt - issuedAt <= Self.maximumValidity else {
+            throw ModelError(.limitExceeded, "the route is valid for \((expiresAt - issuedAt) / 86400) days; at most 365")
+        }
         guard let hs = o["hints"]?.arrayValue else { throw ModelError(.malformedPayload, "the route has no hints list") }
         guard hs.count <= Self.maximumHints else {
             throw ModelError(.limitExceeded, "the route has \(hs.count) hints; at most \(Self.maximumHints)")

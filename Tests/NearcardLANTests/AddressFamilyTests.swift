@@ -59,6 +59,8 @@ import Testing
         let hosts = (body["addrs"]?.arrayValue ?? []).compactMap { $0.stringValue }
         #expect(hosts.contains { $0.contains(family == .ipv6Only ? adasLaptop.space.ipv6! : adasLaptop.vethIPv4) }, "\(hosts)")
         #expect(!hosts.contains { $0.contains(family == .ipv6Only ? "10.77." : "fe80:") }, "no address of the missing family: \(hosts)")
+        // §19: neither loopback (another machine cannot reach it) nor a link-local address (it needs a zone).
+        #expect(!hosts.contains { $0.hasPrefix("127.") || $0.hasPrefix("[::1]") || $0.lowercased().hasPrefix("[fe80:") }, "\(hosts)")
         let invited = try gracesLaptop.nearcard(["exchange", "--invite", text, "--json"], home: grace.home)
         #expect(invited.code == 0, "by invitation on \(family): \(invited.stderr)")
         try stop(listener)

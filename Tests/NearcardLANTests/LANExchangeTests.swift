@@ -157,6 +157,27 @@ import Testing
         #expect(try grace.contacts().count == 1, "re-exchanging updates the same contact")
     }
 
+    /// §6.2: dialling an address is the stranger flow even when the person there is already a contact
+    /// (without a tag the dialler recognised no one): the second exchange by address goes through the
+    /// same way, and updates the one contact each side holds.
+    @Test func aContactDialledByAddressIsDialledAsAStranger() throws {
+        let lab = try Lab("da")
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
+        let (_, port) = try lab.listen(home: ada.home, ["--accept", "all", "--no-discovery"], log: log("ada"))
+        for _ in 0..<2 {
+            let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes", "--json"], home: grace.home)
+            #expect(r.code == 0 && r.json["didPublicKey"]?.stringValue == ada.did, "\(r.stdout) \(r.stderr)")
+        }
+        #expect(try grace.contacts().count == 1)
+        usleep(300_000)
+        #expect(try ada.contacts().count == 1)
+    }
+
     /// A listener whose allowlist does not hold the dialer: declined on both sides, nothing stored.
     @Test func declinedConsentStoresNothing() throws {
         let lab = try Lab("dc")

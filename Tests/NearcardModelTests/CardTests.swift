@@ -57,6 +57,13 @@ import Testing
         try Card(name: "דורה לוי", company: "شركة").validate()
     }
 
+    /// §9: an empty list is omitted by a sender; one received anyway is the field absent.
+    @Test func anEmptyListIsAnAbsentField() throws {
+        let card = try Card(json: JSONParser.parse(#"{"name":"Ada","skills":[],"socialNetworks":[]}"#))
+        #expect(card.presentFields == [.name] && card.value(of: .skills) == nil)
+        #expect(card.json == ["name": "Ada"], "and is not sent on")
+    }
+
     /// §1: a card's limits count Unicode scalars, so `card set`, `card import`, QR import and a peer's
     /// card all refuse one grapheme of 257 code points, and accept 256 characters of 4 bytes each.
     @Test func cardLimitsCountUnicodeScalarsNotGraphemes() throws {

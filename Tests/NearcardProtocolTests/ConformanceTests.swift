@@ -329,12 +329,14 @@ import Testing
             ("another signer", { Self.route($0, signer: Ed25519.PrivateKey()) }, .badCard, "signed by a key other"),
             ("sealed to someone else", { Self.route($0, sealTo: X25519.PrivateKey().publicKey) }, .badCard, "does not open"),
             ("over 4096 bytes", { _ in Base64.encode(Sodium.randomBytes(3100)) }, .tooLarge, "at most 4096"),
+            // §10: a route lives at most 365 days from its issue.
+            ("valid for 400 days", { Self.route($0, expiresAt: now + 400 * 86400) }, .tooLarge, "valid for 400 days; at most 365"),
         ]
         for (what, make, code, reason) in broken {
             var s = try Self.atCards()
             let a = s.send(try Self.card(s, route: make(s)))
             #expect(a.failure?.code == code, "\(what): \(a.failure?.message ?? "accepted")")
-            #expect(a.failure?.message.contains(reason) == true, "\(what): \(a.failure?.message ?? "accepted")")
+            #expect(a.failure?.message.contains(reason) == true, "\(what): \(a.failure?.message ?? "accepted") [\(reason)]")
             #expect(a.committed == nil)
         }
     }

@@ -247,10 +247,12 @@ extension [MailboxStateMachine.Action] {
         var stretched = back
         stretched.expiresAt = 1000 + 8 * 86400
         #expect(!stretched.isSigned(by: k.ed25519.publicKey), "the lifetime cannot be changed on the way")
-        for bad: Int64 in [1000, 999, 1000 + 366 * 86400] {
+        // §15/§13: over 365 days is over a limit (too_large on the wire); at or before sentAt is malformed.
+        for (bad, kind): (Int64, ModelError.Kind) in [(1000, .malformedPayload), (999, .malformedPayload), (1000 + 366 * 86400, .limitExceeded)] {
             var o = e.json.objectValue!
             o["expiresAt"] = .number(Double(bad))
-            #expect(throws: ModelError.self) { try MessageEnvelope(json: .object(o)) }
+            let error = #expect(throws: ModelError.self) { try MessageEnvelope(json: .object(o)) }
+            #expect(error?.kind == kind, "expiresAt \(bad): \(String(describing: error))")
         }
     }
 
