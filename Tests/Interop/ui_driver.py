@@ -132,7 +132,9 @@ try:
         wait(d, EC.visibility_of_element_located((By.CSS_SELECTOR, "#contact h3")), f"the new contact on {name}'s page")
         article = d.find_element(By.ID, "contact")
         report[name] = {"contact": article.find_element(By.TAG_NAME, "h3").text, "text": article.text,
-                        "htmlElementsInName": len(article.find_elements(By.CSS_SELECTOR, "h3 *"))}
+                        "htmlElementsInName": len(article.find_elements(By.CSS_SELECTOR, "h3 *")),
+                        # Every piece of the peer's text is isolated (dir="auto", PROTOCOL.md §1).
+                        "isolated": all(e.get_attribute("dir") == "auto" for e in article.find_elements(By.CSS_SELECTOR, "h3, dd"))}
         if report[name]["contact"] != other:
             fail(f"{name}'s page shows {report[name]['contact']!r}, not {other!r}")
     shot(ada, "contact")

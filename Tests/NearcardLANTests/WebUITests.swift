@@ -70,6 +70,7 @@ import Testing
         #expect(report["ada"]?["text"]?.stringValue?.contains("Hello Ada, from the other page") == true, "Grace's message on Ada's page")
         #expect(report["grace"]?["text"]?.stringValue?.contains("Hi Grace, from the page") == true, "Ada's message on Grace's page")
         #expect(report["grace"]?["text"]?.stringValue?.contains("<b>Analytical</b> Engines") == true, "card text shown as text")
+        #expect(report["ada"]?["isolated"] == true && report["grace"]?["isolated"] == true, "the peer's text is isolated (dir=auto)")
         #expect(report["adaNotice"]?.stringValue?.contains("declined") == true)
         // "They differ" on one page is a decline on the other: the reason stays with who said it (§8).
         #expect(report["graceNotice"]?.stringValue?.contains("the peer declined") == true, "\(report["graceNotice"] ?? .null)")
