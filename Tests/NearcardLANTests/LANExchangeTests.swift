@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardProcess
 import NearcardStore
 import NearcardTestSupport
 import Testing
@@ -155,6 +156,41 @@ import Testing
         let r6 = try b.nearcard(["exchange", target, "--yes"], home: grace.home)
         #expect(r6.code == 0, "\(r6.stderr)")
         #expect(try grace.contacts().count == 1, "re-exchanging updates the same contact")
+    }
+
+    /// One node per home: a second `listen` (or `bot`) of a home that serves says which node runs
+    /// (exit 4); a second `ui` opens the running page — on whatever port it is — and leaves it be (its
+    /// ui-token stays).
+    @Test func aHomeHasOneNode() throws {
+        let lab = try Lab("on")
+        let ada = try TestPerson(name: "Ada")
+        defer { ada.cli.cleanUp() }
+        let (first, port) = try lab.listen(home: ada.home, ["--accept", "all", "--no-discovery"], log: log("ada"))
+        for command in ["listen", "bot"] {
+            var args = [command, "--no-discovery", "--port", "0"]
+            if command == "bot" { args += ["--policy", CLI.packageRoot.appendingPathComponent("examples/bot/policy.json").path] }
+            let second = try lab.nearcard(args, home: ada.home)
+            #expect(second.code == 4, "\(command): \(second.code) \(second.stderr)")
+            #expect(second.stderr.contains("already has a running node, nearcard listen (pid ") && second.stderr.contains("port \(port))"), "\(second.stderr)")
+        }
+        first.kill(SIGTERM)
+        first.wait()
+        let uiLog = log("ui")
+        let ui = try lab.spawn(
+            [CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser", "--no-discovery", "--port", "0", "--ui-port", "7458"], log: uiLog)
+        defer { ui.kill(SIGTERM) }
+        var up = false
+        for _ in 0..<100 where !up {
+            up = ((try? String(contentsOf: uiLog, encoding: .utf8)) ?? "").contains("is open at")
+            if !up { usleep(100_000) }
+        }
+        #expect(up)
+        let token = try String(contentsOf: ada.home.appendingPathComponent("ui-token"), encoding: .utf8)
+        let again = try lab.nearcard(["ui", "--no-browser", "--no-discovery", "--ui-port", "7459"], home: ada.home)
+        #expect(again.code == 0 && again.stdout.contains("Nearcard is already open at http://127.0.0.1:7458/?token="), "\(again.stdout) \(again.stderr)")
+        #expect(try String(contentsOf: ada.home.appendingPathComponent("ui-token"), encoding: .utf8) == token, "the running page's token stays")
+        let listen = try lab.nearcard(["listen", "--no-discovery", "--port", "0"], home: ada.home)
+        #expect(listen.code == 4 && listen.stderr.contains("nearcard ui"), "\(listen.stderr)")
     }
 
     /// §6.2: dialling an address is the stranger flow even when the person there is already a contact

@@ -49,7 +49,7 @@ struct Bot: AsyncParsableCommand {
         try await NodeCommand.serve(
             global: global, node: node, consent: PolicyConsent(policy: parsed, database: db),
             limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true,
-            defaultLogLevel: .info, webhook: parsed.webhook)
+            defaultLogLevel: .info, webhook: parsed.webhook, command: "bot")
     }
 
     /// The policy as it was read, in its own format (it reads back as the same policy), with every

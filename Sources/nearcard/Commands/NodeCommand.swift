@@ -15,8 +15,16 @@ import Synchronization
 enum NodeCommand {
     static func serve(
         global: GlobalOptions, node: NodeOptions, consent: any ConsentProvider, limits: NodeLimits, requiredFields: Set<CardField>,
-        jsonl: Bool, defaultLogLevel: Logger.Level? = nil, webhook: Webhook? = nil
+        jsonl: Bool, defaultLogLevel: Logger.Level? = nil, webhook: Webhook? = nil, command: String = "listen"
     ) async throws {
+        // One node per home: a second one says which is running instead of serving the same identity twice.
+        let home = global.resolvedHome.path
+        let lock: NodeLock
+        switch NodeLock.acquire(home: home, command: command) {
+        case .success(let held): lock = held
+        case .failure(let holder): throw CLIError(.environment, NodeLock.refusal(holder, home: home))
+        }
+        defer { withExtendedLifetime(lock) {} }
         NodeSetup.raiseOpenFileLimit()
         // The node holds the secret keys as long as it serves: no core dump, no same-user ptrace.
         KeysOutOfReach.apply()
@@ -48,6 +56,7 @@ enum NodeCommand {
             if error is NodeError { throw error }
             throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
         }
+        lock.record(NodeLock.Holder(command: command, pid: Int(getpid()), port: runtime.port))
         if !jsonl {
             let label = identity.name.map { "“\($0)”" } ?? "(no name)"
             Console.out("Listening on port \(runtime.port ?? node.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")

@@ -52,7 +52,24 @@ struct UICommand: AsyncParsableCommand {
         // The node holds the secret keys as long as it serves: no core dump, no same-user ptrace.
         KeysOutOfReach.apply()
         let address = uiAddress == "localhost" ? "127.0.0.1" : uiAddress
-        // One already running for this home: open its page.
+        // One node per home: a `ui` already running for it (on whatever port) is opened, not started
+        // twice; a `listen` or `bot` serving it is named.
+        let home = global.resolvedHome.path
+        let lock: NodeLock
+        switch NodeLock.acquire(home: home, command: "ui") {
+        case .success(let held): lock = held
+        case .failure(let holder):
+            if let page = holder.page, let token = try? String(contentsOfFile: tokenPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+                !token.isEmpty
+            {
+                let running = page + "/?token=" + token
+                Console.out("Nearcard is already open at \(running)")
+                if !noBrowser { Self.open(running) }
+                return
+            }
+            throw CLIError(.environment, NodeLock.refusal(holder, home: home))
+        }
+        defer { withExtendedLifetime(lock) {} }
         if let running = await runningInstance(address: address) {
             Console.out("Nearcard is already open at \(running)")
             if !noBrowser { Self.open(running) }
@@ -95,6 +112,9 @@ struct UICommand: AsyncParsableCommand {
             await runtime.stop()
             throw CLIError(.environment, "cannot serve the web app on \(address):\(uiPort): \(Self.reason(failure)); choose another port with --ui-port")
         }
+        // A second `ui` of this home opens this page: it finds it here (its token is in ui-token).
+        let base = "http://\(address == "::1" ? "[::1]" : address):\(uiPort)"
+        lock.record(NodeLock.Holder(command: "ui", pid: Int(getpid()), port: runtime.port, page: base))
         Console.out("Nearcard is open at \(web.address)")
         Console.out(
             "Listening for exchanges on port \(runtime.port ?? node.port) as \(context.identity.name ?? "(no name)"), fingerprint \(context.identity.fingerprint). Ctrl-C to stop."
