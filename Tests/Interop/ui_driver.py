@@ -113,6 +113,8 @@ try:
     shot(ada, "nearby")
     ada.find_element(By.ID, "message").send_keys("Hi Grace, from the page")
     peer.click()
+    # The message went with this exchange: the box is empty for the next one (it would go to anyone).
+    wait(ada, lambda d: d.find_element(By.ID, "message").get_attribute("value") == "", "the message box emptied")
     codes = {}
     for name, d in (("ada", ada), ("grace", grace)):
         wait(d, EC.visibility_of_element_located((By.CSS_SELECTOR, "#request-list li.request .code")), f"the check code on {name}'s page")
@@ -123,6 +125,10 @@ try:
     shot(grace, "request")
     # Grace accepts with a message; Ada confirms the codes match.
     g = grace.find_element(By.CSS_SELECTOR, "#request-list li.request")
+    # The request's message box has a visible label, tied to it.
+    label = g.find_element(By.TAG_NAME, "label")
+    if "Message for" not in label.text or not g.find_elements(By.ID, label.get_attribute("for")):
+        fail(f"the request's message box has no visible label: {label.text!r}")
     g.find_element(By.TAG_NAME, "input").send_keys("Hello Ada, from the other page")
     g.find_elements(By.TAG_NAME, "button")[0].click()
     # (Protocol v2: Grace shows who she is when she accepts; then Ada's page asks her to confirm.)

@@ -78,7 +78,7 @@ import Testing
         // ui: the node and its page start (the page is on 127.0.0.1, which loopback has in both).
         let uiLog = log("ui")
         let ui = try adasLaptop.spawn([CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser", "--port", "0", "--ui-port", "7448"], log: uiLog)
-        try self.await("is open at", in: uiLog, of: ui)
+        try self.await("Nearcard's page: ", in: uiLog, of: ui)
         #expect(Reachable.tcp("127.0.0.1", 7448, inside: adasLaptop), "the page answers")
         try stop(ui)
         #expect(try grace.contacts().count == 1, "one contact, exchanged three times")

@@ -177,11 +177,15 @@ import Testing
         first.wait()
         let uiLog = log("ui")
         let ui = try lab.spawn(
-            [CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser", "--no-discovery", "--port", "0", "--ui-port", "7458"], log: uiLog)
+            [
+                CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser", "--no-discovery", "--port", "0", "--ui-port", "7458", "--consent-timeout",
+                "2",
+            ],
+            log: uiLog)
         defer { ui.kill(SIGTERM) }
         var up = false
         for _ in 0..<100 where !up {
-            up = ((try? String(contentsOf: uiLog, encoding: .utf8)) ?? "").contains("is open at")
+            up = ((try? String(contentsOf: uiLog, encoding: .utf8)) ?? "").contains("Nearcard's page: ")
             if !up { usleep(100_000) }
         }
         #expect(up)
@@ -191,6 +195,23 @@ import Testing
         #expect(try String(contentsOf: ada.home.appendingPathComponent("ui-token"), encoding: .utf8) == token, "the running page's token stays")
         let listen = try lab.nearcard(["listen", "--no-discovery", "--port", "0"], home: ada.home)
         #expect(listen.code == 4 && listen.stderr.contains("nearcard ui"), "\(listen.stderr)")
+
+        // What `ui` says at its terminal (issue 35.14): that nothing was opened (--no-browser), that no
+        // desktop notifications can be shown (no session bus here), and each request and its end.
+        var said = (try? String(contentsOf: uiLog, encoding: .utf8)) ?? ""
+        #expect(said.contains("nothing was opened") && !said.contains("is open at"), "\(said)")
+        if ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] == nil {
+            #expect(said.contains("desktop notifications are not available here"), "\(said)")
+        }
+        let grace = try TestPerson(name: "Grace")
+        defer { grace.cli.cleanUp() }
+        let uiPort = Int(said.range(of: "on port ").map { said[$0.upperBound...].prefix { $0.isNumber } } ?? "") ?? 0
+        let dial = try lab.nearcard(["exchange", "127.0.0.1:\(uiPort)", "--yes"], home: grace.home)
+        #expect(dial.code == 7, "nobody answered on the page within 2 s: \(dial.stderr)")
+        usleep(500_000)
+        said = (try? String(contentsOf: uiLog, encoding: .utf8)) ?? ""
+        #expect(said.contains("→ Exchange request from Grace (check code ") && said.contains("answer it on the page"), "\(said)")
+        #expect(said.contains("✘ Exchange with Grace failed"), "\(said)")
     }
 
     /// §6.2: dialling an address is the stranger flow even when the person there is already a contact

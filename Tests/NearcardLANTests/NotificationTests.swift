@@ -74,7 +74,7 @@ import Testing
         var port: Int?
         for _ in 0..<300 where port == nil {
             let text = (try? String(contentsOf: uiLog, encoding: .utf8)) ?? ""
-            if text.contains("Nearcard is open at"), let r = text.range(of: "on port ") { port = Int(text[r.upperBound...].prefix { $0.isNumber }) }
+            if text.contains("Nearcard's page: "), let r = text.range(of: "on port ") { port = Int(text[r.upperBound...].prefix { $0.isNumber }) }
             if port == nil { usleep(100_000) }
         }
         let nodePort = try #require(port)

@@ -16,7 +16,7 @@ import Testing
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "Nearcard is open at ") {
+            if let range = text.range(of: "Nearcard's page: ") {
                 return String(text[range.upperBound...].prefix { !$0.isNewline })
             }
             if !p.isRunning { throw LabError("ui exited: \(text)") }
@@ -210,7 +210,7 @@ import Testing
         var token: String?
         for _ in 0..<300 where port == nil {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let r = text.range(of: "on port "), text.contains("Nearcard is open at") {
+            if let r = text.range(of: "on port "), text.contains("Nearcard's page: ") {
                 port = Int(text[r.upperBound...].prefix { $0.isNumber })
                 token = text.range(of: "token=").map { String(text[$0.upperBound...].prefix { $0.isHexDigit }) }
             }

@@ -71,6 +71,8 @@ function renderPeers() {
 async function exchange(p) {
   try {
     await api("POST", "/api/exchange", { peer: p.id || p.instance, message: $("message").value });
+    // The message went with this exchange: it does not stay to go with the next one, to anyone.
+    $("message").value = "";
     notice("Asking " + (p.display || p.name || p.instance) + "…");
   } catch (e) { notice("Cannot exchange: " + e.message); }
 }
@@ -96,7 +98,9 @@ function renderRequests() {
     li.append(el("p", r.sas, { class: "code", "aria-label": "Check code " + r.sas }));
     const left = el("span", "", { class: "countdown", "data-deadline": r.deadline || "" });
     li.append(left);
-    const msg = el("input", null, { maxlength: "140", "aria-label": "Message for " + (who.name || "them") + " (optional)" });
+    const msgId = "msg-" + r.id;
+    const msg = el("input", null, { id: msgId, maxlength: "140" });
+    li.append(el("label", "Message for " + (who.name || "them") + " (optional)", { for: msgId }));
     const yes = el("button", r.role === "initiator" ? "Codes match" : "Accept", { type: "button" });
     const no = el("button", r.role === "initiator" ? "They differ" : "Decline", { type: "button" });
     yes.addEventListener("click", () => answer(r.id, true, msg.value));
@@ -179,7 +183,7 @@ async function loadMessages() {
   }));
   $("outbox").replaceChildren(...m.outbox.map((o) => {
     const li = el("li");
-    li.append(el("strong", o.contact || ""), el("span", o.text === null || o.text === undefined ? "(text removed after delivery)" : o.text, { class: "text" }), el("span", o.state + (o.lastError ? " — " + o.lastError : ""), { class: "badge " + (o.state === "delivered" ? "verified" : o.state) }));
+    li.append(el("strong", o.contact || ""), el("span", o.text === null || o.text === undefined ? "delivered" + (o.deliveredAt ? " " + o.deliveredAt : "") + " (its text is not kept once delivered)" : o.text, { class: "text" }), el("span", o.state + (o.lastError ? " — " + o.lastError : ""), { class: "badge " + (o.state === "delivered" ? "verified" : o.state) }));
     return li;
   }));
   $("message-count").textContent = "";
@@ -208,6 +212,7 @@ async function scan() {
     }
     const data = await r.json();
     if (!r.ok) throw new Error(data.error || ("the node answered " + r.status));
+    notice("");  // an earlier "Cannot read it" is not this scan's
     $("scan-results").replaceChildren(...data.map((x) => {
       const li = el("li");
       if (x.result === "contact") {
@@ -338,7 +343,8 @@ function onEvent(ev) {
 }
 
 async function start() {
-  for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => show(b.dataset.tab));
+  // A notice belongs to where it was said: moving to another tab leaves it behind.
+  for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => { notice(""); show(b.dataset.tab); });
   $("search").addEventListener("input", renderContacts);
   $("card-form").addEventListener("submit", saveCard);
   $("write").addEventListener("submit", send);

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearcardCrypto
+import NearcardModel
 import NearcardNode
 import NearcardProcess
 import NearcardStore
@@ -115,11 +116,36 @@ struct UICommand: AsyncParsableCommand {
         // A second `ui` of this home opens this page: it finds it here (its token is in ui-token).
         let base = "http://\(address == "::1" ? "[::1]" : address):\(uiPort)"
         lock.record(NodeLock.Holder(command: "ui", pid: Int(getpid()), port: runtime.port, page: base))
-        Console.out("Nearcard is open at \(web.address)")
+        // Said as it is: opened in a browser, or only served (--no-browser, no xdg-open).
+        if !noBrowser && Self.open(web.address) {
+            Console.out("Opened Nearcard in your browser: \(web.address)")
+        } else {
+            Console.out("Nearcard's page: \(web.address)")
+            Console.out("  (open that address in a browser on this computer; nothing was opened)")
+        }
         Console.out(
             "Listening for exchanges on port \(runtime.port ?? node.port) as \(context.identity.name ?? "(no name)"), fingerprint \(context.identity.fingerprint). Ctrl-C to stop."
         )
-        if !noBrowser { Self.open(web.address) }
+        if !DesktopNotification.available {
+            Console.err(
+                "nearcard: desktop notifications are not available here (no session bus): a request that arrives while no page is open waits unseen until it times out; keep the page open"
+            )
+        }
+        // The terminal tells the story too: requests as they arrive, and how each exchange ended.
+        let teller = Task { [events = events.subscribe()] in
+            for await event in events {
+                switch event {
+                case .exchangeRequested(_, let peer, let sas, .responder, _):
+                    Console.out("→ Exchange request from \(peer.name.map(Console.isolated) ?? "(no name)") (check code \(sas)): answer it on the page")
+                case .exchangeCompleted(_, let contact, _, _, _):
+                    Console.out(
+                        "✔ Exchanged cards with \(Console.isolated(contact.name)) — contact \(contact.id.prefix(8)) (\(contact.verificationStatus.rawValue))")
+                default:
+                    if let (text, stream) = SessionStory.line(for: event) { stream == .out ? Console.out(text) : Console.err(text) }
+                }
+            }
+        }
+        defer { teller.cancel() }
 
         // With no page open, a request is a desktop notification whose actions answer it.
         let notifier = Task { [events = events.subscribe()] in
@@ -191,11 +217,13 @@ struct UICommand: AsyncParsableCommand {
     }
 
     /// Opens the address in the desktop's browser; says so when there is none.
-    static func open(_ address: String) {
+    /// Whether it was handed to a browser.
+    @discardableResult
+    static func open(_ address: String) -> Bool {
         guard let opener = ["/usr/bin/xdg-open", "/bin/xdg-open"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            Console.err("nearcard: no xdg-open to open the page with: open the address above in a browser")
-            return
+            Console.err("nearcard: no xdg-open to open the page with: open the address in a browser")
+            return false
         }
-        _ = try? ChildProcess([opener, address], log: "/dev/null", pipes: false)
+        return (try? ChildProcess([opener, address], log: "/dev/null", pipes: false)) != nil
     }
 }
