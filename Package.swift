@@ -36,7 +36,9 @@ let package = Package(
         // System libraries: the only modules that see C.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        // No pkgConfig: avahi-client's .pc adds only -D_REENTRANT, which SwiftPM refuses (a warning in every
+        // build, `make deb`'s included); its headers are on the default path and the module map links it.
+        .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
