@@ -67,6 +67,21 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: usr + "/share/icons/hicolor/scalable/apps/nearcard.svg"))
     }
 
+    /// `contacts show <TAB>` (and `contacts delete`, `message`) completes the book's names and ids, as the
+    /// installed completion scripts ask the binary for them.
+    @Test func aContactCompletes() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["contacts", "add", "--name", "Grace Hopper"])
+        try cli.run(["contacts", "add", "--name", "Ada Lovelace"])
+        for command in [["contacts", "show"], ["contacts", "delete"], ["message"]] {
+            let r = try cli.run(["---completion"] + command + ["--", "positional@0", String(command.count + 1), "2", "nearcard"] + command + ["Gr"])
+            #expect(r.code == 0 && r.stdout.split(separator: "\n").map(String.init) == ["Grace Hopper"], "\(command): \(r.stdout) \(r.stderr)")
+        }
+        let scripts = try CLI.run(executable: CLI.builtExecutable.path, ["--generate-completion-script", "bash"]).stdout
+        #expect(scripts.contains("---completion contacts show -- positional@0"), "the bash script asks the binary")
+    }
+
     /// The example bot's script takes the home as its first argument only when it is not an option, and
     /// hands every option to `nearcard bot` (`--metrics` is an option, not a home directory).
     @Test func theExampleBotScriptPassesOptionsOn() throws {

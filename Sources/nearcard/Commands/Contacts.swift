@@ -54,7 +54,7 @@ struct Contacts: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show one contact (by id, id prefix, DID or name).")
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "Contact id (or its first characters), DID, or name.") var id: String
+        @Argument(help: "Contact id (or its first characters), DID, or name.", completion: ContactCompletion.kind) var id: String
         @Flag(help: "Print every field as JSON.") var json = false
 
         func run() async throws {
@@ -151,7 +151,7 @@ struct Contacts: AsyncParsableCommand {
                 "The contact is named exactly: its id or at least its first 4 characters, its DID, or its whole name (any case). At a terminal, shows whom and asks; scripts pass --yes."
         )
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "Contact id (or its first 4+ characters), DID, or whole name.") var id: String
+        @Argument(help: "Contact id (or its first 4+ characters), DID, or whole name.", completion: ContactCompletion.kind) var id: String
         @Flag(name: [.short, .long], help: "Delete without asking.") var yes = false
 
         func run() async throws {

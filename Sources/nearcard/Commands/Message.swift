@@ -21,7 +21,7 @@ struct Message: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The contact: id (or its first characters), name, or DID.")
+    @Argument(help: "The contact: id (or its first characters), name, or DID.", completion: ContactCompletion.kind)
     var contact: String
 
     @Argument(help: "The message (at most 4096 bytes).")
