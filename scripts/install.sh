@@ -31,9 +31,42 @@ trap 'rm -rf "$tmp"' EXIT
 # Each page's NAME is its file's name (nearcard.store.info, what `man` and `apropos` take: the generator's
 # "nearcard store info" is no whatis entry), its SYNOPSIS the command as typed, and a blank line a
 # paragraph break (.Pp): lintian's bad-whatis-entry and groff-message.
+version=$("$root/bin/nearcard" --version)
 for page in "$tmp"/*.1; do
   name=$(basename "$page" .1)
   sed -i -e "0,/^\.Nm \".*\"\$/s//.Nm $name/" -e "s/^\.Nm\$/.Nm ${name//./ }/" -e 's/^$/.Pp/' "$page"
+  # The footer and header name Nearcard, not BSD (mdoc's default .Os); `code` in the help text is bold
+  # in a page, not two backticks.
+  sed -i -e "s/^\.Os\$/.Os Nearcard $version/" -e 's/^\.Dt /.ds doc-volume-operating-system Nearcard\n.Dt /' \
+    -e 's/`\([^`]*\)`/\\fB\1\\fR/g' "$page"
+  if [ "$name" = nearcard ]; then
+    # The top page lists the commands (from the binary's own help) and the exit statuses (README's
+    # table), instead of one paragraph of codes and "exits >0 if an error occurs".
+    {
+      echo ".Sh COMMANDS"
+      echo ".Bl -tag -width 12n"
+      "$root/bin/nearcard" --help | sed -n '/^SUBCOMMANDS:/,/^$/p' | sed '1d;/^$/d' |
+        awk '/^  [a-z]/ { if (cmd) print ".It Cm " cmd "\n" text; cmd=$1; $1=""; sub(/^ +/, ""); text=$0; next }
+             { sub(/^ +/, ""); text = text " " $0 }
+             END { if (cmd) print ".It Cm " cmd "\n" text }' | sed 's/ (default)$//'
+      echo ".El"
+      echo ".Pp"
+      echo "See"
+      echo ".Xr nearcard.COMMAND 1"
+      echo "for each."
+    } > "$tmp/commands"
+    {
+      echo ".Bl -tag -width 4n"
+      grep -E '^\| [0-9]+ \|' README.md | sed -E 's/^\| ([0-9]+) \| (.*) \|$/.It \1\n\2/' | sed 's/`\([^`]*\)`/\\fB\1\\fR/g'
+      echo ".El"
+    } > "$tmp/exits"
+    awk -v commands="$tmp/commands" -v exits="$tmp/exits" '
+      /^Exit codes: / { skip = 1 }
+      skip && /^\.Bl/ { skip = 0 }
+      skip { next }
+      /^\.Sh "EXIT STATUS"/ { while ((getline l < commands) > 0) print l; print; while ((getline l < exits) > 0) print l; getline; next }
+      { print }' "$page" > "$page.new" && mv "$page.new" "$page"
+  fi
   gzip -9n < "$page" > "$man/$(basename "$page").gz"
   chmod 0644 "$man/$(basename "$page").gz"
 done

@@ -29,6 +29,13 @@ import Testing
         }
         let rendered = try CLI.run(executable: "/usr/bin/env", ["MANWIDTH=100", "man", "-l", usr + "/share/man/man1/nearcard.exchange.1.gz"])
         #expect(rendered.code == 0 && rendered.stdout.contains("--yes") && rendered.stdout.contains("--timeout"), "\(rendered.stderr)")
+        // The top page: Nearcard's, not BSD's; the commands listed; each exit status on its own; no
+        // literal backticks from the help text.
+        let top = try CLI.run(executable: "/usr/bin/env", ["MANWIDTH=100", "man", "-l", usr + "/share/man/man1/nearcard.1.gz"])
+        #expect(top.code == 0 && top.stdout.contains("Nearcard General Commands Manual") && !top.stdout.contains("BSD"), "\(top.stdout.prefix(300))")
+        #expect(top.stdout.contains("COMMANDS") && top.stdout.contains("exchange      Exchange cards with a peer on the LAN."), "\(top.stdout)")
+        #expect(top.stdout.contains("EXIT STATUS") && top.stdout.contains("10    timed out"), "\(top.stdout)")
+        #expect(!top.stdout.contains("`") && !rendered.stdout.contains("`"), "backticks are bold, not printed")
         // The synopsis is the command as typed; NAME is the page's own name, which apropos indexes.
         #expect(rendered.stdout.contains("nearcard exchange ["), "the synopsis: \(rendered.stdout.prefix(600))")
         for page in pages where page.hasSuffix(".1.gz") {
