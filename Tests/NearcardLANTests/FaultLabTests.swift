@@ -39,18 +39,25 @@ import Testing
         return (dialerHas, listenerHas)
     }
 
-    /// Runs one exchange through a relay cutting after `k` frames (nil: never).
-    func run(_ lab: Lab, grace: TestPerson, port: Int, relayPort: Int, cutAfter k: Int?) throws -> (Outcome, JSONValue) {
-        let ada = try TestPerson(name: "Ada \(relayPort)")
-        defer { ada.cli.cleanUp() }
+    /// Starts the fault relay in `lab` on `listenPort` towards the listener's `port`, with `options`, and
+    /// waits until it listens; returns its log (its report lines).
+    func startRelay(_ lab: Lab, listenPort: Int, to port: Int, _ options: [String]) throws -> URL {
         let relayLog = log("relay")
-        _ = try lab.spawn([CLI.python, relay, "\(relayPort)", "127.0.0.1", "\(port)", "--once"] + (k.map { ["--cut-after", "\($0)"] } ?? []), log: relayLog)
+        _ = try lab.spawn([CLI.python, relay, "\(listenPort)", "127.0.0.1", "\(port)", "--once"] + options, log: relayLog)
         var ready = false
         for _ in 0..<50 where !ready {
             usleep(100_000)
             ready = ((try? String(contentsOf: relayLog, encoding: .utf8)) ?? "").contains("listening")
         }
         #expect(ready)
+        return relayLog
+    }
+
+    /// Runs one exchange through a relay cutting after `k` frames (nil: never).
+    func run(_ lab: Lab, grace: TestPerson, port: Int, relayPort: Int, cutAfter k: Int?) throws -> (Outcome, JSONValue) {
+        let ada = try TestPerson(name: "Ada \(relayPort)")
+        defer { ada.cli.cleanUp() }
+        let relayLog = try startRelay(lab, listenPort: relayPort, to: port, k.map { ["--cut-after", "\($0)"] } ?? [])
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(relayPort)", "--yes", "--json", "--connect-budget", "3"], home: ada.home)
         // The listener ends its side at once (it sees the connection close): give it a moment.
         var report: JSONValue = .null
@@ -76,14 +83,7 @@ import Testing
             ada.cli.cleanUp()
         }
         let (_, port) = try lab.listen(home: grace.home, ["--accept", "all", "--no-discovery"], log: log("grace"))
-        let relayLog = log("relay")
-        _ = try lab.spawn([CLI.python, relay, "7465", "127.0.0.1", "\(port)", "--once", "--delay", "2500"], log: relayLog)
-        var ready = false
-        for _ in 0..<50 where !ready {
-            usleep(100_000)
-            ready = ((try? String(contentsOf: relayLog, encoding: .utf8)) ?? "").contains("listening")
-        }
-        #expect(ready)
+        _ = try startRelay(lab, listenPort: 7465, to: port, ["--delay", "2500"])
         let started = Date()
         let r = try lab.nearcard(["exchange", "127.0.0.1:7465", "--yes", "--json"], home: ada.home)
         let seconds = Date().timeIntervalSince(started)
@@ -106,16 +106,7 @@ import Testing
             ada.cli.cleanUp()
         }
         let (_, port) = try lab.listen(home: grace.home, ["--accept", "all", "--no-discovery"], log: log("grace"))
-        let relayLog = log("relay")
-        _ = try lab.spawn(
-            [CLI.python, relay, "7466", "127.0.0.1", "\(port)", "--once", "--stall-after", "0", "--direction", "to-listener", "--hold", "30"],
-            log: relayLog)
-        var ready = false
-        for _ in 0..<50 where !ready {
-            usleep(100_000)
-            ready = ((try? String(contentsOf: relayLog, encoding: .utf8)) ?? "").contains("listening")
-        }
-        #expect(ready)
+        _ = try startRelay(lab, listenPort: 7466, to: port, ["--stall-after", "0", "--direction", "to-listener", "--hold", "30"])
         let r = try lab.nearcard(["exchange", "127.0.0.1:7466", "--yes", "--connect-budget", "3"], home: ada.home)
         #expect(r.code == 9 || r.code == 10, "exit \(r.code): \(r.stderr)")
         #expect(!r.stderr.contains("at a limit") && !r.stderr.contains("busy"), "\(r.stderr)")
@@ -138,15 +129,7 @@ import Testing
         // Only the relay (from 127.0.0.3) reaches the listener's port.
         #expect(try lab.run(["nft", "add table inet gate; add chain inet gate input { type filter hook input priority 0; }"]).code == 0)
         #expect(try lab.run(["nft", "add rule inet gate input tcp dport \(port) ip saddr != 127.0.0.3 drop"]).code == 0)
-        let relayLog = log("relay")
-        _ = try lab.spawn(
-            [CLI.python, relay, "7467", "127.0.0.1", "\(port)", "--once", "--cut-after", "12", "--source", "127.0.0.3"], log: relayLog)
-        var ready = false
-        for _ in 0..<50 where !ready {
-            usleep(100_000)
-            ready = ((try? String(contentsOf: relayLog, encoding: .utf8)) ?? "").contains("listening")
-        }
-        #expect(ready)
+        _ = try startRelay(lab, listenPort: 7467, to: port, ["--cut-after", "12", "--source", "127.0.0.3"])
         let r = try lab.nearcard(["exchange", "127.0.0.1:7467", "--yes", "--connect-budget", "2"], home: ada.home)
         #expect(r.code == 11, "unconfirmed: \(r.code) \(r.stderr)")
         #expect(try lab.run(["nft", "delete table inet gate"]).code == 0)
