@@ -91,14 +91,15 @@ public enum JSONLines {
             return line("message.failed", item.json.objectValue ?? [:])
         case .rateLimited(let address, let reason):
             return line("rate-limited", ["address": .string(address), "reason": .string(reason)])
-        case .connectionsProbed(let count, let seconds, let kinds):
+        case .connectionsProbed(let count, let seconds, let address, let kinds):
             // Every kind JSONL.md names is there, 0 when none was seen (a reader may index any of them).
-            var all: [String: Int] = ["silent": 0, "foreign": 0, "timedOut": 0, "evicted": 0]
+            var all: [String: Int] = ["silent": 0, "foreign": 0, "timedOut": 0, "evicted": 0, "halfOpen": 0]
             for (k, n) in kinds { all[k, default: 0] += n }
             return line(
                 "connections.probed",
                 [
                     "count": .number(Double(count)), "seconds": .number(Double(seconds)),
+                    "address": address.map { .string($0) } ?? .null,
                     "kinds": .object(all.sorted { $0.key < $1.key }.reduce(into: JSONObject()) { $0[$1.key] = .number(Double($1.value)) }),
                 ])
         case .storeConnection(let lost, let store):

@@ -2,14 +2,22 @@ package import Foundation
 internal import NIOConcurrencyHelpers
 
 /// Admission control for a listening node (docs/PROTOCOL.md §14): a cap on connections, per-address
-/// concurrency, and a per-address rate (a token bucket refilled over a minute). A refused address is
-/// reported once per minute, not per connection.
+/// concurrency, a per-address rate (a token bucket refilled over a minute), and a fair share of the
+/// cap between source addresses. A refused address is reported once per minute, not per connection.
 ///
-/// A connection is **idle** until its first message identifies a session (`promote`), then a
-/// **session**. Idle connections cost an attacker nothing, so they never lock anyone out: at the
-/// node's cap, or at an address's cap of idle connections, the oldest idle connection is closed
-/// (`evict`) to admit the new one; and an address's sessions in progress are counted apart from its
-/// idle sockets, so eight idle probes from one address do not refuse an honest exchange from it.
+/// A connection is **idle** until its first message names a session (`promote`), then
+/// **unidentified** until the peer completes the handshake (`identify`: Noise message 3, one round
+/// trip that costs the peer its own key work), then a **session**. Idle and unidentified connections
+/// cost a flooder little, so they never lock anyone out:
+/// - an address's idle and unidentified connections are counted apart from its sessions; at the
+///   address's cap its oldest such connection is closed (`evict`) to admit the new one;
+/// - at the node's cap, room is made fairly: the source holding the most connections (IPv6 addresses
+///   grouped by /64 prefix, then by address within it) loses its oldest idle or unidentified one —
+///   unless the newcomer's source already holds as many, when the newcomer is refused (busy);
+/// - while the node is at least half full, a connection still unidentified `identifyTimeoutWhenCrowded`
+///   after it was accepted is closed (a short deadline; an idle node leaves slow links the whole
+///   handshake time, §12).
+/// Sessions are never closed to make room.
 package final class Admission: Sendable {
     /// One admitted connection, to promote or release.
     package struct Ticket: Sendable, Hashable {
@@ -17,16 +25,21 @@ package final class Admission: Sendable {
         package let address: String
     }
 
+    enum Stage { case idle, unidentified, session }
+
     struct Connection {
         let address: String
+        let source: String
         let openedAt: TimeInterval
-        var idle = true
+        var stage = Stage.idle
         let evict: @Sendable () -> Void
         let stop: @Sendable () -> Void
+        var evictable: Bool { stage != .session }
     }
 
     struct AddressState {
-        var idle = 0
+        /// Idle or unidentified connections (evictable).
+        var pending = 0
         var sessions = 0
         var tokens: Double
         var lastRefill: TimeInterval
@@ -37,6 +50,8 @@ package final class Admission: Sendable {
         var next: UInt64 = 0
         var connections: [UInt64: Connection] = [:]
         var addresses: [String: AddressState] = [:]
+        /// Connections held per source (an IPv4 address, an IPv6 /64).
+        var sources: [String: Int] = [:]
         var evicted = 0
     }
 
@@ -51,20 +66,23 @@ package final class Admission: Sendable {
         case refuse(reason: String, report: Bool)
     }
 
-    /// Admits a connection from `address`, closing an idle one if that is what makes room; `evict`
-    /// closes this connection should it later be the idle one chosen; `stop` ends it when the node stops
+    /// Admits a connection from `address`, closing another if that is what makes room; `evict`
+    /// closes this connection should it later be the one chosen; `stop` ends it when the node stops
     /// (`stopAll`).
     package func admit(
         address: String, now: TimeInterval = Date().timeIntervalSince1970,
         evict: @escaping @Sendable () -> Void = {}, stop: @escaping @Sendable () -> Void = {}
     ) -> Decision {
         var toEvict: [@Sendable () -> Void] = []
+        let source = Self.source(of: address)
         let decision = state.withLockedValue { s -> Decision in
             let rate = Double(limits.connectionsPerAddressPerMinute)
             var a = s.addresses[address] ?? AddressState(tokens: rate, lastRefill: now)
             a.tokens = min(rate, a.tokens + (now - a.lastRefill) * rate / 60)
             a.lastRefill = now
+            s.addresses[address] = a
             func refuse(_ reason: String) -> Decision {
+                var a = s.addresses[address] ?? a
                 let report = now - a.lastReported >= 60
                 if report { a.lastReported = now }
                 s.addresses[address] = a
@@ -76,25 +94,31 @@ package final class Admission: Sendable {
             if a.sessions >= limits.maximumSessionsPerAddress {
                 return refuse("more than \(limits.maximumSessionsPerAddress) sessions at once from one address")
             }
-            s.addresses[address] = a
-            // This address's idle sockets: at its cap, its oldest goes.
-            if a.idle >= limits.maximumSessionsPerAddress, let oldest = Self.oldestIdle(s, from: address) {
+            // A crowded node: connections that have not identified themselves in time go.
+            if s.connections.count * 2 >= limits.maximumSessions {
+                let late = s.connections.filter { $0.value.evictable && now - $0.value.openedAt >= limits.identifyTimeoutWhenCrowded }
+                for id in late.keys.sorted() { toEvict.append(Self.remove(&s, id)) }
+            }
+            // This address's idle and unidentified connections: at its cap, its oldest goes.
+            if (s.addresses[address]?.pending ?? 0) >= limits.maximumSessionsPerAddress,
+                let oldest = Self.oldestEvictable(s, where: { $0.address == address })
+            {
                 toEvict.append(Self.remove(&s, oldest))
             }
-            // The node's cap: the oldest idle connection anywhere goes; with none idle, refuse.
+            // The node's cap: the source holding the most gives up one, if that is fair.
             if s.connections.count >= limits.maximumSessions {
-                guard let oldest = Self.oldestIdle(s, from: nil) else {
-                    a = s.addresses[address] ?? a
+                guard let victim = Self.fairVictim(s, for: address, source: source) else {
                     return refuse("node at its limit of \(limits.maximumSessions) sessions")
                 }
-                toEvict.append(Self.remove(&s, oldest))
+                toEvict.append(Self.remove(&s, victim))
             }
             a = s.addresses[address] ?? a
             a.tokens -= 1
-            a.idle += 1
+            a.pending += 1
             s.next += 1
-            s.connections[s.next] = Connection(address: address, openedAt: now, evict: evict, stop: stop)
+            s.connections[s.next] = Connection(address: address, source: source, openedAt: now, evict: evict, stop: stop)
             s.addresses[address] = a
+            s.sources[source, default: 0] += 1
             if s.addresses.count > 10_000 { Self.prune(&s, now: now) }
             return .admit(Ticket(id: s.next, address: address))
         }
@@ -103,15 +127,27 @@ package final class Admission: Sendable {
         return decision
     }
 
-    /// The connection's first message identified a session: it counts as one from now on (and can no
-    /// longer be evicted). False when it was evicted meanwhile.
+    /// The connection's first message named a session: it is unidentified until `identify`. False
+    /// when it was closed to make room meanwhile.
     @discardableResult
     package func promote(_ ticket: Ticket) -> Bool {
         state.withLockedValue { s in
-            guard var c = s.connections[ticket.id], c.idle else { return false }
-            c.idle = false
+            guard var c = s.connections[ticket.id], c.stage == .idle else { return false }
+            c.stage = .unidentified
             s.connections[ticket.id] = c
-            s.addresses[ticket.address]?.idle -= 1
+            return true
+        }
+    }
+
+    /// The peer completed the handshake: a session from now on, counted against its address's
+    /// sessions and never closed to make room. False when it was closed meanwhile.
+    @discardableResult
+    package func identify(_ ticket: Ticket) -> Bool {
+        state.withLockedValue { s in
+            guard var c = s.connections[ticket.id], c.stage != .session else { return false }
+            c.stage = .session
+            s.connections[ticket.id] = c
+            s.addresses[ticket.address]?.pending -= 1
             s.addresses[ticket.address]?.sessions += 1
             return true
         }
@@ -131,27 +167,61 @@ package final class Admission: Sendable {
         for stop in stops { stop() }
     }
 
-    /// Connections open now (idle or sessions).
+    /// Connections open now (idle, unidentified or sessions).
     package var openSessions: Int { state.withLockedValue { $0.connections.count } }
-    /// Idle connections closed to make room, since the node started.
+    /// Connections closed to make room (or unidentified too long on a crowded node), since the node started.
     package var evictedConnections: Int { state.withLockedValue { $0.evicted } }
 
-    private static func oldestIdle(_ s: State, from address: String?) -> UInt64? {
-        s.connections.filter { $0.value.idle && (address == nil || $0.value.address == address) }
-            .min { ($0.value.openedAt, $0.key) < ($1.value.openedAt, $1.key) }?.key
+    /// The source an address's connections are shared out by: an IPv4 address itself, an IPv6 address's
+    /// /64 prefix (one host holds a whole /64).
+    package static func source(of address: String) -> String {
+        guard address.contains(":") else { return address }
+        var bytes = in6_addr()
+        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
+        let octets = withUnsafeBytes(of: &bytes) { Array($0.prefix(8)) }
+        return stride(from: 0, to: 8, by: 2).map { String(UInt16(octets[$0]) << 8 | UInt16(octets[$0 + 1]), radix: 16) }
+            .joined(separator: ":") + "::/64"
+    }
+
+    private static func oldestEvictable(_ s: State, where match: (Connection) -> Bool) -> UInt64? {
+        // Idle before unidentified, then the oldest.
+        s.connections.filter { $0.value.evictable && match($0.value) }
+            .min { ($0.value.stage == .idle ? 0 : 1, $0.value.openedAt, $0.key) < ($1.value.stage == .idle ? 0 : 1, $1.value.openedAt, $1.key) }?
+            .key
+    }
+
+    /// Which connection makes room for one from `address` at the node's cap: an evictable connection of
+    /// the source holding the most connections, within it of the address holding the most, idle before
+    /// unidentified, the oldest first — nil (refuse the newcomer) when the newcomer's own source (or own
+    /// address, within the same source) already holds at least as many: a swap must not leave it
+    /// holding more than the one it took from.
+    private static func fairVictim(_ s: State, for address: String, source: String) -> UInt64? {
+        var perAddress: [String: Int] = [:]
+        for c in s.connections.values { perAddress[c.address, default: 0] += 1 }
+        func rank(_ e: (key: UInt64, value: Connection)) -> (Int, Int, Int, TimeInterval, UInt64) {
+            (-(s.sources[e.value.source] ?? 0), -(perAddress[e.value.address] ?? 0), e.value.stage == .idle ? 0 : 1, e.value.openedAt, e.key)
+        }
+        guard let victim = s.connections.filter({ $0.value.evictable }).min(by: { rank($0) < rank($1) }) else { return nil }
+        let fair =
+            victim.value.source == source
+            ? (perAddress[victim.value.address] ?? 0) > (perAddress[address] ?? 0)
+            : (s.sources[victim.value.source] ?? 0) > (s.sources[source] ?? 0)
+        return fair ? victim.key : nil
     }
 
     /// Forgets a connection; returns its evict closure (a no-op when it was gone already).
     @discardableResult
     private static func remove(_ s: inout State, _ id: UInt64, counting: Bool = true) -> @Sendable () -> Void {
         guard let c = s.connections.removeValue(forKey: id) else { return {} }
-        if c.idle { s.addresses[c.address]?.idle -= 1 } else { s.addresses[c.address]?.sessions -= 1 }
+        if c.evictable { s.addresses[c.address]?.pending -= 1 } else { s.addresses[c.address]?.sessions -= 1 }
+        let left = (s.sources[c.source] ?? 1) - 1
+        s.sources[c.source] = left > 0 ? left : nil
         if counting { s.evicted += 1 }
         return c.evict
     }
 
     /// Forget idle addresses whose buckets are full again (bounds memory under a flood of sources).
     static func prune(_ s: inout State, now: TimeInterval) {
-        s.addresses = s.addresses.filter { $0.value.idle + $0.value.sessions > 0 || now - $0.value.lastRefill < 60 }
+        s.addresses = s.addresses.filter { $0.value.pending + $0.value.sessions > 0 || now - $0.value.lastRefill < 60 }
     }
 }

@@ -28,10 +28,11 @@ package final class Listener: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                var address = channel.remoteAddress?.ipAddress ?? "unknown"
-                if address.hasPrefix("::ffff:") && address.contains(".") { address.removeFirst(7) }
+                var source = channel.remoteAddress?.ipAddress ?? "unknown"
+                if source.hasPrefix("::ffff:") && source.contains(".") { source.removeFirst(7) }
+                let address = source
                 let evict: @Sendable () -> Void = {
-                    probes.record(.evicted)
+                    probes.record(.evicted, from: address)
                     channel.close(promise: nil)
                 }
                 // The node stopping: the session ends with a reason and reports it (not just a closed socket).

@@ -45,9 +45,11 @@ public enum NodeEvent: Sendable {
     case messageGaveUp(OutboxItem)
     /// An address hit a limit; reported once per address per minute, not per connection.
     case rateLimited(address: String, reason: String)
-    /// `count` connections ended before identifying a session in the last `seconds` (port scans,
-    /// probes, idle sockets): one summary, not a line each. `kinds` counts them by how they ended.
-    case connectionsProbed(count: Int, seconds: Int, kinds: [String: Int])
+    /// `count` connections from `address` ended before identifying a session in the last `seconds`
+    /// (port scans, probes, idle sockets, half-open sessions): one summary per address, not a line each
+    /// (`address` nil: the addresses past the per-interval limit, together). `kinds` counts them by how
+    /// they ended.
+    case connectionsProbed(count: Int, seconds: Int, address: String?, kinds: [String: Int])
     /// A shared store (PostgreSQL) lost its server (`lost`), or reached it again; calls in between wait
     /// and retry, for up to 30 s each.
     case storeConnection(lost: Bool, store: String)

@@ -22,6 +22,10 @@ public struct NodeLimits: Sendable, Equatable {
     public var maximumSessionsPerAddress = 8
     /// New connections per address per minute.
     public var connectionsPerAddressPerMinute = 120
+    /// On a node at least half full: how long a connection may stay without completing the handshake
+    /// (Noise message 3) before it is closed to make room (docs/PROTOCOL.md §14). An idle node gives a
+    /// slow link the whole handshake time.
+    public var identifyTimeoutWhenCrowded: TimeInterval = 5
 
     /// How often connections that ended before their first message (port scans, probes, idle sockets
     /// closed to make room) are summed up in one `connections-probed` event, instead of one line each.

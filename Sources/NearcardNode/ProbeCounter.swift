@@ -6,26 +6,41 @@ struct AdmittedConnection: Sendable {
     let admission: Admission
     let ticket: Admission.Ticket
     let probes: ProbeCounter
+
+    /// The peer completed the handshake: a session from now on (never closed to make room).
+    func identified() { admission.identify(ticket) }
+
+    /// The connection ended before the peer completed the handshake: a probe of `kind`, unless this
+    /// node closed it to make room (counted as `evicted` then).
+    func endedUnidentified(_ kind: ProbeCounter.Kind) {
+        if admission.holds(ticket) { probes.record(kind, from: ticket.address) }
+    }
 }
 
 /// Counts connections that ended before identifying a session — a port scan, a probe that sends
 /// nothing or something that is not Nearcard, an idle socket that timed out or was closed to make
-/// room — and reports them as one `connectionsProbed` event per interval, never one line each (a scan of
-/// 200 connections is one line, not 200).
+/// room, a half-open session (message 1, then silence) — and reports them as one `connectionsProbed`
+/// event per address per interval, never one line each (a scan of 200 connections is one line, not
+/// 200; a flood from 64 addresses, 64 lines). At most `maximumAddressesPerSummary` addresses get a
+/// line of their own in an interval; the rest share one line without an address.
 final class ProbeCounter: Sendable {
     enum Kind: String, Sendable, CaseIterable {
         /// Closed without sending a frame.
         case silent
-        /// Sent something that is not Noise message 1 of a Nearcard protocol.
+        /// Sent something that is not Noise message 1 of a Nearcard protocol (or a message 3 that is not one).
         case foreign
         /// Sent nothing within the handshake time.
         case timedOut
         /// Closed by this node to admit another connection (admission, §14).
         case evicted
+        /// Sent message 1 and never completed the handshake (silent, or gone, after it).
+        case halfOpen
     }
 
+    static let maximumAddressesPerSummary = 64
+
     private struct State {
-        var counts: [Kind: Int] = [:]
+        var counts: [String: [Kind: Int]] = [:]
         var flushScheduled = false
     }
 
@@ -38,10 +53,11 @@ final class ProbeCounter: Sendable {
         self.interval = interval
     }
 
-    func record(_ kind: Kind) {
+    /// One connection of `kind` from `address` ("" when unknown).
+    func record(_ kind: Kind, from address: String) {
         NodeMetrics.connectionProbed(kind.rawValue)
         let schedule = state.withLockedValue { s -> Bool in
-            s.counts[kind, default: 0] += 1
+            s.counts[address, default: [:]][kind, default: 0] += 1
             defer { s.flushScheduled = true }
             return !s.flushScheduled
         }
@@ -50,18 +66,31 @@ final class ProbeCounter: Sendable {
     }
 
     private func flush() {
-        let counts = state.withLockedValue { s -> [Kind: Int] in
+        let counts = state.withLockedValue { s -> [String: [Kind: Int]] in
             defer {
                 s.counts = [:]
                 s.flushScheduled = false
             }
             return s.counts
         }
-        let total = counts.values.reduce(0, +)
-        guard total > 0 else { return }
+        // The busiest addresses first; past the limit, the rest together.
+        let ranked = counts.map { ($0.key, $0.value, $0.value.values.reduce(0, +)) }.sorted { ($1.2, $0.0) < ($0.2, $1.0) }
+        var rest: [Kind: Int] = [:]
+        for (i, (address, kinds, total)) in ranked.enumerated() where total > 0 {
+            if i < Self.maximumAddressesPerSummary && !address.isEmpty {
+                emit(kinds, total: total, address: address)
+            } else {
+                rest.merge(kinds, uniquingKeysWith: +)
+            }
+        }
+        let others = rest.values.reduce(0, +)
+        if others > 0 { emit(rest, total: others, address: nil) }
+    }
+
+    private func emit(_ kinds: [Kind: Int], total: Int, address: String?) {
         events.emit(
             .connectionsProbed(
-                count: total, seconds: Int(interval.rounded()),
-                kinds: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) })))
+                count: total, seconds: Int(interval.rounded()), address: address,
+                kinds: Dictionary(uniqueKeysWithValues: kinds.map { ($0.key.rawValue, $0.value) })))
     }
 }

@@ -230,8 +230,13 @@ import Testing
         let failed = try #require(JSONLines.encode(.exchangeFailed(id: "ab", peer: nil, error: ProtocolError(.busy, "full"), byPeer: true), identity: identity))
         #expect(failed["code"] == "busy" && failed["byPeer"] == true && failed["peer"] == .null)
         // Every kind of probe JSONL.md names is counted, 0 included; a node-level error has a null ref.
-        let probed = try #require(JSONLines.encode(.connectionsProbed(count: 3, seconds: 30, kinds: ["silent": 2, "foreign": 1]), identity: identity))
-        #expect(probed["kinds"] == ["evicted": 0, "foreign": 1, "silent": 2, "timedOut": 0])
+        // One line per address (null: the addresses past the per-interval limit, together).
+        let probed = try #require(
+            JSONLines.encode(.connectionsProbed(count: 3, seconds: 30, address: "192.0.2.7", kinds: ["silent": 2, "foreign": 1]), identity: identity))
+        #expect(probed["kinds"] == ["evicted": 0, "foreign": 1, "halfOpen": 0, "silent": 2, "timedOut": 0])
+        #expect(probed["address"] == "192.0.2.7")
+        let others = try #require(JSONLines.encode(.connectionsProbed(count: 1, seconds: 30, address: nil, kinds: ["halfOpen": 1]), identity: identity))
+        #expect(others["address"] == .null && others["kinds"]?["halfOpen"] == 1)
         let problem = try #require(JSONLines.encode(.error(message: "the webhook gave up"), identity: identity))
         #expect(problem["ref"] == .null && problem.objectValue?.keys.contains("ref") == true)
     }

@@ -119,8 +119,65 @@ import Testing
         usleep(2_500_000)
         let logText = try String(contentsOf: nodeLog, encoding: .utf8)
         #expect(!logText.contains("✘"), "an idle socket was reported as a failed exchange: \(logText)")
-        #expect(logText.contains("ended before starting an exchange (port scans, probes or idle sockets)"), "\(logText)")
+        #expect(logText.contains("ended before starting an exchange (port scans, probes, idle or half-open sockets)"), "\(logText)")
         #expect(!logText.contains("refusing connections from 127.0.0.1"), "the visitor's address was refused")
+    }
+}
+
+extension FloodTests {
+    /// Half-open sessions (a real message 1, then silence) from 64 addresses, each keeping 8 open and
+    /// reopening the moment the node closes one, would hold every one of the node's 256 slots (issue
+    /// 36.2). The cap is shared fairly, so an honest exchange from another address still succeeds
+    /// (≥ 19 of 20 tries, at the node's default limits); a try that does not is reported busy (exit 8),
+    /// never reset; and the node's log sums the flood up — at most one line per address per interval —
+    /// instead of an `exchange.failed` line per attempt.
+    @Test func halfOpenFloodFromManyAddressesLocksNobodyOut() throws {
+        let lab = try Lab("fh")
+        let node = try TestPerson(name: "Busy Node")
+        let visitor = try TestPerson(name: "Visitor")
+        defer {
+            node.cli.cleanUp()
+            visitor.cli.cleanUp()
+        }
+        let nodeLog = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-halfopen-node-\(UUID().uuidString).log")
+        let floodLog = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-halfopen-\(UUID().uuidString).log")
+        defer {
+            try? FileManager.default.removeItem(at: nodeLog)
+            try? FileManager.default.removeItem(at: floodLog)
+        }
+        let summary = 5
+        let (_, port) = try lab.listen(home: node.home, ["--accept", "all", "--no-discovery", "--probe-summary", "\(summary)"], log: nodeLog)
+        let attackers = (1...64).map { "127.0.1.\($0)" }
+        let seconds = 40
+        let flood = try lab.spawn(
+            [
+                CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/flood.py").path, "127.0.0.1", "\(port)",
+                "--sources", attackers.joined(separator: ","), "--sustain", "\(seconds)", "--per-source", "8", "--reconnect", "0",
+            ], log: floodLog)
+        usleep(4_000_000)
+        var codes: [Int32] = []
+        var failures: [String] = []
+        for _ in 0..<20 {
+            let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes", "--json"], home: visitor.home)
+            codes.append(r.code)
+            if r.code != 0 { failures.append("exit \(r.code): \(r.stderr)") }
+        }
+        #expect(flood.wait() == 0)
+        let report = try JSONParser.parse(String(String(contentsOf: floodLog, encoding: .utf8).split(separator: "\n").last(where: { $0.hasPrefix("{") }) ?? ""))
+        #expect((report["opened"]?.doubleValue ?? 0) > 512, "the flood kept the node busy: \(report)")
+        #expect(codes.filter { $0 == 0 }.count >= 19, "honest tries: \(codes), \(failures)")
+        #expect(codes.allSatisfy { $0 == 0 || $0 == 8 }, "a refused try is busy (exit 8): \(failures)")
+        usleep(UInt32(summary + 1) * 1_000_000)
+        let lines = try String(contentsOf: nodeLog, encoding: .utf8).split(separator: "\n")
+        #expect(!lines.contains { $0.contains("✘") }, "a half-open session was reported as a failed exchange")
+        // One summary line per address per interval (and one for addresses past the per-interval limit).
+        let summaries = lines.filter { $0.contains("ended before starting an exchange") }
+        let intervals = (seconds + 10) / summary + 2
+        for address in attackers.prefix(8) {
+            let n = summaries.filter { $0.contains("from \(address) ") }.count
+            #expect(n >= 1 && n <= intervals, "\(address): \(n) summary lines")
+        }
+        #expect(summaries.count <= (attackers.count + 1) * intervals, "\(summaries.count) summary lines")
     }
 }
 

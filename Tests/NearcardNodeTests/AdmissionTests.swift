@@ -18,8 +18,7 @@ import Testing
         let a = Admission(limits: limits)
         let t1 = try #require(ticket(a.admit(address: "10.0.0.1", now: 0)))
         let t2 = try #require(ticket(a.admit(address: "10.0.0.1", now: 0)))
-        a.promote(t1)
-        a.promote(t2)
+        for t in [t1, t2] { #expect(a.promote(t) && a.identify(t)) }
         // Two sessions in progress from one address: the third is refused, reported the first time only.
         #expect(a.admit(address: "10.0.0.1", now: 0) == .refuse(reason: "more than 2 sessions at once from one address", report: true))
         guard case .refuse(_, false) = a.admit(address: "10.0.0.1", now: 1) else {
@@ -49,13 +48,14 @@ import Testing
             tickets.append(try #require(ticket(a.admit(address: "10.0.0.\(i)", now: Double(i), evict: { evicted.add(i) }))))
         }
         a.promote(tickets[0])
-        let fifth = try #require(ticket(a.admit(address: "10.0.0.9", now: 10, evict: { evicted.add(9) })))
+        a.identify(tickets[0])
+        let fifth = try #require(ticket(a.admit(address: "10.0.0.9", now: 4, evict: { evicted.add(9) })))
         #expect(evicted.all == [1], "the oldest idle one, not the session in progress")
         #expect(a.openSessions == 4 && a.evictedConnections == 1)
         #expect(!a.holds(tickets[1]) && a.holds(fifth))
         a.release(tickets[1]) // its close arrives later: harmless
         #expect(a.openSessions == 4)
-        for t in [tickets[2], tickets[3], fifth] { a.promote(t) }
+        for t in [tickets[2], tickets[3], fifth] { #expect(a.promote(t) && a.identify(t)) }
         guard case .refuse(let reason, _) = a.admit(address: "10.0.0.8", now: 11) else {
             Issue.record("cap not applied")
             return
@@ -76,6 +76,81 @@ import Testing
         #expect(evicted.all == [0])
         #expect(a.promote(honest))
         #expect(a.openSessions == 8)
+    }
+
+    /// Half-open sessions (message 1, then silence) from many addresses fill the node: a newcomer from
+    /// an address holding nothing still gets in, by closing one of the heaviest address's; one from an
+    /// address already holding as many as any other is refused (busy) instead.
+    @Test func theCapIsSharedFairlyBetweenAddresses() throws {
+        var l = NodeLimits()
+        l.maximumSessions = 32
+        l.maximumSessionsPerAddress = 8
+        let a = Admission(limits: l)
+        let evicted = EvictionLog()
+        var flood: [Int: Admission.Ticket] = [:]
+        // 8 flooding addresses, 4 half-open sessions each: the node is full.
+        for i in 0..<32 {
+            let t = try #require(ticket(a.admit(address: "10.0.1.\(i % 8)", now: 0, evict: { evicted.add(i) })))
+            #expect(a.promote(t))
+            flood[i] = t
+        }
+        #expect(a.openSessions == 32)
+        let honest = try #require(ticket(a.admit(address: "10.0.2.1", now: 1)), "an honest address gets in while the flood holds the node")
+        #expect(evicted.all.count == 1)
+        #expect(a.promote(honest))
+        // The flood goes on: each new flood connection comes from an address holding 4 (or 3), never
+        // more than the heaviest; the honest one (holding 1) is never the one closed.
+        for round in 0..<200 {
+            _ = a.admit(address: "10.0.1.\(round % 8)", now: 2, evict: {})
+            #expect(a.holds(honest))
+        }
+        // Once it completed the handshake it is a session: never closed to make room.
+        #expect(a.identify(honest))
+        #expect(a.openSessions == 32)
+    }
+
+    /// IPv6 addresses share the cap by /64 prefix: one host with a whole /64 is one source.
+    @Test func ipv6AddressesShareByPrefix() throws {
+        #expect(Admission.source(of: "2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64")
+        #expect(Admission.source(of: "2001:db8:1:2:bbbb::9") == Admission.source(of: "2001:db8:1:2::5"))
+        #expect(Admission.source(of: "192.0.2.1") == "192.0.2.1")
+        var l = NodeLimits()
+        l.maximumSessions = 16
+        let a = Admission(limits: l)
+        // 16 half-open sessions from 16 addresses of one /64 hold the node.
+        for i in 0..<16 { a.promote(try #require(ticket(a.admit(address: "2001:db8::\(i + 1)", now: 0)))) }
+        // Another /64 gets in, by closing one of the first /64's.
+        let other = try #require(ticket(a.admit(address: "2001:db8:0:1::1", now: 1)))
+        // A new address of the first /64 displaces one of its own /64's (a LAN shares one /64: an honest
+        // neighbour of a flooder still gets in), never the other /64's.
+        for i in 0..<50 {
+            #expect(ticket(a.admit(address: "2001:db8::\(100 + i)", now: 1)) != nil)
+            #expect(a.holds(other))
+        }
+        // An address of it that already holds as many as any of its /64 (one) is refused.
+        guard case .refuse(let reason, _) = a.admit(address: "2001:db8::7", now: 1) else {
+            Issue.record("an address holding the most of its /64 took another slot")
+            return
+        }
+        #expect(reason.contains("limit of 16"))
+    }
+
+    /// On a node at least half full, a connection that has not completed its handshake within
+    /// `identifyTimeoutWhenCrowded` is closed when another arrives; a session never is.
+    @Test func aCrowdedNodeGivesUnidentifiedConnectionsAShortDeadline() throws {
+        var l = NodeLimits()
+        l.maximumSessions = 4
+        let a = Admission(limits: l)
+        let evicted = EvictionLog()
+        let slow = try #require(ticket(a.admit(address: "10.0.0.1", now: 0, evict: { evicted.add(1) })))
+        let done = try #require(ticket(a.admit(address: "10.0.0.2", now: 0, evict: { evicted.add(2) })))
+        a.promote(slow)
+        a.promote(done)
+        a.identify(done)
+        _ = try #require(ticket(a.admit(address: "10.0.0.3", now: 4.9)))
+        #expect(evicted.all.isEmpty, "within its time")
+        _ = try #require(ticket(a.admit(address: "10.0.0.4", now: 5.1)))
+        #expect(evicted.all == [1] && a.holds(done))
     }
 }
 

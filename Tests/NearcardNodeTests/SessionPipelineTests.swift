@@ -353,7 +353,9 @@ func exchange(
         #expect(ids.count == 2 && ids[0].1 && !ids[1].1 && ids[0].0 == ids[1].0, "\(ids)")
     }
 
-    /// A dialler that sends message 1 and then nothing: the handshake timeout closes the session.
+    /// A dialler that sends message 1 and then nothing: the handshake timeout closes the session, and
+    /// it is not reported as an exchange (a half-open connection is a probe, summed up by the listener:
+    /// PROTOCOL §14).
     @Test func aStalledHandshakeTimesOut() async throws {
         let ada = try TestNode("Ada")
         let lone = try await LoneListener(Pipelines.responder(ada, consent: AcceptAll(message: nil)))
@@ -365,7 +367,8 @@ func exchange(
         await lone.loop.advanceTime(by: .seconds(2))
         try await Task.sleep(nanoseconds: 20_000_000)
         #expect(!lone.channel.isActive)
-        #expect(ada.recorded.failures.first?.code == "timeout")
+        #expect(ada.recorded.failures.isEmpty)
+        #expect(!ada.recorded.all.contains { if case .exchangeStarted = $0 { true } else { false } }, "\(ada.recorded.all)")
     }
 
     /// A listener at its limit closes a dialled connection without a byte (PROTOCOL §4, §14): the dial

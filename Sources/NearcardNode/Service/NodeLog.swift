@@ -92,8 +92,8 @@ public enum NodeLog {
             return (.warning, "message.failed", ["id": "\(m.id)", "to": "\(m.contactDID)", "attempts": "\(m.attempts)"])
         case .rateLimited(let address, let reason):
             return (.warning, "rate-limited", ["address": "\(address)", "reason": "\(reason)"])
-        case .connectionsProbed(let count, let seconds, let kinds):
-            var m: Logger.Metadata = ["count": "\(count)", "seconds": "\(seconds)"]
+        case .connectionsProbed(let count, let seconds, let address, let kinds):
+            var m: Logger.Metadata = ["count": "\(count)", "seconds": "\(seconds)", "address": "\(address ?? "others")"]
             for (k, v) in kinds { m[k] = "\(v)" }
             return (.notice, "connections.probed", m)
         case .storeConnection(let lost, let store):

@@ -27,6 +27,12 @@ final class ExchangeDriver: SessionDriver {
     /// The pending consent request; cancelled when the session ends first (the prompt is withdrawn).
     private var consentTask: Task<Void, Never>?
     private var reported = false
+    /// Responder: the listener's admission of this connection (nil in tests that build a pipeline by hand).
+    private let admitted: AdmittedConnection?
+    /// Responder: whether the peer completed the handshake, and the exchange was reported as started.
+    /// A connection that sends message 1 and nothing more (a half-open flood) is a probe, summed up
+    /// with the others (§14), never an `exchange.started`/`exchange.failed` pair.
+    private var announced = false
     /// The phase in which a peer that never identified itself went away (`closed`), if that is how it ended.
     private var abandonedDuring: String?
     private let startedAt = Date()
@@ -53,10 +59,14 @@ final class ExchangeDriver: SessionDriver {
         self.remote = remote
         self.result = result
         self.connection = connection
+        self.admitted = nil
     }
 
     /// An exchange a peer opened, whose message 1 the dispatcher read.
-    init(responderFor node: NodeContext, resuming noise: NoiseXXHandshake, remote: String, connection: any SessionConnection) throws(ProtocolError) {
+    init(
+        responderFor node: NodeContext, resuming noise: NoiseXXHandshake, remote: String, admitted: AdmittedConnection? = nil,
+        connection: any SessionConnection
+    ) throws(ProtocolError) {
         let presenceKey: [UInt8]
         do { presenceKey = try node.presenceKey() } catch {
             throw ProtocolError(.internalError, "this node's presence key cannot be read: \(error.message)")
@@ -69,6 +79,7 @@ final class ExchangeDriver: SessionDriver {
         self.consent = node.consent
         self.remote = remote
         self.result = nil
+        self.admitted = admitted
         self.connection = connection
     }
 
@@ -78,14 +89,25 @@ final class ExchangeDriver: SessionDriver {
 
     func start() {
         batch {
-            emit(.exchangeStarted(id: id, role: ExchangeRole(machine.role), remote: remote))
+            if machine.role == .initiator { announce() }
             perform(machine.start())
         }
+    }
+
+    /// The exchange is reported as started: an initiator's at once, a responder's when the peer's
+    /// message 3 completes the handshake.
+    private func announce() {
+        guard !announced else { return }
+        announced = true
+        admitted?.identified()
+        emit(.exchangeStarted(id: id, role: ExchangeRole(machine.role), remote: remote))
     }
 
     func received(_ frame: [UInt8]) {
         let actions = machine.receive(frame, now: now)
         SessionTrace.mark("machine: \(machine.phaseName)")
+        // Message 3 that the machine accepted: the peer is a Nearcard node that did its part.
+        if !machine.isFinished { announce() }
         perform(actions)
     }
 
@@ -342,6 +364,14 @@ final class ExchangeDriver: SessionDriver {
         SessionTrace.mark("report")
         reported = true
         consentTask?.cancel()
+        if !announced {
+            // Never past message 1 (silent after it, or a message 3 that is not one): a probe.
+            if case .failed(let error, _, _) = outcome {
+                admitted?.endedUnidentified(error.code == .timeout || error.code == .connectionLost ? .halfOpen : .foreign)
+            }
+            result?(outcome)
+            return
+        }
         switch outcome {
         case .completed(let contact, let o):
             emit(

@@ -68,9 +68,11 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
             let session = SessionChannelHandler(limits: node.limits, heardFromPeer: true)
             switch first {
             case .exchange(let noise):
-                session.drive(with: try ExchangeDriver(responderFor: node, resuming: noise, remote: remote, connection: session))
+                session.drive(with: try ExchangeDriver(responderFor: node, resuming: noise, remote: remote, admitted: admitted, connection: session))
             case .mail(let noise):
-                session.drive(with: MailDriver(receivingAfter: noise, authority: mailbox, events: node.events, remote: remote, connection: session))
+                session.drive(
+                    with: MailDriver(
+                        receivingAfter: noise, authority: mailbox, events: node.events, remote: remote, admitted: admitted, connection: session))
             }
             let ops = context.pipeline.syncOperations
             try? ops.addHandler(session, position: .after(self))
@@ -95,7 +97,9 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
         // Closed before its first message: silent, unless this node closed it to make room (counted then).
-        if !done && !refused, let admitted, admitted.admission.holds(admitted.ticket) { admitted.probes.record(.silent) }
+        if !done && !refused, let admitted, admitted.admission.holds(admitted.ticket) {
+            admitted.probes.record(.silent, from: admitted.ticket.address)
+        }
         done = true
         context.fireChannelInactive()
     }
@@ -115,7 +119,7 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
         timer?.cancel()
         done = true
         if let probe, let admitted {
-            admitted.probes.record(probe)
+            admitted.probes.record(probe, from: admitted.ticket.address)
         } else {
             let id = SessionID.make()
             node.events.emit(.exchangeStarted(id: id, role: .responder, remote: remote))

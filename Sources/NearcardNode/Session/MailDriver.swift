@@ -14,6 +14,10 @@ final class MailDriver: SessionDriver {
     private let authority: MailboxAuthority?
     private let events: EventBus?
     private var reported = false
+    /// Recipient: the listener's admission of this connection, and whether the sender's first transport
+    /// message came (a message 1 followed by silence is a probe, not a refused message: §14).
+    private let admitted: AdmittedConnection?
+    private var heard = false
 
     /// The sender.
     init(
@@ -25,12 +29,17 @@ final class MailDriver: SessionDriver {
         self.result = result
         self.authority = nil
         self.events = nil
+        self.admitted = nil
         self.connection = connection
     }
 
     /// The recipient, after the dispatcher read message 1.
-    init(receivingAfter noise: NoiseIKHandshake, authority: MailboxAuthority, events: EventBus, remote: String, connection: any SessionConnection) {
+    init(
+        receivingAfter noise: NoiseIKHandshake, authority: MailboxAuthority, events: EventBus, remote: String, admitted: AdmittedConnection? = nil,
+        connection: any SessionConnection
+    ) {
         self.machine = MailboxStateMachine(receivingAfter: noise)
+        self.admitted = admitted
         self.remote = remote
         self.result = nil
         self.authority = authority
@@ -42,7 +51,14 @@ final class MailDriver: SessionDriver {
 
     func start() { perform(machine.start()) }
 
-    func received(_ frame: [UInt8]) { perform(machine.receive(frame)) }
+    func received(_ frame: [UInt8]) {
+        let actions = machine.receive(frame)
+        if result == nil && !heard && !machine.isFinished {
+            heard = true
+            admitted?.identified()
+        }
+        perform(actions)
+    }
 
     func timerFired(_ timer: SessionTimer, after seconds: Int) { perform(machine.timerFired(timer, after: seconds)) }
 
@@ -92,6 +108,8 @@ final class MailDriver: SessionDriver {
         reported = true
         if let result {
             result(outcome)
+        } else if case .failure(let error) = outcome, !heard, let admitted {
+            admitted.endedUnidentified(error.code == .timeout || error.code == .connectionLost ? .halfOpen : .foreign)
         } else if case .failure(let error) = outcome {
             events?.emit(.messageRefused(remote: remote, reason: error.message, byPeer: byPeer))
         }

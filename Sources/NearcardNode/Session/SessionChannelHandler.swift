@@ -132,6 +132,13 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Reset before the peer said a word: a node at its limit closing a connection whose first
+        // message it never read (the kernel answers that with a reset). The close says what it was
+        // (`closed(heardFromPeer:after:)`: busy, §14), not the socket's error.
+        if !heardFromPeer, error is IOError {
+            context.close(promise: nil)
+            return
+        }
         if let driver, !driver.isFinished {
             driver.failed(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectError(error))"))
         }

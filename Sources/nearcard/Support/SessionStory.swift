@@ -89,9 +89,10 @@ enum SessionStory {
             return ("nearcard: discovery unavailable: \(message). Peers can still reach you at HOST:PORT.", .errors)
         case .rateLimited(let address, let reason):
             return ("nearcard: refusing connections from \(address): \(reason)", .errors)
-        case .connectionsProbed(let count, let seconds, _):
+        case .connectionsProbed(let count, let seconds, let address, _):
+            let from = address.map { "from \(Console.isolated($0)) " } ?? "from other addresses "
             return (
-                "· \(count) connection\(count == 1 ? "" : "s") in the last \(seconds) s ended before starting an exchange (port scans, probes or idle sockets); not shown one by one",
+                "· \(count) connection\(count == 1 ? "" : "s") \(from)in the last \(seconds) s ended before starting an exchange (port scans, probes, idle or half-open sockets); not shown one by one",
                 .out
             )
         case .storeConnection(let lost, let store):

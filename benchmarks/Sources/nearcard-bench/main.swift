@@ -18,6 +18,7 @@ let groups: [(name: String, title: String)] = [
     ("crowd", "N nodes on one avahi-daemon: until every node has seen every other, beside avahi-browse on the same daemon"),
     ("presence", "Resolving 200 announcements against 1,000 contacts' presence keys (PROTOCOL.md §3), beside the same loop in C"),
     ("parts", "Where one side's time goes in an exchange: each step alone, median of 201"),
+    ("flood", "Honest exchanges while a half-open flood from N addresses tries to fill the node, beside the same node idle"),
     ("scale", "nearcard simulate --peers N --timeout 60: the largest N with every pair exchanged"),
 ]
 let args = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--") }
@@ -54,6 +55,9 @@ for name in wanted {
             let rounds = Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_CROWD_ROUNDS"] ?? "") ?? 3
             emit(try await crowdDiscoveryBenchmark(sizes: sizes ?? [10, 50, 100, 200], rounds: rounds))
         case "presence": emit(presenceBenchmark())
+        case "flood":
+            let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_FLOODS"]?.split(separator: ",").compactMap { Int($0) }
+            emit(try await floodBenchmark(floods: sizes ?? [0, 8, 32, 64, 128]))
         case "scale":
             let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_SIZES"]?.split(separator: ",").compactMap { Int($0) }
             emit(try sizes.map { try simulationScaleBenchmark(sizes: $0) } ?? simulationScaleBenchmark())
