@@ -70,10 +70,14 @@ extension NearcardDatabase {
     /// When a later exchange has replaced it meanwhile, the contact is that exchange's and stays; an
     /// unconfirmed one among them inherits what this one would have undone. Returns the DID of a
     /// deleted contact.
+    /// The history keeps a line for it (`withdrawnExchanges`): when, and whose only when the contact stays.
     @discardableResult
-    public func withdrawExchange(edge: String) throws(StoreError) -> String? {
+    public func withdrawExchange(edge: String, now: Date = Date()) throws(StoreError) -> String? {
         let deleted: String? = try write { db in
-            guard let row = try db.row("SELECT contactDID, newContact, previousRoute, previousEdge FROM pendingConfirmation WHERE edge = ?", edge) else {
+            guard
+                let row = try db.row(
+                    "SELECT contactDID, newContact, previousRoute, previousEdge, createdAt FROM pendingConfirmation WHERE edge = ?", edge)
+            else {
                 return nil
             }
             try db.execute("DELETE FROM pendingConfirmation WHERE edge = ?", edge)
@@ -81,7 +85,13 @@ extension NearcardDatabase {
             let newContact = (try row[1] as Int64) != 0
             let previousRoute: String? = try row[2]
             let previousEdge: String? = try row[3]
+            let exchangedAt: Double = try row[4]
             let current: String? = try db.row("SELECT graphExportEdgeId FROM contact WHERE did = ?", did).flatMap { try $0[0] }
+            // Whose it was is kept only when the contact stays in the book.
+            let stays = current != nil && (current != edge || !newContact)
+            try db.execute(
+                "INSERT INTO withdrawnHistory (edge, contactDID, exchangedAt, withdrawnAt) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", edge,
+                stays ? did : nil, exchangedAt, now.timeIntervalSince1970)
             guard current == edge else {
                 try db.execute(
                     "UPDATE pendingConfirmation SET newContact = ?, previousRoute = ?, previousEdge = ? WHERE contactDID = ? AND previousEdge = ?",
@@ -97,6 +107,35 @@ extension NearcardDatabase {
         guard let deleted else { return nil }
         if let id = try contact(did: deleted)?.id { try deleteContact(id: id) }
         return deleted
+    }
+
+    /// A withdrawn exchange, as the history keeps it.
+    public struct WithdrawnExchange: Sendable, Equatable {
+        /// The contact it was with, when that contact stays in the book; nil when withdrawing it removed
+        /// a contact that was new with it (nothing of theirs is kept).
+        public let contactDID: String?
+        public let exchangedAt: Date
+        public let withdrawnAt: Date
+    }
+
+    /// Withdrawn exchanges, newest first: a contact's (`contactDID`), or those whose contact is gone
+    /// (`contactDID` nil and `anonymousOnly`), or all.
+    public func withdrawnExchanges(contactDID: String? = nil, anonymousOnly: Bool = false) throws(StoreError) -> [WithdrawnExchange] {
+        try read { db in
+            let rows =
+                if let contactDID {
+                    try db.rows("SELECT * FROM withdrawnHistory WHERE contactDID = ? ORDER BY withdrawnAt DESC", contactDID)
+                } else if anonymousOnly {
+                    try db.rows("SELECT * FROM withdrawnHistory WHERE contactDID IS NULL ORDER BY withdrawnAt DESC")
+                } else {
+                    try db.rows("SELECT * FROM withdrawnHistory ORDER BY withdrawnAt DESC")
+                }
+            return try rows.map { row in
+                WithdrawnExchange(
+                    contactDID: try row["contactDID"], exchangedAt: Date(timeIntervalSince1970: try row["exchangedAt"]),
+                    withdrawnAt: Date(timeIntervalSince1970: try row["withdrawnAt"]))
+            }
+        }
     }
 
     /// A failed query: try again at `next`.

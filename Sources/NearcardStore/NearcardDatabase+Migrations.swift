@@ -242,5 +242,32 @@ extension NearcardDatabase {
                 ALTER TABLE pendingConfirmation ADD COLUMN previousRoute TEXT;
                 ALTER TABLE pendingConfirmation ADD COLUMN previousEdge TEXT
                 """),
+        // A withdrawn exchange leaves a line in the history: when it was made and withdrawn, and — when
+        // the contact stays (an update of an older one) — whose. Nothing of a withdrawn new contact's
+        // card: contactDID is NULL then (docs/PROTOCOL.md §11).
+        Migration(
+            id: "v15-withdrawn-history",
+            sql: """
+                CREATE TABLE withdrawnHistory (
+                    edge TEXT PRIMARY KEY,
+                    contactDID TEXT,
+                    exchangedAt REAL NOT NULL,
+                    withdrawnAt REAL NOT NULL
+                );
+                CREATE INDEX withdrawnHistory_contact ON withdrawnHistory(contactDID)
+                """),
+        // A bot policy's rate limits count in the store, not in the process: they survive a restart,
+        // and the bots of a fleet on one PostgreSQL database share them. A visitor is a hash of their
+        // DID (as in socialGraph); rows older than the longest window are pruned as decisions are made.
+        Migration(
+            id: "v16-policy-acceptances",
+            sql: """
+                CREATE TABLE policyAcceptance (
+                    didHash TEXT NOT NULL,
+                    at REAL NOT NULL
+                );
+                CREATE INDEX policyAcceptance_did ON policyAcceptance(didHash, at);
+                CREATE INDEX policyAcceptance_at ON policyAcceptance(at)
+                """),
     ]
 }

@@ -226,6 +226,32 @@ import Testing
         }
     }
 
+    /// The dialer's last `done` never reaches the listener (the relay stops forwarding to it after 11
+    /// frames): the dialer keeps the contact unconfirmed (exit 11), the listener stores nothing. When the
+    /// listener answers again, `outbox --send` withdraws it, says so, and the book keeps a line for the
+    /// withdrawn exchange — when it was made and withdrawn, and nothing of the person (issue 36.4).
+    @Test func aWithdrawnExchangeLeavesALine() throws {
+        let lab = try Lab("wd")
+        let grace = try TestPerson(name: "Grace Withheld")
+        let ada = try TestPerson(name: "Ada")
+        defer {
+            grace.cli.cleanUp()
+            ada.cli.cleanUp()
+        }
+        let (_, port) = try lab.listen(home: grace.home, ["--accept", "all", "--no-discovery"], log: log("grace"))
+        _ = try startRelay(lab, listenPort: 7468, to: port, ["--stall-after", "11", "--direction", "to-listener", "--hold", "45"])
+        let r = try lab.nearcard(["exchange", "127.0.0.1:7468", "--yes", "--connect-budget", "2"], home: ada.home)
+        #expect([10, 11].contains(r.code), "\(r.code) \(r.stderr)")
+        // The listener's cards time (30 s) has passed too: it stored nothing.
+        #expect(try grace.contacts().isEmpty)
+        let sent = try lab.nearcard(["outbox", "--send", "--wait", "0"], home: ada.home)
+        #expect(sent.code == 0, "\(sent.stderr)")
+        #expect(try ada.contacts().isEmpty, "withdrawn: \(sent.stdout)")
+        let listing = try ada.cli.run(["contacts"])
+        #expect(listing.stdout.contains("(withdrawn: the exchange of "), "\(listing.stdout)")
+        #expect(!listing.stdout.contains("Grace") && !listing.stdout.contains("Withheld"), "nothing of the person: \(listing.stdout)")
+    }
+
     /// A TLS 1.3 server and client with P-256 certificates, each checking the other's (mutual TLS: the
     /// closest standard handshake to an exchange's), run in the lab's namespace for the loss comparison.
     struct TLSPeers {

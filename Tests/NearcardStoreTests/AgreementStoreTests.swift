@@ -62,8 +62,12 @@ import Testing
         let eve = "did:key:zDnaeEveAgreement00000000000000000000000000000000000"
         try db.recordExchange(
             contact(eve, pubKey: "RVZF", edge: dropped), issuedRoute: route(eve), payloadJSON: "{\"b\":1}", confirmation: .pending(edge: dropped))
-        #expect(try db.withdrawExchange(edge: dropped) == eve)
+        #expect(try db.withdrawExchange(edge: dropped, now: Date(timeIntervalSince1970: 1_800_000_000)) == eve)
         #expect(try db.contacts().map(\.didPublicKey) == [grace])
+        // Its line in the history says when, and nothing of whose.
+        let gone = try db.withdrawnExchanges()
+        #expect(gone.count == 1 && gone[0].contactDID == nil && gone[0].withdrawnAt == Date(timeIntervalSince1970: 1_800_000_000))
+        #expect(try db.withdrawnExchanges(anonymousOnly: true) == gone)
         // An older contact updated by a withdrawn exchange stays (the peer holds it from before), with
         // the route and graph edge of the exchange the peer holds: its messages reach a mailbox there.
         let again = String(repeating: "03", count: 16)
@@ -72,7 +76,13 @@ import Testing
         #expect(try db.contacts().first?.sealedRoute == "route of \(again)")
         #expect(try db.withdrawExchange(edge: again) == nil)
         #expect(try db.contacts().count == 1 && db.pendingConfirmations().isEmpty)
+        // The contact's own history says an exchange with them was withdrawn; deleting them deletes it.
+        #expect(try db.withdrawnExchanges(contactDID: grace).count == 1)
+        #expect(try db.withdrawnExchanges().count == 2)
         #expect(try db.contacts().first?.sealedRoute == "route of \(kept)" && db.contacts().first?.graphExportEdgeId == kept)
+        let graceID = try #require(try db.contacts().first?.id)
+        #expect(try db.deleteContact(id: graceID))
+        #expect(try db.withdrawnExchanges(contactDID: grace).isEmpty && db.withdrawnExchanges().count == 1)
     }
 
     /// Deleting a contact whose exchange is still unconfirmed deletes the question too: nothing of the
@@ -183,5 +193,25 @@ extension AgreementStoreTests {
         #expect(try db.commonContactsAllowed(with: did, now: now.addingTimeInterval(10)) == false, "a fourth run within the hour is not offered")
         #expect(try db.commonContactsAllowed(with: did, now: now.addingTimeInterval(3601)), "an hour later it is again")
         #expect(try db.commonContactsSet() == [], "the set is the book's DIDs (none left)")
+    }
+
+    /// A bot policy's rate counts are the store's: a second connection to the same store — a restarted
+    /// bot, another bot of a fleet on one PostgreSQL database — sees the acceptances the first made,
+    /// and the windows slide. A visitor is kept as a hash of their DID, gone with their contact.
+    @Test(arguments: Backend.allCases) func rateCountsAreSharedAndSurviveARestart(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let other = try NearcardDatabase(location: db.location)
+        let ada = "did:key:zDnaeAdaRates000000000000000000000000000000000000000"
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        let perPeer = NearcardDatabase.AcceptanceLimit(count: 2, seconds: 60)
+        let overall = NearcardDatabase.AcceptanceLimit(count: 3, seconds: 10)
+        #expect(try db.admitAcceptance(did: ada, perPeer: perPeer, overall: overall, now: t0) == .admitted)
+        #expect(try other.admitAcceptance(did: ada, perPeer: perPeer, overall: overall, now: t0.addingTimeInterval(1)) == .admitted)
+        #expect(try db.admitAcceptance(did: ada, perPeer: perPeer, overall: overall, now: t0.addingTimeInterval(2)) == .perPeerLimit(perPeer))
+        #expect(try other.admitAcceptance(did: "did:key:zB", perPeer: perPeer, overall: overall, now: t0.addingTimeInterval(3)) == .admitted)
+        #expect(try db.admitAcceptance(did: "did:key:zC", perPeer: perPeer, overall: overall, now: t0.addingTimeInterval(4)) == .overallLimit(overall))
+        #expect(try db.admitAcceptance(did: "did:key:zC", perPeer: perPeer, overall: overall, now: t0.addingTimeInterval(15)) == .admitted)
+        #expect(try other.admitAcceptance(did: ada, perPeer: perPeer, overall: overall, now: t0.addingTimeInterval(61)) == .admitted)
     }
 }

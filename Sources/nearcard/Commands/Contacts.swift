@@ -33,6 +33,7 @@ struct Contacts: AsyncParsableCommand {
             }
             if contacts.isEmpty {
                 Console.out("No contacts yet. Exchange cards with `nearcard exchange PEER`, or add one with `nearcard contacts add --name …`.")
+                try Self.sayWithdrawn(db)
                 return
             }
             let rows = contacts.map { c in
@@ -46,6 +47,17 @@ struct Contacts: AsyncParsableCommand {
             if !unconfirmed.isEmpty {
                 Console.out(
                     "(unconfirmed: the connection ended before their node confirmed it kept your card; it is confirmed or withdrawn when your nodes next reach each other)"
+                )
+            }
+            try Self.sayWithdrawn(db)
+        }
+
+        /// Exchanges withdrawn with a contact that was new with them: gone from the list, not from the
+        /// history (the latest five).
+        static func sayWithdrawn(_ db: NearcardDatabase) throws {
+            for w in try db.withdrawnExchanges(anonymousOnly: true).prefix(5) {
+                Console.out(
+                    "(withdrawn: the exchange of \(ISO8601.string(w.exchangedAt)) — their node never kept your card, so theirs was removed on \(ISO8601.string(w.withdrawnAt)); nothing of it is kept)"
                 )
             }
         }
@@ -232,6 +244,15 @@ enum ContactDisplay {
         if exchanges.count > 1 || exchanges.contains(where: { !$0.node.isEmpty }) {
             let nodes = Set(exchanges.map(\.node).filter { !$0.isEmpty }).sorted()
             rows.append(("Exchanges", "\(exchanges.count)" + (nodes.isEmpty ? "" : " (with \(nodes.joined(separator: ", ")))")))
+        }
+        if let did = c.didPublicKey, let database {
+            for w in (try? database.withdrawnExchanges(contactDID: did)) ?? [] {
+                rows.append(
+                    (
+                        "Withdrawn",
+                        "the exchange of \(ISO8601.string(w.exchangedAt)), on \(ISO8601.string(w.withdrawnAt)): their node never kept it; the contact is as the exchange before left it"
+                    ))
+            }
         }
         if let m = c.theirEphemeralMessage { rows.append(("Their message", m)) }
         if let m = c.myEphemeralMessage { rows.append(("My message", m)) }
