@@ -1,5 +1,4 @@
 import Foundation
-internal import NIOConcurrencyHelpers
 import NearcardCrypto
 public import NearcardModel
 public import NearcardNode
@@ -195,12 +194,12 @@ public struct BotPolicy: Sendable, Equatable {
     }
 }
 
-/// A bot's consent: the policy decides each request, and keeps the rate counts.
+/// A bot's consent: the policy decides each request. Its rate counts are kept in the store
+/// (`NearcardDatabase.admitAcceptance`): they survive a restart, and a fleet on one PostgreSQL database
+/// shares them.
 public final class PolicyConsent: ConsentProvider, Sendable {
     let policy: BotPolicy
     let database: NearcardDatabase
-    /// Accepted requests' times, per peer DID and overall (sliding windows).
-    private let accepted = NIOLockedValueBox<(perPeer: [String: [Date]], overall: [Date])>(([:], []))
 
     public init(policy: BotPolicy, database: NearcardDatabase) {
         self.policy = policy
@@ -211,11 +210,11 @@ public final class PolicyConsent: ConsentProvider, Sendable {
         decide(request.peer, now: Date())
     }
 
-    /// A policy decides at once, on the session's loop: its rules are counts in memory, and the one
-    /// that reads the book (`knownContact: decline`) reads the home's SQLite file there too. Only a
-    /// fleet's PostgreSQL store, a round trip away, is asked from a task.
+    /// A policy decides at once, on the session's loop, when what it reads is the home's SQLite file (the
+    /// book for `knownContact: decline`, the rate counts). A fleet's PostgreSQL store, a round trip away,
+    /// is asked from a task.
     public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? {
-        if policy.knownContact == .decline && database.isShared { return nil }
+        if database.isShared && (policy.knownContact == .decline || policy.perPeer != nil || policy.overall != nil) { return nil }
         return decide(request.peer, now: Date())
     }
 
@@ -229,21 +228,21 @@ public final class PolicyConsent: ConsentProvider, Sendable {
         if policy.knownContact == .decline, let known = try? database.findContact(peer.did), known.didPublicKey == peer.did {
             return .decline("this bot has already exchanged cards with you")
         }
-        let verdict = accepted.withLockedValue { state -> String? in
-            if let r = policy.perPeer {
-                let recent = (state.perPeer[peer.did] ?? []).filter { now.timeIntervalSince($0) < r.seconds }
-                state.perPeer[peer.did] = recent
-                if recent.count >= r.count { return "rate limited: at most \(r.count) exchanges per \(Self.duration(r.seconds)) with one person" }
+        if policy.perPeer != nil || policy.overall != nil {
+            let limit = { (r: BotPolicy.Rate?) in r.map { NearcardDatabase.AcceptanceLimit(count: $0.count, seconds: $0.seconds) } }
+            do {
+                switch try database.admitAcceptance(did: peer.did, perPeer: limit(policy.perPeer), overall: limit(policy.overall), now: now) {
+                case .admitted: break
+                case .perPeerLimit(let r):
+                    return .decline("rate limited: at most \(r.count) exchanges per \(Self.duration(r.seconds)) with one person")
+                case .overallLimit(let r):
+                    return .decline("rate limited: this bot is at its limit of \(r.count) exchanges per \(Self.duration(r.seconds))")
+                }
+            } catch {
+                // Counts that cannot be read cannot be kept: refuse rather than let everyone through.
+                return .decline("this bot cannot check its rate limits just now")
             }
-            if let r = policy.overall {
-                state.overall.removeAll { now.timeIntervalSince($0) >= r.seconds }
-                if state.overall.count >= r.count { return "rate limited: this bot is at its limit of \(r.count) exchanges per \(Self.duration(r.seconds))" }
-            }
-            if policy.perPeer != nil { state.perPeer[peer.did, default: []].append(now) }
-            if policy.overall != nil { state.overall.append(now) }
-            return nil
         }
-        if let verdict { return .decline(verdict) }
         return ConsentAnswer(accept: true, message: policy.message(for: peer))
     }
 

@@ -121,6 +121,10 @@ import Testing
         #expect(!overall.accept && overall.reason?.contains("this bot is at its limit") == true)
         #expect(consent.decide(peer(eve), now: t0.addingTimeInterval(15)).accept, "the overall window slides")
         #expect(consent.decide(peer(ada), now: t0.addingTimeInterval(70)).accept, "the per-peer window slides")
+        // The counts are the store's: a restarted bot (a new policy on the same file) keeps them.
+        let restarted = PolicyConsent(policy: policy, database: try NearcardDatabase(path: dir + "/nearcard.sqlite"))
+        #expect(restarted.decide(peer(ada), now: t0.addingTimeInterval(71)).accept)
+        #expect(restarted.decide(peer(ada), now: t0.addingTimeInterval(72)).reason?.contains("2 exchanges per 1 min") == true)
 
         policy = try parse(#"{"version": 1, "accept": {"allowlist": ["\#(ada.publicIdentity(name: nil).did)"]}, "knownContact": "decline"}"#).get()
         let strict = PolicyConsent(policy: policy, database: db)
