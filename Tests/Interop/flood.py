@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import time
 
@@ -97,10 +98,15 @@ async def main():
 
 async def sustain():
     tally = {"opened": 0, "closedByNode": 0, "refused": 0, "answered": 0, "connectFailed": 0}
-    end = time.monotonic() + args.sustain
+    stop = {"at": time.monotonic() + args.sustain}
+    # SIGTERM ends the flood early, with its report (a benchmark stops it when it has measured).
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, lambda: stop.update(at=time.monotonic()))
+
+    def running():
+        return time.monotonic() < stop["at"]
 
     async def slot(source):
-        while time.monotonic() < end:
+        while running():
             try:
                 reader, writer = await asyncio.wait_for(
                     asyncio.open_connection(args.host, args.port, local_addr=(source, 0)), 5)
@@ -113,7 +119,7 @@ async def sustain():
             try:
                 writer.write(message1())
                 await writer.drain()
-                while time.monotonic() < end:
+                while running():
                     try:
                         data = await asyncio.wait_for(reader.read(4096), 1.0)
                     except asyncio.TimeoutError:
@@ -125,7 +131,7 @@ async def sustain():
                 pass
             finally:
                 writer.close()
-            if time.monotonic() < end:
+            if running():
                 tally["closedByNode"] += 1
                 tally["answered" if answered else "refused"] += 1
             await asyncio.sleep(max(args.reconnect, 0.01))

@@ -31,6 +31,9 @@ func floodBenchmark(floods: [Int] = [0, 8, 32, 64, 128], tries: Int = 20) async 
         let succeeded: Int
         let busy: Int
         let latencies: [Double]
+        /// The flood's connections opened, and closed by the node to make room or for being late.
+        let opened: Int?
+        let closed: Int?
     }
     var rows: [Row] = []
     for n in floods {
@@ -67,19 +70,22 @@ func floodBenchmark(floods: [Int] = [0, 8, 32, 64, 128], tries: Int = 20) async 
             default: break
             }
         }
-        _ = flood?.stop(after: 2)
+        // SIGTERM: the flood stops within a second and prints what the node did with its connections.
+        _ = flood?.stop(after: 5)
         bot.stop()
-        rows.append(Row(floods: n, succeeded: ok, busy: busy, latencies: latencies))
+        let report = (try? String(contentsOfFile: floodLog, encoding: .utf8))?.split(separator: "\n").last { $0.hasPrefix("{") }
+        let tally = report.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Int] } ?? [:]
+        rows.append(Row(floods: n, succeeded: ok, busy: busy, latencies: latencies, opened: tally["opened"], closed: tally["closedByNode"]))
     }
     let idle = rows.first { $0.floods == 0 }.map { median($0.latencies) } ?? .nan
     var out =
-        "| flooding addresses (8 half-open each) | honest exchanges completed | refused busy | latency median / p90 | ÷ the idle node's median |\n|---|---|---|---|---|\n"
+        "| flooding addresses (8 half-open each) | flood connections opened / closed by the node | honest exchanges completed | refused busy | latency median / p90 | ÷ the idle node's median |\n|---|---|---|---|---|---|\n"
     for r in rows {
         let sorted = r.latencies.sorted()
         let p90 = sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.9))]
         let m = r.latencies.isEmpty ? .nan : median(r.latencies)
         out +=
-            "| \(r.floods == 0 ? "none (the floor)" : "\(r.floods)") | \(r.succeeded) of \(tries) | \(r.busy) | \(r.latencies.isEmpty ? "–" : "\(format(m)) / \(format(p90))") | \(r.floods == 0 ? "1×" : "\(format2(m / idle))×") |\n"
+            "| \(r.floods == 0 ? "none (the floor)" : "\(r.floods)") | \(r.opened.map { "\($0) / \(r.closed ?? 0)" } ?? "–") | \(r.succeeded) of \(tries) | \(r.busy) | \(r.latencies.isEmpty ? "–" : "\(format(m)) / \(format(p90))") | \(r.floods == 0 ? "1×" : "\(format2(m / idle))×") |\n"
     }
     out +=
         "\nThe node's defaults: 256 connections, 8 sessions in progress and 120 new connections a minute per address. "
