@@ -32,6 +32,9 @@ public final class NodeRuntime: Sendable {
         public var excludedInterfaces: [String] = []
         /// Record the node's metrics (through swift-metrics; the process bootstraps a backend).
         public var metrics = false
+        /// Show a peer only while its node answers (`PeerLiveness`): checked when it appears and every
+        /// 20 s. A node that runs for a while (listen, ui, bot) checks; one that does one thing does not.
+        public var checksLiveness = true
 
         public init() {}
 
@@ -49,6 +52,16 @@ public final class NodeRuntime: Sendable {
     /// 2 s, and at once after `contactsChanged`): a contact deleted anywhere in this home stops being
     /// recognised, not at its next announcement.
     public var nearbyPeers: [DiscoveredPeer] { resolver.resolve(peers.all) }
+
+    /// The peers to show a person: those nearby whose node answered its last check (`PeerLiveness`;
+    /// a stale announcement of this node's own, from before a restart, is gone with it). Without
+    /// liveness checks, all of them.
+    public var livePeers: [DiscoveredPeer] {
+        guard let liveness else { return nearbyPeers }
+        return nearbyPeers.filter { liveness.isLive($0.instanceName) == true }
+    }
+    /// Whether peers are shown only while they answer (nil: every announcement is shown).
+    private let liveness: PeerLiveness?
 
     /// This face changed the contact book (a contact deleted): recognition follows at once.
     public func contactsChanged() { resolver.invalidate() }
@@ -136,6 +149,8 @@ public final class NodeRuntime: Sendable {
         self.publication = publication
         self.appear = appear
         self.peers = PeerTable()
+        // A node that serves (it listens) and sees peers shows them only while they answer.
+        self.liveness = listener != nil && discovery != nil && options.checksLiveness ? PeerLiveness() : nil
         self.tasks = NIOLockedValueBox([])
     }
 
@@ -179,7 +194,12 @@ public final class NodeRuntime: Sendable {
                             // An update of a peer forgotten after a failed dial brings it back.
                             let before = peers.peer(named: p.instanceName)
                             peers.apply(event)
-                            if before == nil { events.emit(.peerFound(p)) }
+                            if self.liveness != nil {
+                                // Found once it answers (an announcement can outlive its node).
+                                self.check(p, force: before == nil || p.port != before?.port)
+                            } else if before == nil {
+                                events.emit(.peerFound(p))
+                            }
                             // A check that found nothing new (only `confirmedAt` moved) is no appearance.
                             var seen = p
                             seen.confirmedAt = before?.confirmedAt
@@ -187,10 +207,20 @@ public final class NodeRuntime: Sendable {
                         case .lost(let name):
                             guard peers.contains(name) else { continue }
                             peers.apply(event)
-                            events.emit(.peerLost(instanceName: name))
+                            if self.liveness?.forget(name) ?? true { events.emit(.peerLost(instanceName: name)) }
                         case .failed(let e):
                             events.emit(.error(message: "discovery: \(e.message)"))
                         }
+                    }
+                })
+        }
+        if liveness != nil {
+            // Every peer shown is checked again now and then: a node killed without a goodbye leaves.
+            started.append(
+                Task { [peers] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(nanoseconds: 5_000_000_000)
+                        for p in peers.all { self.check(p, force: false) }
                     }
                 })
         }
@@ -254,6 +284,26 @@ public final class NodeRuntime: Sendable {
                 }
             }
             throw NodeError(.notFound, "no peer named \"\(name)\" has been seen on the LAN (use a name, a peer id as `nearcard peers` shows it, or HOST:PORT)")
+        }
+    }
+
+    /// Checks whether `peer` answers (`PeerLiveness`), unless it was checked lately (`force`: even so),
+    /// and says when it becomes live (found) or stops answering (lost).
+    private func check(_ peer: DiscoveredPeer, force: Bool) {
+        guard let liveness, liveness.begin(peer.instanceName, force: force) else { return }
+        let events = context.events
+        Task { [peers] in
+            let live = await PeerLiveness.answers(await self.located(peer))
+            // Gone from discovery meanwhile: nothing to say.
+            guard let current = peers.peer(named: peer.instanceName) else {
+                liveness.forget(peer.instanceName)
+                return
+            }
+            switch liveness.record(peer.instanceName, live: live) {
+            case .becameLive: events.emit(.peerFound(self.resolver.resolve(current)))
+            case .becameDead: events.emit(.peerLost(instanceName: peer.instanceName))
+            case .none: break
+            }
         }
     }
 

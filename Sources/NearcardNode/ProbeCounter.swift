@@ -22,7 +22,8 @@ struct AdmittedConnection: Sendable {
 /// room, a half-open session (message 1, then silence) — and reports them as one `connectionsProbed`
 /// event per address per interval, never one line each (a scan of 200 connections is one line, not
 /// 200; a flood from 64 addresses, 64 lines). At most `maximumAddressesPerSummary` addresses get a
-/// line of their own in an interval; the rest share one line without an address.
+/// line of their own in an interval; the rest, and addresses that only opened and closed one or two
+/// connections (other nodes checking this one answers), share one line without an address.
 final class ProbeCounter: Sendable {
     enum Kind: String, Sendable, CaseIterable {
         /// Closed without sending a frame.
@@ -77,7 +78,10 @@ final class ProbeCounter: Sendable {
         let ranked = counts.map { ($0.key, $0.value, $0.value.values.reduce(0, +)) }.sorted { ($1.2, $0.0) < ($0.2, $1.0) }
         var rest: [Kind: Int] = [:]
         for (i, (address, kinds, total)) in ranked.enumerated() where total > 0 {
-            if i < Self.maximumAddressesPerSummary && !address.isEmpty {
+            // An address that only opened and closed a connection or two (another node checking that
+            // this one answers: PeerLiveness) is no scan worth a line of its own.
+            let checks = kinds.keys.allSatisfy { $0 == .silent } && total <= 2
+            if i < Self.maximumAddressesPerSummary && !address.isEmpty && !checks {
                 emit(kinds, total: total, address: address)
             } else {
                 rest.merge(kinds, uniquingKeysWith: +)

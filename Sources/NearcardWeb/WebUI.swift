@@ -244,7 +244,7 @@ public final class WebUI: Sendable {
     /// Who this node is, whom it sees, and the requests waiting for an answer.
     func state() -> JSONValue {
         let identity = runtime.context.identity
-        let peers = runtime.nearbyPeers.sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
+        let peers = runtime.livePeers.sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
         var me: JSONObject = ["did": .string(identity.did), "fingerprint": .string(identity.fingerprint)]
         me["name"] = identity.name.map { .string($0) } ?? .null
         return [

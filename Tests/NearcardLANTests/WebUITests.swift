@@ -90,6 +90,54 @@ import Testing
         #expect(try ada.contacts().count == 2, "Grace met in person, and the card from the photo")
     }
 
+    /// Nearby follows one liveness rule (issue 35.11): a peer is shown while its node answers. A node
+    /// killed without a goodbye (its avahi records linger) leaves Ada's page within the recheck time, and
+    /// once restarted (a new instance) it is shown once, not beside its dead self; `peers` on the same
+    /// laptop at the same moment lists the same nodes.
+    @Test func nearbyShowsOnlyNodesThatAnswer() throws {
+        let (adasLaptop, gracesLaptop) = try Lab.pair()
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
+        let adaURL = try ui(adasLaptop, ada, port: 7448, log: log("ada-ui"))
+        let token = String(adaURL.split(separator: "=").last ?? "")
+        func nearby() -> [String] {
+            let r = try? adasLaptop.run(["curl", "-s", "-H", "Cookie: nearcard_ui=\(token)", "http://127.0.0.1:7448/api/state"])
+            return r?.json["peers"]?.arrayValue?.compactMap { $0["display"]?.stringValue } ?? []
+        }
+        func wait(_ seconds: Double, until done: ([String]) -> Bool) -> (Bool, Double, [String]) {
+            let start = Date()
+            var seen: [String] = []
+            while Date().timeIntervalSince(start) < seconds {
+                seen = nearby()
+                if done(seen) { return (true, Date().timeIntervalSince(start), seen) }
+                usleep(250_000)
+            }
+            return (false, seconds, seen)
+        }
+        _ = try gracesLaptop.listen(home: grace.home, ["--accept", "all"], log: log("grace-1"))
+        let shown = wait(30) { $0.filter { $0.contains("Grace Hopper") }.count == 1 }
+        #expect(shown.0, "Grace's running node on Ada's page: \(shown.2)")
+        // Killed: no goodbye on the LAN, her announcement stays in Ada's avahi cache.
+        try gracesLaptop.kill(named: "nearcard")
+        let gone = wait(45) { !$0.contains { $0.contains("Grace Hopper") } }
+        #expect(gone.0, "a killed node still shown after \(Int(gone.1)) s: \(gone.2)")
+        // Restarted: a new instance, shown once (the dead one does not come back beside it).
+        _ = try gracesLaptop.listen(home: grace.home, ["--accept", "all"], log: log("grace-2"))
+        let again = wait(30) { $0.filter { $0.contains("Grace Hopper") }.count == 1 }
+        #expect(again.0, "\(again.2)")
+        usleep(3_000_000)
+        #expect(nearby().filter { $0.contains("Grace Hopper") }.count == 1, "one row for one node: \(nearby())")
+        // `peers` at the same moment lists the same live node.
+        let peers = try adasLaptop.run([CLI.executable.path, "peers", "--json", "--home", ada.home.path, "--timeout", "3"])
+        let listed = peers.json.arrayValue?.compactMap { $0["display"]?.stringValue }.filter { $0.contains("Grace Hopper") } ?? []
+        #expect(listed.count == 1, "peers: \(peers.stdout) \(peers.stderr)")
+        print("nearby: a killed node left Ada's page after \(String(format: "%.1f", gone.1)) s")
+    }
+
     /// Every way in that is not this machine's own page, on the printed address, is refused.
     @Test func refusesWhatIsNotItsOwnPage() throws {
         let lab = try Lab("us")

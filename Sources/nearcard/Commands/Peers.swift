@@ -49,7 +49,7 @@ struct Peers: AsyncParsableCommand {
             .sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
         var rows: [(peer: DiscoveredPeer, reachable: Bool)] = []
         await withTaskGroup(of: (DiscoveredPeer, Bool).self) { group in
-            for p in found { group.addTask { (p, await Reachability.answers(p)) } }
+            for p in found { group.addTask { (p, await PeerLiveness.answers(p)) } }
             for await r in group {
                 var peer = r.0
                 if r.1 { peer.confirmedAt = Date() } // it answered just now
