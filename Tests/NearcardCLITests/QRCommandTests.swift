@@ -333,8 +333,77 @@ import Testing
             .filter { $0.contains("▀") || $0.contains("▄") || $0.contains("█") || $0.allSatisfy(\.isWhitespace) }.count ?? 0
         #expect(perFrame <= 50, "taller than the window: \(perFrame) lines")
         let tiny = try CLI.run(
-            executable: "/usr/bin/script", ["-qefc", "stty cols 40 rows 20; \(CLI.executable.path) qr make --format zk --home \(cli.home.path)", "/dev/null"])
+            executable: "/usr/bin/script", ["-qefc", "stty cols 30 rows 12; \(CLI.executable.path) qr make --format zk --home \(cli.home.path)", "/dev/null"])
         #expect(tiny.stdout.contains("too small to draw the code") && tiny.stdout.contains("--out card.png"), "\(tiny.stdout)")
+    }
+
+    /// `qr make` in a default 80×24 terminal (issue 35.2): half blocks cannot draw even the smallest
+    /// frame there, so the code is drawn with sextant characters (2×3 modules a character) and says so.
+    /// What the terminal shows scans: each frame, drawn as a terminal draws the glyphs (cells twice as
+    /// tall as wide), is read by zbarimg, and the frames together give another person Ada's card.
+    @Test func aDefaultTerminalDrawsACodeThatScans() throws {
+        let cli = try ada()
+        defer { cli.cleanUp() }
+        let viewer = try CLI()
+        defer { viewer.cleanUp() }
+        let wrap = "stty cols 80 rows 24; \(CLI.executable.path) qr make --format plaintext --home \(cli.home.path)"
+        let drawn = try CLI.run(executable: "/usr/bin/timeout", ["-s", "INT", "12", "/usr/bin/script", "-qefc", wrap, "/dev/null"])
+        let text = drawn.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;]*[A-Za-z]", with: "", options: .regularExpression)
+        #expect(!text.contains("too small"), "\(text)")
+        #expect(text.contains("(sextant characters, to fit"), "it says how it drew the code: \(text.suffix(300))")
+        // The frames, one screen each: their art lines, as modules.
+        let screens = drawn.stdout.components(separatedBy: "\u{1B}[H\u{1B}[2J").dropFirst()
+        var frames = Set<String>()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-sextant-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (n, screen) in screens.enumerated() {
+            let plain = screen.replacingOccurrences(of: "\u{1B}\\[[0-9;]*[A-Za-z]", with: "", options: .regularExpression)
+            let lines = plain.split(whereSeparator: \.isNewline).map(String.init).filter {
+                !$0.contains(" · until ") && !$0.contains("sextant characters") && !$0.isEmpty
+            }
+            guard let width = lines.map({ $0.unicodeScalars.count }).max(), width > 0 else { continue }
+            #expect(width <= 80 && lines.count + 3 <= 24, "the frame, its caption, its note and the prompt fit 80×24: \(width)×\(lines.count)")
+            // A terminal cell is about twice as tall as wide: a module is 6 pixels across, 8 down.
+            let (mw, mh) = (6, 8)
+            let (w, h) = (width * 2 * mw, lines.count * 3 * mh)
+            var px = [UInt8](repeating: 255, count: w * h)
+            for (row, line) in lines.enumerated() {
+                for (col, scalar) in line.unicodeScalars.enumerated() {
+                    let bits = Self.sextantBits(scalar)
+                    for i in 0..<6 where bits & (1 << i) != 0 {
+                        let (x0, y0) = ((col * 2 + i % 2) * mw, (row * 3 + i / 2) * mh)
+                        for y in y0..<(y0 + mh) { for x in x0..<(x0 + mw) { px[y * w + x] = 0 } }
+                    }
+                }
+            }
+            let file = dir.appendingPathComponent("frame-\(n).pgm")
+            try (Data("P5\n\(w) \(h)\n255\n".utf8) + Data(px)).write(to: file)
+            let read = try CLI.run(executable: "/usr/bin/zbarimg", ["--quiet", "--raw", "-Sbinary", file.path])
+            #expect(read.code == 0, "frame \(n) does not scan")
+            if read.code == 0 { frames.insert(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        #expect(!frames.isEmpty)
+        let scan = try viewer.run(["qr", "scan", "--json"] + frames.sorted())
+        #expect(scan.code == 0, "\(frames.count) frames: \(scan.stderr)")
+        #expect(scan.json.arrayValue?.last?["name"] == "Ada Lovelace", "\(scan.stdout)")
+    }
+
+    /// Which of a 2×3 block's modules a character darkens (bit i: 0 top-left … 5 bottom-right), as a
+    /// terminal draws it: the half and full blocks, and Unicode's sextants U+1FB00….
+    static func sextantBits(_ c: Unicode.Scalar) -> Int {
+        switch c.value {
+        case 0x20: return 0
+        case 0x258C: return 0b010101
+        case 0x2590: return 0b101010
+        case 0x2588: return 0b111111
+        case 0x1FB00...0x1FB3B:
+            var bits = Int(c.value - 0x1FB00) + 1
+            if bits >= 0b010101 { bits += 1 }
+            if bits >= 0b101010 { bits += 1 }
+            return bits
+        default: return 0
+        }
     }
 
     /// A card no exchange could carry is refused by `card set`, with what to shorten; nothing changes.

@@ -35,7 +35,9 @@ struct QR: AsyncParsableCommand {
                 and the time the code was made. A payload too large for one code (2331 bytes; in the terminal, the largest code the window \
                 fits) is compressed (sce1:) and, if still too large, split into sqc1 frames that each fit: \
                 the terminal shows them one after another, --out writes FILE-1.png, FILE-2.png…, --text \
-                prints one per line.
+                prints one per line. In the terminal a code is drawn with half blocks (one module across, two \
+                down) when it fits the window that way, else with sextant characters (two across, three down: \
+                a version-10 code fits 80×24), and says so; --glyphs chooses.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -44,9 +46,14 @@ struct QR: AsyncParsableCommand {
         @Option(help: ArgumentHelp("How long the code is valid: 30m, 24h, 7d (at most 365d).", valueName: "DURATION")) var expires: String = "24h"
         @Option(help: ArgumentHelp("Write FILE.png or FILE.svg instead of drawing in the terminal.", valueName: "FILE")) var out: String?
         @Flag(help: "Print the raw QR text (one frame per line).") var text = false
+        @Option(help: ArgumentHelp("How the terminal draws it: auto, half (half blocks), sextant.", valueName: "GLYPHS"))
+        var glyphs: String = "auto"
 
         func validate() throws {
             _ = try Durations.parse(expires)
+            if glyphs != "auto" && QRMatrix.Glyphs(rawValue: glyphs) == nil {
+                throw ValidationError("--glyphs must be auto, half or sextant")
+            }
             if let out, !(out.hasSuffix(".png") || out.hasSuffix(".svg")) { throw ValidationError("--out must end in .png or .svg") }
         }
 
@@ -61,14 +68,26 @@ struct QR: AsyncParsableCommand {
                 keys: try global.unlockIdentity(), issuerProof: try db.issuerProof(), now: now, until: until)
             // A code drawn in the terminal fits its window; files and text use a code's full capacity.
             var capacity = QRMatrix.maximumBytes
+            var drawing = QRMatrix.Glyphs(rawValue: glyphs) ?? .halfBlocks
+            // Short, so that it and a frame's number fit an 80-column line under the code.
+            let caption = "\(mine.card.name) · \(format.rawValue) · until \(Self.minutes(until))"
             if out == nil, !text, Console.stdoutIsTerminal, let window = Console.terminalSize {
-                capacity = QRMatrix.capacity(side: Self.side(fitting: window))
+                // Under the code: the caption (as long as a frame's), a note (sextants; Ctrl-C for frames),
+                // the shell's next prompt; the caption as many lines as it wraps to.
+                func wrapped(_ text: String) -> Int { max(1, (Console.width(text) + window.columns - 1) / window.columns) }
+                func lines(_ g: QRMatrix.Glyphs) -> Int {
+                    window.rows - 1 - wrapped(caption + Self.frameSuffix(99, of: 99)) - wrapped(Self.note(g, frames: true) ?? "")
+                }
+                func fits(_ g: QRMatrix.Glyphs) -> Int { QRMatrix.capacity(side: g.side(columns: window.columns, lines: lines(g))) }
+                // Half blocks when the whole card fits one code drawn so; else sextants, which hold more.
+                if glyphs == "auto" { drawing = payload.utf8.count <= fits(.halfBlocks) ? .halfBlocks : .sextants }
+                capacity = fits(drawing)
                 if payload.utf8.count > capacity, capacity < QRFrames.minimumCapacity {
                     let need = QRMatrix.side(forBytes: QRFrames.minimumCapacity) ?? 57
-                    let q = QRMatrix.quietZone
+                    let size = drawing.characters(side: need)
                     throw CLIError(
                         .environment,
-                        "this terminal (\(window.columns)×\(window.rows)) is too small to draw the code: make it at least \(need + 2 * q)×\((need + 2 * q + 1) / 2 + Self.captionLines), or write an image with --out card.png, or share fewer fields (--fields name,company)"
+                        "this terminal (\(window.columns)×\(window.rows)) is too small to draw the code: make it at least \(size.columns)×\(size.lines + window.rows - lines(drawing)), or write an image with --out card.png, or share fewer fields (--fields name,company)"
                     )
                 }
             }
@@ -87,18 +106,26 @@ struct QR: AsyncParsableCommand {
                 }
                 return
             }
+            // Sextants are said under the code: a font without them shows gaps or boxes.
             try await Self.show(
-                codes, ansi: Console.stdoutIsTerminal, caption: "\(format.rawValue) card of \(mine.card.name), valid until \(ISO8601.string(until))")
+                codes, ansi: Console.stdoutIsTerminal, glyphs: drawing, caption: caption, note: Self.note(drawing, frames: codes.count > 1))
         }
 
-        /// Lines under the code: the caption and the shell's next prompt.
-        static let captionLines = 2
+        /// The line under the caption: that the code is drawn with sextants (a font without them shows
+        /// gaps or boxes), and how frames shown one after another stop.
+        static func note(_ glyphs: QRMatrix.Glyphs, frames: Bool) -> String? {
+            let stop = frames ? "Ctrl-C stops" : nil
+            guard glyphs == .sextants else { return stop }
+            return "(sextant characters, to fit; gaps or boxes? --out card.png)" + (stop.map { " · " + $0 } ?? "")
+        }
 
-        /// The largest code side (modules) that fits a terminal window: one module a column, two a line
-        /// (half blocks), with the quiet zone.
-        static func side(fitting window: (columns: Int, rows: Int)) -> Int {
-            let q = QRMatrix.quietZone
-            return min(window.columns - 2 * q, (window.rows - captionLines) * 2 - 2 * q)
+        /// After the caption of frame `n` of `count`.
+        static func frameSuffix(_ n: Int, of count: Int) -> String { " · frame \(n) of \(count)" }
+
+        /// "2026-11-28 17:23Z": a code's end to the minute.
+        static func minutes(_ date: Date) -> String {
+            let iso = ISO8601.string(date)
+            return iso.prefix(10) + " " + iso.dropFirst(11).prefix(5) + "Z"
         }
 
         static func numbered(_ path: String, _ n: Int) -> String {
@@ -107,11 +134,12 @@ struct QR: AsyncParsableCommand {
         }
 
         /// One code, or the frames of a chunked payload one after another (until Ctrl-C on a terminal).
-        static func show(_ codes: [QRMatrix], ansi: Bool, caption: String) async throws {
+        static func show(_ codes: [QRMatrix], ansi: Bool, glyphs: QRMatrix.Glyphs = .halfBlocks, caption: String, note: String? = nil) async throws {
             if codes.count == 1 || !ansi {
                 for (i, c) in codes.enumerated() {
-                    Console.write(STDOUT_FILENO, c.terminalText(ansi: ansi))
-                    Console.out(codes.count == 1 ? caption : "\(caption) — frame \(i + 1) of \(codes.count)")
+                    Console.write(STDOUT_FILENO, c.terminalText(ansi: ansi, glyphs: glyphs))
+                    Console.out(codes.count == 1 ? caption : caption + frameSuffix(i + 1, of: codes.count))
+                    if let note { Console.out(note) }
                 }
                 return
             }
@@ -120,8 +148,9 @@ struct QR: AsyncParsableCommand {
             let showing = Task {
                 var i = 0
                 while !Task.isCancelled {
-                    Console.write(STDOUT_FILENO, "\u{1B}[H\u{1B}[2J" + codes[i % codes.count].terminalText(ansi: true))
-                    Console.out("\(caption) — frame \(i % codes.count + 1) of \(codes.count) (Ctrl-C to stop)")
+                    Console.write(STDOUT_FILENO, "\u{1B}[H\u{1B}[2J" + codes[i % codes.count].terminalText(ansi: true, glyphs: glyphs))
+                    Console.out(caption + frameSuffix(i % codes.count + 1, of: codes.count))
+                    if let note { Console.out(note) }
                     try? await Task.sleep(nanoseconds: 800_000_000)
                     i += 1
                 }
