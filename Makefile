@@ -8,7 +8,7 @@ PREFIX ?= /usr/local
 # Full RELRO (-z now: every symbol bound at start, the GOT read-only after), as Debian's hardening asks.
 RELEASE_FLAGS = -c release --product nearcard --static-swift-stdlib -Xlinker --no-export-dynamic -Xlinker -z -Xlinker now
 
-.PHONY: all deps build test check lint demo release install deb bench fuzz faults clean help
+.PHONY: all deps build test check lint demo release install deb bench fuzz faults soak clean help
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo "make deb      build the Debian package (build/nearcard_VERSION_ARCH.deb), checked with lintian"
 	@echo "make fuzz     run every libFuzzer target 10 min or 5M runs (FUZZ_SECONDS, FUZZ_RUNS, FUZZ_TARGETS)"
 	@echo "make faults   the fault lab's report: an exchange cut at every frame, and at 5/20/50 % loss [FAULT_LOSS=\"5,20,50\" FAULT_RUNS=10]"
+	@echo "make soak     one listener serving an hour of honest, flooding and faulty traffic; fails on growth or a lost message [SOAK_MINUTES=60]"
 	@echo "make bench    run the benchmarks (benchmarks/), print the tables for docs/PERFORMANCE.md [GROUPS=\"exchange throughput …\"]"
 
 # System packages (apt-get only when something is missing) and the Python test peers (.venv).
@@ -82,8 +83,16 @@ FAULT_LOSS ?= 5,20,50
 FAULT_RUNS ?= 10
 faults: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
-	NEARCARD_FAULT_LOSS=$(FAULT_LOSS) NEARCARD_FAULT_RUNS=$(FAULT_RUNS) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --filter FaultLabTests 2>&1 \
+	NEARCARD_FAULT_LOSS=$(FAULT_LOSS) NEARCARD_FAULT_RUNS=$(FAULT_RUNS) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --filter "FaultLabTests|halfOpenFlood" 2>&1 \
 		| sed -n '/^fault lab/,/^[^ ]/p' | grep -v '^[◇✔✘━↳]'
+
+# The soak run (scripts/soak.py): one listener as an ordinary user for SOAK_MINUTES under honest exchanges,
+# follow-ups, floods and faulty links, sampled every minute; it fails on growth past its bounds, a lost or
+# doubled message, or a one-sided contact. It copies the debug binary at start.
+SOAK_MINUTES ?= 60
+soak: deps
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+	NEARCARD="$$($(SWIFT) build --show-bin-path $(SWIFT_BUILD_FLAGS))/nearcard" SOAK_MINUTES=$(SOAK_MINUTES) scripts/soak.py
 
 # libFuzzer targets for the parsers and state machines (fuzz/): not part of `make test`.
 fuzz: deps

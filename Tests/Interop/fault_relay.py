@@ -4,7 +4,7 @@
   fault_relay.py LISTEN_PORT TARGET_HOST TARGET_PORT [--cut-after K | --stall-after K --direction D]
                  [--delay MS] [--jitter MS] [--source ADDR] [--once]
 
-It accepts connections on LISTEN_PORT (all addresses) and relays each to TARGET, reading the
+It accepts connections on LISTEN_PORT (127.0.0.1; --listen-host to change) and relays each to TARGET, reading the
 2-byte-length frames of docs/PROTOCOL.md §4 in both directions, so it can act between frames:
   --cut-after K     after K frames have gone through (both directions counted, in the order they
                     arrive), close both connections: the frames after never arrive (a dropped link).
@@ -35,6 +35,7 @@ ap.add_argument("--delay", type=float, default=0)
 ap.add_argument("--jitter", type=float, default=0)
 ap.add_argument("--source")
 ap.add_argument("--once", action="store_true")
+ap.add_argument("--listen-host", default="127.0.0.1", help="the address to accept on (loopback unless told)")
 args = ap.parse_args()
 
 
@@ -127,7 +128,7 @@ async def main():
         if args.once:
             finished.set()
 
-    server = await asyncio.start_server(handle, host="0.0.0.0", port=args.listen_port, family=socket.AF_INET)
+    server = await asyncio.start_server(handle, host=args.listen_host, port=args.listen_port, family=socket.AF_INET)
     print(json.dumps({"listening": args.listen_port}), flush=True)
     async with server:
         if args.once:
