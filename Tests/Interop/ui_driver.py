@@ -59,9 +59,40 @@ def wait(d, cond, what, seconds=60):
         fail(f"{what} did not happen within {seconds} s; page says: {d.find_element(By.ID, 'notice').text!r}")
 
 
+def audit(pages):
+    """Runs axe-core on each section of each page; returns {page/section: [violation id: impact …]}."""
+    from axe_selenium_python import Axe
+    found = {}
+    for name, d in pages.items():
+        for tab in ("nearby", "requests", "contacts", "messages", "card", "scan"):
+            d.find_element(By.CSS_SELECTOR, f'nav button[data-tab="{tab}"]').click()
+            time.sleep(0.2)
+            axe = Axe(d)
+            axe.inject()
+            result = axe.run()
+            found[f"{name}/{tab}"] = [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target'] if v['nodes'] else ''} "
+                                      f"{(v['nodes'][0].get('any') or [{}])[0].get('message', '') if v['nodes'] else ''}"
+                                      for v in result["violations"] if v.get("impact") in ("serious", "critical")]
+        d.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
+    return found
+
+
+def by_keyboard(d, target, keys=None, limit=60):
+    """Reaches `target` with the Tab key alone (from the top of the page) and presses Enter on it, or
+    types `keys` into it: what a person without a mouse does."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    d.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
+    for _ in range(limit):
+        if d.execute_script("return document.activeElement === arguments[0]", target):
+            ActionChains(d).send_keys(keys if keys is not None else Keys.ENTER).perform()
+            return
+        ActionChains(d).send_keys(Keys.TAB).perform()
+    fail(f"{target.get_attribute('outerHTML')[:80]} cannot be reached with the Tab key")
+
+
 def shot(d, name):
     if args.shots:
-        d.save_screenshot(f"{args.shots}/{name}.png")
+        d.save_screenshot(f"{args.shots}/ui-{name}.png")
 
 
 ada, grace = browser(), browser(args.grace_driver)
@@ -111,8 +142,9 @@ try:
     # Ada sees Grace nearby and asks, with a message.
     peer = wait(ada, EC.presence_of_element_located((By.CSS_SELECTOR, f'#peers li[data-instance="{args.grace_name}"] button')), "Grace in Nearby")
     shot(ada, "nearby")
-    ada.find_element(By.ID, "message").send_keys("Hi Grace, from the page")
-    peer.click()
+    # The whole exchange by keyboard alone, on both pages: Tab to each control, type, Enter.
+    by_keyboard(ada, ada.find_element(By.ID, "message"), "Hi Grace, from the page")
+    by_keyboard(ada, peer)
     # The message went with this exchange: the box is empty for the next one (it would go to anyone).
     wait(ada, lambda d: d.find_element(By.ID, "message").get_attribute("value") == "", "the message box emptied")
     codes = {}
@@ -129,11 +161,12 @@ try:
     label = g.find_element(By.TAG_NAME, "label")
     if "Message for" not in label.text or not g.find_elements(By.ID, label.get_attribute("for")):
         fail(f"the request's message box has no visible label: {label.text!r}")
-    g.find_element(By.TAG_NAME, "input").send_keys("Hello Ada, from the other page")
-    g.find_elements(By.TAG_NAME, "button")[0].click()
+    by_keyboard(grace, g.find_element(By.TAG_NAME, "input"), "Hello Ada, from the other page")
+    by_keyboard(grace, g.find_elements(By.TAG_NAME, "button")[0])
     # (Protocol v2: Grace shows who she is when she accepts; then Ada's page asks her to confirm.)
     wait(ada, lambda d: d.find_elements(By.CSS_SELECTOR, "#request-list li.request:not(.waiting) button"), "Ada asked to confirm once Grace accepted")
-    ada.find_element(By.CSS_SELECTOR, "#request-list li.request:not(.waiting)").find_elements(By.TAG_NAME, "button")[0].click()
+    by_keyboard(ada, ada.find_element(By.CSS_SELECTOR, "#request-list li.request:not(.waiting)").find_elements(By.TAG_NAME, "button")[0])
+    report["keyboardExchange"] = True
     for name, d, other in (("ada", ada, args.grace_name), ("grace", grace, args.ada_name)):
         wait(d, EC.visibility_of_element_located((By.CSS_SELECTOR, "#contact h3")), f"the new contact on {name}'s page")
         article = d.find_element(By.ID, "contact")
@@ -182,6 +215,28 @@ try:
         wait(ada, lambda d: d.find_element(By.ID, "scan-results").text != "", "the scan's result")
         report["scan"] = ada.find_element(By.ID, "scan-results").text
         shot(ada, "scan")
+    # axe-core (bundled with axe-selenium-python) on every section of both pages, light and dark: no
+    # serious or critical violation.
+    report["axe"] = audit({"ada": ada, "grace": grace})
+    ada.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    report["axe"].update({k + " (dark)": v for k, v in audit({"ada": ada}).items()})
+    ada.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    # A phone's width (360 CSS pixels): no section needs a sideways scroll.
+    size = ada.get_window_size()
+    ada.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 360, "height": 760, "deviceScaleFactor": 1, "mobile": True})
+    wide = []
+    for tab in ("nearby", "requests", "contacts", "messages", "card", "scan"):
+        ada.find_element(By.CSS_SELECTOR, f'nav button[data-tab="{tab}"]').click()
+        time.sleep(0.2)
+        if ada.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
+            wide.append(tab)
+    ada.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
+    report["narrow"] = wide
+    if wide:
+        fail(f"sections wider than a 360-pixel screen: {wide}")
+    if any(report["axe"].values()):
+        fail(f"axe-core found serious or critical violations: {report['axe']}")
     # No page threw: an uncaught error or rejected promise in either page's script, from its start (which
     # marks the page ready only when it finished) to here, is a failure.
     script_errors = [f"{name}: {e}" for name, d in (("ada", ada), ("grace", grace))

@@ -65,6 +65,11 @@ import Testing
         let report = r.json
         #expect(report["codes"]?["ada"]?.stringValue?.count == 7, "\(report)")
         #expect(report["keyboard"] == true, "every control named, sections reachable by keyboard")
+        #expect(report["keyboardExchange"] == true, "the exchange made with the keyboard alone on both pages")
+        #expect(report["narrow"]?.arrayValue?.isEmpty == true, "every section fits 360 pixels: \(report["narrow"] ?? .null)")
+        // axe-core on every section of both pages (and Ada's in dark mode): no serious or critical violation.
+        let audited = report["axe"]?.objectValue.map { Array($0.members) } ?? []
+        #expect(audited.count >= 18 && audited.allSatisfy { $0.1.arrayValue?.isEmpty == true }, "\(report["axe"] ?? .null)")
         #expect(report["scriptErrors"]?.arrayValue?.isEmpty == true, "no page's script threw: \(report["scriptErrors"] ?? .null)")
         #expect(report["ada"]?["text"]?.stringValue?.contains("verified") == true)
         #expect(report["ada"]?["text"]?.stringValue?.contains("Hello Ada, from the other page") == true, "Grace's message on Ada's page")

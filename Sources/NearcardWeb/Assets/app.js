@@ -30,8 +30,17 @@ async function api(method, path, body) {
 
 function notice(text) { $("notice").textContent = text; }
 
+// A person's initials in a circle (decorative: the name is next to it).
+function initials(name) {
+  const letters = String(name || "?").trim().split(/\s+/).filter(Boolean).slice(0, 2).map((w) => [...w][0].toUpperCase()).join("");
+  return el("span", letters || "?", { class: "initials", "aria-hidden": "true" });
+}
+
 function show(tab) {
-  for (const b of document.querySelectorAll("nav button")) b.setAttribute("aria-selected", String(b.dataset.tab === tab));
+  // The section shown is the current one (aria-current: a plain button may carry it).
+  for (const b of document.querySelectorAll("nav button")) {
+    if (b.dataset.tab === tab) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+  }
   for (const s of ["nearby", "requests", "contacts", "messages", "card", "scan"]) $(s).hidden = s !== tab;
   if (tab === "messages") loadMessages();
   if (tab === "contacts") loadContacts();
@@ -56,10 +65,13 @@ function renderPeers() {
   for (const p of [...state.peers.values()].sort((a, b) => shown(a).localeCompare(shown(b)))) {
     const li = el("li", null, { "data-instance": p.instance });
     const how = p.thisNode ? " your own node, announced with your presence key" : p.contact ? " recognised by their presence tag" : p.name ? " announced name, not proven" : "";
-    li.append(el("strong", shown(p)), el("span", how, { class: "fp" }));
+    // Contact, announced or private, at a glance.
+    const kind = p.thisNode ? "this node" : p.contact ? "contact" : p.name ? "announced" : "private";
+    li.append(initials(p.contact ? p.contact.name : p.name), el("strong", shown(p)),
+              el("span", kind, { class: "kind " + kind.replace(" ", "-") }), el("span", how, { class: "fp" }));
     // Your own node is not someone to exchange cards with.
     if (!p.thisNode) {
-      const b = el("button", "Exchange", { type: "button", "aria-label": "Exchange cards with " + shown(p) });
+      const b = el("button", "Exchange", { type: "button", class: "primary", "aria-label": "Exchange cards with " + shown(p) });
       b.addEventListener("click", () => exchange(p));
       li.append(b);
     }
@@ -92,7 +104,7 @@ function renderRequests() {
       list.append(li);
       continue;
     }
-    li.append(el("strong", who.name || "(no name)"),
+    li.append(initials(who.name), el("strong", who.name || "(no name)"),
               el("span", (r.role === "initiator" ? "you asked" : "asks you") + " — fingerprint " + who.fingerprint, { class: "fp" }),
               el("span", who.did, { class: "did" }));
     li.append(el("p", r.sas, { class: "code", "aria-label": "Check code " + r.sas }));
@@ -101,7 +113,7 @@ function renderRequests() {
     const msgId = "msg-" + r.id;
     const msg = el("input", null, { id: msgId, maxlength: "140" });
     li.append(el("label", "Message for " + (who.name || "them") + " (optional)", { for: msgId }));
-    const yes = el("button", r.role === "initiator" ? "Codes match" : "Accept", { type: "button" });
+    const yes = el("button", r.role === "initiator" ? "Codes match" : "Accept", { type: "button", class: "primary" });
     const no = el("button", r.role === "initiator" ? "They differ" : "Decline", { type: "button" });
     yes.addEventListener("click", () => answer(r.id, true, msg.value));
     no.addEventListener("click", () => answer(r.id, false, "", r.role === "initiator" ? "the check codes differ" : undefined));
@@ -141,7 +153,7 @@ function renderContacts() {
     const li = el("li", null, { "data-contact": c.id });
     const b = el("button", c.name, { type: "button", class: "link" });
     b.addEventListener("click", () => showContact(c));
-    li.append(b, el("span", c.verificationStatus, { class: "badge " + c.verificationStatus }), el("span", c.source, { class: "fp" }));
+    li.append(initials(c.name), b, el("span", c.verificationStatus, { class: "badge " + c.verificationStatus }), el("span", c.source, { class: "fp" }));
     list.append(li);
   }
 }
