@@ -138,6 +138,19 @@ try:
     wait(ada, lambda d: d.execute_script("const i = document.getElementById('qr'); return i.complete && i.naturalWidth > 0"), "the QR code shown")
     report["preview"] = ada.find_element(By.ID, "preview").text
     shot(ada, "card")
+    # "Show my code": the code alone, nearly the whole window, by keyboard; Escape returns to the button.
+    by_keyboard(ada, ada.find_element(By.ID, "qr-full"))
+    wait(ada, lambda d: d.find_element(By.ID, "qr-view").is_displayed(), "the full-window code")
+    wait(ada, lambda d: d.execute_script("const i = document.getElementById('qr-big'); return i.complete && i.naturalWidth > 0"), "the big code loaded")
+    big = ada.execute_script("const r = document.getElementById('qr-big').getBoundingClientRect(); "
+                             "return r.width / Math.min(innerWidth, innerHeight)")
+    shot(ada, "code")
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(ada).send_keys(Keys.ESCAPE).perform()
+    wait(ada, lambda d: not d.find_element(By.ID, "qr-view").is_displayed(), "the full-window code closed")
+    report["fullCode"] = {"share": round(big, 2), "focusBack": ada.switch_to.active_element.get_attribute("id") == "qr-full"}
+    if big < 0.7 or not report["fullCode"]["focusBack"]:
+        fail(f"the full-window code: {report['fullCode']}")
     ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
     # Ada sees Grace nearby and asks, with a message.
     peer = wait(ada, EC.presence_of_element_located((By.CSS_SELECTOR, f'#peers li[data-instance="{args.grace_name}"] button')), "Grace in Nearby")
@@ -176,6 +189,9 @@ try:
                         "isolated": all(e.get_attribute("dir") == "auto" for e in article.find_elements(By.CSS_SELECTOR, "h3, dd"))}
         if report[name]["contact"] != other:
             fail(f"{name}'s page shows {report[name]['contact']!r}, not {other!r}")
+        # Both pages say how it ended — the accepting one too, not "Accepted: exchanging…" for ever.
+        wait(d, lambda d: "Exchanged cards with " + other in d.find_element(By.ID, "notice").text, f"the outcome on {name}'s page")
+        report.setdefault("outcome", {})[name] = d.find_element(By.ID, "notice").text
     shot(ada, "contact")
     # A follow-up message from Ada's page reaches Grace's page.
     ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="messages"]').click()

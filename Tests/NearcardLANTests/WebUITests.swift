@@ -66,6 +66,8 @@ import Testing
         #expect(report["codes"]?["ada"]?.stringValue?.count == 7, "\(report)")
         #expect(report["keyboard"] == true, "every control named, sections reachable by keyboard")
         #expect(report["keyboardExchange"] == true, "the exchange made with the keyboard alone on both pages")
+        #expect(report["fullCode"]?["focusBack"] == true && (report["fullCode"]?["share"]?.doubleValue ?? 0) >= 0.7, "\(report["fullCode"] ?? .null)")
+        #expect(report["outcome"]?["grace"]?.stringValue?.hasPrefix("Exchanged cards with Ada Lovelace") == true, "the accepting page's outcome")
         #expect(report["narrow"]?.arrayValue?.isEmpty == true, "every section fits 360 pixels: \(report["narrow"] ?? .null)")
         // axe-core on every section of both pages (and Ada's in dark mode): no serious or critical violation.
         let audited = report["axe"]?.objectValue.map { Array($0.members) } ?? []

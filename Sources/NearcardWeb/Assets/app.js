@@ -291,8 +291,23 @@ async function loadCode() {
 function showFrame() {
   const format = $("qr-format").value;
   $("qr").src = "/api/card/qr.svg?format=" + format + "&frame=" + frame + "&t=" + Date.now();
+  if (!$("qr-view").hidden) $("qr-big").src = $("qr").src;
   $("qr-png").href = "/api/card/qr.png?format=" + format + "&frame=" + frame;
   $("qr-frame").textContent = qrFrames > 1 ? "Frame " + (frame + 1) + " of " + qrFrames + " (scan them all)" : "";
+  $("qr-big-frame").textContent = $("qr-frame").textContent;
+}
+
+// "Show my code": the code alone, as large as the window allows, for a phone across a table. Escape
+// or Close returns to where you were.
+function showCodeFull(open) {
+  $("qr-view").hidden = !open;
+  if (open) {
+    $("qr-big").src = $("qr").src;
+    $("qr-big-frame").textContent = $("qr-frame").textContent;
+    $("qr-close").focus();
+  } else {
+    $("qr-full").focus();
+  }
 }
 
 async function saveCard(e) {
@@ -368,6 +383,9 @@ async function start() {
   $("card-form").addEventListener("input", renderPreview);
   $("card-form").addEventListener("change", renderPreview);
   $("qr-format").addEventListener("change", loadCode);
+  $("qr-full").addEventListener("click", () => showCodeFull(true));
+  $("qr-close").addEventListener("click", () => showCodeFull(false));
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("qr-view").hidden) showCodeFull(false); });
   setInterval(() => { if (!$("card").hidden && qrFrames > 1) { frame = (frame + 1) % qrFrames; showFrame(); } }, 1500);
   try {
     const s = await api("GET", "/api/state");
