@@ -8,7 +8,7 @@ PREFIX ?= /usr/local
 # Full RELRO (-z now: every symbol bound at start, the GOT read-only after), as Debian's hardening asks.
 RELEASE_FLAGS = -c release --product nearcard --static-swift-stdlib -Xlinker --no-export-dynamic -Xlinker -z -Xlinker now
 
-.PHONY: all deps build test check lint demo release install deb bench fuzz faults soak screenshots clean help
+.PHONY: all deps build test check lint demo release install deb walk bench fuzz faults soak screenshots clean help
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo "make deb      build the Debian package (build/nearcard_VERSION_ARCH.deb), checked with lintian"
 	@echo "make fuzz     run every libFuzzer target 10 min or 5M runs (FUZZ_SECONDS, FUZZ_RUNS, FUZZ_TARGETS)"
 	@echo "make faults   the fault lab's report: an exchange cut at every frame, and at 5/20/50 % loss [FAULT_LOSS=\"5,20,50\" FAULT_RUNS=10]"
+	@echo "make walk     a new person's first hour on the package make deb built, as an ordinary account (installs it, then removes it)"
 	@echo "make screenshots  README's pictures of the web app, taken by the Chromium test from the real pages (docs/images/ui-*.png)"
 	@echo "make soak     one listener serving an hour of honest, flooding and faulty traffic; fails on growth or a lost message [SOAK_MINUTES=60]"
 	@echo "make bench    run the benchmarks (benchmarks/), print the tables for docs/PERFORMANCE.md [GROUPS=\"exchange throughput …\"]"
@@ -94,6 +95,12 @@ SOAK_MINUTES ?= 60
 soak: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 	NEARCARD="$$($(SWIFT) build --show-bin-path $(SWIFT_BUILD_FLAGS))/nearcard" SOAK_MINUTES=$(SOAK_MINUTES) scripts/soak.py
+
+# A new person's first hour (Tests/Interop/new_user_walk.py): installs the newest build/nearcard_*.deb,
+# walks init with a passphrase, listen, qr make at 80×24, a second ui, exchanges both ways and the packaged
+# bot as the account nearcard-test, then removes the package. Run make deb first (CI does).
+walk: deps
+	.venv/bin/python3 Tests/Interop/new_user_walk.py
 
 # README's pictures of the web app: the Chromium test (two laptops in namespaces) saves each page it drives.
 screenshots: deps
