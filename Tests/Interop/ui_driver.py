@@ -223,6 +223,16 @@ try:
     differ.click()
     wait(grace, lambda d: "declined" in d.find_element(By.ID, "notice").text, "the decline, on Grace's page")
     report["graceNotice"] = grace.find_element(By.ID, "notice").text
+    # The other way: Grace asks from her page, Ada accepts on hers, Grace confirms; both say how it ended.
+    grace.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
+    wait(grace, EC.element_to_be_clickable((By.CSS_SELECTOR, f'#peers li[data-instance="{args.ada_name}"] button')), "Ada in Grace's Nearby").click()
+    wait(ada, EC.visibility_of_element_located((By.CSS_SELECTOR, "#request-list li.request:not(.waiting) button")), "Grace's request on Ada's page")
+    ada.find_element(By.CSS_SELECTOR, "#request-list li.request:not(.waiting)").find_elements(By.TAG_NAME, "button")[0].click()
+    wait(grace, lambda d: d.find_elements(By.CSS_SELECTOR, "#request-list li.request:not(.waiting) button"), "Grace asked to confirm once Ada accepted")
+    grace.find_element(By.CSS_SELECTOR, "#request-list li.request:not(.waiting)").find_elements(By.TAG_NAME, "button")[0].click()
+    for name, d, other in (("ada", ada, args.grace_name), ("grace", grace, args.ada_name)):
+        wait(d, lambda d: "Exchanged cards with " + other in d.find_element(By.ID, "notice").text, f"the second exchange's outcome on {name}'s page")
+    report["reverse"] = True
     # A phone photo of a code (JPEG) dropped on Ada's Scan page is read and kept.
     if args.scan_photo:
         ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="scan"]').click()

@@ -66,6 +66,7 @@ import Testing
         #expect(report["codes"]?["ada"]?.stringValue?.count == 7, "\(report)")
         #expect(report["keyboard"] == true, "every control named, sections reachable by keyboard")
         #expect(report["keyboardExchange"] == true, "the exchange made with the keyboard alone on both pages")
+        #expect(report["reverse"] == true, "an exchange the other way, asked from Grace's page")
         #expect(report["fullCode"]?["focusBack"] == true && (report["fullCode"]?["share"]?.doubleValue ?? 0) >= 0.7, "\(report["fullCode"] ?? .null)")
         #expect(report["outcome"]?["grace"]?.stringValue?.hasPrefix("Exchanged cards with Ada Lovelace") == true, "the accepting page's outcome")
         #expect(report["narrow"]?.arrayValue?.isEmpty == true, "every section fits 360 pixels: \(report["narrow"] ?? .null)")
@@ -93,7 +94,9 @@ import Testing
         #expect(try ada.cli.run(["card", "show", "--json"]).json["email"] == "ada@example.org")
         // What the pages showed is what the store holds.
         let atGrace = try #require(try grace.contacts().first)
-        #expect(atGrace["verificationStatus"] == "verified" && atGrace["theirEphemeralMessage"] == "Hi Grace, from the page")
+        // (As the last exchange left it: the one Grace asked for, without a message.)
+        let adaDID = try ada.cli.run(["id", "--json"]).json["did"]
+        #expect(atGrace["verificationStatus"] == "verified" && atGrace["didPublicKey"] == adaDID)
         #expect(try ada.contacts().count == 2, "Grace met in person, and the card from the photo")
     }
 
