@@ -155,7 +155,7 @@ import Testing
             sizes[name] = try Base64.urlDecode(sealed).count
             // A contact holding the presence key opens the padded seal (an implementation from the spec).
             let key = Base64.urlEncode(try presenceKey(of: person))
-            let contact = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--recall-key", key, "--expect-did", person.did])
+            let contact = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--recall-key=\(key)", "--expect-did", person.did])
             #expect(contact.code == 0 && contact.json["sealedIdentityOpened"] == true, "\(contact.stdout) \(contact.stderr)")
         }
         #expect(Set(sizes.values).count == 1 && sizes.values.allSatisfy { $0 == 528 || $0 == 1024 }, "\(sizes)")

@@ -166,7 +166,7 @@ import Testing
         #expect(blind.code == 1 && blind.json["closedWithoutAnswer"] == true, "\(blind.stdout)")
         // …and one who learnt it somehow still has no token Grace issued to it: refused.
         let key = try #require(try grace.cli.run(["id", "--json"]).json["pubKey"]?.stringValue)
-        let r = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--mail-stranger", "--peer-pubkey", key])
+        let r = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--mail-stranger", "--peer-pubkey=\(key)"])
         #expect(r.code == 1)
         #expect(r.json["answer"]?["code"] == "bad_identity", "\(r.stdout)")
         #expect(try grace.cli.run(["inbox", "--json"]).json.arrayValue?.isEmpty == true)
