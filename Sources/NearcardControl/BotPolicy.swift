@@ -30,14 +30,8 @@ public struct BotPolicy: Sendable, Equatable {
         case decline
     }
 
-    public struct Rate: Sendable, Equatable {
-        public var count: Int
-        public var seconds: Double
-        public init(count: Int, seconds: Double) {
-            self.count = count
-            self.seconds = seconds
-        }
-    }
+    /// At most `count` acceptances in any `seconds` (counted in the store: `admitAcceptance`).
+    public typealias Rate = NearcardDatabase.AcceptanceLimit
 
     public var accept: Accept = .everyone
     public var requireFields: Set<CardField> = []
@@ -229,9 +223,8 @@ public final class PolicyConsent: ConsentProvider, Sendable {
             return .decline("this bot has already exchanged cards with you")
         }
         if policy.perPeer != nil || policy.overall != nil {
-            let limit = { (r: BotPolicy.Rate?) in r.map { NearcardDatabase.AcceptanceLimit(count: $0.count, seconds: $0.seconds) } }
             do {
-                switch try database.admitAcceptance(did: peer.did, perPeer: limit(policy.perPeer), overall: limit(policy.overall), now: now) {
+                switch try database.admitAcceptance(did: peer.did, perPeer: policy.perPeer, overall: policy.overall, now: now) {
                 case .admitted: break
                 case .perPeerLimit(let r):
                     return .decline("rate limited: at most \(r.count) exchanges per \(Self.duration(r.seconds)) with one person")
