@@ -28,9 +28,7 @@ package final class Listener: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                var source = channel.remoteAddress?.ipAddress ?? "unknown"
-                if source.hasPrefix("::ffff:") && source.contains(".") { source.removeFirst(7) }
-                let address = source
+                let address = channel.remoteAddress.flatMap(plainIP) ?? "unknown"
                 let evict: @Sendable () -> Void = {
                     probes.record(.evicted, from: address)
                     channel.close(promise: nil)
@@ -127,8 +125,15 @@ public enum BindProblem: Sendable {
 
 /// "192.0.2.1:5000" or "[2001:db8::1]:5000" (IPv4-mapped IPv6 shown as IPv4).
 func displayAddress(_ address: SocketAddress) -> String {
-    guard var ip = address.ipAddress else { return "\(address)" }
+    guard let ip = plainIP(address) else { return "\(address)" }
     let port = address.port ?? 0
-    if ip.hasPrefix("::ffff:") && ip.contains(".") { ip.removeFirst(7) }
     return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+}
+
+/// The address's IP, an IPv4-mapped IPv6 one ("::ffff:192.0.2.1", what a "::" socket sees of an IPv4
+/// peer) as IPv4; nil for an address without one.
+func plainIP(_ address: SocketAddress) -> String? {
+    guard var ip = address.ipAddress else { return nil }
+    if ip.hasPrefix("::ffff:") && ip.contains(".") { ip.removeFirst(7) }
+    return ip
 }

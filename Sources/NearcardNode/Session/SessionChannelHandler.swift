@@ -213,11 +213,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         closeTimer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) { bound.value.close() }
     }
 
-    var localAddress: String? {
-        guard var ip = context?.channel.localAddress?.ipAddress else { return nil }
-        if ip.hasPrefix("::ffff:") && ip.contains(".") { ip.removeFirst(7) }
-        return ip
-    }
+    var localAddress: String? { context?.channel.localAddress.flatMap(plainIP) }
 
     func onLoop<T: Sendable>(_ body: @escaping (T) -> Void) -> @Sendable (T) -> Void {
         guard let loop = eventLoop else { return { _ in } }
