@@ -100,6 +100,7 @@ let package = Package(
             dependencies: [
                 "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
                 "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan", "NearcardControl", "NearcardMetrics", "NearcardProcess",
+                "NearcardAddressBook",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ], packageAccess: false),
@@ -133,11 +134,25 @@ let package = Package(
         // Scripted simulations: N real node processes in network namespaces, driven through JSON lines.
         .target(name: "NearcardSimulation", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardProcess"]),
 
+        // CardDAV sync of the contacts (RFC 6352 over WebDAV): the account, discovery, the three-way merge
+        // into the server's copy. HTTP through AsyncHTTPClient, the XML through Foundation's XMLParser.
+        .target(
+            name: "NearcardAddressBook",
+            dependencies: [
+                "NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
+
         // Composition: listener/dialer (SwiftNIO), session driver, consent and admission, events.
         .target(
             name: "NearcardNode",
             dependencies: [
-                "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardSemaphore", "CLibC",
+                "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardSemaphore", "NearcardAddressBook",
+                "CLibC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -227,6 +227,8 @@ public final class NodeRuntime: Sendable {
         if let webhook = context.webhook {
             started.append(Task { await WebhookWorker(context: context, webhook: webhook).run() })
         }
+        // Contacts go to the person's CardDAV address books within seconds (docs/ADDRESSBOOK.md).
+        started.append(Task { await AddressBookWorker(context: context).run() })
         if options.metrics {
             started.append(Task { [self] in await NodeMetrics.record(events, runtime: self) })
         }

@@ -269,5 +269,42 @@ extension NearcardDatabase {
                 CREATE INDEX policyAcceptance_did ON policyAcceptance(didHash, at);
                 CREATE INDEX policyAcceptance_at ON policyAcceptance(at)
                 """),
+        // CardDAV address books the contacts are synced to (docs/ADDRESSBOOK.md): the account (never its
+        // password: `credential` says where it is read from), and per contact the card on the server —
+        // its UID, href and ETag, what Nearcard last wrote there (the base of the three-way merge) and
+        // what the person keeps there (note, nickname). A deleted contact's row keeps only what it takes to
+        // delete the card on the server (state 'deleting').
+        Migration(
+            id: "v17-address-books",
+            sql: """
+                CREATE TABLE addressBook (
+                    url TEXT PRIMARY KEY,
+                    serverURL TEXT NOT NULL,
+                    username TEXT NOT NULL,
+                    credential TEXT NOT NULL,
+                    includeQR INTEGER NOT NULL DEFAULT 0,
+                    addedAt REAL NOT NULL,
+                    lastSyncAt REAL,
+                    lastAttemptAt REAL,
+                    failures INTEGER NOT NULL DEFAULT 0,
+                    nextAttemptAt REAL NOT NULL DEFAULT 0,
+                    lastError TEXT
+                );
+                CREATE TABLE addressBookCard (
+                    book TEXT NOT NULL,
+                    contactID TEXT NOT NULL,
+                    uid TEXT NOT NULL,
+                    href TEXT NOT NULL,
+                    etag TEXT,
+                    written TEXT,
+                    state TEXT NOT NULL,
+                    serverNote TEXT,
+                    serverNickname TEXT,
+                    conflict TEXT,
+                    lastError TEXT,
+                    PRIMARY KEY (book, contactID)
+                );
+                CREATE INDEX addressBookCard_contact ON addressBookCard(contactID)
+                """),
     ]
 }

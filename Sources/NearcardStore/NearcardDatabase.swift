@@ -238,6 +238,10 @@ public final class NearcardDatabase: Sendable {
                 try db.execute("DELETE FROM pendingConfirmation WHERE contactDID = ?", did)
                 try db.execute("DELETE FROM webhookDelivery WHERE body LIKE ?", "%\"didPublicKey\":\"\(did)\"%")
             }
+            // Its cards in address books keep only what deleting them on the server takes.
+            try db.execute(
+                "UPDATE addressBookCard SET state = 'deleting', written = NULL, serverNote = NULL, serverNickname = NULL, conflict = NULL WHERE contactID = ?",
+                id)
             try db.execute("DELETE FROM contact WHERE id = ?", id)
             return true
         }

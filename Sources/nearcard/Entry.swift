@@ -24,7 +24,7 @@ struct Nearcard: AsyncParsableCommand {
         subcommands: [
             Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Bot.self, Simulate.self, Peers.self, Exchange.self, Contacts.self,
             Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, Group.self, Semaphore.self, DID.self, JWT.self,
-            DoctorCommand.self, UICommand.self, StoreCommand.self,
+            DoctorCommand.self, UICommand.self, StoreCommand.self, AddressBookCommand.self,
         ]
     )
 }

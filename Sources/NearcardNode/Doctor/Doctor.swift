@@ -1,5 +1,6 @@
 internal import CLibC
 public import Foundation
+import NearcardAddressBook
 import NearcardCrypto
 public import NearcardDiscovery
 public import NearcardStore
@@ -60,6 +61,7 @@ public enum Doctor {
                     ? DoctorCheck("database", .skipped, "no home to look in") : checkDatabase(o.home, store: o.store))
         }
         add(checkClock())
+        for c in await checkAddressBooks(o) { add(c) }
         let bus = checkBus(o.environment)
         add(bus)
         var discovery: AvahiDiscovery?
@@ -216,6 +218,46 @@ public enum Doctor {
             }
             return DoctorCheck("database", .problem, "\(path) cannot be used: \(error.message)", fix: aside)
         }
+    }
+
+    /// Each CardDAV address book (docs/ADDRESSBOOK.md): the password readable, the server reached with
+    /// a certificate this system trusts, the password accepted, the collection writable. A problem is a
+    /// warning: exchanges work without the address book (contacts wait for it).
+    static func checkAddressBooks(_ o: Options) async -> [DoctorCheck] {
+        let db: NearcardDatabase?
+        if let store = o.store {
+            db = try? NearcardDatabase(location: store)
+        } else if FileManager.default.fileExists(atPath: o.home.databasePath) {
+            db = try? NearcardDatabase(path: o.home.databasePath, busyTimeout: 2)
+        } else {
+            db = nil
+        }
+        guard let db, let accounts = try? db.addressBooks() else { return [] }
+        var checks: [DoctorCheck] = []
+        for account in accounts {
+            do throws(AddressBookError) {
+                _ = try await AddressBookSync.connect(serverURL: account.url, username: account.username, credential: account.credential)
+                let p = try? AddressBookSync.pending(account, database: db)
+                let waiting = (p?.toWrite ?? 0) + (p?.toDelete ?? 0)
+                checks.append(
+                    DoctorCheck(
+                        "addressbook", .ok,
+                        "\(account.url): certificate trusted, user \(account.username) accepted, writable"
+                            + (waiting > 0 ? "; \(waiting) change(s) waiting for the next sync" : "")))
+            } catch {
+                let fix: String
+                switch error.kind {
+                case .credential, .unauthorized:
+                    fix = "add it again with the right password: nearcard addressbook add \(account.url) --user \(account.username) --password-file FILE"
+                case .certificate: fix = "renew the server's certificate, or add its CA to the system's trust store (update-ca-certificates)"
+                case .readOnly: fix = "give \(account.username) write access on the server, or: nearcard addressbook remove \(account.url)"
+                case .unreachable: fix = "start the server or check the network; contacts wait and go with the next sync"
+                default: fix = "nearcard addressbook remove \(account.url), then add the address book's own URL"
+                }
+                checks.append(DoctorCheck("addressbook", .warning, error.message, fix: fix))
+            }
+        }
+        return checks
     }
 
     // MARK: system

@@ -81,6 +81,18 @@ struct Contacts: AsyncParsableCommand {
                     if let common = try db.commonContacts(with: did) { o["commonContacts"] = .array(common.map { .string($0) }) }
                     doc = .object(o)
                 }
+                // What the person keeps for this contact in their address books (docs/ADDRESSBOOK.md).
+                let cards = try db.addressBookCards(contactID: contact.id)
+                if !cards.isEmpty, var o = doc.objectValue {
+                    o["addressBooks"] = .array(
+                        cards.map { c in
+                            .object([
+                                "url": .string(c.book), "state": .string(c.state.rawValue), "note": c.serverNote.map { .string($0) } ?? .null,
+                                "nickname": c.serverNickname.map { .string($0) } ?? .null, "conflict": c.conflict.map { .string($0) } ?? .null,
+                            ])
+                        })
+                    doc = .object(o)
+                }
                 Console.json(doc)
             } else {
                 ContactDisplay.show(contact, database: db, exchanges: exchanges)
@@ -258,6 +270,14 @@ enum ContactDisplay {
         if let m = c.myEphemeralMessage { rows.append(("My message", m)) }
         if c.sealedRoute != nil { rows.append(("Sealed route", "held (private follow-up messages possible)")) }
         if let n = c.notes { rows.append(("Notes", n)) }
+        // What the person keeps for this contact in their address books (never sent to anyone).
+        for card in (try? database?.addressBookCards(contactID: c.id)) ?? [] {
+            let host = URL(string: card.book)?.host ?? card.book
+            if let nick = card.serverNickname { rows.append(("Nickname", "\(nick)  (address book \(host))")) }
+            if let note = card.serverNote { rows.append(("Book note", "\(note)  (address book \(host))")) }
+            if card.state == .goneOnServer { rows.append(("Address book", "deleted on \(host); kept here (addressbook sync --mirror-deletes deletes it)")) }
+            if let conflict = card.conflict { rows.append(("Address book", "\(host) keeps its own \(conflict) (changed there)")) }
+        }
         rows.append(("ID", c.id))
         Console.table(rows)
     }

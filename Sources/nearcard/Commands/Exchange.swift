@@ -115,6 +115,7 @@ struct Exchange: AsyncParsableCommand {
             o["sas"] = JSONValue.string(sas)
             o["attempts"] = JSONValue.number(Double(attempts.value))
         }
+        await AddressBookCommand.afterExchange(context.database, quiet: json)
     }
 
     /// Prints the new contact (`extra` adds to its JSON, given the check code), or throws the failure.
@@ -205,5 +206,6 @@ struct Exchange: AsyncParsableCommand {
             o["attempts"] = JSONValue.number(Double(attempts.value))
             o["invited"] = JSONValue.bool(true)
         }
+        await AddressBookCommand.afterExchange(context.database, quiet: json)
     }
 }

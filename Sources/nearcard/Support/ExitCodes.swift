@@ -1,4 +1,5 @@
 import ArgumentParser
+import NearcardAddressBook
 import NearcardCrypto
 import NearcardModel
 import NearcardNode
@@ -78,6 +79,15 @@ func classify(_ error: any Error) -> (Exit, String) {
         case .unmatched: return (.malformedInput, e.message)
         case .io, .database: return (.storage, e.message)
         case .withdrawn: return (.checkFailed, e.message)
+        }
+    case let e as AddressBookError:
+        switch e.kind {
+        case .invalidInput, .credential: return (.malformedInput, e.message)
+        case .unauthorized, .certificate, .readOnly: return (.checkFailed, e.message)
+        case .unreachable: return (.unreachable, e.message)
+        case .notAddressBook: return (.notFound, e.message)
+        case .server: return (.environment, e.message)
+        case .store: return (.storage, e.message)
         }
     default:
         return (.software, "\(error)")

@@ -1,0 +1,263 @@
+import ArgumentParser
+import Foundation
+import NearcardAddressBook
+import NearcardCrypto
+import NearcardModel
+import NearcardStore
+
+/// `nearcard addressbook …`: the contacts in a CardDAV address book (docs/ADDRESSBOOK.md).
+struct AddressBookCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "addressbook",
+        abstract: "Keep your contacts in a CardDAV address book (Nextcloud, Fastmail, Radicale, GNOME/Evolution, Thunderbird).",
+        discussion:
+            "Each contact met in person is written there as a vCard 4.0 with only what its owner disclosed, their DID and how it was verified. A running listen, ui or bot writes each new contact within seconds and retries while the server is down. Notes and nicknames you add in the address book stay there: contacts show shows them, nobody is sent them.",
+        subcommands: [Add.self, Remove.self, Sync.self, Status.self],
+        defaultSubcommand: Status.self)
+
+    /// The one account a reference names: its collection URL, the URL it was added with, or (one account) nothing.
+    static func account(_ reference: String?, in db: NearcardDatabase) throws -> AddressBookAccount {
+        let accounts = try db.addressBooks()
+        guard !accounts.isEmpty else {
+            throw CLIError(.notFound, "no address book yet; add one: nearcard addressbook add URL --user NAME --password-file FILE")
+        }
+        guard let reference else {
+            if accounts.count == 1 { return accounts[0] }
+            throw CLIError(.malformedInput, "there are \(accounts.count) address books; name one: \(accounts.map(\.url).joined(separator: ", "))")
+        }
+        let trimmed = reference.hasSuffix("/") ? String(reference.dropLast()) : reference
+        let found = accounts.filter { a in [a.url, a.serverURL].contains { $0 == reference || $0.hasSuffix("/") && String($0.dropLast()) == trimmed } }
+        guard let one = found.first else {
+            throw CLIError(.malformedInput, "no address book \(reference); these are: \(accounts.map(\.url).joined(separator: ", "))")
+        }
+        return one
+    }
+
+    /// Where the password is read from, for people.
+    static func source(_ credential: String) -> String {
+        if credential.hasPrefix("file:") { return "file \(credential.dropFirst(5))" }
+        if credential.hasPrefix("credential:") { return "systemd credential \(credential.dropFirst(11))" }
+        return credential
+    }
+
+    /// Runs a sync and records it on the account (the back-off of a running node reads it).
+    static func sync(_ account: AddressBookAccount, db: NearcardDatabase, mirrorDeletes: Bool) async -> Result<AddressBookSyncReport, AddressBookError> {
+        do {
+            let report = try await AddressBookSync.sync(account, database: db, mirrorDeletes: mirrorDeletes)
+            try? db.recordAddressBookPass(url: account.url, error: nil)
+            return .success(report)
+        } catch {
+            try? db.recordAddressBookPass(url: account.url, error: error.message)
+            return .failure(error)
+        }
+    }
+
+    /// How long `exchange` waits for the address books after a new contact before it leaves the rest
+    /// to the next sync (a running node's, or `addressbook sync`).
+    static let exchangeSyncBudget: Double = 5
+
+    /// After an exchange: writes the new contact to each address book, within `exchangeSyncBudget`
+    /// seconds; what does not get there stays pending (`addressbook status`) and goes with the next sync.
+    static func afterExchange(_ db: NearcardDatabase, quiet: Bool) async {
+        guard let accounts = try? db.addressBooks(), !accounts.isEmpty else { return }
+        for account in accounts {
+            let outcome = await withTaskGroup(of: Result<AddressBookSyncReport, AddressBookError>?.self) { group in
+                group.addTask { await sync(account, db: db, mirrorDeletes: false) }
+                group.addTask {
+                    try? await Task.sleep(nanoseconds: UInt64(exchangeSyncBudget * 1e9))
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            guard !quiet else { continue }
+            let host = URL(string: account.url)?.host ?? account.url
+            switch outcome {
+            case .success(let r)?: if r.created + r.updated > 0 { Console.out("Saved to your address book at \(host).") }
+            case .failure(let e)?: Console.err("nearcard: not yet in your address book (it goes with the next sync): \(e.message)")
+            case nil: Console.err("nearcard: \(host) did not answer within \(Int(exchangeSyncBudget)) s; the contact goes with the next sync")
+            }
+        }
+    }
+
+    static func summary(_ r: AddressBookSyncReport) -> [String] {
+        var parts: [String] = []
+        if r.created > 0 { parts.append("\(r.created) added") }
+        if r.updated > 0 { parts.append("\(r.updated) updated") }
+        if r.deleted > 0 { parts.append("\(r.deleted) deleted") }
+        if r.editsSeen > 0 { parts.append("\(r.editsSeen) edited in the address book") }
+        var lines = [parts.isEmpty ? "nothing to change (\(r.unchanged) up to date)" : parts.joined(separator: ", ")]
+        if !r.goneOnServer.isEmpty {
+            lines.append(
+                "deleted in the address book, kept here: \(r.goneOnServer.joined(separator: ", ")) (addressbook sync --mirror-deletes deletes them here too)")
+        }
+        if !r.mirroredDeletes.isEmpty { lines.append("deleted here as in the address book: \(r.mirroredDeletes.joined(separator: ", "))") }
+        if !r.conflicts.isEmpty { lines.append("changed on both sides, the address book's edit kept: \(r.conflicts.joined(separator: "; "))") }
+        for f in r.failed { lines.append("not synced: \(f)") }
+        return lines
+    }
+
+    static func json(_ r: AddressBookSyncReport) -> JSONValue {
+        .object([
+            "created": .number(Double(r.created)), "updated": .number(Double(r.updated)), "deleted": .number(Double(r.deleted)),
+            "unchanged": .number(Double(r.unchanged)), "editsSeen": .number(Double(r.editsSeen)),
+            "goneOnServer": .array(r.goneOnServer.map { .string($0) }), "mirroredDeletes": .array(r.mirroredDeletes.map { .string($0) }),
+            "conflicts": .array(r.conflicts.map { .string($0) }), "failed": .array(r.failed.map { .string($0) }),
+        ])
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a CardDAV address book (a server's root, or the address book's own URL) and sync it.",
+            usage: "nearcard addressbook add https://dav.example.org/ --user alice --password-file ~/.config/dav-password",
+            discussion:
+                "The password is never an argument and never stored: give a file only you can read (chmod 600), or the name of a systemd credential ($CREDENTIALS_DIRECTORY). The server's certificate must be one this system trusts."
+        )
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The server (https://…; its /.well-known/carddav is followed) or the address book's URL.") var url: String
+        @Option(help: "The account's user name.") var user: String
+        @Option(help: "A file holding the password (mode 0600; a final newline is ignored).", completion: .file()) var passwordFile: String?
+        @Option(help: "The name of a systemd credential holding the password (read from $CREDENTIALS_DIRECTORY).") var credential: String?
+        @Flag(help: "Also sync contacts from scanned QR codes (contacts met in person always are).") var includeQr = false
+        @Flag(help: "Only add the account; sync later.") var noSync = false
+        @Flag(help: "Print the account and the first sync as JSON.") var json = false
+
+        func validate() throws {
+            if (passwordFile == nil) == (credential == nil) {
+                throw ValidationError("give the password as --password-file FILE or --credential NAME (one of them)")
+            }
+        }
+
+        func run() async throws {
+            let source: String
+            if let passwordFile {
+                let path = URL(fileURLWithPath: (passwordFile as NSString).expandingTildeInPath).standardizedFileURL.path
+                source = "file:" + path
+            } else {
+                source = "credential:" + (credential ?? "")
+            }
+            let db = try global.database()
+            let collection = try await AddressBookSync.connect(serverURL: url, username: user, credential: source)
+            let existed = try db.addressBooks().contains { $0.url == collection }
+            let account = AddressBookAccount(url: collection, serverURL: url, username: user, credential: source, includeQR: includeQr)
+            try db.saveAddressBook(account)
+            var doc: JSONObject = ["url": .string(collection), "user": .string(user), "password": .string(AddressBookCommand.source(source))]
+            let added = "Added the address book \(collection) (user \(user))."
+            if noSync {
+                if json { Console.json(.object(doc)) } else { Console.out(added) }
+                return
+            }
+            switch await AddressBookCommand.sync(account, db: db, mirrorDeletes: false) {
+            case .success(let report):
+                if json {
+                    doc["sync"] = AddressBookCommand.json(report)
+                    Console.json(.object(doc))
+                } else {
+                    Console.out(added)
+                    for line in AddressBookCommand.summary(report) { Console.out("Synced: " + line) }
+                }
+            case .failure(let error):
+                // A server that refuses this account for good is not kept (one that is down is: it is tried again).
+                if error.kind != .unreachable && !existed { try db.removeAddressBook(url: collection) }
+                throw error
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop syncing to an address book (the cards already there stay there).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The address book's URL (as `addressbook status` shows it, or as it was added).") var url: String
+
+        func run() async throws {
+            let db = try global.existingDatabase()
+            let account = try AddressBookCommand.account(url, in: db)
+            try db.removeAddressBook(url: account.url)
+            Console.out("Removed \(account.url); the cards already written there stay until you delete them there.")
+        }
+    }
+
+    struct Sync: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sync now: write new and changed contacts, delete deleted ones, read your edits made in the address book.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "One address book (default: all).") var url: String?
+        @Flag(help: "Also delete here the contacts whose card you deleted in the address book.") var mirrorDeletes = false
+        @Flag(help: "Print one JSON object per address book.") var json = false
+
+        func run() async throws {
+            let db = try global.existingDatabase()
+            let accounts = url == nil ? try db.addressBooks() : [try AddressBookCommand.account(url, in: db)]
+            if accounts.isEmpty {
+                throw CLIError(.notFound, "no address book yet; add one: nearcard addressbook add URL --user NAME --password-file FILE")
+            }
+            var docs: [JSONValue] = []
+            var firstError: AddressBookError?
+            for account in accounts {
+                switch await AddressBookCommand.sync(account, db: db, mirrorDeletes: mirrorDeletes) {
+                case .success(let report):
+                    if json {
+                        var o = AddressBookCommand.json(report).objectValue ?? [:]
+                        o["url"] = .string(account.url)
+                        docs.append(.object(o))
+                    } else {
+                        for line in AddressBookCommand.summary(report) { Console.out("\(account.url): \(line)") }
+                    }
+                case .failure(let error):
+                    firstError = firstError ?? error
+                    if json { docs.append(.object(["url": .string(account.url), "error": .string(error.message)])) }
+                    if accounts.count > 1 || json { Console.err("nearcard: \(error.message)") }
+                }
+            }
+            if json { Console.json(.array(docs)) }
+            if let firstError {
+                if accounts.count > 1 || json { throw ExitCode(classify(firstError).0.rawValue) }
+                throw firstError
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show each address book: when it last synced, what is waiting, what failed.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print the address books as a JSON array.") var json = false
+
+        func run() async throws {
+            let db = try global.existingDatabase()
+            let accounts = try db.addressBooks()
+            var docs: [JSONValue] = []
+            if accounts.isEmpty && !json {
+                Console.out("No address book. Add one: nearcard addressbook add https://dav.example.org/ --user NAME --password-file FILE")
+                return
+            }
+            for (i, a) in accounts.enumerated() {
+                let p = try AddressBookSync.pending(a, database: db)
+                if json {
+                    var o: JSONObject = [
+                        "url": .string(a.url), "user": .string(a.username), "password": .string(AddressBookCommand.source(a.credential)),
+                        "includeQR": .bool(a.includeQR), "toWrite": .number(Double(p.toWrite)), "toDelete": .number(Double(p.toDelete)),
+                        "synced": .number(Double(p.synced)), "goneOnServer": .number(Double(p.goneOnServer)), "conflicts": .number(Double(p.conflicts)),
+                        "lastSync": a.lastSyncAt.map { .string(ISO8601.string($0)) } ?? .null, "lastError": a.lastError.map { .string($0) } ?? .null,
+                    ]
+                    if a.lastError != nil { o["nextAttempt"] = .string(ISO8601.string(a.nextAttemptAt)) }
+                    docs.append(.object(o))
+                    continue
+                }
+                if i > 0 { Console.out("") }
+                var rows: [(String, String)] = [("Address book", a.url), ("User", a.username), ("Password", AddressBookCommand.source(a.credential))]
+                rows.append(("Contacts", a.includeQR ? "met in person and from QR codes" : "met in person"))
+                rows.append(("Last sync", a.lastSyncAt.map(ISO8601.string) ?? "never"))
+                let waiting = p.toWrite + p.toDelete
+                rows.append(
+                    ("Pending", waiting == 0 ? "nothing (\(p.synced) in sync)" : "\(p.toWrite) to write, \(p.toDelete) to delete (\(p.synced) in sync)"))
+                if p.goneOnServer > 0 { rows.append(("Deleted there", "\(p.goneOnServer) (kept here; addressbook sync --mirror-deletes deletes them)")) }
+                if p.conflicts > 0 { rows.append(("Conflicts", "\(p.conflicts) contact(s) keep the address book's own edit (contacts show)")) }
+                if let e = a.lastError { rows.append(("Last error", e + " — next try \(ISO8601.string(a.nextAttemptAt)) by a running node")) }
+                Console.table(rows)
+            }
+            if json { Console.json(.array(docs)) }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import NearcardCrypto
+import NearcardSimulation
+import NearcardTestSupport
+import Testing
+
+/// Contacts in the person's CardDAV address book (docs/ADDRESSBOOK.md), against two real servers:
+/// Radicale (htpasswd) and Xandikos (behind a TLS and Basic-auth proxy), each started per test on the
+/// namespace's loopback with TLS from a throw-away CA in the system's trust store
+/// (Tests/Interop/carddav_lab.py). The nodes run as the unprivileged test account; Python's vobject
+/// reads back what Nearcard wrote.
+@Suite(.serialized) struct AddressBookTests {
+    let script = CLI.packageRoot.appendingPathComponent("Tests/Interop/carddav_lab.py").path
+    func log(_ name: String) -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-\(name).log") }
+
+    /// One CardDAV server in a lab's namespace.
+    struct Server {
+        let info: JSONValue
+        var url: String { info["url"]?.stringValue ?? "" }
+        var book: String { info["addressbook"]?.stringValue ?? "" }
+        var passwordFile: String { info["password_file"]?.stringValue ?? "" }
+        var port: Int { Int(info["port"]?.integerValue ?? 0) }
+        var pid: Int { Int(info["pid"]?.integerValue ?? 0) }
+    }
+
+    func start(_ kind: String, in lab: Lab, dir: String, _ options: [String] = []) throws -> Server {
+        let out = log("carddav-\(kind)")
+        _ = try lab.spawn([CLI.python, script, "serve", "--server", kind, "--dir", dir] + options, log: out)
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("{\"url\"") }) { return Server(info: try JSONParser.parse(String(line))) }
+            if text.contains("error:") { throw LabError("the \(kind) lab failed: \(text)") }
+            usleep(100_000)
+        }
+        throw LabError("the \(kind) lab did not start: \((try? String(contentsOf: out, encoding: .utf8)) ?? "")")
+    }
+
+    /// Stops a server and takes its CA out of the trust store (waits for it).
+    func stop(_ server: Server, in lab: Lab) throws {
+        try lab.run([CLI.python, script, "stop", "--pid", String(server.pid)])
+    }
+
+    /// The cards on the server, as vobject parsed them.
+    func cards(_ server: Server, in lab: Lab) throws -> [JSONValue] {
+        let r = try lab.run([CLI.python, script, "list", "--url", server.book, "--user", "alice", "--password-file", server.passwordFile])
+        guard r.code == 0, let list = r.json.arrayValue else { throw LabError("list failed (exit \(r.code)): \(r.stderr)") }
+        return list
+    }
+
+    func card(of did: String, _ server: Server, in lab: Lab, within seconds: TimeInterval) throws -> JSONValue? {
+        let deadline = Date().addingTimeInterval(seconds)
+        repeat {
+            if let c = try cards(server, in: lab).first(where: { $0["did"]?.stringValue == did }) { return c }
+            usleep(250_000)
+        } while Date() < deadline
+        return nil
+    }
+
+    /// The whole walk of issue 39's "done when", for one server.
+    @Test(.timeLimit(.minutes(4)), arguments: ["radicale", "xandikos"])
+    func contactsReachTheAddressBookAndComeBackEdited(_ kind: String) throws {
+        let (a, b) = try Lab.pair()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-carddav-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var server = try start(kind, in: a, dir: dir)
+        defer { try? stop(server, in: a) }
+
+        let ada = try TestPerson(name: "Ada Lovelace")
+        defer { ada.cli.cleanUp() }
+        let bob = try TestPerson(name: "Bob Builder", card: ["--email", "bob@example.org", "--title", "Engineer"])
+        defer { bob.cli.cleanUp() }
+        #expect(try bob.cli.run(["share", "--fields", "name,email,title"]).code == 0)
+
+        // Added from the server's root: discovery finds the address book, through the system's trust store.
+        let add = try a.nearcard(["addressbook", "add", server.url, "--user", "alice", "--password-file", server.passwordFile, "--json"], home: ada.home)
+        try #require(add.code == 0, "addressbook add: \(add.stderr)")
+        #expect(add.json["url"]?.stringValue == server.book)
+
+        let (_, port) = try a.listen(home: ada.home, ["--accept", "all"], log: log("ada"))
+        let exchange = try b.nearcard(["exchange", "10.77.0.1:\(port)", "--yes", "--json"], home: bob.home)
+        try #require(exchange.code == 0, "exchange: \(exchange.stderr)")
+        let exchanged = Date()
+
+        // Within 5 s of the exchange, Ada's running node has written Bob's card, and only what Bob disclosed.
+        let written = try #require(try card(of: bob.did, server, in: a, within: 5), "Bob's card is not on \(kind) 5 s after the exchange")
+        #expect(Date().timeIntervalSince(exchanged) <= 5.5)
+        #expect(written["version"] == "4.0")
+        #expect(written["fn"] == "Bob Builder")
+        #expect(written["email"] == "bob@example.org")
+        #expect(written["title"] == "Engineer")
+        #expect(written["verification"] == "verified")
+        #expect(written["note"] == .null)
+        let properties = Set(written["properties"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        #expect(
+            properties.isSubset(of: ["VERSION", "UID", "PRODID", "FN", "N", "EMAIL", "TITLE", "X-NEARCARD-DID", "X-NEARCARD-VERIFICATION"]),
+            "unexpected properties: \(properties)")
+        let uid = try #require(written["uid"]?.stringValue)
+
+        // A note added on the server shows in `contacts show` after a sync, and is kept there.
+        let note = try a.run([
+            CLI.python, script, "set-note", "--url", server.book, "--user", "alice", "--password-file", server.passwordFile, "--uid", uid, "--note",
+            "Met at the loom fair; owes me a coffee",
+        ])
+        try #require(note.code == 0, "set-note: \(note.stderr)")
+        let sync = try a.nearcard(["addressbook", "sync"], home: ada.home)
+        #expect(sync.code == 0, "sync: \(sync.stderr)")
+        #expect(sync.stdout.contains("1 edited in the address book"), "\(sync.stdout)")
+        let show = try a.nearcard(["contacts", "show", "Bob Builder"], home: ada.home)
+        #expect(show.stdout.contains("Met at the loom fair; owes me a coffee"), "\(show.stdout)")
+        let shown = try a.nearcard(["contacts", "show", "Bob Builder", "--json"], home: ada.home)
+        #expect(shown.json["addressBooks"]?.arrayValue?.first?["note"] == "Met at the loom fair; owes me a coffee")
+
+        // Deleted in Nearcard: gone on the server after the next sync (the running node's, here).
+        #expect(try a.nearcard(["contacts", "delete", "Bob Builder", "--yes"], home: ada.home).code == 0)
+        let deadline = Date().addingTimeInterval(10)
+        var gone = false
+        while !gone && Date() < deadline {
+            gone = try cards(server, in: a).allSatisfy { $0["did"]?.stringValue != bob.did }
+            if !gone { usleep(250_000) }
+        }
+        #expect(gone, "Bob's card is still on \(kind) after he was deleted in Nearcard")
+
+        // The server down: an exchange still completes, the contact waits, and arrives once it is back.
+        let serverPort = server.port
+        try stop(server, in: a)
+        let carol = try TestPerson(name: "Carol Cable")
+        defer { carol.cli.cleanUp() }
+        #expect(try b.nearcard(["exchange", "10.77.0.1:\(port)", "--yes"], home: carol.home).code == 0)
+        usleep(3_000_000)
+        let status = try a.nearcard(["addressbook", "status", "--json"], home: ada.home)
+        let account = try #require(status.json.arrayValue?.first)
+        #expect(account["toWrite"]?.integerValue == 1, "\(status.stdout)")
+        #expect(account["lastError"]?.stringValue?.contains(server.book) == true, "\(status.stdout)")
+        server = try start(kind, in: a, dir: dir, ["--port", String(serverPort)])
+        #expect(try card(of: carol.did, server, in: a, within: 40) != nil, "Carol's card did not arrive once \(kind) was back")
+        let after = try a.nearcard(["addressbook", "status", "--json"], home: ada.home)
+        #expect(after.json.arrayValue?.first?["toWrite"]?.integerValue == 0)
+        #expect(after.json.arrayValue?.first?["lastError"] == .null)
+
+        // Each failure is one line naming the account and what to do.
+        let wrong = try ada.cli.write("not the password", to: "wrong-password")
+        let refused = try a.nearcard(["addressbook", "add", server.book, "--user", "alice", "--password-file", wrong], home: ada.home)
+        #expect(refused.code == 1)
+        #expect(refused.stderr.contains(server.book) && refused.stderr.contains("401") && refused.stderr.contains("password"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        try stop(server, in: a)
+
+        let expired = try start(kind, in: a, dir: dir + "-expired", ["--expired-cert"])
+        defer {
+            try? stop(expired, in: a)
+            try? FileManager.default.removeItem(atPath: dir + "-expired")
+        }
+        let untrusted = try a.nearcard(["addressbook", "add", expired.book, "--user", "alice", "--password-file", expired.passwordFile], home: ada.home)
+        #expect(untrusted.code == 1)
+        #expect(untrusted.stderr.contains(expired.book) && untrusted.stderr.contains("certificate"), "\(untrusted.stderr)")
+        #expect(untrusted.stderr.split(separator: "\n").count == 1, "\(untrusted.stderr)")
+        try stop(expired, in: a)
+
+        let readOnly = try start(kind, in: a, dir: dir + "-ro", ["--read-only"])
+        defer {
+            try? stop(readOnly, in: a)
+            try? FileManager.default.removeItem(atPath: dir + "-ro")
+        }
+        // Radicale says so when asked for the privileges (add refuses); Xandikos's proxy refuses the first write (add's sync).
+        let denied = try a.nearcard(["addressbook", "add", readOnly.book, "--user", "alice", "--password-file", readOnly.passwordFile], home: ada.home)
+        #expect(denied.code == 1)
+        #expect(denied.stderr.contains(readOnly.book) && denied.stderr.contains("write access"), "\(denied.stderr)")
+        #expect(denied.stderr.split(separator: "\n").count == 1, "\(denied.stderr)")
+    }
+}
