@@ -101,7 +101,15 @@ struct CardDAVClient: Sendable {
                 let bytes = try await response.body.collect(upTo: limit)
                 answer = Answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer: bytes), url: url)
             } catch {
-                throw describe(error, url: url)
+                var problem = describe(error, url: url)
+                if problem.kind == .certificate, let host = url.host,
+                    let dates = await CertificateProbe.dateProblem(host: host, port: url.port ?? 443)
+                {
+                    problem = AddressBookError(
+                        .certificate,
+                        "\(account): the TLS certificate of \(host) was not accepted: \(dates); renew it on the server (or, if this machine's clock is wrong, set it)")
+                }
+                throw problem
             }
             if [301, 302, 303, 307, 308].contains(answer.status), let location = answer.headers.first(name: "Location"),
                 let next = URL(string: location, relativeTo: url)?.absoluteURL

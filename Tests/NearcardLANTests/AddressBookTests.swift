@@ -138,6 +138,21 @@ import Testing
         #expect(after.json.arrayValue?.first?["toWrite"]?.integerValue == 0)
         #expect(after.json.arrayValue?.first?["lastError"] == .null)
 
+        // A card deleted in the address book is not deleted here, and not written again, unless asked.
+        let carolsCard = try #require(try card(of: carol.did, server, in: a, within: 1))
+        let removed = try a.run([
+            CLI.python, script, "delete", "--url", server.book, "--user", "alice", "--password-file", server.passwordFile, "--uid",
+            carolsCard["uid"]?.stringValue ?? "",
+        ])
+        try #require(removed.code == 0, "delete: \(removed.stderr)")
+        let kept = try a.nearcard(["addressbook", "sync"], home: ada.home)
+        #expect(kept.stdout.contains("deleted in the address book, kept here: Carol Cable"), "\(kept.stdout)")
+        #expect(try ada.contacts().contains { $0["didPublicKey"]?.stringValue == carol.did })
+        #expect(try card(of: carol.did, server, in: a, within: 0) == nil)
+        let mirrored = try a.nearcard(["addressbook", "sync", "--mirror-deletes"], home: ada.home)
+        #expect(mirrored.stdout.contains("deleted here as in the address book: Carol Cable"), "\(mirrored.stdout)")
+        #expect(try !ada.contacts().contains { $0["didPublicKey"]?.stringValue == carol.did })
+
         // Each failure is one line naming the account and what to do.
         let wrong = try ada.cli.write("not the password", to: "wrong-password")
         let refused = try a.nearcard(["addressbook", "add", server.book, "--user", "alice", "--password-file", wrong], home: ada.home)
@@ -154,6 +169,7 @@ import Testing
         let untrusted = try a.nearcard(["addressbook", "add", expired.book, "--user", "alice", "--password-file", expired.passwordFile], home: ada.home)
         #expect(untrusted.code == 1)
         #expect(untrusted.stderr.contains(expired.book) && untrusted.stderr.contains("certificate"), "\(untrusted.stderr)")
+        #expect(untrusted.stderr.contains("expired on") && untrusted.stderr.contains("renew it on the server"), "\(untrusted.stderr)")
         #expect(untrusted.stderr.split(separator: "\n").count == 1, "\(untrusted.stderr)")
         try stop(expired, in: a)
 
@@ -162,7 +178,11 @@ import Testing
             try? stop(readOnly, in: a)
             try? FileManager.default.removeItem(atPath: dir + "-ro")
         }
-        // Radicale says so when asked for the privileges (add refuses); Xandikos's proxy refuses the first write (add's sync).
+        // Radicale says so when asked for the privileges (add refuses); Xandikos's proxy refuses the first write (add's
+        // sync, which has Dan's card to write).
+        let dan = try TestPerson(name: "Dan Dial")
+        defer { dan.cli.cleanUp() }
+        #expect(try b.nearcard(["exchange", "10.77.0.1:\(port)", "--yes"], home: dan.home).code == 0)
         let denied = try a.nearcard(["addressbook", "add", readOnly.book, "--user", "alice", "--password-file", readOnly.passwordFile], home: ada.home)
         #expect(denied.code == 1)
         #expect(denied.stderr.contains(readOnly.book) && denied.stderr.contains("write access"), "\(denied.stderr)")
