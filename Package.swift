@@ -84,6 +84,7 @@ let package = Package(
             name: "NearcardWeb",
             dependencies: [
                 "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardControl", "NearcardQR", "NearcardScan",
+                "NearcardAddressBook",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,5 @@
 public import Foundation
-import NearcardCrypto
+public import NearcardCrypto
 public import NearcardModel
 public import NearcardStore
 
@@ -327,5 +327,39 @@ extension AddressBookCard {
             book: book, contactID: contactID, uid: uid, href: href, etag: etag ?? self.etag, written: written ?? self.written, state: state ?? self.state,
             serverNote: serverNote ?? self.serverNote, serverNickname: serverNickname ?? self.serverNickname, conflict: conflict ?? self.conflict,
             lastError: nil)
+    }
+}
+
+extension AddressBookSyncReport {
+    /// `{"created", "updated", "deleted", "unchanged", "editsSeen", "goneOnServer", "mirroredDeletes", "conflicts", "failed"}`
+    /// (`addressbook sync --json`, the web app).
+    public var json: JSONValue {
+        .object([
+            "created": .number(Double(created)), "updated": .number(Double(updated)), "deleted": .number(Double(deleted)),
+            "unchanged": .number(Double(unchanged)), "editsSeen": .number(Double(editsSeen)),
+            "goneOnServer": .array(goneOnServer.map { .string($0) }), "mirroredDeletes": .array(mirroredDeletes.map { .string($0) }),
+            "conflicts": .array(conflicts.map { .string($0) }), "failed": .array(failed.map { .string($0) }),
+        ])
+    }
+}
+
+extension AddressBookSync {
+    /// Where an account's password is read from, for people: "file PATH", "systemd credential NAME".
+    public static func passwordSource(_ credential: String) -> String {
+        if credential.hasPrefix("file:") { return "file \(credential.dropFirst(5))" }
+        if credential.hasPrefix("credential:") { return "systemd credential \(credential.dropFirst(11))" }
+        return credential
+    }
+
+    /// An account and what waits for it (`addressbook status --json`, the web app): never the password.
+    public static func json(_ a: AddressBookAccount, pending p: AddressBookPending) -> JSONValue {
+        var o: JSONObject = [
+            "url": .string(a.url), "user": .string(a.username), "password": .string(passwordSource(a.credential)),
+            "includeQR": .bool(a.includeQR), "toWrite": .number(Double(p.toWrite)), "toDelete": .number(Double(p.toDelete)),
+            "synced": .number(Double(p.synced)), "goneOnServer": .number(Double(p.goneOnServer)), "conflicts": .number(Double(p.conflicts)),
+            "lastSync": a.lastSyncAt.map { .string(ISO8601.string($0)) } ?? .null, "lastError": a.lastError.map { .string($0) } ?? .null,
+        ]
+        if a.lastError != nil { o["nextAttempt"] = .string(ISO8601.string(a.nextAttemptAt)) }
+        return .object(o)
     }
 }

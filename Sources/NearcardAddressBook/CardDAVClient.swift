@@ -107,7 +107,8 @@ struct CardDAVClient: Sendable {
                 {
                     problem = AddressBookError(
                         .certificate,
-                        "\(account): the TLS certificate of \(host) was not accepted: \(dates); renew it on the server (or, if this machine's clock is wrong, set it)")
+                        "\(account): the TLS certificate of \(host) was not accepted: \(dates); renew it on the server (or, if this machine's clock is wrong, set it)"
+                    )
                 }
                 throw problem
             }

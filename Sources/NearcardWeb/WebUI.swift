@@ -18,11 +18,14 @@ public final class WebUI: Sendable {
         public var port: Int
         /// The session token: in the printed address once, then a cookie.
         public var token: String
+        /// Where a password typed into the page for an address book is kept (a 0600 file; the home).
+        public var secretsDirectory: String?
 
-        public init(address: String = "127.0.0.1", port: Int = WebUI.defaultPort, token: String) {
+        public init(address: String = "127.0.0.1", port: Int = WebUI.defaultPort, token: String, secretsDirectory: String? = nil) {
             self.address = address
             self.port = port
             self.token = token
+            self.secretsDirectory = secretsDirectory
         }
     }
 
@@ -162,6 +165,7 @@ public final class WebUI: Sendable {
         cardRoutes(router)
         messageRoutes(router)
         scanRoutes(router)
+        addressBookRoutes(router)
         router.get("/api/state") { _, _ in Self.json(self.state()) }
         router.get("/api/events") { _, _ in self.events() }
         router.get("/api/contacts") { _, _ in

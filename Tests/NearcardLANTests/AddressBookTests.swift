@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardProcess
 import NearcardSimulation
 import NearcardTestSupport
 import Testing
@@ -187,5 +188,50 @@ import Testing
         #expect(denied.code == 1)
         #expect(denied.stderr.contains(readOnly.book) && denied.stderr.contains("write access"), "\(denied.stderr)")
         #expect(denied.stderr.split(separator: "\n").count == 1, "\(denied.stderr)")
+    }
+
+    /// The web app's "Address book": added from the page (the password typed there kept in a 0600 file,
+    /// never shown back), the contact already in the book written at once, "Sync now" answering.
+    @Test(.timeLimit(.minutes(3))) func theWebAppAddsAnAddressBookAndSyncs() throws {
+        let (a, b) = try Lab.pair()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-carddav-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try start("radicale", in: a, dir: dir)
+        defer { try? stop(server, in: a) }
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let bob = try TestPerson(name: "Bob Builder")
+        defer {
+            ada.cli.cleanUp()
+            bob.cli.cleanUp()
+        }
+        let (_, bobPort) = try b.listen(home: bob.home, ["--accept", "all", "--no-discovery"], log: log("bob"))
+        #expect(try a.nearcard(["exchange", "10.77.0.2:\(bobPort)", "--yes"], home: ada.home).code == 0)
+
+        let uiLog = log("ada-ui")
+        let p = try a.spawn([CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser", "--port", "0", "--ui-port", "7448"], log: uiLog)
+        var page: String?
+        let deadline = Date().addingTimeInterval(30)
+        while page == nil && Date() < deadline && p.isRunning {
+            let text = (try? String(contentsOf: uiLog, encoding: .utf8)) ?? ""
+            page = text.range(of: "Nearcard's page: ").map { String(text[$0.upperBound...].prefix { !$0.isNewline }) }
+            if page == nil { usleep(100_000) }
+        }
+        let address = try #require(page, "ui did not start: \((try? String(contentsOf: uiLog, encoding: .utf8)) ?? "")")
+        let driver = CLI.packageRoot.appendingPathComponent("Tests/Interop/addressbook_ui.py").path
+        let r = try a.run([CLI.python, driver, "--page", address, "--server", server.url, "--user", "alice", "--password-file", server.passwordFile])
+        #expect(r.code == 0, "\(r.stdout) \(r.stderr.suffix(2000))")
+        let report = r.json
+        #expect(report["added"]?.stringValue?.contains("1 added") == true, "\(report)")
+        #expect(report["listed"]?.stringValue?.contains(server.book) == true, "\(report)")
+        #expect(report["synced"]?.stringValue?.contains("nothing to change") == true, "\(report)")
+        #expect(report["passwordField"] == "", "the password field is cleared once added")
+        #expect(report["passwordOnPage"] == false && report["passwordInAPI"] == false)
+        #expect(report["axe"]?.arrayValue?.isEmpty == true, "\(report["axe"] ?? .null)")
+        #expect(try card(of: bob.did, server, in: a, within: 2) != nil, "Bob's card is not on the server")
+        // The password the page was given is a 0600 file in the home; the book names only its path.
+        let status = try ada.cli.run(["addressbook", "status", "--json"])
+        let source = status.json.arrayValue?.first?["password"]?.stringValue ?? ""
+        #expect(source.hasPrefix("file \(ada.home.path)/addressbook-"), "\(status.stdout)")
+        #expect(fileMode(String(source.dropFirst(5))) == 0o600)
     }
 }

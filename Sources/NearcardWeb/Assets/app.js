@@ -43,7 +43,7 @@ function show(tab) {
   }
   for (const s of ["nearby", "requests", "contacts", "messages", "card", "scan"]) $(s).hidden = s !== tab;
   if (tab === "messages") loadMessages();
-  if (tab === "contacts") loadContacts();
+  if (tab === "contacts") { loadContacts(); loadAddressBooks(); }
   if (tab === "card") loadCard();
 }
 
@@ -179,6 +179,59 @@ function showContact(c) {
   });
   a.append(del);
   a.hidden = false;
+}
+
+// The CardDAV address books (docs/ADDRESSBOOK.md): each with its state, "Sync now", adding one.
+async function loadAddressBooks() {
+  let books;
+  try { books = await api("GET", "/api/addressbooks"); } catch (e) { notice(e.message); return; }
+  $("ab-list").replaceChildren(...books.map((b) => {
+    const li = el("li", null, { "data-addressbook": b.url });
+    const waiting = b.toWrite + b.toDelete;
+    const words = b.lastError ? "not synced: " + b.lastError : waiting ? waiting + " waiting" : "in sync (" + b.synced + ")";
+    li.append(el("strong", b.url), el("span", b.user, { class: "fp" }), el("span", "last sync " + (b.lastSync || "never"), { class: "fp" }),
+              el("span", words, { class: "badge " + (b.lastError ? "failed" : waiting ? "pending" : "verified") }));
+    const remove = el("button", "Remove", { type: "button", "aria-label": "Stop syncing to " + b.url });
+    remove.addEventListener("click", async () => {
+      if (!confirm("Stop syncing to " + b.url + "? The cards already there stay there.")) return;
+      try { await api("POST", "/api/addressbooks/remove", { url: b.url }); loadAddressBooks(); } catch (e) { notice(e.message); }
+    });
+    li.append(remove);
+    return li;
+  }));
+  $("ab-sync").hidden = books.length === 0;
+}
+
+function syncSummary(r) {
+  const parts = [];
+  if (r.created) parts.push(r.created + " added");
+  if (r.updated) parts.push(r.updated + " updated");
+  if (r.deleted) parts.push(r.deleted + " deleted");
+  if (r.editsSeen) parts.push(r.editsSeen + " edited in the address book");
+  if (r.goneOnServer.length) parts.push("deleted in the address book, kept here: " + r.goneOnServer.join(", "));
+  if (r.conflicts.length) parts.push("the address book's edit kept: " + r.conflicts.join("; "));
+  if (r.failed.length) parts.push("not synced: " + r.failed.join("; "));
+  return parts.length ? parts.join(", ") : "nothing to change";
+}
+
+async function addAddressBook(e) {
+  e.preventDefault();
+  notice("Connecting to " + $("ab-url").value + "…");
+  try {
+    const r = await api("POST", "/api/addressbooks", { url: $("ab-url").value, user: $("ab-user").value, password: $("ab-password").value });
+    $("ab-password").value = "";
+    notice("Added " + r.url + ": " + syncSummary(r.sync) + ".");
+    loadAddressBooks();
+  } catch (err) { notice("Not added: " + err.message); }
+}
+
+async function syncAddressBooks() {
+  notice("Syncing…");
+  try {
+    const results = await api("POST", "/api/addressbooks/sync", {});
+    notice("Synced. " + results.map((r) => r.url + ": " + (r.error ? r.error : syncSummary(r.sync))).join(" · "));
+    loadAddressBooks();
+  } catch (e) { notice(e.message); }
 }
 
 async function loadMessages() {
@@ -375,6 +428,8 @@ async function start() {
   $("search").addEventListener("input", renderContacts);
   $("card-form").addEventListener("submit", saveCard);
   $("write").addEventListener("submit", send);
+  $("ab-form").addEventListener("submit", addAddressBook);
+  $("ab-sync").addEventListener("click", syncAddressBooks);
   $("scan-go").addEventListener("click", scan);
   $("retry").addEventListener("click", async () => {
     try { const r = await api("POST", "/api/outbox/retry", {}); notice("Tried " + r.tried + ": " + r.delivered + " delivered."); loadMessages(); }

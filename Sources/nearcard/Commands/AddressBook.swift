@@ -33,13 +33,6 @@ struct AddressBookCommand: AsyncParsableCommand {
         return one
     }
 
-    /// Where the password is read from, for people.
-    static func source(_ credential: String) -> String {
-        if credential.hasPrefix("file:") { return "file \(credential.dropFirst(5))" }
-        if credential.hasPrefix("credential:") { return "systemd credential \(credential.dropFirst(11))" }
-        return credential
-    }
-
     /// Runs a sync and records it on the account (the back-off of a running node reads it).
     static func sync(_ account: AddressBookAccount, db: NearcardDatabase, mirrorDeletes: Bool) async -> Result<AddressBookSyncReport, AddressBookError> {
         do {
@@ -98,15 +91,6 @@ struct AddressBookCommand: AsyncParsableCommand {
         return lines
     }
 
-    static func json(_ r: AddressBookSyncReport) -> JSONValue {
-        .object([
-            "created": .number(Double(r.created)), "updated": .number(Double(r.updated)), "deleted": .number(Double(r.deleted)),
-            "unchanged": .number(Double(r.unchanged)), "editsSeen": .number(Double(r.editsSeen)),
-            "goneOnServer": .array(r.goneOnServer.map { .string($0) }), "mirroredDeletes": .array(r.mirroredDeletes.map { .string($0) }),
-            "conflicts": .array(r.conflicts.map { .string($0) }), "failed": .array(r.failed.map { .string($0) }),
-        ])
-    }
-
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a CardDAV address book (a server's root, or the address book's own URL) and sync it.",
@@ -142,7 +126,7 @@ struct AddressBookCommand: AsyncParsableCommand {
             let existed = try db.addressBooks().contains { $0.url == collection }
             let account = AddressBookAccount(url: collection, serverURL: url, username: user, credential: source, includeQR: includeQr)
             try db.saveAddressBook(account)
-            var doc: JSONObject = ["url": .string(collection), "user": .string(user), "password": .string(AddressBookCommand.source(source))]
+            var doc: JSONObject = ["url": .string(collection), "user": .string(user), "password": .string(AddressBookSync.passwordSource(source))]
             let added = "Added the address book \(collection) (user \(user))."
             if noSync {
                 if json { Console.json(.object(doc)) } else { Console.out(added) }
@@ -151,7 +135,7 @@ struct AddressBookCommand: AsyncParsableCommand {
             switch await AddressBookCommand.sync(account, db: db, mirrorDeletes: false) {
             case .success(let report):
                 if json {
-                    doc["sync"] = AddressBookCommand.json(report)
+                    doc["sync"] = report.json
                     Console.json(.object(doc))
                 } else {
                     Console.out(added)
@@ -199,7 +183,7 @@ struct AddressBookCommand: AsyncParsableCommand {
                 switch await AddressBookCommand.sync(account, db: db, mirrorDeletes: mirrorDeletes) {
                 case .success(let report):
                     if json {
-                        var o = AddressBookCommand.json(report).objectValue ?? [:]
+                        var o = report.json.objectValue ?? [:]
                         o["url"] = .string(account.url)
                         docs.append(.object(o))
                     } else {
@@ -235,18 +219,11 @@ struct AddressBookCommand: AsyncParsableCommand {
             for (i, a) in accounts.enumerated() {
                 let p = try AddressBookSync.pending(a, database: db)
                 if json {
-                    var o: JSONObject = [
-                        "url": .string(a.url), "user": .string(a.username), "password": .string(AddressBookCommand.source(a.credential)),
-                        "includeQR": .bool(a.includeQR), "toWrite": .number(Double(p.toWrite)), "toDelete": .number(Double(p.toDelete)),
-                        "synced": .number(Double(p.synced)), "goneOnServer": .number(Double(p.goneOnServer)), "conflicts": .number(Double(p.conflicts)),
-                        "lastSync": a.lastSyncAt.map { .string(ISO8601.string($0)) } ?? .null, "lastError": a.lastError.map { .string($0) } ?? .null,
-                    ]
-                    if a.lastError != nil { o["nextAttempt"] = .string(ISO8601.string(a.nextAttemptAt)) }
-                    docs.append(.object(o))
+                    docs.append(AddressBookSync.json(a, pending: p))
                     continue
                 }
                 if i > 0 { Console.out("") }
-                var rows: [(String, String)] = [("Address book", a.url), ("User", a.username), ("Password", AddressBookCommand.source(a.credential))]
+                var rows: [(String, String)] = [("Address book", a.url), ("User", a.username), ("Password", AddressBookSync.passwordSource(a.credential))]
                 rows.append(("Contacts", a.includeQR ? "met in person and from QR codes" : "met in person"))
                 rows.append(("Last sync", a.lastSyncAt.map(ISO8601.string) ?? "never"))
                 let waiting = p.toWrite + p.toDelete

@@ -93,7 +93,7 @@ struct UICommand: AsyncParsableCommand {
         }
         let token = WebUI.newToken()
         try FileIO.writeAtomically(SecureBytes(Array(token.utf8)), to: tokenPath, mode: 0o600, replace: true)
-        let web = WebUI(runtime: runtime, options: WebUI.Options(address: address, port: uiPort, token: token))
+        let web = WebUI(runtime: runtime, options: WebUI.Options(address: address, port: uiPort, token: token, secretsDirectory: global.resolvedHome.path))
 
         enum Start: Sendable {
             case running
