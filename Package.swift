@@ -140,7 +140,7 @@ let package = Package(
         .target(
             name: "NearcardAddressBook",
             dependencies: [
-                "NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardStore",
+                "NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardProcess",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -27,6 +27,7 @@ packages=(
   xvfb dunst libnotify-bin  # tests: nearcard ui's desktop notifications on a real notification daemon
   postgresql postgresql-client  # tests: the fleet store (--store postgres://…) on a throw-away server
   radicale xandikos    # tests: contacts synced to two different CardDAV servers (nearcard addressbook)
+  libsecret-tools gnome-keyring  # addressbook add --secret-service (secret-tool); tests: a real GNOME Keyring
   ca-certificates      # tests: the CardDAV servers' throw-away CA in the system trust store (update-ca-certificates)
   eslint               # make lint: the web app's script (Sources/NearcardWeb/Assets/app.js)
 )

@@ -96,7 +96,7 @@ Architecture: $arch
 Maintainer: The Nearcard developers <nearcard@example.org>
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $depends_line
-Recommends: xdg-utils, libnotify-bin
+Recommends: xdg-utils, libnotify-bin, libsecret-tools
 Section: net
 Priority: optional
 Homepage: https://example.org/nearcard

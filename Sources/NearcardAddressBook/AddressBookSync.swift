@@ -43,10 +43,12 @@ public enum AddressBookSync {
     static let maximumPassword = 4096
 
     /// The password an account's `credential` names: `file:PATH` (a private file: mode 0600 or
-    /// stricter) or `credential:NAME` (systemd's `$CREDENTIALS_DIRECTORY/NAME`). A final newline is dropped.
+    /// stricter), `credential:NAME` (systemd's `$CREDENTIALS_DIRECTORY/NAME`) or `secret-service:SERVER USER`
+    /// (the desktop's Secret Service). A final newline is dropped.
     public static func password(credential: String, account: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(AddressBookError) -> String
     {
+        if credential.hasPrefix("secret-service:") { return try SecretService.lookup(credential, account: account, environment: environment) }
         let path: String
         if credential.hasPrefix("file:") {
             path = String(credential.dropFirst(5))
@@ -348,6 +350,7 @@ extension AddressBookSync {
     public static func passwordSource(_ credential: String) -> String {
         if credential.hasPrefix("file:") { return "file \(credential.dropFirst(5))" }
         if credential.hasPrefix("credential:") { return "systemd credential \(credential.dropFirst(11))" }
+        if credential.hasPrefix("secret-service:") { return "the Secret Service" }
         return credential
     }
 

@@ -234,4 +234,48 @@ import Testing
         #expect(source.hasPrefix("file \(ada.home.path)/addressbook-"), "\(status.stdout)")
         #expect(fileMode(String(source.dropFirst(5))) == 0o600)
     }
+
+    /// `add --secret-service`: the password goes to the desktop's Secret Service (a real GNOME Keyring on
+    /// the test account's own session bus), never to the book; sync reads it from there; `remove` takes it out.
+    @Test(.timeLimit(.minutes(2))) func theSecretServiceKeepsThePassword() throws {
+        let lab = try Lab("ss")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-carddav-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A password no file of the book could hold by chance.
+        let server = try start("radicale", in: lab, dir: dir, ["--password", "pw-\(UUID().uuidString)"])
+        defer { try? stop(server, in: lab) }
+        let ada = try TestPerson(name: "Ada Lovelace")
+        defer { ada.cli.cleanUp() }
+        // The account's own session: a HOME for the keyring and a copy of the binary it may run.
+        let session = ada.cli.auxiliary.appendingPathComponent("session").path
+        try FileManager.default.createDirectory(atPath: session, withIntermediateDirectories: true)
+        TestAccount.give(session)
+        let binary = session + "/nearcard"
+        try FileManager.default.copyItem(atPath: CLI.builtExecutable.path, toPath: binary)
+        chmod(binary, 0o755)
+        let lookup = "secret-tool lookup application nearcard service carddav server \(server.url) user alice"
+        let script = """
+            printf keyring-unlock | gnome-keyring-daemon --unlock --components=secrets >/dev/null || exit 10
+            \(binary) --home \(ada.home.path) addressbook add \(server.url) --user alice --secret-service < \(server.passwordFile) || exit 11
+            \(binary) --home \(ada.home.path) addressbook sync || exit 12
+            \(binary) --home \(ada.home.path) addressbook status --json > \(session)/status.json || exit 13
+            \(lookup) > \(session)/kept || exit 14
+            \(binary) --home \(ada.home.path) addressbook remove \(server.book) || exit 15
+            \(lookup) > /dev/null 2>&1 && exit 16
+            exit 0
+            """
+        let r = try lab.run([
+            "/usr/sbin/runuser", "-u", TestAccount.name, "--", "/usr/bin/env", "HOME=\(session)", "dbus-run-session", "--", "/bin/sh", "-c", script,
+        ])
+        #expect(r.code == 0, "exit \(r.code): \(r.stdout) \(r.stderr.suffix(1500))")
+        let password = try String(contentsOfFile: server.passwordFile, encoding: .utf8)
+        #expect(try String(contentsOfFile: session + "/kept", encoding: .utf8) == password, "the keyring holds the password")
+        let status = try JSONParser.parse(try String(contentsOfFile: session + "/status.json", encoding: .utf8))
+        #expect(status.arrayValue?.first?["password"] == "the Secret Service", "\(status)")
+        // Nothing of it in the book's files.
+        for file in ["nearcard.sqlite", "nearcard.sqlite-wal"] {
+            let bytes = (try? Data(contentsOf: ada.home.appendingPathComponent(file))) ?? Data()
+            #expect(bytes.range(of: Data(password.utf8)) == nil, "the password is in \(file)")
+        }
+    }
 }

@@ -103,13 +103,15 @@ struct AddressBookCommand: AsyncParsableCommand {
         @Option(help: "The account's user name.") var user: String
         @Option(help: "A file holding the password (mode 0600; a final newline is ignored).", completion: .file()) var passwordFile: String?
         @Option(help: "The name of a systemd credential holding the password (read from $CREDENTIALS_DIRECTORY).") var credential: String?
+        @Flag(help: "Keep the password in the desktop's Secret Service (GNOME Keyring, KWallet): asked for on the terminal, or read from standard input.")
+        var secretService = false
         @Flag(help: "Also sync contacts from scanned QR codes (contacts met in person always are).") var includeQr = false
         @Flag(help: "Only add the account; sync later.") var noSync = false
         @Flag(help: "Print the account and the first sync as JSON.") var json = false
 
         func validate() throws {
-            if (passwordFile == nil) == (credential == nil) {
-                throw ValidationError("give the password as --password-file FILE or --credential NAME (one of them)")
+            if [passwordFile != nil, credential != nil, secretService].filter({ $0 }).count != 1 {
+                throw ValidationError("give the password as --password-file FILE, --credential NAME or --secret-service (one of them)")
             }
         }
 
@@ -118,11 +120,32 @@ struct AddressBookCommand: AsyncParsableCommand {
             if let passwordFile {
                 let path = URL(fileURLWithPath: (passwordFile as NSString).expandingTildeInPath).standardizedFileURL.path
                 source = "file:" + path
+            } else if let credential {
+                source = "credential:" + credential
             } else {
-                source = "credential:" + (credential ?? "")
+                // Read once (a prompt without echo, or a pipe), handed to secret-tool through a pipe.
+                let typed: SecureBytes
+                if isatty(STDIN_FILENO) != 0 {
+                    guard let p = Passphrase.prompt("Password of \(user) at \(url): ") else { throw CLIError(.malformedInput, "no terminal to ask for the password on") }
+                    typed = p
+                } else {
+                    let line = readLine(strippingNewline: true) ?? ""
+                    typed = SecureBytes(Array(line.utf8))
+                }
+                guard typed.count > 0 else { throw CLIError(.malformedInput, "the password is empty") }
+                try typed.withUnsafeBytes { bytes throws(AddressBookError) in
+                    try SecretService.store(password: Array(bytes), server: url, user: user)
+                }
+                source = SecretService.credential(server: url, user: user)
             }
             let db = try global.database()
-            let collection = try await AddressBookSync.connect(serverURL: url, username: user, credential: source)
+            let collection: String
+            do {
+                collection = try await AddressBookSync.connect(serverURL: url, username: user, credential: source)
+            } catch {
+                if secretService { SecretService.clear(source) }
+                throw error
+            }
             let existed = try db.addressBooks().contains { $0.url == collection }
             let account = AddressBookAccount(url: collection, serverURL: url, username: user, credential: source, includeQR: includeQr)
             try db.saveAddressBook(account)
@@ -143,7 +166,10 @@ struct AddressBookCommand: AsyncParsableCommand {
                 }
             case .failure(let error):
                 // A server that refuses this account for good is not kept (one that is down is: it is tried again).
-                if error.kind != .unreachable && !existed { try db.removeAddressBook(url: collection) }
+                if error.kind != .unreachable && !existed {
+                    try db.removeAddressBook(url: collection)
+                    if secretService { SecretService.clear(source) }
+                }
                 throw error
             }
         }
@@ -159,6 +185,8 @@ struct AddressBookCommand: AsyncParsableCommand {
             let db = try global.existingDatabase()
             let account = try AddressBookCommand.account(url, in: db)
             try db.removeAddressBook(url: account.url)
+            // A password Nearcard kept in the Secret Service goes with the account (a file is the person's own).
+            if account.credential.hasPrefix("secret-service:") { SecretService.clear(account.credential) }
             Console.out("Removed \(account.url); the cards already written there stay until you delete them there.")
         }
     }
