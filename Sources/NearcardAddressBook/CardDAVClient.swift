@@ -74,9 +74,21 @@ struct CardDAVClient: Sendable {
                 .connect(host: host, port: port).get()
             try? await channel.close()
         } catch {
-            let reason = (error as? IOError).map { String(describing: $0.errnoCode == ECONNREFUSED ? "connection refused" : $0.description) }
-            throw AddressBookError(.unreachable, "\(account): cannot reach \(host):\(port) (\(reason ?? "\(error)")); is the server up? (will retry)")
+            throw AddressBookError(.unreachable, "\(account): cannot reach \(host):\(port) (\(Self.reason(error))); is the server up? (will retry)")
         }
+    }
+
+    /// A connection's failure in a few words ("connection refused"), not NIO's nested description.
+    static func reason(_ error: any Error) -> String {
+        let text = String(describing: error)
+        for (needle, words) in [
+            ("Connection refused", "connection refused"), ("No route to host", "no route to host"), ("Network is unreachable", "network unreachable"),
+            ("connectTimeout", "no answer within 5 s"), ("timed out", "timed out"), ("Name or service not known", "no such host name"),
+            ("NXDOMAIN", "no such host name"),
+        ] where text.contains(needle) {
+            return words
+        }
+        return text.count > 120 ? String(text.prefix(120)) + "…" : text
     }
 
     func request(_ method: String, _ url: URL, headers: [(String, String)] = [], body: String? = nil, limit: Int = maximumAnswer)

@@ -77,6 +77,10 @@ import Testing
         let add = try a.nearcard(["addressbook", "add", server.url, "--user", "alice", "--password-file", server.passwordFile, "--json"], home: ada.home)
         try #require(add.code == 0, "addressbook add: \(add.stderr)")
         #expect(add.json["url"]?.stringValue == server.book)
+        // doctor checks the account: certificate trusted, password accepted, writable.
+        let doctor = try a.nearcard(["doctor", "--json"], home: ada.home)
+        let check = doctor.json["checks"]?.arrayValue?.first { $0["check"] == "addressbook" }
+        #expect(check?["status"] == "ok" && check?["message"]?.stringValue?.contains("writable") == true, "\(doctor.stdout)")
 
         let (_, port) = try a.listen(home: ada.home, ["--accept", "all"], log: log("ada"))
         let exchange = try b.nearcard(["exchange", "10.77.0.1:\(port)", "--yes", "--json"], home: bob.home)

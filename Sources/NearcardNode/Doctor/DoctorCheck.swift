@@ -13,8 +13,8 @@ public struct DoctorCheck: Sendable, Equatable {
         case skipped
     }
 
-    /// Which check: `home`, `identity`, `database`, `clock`, `dbus`, `avahi`, `privacy`, `interfaces`, `port`,
-    /// `announce`, `tcp`, `mdns`.
+    /// Which check: `home`, `identity`, `database`, `clock`, `addressbook` (one per CardDAV account), `dbus`,
+    /// `avahi`, `privacy`, `interfaces`, `port`, `announce`, `tcp`, `mdns`.
     public let name: String
     public let status: Status
     public let message: String

@@ -4,6 +4,7 @@ import NearcardAddressBook
 import NearcardCrypto
 import NearcardModel
 import NearcardStore
+import Synchronization
 
 /// `nearcard addressbook …`: the contacts in a CardDAV address book (docs/ADDRESSBOOK.md).
 struct AddressBookCommand: AsyncParsableCommand {
@@ -54,15 +55,22 @@ struct AddressBookCommand: AsyncParsableCommand {
     static func afterExchange(_ db: NearcardDatabase, quiet: Bool) async {
         guard let accounts = try? db.addressBooks(), !accounts.isEmpty else { return }
         for account in accounts {
-            let outcome = await withTaskGroup(of: Result<AddressBookSyncReport, AddressBookError>?.self) { group in
-                group.addTask { await sync(account, db: db, mirrorDeletes: false) }
-                group.addTask {
-                    try? await Task.sleep(nanoseconds: UInt64(exchangeSyncBudget * 1e9))
-                    return nil
+            // Whichever comes first: the sync, or the budget. A sync still running then is left to end with
+            // the process (what it did not write stays pending): the exchange does not wait on a silent server.
+            let outcome: Result<AddressBookSyncReport, AddressBookError>? = await withCheckedContinuation { continuation in
+                let answered = Mutex(false)
+                let answer: @Sendable (Result<AddressBookSyncReport, AddressBookError>?) -> Void = { result in
+                    let first = answered.withLock { done in
+                        defer { done = true }
+                        return !done
+                    }
+                    if first { continuation.resume(returning: result) }
                 }
-                let first = await group.next() ?? nil
-                group.cancelAll()
-                return first
+                Task { answer(await sync(account, db: db, mirrorDeletes: false)) }
+                Task {
+                    try? await Task.sleep(nanoseconds: UInt64(exchangeSyncBudget * 1e9))
+                    answer(nil)
+                }
             }
             guard !quiet else { continue }
             let host = URL(string: account.url)?.host ?? account.url
@@ -126,7 +134,9 @@ struct AddressBookCommand: AsyncParsableCommand {
                 // Read once (a prompt without echo, or a pipe), handed to secret-tool through a pipe.
                 let typed: SecureBytes
                 if isatty(STDIN_FILENO) != 0 {
-                    guard let p = Passphrase.prompt("Password of \(user) at \(url): ") else { throw CLIError(.malformedInput, "no terminal to ask for the password on") }
+                    guard let p = Passphrase.prompt("Password of \(user) at \(url): ") else {
+                        throw CLIError(.malformedInput, "no terminal to ask for the password on")
+                    }
                     typed = p
                 } else {
                     let line = readLine(strippingNewline: true) ?? ""
