@@ -181,6 +181,7 @@ let package = Package(
 
         .testTarget(name: "NearcardCryptoTests", dependencies: ["NearcardCrypto"]),
         .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel", "NearcardCrypto"]),
+        .testTarget(name: "NearcardAddressBookTests", dependencies: ["NearcardAddressBook", "NearcardStore", "NearcardModel"]),
         .testTarget(name: "NearcardProtocolTests", dependencies: ["NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
         .testTarget(name: "NearcardDiscoveryTests", dependencies: ["NearcardDiscovery"]),
         .testTarget(name: "NearcardSemaphoreTests", dependencies: ["NearcardSemaphore", "NearcardCrypto"]),
