@@ -266,6 +266,9 @@ final class BrowseContext: @unchecked Sendable {
     var busy: Set<Advert> = []
     /// What was last reported of each instance.
     var reported: [String: DiscoveredPeer] = [:]
+    /// The daemon said its cache has been told (CACHE_EXHAUSTED); `.settled` follows once what it held is resolved.
+    var cacheTold = false
+    var settledSent = false
 
     /// A first-in, first-out queue of announcements, each in it once.
     struct Queue {
@@ -273,6 +276,7 @@ final class BrowseContext: @unchecked Sendable {
         private var head = 0
         private var members: Set<Advert> = []
         func contains(_ a: Advert) -> Bool { members.contains(a) }
+        var isEmpty: Bool { head >= items.count }
         mutating func push(_ a: Advert) {
             if members.insert(a).inserted { items.append(a) }
         }
@@ -314,6 +318,14 @@ final class BrowseContext: @unchecked Sendable {
     }
 
     // MARK: what the browser says
+
+    /// Says `.settled` once the daemon's cache has been told and each announcement in it resolved
+    /// (or failed) once: nothing waits for a first resolution.
+    func checkSettled() {
+        guard cacheTold, !settledSent, !closed, first.isEmpty, !resolving.values.contains(where: { peers[$0.instance]?[$0.key] == nil }) else { return }
+        settledSent = true
+        continuation.yield(.settled)
+    }
 
     func appeared(_ a: Advert) {
         adverts[a.instance, default: []].insert(a.key)
@@ -412,6 +424,7 @@ final class BrowseContext: @unchecked Sendable {
         }
         report(a.instance)
         pump()
+        checkSettled()
     }
 
     /// No answer: its records expired (or never came). The browser still shows it, so it is resolved
@@ -424,6 +437,7 @@ final class BrowseContext: @unchecked Sendable {
         }
         report(a.instance)
         pump()
+        checkSettled()
     }
 
     /// Drops what an announcement resolved to.
@@ -509,9 +523,16 @@ func interfaceName(_ index: Int32) -> String {
 }
 
 private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, proto, event, name, type, domain, flags, userdata in
-    guard let userdata, let name else { return }
+    guard let userdata else { return }
     let ctx = Unmanaged<BrowseContext>.fromOpaque(userdata).takeUnretainedValue()
     guard !ctx.closed else { return }
+    // CACHE_EXHAUSTED and ALL_FOR_NOW name no service.
+    if event == AVAHI_BROWSER_CACHE_EXHAUSTED {
+        ctx.cacheTold = true
+        ctx.checkSettled()
+        return
+    }
+    guard let name else { return }
     let a = BrowseContext.Advert(instance: String(cString: name), key: Announced(interface: interface, proto: proto))
     switch event {
     case AVAHI_BROWSER_NEW:
@@ -523,7 +544,7 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
         let why = String(cString: avahi_strerror(avahi_client_errno(ctx.client)))
         ctx.continuation.yield(.failed(DiscoveryError(.avahi, "browsing failed: \(why)")))
     default:
-        break // CACHE_EXHAUSTED, ALL_FOR_NOW: nothing to report
+        break // ALL_FOR_NOW: the first query's window; the cache is what a listing waits for
     }
 }
 

@@ -17,6 +17,7 @@ public struct StaticDiscovery: Discovery {
             shown.addresses = addresses
             continuation.yield(.found(shown))
         }
+        continuation.yield(.settled)
         return stream
     }
 

@@ -210,6 +210,8 @@ public final class NodeRuntime: Sendable {
                             if self.liveness?.forget(name) ?? true { events.emit(.peerLost(instanceName: name)) }
                         case .failed(let e):
                             events.emit(.error(message: "discovery: \(e.message)"))
+                        case .settled:
+                            continue
                         }
                     }
                 })
@@ -435,9 +437,34 @@ public final class NodeRuntime: Sendable {
     /// The peers on the LAN within `seconds`, for a face that has no node of its own to run (`nearcard
     /// peers` needs no identity): browsing on the interfaces `options` allows, recognising the
     /// contacts `resolver` knows (none without a store).
+    /// Discovery's events, peers resolved against `resolver`'s contacts, until the stream is dropped
+    /// (`nearcard peers --watch`). Needs no identity.
+    public static func watch(options: Options = Options(), discovery chosen: (any Discovery)? = nil, resolver: PresenceResolver = .none)
+        throws(NodeError) -> AsyncStream<DiscoveryEvent>
+    {
+        let discovery: any Discovery
+        if let chosen {
+            discovery = chosen
+        } else {
+            do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { throw NodeError(.environment, error.message) }
+        }
+        let events = discovery.browse(filter: options.filter)
+        let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self, bufferingPolicy: .unbounded)
+        let reader = Task {
+            // The discovery lives as long as its browse is read.
+            defer { withExtendedLifetime(discovery) {} }
+            for await e in events { continuation.yield(resolver.resolve(e)) }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in reader.cancel() }
+        return stream
+    }
+
+    /// With `untilSettled`, it answers as soon as avahi-daemon has told what it holds (its cache), and
+    /// `seconds` is only the longest wait; without, it browses `seconds`.
     public static func browse(
         seconds: Double, options: Options = Options(), discovery chosen: (any Discovery)? = nil,
-        resolver: PresenceResolver = .none
+        resolver: PresenceResolver = .none, untilSettled: Bool = false
     ) async throws(NodeError) -> [DiscoveredPeer] {
         let discovery: any Discovery
         if let chosen {
@@ -445,7 +472,7 @@ public final class NodeRuntime: Sendable {
         } else {
             do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { throw NodeError(.environment, error.message) }
         }
-        return try await PeerBrowser.collect(discovery, filter: options.filter, seconds: seconds, resolver: resolver)
+        return try await PeerBrowser.collect(discovery, filter: options.filter, seconds: seconds, resolver: resolver, untilSettled: untilSettled)
     }
 
     /// Queues a follow-up message to a contact and tries to deliver it at once: to the contact's node as

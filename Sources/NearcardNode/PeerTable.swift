@@ -12,7 +12,7 @@ package final class PeerTable: Sendable {
             switch event {
             case .found(let peer), .updated(let peer): p[peer.instanceName] = peer
             case .lost(let name): p[name] = nil
-            case .failed: break
+            case .failed, .settled: break
             }
         }
     }

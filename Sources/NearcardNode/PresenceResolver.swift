@@ -80,7 +80,7 @@ public final class PresenceResolver: Sendable {
         switch event {
         case .found(let p): .found(resolve(p))
         case .updated(let p): .updated(resolve(p))
-        case .lost, .failed: event
+        case .lost, .failed, .settled: event
         }
     }
 }

@@ -101,6 +101,7 @@ struct AddressBookCommand: AsyncParsableCommand {
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add a CardDAV address book (a server's root, or the address book's own URL) and sync it.",
             usage: "nearcard addressbook add https://dav.example.org/ --user alice --password-file ~/.config/dav-password",
             discussion:
@@ -187,6 +188,7 @@ struct AddressBookCommand: AsyncParsableCommand {
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Stop syncing to an address book (the cards already there stay there).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The address book's URL (as `addressbook status` shows it, or as it was added).") var url: String
@@ -203,6 +205,7 @@ struct AddressBookCommand: AsyncParsableCommand {
 
     struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "sync",
             abstract: "Sync now: write new and changed contacts, delete deleted ones, read your edits made in the address book.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "One address book (default: all).") var url: String?
@@ -242,7 +245,8 @@ struct AddressBookCommand: AsyncParsableCommand {
     }
 
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show each address book: when it last synced, what is waiting, what failed.")
+        static let configuration = CommandConfiguration(
+            commandName: "status", abstract: "Show each address book: when it last synced, what is waiting, what failed.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print the address books as a JSON array.") var json = false
 

@@ -11,6 +11,7 @@ import NearcardStore
 /// `nearcard bot --policy FILE`: an unattended node whose written policy decides, speaking JSON lines.
 struct Bot: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "bot",
         abstract: "Run an unattended exchange bot: a policy file decides, events go out as JSON lines.",
         discussion: """
             The policy (docs/JSONL.md "Bot policy") says whom to accept (everyone, an allowlist of DIDs, only \

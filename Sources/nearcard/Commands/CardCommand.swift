@@ -15,6 +15,7 @@ struct CardCommand: AsyncParsableCommand {
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "set",
             abstract: "Set fields of your card (only the fields given change; an empty value removes a field).",
             discussion: "--social and --skill replace the whole list when given; repeat them for several.")
 
@@ -94,7 +95,7 @@ struct CardCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show your card and which fields exchanges disclose.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show your card and which fields exchanges disclose.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print the card as JSON.") var json = false
 
@@ -109,6 +110,7 @@ struct CardCommand: AsyncParsableCommand {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Replace your card with one read from a vCard 4.0 file or a Nearcard JSON card.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The file (vCard: BEGIN:VCARD…; JSON: {\"name\": …}).") var file: String

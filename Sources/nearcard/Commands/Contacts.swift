@@ -7,12 +7,13 @@ import NearcardStore
 /// `nearcard contacts …`: the contact book.
 struct Contacts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "contacts",
         abstract: "List, show, add, import, delete and export contacts.",
         subcommands: [List.self, Show.self, Add.self, Import.self, Delete.self, Export.self],
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List contacts.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List contacts.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print the contacts as a JSON array.") var json = false
 
@@ -64,7 +65,7 @@ struct Contacts: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one contact (by id, id prefix, DID or name).")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one contact (by id, id prefix, DID or name).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Contact id (or its first characters), DID, or name.", completion: ContactCompletion.kind) var id: String
         @Flag(help: "Print every field as JSON.") var json = false
@@ -102,6 +103,7 @@ struct Contacts: AsyncParsableCommand {
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add a contact by hand (source manual, status unverified).",
             discussion:
                 "The same card twice is stored once; a card with the name, email or phone of a contact already in the book is stored and said to be a possible duplicate."
@@ -134,6 +136,7 @@ struct Contacts: AsyncParsableCommand {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Add the contacts of a vCard file (one or many cards, e.g. from `contacts export --vcard`) or a JSON card.",
             discussion:
                 "Each card is added as `contacts add` adds one (source manual, status unverified): a card already in the book is not stored twice, and one that looks like a contact is said to be a possible duplicate. A vCard's X-NEARCARD-DID is not trusted: DIDs come only from exchanges and signed codes."
@@ -170,6 +173,7 @@ struct Contacts: AsyncParsableCommand {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete a contact.",
             discussion:
                 "The contact is named exactly: its id or at least its first 4 characters, its DID, or its whole name (any case). At a terminal, shows whom and asks; scripts pass --yes."
@@ -198,6 +202,7 @@ struct Contacts: AsyncParsableCommand {
 
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Export contacts as vCard 4.0, JSON, or the social-graph export (iOS format).")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "vCard 4.0, one card per contact.") var vcard = false

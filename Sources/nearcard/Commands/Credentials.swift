@@ -8,11 +8,12 @@ import NearcardStore
 /// `nearcard credentials …`: imported verifiable credentials.
 struct Credentials: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "credentials",
         abstract: "List or show the verifiable credentials you imported.",
         subcommands: [List.self, Show.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List imported credentials.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List imported credentials.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print as JSON.") var json = false
         func run() async throws {
@@ -34,7 +35,7 @@ struct Credentials: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one credential.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one credential.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The credential id (or a unique part of it).") var id: String
         @Flag(help: "Print as JSON.") var json = false

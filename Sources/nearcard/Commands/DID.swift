@@ -12,6 +12,7 @@ struct DID: AsyncParsableCommand {
     /// `nearcard did resolve DID`.
     struct Resolve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "resolve",
             abstract: "Resolve a did:key (P-256 zDn…, Ed25519 z6Mk…, X25519 z6LS…; also P-384, P-521) to its DID document.",
             discussion:
                 "A malformed or unsupported did:key exits with code 2 and names the did:key specification's error (invalidDid, invalidPublicKeyLength, invalidPublicKey, unsupportedPublicKeyType)."

@@ -11,6 +11,7 @@ import NearcardStore
 /// `nearcard exchange PEER`: dial a peer and exchange cards.
 struct Exchange: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "exchange",
         abstract: "Exchange cards with a peer on the LAN.",
         discussion: """
             PEER is a name as `nearcard peers` shows it (an announced name, or a contact recognised by \

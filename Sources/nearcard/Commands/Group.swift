@@ -9,6 +9,7 @@ import NearcardStore
 /// `nearcard group …`: the Semaphore groups (issuers' member lists, by Merkle root) the user trusts.
 struct Group: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "group",
         abstract: "Manage the Semaphore groups you trust (a card proving membership of one is verified).",
         discussion: """
             A group is named by its Merkle root, which its issuer publishes ("the attendees of X"). A card \
@@ -46,7 +47,7 @@ struct Group: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the groups you trust.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the groups you trust.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print as JSON.") var json = false
         func run() async throws {
@@ -69,7 +70,7 @@ struct Group: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stop trusting a group.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Stop trusting a group.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The group's Merkle root.") var root: String
         func run() async throws {

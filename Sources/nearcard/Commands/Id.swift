@@ -7,11 +7,12 @@ import NearcardStore
 /// `nearcard id`: show the identity (no passphrase needed); `id rotate-presence`: a new presence key.
 struct Id: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "id",
         abstract: "Show your DID, fingerprint and public keys; replace your presence key.",
         subcommands: [Show.self, RotatePresence.self], defaultSubcommand: Show.self)
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show your DID, fingerprint and public keys.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show your DID, fingerprint and public keys.")
 
         @OptionGroup var global: GlobalOptions
 

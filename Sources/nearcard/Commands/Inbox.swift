@@ -9,11 +9,13 @@ import NearcardStore
 /// `nearcard inbox`: messages received from contacts.
 struct Inbox: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inbox",
         abstract: "Show the follow-up messages your contacts sent you (newest first), or delete them.",
         subcommands: [List.self, Delete.self], defaultSubcommand: List.self)
 
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete received messages: one by id, all of one contact, or every one.")
+        static let configuration = CommandConfiguration(
+            commandName: "delete", abstract: "Delete received messages: one by id, all of one contact, or every one.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The message id (from inbox --json).") var id: String?
         @Option(help: "Every message from this contact (id, name or DID).") var contact: String?
@@ -44,7 +46,7 @@ struct Inbox: AsyncParsableCommand {
 
 extension Inbox {
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the follow-up messages your contacts sent you (newest first).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Show the follow-up messages your contacts sent you (newest first).")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Only messages from this contact (id, name or DID).") var contact: String?
         @Flag(help: "Print the messages as a JSON array.") var json = false

@@ -14,6 +14,7 @@ struct JWT: AsyncParsableCommand {
 
     struct Sign: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "sign",
             abstract: "Read a JSON claims object on stdin; print a compact JWS signed ES256 with your DID key.",
             discussion: "The header is {\"alg\":\"ES256\",\"kid\":\"<did>#<multibase>\",\"typ\":T}. Claims are signed as given (no claims are added).")
 
@@ -37,6 +38,7 @@ struct JWT: AsyncParsableCommand {
 
     struct Verify: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "verify",
             abstract: "Verify an ES256 or EdDSA token; print {\"header\", \"claims\"} when valid.",
             discussion: """
                 The key is the JWK in --jwk FILE, else the did:key in the header's kid (fragment: the key's \

@@ -9,6 +9,7 @@ import NearcardStore
 /// `nearcard listen`: publish this node and serve exchanges until Ctrl-C.
 struct Listen: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "listen",
         abstract: "Publish this node on the LAN (DNS-SD, _nearcard._tcp) and serve card exchanges until Ctrl-C.",
         discussion: """
             With --accept ask (the default) each request shows who is asking and the check code, and waits \

@@ -9,6 +9,7 @@ import NearcardStore
 /// `nearcard message CONTACT TEXT`: a private, end-to-end encrypted follow-up message.
 struct Message: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "message",
         abstract: "Send a private follow-up message to a contact you exchanged cards with.",
         discussion: """
             The message goes end to end encrypted to the contact's own node, which must prove the key \

@@ -10,11 +10,12 @@ import Synchronization
 /// `nearcard outbox`: messages not yet delivered.
 struct Outbox: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "outbox",
         abstract: "Show follow-up messages waiting to be delivered, or that failed; clear the sent ones.",
         subcommands: [List.self, Clear.self], defaultSubcommand: List.self)
 
     struct Clear: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove delivered and failed messages (queued ones stay).")
+        static let configuration = CommandConfiguration(commandName: "clear", abstract: "Remove delivered and failed messages (queued ones stay).")
         @OptionGroup var global: GlobalOptions
         func run() async throws {
             let n = try global.existingDatabase().clearOutbox()
@@ -25,7 +26,7 @@ struct Outbox: AsyncParsableCommand {
 
 extension Outbox {
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show follow-up messages waiting to be delivered, or that failed.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Show follow-up messages waiting to be delivered, or that failed.")
         @OptionGroup var global: GlobalOptions
         /// What the TEXT column shows for a delivered message, whose text the store no longer keeps.
         static let removedText = "(text removed after delivery)"

@@ -9,9 +9,13 @@ import NearcardStore
 /// `nearcard peers`: the Nearcard nodes on the LAN.
 struct Peers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "peers",
         abstract: "List the Nearcard nodes on the LAN (DNS-SD through avahi-daemon).",
         discussion: """
-            Browses for --timeout seconds, then checks that each node answers on TCP: nodes that said \
+            Answers as soon as avahi-daemon has told what it holds (its cache: nodes announced on the LAN \
+            while it ran), at most \(Int(Peers.longestWait)) s; --wait SECONDS browses that long instead (to \
+            catch a node that has not announced itself yet), --watch goes on, a line per node that comes \
+            or goes, until Ctrl-C. Then checks that each node answers on TCP: nodes that said \
             goodbye or do not answer are left out (--all lists them, marked); CONFIRMED says when each \
             last answered. A contact is recognised by the presence tag its node announces ("Ada \
             Lovelace (contact)"), even in private mode; a stranger shows the name it announces, or \
@@ -22,8 +26,17 @@ struct Peers: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(parsing: .unconditional, help: "Seconds to browse.")
-    var timeout: Double = 3
+    /// The longest wait for the daemon's cache (one that never says it is done).
+    static let longestWait: Double = 3
+
+    @Option(parsing: .unconditional, help: "Browse this many seconds, instead of answering once the daemon's cache is told.")
+    var wait: Double?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("The same as --wait (its older name).", visibility: .hidden))
+    var timeout: Double?
+
+    @Flag(help: "Go on listing: a line per node that comes or goes (one JSON object per line with --json), until Ctrl-C.")
+    var watch = false
 
     @Flag(help: "Print the peers as JSON.")
     var json = false
@@ -38,15 +51,20 @@ struct Peers: AsyncParsableCommand {
     var excluded: [String] = []
 
     func validate() throws {
-        if timeout <= 0 || timeout > 600 { throw ValidationError("--timeout must be more than 0 and at most 600 seconds") }
+        if let w = wait ?? timeout, w <= 0 || w > 600 { throw ValidationError("--wait must be more than 0 and at most 600 seconds") }
+        if watch && (wait ?? timeout) != nil { throw ValidationError("--watch goes on until Ctrl-C: give it no --wait") }
     }
 
     func run() async throws {
         var options = NodeRuntime.Options()
         options.interfaces = interfaces
         options.excludedInterfaces = excluded
-        let found = try await NodeRuntime.browse(seconds: timeout, options: options, resolver: try resolver())
-            .sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
+        if watch { return try await watchPeers(options) }
+        let seconds = wait ?? timeout
+        let found = try await NodeRuntime.browse(
+            seconds: seconds ?? Self.longestWait, options: options, resolver: try resolver(), untilSettled: seconds == nil
+        )
+        .sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
         var rows: [(peer: DiscoveredPeer, reachable: Bool)] = []
         await withTaskGroup(of: (DiscoveredPeer, Bool).self) { group in
             for p in found { group.addTask { (p, await PeerLiveness.answers(p)) } }
@@ -63,7 +81,9 @@ struct Peers: AsyncParsableCommand {
             return
         }
         if rows.isEmpty {
-            Console.out("No Nearcard nodes found on the LAN in \(Int(timeout)) s.")
+            Console.out(
+                seconds.map { "No Nearcard nodes found on the LAN in \(Int($0)) s." }
+                    ?? "No Nearcard nodes on the LAN that avahi-daemon knows of (nearcard peers --wait 10 listens longer).")
             return
         }
         ContactDisplay.columns(
@@ -75,6 +95,44 @@ struct Peers: AsyncParsableCommand {
                 ]
                     + (all ? [r.reachable ? "yes" : "no"] : [])
             })
+    }
+
+    /// `--watch`: each node as it comes (once it answers on TCP) and goes, until Ctrl-C.
+    func watchPeers(_ options: NodeRuntime.Options) async throws {
+        let events = try NodeRuntime.watch(options: options, resolver: try resolver())
+        let interrupts = NodeSetup.interrupts()
+        let json = self.json
+        let all = self.all
+        let watcher = Task {
+            var shown: Set<String> = []
+            for await event in events {
+                switch event {
+                case .found(let p), .updated(let p):
+                    guard !shown.contains(p.instanceName) else { continue }
+                    let answers = await PeerLiveness.answers(p)
+                    guard answers || all else { continue }
+                    shown.insert(p.instanceName)
+                    var peer = p
+                    if answers { peer.confirmedAt = Date() }
+                    if json {
+                        var o = Self.json(peer, reachable: answers).objectValue ?? [:]
+                        o["event"] = "peer.found"
+                        Console.out(JSONValue.object(o).compactText)
+                    } else {
+                        Console.out("+ \(peer.displayName)  \(peer.instanceName)  \(peer.dialOrder.map(\.ip).joined(separator: ", "))  port \(peer.port)")
+                    }
+                case .lost(let name):
+                    guard shown.remove(name) != nil else { continue }
+                    if json { Console.out(JSONValue.object(["event": "peer.lost", "instance": .string(name)]).compactText) } else { Console.out("- \(name)") }
+                case .failed(let e):
+                    Console.err("nearcard: discovery: \(e.message)")
+                case .settled:
+                    continue
+                }
+            }
+        }
+        for await _ in interrupts { break }
+        watcher.cancel()
     }
 
     /// Recognises the home's contacts by their presence keys; a home without a book recognises nobody

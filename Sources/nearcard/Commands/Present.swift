@@ -8,6 +8,7 @@ import NearcardStore
 /// `nearcard present REQUEST`: answer an OpenID4VP request with a per-verifier DID.
 struct Present: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "present",
         abstract: "Answer an openid4vp:// request: show who asks for what, ask consent, print the VP token.",
         discussion: """
             Each verifier (by client_id host) gets its own did:key, derived from your identity so a backup \

@@ -25,6 +25,7 @@ struct QR: AsyncParsableCommand {
 
     struct Make: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "make",
             abstract: "Show your card as a QR code (terminal), or write it as PNG/SVG or raw text.",
             discussion: """
                 plaintext: the iOS app's plain card (anyone can read it; nobody can verify it). zk: a \
@@ -163,6 +164,7 @@ struct QR: AsyncParsableCommand {
 
     struct Invite: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "invite",
             abstract: "Show an invitation to exchange cards with you, for networks that drop multicast.",
             discussion: """
                 The code holds your node's addresses and port, your fingerprint, and a one-time secret. \
@@ -215,6 +217,7 @@ struct QR: AsyncParsableCommand {
 
     struct Scan: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "scan",
             abstract: "Read QR codes (text, images, or - for lines on stdin) and keep what they carry.",
             discussion: """
                 Routes each code: chunk frames (collected until complete), OpenID requests (nothing stored; \

@@ -9,11 +9,13 @@ import NearcardStore
 /// `nearcard semaphore …`: check Semaphore proofs; show the binding a proof for your card must use.
 struct Semaphore: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "semaphore",
         abstract: "Verify Semaphore v4 group proofs, or show the message and scope a proof for your card needs.",
         subcommands: [Verify.self, Binding.self])
 
     struct Verify: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "verify",
             abstract: "Check a Semaphore v4 proof (the export JSON, or the iOS app's wrapper around it).",
             discussion: """
                 Says whether the proof verifies, for which group root (and whether you trust it), and with \
@@ -99,6 +101,7 @@ struct Semaphore: AsyncParsableCommand {
 
     struct Binding: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "binding",
             abstract: "Print the message and scope a Semaphore proof for a card must use (docs/PROTOCOL.md §18).",
             discussion: "Give these to the prover (e.g. generateProof(identity, group, message, scope) in @semaphore-protocol/proof).")
         @OptionGroup var global: GlobalOptions

@@ -6,6 +6,7 @@ import NearcardStore
 /// `nearcard share [--fields …]`: which fields every exchange discloses.
 struct Share: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "share",
         abstract: "Show or set which card fields every exchange discloses (name is always included).",
         discussion: "Fields: \(CardField.allCases.map(\.rawValue).joined(separator: ", ")). The choice is kept and reused for every exchange.")
 

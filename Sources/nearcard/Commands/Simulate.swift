@@ -10,6 +10,7 @@ import NearcardSimulation
 /// `nearcard simulate --peers N`: many real nodes on this machine exchanging cards.
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "simulate",
         abstract: "Start N nodes on this machine, let them discover each other and exchange cards, and summarise.",
         discussion: """
             Each node is a `nearcard listen --jsonl` process with its own home and port, driven through its \

@@ -18,7 +18,7 @@ struct StoreCommand: AsyncParsableCommand {
         subcommands: [Info.self, Migrate.self], defaultSubcommand: Info.self)
 
     struct Info: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Where the book lives and what it holds.")
+        static let configuration = CommandConfiguration(commandName: "info", abstract: "Where the book lives and what it holds.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print as JSON.") var json = false
 
@@ -55,6 +55,7 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Migrate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "migrate",
             abstract: "Copy a book from one store to another, losing nothing (counts and checksums printed).",
             discussion: """
                 nearcard store migrate --to postgres://bot@db/fleet       moves this node's book into a fleet's database;

@@ -8,12 +8,13 @@ import NearcardStore
 /// `nearcard trust …`: issuers whose signatures make a scanned card verified.
 struct Trust: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "trust",
         abstract: "Manage trusted issuers (their signed cards and credentials scan as verified).",
         discussion: "Contacts you exchanged with in person are trusted without being listed here.",
         subcommands: [Add.self, Remove.self, List.self], defaultSubcommand: List.self)
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Trust a DID as an issuer.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Trust a DID as an issuer.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The issuer's did:key.") var did: String
         @Option(help: "A note (who this is).") var note: String?
@@ -25,7 +26,7 @@ struct Trust: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stop trusting a DID.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Stop trusting a DID.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The issuer's did:key.") var did: String
         func run() async throws {
@@ -35,7 +36,7 @@ struct Trust: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List trusted issuers.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List trusted issuers.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print as JSON.") var json = false
         func run() async throws {

@@ -20,6 +20,7 @@ let groups: [(name: String, title: String)] = [
     ("parts", "Where one side's time goes in an exchange: each step alone, median of 201"),
     ("flood", "Honest exchanges while a half-open flood from N addresses tries to fill the node, beside the same node idle"),
     ("scale", "nearcard simulate --peers N --timeout 60: the largest N with every pair exchanged"),
+    ("command", "Fast from Enter: whole commands exec → exit, beside python3, openssl s_client and a script's loop (same run, interleaved)"),
 ]
 let args = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--") }
 // `nearcard-bench profile SECONDS`: the in-memory exchange in a loop and nothing else, for `perf record`.
@@ -61,6 +62,9 @@ for name in wanted {
         case "scale":
             let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_SIZES"]?.split(separator: ",").compactMap { Int($0) }
             emit(try sizes.map { try simulationScaleBenchmark(sizes: $0) } ?? simulationScaleBenchmark())
+        case "command":
+            let rounds = Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_ROUNDS"] ?? "") ?? 31
+            emit(try await commandBenchmark(rounds: rounds, loop: Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_LOOP"] ?? "") ?? 100))
         case "parts": emit(try exchangePartsBenchmark(rounds: Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_ROUNDS"] ?? "") ?? 201))
         default: break
         }
