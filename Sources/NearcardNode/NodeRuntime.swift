@@ -66,16 +66,33 @@ public final class NodeRuntime: Sendable {
     /// This face changed the contact book (a contact deleted): recognition follows at once.
     public func contactsChanged() { resolver.invalidate() }
     package let options: Options
-    private let discovery: (any Discovery)?
+    /// How peers are found: made when first needed by a one-shot runtime (`open`), so a command that
+    /// dials HOST:PORT never connects to D-Bus or avahi-daemon; at start by a serving one (`start`).
+    private let discoveryBox: NIOLockedValueBox<DiscoveryState>
+    private enum DiscoveryState {
+        case made((any Discovery)?, DiscoveryError?)
+        case onFirstUse
+    }
+    private var discovery: (any Discovery)? { discoveryNow().0 }
+    /// Why there is no discovery, when it was wanted (`open` reports it when an operation needs it).
+    private var discoveryProblem: DiscoveryError? { discoveryNow().1 }
+
+    private func discoveryNow() -> ((any Discovery)?, DiscoveryError?) {
+        discoveryBox.withLockedValue { state in
+            if case .made(let d, let p) = state { return (d, p) }
+            var made: (any Discovery)?
+            var problem: DiscoveryError?
+            do throws(DiscoveryError) { made = try AvahiDiscovery() } catch { problem = error }
+            state = .made(made, problem)
+            return (made, problem)
+        }
+    }
     private let announcer: PresenceAnnouncer?
     private let publication: (any Announcement)?
     /// Recognises contacts among the peers discovered (by their presence keys in the store).
     package let resolver: PresenceResolver
     private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
     private let appear: AsyncStream<DiscoveredPeer>.Continuation
-    /// Why there is no discovery, when it was wanted (`open` reports it when an operation needs it).
-    private let discoveryProblem: DiscoveryError?
-
     /// The node every session of this runtime belongs to (route hints set once the port is known).
     public let context: NodeContext
 
@@ -89,15 +106,11 @@ public final class NodeRuntime: Sendable {
     /// is reported by the operations that need it; an exchange by address and a message to a contact's
     /// route hints work without it.
     public static func open(context: NodeContext, options: Options = Options(), discovery chosen: (any Discovery)? = nil) -> NodeRuntime {
-        var discovery: (any Discovery)? = chosen
-        var problem: DiscoveryError?
-        if discovery == nil && options.discovery {
-            do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { problem = error }
-        }
         let (_, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self)
+        // avahi-daemon (through D-Bus) only once an operation looks for a peer.
+        let state: DiscoveryState = chosen != nil || !options.discovery ? .made(chosen, nil) : .onFirstUse
         return NodeRuntime(
-            context: context, listener: nil, options: options, discovery: discovery, announcer: nil, publication: nil,
-            appear: appear, discoveryProblem: problem)
+            context: context, listener: nil, options: options, discovery: state, announcer: nil, publication: nil, appear: appear)
     }
 
     /// Binds, publishes and starts browsing. Discovery failing (no avahi-daemon, no D-Bus) is not
@@ -128,29 +141,30 @@ public final class NodeRuntime: Sendable {
         }
         let (appeared, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self, bufferingPolicy: .bufferingNewest(64))
         let runtime = NodeRuntime(
-            context: context, listener: listener, options: options, discovery: discovery, announcer: announcer,
-            publication: publication, appear: appear, discoveryProblem: nil)
+            context: context, listener: listener, options: options, discovery: .made(discovery, nil), announcer: announcer,
+            publication: publication, appear: appear)
         events.emit(.listening(port: listener.port, addresses: LocalAddresses.current(filter: runtime.filter)))
         runtime.startTasks(appeared: appeared)
         return runtime
     }
 
     private init(
-        context: NodeContext, listener: Listener?, options: Options, discovery: (any Discovery)?, announcer: PresenceAnnouncer?,
-        publication: (any Announcement)?, appear: AsyncStream<DiscoveredPeer>.Continuation, discoveryProblem: DiscoveryError?
+        context: NodeContext, listener: Listener?, options: Options, discovery: DiscoveryState, announcer: PresenceAnnouncer?,
+        publication: (any Announcement)?, appear: AsyncStream<DiscoveredPeer>.Continuation
     ) {
         self.context = context
         self.announcer = announcer
         self.resolver = PresenceResolver(database: context.database)
         self.listener = listener
-        self.discoveryProblem = discoveryProblem
         self.options = options
-        self.discovery = discovery
+        self.discoveryBox = NIOLockedValueBox(discovery)
         self.publication = publication
         self.appear = appear
         self.peers = PeerTable()
         // A node that serves (it listens) and sees peers shows them only while they answer.
-        self.liveness = listener != nil && discovery != nil && options.checksLiveness ? PeerLiveness() : nil
+        var discovers = false
+        if case .made(_?, _) = discovery { discovers = true }
+        self.liveness = listener != nil && discovers && options.checksLiveness ? PeerLiveness() : nil
         self.tasks = NIOLockedValueBox([])
     }
 
