@@ -46,6 +46,23 @@ public final class NearcardDatabase: Sendable {
         try self.init(path: home.databasePath)
     }
 
+    /// Opens an SQLite book that exists to read it only, for a command that writes nothing (`contacts`,
+    /// `peers`): not a byte is written, no fdatasync as it opens or closes. A book whose schema is older
+    /// than this Nearcard is opened to write, once, to bring it up to date.
+    public init(reading path: String, busyTimeout: TimeInterval = NearcardDatabase.busyTimeout) throws(StoreError) {
+        location = .sqlite(path: path)
+        do {
+            let b = try SQLiteBackend(path: path, busyTimeout: busyTimeout, readOnly: true)
+            try b.migrate(Self.migrations)
+            backend = b
+        } catch  where error.message == SQLiteBackend.schemaBehind {
+            let b = try SQLiteBackend(path: path, busyTimeout: busyTimeout)
+            try b.migrate(Self.migrations)
+            backend = b
+        }
+        self.path = backend.name
+    }
+
     /// Whether this store is a PostgreSQL database (shared by a fleet) rather than a local file.
     public var isShared: Bool { location.isPostgres }
 

@@ -36,6 +36,12 @@ enum Main {
         signal(SIGPIPE, SIG_IGN)
         // Everything Nearcard writes is the user's alone unless a command says otherwise.
         umask(0o077)
+        // `nearcard --version` alone answers before the command tree is built (what a script's check
+        // runs; docs/PERFORMANCE.md "Commands": the tree's reflection was a quarter of it).
+        if CommandLine.arguments.count == 2 && CommandLine.arguments[1] == "--version" {
+            Console.out(Nearcard.configuration.version)
+            exit(0)
+        }
         EventLoops.sizeToAllowedCPUs()
         do {
             try refuseInvalidUTF8Arguments()

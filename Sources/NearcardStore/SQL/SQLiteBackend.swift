@@ -5,14 +5,19 @@ import Synchronization
 /// The embedded backend: one SQLite file in WAL mode through GRDB (the default; no server).
 final class SQLiteBackend: StoreBackend {
     let path: String
-    let pool: DatabasePool
+    /// A pool (readers beside one writer) for a store that writes; one read-only connection for a
+    /// command that only reads (`readOnly`).
+    let pool: any DatabaseWriter
     let busyTimeout: TimeInterval
+    /// Opened to read only: never writes a byte (no WAL set-up, no checkpoint when it closes).
+    let readOnly: Bool
     var name: String { path }
     var dialect: SQLDialect { .sqlite }
 
-    init(path: String, busyTimeout: TimeInterval) throws(StoreError) {
+    init(path: String, busyTimeout: TimeInterval, readOnly: Bool = false) throws(StoreError) {
         self.path = path
         self.busyTimeout = busyTimeout
+        self.readOnly = readOnly
         try FileIO.makeDirectory(FileIO.directoryName(path), mode: 0o700)
         // The database and its WAL and SHM exist 0600 before SQLite opens them: SQLite gives the WAL
         // and SHM the database file's mode, and a file made later under a loose umask would be readable.
@@ -38,7 +43,12 @@ final class SQLiteBackend: StoreBackend {
             // A deleted row's bytes are overwritten, not left in free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
         }
-        do { pool = try DatabasePool(path: path, configuration: config) } catch {
+        // A command that only reads opens one read-only connection: GRDB's pool makes sure a WAL file
+        // with a frame exists as it opens (a small write, with fdatasyncs) and SQLite then checkpoints it
+        // at exit (more of them) — a third of `nearcard contacts`' time, for nothing it needed. SQLite
+        // reads a WAL database read-only with its -wal and -shm as they are (docs/PERFORMANCE.md "Commands").
+        config.readonly = readOnly
+        do { pool = readOnly ? try DatabaseQueue(path: path, configuration: config) : try DatabasePool(path: path, configuration: config) } catch {
             throw Self.storeError(error, path: path, busyTimeout: busyTimeout)
         }
     }
@@ -88,12 +98,20 @@ final class SQLiteBackend: StoreBackend {
                     "\(path) was written by a newer Nearcard (schema \(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade Nearcard to use it"
                 )
             }
-            if applied != known { try migrator.migrate(pool) }
+            if applied != known {
+                // A read-only store cannot bring the schema up to date: whoever opened it opens it to write.
+                if readOnly { throw StoreError(.database, Self.schemaBehind) }
+                try migrator.migrate(pool)
+            }
         } catch {
             throw mapped(error)
         }
         FileIO.takeAwayGroupAndOthers(path)
     }
+
+    /// What a read-only store throws when the schema needs a migration (`NearcardDatabase(reading:)` then
+    /// opens it to write).
+    static let schemaBehind = "the book's schema is older than this Nearcard: it must be opened to write once"
 
     /// A regular file that is empty or starts as an SQLite database does (never waiting on a FIFO).
     static func isDatabaseOrEmpty(_ path: String) -> Bool {
@@ -156,10 +174,12 @@ final class SQLiteBackend: StoreBackend {
 
     func close() {
         compact()
-        try? pool.close()
+        try? (pool as? DatabasePool)?.close()
+        try? (pool as? DatabaseQueue)?.close()
     }
 
     func compact() {
+        guard !readOnly else { return }
         _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 

@@ -251,7 +251,7 @@ struct AddressBookCommand: AsyncParsableCommand {
         @Flag(help: "Print the address books as a JSON array.") var json = false
 
         func run() async throws {
-            let db = try global.existingDatabase()
+            let db = try global.readingDatabase()
             let accounts = try db.addressBooks()
             var docs: [JSONValue] = []
             if accounts.isEmpty && !json {

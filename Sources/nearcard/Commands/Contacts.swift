@@ -18,7 +18,7 @@ struct Contacts: AsyncParsableCommand {
         @Flag(help: "Print the contacts as a JSON array.") var json = false
 
         func run() async throws {
-            let db = try global.existingDatabase()
+            let db = try global.readingDatabase()
             let contacts = try db.contacts()
             // Exchanges stored unconfirmed (docs/PROTOCOL.md §11): the other node has not yet said it kept ours.
             let unconfirmed = try db.unconfirmedContactDIDs()
@@ -71,7 +71,7 @@ struct Contacts: AsyncParsableCommand {
         @Flag(help: "Print every field as JSON.") var json = false
 
         func run() async throws {
-            let db = try global.existingDatabase()
+            let db = try global.readingDatabase()
             let contact = try db.findContact(id)
             let exchanges = try contact.didPublicKey.map { try db.exchanges(contactDID: $0) } ?? []
             if json {

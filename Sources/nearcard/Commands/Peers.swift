@@ -138,7 +138,7 @@ struct Peers: AsyncParsableCommand {
     /// Recognises the home's contacts by their presence keys; a home without a book recognises nobody
     /// (`peers` needs no identity).
     func resolver() throws -> PresenceResolver {
-        guard let db = try? global.existingDatabase() else { return .none }
+        guard let db = try? global.readingDatabase() else { return .none }
         defer { db.close() }
         return PresenceResolver(contacts: try db.contactPresenceKeys(), ownKey: PresenceResolver.ownKey(db))
     }

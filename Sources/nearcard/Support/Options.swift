@@ -73,6 +73,20 @@ struct GlobalOptions: ParsableArguments {
         return try NearcardDatabase(home: home)
     }
 
+    /// The book for a command that only reads it (`contacts`, `contacts show`, `peers`, `addressbook
+    /// status`): an SQLite book that exists is opened read-only (nothing written, no fdatasync); any
+    /// other is opened as `existingDatabase()` opens it.
+    func readingDatabase() throws -> NearcardDatabase {
+        let path: String
+        switch try storeLocation() {
+        case .sqlite(let p)?: path = p
+        case .postgres?: return try existingDatabase()
+        case nil: path = resolvedHome.databasePath
+        }
+        guard FileManager.default.fileExists(atPath: path) else { return try existingDatabase() }
+        return try NearcardDatabase(reading: path)
+    }
+
     /// The identity's secret keys, asking for the passphrase when they are sealed.
     func unlockIdentity() throws -> IdentityKeys {
         let store = identityStore
