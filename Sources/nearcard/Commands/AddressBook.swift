@@ -105,7 +105,7 @@ struct AddressBookCommand: AsyncParsableCommand {
             abstract: "Add a CardDAV address book (a server's root, or the address book's own URL) and sync it.",
             usage: "nearcard addressbook add https://dav.example.org/ --user alice --password-file ~/.config/dav-password",
             discussion:
-                "The password is never an argument and never stored: give a file only you can read (chmod 600), or the name of a systemd credential ($CREDENTIALS_DIRECTORY). The server's certificate must be one this system trusts."
+                "The password is never an argument and never in the book: give a file only you can read (chmod 600), the name of a systemd credential ($CREDENTIALS_DIRECTORY), or --secret-service to keep it in the desktop's keyring. The server's certificate must be one this system trusts."
         )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The server (https://…; its /.well-known/carddav is followed) or the address book's URL.") var url: String
