@@ -26,14 +26,16 @@ public final class NearcardDatabase: Sendable {
 
     /// Opens the store at `location` and brings its schema up to date; `events` hears what a
     /// PostgreSQL store notices about its server (a lost connection, a reconnection).
+    /// `singleConnection`: an SQLite book opened with one connection, for a command that runs once and
+    /// exits; a node that serves keeps the default, a pool of readers beside its writer.
     public init(
         location: StoreLocation, busyTimeout: TimeInterval = NearcardDatabase.busyTimeout, retryWindow: TimeInterval = 30,
-        events: @escaping @Sendable (StoreEvent) -> Void = { _ in }
+        singleConnection: Bool = false, events: @escaping @Sendable (StoreEvent) -> Void = { _ in }
     ) throws(StoreError) {
         self.location = location
         switch location {
         case .sqlite(let path):
-            backend = try SQLiteBackend(path: path, busyTimeout: busyTimeout)
+            backend = try SQLiteBackend(path: path, busyTimeout: busyTimeout, singleConnection: singleConnection)
         case .postgres(let p):
             backend = try PostgresBackend(p, retryWindow: retryWindow, report: events)
         }

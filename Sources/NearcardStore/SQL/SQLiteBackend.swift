@@ -14,7 +14,9 @@ final class SQLiteBackend: StoreBackend {
     var name: String { path }
     var dialect: SQLDialect { .sqlite }
 
-    init(path: String, busyTimeout: TimeInterval, readOnly: Bool = false) throws(StoreError) {
+    /// `singleConnection`: one connection for a command that runs once and exits (`exchange`, `message`),
+    /// instead of a pool of readers beside the writer for a node that serves.
+    init(path: String, busyTimeout: TimeInterval, readOnly: Bool = false, singleConnection: Bool = false) throws(StoreError) {
         self.path = path
         self.busyTimeout = busyTimeout
         self.readOnly = readOnly
@@ -38,7 +40,14 @@ final class SQLiteBackend: StoreBackend {
         }
         var config = Configuration()
         config.busyMode = .timeout(busyTimeout)
+        let single = singleConnection && !readOnly
         config.prepareDatabase { db in
+            if single {
+                // As GRDB's pool sets a store up (a new book is made in WAL mode; commits are synced by
+                // the checkpoint, at the latest as the command exits), without the pool's own set-up write.
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
             try db.execute(sql: "PRAGMA foreign_keys = ON")
             // A deleted row's bytes are overwritten, not left in free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
@@ -48,7 +57,12 @@ final class SQLiteBackend: StoreBackend {
         // at exit (more of them) — a third of `nearcard contacts`' time, for nothing it needed. SQLite
         // reads a WAL database read-only with its -wal and -shm as they are (docs/PERFORMANCE.md "Commands").
         config.readonly = readOnly
-        do { pool = readOnly ? try DatabaseQueue(path: path, configuration: config) : try DatabasePool(path: path, configuration: config) } catch {
+        // A command that runs once and writes (an exchange) opens one connection, too: the pool's set-up
+        // write cost two fdatasyncs at every start, a quarter of `nearcard exchange HOST:PORT` beyond
+        // the protocol.
+        do {
+            pool = readOnly || singleConnection ? try DatabaseQueue(path: path, configuration: config) : try DatabasePool(path: path, configuration: config)
+        } catch {
             throw Self.storeError(error, path: path, busyTimeout: busyTimeout)
         }
     }

@@ -35,7 +35,7 @@ enum NodeCommand {
         startLogging(node, events: events, defaultLevel: defaultLogLevel)
         let context = try NodeSetup.context(
             global, consent: consent, events: events, limits: limits, requiredFields: requiredFields,
-            nodeName: node.nodeName, webhook: webhook)
+            nodeName: node.nodeName, webhook: webhook, serving: true)
         let identity = context.identity
         // JSON lines: the session in Node writes every event from now on (so none is missed) and, once the
         // node runs, answers commands; this face only moves the lines.

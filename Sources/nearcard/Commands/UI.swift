@@ -85,7 +85,7 @@ struct UICommand: AsyncParsableCommand {
         NodeCommand.startLogging(node, events: events, defaultLevel: nil)
         let context = try NodeSetup.context(
             global, consent: DecidedByCommand(decisions: PendingDecisions(), message: nil), events: events,
-            limits: node.limits(), nodeName: node.nodeName)
+            limits: node.limits(), nodeName: node.nodeName, serving: true)
         let runtime: NodeRuntime
         do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
             if error is NodeError { throw error }

@@ -14,12 +14,12 @@ enum NodeSetup {
     /// The node, built once per command: identity, database, how incoming requests are decided.
     static func context(
         _ global: GlobalOptions, consent: any ConsentProvider, events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(),
-        requiredFields: Set<CardField> = [], nodeName: String? = nil, webhook: Webhook? = nil
+        requiredFields: Set<CardField> = [], nodeName: String? = nil, webhook: Webhook? = nil, serving: Bool = false
     ) throws -> NodeContext {
         let store = global.identityStore
         let identity = try store.loadPublic()
         let keys = KeysOutOfReach.hold(try global.unlockIdentity())
-        let database = try global.database { event in
+        let database = try global.database(serving: serving) { event in
             events.emit(.storeConnection(lost: event == .connectionLost, store: (try? global.storeLocation())??.description ?? "the store"))
         }
         let name = nodeName ?? global.environment["NEARCARD_NODE_NAME"] ?? ProcessInfo.processInfo.hostName

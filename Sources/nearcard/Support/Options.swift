@@ -45,9 +45,10 @@ struct GlobalOptions: ParsableArguments {
 
     /// The book (created on first use: for commands that store something). `events` hears a shared
     /// store lose and regain its server.
-    func database(events: @escaping @Sendable (StoreEvent) -> Void = { _ in }) throws -> NearcardDatabase {
-        if let location = try storeLocation() { return try NearcardDatabase(location: location, events: events) }
-        return try NearcardDatabase(home: resolvedHome)
+    /// `serving`: a node (listen, bot, ui) keeps a pool of connections; a command that runs once, one.
+    func database(serving: Bool = false, events: @escaping @Sendable (StoreEvent) -> Void = { _ in }) throws -> NearcardDatabase {
+        let location = try storeLocation() ?? .sqlite(path: resolvedHome.databasePath)
+        return try NearcardDatabase(location: location, singleConnection: !serving, events: events)
     }
 
     /// The database for a command that only reads: a home without an identity or a database is never
@@ -63,14 +64,14 @@ struct GlobalOptions: ParsableArguments {
             guard fm.fileExists(atPath: path) else {
                 throw StoreError(.noIdentity, "there is no book at \(path) yet: a command that stores something (nearcard card set, listen, bot) creates it")
             }
-            return try NearcardDatabase(path: path)
+            return try NearcardDatabase(location: .sqlite(path: path), singleConnection: true)
         case nil:
             break
         }
         guard fm.fileExists(atPath: home.databasePath) || fm.fileExists(atPath: home.identityPath) else {
             throw StoreError(.noIdentity, "no identity yet in \(home.path): create one with: nearcard init --name \"Your Name\"")
         }
-        return try NearcardDatabase(home: home)
+        return try NearcardDatabase(location: .sqlite(path: home.databasePath), singleConnection: true)
     }
 
     /// The book for a command that only reads it (`contacts`, `contacts show`, `peers`, `addressbook
