@@ -13,10 +13,10 @@ import sys
 import urllib.request
 
 from axe_selenium_python import Axe
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+from chromium import browser
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--page", required=True)
@@ -36,13 +36,7 @@ def fail(why, d=None):
     sys.exit(1)
 
 
-o = webdriver.ChromeOptions()
-o.binary_location = "/usr/bin/chromium"
-for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,900",
-          "--no-first-run", "--disable-extensions", "--disable-background-networking", "--disable-sync",
-          "--disable-component-update", "--disable-default-apps", "--no-default-browser-check"):
-    o.add_argument(a)
-d = webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=o)
+d = browser()
 try:
     d.get(args.page)
     WebDriverWait(d, 30).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")

@@ -15,12 +15,12 @@ import json
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
+
+from chromium import browser  # this folder's module: Debian's headless Chromium
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--ada", required=True)
@@ -38,18 +38,6 @@ def fail(why):
     report["error"] = why
     print(json.dumps(report))
     sys.exit(1)
-
-
-def browser(remote=None):
-    o = webdriver.ChromeOptions()
-    o.binary_location = "/usr/bin/chromium"
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,900",
-              "--no-first-run", "--disable-extensions", "--disable-background-networking", "--disable-sync",
-              "--disable-component-update", "--disable-default-apps", "--no-default-browser-check"):
-        o.add_argument(a)
-    if remote:
-        return webdriver.Remote(command_executor=remote, options=o)
-    return webdriver.Chrome(service=Service(executable_path="/usr/bin/chromedriver"), options=o)
 
 
 def wait(d, cond, what, seconds=60):

@@ -211,16 +211,7 @@ import Testing
         let (_, bobPort) = try b.listen(home: bob.home, ["--accept", "all", "--no-discovery"], log: log("bob"))
         #expect(try a.nearcard(["exchange", "10.77.0.2:\(bobPort)", "--yes"], home: ada.home).code == 0)
 
-        let uiLog = log("ada-ui")
-        let p = try a.spawn([CLI.executable.path, "ui", "--home", ada.home.path, "--no-browser", "--port", "0", "--ui-port", "7448"], log: uiLog)
-        var page: String?
-        let deadline = Date().addingTimeInterval(30)
-        while page == nil && Date() < deadline && p.isRunning {
-            let text = (try? String(contentsOf: uiLog, encoding: .utf8)) ?? ""
-            page = text.range(of: "Nearcard's page: ").map { String(text[$0.upperBound...].prefix { !$0.isNewline }) }
-            if page == nil { usleep(100_000) }
-        }
-        let address = try #require(page, "ui did not start: \((try? String(contentsOf: uiLog, encoding: .utf8)) ?? "")")
+        let address = try a.ui(home: ada.home, port: 7448, log: log("ada-ui"))
         let driver = CLI.packageRoot.appendingPathComponent("Tests/Interop/addressbook_ui.py").path
         let r = try a.run([CLI.python, driver, "--page", address, "--server", server.url, "--user", "alice", "--password-file", server.passwordFile])
         #expect(r.code == 0, "\(r.stdout) \(r.stderr.suffix(2000))")

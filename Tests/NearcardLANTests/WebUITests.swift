@@ -11,18 +11,7 @@ import Testing
 
     /// Starts `nearcard ui` in the lab; returns the address it printed (with its token).
     func ui(_ lab: Lab, _ person: TestPerson, port: Int, log url: URL, _ extra: [String] = []) throws -> String {
-        let p = try lab.spawn(
-            [CLI.executable.path, "ui", "--home", person.home.path, "--no-browser", "--port", "0", "--ui-port", String(port)] + extra, log: url)
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "Nearcard's page: ") {
-                return String(text[range.upperBound...].prefix { !$0.isNewline })
-            }
-            if !p.isRunning { throw LabError("ui exited: \(text)") }
-            usleep(100_000)
-        }
-        throw LabError("ui did not start: \((try? String(contentsOf: url, encoding: .utf8)) ?? "")")
+        try lab.ui(home: person.home, port: port, log: url, extra)
     }
 
     /// Two laptops: two network namespaces on one cable, each with its own avahi-daemon, node, web app and

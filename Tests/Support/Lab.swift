@@ -131,6 +131,22 @@ public final class Lab: @unchecked Sendable {
         throw LabError("listen did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
     }
 
+    /// Starts `nearcard ui` for `home` and waits until it serves; returns the address it printed (with
+    /// its token).
+    public func ui(home: URL, port: Int, log url: URL, _ extra: [String] = []) throws -> String {
+        let p = try spawn([CLI.executable.path, "ui", "--home", home.path, "--no-browser", "--port", "0", "--ui-port", String(port)] + extra, log: url)
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "Nearcard's page: ") {
+                return String(text[range.upperBound...].prefix { !$0.isNewline })
+            }
+            if !p.isRunning { throw LabError("ui exited: \(text)") }
+            usleep(100_000)
+        }
+        throw LabError("ui did not start: \((try? String(contentsOf: url, encoding: .utf8)) ?? "")")
+    }
+
     /// The port in the JSON-lines `started` event a node (`bot`, `listen --jsonl`) wrote to `log`,
     /// waiting up to `timeout` seconds for it.
     public static func startedPort(in log: URL, timeout: TimeInterval = 15) throws -> Int {
