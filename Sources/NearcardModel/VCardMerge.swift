@@ -47,6 +47,15 @@ extension VCard {
         return nil
     }
 
+    /// A content line as its meaning: the name, the parameters (names upper-cased, sorted) and the value
+    /// unescaped. A server that stores a card in its own spelling (Radicale rewrites every card it is
+    /// given: its order, its escapes, its parameter case) has not changed it.
+    static func meaning(_ line: ContentLine) -> String {
+        guard let p = try? parseLine(line.text, number: 0) else { return line.text }
+        let parameters = p.parameters.map { "\($0.key.uppercased())=\($0.value.replacingOccurrences(of: "\"", with: ""))" }.sorted()
+        return ([p.name] + parameters).joined(separator: ";") + ":" + unescape(p.value)
+    }
+
     /// The first value of property `name` in a vCard, unescaped (NOTE, NICKNAME, UID, …).
     public static func value(of name: String, in text: String) -> String? {
         guard let line = contentLines(text)?.first(where: { $0.name == name }),
@@ -70,16 +79,18 @@ extension VCard {
     public static func merge(base: String?, ours: String, theirs: String) -> Merge? {
         guard let theirLines = contentLines(theirs), let ourLines = contentLines(ours) else { return nil }
         let baseLines = base.flatMap(contentLines) ?? []
-        func group(_ lines: [ContentLine], _ name: String) -> [String] { lines.filter { $0.name == name }.map(\.text) }
+        // Compared by meaning, in any order; written as the side chosen spells it.
+        func group(_ lines: [ContentLine], _ name: String) -> [String] { lines.filter { $0.name == name }.map(meaning).sorted() }
+        func spelled(_ lines: [ContentLine], _ name: String) -> [String] { lines.filter { $0.name == name }.map(\.text) }
         var decided: [String: [String]] = [:]
         var conflicts: [String] = []
         let names = Set(ourLines.map(\.name)).union(theirLines.map(\.name)).union(baseLines.map(\.name)).intersection(ownedProperties)
         for name in names.sorted() {
             let (b, o, t) = (group(baseLines, name), group(ourLines, name), group(theirLines, name))
             if ["VERSION", "UID", "PRODID"].contains(name) || t == b || t == o {
-                decided[name] = o
+                decided[name] = spelled(ourLines, name)
             } else {
-                decided[name] = t
+                decided[name] = spelled(theirLines, name)
                 if o != b { conflicts.append(name) }
             }
         }
@@ -103,6 +114,6 @@ extension VCard {
 
     /// The owned properties of a card, as text, to tell whether Nearcard has anything new to write.
     public static func ownedPart(_ text: String) -> [String] {
-        (contentLines(text) ?? []).filter { ownedProperties.contains($0.name) && $0.name != "PRODID" }.map(\.text).sorted()
+        (contentLines(text) ?? []).filter { ownedProperties.contains($0.name) && $0.name != "PRODID" }.map(meaning).sorted()
     }
 }

@@ -116,6 +116,20 @@ import Testing
         let shown = try a.nearcard(["contacts", "show", "Bob Builder", "--json"], home: ada.home)
         #expect(shown.json["addressBooks"]?.arrayValue?.first?["note"] == "Met at the loom fair; owes me a coffee")
 
+        // Bob's card changes and he exchanges again: the new title reaches the server in his card, the
+        // note Ada wrote there stays, and the server's own spelling of the card is no edit (no conflict).
+        #expect(try bob.cli.run(["card", "set", "--name", "Bob Builder", "--email", "bob@example.org", "--title", "Chief Engineer"]).code == 0)
+        #expect(try b.nearcard(["exchange", "10.77.0.1:\(port)", "--yes"], home: bob.home).code == 0)
+        let resync = try a.nearcard(["addressbook", "sync"], home: ada.home)
+        #expect(!resync.stdout.contains("changed on both sides"), "\(resync.stdout)")
+        var updated: JSONValue?
+        for _ in 0..<40 where updated?["title"] != "Chief Engineer" {
+            updated = try cards(server, in: a).first { $0["did"]?.stringValue == bob.did }
+            if updated?["title"] != "Chief Engineer" { usleep(250_000) }
+        }
+        #expect(updated?["title"] == "Chief Engineer", "\(updated ?? .null)")
+        #expect(updated?["note"] == "Met at the loom fair; owes me a coffee", "\(updated ?? .null)")
+
         // Deleted in Nearcard: gone on the server after the next sync (the running node's, here).
         #expect(try a.nearcard(["contacts", "delete", "Bob Builder", "--yes"], home: ada.home).code == 0)
         let deadline = Date().addingTimeInterval(10)

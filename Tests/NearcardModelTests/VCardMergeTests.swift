@@ -61,6 +61,25 @@ import Testing
         #expect(VCard.value(of: "TITLE", in: both.text) == "Analyst")
     }
 
+    /// A server that rewrites the card in its own spelling (order, escapes, parameter case) has not
+    /// edited it: Nearcard's later change still arrives, and no conflict is said.
+    @Test func aServersOwnSpellingIsNoEdit() throws {
+        var card = Card(name: "Ada Lovelace")
+        card[text: .company] = "Looms, Ltd; Analytical"
+        card.socialNetworks = [SocialProfile(platform: "mastodon", username: "ada", url: "https://example.social/@ada")]
+        let base = VCard.addressBookCard(Contact(card: card, source: .proximity, verificationStatus: .verified, receivedAt: Date()), uid: "u1")
+        // The same card as a server stores it: lines reordered, a parameter's name in lower case.
+        let lines = try #require(VCard.contentLines(base)).map(\.text)
+        let respelled = lines.reversed().map { $0.replacingOccurrences(of: ";TYPE=", with: ";type=") }
+        let theirs = (["BEGIN:VCARD"] + respelled + ["END:VCARD"]).joined(separator: "\r\n") + "\r\n"
+        card[text: .company] = "Analytical Engines"
+        let ours = VCard.addressBookCard(Contact(card: card, source: .proximity, verificationStatus: .verified, receivedAt: Date()), uid: "u1")
+        let merged = try #require(VCard.merge(base: base, ours: ours, theirs: theirs))
+        #expect(merged.conflicts.isEmpty, "\(merged.conflicts)")
+        #expect(VCard.value(of: "ORG", in: merged.text) == "Analytical Engines")
+        #expect(VCard.ownedPart(theirs) == VCard.ownedPart(base))
+    }
+
     /// A field the peer stopped disclosing leaves the server's card (it was Nearcard's to write).
     @Test func aFieldNoLongerDisclosedLeavesTheServersCard() throws {
         let base = VCard.addressBookCard(contact(), uid: "u1")
