@@ -5,8 +5,8 @@ import Synchronization
 /// The embedded backend: one SQLite file in WAL mode through GRDB (the default; no server).
 final class SQLiteBackend: StoreBackend {
     let path: String
-    /// A pool (readers beside one writer) for a store that writes; one read-only connection for a
-    /// command that only reads (`readOnly`).
+    /// A pool (readers beside one writer) for a node that serves; one connection for a command that
+    /// runs once (`singleConnection`), read-only for one that only reads (`readOnly`).
     let pool: any DatabaseWriter
     let busyTimeout: TimeInterval
     /// Opened to read only: never writes a byte (no WAL set-up, no checkpoint when it closes).
@@ -188,8 +188,7 @@ final class SQLiteBackend: StoreBackend {
 
     func close() {
         compact()
-        try? (pool as? DatabasePool)?.close()
-        try? (pool as? DatabaseQueue)?.close()
+        try? pool.close()
     }
 
     func compact() {
