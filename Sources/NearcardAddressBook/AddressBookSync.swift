@@ -148,7 +148,22 @@ public enum AddressBookSync {
     /// into the server's copy, with `If-Match`. Throws when the server cannot be used at all (refused
     /// password, certificate, unreachable, read-only); a problem with one card is in the report and tried
     /// again next time. With `mirrorDeletes`, a card deleted on the server deletes its contact here.
-    public static func sync(_ account: AddressBookAccount, database: NearcardDatabase, mirrorDeletes: Bool = false) async throws(AddressBookError)
+    /// The pass is recorded on the account (`addressbook status`): when it reached the server, or its
+    /// error and when a running node tries again (`retryAt`, default at once).
+    public static func sync(_ account: AddressBookAccount, database: NearcardDatabase, mirrorDeletes: Bool = false, retryAt: Date? = nil)
+        async throws(AddressBookError) -> AddressBookSyncReport
+    {
+        do throws(AddressBookError) {
+            let report = try await pass(account, database: database, mirrorDeletes: mirrorDeletes)
+            try? database.recordAddressBookPass(url: account.url, error: nil)
+            return report
+        } catch {
+            try? database.recordAddressBookPass(url: account.url, error: error.message, retryAt: retryAt)
+            throw error
+        }
+    }
+
+    static func pass(_ account: AddressBookAccount, database: NearcardDatabase, mirrorDeletes: Bool) async throws(AddressBookError)
         -> AddressBookSyncReport
     {
         guard let collection = URL(string: account.url) else {

@@ -51,10 +51,8 @@ extension WebUI {
             do throws(AddressBookError) { outcome = .success(try await AddressBookSync.sync(account, database: db)) } catch { outcome = .failure(error) }
             switch outcome {
             case .success(let report):
-                try? db.recordAddressBookPass(url: collection, error: nil)
                 return Self.json(["url": .string(collection), "sync": report.json])
             case .failure(let error):
-                try? db.recordAddressBookPass(url: collection, error: error.message)
                 // Refused for good (not merely down): not kept.
                 if error.kind != .unreachable && !existed {
                     try db.removeAddressBook(url: collection)
@@ -69,10 +67,8 @@ extension WebUI {
             for account in try db.addressBooks() {
                 do throws(AddressBookError) {
                     let report = try await AddressBookSync.sync(account, database: db)
-                    try? db.recordAddressBookPass(url: account.url, error: nil)
                     results.append(["url": .string(account.url), "sync": report.json])
                 } catch {
-                    try? db.recordAddressBookPass(url: account.url, error: error.message)
                     results.append(["url": .string(account.url), "error": .string(error.message)])
                 }
             }

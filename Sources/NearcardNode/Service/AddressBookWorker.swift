@@ -35,14 +35,12 @@ package struct AddressBookWorker: Sendable {
         for account in accounts where account.nextAttemptAt <= now {
             let stale = account.lastSyncAt.map { now.timeIntervalSince($0) > Self.refresh } ?? true
             guard stale || account.lastError != nil || Self.hasWork(account, context.database) else { continue }
+            let retry = Date().addingTimeInterval(Self.backoff(failures: account.failures + 1))
             do {
-                let report = try await AddressBookSync.sync(account, database: context.database)
-                try? context.database.recordAddressBookPass(url: account.url, error: nil)
+                let report = try await AddressBookSync.sync(account, database: context.database, retryAt: retry)
                 Counter(label: "nearcard_addressbook_cards_total", dimensions: [("event", "written")]).increment(by: report.created + report.updated)
                 Counter(label: "nearcard_addressbook_cards_total", dimensions: [("event", "deleted")]).increment(by: report.deleted)
             } catch {
-                let retry = Date().addingTimeInterval(Self.backoff(failures: account.failures + 1))
-                try? context.database.recordAddressBookPass(url: account.url, error: error.message, retryAt: retry)
                 Counter(label: "nearcard_addressbook_syncs_total", dimensions: [("event", "failed")]).increment()
                 // Said once when a server stops working, not at every retry.
                 if account.lastError == nil { context.events.emit(.error(message: "address book: \(error.message)")) }

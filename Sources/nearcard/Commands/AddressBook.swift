@@ -34,16 +34,9 @@ struct AddressBookCommand: AsyncParsableCommand {
         return one
     }
 
-    /// Runs a sync and records it on the account (the back-off of a running node reads it).
+    /// Runs a sync (which records itself on the account), as a result to report.
     static func sync(_ account: AddressBookAccount, db: NearcardDatabase, mirrorDeletes: Bool) async -> Result<AddressBookSyncReport, AddressBookError> {
-        do {
-            let report = try await AddressBookSync.sync(account, database: db, mirrorDeletes: mirrorDeletes)
-            try? db.recordAddressBookPass(url: account.url, error: nil)
-            return .success(report)
-        } catch {
-            try? db.recordAddressBookPass(url: account.url, error: error.message)
-            return .failure(error)
-        }
+        do { return .success(try await AddressBookSync.sync(account, database: db, mirrorDeletes: mirrorDeletes)) } catch { return .failure(error) }
     }
 
     /// How long `exchange` waits for the address books after a new contact before it leaves the rest
