@@ -757,6 +757,8 @@ class Client:
         result = []
         for href, url, etag in self.members():
             status, reason, headers, data = self.request("GET", url, {"Accept": "text/vcard"})
+            if status in (404, 410):
+                continue  # deleted between the listing and the GET (a node syncing meanwhile)
             if status != 200:
                 fail(f"GET {href}: {status} {reason}")
             text = data.decode("utf-8")
