@@ -80,12 +80,14 @@ function renderPeers() {
   $("no-peers").hidden = state.peers.size > 0;
 }
 
+// A notice that an action starts is shown before its request, not after: the events it causes can
+// arrive before the request's answer, and a later "Asking…" or "Accepted…" would hide how it ended.
 async function exchange(p) {
+  notice("Asking " + (p.display || p.name || p.instance) + "…");
   try {
     await api("POST", "/api/exchange", { peer: p.id || p.instance, message: $("message").value });
     // The message went with this exchange: it does not stay to go with the next one, to anyone.
     $("message").value = "";
-    notice("Asking " + (p.display || p.name || p.instance) + "…");
   } catch (e) { notice("Cannot exchange: " + e.message); }
 }
 
@@ -133,9 +135,9 @@ function tick() {
 }
 
 async function answer(id, accept, message, reason) {
+  notice(accept ? "Accepted: exchanging…" : "Declined.");
   try {
     await api("POST", "/api/requests/" + encodeURIComponent(id), { accept, message, reason });
-    notice(accept ? "Accepted: exchanging…" : "Declined.");
   } catch (e) { notice("Cannot answer: " + e.message); }
 }
 
