@@ -33,14 +33,17 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
-        // System libraries: the only modules that see C.
+        // The C libraries: the only modules that see C. Most are linked as the program starts; CAvahi,
+        // CZBar and CXML are small C loaders that open their library (dlopen) when a command first needs
+        // it, so the commands that never browse, scan or sync do not load twenty shared libraries
+        // (docs/ARCHITECTURE.md, docs/PERFORMANCE.md). Their headers come from the -dev packages.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        // No pkgConfig: avahi-client's .pc adds only -D_REENTRANT, which SwiftPM refuses (a warning in every
-        // build, `make deb`'s included); its headers are on the default path and the module map links it.
-        .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
+        .target(name: "CAvahi"),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
-        .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .target(name: "CZBar"),
+        // libxml2's headers are in a directory of their own; only CXML's C file sees them.
+        .target(name: "CXML", cSettings: [.unsafeFlags(["-I/usr/include/libxml2"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
@@ -140,7 +143,7 @@ let package = Package(
         .target(
             name: "NearcardAddressBook",
             dependencies: [
-                "NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardProcess",
+                "NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardProcess", "CXML",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

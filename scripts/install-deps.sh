@@ -14,7 +14,8 @@ packages=(
   libsqlite3-dev       # GRDB's SQLite
   libavahi-client-dev  # DNS-SD through avahi-daemon
   libqrencode-dev      # QR rendering
-  libzbar-dev          # QR scanning from images
+  libzbar-dev          # QR scanning from images (loaded on first use: Sources/CZBar)
+  libxml2-dev          # the CardDAV sync's XML (loaded on first use: Sources/CXML)
   libpng-dev           # QR images: PNG in and out
   libjpeg62-turbo-dev  # QR images: JPEG in (a phone's photo of a code)
   zlib1g-dev           # raw DEFLATE for compressed QR payloads (sce1:)

@@ -54,8 +54,10 @@ COPYRIGHT
 } | gzip -9n > "$doc/changelog.gz"
 chmod 0644 "$doc/copyright" "$doc/changelog.gz"
 
-# Depends: the package of every shared library the binary links directly (its NEEDED entries), at
+# Depends: the package of every shared library the binary links directly (its NEEDED entries), and of
+# the ones its C loaders open on first use (dlopen: CZBar, CAvahi, CXML; docs/ARCHITECTURE.md), at
 # least the version installed here.
+loaded_on_use=$(grep -ho 'define LIBRARY "[^"]*"' Sources/C*/*.c | sed 's/.*"\(.*\)"/\1/' | sort -u)
 depends=()
 missing=()
 while read -r lib path; do
@@ -65,9 +67,13 @@ while read -r lib path; do
   if [ -z "$pkg" ]; then missing+=("$lib"); continue; fi
   ver=$(dpkg-query -W -f='${Version}' "$pkg" | sed 's/-[^-]*$//')
   depends+=("$pkg (>= $ver)")
-done < <(ldd "$binary" | awk -v needed="$(readelf -d "$binary" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | paste -sd' ')" '
-  BEGIN { n = split(needed, list, " "); for (i = 1; i <= n; i++) want[list[i]] = 1 }
-  /=>/ && ($1 in want) { print $1, ($3 == "not" ? "" : $3) }')
+done < <(
+  ldd "$binary" | awk -v needed="$(readelf -d "$binary" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | paste -sd' ')" '
+    BEGIN { n = split(needed, list, " "); for (i = 1; i <= n; i++) want[list[i]] = 1 }
+    /=>/ && ($1 in want) { print $1, ($3 == "not" ? "" : $3) }'
+  for lib in $loaded_on_use; do
+    echo "$lib $(ldconfig -p | awk -v lib="$lib" '$1 == lib { print $NF; exit }')"
+  done)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "make-deb: no Debian package provides ${missing[*]}: package the release build (make deb)" >&2
   exit 1

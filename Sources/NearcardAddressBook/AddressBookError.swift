@@ -23,4 +23,6 @@ public enum AddressBookErrorKind: Sendable, Equatable {
     case server
     /// The book (the store) failed.
     case store
+    /// A shared library the sync loads when it first needs it (libxml2) is not installed.
+    case library
 }

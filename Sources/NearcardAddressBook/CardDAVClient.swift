@@ -180,7 +180,7 @@ struct CardDAVClient: Sendable {
             throw AddressBookError(
                 .notAddressBook, "\(account): there is nothing at \(url.path) (\(answer.status)); give the address book's URL or the server's root")
         }
-        guard answer.status == 207, let responses = DAVResponse.multistatus(answer.body) else {
+        guard answer.status == 207, let responses = try DAVResponse.multistatus(answer.body) else {
             throw AddressBookError(.server, "\(account): PROPFIND \(url.path) answered \(answer.status), not a WebDAV multistatus; is this a CardDAV server?")
         }
         return (answer.url, responses)

@@ -1,8 +1,5 @@
+internal import CXML
 import Foundation
-
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
 
 /// WebDAV's XML (RFC 4918 §14), read with a real XML parser: an element tree with namespaces, and the
 /// multistatus answers CardDAV discovery and listing use. Request bodies are written from fixed
@@ -24,38 +21,46 @@ struct DAVElement: Sendable {
     /// The largest XML answer read.
     static let maximumLength = 16 << 20
 
-    /// Parses a document; nil when it is not well-formed XML.
-    static func parse(_ data: [UInt8]) -> DAVElement? {
+    /// Parses a document; nil when it is not well-formed XML. Throws when libxml2 cannot be loaded.
+    static func parse(_ data: [UInt8]) throws(AddressBookError) -> DAVElement? {
         guard data.count <= maximumLength else { return nil }
-        let parser = XMLParser(data: Data(data))
-        parser.shouldProcessNamespaces = true
-        parser.shouldResolveExternalEntities = false
         let builder = Builder()
-        parser.delegate = builder
-        guard parser.parse(), let root = builder.root else { return nil }
-        return root
+        var events = nearcard_xml_events(
+            start: { context, ns, name in
+                let b = Unmanaged<Builder>.fromOpaque(context!).takeUnretainedValue()
+                b.stack.append(DAVElement(namespace: ns.map { String(cString: $0) } ?? "", name: String(cString: name)))
+            },
+            text: { context, bytes, length in
+                let b = Unmanaged<Builder>.fromOpaque(context!).takeUnretainedValue()
+                guard !b.stack.isEmpty else { return }
+                b.stack[b.stack.count - 1].text += String(decoding: UnsafeBufferPointer(start: bytes, count: Int(length)), as: UTF8.self)
+            },
+            end: { context in
+                let b = Unmanaged<Builder>.fromOpaque(context!).takeUnretainedValue()
+                guard let done = b.stack.popLast() else { return }
+                if b.stack.isEmpty { b.root = done } else { b.stack[b.stack.count - 1].children.append(done) }
+            })
+        var reason = [CChar](repeating: 0, count: 256)
+        let result = withExtendedLifetime(builder) {
+            data.withUnsafeBufferPointer { buffer in
+                // An empty array's base address may be nil; libxml2 wants a pointer either way.
+                let bytes = buffer.baseAddress ?? UnsafePointer<UInt8>(bitPattern: 1)!
+                return nearcard_xml_parse(bytes, buffer.count, &events, Unmanaged.passUnretained(builder).toOpaque(), &reason, reason.count)
+            }
+        }
+        switch result {
+        case NEARCARD_XML_WELL_FORMED: return builder.root
+        case NEARCARD_XML_NO_LIBRARY:
+            let why = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw AddressBookError(.library, "cannot load libxml2 to read the server's answers (\(why)); install it: apt install libxml2")
+        default: return nil
+        }
     }
 
-    private final class Builder: NSObject, XMLParserDelegate {
+    /// The element tree as the parser reports it: open elements on a stack, the root once closed.
+    private final class Builder {
         var stack: [DAVElement] = []
         var root: DAVElement?
-
-        func parser(
-            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName qName: String?,
-            attributes attributeDict: [String: String] = [:]
-        ) {
-            stack.append(DAVElement(namespace: namespaceURI ?? "", name: elementName))
-        }
-
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            guard !stack.isEmpty else { return }
-            stack[stack.count - 1].text += string
-        }
-
-        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
-            guard let done = stack.popLast() else { return }
-            if stack.isEmpty { root = done } else { stack[stack.count - 1].children.append(done) }
-        }
     }
 
     static func escape(_ s: String) -> String {
@@ -73,8 +78,8 @@ struct DAVResponse: Sendable {
     func property(_ namespace: String, _ name: String) -> DAVElement? { properties[namespace + " " + name] }
 
     /// The responses of a multistatus document; nil when the body is not one.
-    static func multistatus(_ body: [UInt8]) -> [DAVResponse]? {
-        guard let root = DAVElement.parse(body), root.namespace == DAVElement.dav, root.name == "multistatus" else { return nil }
+    static func multistatus(_ body: [UInt8]) throws(AddressBookError) -> [DAVResponse]? {
+        guard let root = try DAVElement.parse(body), root.namespace == DAVElement.dav, root.name == "multistatus" else { return nil }
         return root.all(DAVElement.dav, "response").compactMap { r in
             guard let href = r.hrefs.first else { return nil }
             var props: [String: DAVElement] = [:]

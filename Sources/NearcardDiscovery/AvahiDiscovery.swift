@@ -6,6 +6,35 @@ public import Foundation
     import Glibc
 #endif
 
+/// libavahi-client's functions, loaded when discovery first starts rather than at every start of the
+/// program (`CAvahi`); a missing library is said as how to install it.
+let avahiLibrary: Result<nearcard_avahi, DiscoveryError> = {
+    var reason = [CChar](repeating: 0, count: 256)
+    guard let table = nearcard_avahi_load(&reason, reason.count) else {
+        let why = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return .failure(
+            DiscoveryError(
+                .daemonUnavailable,
+                "cannot load Avahi's client library (\(why)): install it (apt install libavahi-client3), or exchange by address with `nearcard exchange HOST:PORT`"
+            ))
+    }
+    return .success(table.pointee)
+}()
+
+/// The functions, for the code below: every path to them starts at `AvahiDiscovery.init`, which
+/// loads the library first and throws when it cannot.
+var avahi: nearcard_avahi {
+    switch avahiLibrary {
+    case .success(let table): table
+    case .failure: preconditionFailure("Avahi was used before AvahiDiscovery loaded it")
+    }
+}
+
+/// Avahi's words for an error code.
+func avahiMessage(_ code: Int32) -> String {
+    avahi.strerror(code).map { String(cString: $0) } ?? "error \(code)"
+}
+
 /// DNS-SD through avahi-daemon (libavahi-client over D-Bus), on an Avahi threaded poll.
 ///
 /// Avahi calls back on its own thread; those callbacks only touch per-browse/per-publication state and
@@ -24,29 +53,30 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
     /// Connects to avahi-daemon. Fails with `.daemonUnavailable` and a message naming the fix when
     /// avahi-daemon or the D-Bus system bus is not running.
     public init() throws(DiscoveryError) {
-        guard let poll = avahi_threaded_poll_new() else { throw DiscoveryError(.avahi, "avahi_threaded_poll_new failed") }
+        _ = try avahiLibrary.get()
+        guard let poll = avahi.threaded_poll_new() else { throw DiscoveryError(.avahi, "avahi_threaded_poll_new failed") }
         let context = ClientContext()
         var error: Int32 = 0
         guard
-            let client = avahi_client_new(
-                avahi_threaded_poll_get(poll), AvahiClientFlags(rawValue: 0), clientCallback,
+            let client = avahi.client_new(
+                avahi.threaded_poll_get(poll), AvahiClientFlags(rawValue: 0), clientCallback,
                 Unmanaged.passUnretained(context).toOpaque(), &error)
         else {
-            avahi_threaded_poll_free(poll)
+            avahi.threaded_poll_free(poll)
             throw Self.unavailable(error)
         }
         self.poll = poll
         self.client = client
         self.context = context
-        guard avahi_threaded_poll_start(poll) >= 0 else {
-            avahi_client_free(client)
-            avahi_threaded_poll_free(poll)
+        guard avahi.threaded_poll_start(poll) >= 0 else {
+            avahi.client_free(client)
+            avahi.threaded_poll_free(poll)
             throw DiscoveryError(.avahi, "cannot start Avahi's event thread")
         }
     }
 
     static func unavailable(_ error: Int32) -> DiscoveryError {
-        let why = String(cString: avahi_strerror(error))
+        let why = avahiMessage(error)
         let dbus = fileExists("/run/dbus/system_bus_socket") || (getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil)
         let fix =
             dbus
@@ -56,14 +86,14 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
     }
 
     deinit {
-        avahi_threaded_poll_stop(poll)
-        avahi_client_free(client)
-        avahi_threaded_poll_free(poll)
+        _ = avahi.threaded_poll_stop(poll)
+        avahi.client_free(client)
+        avahi.threaded_poll_free(poll)
     }
 
     func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        avahi_threaded_poll_lock(poll)
-        defer { avahi_threaded_poll_unlock(poll) }
+        avahi.threaded_poll_lock(poll)
+        defer { avahi.threaded_poll_unlock(poll) }
         return try body()
     }
 
@@ -98,12 +128,12 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
         let ctx = BrowseContext(client: client, filter: filter, serviceType: serviceType, policy: addresses, continuation: continuation)
         let opaque = Unmanaged.passRetained(ctx).toOpaque()
         let browser: OpaquePointer? = withLock {
-            avahi_service_browser_new(
+            avahi.service_browser_new(
                 client, nearcard_avahi_if_unspec(), nearcard_avahi_proto_unspec(), serviceType,
                 nil, AvahiLookupFlags(rawValue: 0), browseCallback, opaque)
         }
         guard let browser else {
-            let error = DiscoveryError(.avahi, "cannot browse: \(String(cString: avahi_strerror(avahi_client_errno(client))))")
+            let error = DiscoveryError(.avahi, "cannot browse: \(avahiMessage(avahi.client_errno(client)))")
             continuation.yield(.failed(error))
             continuation.finish()
             Unmanaged<BrowseContext>.fromOpaque(opaque).release()
@@ -147,7 +177,7 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
             let opaque = Unmanaged.passRetained(lookup).toOpaque()
             withLock {
                 for a in on {
-                    if let r = avahi_service_resolver_new(
+                    if let r = avahi.service_resolver_new(
                         client, a.interface, a.proto, peer.instanceName, TXTRecord.serviceType, nil,
                         nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: 0), addressCallback, opaque)
                     {
@@ -182,7 +212,7 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
         var addresses: [(interface: Int32, address: AvahiAddress)] = []
         for a in host?.addresses ?? [] {
             var parsed = AvahiAddress()
-            guard a.interfaceIndex > 0, avahi_address_parse(a.ip, nearcard_avahi_proto_unspec(), &parsed) != nil else {
+            guard a.interfaceIndex > 0, avahi.address_parse(a.ip, nearcard_avahi_proto_unspec(), &parsed) != nil else {
                 throw DiscoveryError(.invalidInput, "cannot publish the address \(a.ip) on interface \(a.interfaceName)")
             }
             addresses.append((a.interfaceIndex, parsed))
@@ -208,7 +238,7 @@ private let clientCallback: AvahiClientCallback = { client, state, userdata in
     guard let userdata else { return }
     let ctx = Unmanaged<AvahiDiscovery.ClientContext>.fromOpaque(userdata).takeUnretainedValue()
     if state == AVAHI_CLIENT_FAILURE {
-        let e = DiscoveryError(.daemonUnavailable, "lost avahi-daemon (\(String(cString: avahi_strerror(avahi_client_errno(client))))); discovery has stopped")
+        let e = DiscoveryError(.daemonUnavailable, "lost avahi-daemon (\(avahiMessage(avahi.client_errno(client)))); discovery has stopped")
         ctx.failure = e
         for f in ctx.onFailure { f(e) }
     }
@@ -309,11 +339,11 @@ final class BrowseContext: @unchecked Sendable {
         closed = true
         timer?.cancel()
         timer = nil
-        for r in resolving.keys { avahi_service_resolver_free(r) }
+        for r in resolving.keys { _ = avahi.service_resolver_free(r) }
         resolving.removeAll()
         busy.removeAll()
         adverts.removeAll()
-        if let browser { avahi_service_browser_free(browser) }
+        if let browser { _ = avahi.service_browser_free(browser) }
         browser = nil
     }
 
@@ -339,7 +369,7 @@ final class BrowseContext: @unchecked Sendable {
     func disappeared(_ a: Advert) {
         for (r, b) in resolving where b == a {
             resolving[r] = nil
-            avahi_service_resolver_free(r)
+            _ = avahi.service_resolver_free(r)
         }
         busy.remove(a)
         due[a] = nil
@@ -373,7 +403,7 @@ final class BrowseContext: @unchecked Sendable {
             let flags = located.contains(a.instance) ? 0 : AVAHI_LOOKUP_NO_ADDRESS.rawValue
             let userdata = Unmanaged.passUnretained(self).toOpaque()
             guard
-                let r = avahi_service_resolver_new(
+                let r = avahi.service_resolver_new(
                     client, a.key.interface, a.key.proto, a.instance, serviceType, nil,
                     nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: flags), resolveCallback, userdata)
             else {
@@ -541,7 +571,7 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
     case AVAHI_BROWSER_REMOVE:
         ctx.disappeared(a)
     case AVAHI_BROWSER_FAILURE:
-        let why = String(cString: avahi_strerror(avahi_client_errno(ctx.client)))
+        let why = avahiMessage(avahi.client_errno(ctx.client))
         ctx.continuation.yield(.failed(DiscoveryError(.avahi, "browsing failed: \(why)")))
     default:
         break // ALL_FOR_NOW: the first query's window; the cache is what a listing waits for
@@ -551,7 +581,7 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
 /// The address a resolver found, as a `PeerAddress` on the interface it was found on.
 private func peerAddress(_ address: UnsafePointer<AvahiAddress>, port: UInt16, interface: Int32) -> PeerAddress {
     var buf = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
-    avahi_address_snprint(&buf, buf.count, address)
+    _ = avahi.address_snprint(&buf, buf.count, address)
     return PeerAddress(
         ip: buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }, port: Int(port), interfaceName: interfaceName(interface),
         interfaceIndex: interface)
@@ -562,7 +592,7 @@ private let resolveCallback: AvahiServiceResolverCallback = {
     guard let userdata, let resolver else { return }
     let ctx = Unmanaged<BrowseContext>.fromOpaque(userdata).takeUnretainedValue()
     guard !ctx.closed, let announcement = ctx.resolving.removeValue(forKey: resolver) else { return }
-    avahi_service_resolver_free(resolver)
+    _ = avahi.service_resolver_free(resolver)
     ctx.busy.remove(announcement)
     guard event == AVAHI_RESOLVER_FOUND, name != nil else {
         ctx.failed(announcement)
@@ -571,9 +601,9 @@ private let resolveCallback: AvahiServiceResolverCallback = {
     var strings: [[UInt8]] = []
     var item = txt
     while let node = item, strings.count < TXTRecord.maximumEntries {
-        let size = avahi_string_list_get_size(node)
-        if let text = avahi_string_list_get_text(node) { strings.append(Array(UnsafeBufferPointer(start: text, count: size))) }
-        item = avahi_string_list_get_next(node)
+        let size = avahi.string_list_get_size(node)
+        if let text = avahi.string_list_get_text(node) { strings.append(Array(UnsafeBufferPointer(start: text, count: size))) }
+        item = avahi.string_list_get_next(node)
     }
     let entry = BrowseContext.Entry(
         hostName: host.map { String(cString: $0) } ?? "", port: Int(port), txt: TXTRecord(parsing: strings),
@@ -586,7 +616,7 @@ private let addressCallback: AvahiServiceResolverCallback = {
     guard let userdata, let resolver else { return }
     let lookup = Unmanaged<AddressLookup>.fromOpaque(userdata).takeUnretainedValue()
     guard lookup.resolvers.remove(resolver) != nil else { return }
-    avahi_service_resolver_free(resolver)
+    _ = avahi.service_resolver_free(resolver)
     if event == AVAHI_RESOLVER_FOUND, let address {
         let a = peerAddress(address, port: port, interface: interface)
         if !lookup.addresses.contains(a) { lookup.addresses.append(a) }
@@ -630,18 +660,18 @@ public final class Publication: Announcement, @unchecked Sendable {
     /// Called with the poll lock held.
     func register() throws(DiscoveryError) {
         if group == nil {
-            group = avahi_entry_group_new(discoveryRef.client, groupCallback, Unmanaged.passUnretained(self).toOpaque())
+            group = avahi.entry_group_new(discoveryRef.client, groupCallback, Unmanaged.passUnretained(self).toOpaque())
             guard group != nil else {
-                throw DiscoveryError(.avahi, "cannot create an Avahi entry group: \(String(cString: avahi_strerror(avahi_client_errno(discoveryRef.client))))")
+                throw DiscoveryError(.avahi, "cannot create an Avahi entry group: \(avahiMessage(avahi.client_errno(discoveryRef.client)))")
             }
         }
         var list: UnsafeMutablePointer<AvahiStringList>? = nil
         for entry in txt.entries.reversed() {
-            list = entry.withUnsafeBufferPointer { avahi_string_list_add_arbitrary(list, $0.baseAddress, $0.count) }
+            list = entry.withUnsafeBufferPointer { avahi.string_list_add_arbitrary(list, $0.baseAddress, $0.count) }
         }
-        defer { avahi_string_list_free(list) }
+        defer { avahi.string_list_free(list) }
         for index in (interfaces.isEmpty ? [nearcard_avahi_if_unspec()] : interfaces) {
-            let rc = avahi_entry_group_add_service_strlst(
+            let rc = avahi.entry_group_add_service_strlst(
                 group, index, nearcard_avahi_proto_unspec(), AvahiPublishFlags(rawValue: 0),
                 name, serviceType, nil, hostName, UInt16(port), list)
             guard rc >= 0 else {
@@ -649,7 +679,7 @@ public final class Publication: Announcement, @unchecked Sendable {
                     try rename()
                     return
                 }
-                throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(String(cString: avahi_strerror(rc)))")
+                throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(avahiMessage(rc))")
             }
         }
         // The service's own host: its A/AAAA records, each on its interface. No reverse (PTR) record:
@@ -657,23 +687,23 @@ public final class Publication: Announcement, @unchecked Sendable {
         if let hostName {
             for (index, address) in addresses {
                 var a = address
-                let rc = avahi_entry_group_add_address(group, index, nearcard_avahi_proto_unspec(), AVAHI_PUBLISH_NO_REVERSE, hostName, &a)
+                let rc = avahi.entry_group_add_address(group, index, nearcard_avahi_proto_unspec(), AVAHI_PUBLISH_NO_REVERSE, hostName, &a)
                 guard rc >= 0 else {
-                    throw DiscoveryError(.avahi, "cannot publish the address records of \(hostName): \(String(cString: avahi_strerror(rc)))")
+                    throw DiscoveryError(.avahi, "cannot publish the address records of \(hostName): \(avahiMessage(rc))")
                 }
             }
         }
-        let rc = avahi_entry_group_commit(group)
-        guard rc >= 0 else { throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(String(cString: avahi_strerror(rc)))") }
+        let rc = avahi.entry_group_commit(group)
+        guard rc >= 0 else { throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(avahiMessage(rc))") }
     }
 
     /// Another node has our name: take Avahi's alternative ("Name #2") and try again.
     func rename() throws(DiscoveryError) {
-        if let alt = avahi_alternative_service_name(name) {
+        if let alt = avahi.alternative_service_name(name) {
             name = TXTRecord.instanceName(for: String(cString: alt))
-            avahi_free(alt)
+            avahi.free(alt)
         }
-        if let group { avahi_entry_group_reset(group) }
+        if let group { _ = avahi.entry_group_reset(group) }
         try register()
     }
 
@@ -687,7 +717,7 @@ public final class Publication: Announcement, @unchecked Sendable {
         case AVAHI_ENTRY_GROUP_COLLISION:
             do { try rename() } catch { fail(error) }
         case AVAHI_ENTRY_GROUP_FAILURE:
-            fail(DiscoveryError(.avahi, "publishing failed: \(String(cString: avahi_strerror(avahi_client_errno(discoveryRef.client))))"))
+            fail(DiscoveryError(.avahi, "publishing failed: \(avahiMessage(avahi.client_errno(discoveryRef.client)))"))
         default:
             break
         }
@@ -715,7 +745,7 @@ public final class Publication: Announcement, @unchecked Sendable {
     /// Takes the service off the network (a goodbye is sent).
     public func withdraw() {
         discoveryRef.withLock {
-            if let group { avahi_entry_group_free(group) }
+            if let group { _ = avahi.entry_group_free(group) }
             group = nil
         }
     }

@@ -71,14 +71,40 @@ import Testing
               </x:response>
             </x:multistatus>
             """
-        let responses = try #require(DAVResponse.multistatus(Array(body.utf8)))
+        let responses = try #require(try DAVResponse.multistatus(Array(body.utf8)))
         #expect(responses.count == 2)
         #expect(CardDAVClient.isAddressBook(responses[0]))
         #expect(responses[0].property(DAVElement.dav, "current-user-principal") == nil)
         #expect(responses[1].property(DAVElement.dav, "getetag")?.text == "\"e&1\"")
         #expect(CardDAVClient.key(URL(string: "https://h/u/book/a%20b.vcf")!) == "/u/book/a b.vcf")
-        #expect(DAVResponse.multistatus(Array("<html>login</html>".utf8)) == nil)
-        #expect(DAVResponse.multistatus(Array("<d:multistatus xmlns:d=\"DAV:\">".utf8)) == nil) // not well-formed
+        #expect(try DAVResponse.multistatus(Array("<html>login</html>".utf8)) == nil)
+        #expect(try DAVResponse.multistatus(Array("<d:multistatus xmlns:d=\"DAV:\">".utf8)) == nil) // not well-formed
+    }
+
+    /// A server's answer cannot make the parser read a file, reach the network or expand entities
+    /// it declares (libxml2 through CXML, loaded on first use); CDATA is text; a document cut short or
+    /// with text after its root is refused.
+    @Test func aServersXMLCannotReachFilesOrExpandEntities() throws {
+        let secret = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-xxe-\(UUID().uuidString)")
+        try "TOP-SECRET".write(to: secret, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: secret) }
+        let xxe = """
+            <?xml version="1.0"?>
+            <!DOCTYPE d:multistatus [ <!ENTITY leak SYSTEM "file://\(secret.path)"> <!ENTITY a "aaaaaaaaaa"> <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;"> ]>
+            <d:multistatus xmlns:d="DAV:"><d:response><d:href>/x&leak;&b;</d:href></d:response></d:multistatus>
+            """
+        let root = try DAVElement.parse(Array(xxe.utf8))
+        let text = root.map { "\($0)" } ?? ""
+        #expect(!text.contains("TOP-SECRET"))
+        #expect(!text.contains("aaaaaaaaaa"))
+        let cdata = try #require(try DAVElement.parse(Array("<a xmlns=\"DAV:\"><b><![CDATA[x<&>y]]></b></a>".utf8)))
+        #expect(cdata.namespace == "DAV:" && cdata.name == "a")
+        #expect(cdata.child("DAV:", "b")?.text == "x<&>y")
+        #expect(try DAVElement.parse(Array("<a><b></a>".utf8)) == nil)
+        #expect(try DAVElement.parse(Array("<a/>trailing".utf8)) == nil)
+        #expect(try DAVElement.parse([]) == nil)
+        let none = try #require(try DAVElement.parse(Array("<plain>t</plain>".utf8)))
+        #expect(none.namespace == "" && none.name == "plain" && none.text == "t")
     }
 
     /// The password goes over https, or plain http to this machine only.

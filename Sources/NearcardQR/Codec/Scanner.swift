@@ -2,30 +2,41 @@ internal import CZBar
 
 /// Finding QR codes in pixels (zbar), returning each code's raw bytes.
 public enum QRScanner {
+    /// libzbar's functions, loaded the first time a code is scanned (not at every start).
+    private static let library: Result<nearcard_zbar, QRError> = {
+        var reason = [CChar](repeating: 0, count: 256)
+        guard let table = nearcard_zbar_load(&reason, reason.count) else {
+            let why = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return .failure(QRError(.library, "cannot load zbar to read QR codes (\(why)); install it: apt install libzbar0"))
+        }
+        return .success(table.pointee)
+    }()
+
     /// Every QR code in an 8-bit grayscale image, as the bytes it carries (zbar's binary mode: no
     /// guessing at character sets).
     public static func scan(width: Int, height: Int, pixels: [UInt8]) throws(QRError) -> [[UInt8]] {
-        guard let scanner = zbar_image_scanner_create() else { throw QRError(.library, "zbar_image_scanner_create failed") }
-        defer { zbar_image_scanner_destroy(scanner) }
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
-        zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
-        guard let image = zbar_image_create() else { throw QRError(.library, "zbar_image_create failed") }
-        defer { zbar_image_destroy(image) }
-        zbar_image_set_format(image, nearcard_zbar_y800())
-        zbar_image_set_size(image, UInt32(width), UInt32(height))
+        let zbar = try library.get()
+        guard let scanner = zbar.image_scanner_create() else { throw QRError(.library, "zbar_image_scanner_create failed") }
+        defer { zbar.image_scanner_destroy(scanner) }
+        _ = zbar.image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        _ = zbar.image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_ENABLE, 1)
+        _ = zbar.image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
+        guard let image = zbar.image_create() else { throw QRError(.library, "zbar_image_create failed") }
+        defer { zbar.image_destroy(image) }
+        zbar.image_set_format(image, nearcard_zbar_y800())
+        zbar.image_set_size(image, UInt32(width), UInt32(height))
         return pixels.withUnsafeBytes { buffer in
             // zbar reads the buffer during zbar_scan_image only; no cleanup handler is needed.
-            zbar_image_set_data(image, buffer.baseAddress, UInt(buffer.count), nil)
-            guard zbar_scan_image(scanner, image) > 0 else { return [] }
+            zbar.image_set_data(image, buffer.baseAddress, UInt(buffer.count), nil)
+            guard zbar.scan_image(scanner, image) > 0 else { return [] }
             var out: [[UInt8]] = []
-            var symbol = zbar_image_first_symbol(image)
+            var symbol = zbar.image_first_symbol(image)
             while let s = symbol {
-                if let data = zbar_symbol_get_data(s) {
-                    let n = Int(zbar_symbol_get_data_length(s))
+                if let data = zbar.symbol_get_data(s) {
+                    let n = Int(zbar.symbol_get_data_length(s))
                     out.append(data.withMemoryRebound(to: UInt8.self, capacity: n) { Array(UnsafeBufferPointer(start: $0, count: n)) })
                 }
-                symbol = zbar_symbol_next(s)
+                symbol = zbar.symbol_next(s)
             }
             return out
         }

@@ -278,6 +278,8 @@ struct QR: AsyncParsableCommand {
             }
             if json { Console.json(.array(reports)) } else { Self.print(reports) }
             let summary = inputs.count == 1 ? failed.first : "\(failed.count) of \(inputs.count) codes could not be used"
+            // An image this machine could not scan (zbar missing): the machine's to fix, exit 4.
+            for case .failure(let e) in inputs where e.code == .environment { throw CLIError(.environment, summary ?? e.message) }
             switch worst {
             case .ok: break
             case .checkFailed: throw CLIError(.checkFailed, summary ?? "a scanned code failed its checks")
@@ -332,13 +334,13 @@ extension String {
 
 extension QR.Scan {
     /// The texts of the QR codes in the image file at `path` (PNG or JPEG); a file that cannot be read
-    /// or decoded is a one-line error naming it and why (exit 2).
+    /// or decoded is a one-line error naming it and why (exit 2); zbar missing, or failing, exit 4.
     static func codes(inImage path: String) throws -> [String] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError(.malformedInput, "cannot read the image \(path): \(FileIO.unreadable(path))")
         }
         do { return try ScanSession.texts(inImage: [UInt8](data)) } catch {
-            throw CLIError(.malformedInput, "\(path): \(error.message)")
+            throw CLIError(error.kind == .library ? .environment : .malformedInput, "\(path): \(error.message)")
         }
     }
 }

@@ -86,7 +86,7 @@ func classify(_ error: any Error) -> (Exit, String) {
         case .unauthorized, .certificate, .readOnly: return (.checkFailed, e.message)
         case .unreachable: return (.unreachable, e.message)
         case .notAddressBook: return (.notFound, e.message)
-        case .server: return (.environment, e.message)
+        case .server, .library: return (.environment, e.message)
         case .store: return (.storage, e.message)
         }
     default:

@@ -1,10 +1,38 @@
 import Foundation
 import NearcardProcess
+import NearcardSimulation
 import NearcardStore
 
 #if canImport(Glibc)
     import Glibc
 #endif
+
+/// A home made by the binary measured (a build before a change reads only its own schema).
+func commandHome(_ name: String, exe: String, in scratch: Scratch) throws -> NearcardHome {
+    let home = NearcardHome(path: "\(scratch.root)/\(name.replacingOccurrences(of: " ", with: "-"))")
+    let email = name.lowercased().replacingOccurrences(of: " ", with: ".") + "@bench.example"
+    for args in [
+        ["init", "--name", name, "--no-passphrase"], ["card", "set", "--name", name, "--email", email, "--company", "Benchmarks Ltd", "--title", "Load"],
+        ["share", "--fields", "name,email,company,title"],
+    ] {
+        let r = try ChildProcess.capture([exe] + args + ["--home", home.path], timeout: 60)
+        guard r.code == 0 else { throw BenchError("nearcard \(args[0]): \(String(decoding: r.stderr, as: UTF8.self))") }
+    }
+    return home
+}
+
+/// exec → exit of one command, which must succeed.
+func timedCommand(_ argv: [String], stdin: [UInt8]? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (
+    nanos: Double, stdout: [UInt8]
+) {
+    let t0 = now()
+    let r = try ChildProcess.capture(argv, environment: environment, stdin: stdin, timeout: 60)
+    let t = Double(now() - t0)
+    guard r.code == 0 else {
+        throw BenchError("\(argv.prefix(6).joined(separator: " ")) exited \(r.code): \(String(decoding: r.stderr.suffix(400), as: UTF8.self))")
+    }
+    return (t, r.stdout)
+}
 
 /// "Fast from Enter": the whole command, exec → exit, as a person or a script runs it, beside tools
 /// measured in the same run and interleaved with it (docs/PERFORMANCE.md "Commands"):
@@ -18,19 +46,7 @@ import NearcardStore
 func commandBenchmark(rounds: Int = 31, loop: Int = 100) async throws -> String {
     let exe = try nearcardExecutable()
     let scratch = try Scratch("command")
-    // Homes made by the binary measured (a build before a change reads only its own schema).
-    func home(_ name: String) throws -> NearcardHome {
-        let home = NearcardHome(path: "\(scratch.root)/\(name.replacingOccurrences(of: " ", with: "-"))")
-        let email = name.lowercased().replacingOccurrences(of: " ", with: ".") + "@bench.example"
-        for args in [
-            ["init", "--name", name, "--no-passphrase"], ["card", "set", "--name", name, "--email", email, "--company", "Benchmarks Ltd", "--title", "Load"],
-            ["share", "--fields", "name,email,company,title"],
-        ] {
-            let r = try ChildProcess.capture([exe] + args + ["--home", home.path], timeout: 60)
-            guard r.code == 0 else { throw BenchError("nearcard \(args[0]): \(String(decoding: r.stderr, as: UTF8.self))") }
-        }
-        return home
-    }
+    func home(_ name: String) throws -> NearcardHome { try commandHome(name, exe: exe, in: scratch) }
     let botHome = try home("Bot Command")
     let me = try home("Ada Command")
     let policy = scratch.root + "/policy.json"
@@ -46,16 +62,7 @@ func commandBenchmark(rounds: Int = 31, loop: Int = 100) async throws -> String 
     let python = "/usr/bin/python3"
     guard FileManager.default.isExecutableFile(atPath: python) else { throw BenchError("\(python) is not installed: apt-get install python3") }
 
-    /// exec → exit of one command, which must succeed.
-    func timed(_ argv: [String], stdin: [UInt8]? = nil) throws -> (nanos: Double, stdout: [UInt8]) {
-        let t0 = now()
-        let r = try ChildProcess.capture(argv, stdin: stdin, timeout: 60)
-        let t = Double(now() - t0)
-        guard r.code == 0 else {
-            throw BenchError("\(argv.prefix(3).joined(separator: " ")) exited \(r.code): \(String(decoding: r.stderr.suffix(400), as: UTF8.self))")
-        }
-        return (t, r.stdout)
-    }
+    func timed(_ argv: [String], stdin: [UInt8]? = nil) throws -> (nanos: Double, stdout: [UInt8]) { try timedCommand(argv, stdin: stdin) }
     let exchange = [exe, "exchange", "127.0.0.1:\(port)", "--yes", "--home", me.path]
     // The card s_client sends: what one exchange brought (the contact, as `exchange --json` prints it).
     let first = try timed(exchange + ["--json"])
@@ -101,5 +108,89 @@ func commandBenchmark(rounds: Int = 31, loop: Int = 100) async throws -> String 
     let n = max(1, loop / 10) * 10
     out += row("\(n) exchanges in a loop (total)", loopNanos["exchange"]!, "\(n) `s_client` runs", loopNanos["s_client"]!, target: "≤ 2×")
     out += "\nMedians of \(rounds) interleaved rounds; \(exe). The bot (`bot --no-discovery`, policy: accept everyone) answers every exchange.\n"
+    return out
+}
+
+/// The commands that find peers, on a LAN of their own (a network namespace with its own avahi-daemon
+/// on `lo`), with 1, 10 and 50 nodes announced (`listen --accept all`):
+/// - `nearcard peers --json`, exec → exit (it must list every node);
+/// - `exchange NAME --yes` beside `exchange HOST:PORT --yes` to the same node, exec → that node's
+///   `exchange.requested` line (the dial is what differs: a name is looked up in what avahi-daemon
+///   holds, then resolved);
+/// - the same for a node announced `--private` that is already a contact (recognised by its presence
+///   tag, PROTOCOL.md §3), with every node announced.
+/// Every command runs through `ip netns exec` (a few ms, in both columns alike).
+func commandDiscoveryBenchmark(sizes: [Int] = [1, 10, 50], rounds: Int = 11) async throws -> String {
+    if let problem = NetLab.checkPrerequisites() { throw BenchError(problem) }
+    let exe = try nearcardExecutable()
+    let scratch = try Scratch("command-lan")
+    NetLab.removeStale(prefix: "ncd")
+    let lab = NetLab(tag: "ncd\(getpid())", root: scratch.root)
+    defer { lab.tearDown() }
+    let space = try lab.loopbackSpace()
+    let env = ProcessInfo.processInfo.environment.merging(space.environment) { $1 }
+    let me = try commandHome("Ada Finder", exe: exe, in: scratch)
+    var nodes: [NodeProcess] = []
+    defer { for n in nodes { n.stop() } }
+    func start(_ name: String, _ extra: [String] = []) throws -> (node: NodeProcess, port: Int) {
+        let home = try commandHome(name, exe: exe, in: scratch)
+        let node = try NodeProcess(
+            // One address dials them all: the per-address rate (120 a minute by default) would refuse a fast run.
+            space.prefix + [
+                exe, "listen", "--jsonl", "--accept", "all", "--home", home.path, "--port", "0", "--interface", "lo", "--connections-per-minute", "100000",
+            ] + extra,
+            environment: env, log: scratch.root + "/\(name.replacingOccurrences(of: " ", with: "-")).log")
+        nodes.append(node)
+        let port = try waitForStarted(node).port
+        _ = try node.wait(for: "the published line of \(name)", timeout: 30) { $0["event"] as? String == "published" }
+        return (node, port)
+    }
+    let target = try start("Perf Target")
+    var requested = 0
+    /// exec → the target's next exchange.requested, for one `exchange` command.
+    func toRequested(_ node: NodeProcess, _ peer: String, count: inout Int) throws -> Double {
+        let t0 = now()
+        _ = try timedCommand(space.prefix + [exe, "exchange", peer, "--yes", "--home", me.path], environment: env)
+        count += 1
+        return Double(try node.waitForNth("exchange.requested", count, timeout: 10) - t0)
+    }
+    let browse = "/usr/bin/avahi-browse"
+    guard FileManager.default.isExecutableFile(atPath: browse) else { throw BenchError("avahi-browse is not installed: apt-get install avahi-utils") }
+    var out =
+        "| nodes announced | `peers --json` exec → exit (median, max) | `avahi-browse -rtp` exec → exit (Avahi's own client: browse, resolve each, exit when the cache is told) | `exchange NAME` exec → requested | `exchange HOST:PORT` exec → requested | NAME ÷ HOST:PORT |\n|---|---|---|---|---|---|\n"
+    for n in sizes {
+        while nodes.count < n { _ = try start("Crowd \(nodes.count)") }
+        // Every announcement reached the daemon before the first `peers`.
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        var peers: [Double] = []
+        var avahiBrowse: [Double] = []
+        var byName: [Double] = []
+        var byAddress: [Double] = []
+        for _ in 0..<rounds {
+            let listed = try timedCommand(space.prefix + [exe, "peers", "--json", "--home", me.path], environment: env)
+            let count = (try? JSONSerialization.jsonObject(with: Data(listed.stdout)) as? [Any])?.count ?? -1
+            guard count >= n else { throw BenchError("peers listed \(count) of \(n) announced nodes") }
+            peers.append(listed.nanos)
+            avahiBrowse.append(try timedCommand(space.prefix + [browse, "-r", "-t", "-p", "_nearcard._tcp"], environment: env).nanos)
+            byName.append(try toRequested(target.node, "Perf Target", count: &requested))
+            byAddress.append(try toRequested(target.node, "127.0.0.1:\(target.port)", count: &requested))
+        }
+        out +=
+            "| \(n) | \(format(median(peers))), \(format(peers.max()!)) | \(format(median(avahiBrowse))) | \(format(median(byName))) | \(format(median(byAddress))) | \(format2(median(byName) / median(byAddress)))× |\n"
+    }
+    // A private node already a contact: its instance name is random; `exchange NAME` finds it by its tag.
+    let hidden = try start("Perf Hidden", ["--private"])
+    var hiddenCount = 0
+    _ = try toRequested(hidden.node, "127.0.0.1:\(hidden.port)", count: &hiddenCount)
+    try await Task.sleep(nanoseconds: 1_000_000_000)
+    var byName: [Double] = []
+    var byAddress: [Double] = []
+    for _ in 0..<rounds {
+        byName.append(try toRequested(hidden.node, "Perf Hidden", count: &hiddenCount))
+        byAddress.append(try toRequested(hidden.node, "127.0.0.1:\(hidden.port)", count: &hiddenCount))
+    }
+    out +=
+        "| \(nodes.count), the peer `--private` and a contact | — | — | \(format(median(byName))) | \(format(median(byAddress))) | \(format2(median(byName) / median(byAddress)))× |\n"
+    out += "\nMedians of \(rounds) rounds, interleaved; \(exe). Targets: `peers` ≤ 0.5 s; NAME ≤ 1.3× HOST:PORT.\n"
     return out
 }

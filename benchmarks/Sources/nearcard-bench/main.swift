@@ -65,6 +65,8 @@ for name in wanted {
         case "command":
             let rounds = Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_ROUNDS"] ?? "") ?? 31
             emit(try await commandBenchmark(rounds: rounds, loop: Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_LOOP"] ?? "") ?? 100))
+            let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_SIZES"]?.split(separator: ",").compactMap { Int($0) }
+            emit(try await commandDiscoveryBenchmark(sizes: sizes ?? [1, 10, 50], rounds: min(rounds, 11)))
         case "parts": emit(try exchangePartsBenchmark(rounds: Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_ROUNDS"] ?? "") ?? 201))
         default: break
         }
