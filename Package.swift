@@ -42,6 +42,8 @@ let package = Package(
         .target(name: "CAvahi"),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .target(name: "CZBar"),
+        // The one SQLite call GRDB does not offer and Swift cannot make (variadic): SQLite is GRDB's.
+        .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         // libxml2's headers are in a directory of their own; only CXML's C file sees them.
         .target(name: "CXML", cSettings: [.unsafeFlags(["-I/usr/include/libxml2"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
@@ -71,7 +73,7 @@ let package = Package(
         .target(
             name: "NearcardStore",
             dependencies: [
-                "NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardSemaphore",
+                "NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardSemaphore", "CSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

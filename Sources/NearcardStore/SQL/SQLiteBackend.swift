@@ -1,3 +1,4 @@
+internal import CSQLite
 import Foundation
 internal import GRDB
 import Synchronization
@@ -11,6 +12,9 @@ final class SQLiteBackend: StoreBackend {
     let busyTimeout: TimeInterval
     /// Opened to read only: never writes a byte (no WAL set-up, no checkpoint when it closes).
     let readOnly: Bool
+    /// One connection for a command that runs once and writes: commits synced to the WAL as they are
+    /// made, the WAL left as it is at close (no checkpoint on the command's way out).
+    let keepsWAL: Bool
     var name: String { path }
     var dialect: SQLDialect { .sqlite }
 
@@ -20,6 +24,7 @@ final class SQLiteBackend: StoreBackend {
         self.path = path
         self.busyTimeout = busyTimeout
         self.readOnly = readOnly
+        keepsWAL = singleConnection && !readOnly
         try FileIO.makeDirectory(FileIO.directoryName(path), mode: 0o700)
         // The database and its WAL and SHM exist 0600 before SQLite opens them: SQLite gives the WAL
         // and SHM the database file's mode, and a file made later under a loose umask would be readable.
@@ -43,10 +48,17 @@ final class SQLiteBackend: StoreBackend {
         let single = singleConnection && !readOnly
         config.prepareDatabase { db in
             if single {
-                // As GRDB's pool sets a store up (a new book is made in WAL mode; commits are synced by
-                // the checkpoint, at the latest as the command exits), without the pool's own set-up write.
+                // A new book is made in WAL mode, as GRDB's pool makes it, without the pool's own set-up
+                // write. Each commit is synced to the WAL as it is made (FULL), and the connection
+                // leaves the WAL as it is when it closes: the command's exchange is durable the moment
+                // it is stored, and the command does not also fold the WAL into the database at exit
+                // (two fdatasyncs more, and two when the next command re-creates the WAL). The WAL is
+                // folded in by SQLite's automatic checkpoint (every 1,000 pages) or by a node as it
+                // closes (docs/PERFORMANCE.md "Commands").
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                let rc = nearcard_sqlite_no_checkpoint_on_close(db.sqliteConnection)
+                guard rc == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: rc)) }
             }
             try db.execute(sql: "PRAGMA foreign_keys = ON")
             // A deleted row's bytes are overwritten, not left in free pages.
@@ -187,7 +199,9 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func close() {
-        compact()
+        // A command's connection leaves its synced WAL for later (`keepsWAL`); a deletion has already
+        // compacted what it must (`compact`), whatever the connection.
+        if !keepsWAL { compact() }
         try? pool.close()
     }
 
