@@ -35,17 +35,19 @@ let package = Package(
     targets: [
         // The C libraries: the only modules that see C. Most are linked as the program starts; CAvahi,
         // CZBar and CXML are small C loaders that open their library (dlopen) when a command first needs
-        // it, so the commands that never browse, scan or sync do not load twenty shared libraries
-        // (docs/ARCHITECTURE.md, docs/PERFORMANCE.md). Their headers come from the -dev packages.
+        // it (CLoad: what the three share), so the commands that never browse, scan or sync do not load
+        // twenty shared libraries (docs/ARCHITECTURE.md, docs/PERFORMANCE.md). Their headers come
+        // from the -dev packages.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .target(name: "CAvahi"),
+        .target(name: "CLoad"),
+        .target(name: "CAvahi", dependencies: ["CLoad"]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
-        .target(name: "CZBar"),
+        .target(name: "CZBar", dependencies: ["CLoad"]),
         // The one SQLite call GRDB does not offer and Swift cannot make (variadic): SQLite is GRDB's.
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         // libxml2's headers are in a directory of their own; only CXML's C file sees them.
-        .target(name: "CXML", cSettings: [.unsafeFlags(["-I/usr/include/libxml2"])]),
+        .target(name: "CXML", dependencies: ["CLoad"], cSettings: [.unsafeFlags(["-I/usr/include/libxml2"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),

@@ -57,7 +57,7 @@ chmod 0644 "$doc/copyright" "$doc/changelog.gz"
 # Depends: the package of every shared library the binary links directly (its NEEDED entries), and of
 # the ones its C loaders open on first use (dlopen: CZBar, CAvahi, CXML; docs/ARCHITECTURE.md), at
 # least the version installed here.
-loaded_on_use=$(grep -ho 'define LIBRARY "[^"]*"' Sources/C*/*.c | sed 's/.*"\(.*\)"/\1/' | sort -u)
+loaded_on_use=$(grep -ho 'nearcard_load("[^"]*"' Sources/C*/*.c | sed 's/.*"\(.*\)"/\1/' | sort -u)
 depends=()
 missing=()
 while read -r lib path; do

@@ -1,11 +1,10 @@
 #include "CAvahi.h"
 
-#include <dlfcn.h>
+#include <CLoad.h>
 #include <pthread.h>
 #include <stdio.h>
 
-// libavahi-common comes with it (a dependency of libavahi-client); dlsym searches both.
-#define LIBRARY "libavahi-client.so.3"
+// libavahi-common comes with libavahi-client (its dependency); dlsym searches both.
 
 static struct nearcard_avahi table;
 static const struct nearcard_avahi *loaded;
@@ -13,48 +12,71 @@ static char failure[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-    void *library = dlopen(LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(failure, sizeof failure, "%s", dlerror());
-        return;
-    }
-#define RESOLVE(field)                                                                          \
-    if (!(*(void **)&table.field = dlsym(library, "avahi_" #field))) {                          \
-        snprintf(failure, sizeof failure, "%s has no avahi_%s (an old Avahi?)", LIBRARY, #field); \
-        return;                                                                                 \
-    }
-    RESOLVE(address_parse)
-    RESOLVE(address_snprint)
-    RESOLVE(alternative_service_name)
-    RESOLVE(client_errno)
-    RESOLVE(client_free)
-    RESOLVE(client_new)
-    RESOLVE(entry_group_add_address)
-    RESOLVE(entry_group_add_service_strlst)
-    RESOLVE(entry_group_commit)
-    RESOLVE(entry_group_free)
-    RESOLVE(entry_group_new)
-    RESOLVE(entry_group_reset)
-    RESOLVE(free)
-    RESOLVE(service_browser_free)
-    RESOLVE(service_browser_new)
-    RESOLVE(service_resolver_free)
-    RESOLVE(service_resolver_new)
-    RESOLVE(strerror)
-    RESOLVE(string_list_add_arbitrary)
-    RESOLVE(string_list_free)
-    RESOLVE(string_list_get_next)
-    RESOLVE(string_list_get_size)
-    RESOLVE(string_list_get_text)
-    RESOLVE(threaded_poll_free)
-    RESOLVE(threaded_poll_get)
-    RESOLVE(threaded_poll_lock)
-    RESOLVE(threaded_poll_new)
-    RESOLVE(threaded_poll_start)
-    RESOLVE(threaded_poll_stop)
-    RESOLVE(threaded_poll_unlock)
-#undef RESOLVE
-    loaded = &table;
+    static const char *const symbols[] = {
+        "avahi_address_parse",
+        "avahi_address_snprint",
+        "avahi_alternative_service_name",
+        "avahi_client_errno",
+        "avahi_client_free",
+        "avahi_client_new",
+        "avahi_entry_group_add_address",
+        "avahi_entry_group_add_service_strlst",
+        "avahi_entry_group_commit",
+        "avahi_entry_group_free",
+        "avahi_entry_group_new",
+        "avahi_entry_group_reset",
+        "avahi_free",
+        "avahi_service_browser_free",
+        "avahi_service_browser_new",
+        "avahi_service_resolver_free",
+        "avahi_service_resolver_new",
+        "avahi_strerror",
+        "avahi_string_list_add_arbitrary",
+        "avahi_string_list_free",
+        "avahi_string_list_get_next",
+        "avahi_string_list_get_size",
+        "avahi_string_list_get_text",
+        "avahi_threaded_poll_free",
+        "avahi_threaded_poll_get",
+        "avahi_threaded_poll_lock",
+        "avahi_threaded_poll_new",
+        "avahi_threaded_poll_start",
+        "avahi_threaded_poll_stop",
+        "avahi_threaded_poll_unlock",
+    };
+    void **const slots[] = {
+        (void **)&table.address_parse,
+        (void **)&table.address_snprint,
+        (void **)&table.alternative_service_name,
+        (void **)&table.client_errno,
+        (void **)&table.client_free,
+        (void **)&table.client_new,
+        (void **)&table.entry_group_add_address,
+        (void **)&table.entry_group_add_service_strlst,
+        (void **)&table.entry_group_commit,
+        (void **)&table.entry_group_free,
+        (void **)&table.entry_group_new,
+        (void **)&table.entry_group_reset,
+        (void **)&table.free,
+        (void **)&table.service_browser_free,
+        (void **)&table.service_browser_new,
+        (void **)&table.service_resolver_free,
+        (void **)&table.service_resolver_new,
+        (void **)&table.strerror,
+        (void **)&table.string_list_add_arbitrary,
+        (void **)&table.string_list_free,
+        (void **)&table.string_list_get_next,
+        (void **)&table.string_list_get_size,
+        (void **)&table.string_list_get_text,
+        (void **)&table.threaded_poll_free,
+        (void **)&table.threaded_poll_get,
+        (void **)&table.threaded_poll_lock,
+        (void **)&table.threaded_poll_new,
+        (void **)&table.threaded_poll_start,
+        (void **)&table.threaded_poll_stop,
+        (void **)&table.threaded_poll_unlock,
+    };
+    if (nearcard_load("libavahi-client.so.3", symbols, slots, sizeof symbols / sizeof *symbols, failure, sizeof failure)) loaded = &table;
 }
 
 const struct nearcard_avahi *nearcard_avahi_load(char *error, size_t length) {

@@ -1,14 +1,12 @@
 #include "CXML.h"
 
-#include <dlfcn.h>
+#include <CLoad.h>
 #include <limits.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-
-#define LIBRARY "libxml2.so.2"
 
 static struct {
     __typeof__(&xmlInitParser) init;
@@ -22,22 +20,10 @@ static char failure[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-    void *library = dlopen(LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(failure, sizeof failure, "%s", dlerror());
-        return;
-    }
-#define RESOLVE(field, symbol)                                                                   \
-    if (!(*(void **)&xml.field = dlsym(library, #symbol))) {                                     \
-        snprintf(failure, sizeof failure, "%s has no %s (an old libxml2?)", LIBRARY, #symbol); \
-        return;                                                                                  \
-    }
-    RESOLVE(init, xmlInitParser)
-    RESOLVE(create, xmlCreateMemoryParserCtxt)
-    RESOLVE(options, xmlCtxtUseOptions)
-    RESOLVE(parse, xmlParseDocument)
-    RESOLVE(free, xmlFreeParserCtxt)
-#undef RESOLVE
+    static const char *const symbols[] = {"xmlInitParser", "xmlCreateMemoryParserCtxt", "xmlCtxtUseOptions", "xmlParseDocument",
+                                          "xmlFreeParserCtxt"};
+    void **const slots[] = {(void **)&xml.init, (void **)&xml.create, (void **)&xml.options, (void **)&xml.parse, (void **)&xml.free};
+    if (!nearcard_load("libxml2.so.2", symbols, slots, sizeof symbols / sizeof *symbols, failure, sizeof failure)) return;
     // Once, before any thread parses (libxml2's rule for threaded programs).
     xml.init();
     loaded = 1;

@@ -1,10 +1,8 @@
 #include "CZBar.h"
 
-#include <dlfcn.h>
+#include <CLoad.h>
 #include <pthread.h>
 #include <stdio.h>
-
-#define LIBRARY "libzbar.so.0"
 
 static struct nearcard_zbar table;
 static const struct nearcard_zbar *loaded;
@@ -12,31 +10,37 @@ static char failure[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-    void *library = dlopen(LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(failure, sizeof failure, "%s", dlerror());
-        return;
-    }
-#define RESOLVE(field, symbol)                                                           \
-    if (!(*(void **)&table.field = dlsym(library, #symbol))) {                           \
-        snprintf(failure, sizeof failure, "%s has no %s (an old libzbar?)", LIBRARY, #symbol); \
-        return;                                                                          \
-    }
-    RESOLVE(image_scanner_create, zbar_image_scanner_create)
-    RESOLVE(image_scanner_destroy, zbar_image_scanner_destroy)
-    RESOLVE(image_scanner_set_config, zbar_image_scanner_set_config)
-    RESOLVE(image_create, zbar_image_create)
-    RESOLVE(image_destroy, zbar_image_destroy)
-    RESOLVE(image_set_format, zbar_image_set_format)
-    RESOLVE(image_set_size, zbar_image_set_size)
-    RESOLVE(image_set_data, zbar_image_set_data)
-    RESOLVE(scan_image, zbar_scan_image)
-    RESOLVE(image_first_symbol, zbar_image_first_symbol)
-    RESOLVE(symbol_next, zbar_symbol_next)
-    RESOLVE(symbol_get_data, zbar_symbol_get_data)
-    RESOLVE(symbol_get_data_length, zbar_symbol_get_data_length)
-#undef RESOLVE
-    loaded = &table;
+    static const char *const symbols[] = {
+        "zbar_image_scanner_create",
+        "zbar_image_scanner_destroy",
+        "zbar_image_scanner_set_config",
+        "zbar_image_create",
+        "zbar_image_destroy",
+        "zbar_image_set_format",
+        "zbar_image_set_size",
+        "zbar_image_set_data",
+        "zbar_scan_image",
+        "zbar_image_first_symbol",
+        "zbar_symbol_next",
+        "zbar_symbol_get_data",
+        "zbar_symbol_get_data_length",
+    };
+    void **const slots[] = {
+        (void **)&table.image_scanner_create,
+        (void **)&table.image_scanner_destroy,
+        (void **)&table.image_scanner_set_config,
+        (void **)&table.image_create,
+        (void **)&table.image_destroy,
+        (void **)&table.image_set_format,
+        (void **)&table.image_set_size,
+        (void **)&table.image_set_data,
+        (void **)&table.scan_image,
+        (void **)&table.image_first_symbol,
+        (void **)&table.symbol_next,
+        (void **)&table.symbol_get_data,
+        (void **)&table.symbol_get_data_length,
+    };
+    if (nearcard_load("libzbar.so.0", symbols, slots, sizeof symbols / sizeof *symbols, failure, sizeof failure)) loaded = &table;
 }
 
 const struct nearcard_zbar *nearcard_zbar_load(char *error, size_t length) {

@@ -20,7 +20,10 @@ let groups: [(name: String, title: String)] = [
     ("parts", "Where one side's time goes in an exchange: each step alone, median of 201"),
     ("flood", "Honest exchanges while a half-open flood from N addresses tries to fill the node, beside the same node idle"),
     ("scale", "nearcard simulate --peers N --timeout 60: the largest N with every pair exchanged"),
-    ("command", "Fast from Enter: whole commands exec → exit, beside python3, openssl s_client and a script's loop (same run, interleaved)"),
+    (
+        "command",
+        "Fast from Enter: whole commands exec → exit, beside python3, openssl s_client and a script's loop (same run, interleaved); then peers and exchange NAME on a lab LAN of 1, 10 and 50 nodes (NEARCARD_BENCH_SIZES), beside avahi-browse and exchange HOST:PORT"
+    ),
 ]
 let args = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--") }
 // `nearcard-bench profile SECONDS`: the in-memory exchange in a loop and nothing else, for `perf record`.
