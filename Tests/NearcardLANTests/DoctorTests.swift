@@ -130,7 +130,12 @@ import Testing
         let grace = try TestPerson(name: "Grace")
         defer { grace.cli.cleanUp() }
         try grace.cli.run(["contacts", "add", "--name", "Ada Lovelace"])
+        // A deletion folds the WAL a command leaves (its synced commits) into the file and empties it:
+        // then the file alone is the book, and it is cut short.
+        try grace.cli.run(["contacts", "add", "--name", "Alan Turing"])
+        #expect(try grace.cli.run(["contacts", "delete", "Alan Turing", "--yes"]).code == 0)
         let db = grace.home.appendingPathComponent("nearcard.sqlite").path
+        #expect((try? FileManager.default.attributesOfItem(atPath: db + "-wal")[.size] as? Int) ?? 0 == 0)
         #expect(truncate(db, 1000) == 0)
         let damaged = try doctor(lab, grace)
         #expect(damaged.code == 1 && Set(damaged.problems.keys) == ["database"], "\(damaged.problems)")
