@@ -23,7 +23,7 @@ struct DAVElement: Sendable {
 
     /// Parses a document; nil when it is not well-formed XML. Throws when libxml2 cannot be loaded.
     static func parse(_ data: [UInt8]) throws(AddressBookError) -> DAVElement? {
-        guard data.count <= maximumLength else { return nil }
+        guard !data.isEmpty, data.count <= maximumLength else { return nil }
         let builder = Builder()
         var events = nearcard_xml_events(
             start: { context, ns, name in
@@ -43,9 +43,8 @@ struct DAVElement: Sendable {
         var reason = [CChar](repeating: 0, count: 256)
         let result = withExtendedLifetime(builder) {
             data.withUnsafeBufferPointer { buffer in
-                // An empty array's base address may be nil; libxml2 wants a pointer either way.
-                let bytes = buffer.baseAddress ?? UnsafePointer<UInt8>(bitPattern: 1)!
-                return nearcard_xml_parse(bytes, buffer.count, &events, Unmanaged.passUnretained(builder).toOpaque(), &reason, reason.count)
+                // Not empty (above): the buffer has a base address.
+                nearcard_xml_parse(buffer.baseAddress!, buffer.count, &events, Unmanaged.passUnretained(builder).toOpaque(), &reason, reason.count)
             }
         }
         switch result {
