@@ -24,11 +24,22 @@ final class Controller: Sendable {
         let ref: JSONValue?
     }
 
+    /// A control-socket connection's (nil for stdin's `listen --jsonl`): the events of the exchanges it
+    /// dials reach it, and its own `confirm` dials wait for its own accept/decline.
+    let scope: ControlScope?
+    /// The requests this connection's `confirm` dials wait on (the node's own policy decides the rest).
+    let decisions: PendingDecisions?
+
     /// Accept and decline go to the runtime (refused when the node's policy decides).
-    init(runtime: NodeRuntime, output: @escaping @Sendable (JSONValue) -> Void, quit: @escaping @Sendable () -> Void) {
+    init(
+        runtime: NodeRuntime, output: @escaping @Sendable (JSONValue) -> Void, quit: @escaping @Sendable () -> Void,
+        scope: ControlScope? = nil
+    ) {
         self.runtime = runtime
         self.output = output
         self.quit = quit
+        self.scope = scope
+        self.decisions = scope == nil ? nil : PendingDecisions()
     }
 
     /// Handles one input line; a line that cannot be read gets an `error` event and nothing else happens.
@@ -56,38 +67,88 @@ final class Controller: Sendable {
 
     func run(_ command: ControlCommand, ref: JSONValue?) {
         switch command {
-        case .exchange(let peer, let message, let confirm):
+        case .exchange(let peer, let message, let confirm, let wait):
             if let message, let problem = ProximityPayload.messageProblem(message) {
                 return failure(command, ref: ref, code: "invalid", problem)
             }
-            if confirm && runtime.context.pendingDecisions == nil {
+            if confirm && runtime.context.pendingDecisions == nil && decisions == nil {
                 return failure(
                     command, ref: ref, code: "invalid", "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
             }
-            spawn(command, ref: ref) { [runtime] answer in
+            // On the control socket, the dial's consent is this connection's, and so are its events.
+            let consent: (any ConsentProvider)? = scope.map { scope in
+                scope.consent(
+                    confirm ? DecidedByCommand(decisions: decisions ?? PendingDecisions(), message: message) : AcceptAll(message: message))
+            }
+            spawn(command, ref: ref) { [runtime, scope] answer in
+                scope?.dialling(true)
+                defer { scope?.dialling(false) }
                 do {
-                    switch try await runtime.exchange(with: peer, message: message, confirm: confirm) {
+                    let result =
+                        if let consent {
+                            try await runtime.exchange(with: peer, message: message, consent: consent, wait: wait ?? 5)
+                        } else {
+                            try await runtime.exchange(with: peer, message: message, confirm: confirm)
+                        }
+                    switch result {
                     case .completed(let contact, let outcome):
-                        answer(true, ["contact": contact.json, "sas": .string(outcome.sas)])
+                        answer(true, Self.completed(contact, outcome))
                     case .unconfirmed(let contact, let outcome, let error):
-                        answer(true, ["contact": contact.json, "sas": .string(outcome.sas), "unconfirmed": .bool(true), "reason": .string(error.message)])
+                        var members = Self.completed(contact, outcome)
+                        members["unconfirmed"] = .bool(true)
+                        members["reason"] = .string(error.message)
+                        answer(true, members)
                     case .failed(let error, _, _):
-                        answer(false, Self.error(error.code.rawValue, error.message))
+                        var members = Self.error(error.code.rawValue, error.message)
+                        if let failure = result.failure { members["failure"] = Self.described(failure) }
+                        answer(false, members)
                     }
                 } catch let e as NodeError {
-                    answer(false, Self.error(Self.code(e, lookingFor: "unreachable"), e.message))
+                    var members = Self.error(Self.code(e, lookingFor: "unreachable"), e.message)
+                    members["failure"] = Self.described(e)
+                    answer(false, members)
                 } catch {
                     answer(false, Self.error("internal_error", "\(error)"))
                 }
             }
         case .accept(let id, let message):
+            if decisions?.resolve(id, ConsentAnswer(accept: true, message: message)) == true { return reply(command, ref: ref, ok: true, ["id": .string(id)]) }
             decide(command, id: id, ref: ref) { () throws(NodeError) in try runtime.answer(request: id, accept: true, message: message) }
         case .decline(let id, let reason):
+            if decisions?.resolve(id, .decline(reason)) == true { return reply(command, ref: ref, ok: true, ["id": .string(id)]) }
             decide(command, id: id, ref: ref) { () throws(NodeError) in try runtime.answer(request: id, accept: false, reason: reason) }
-        case .message(let contact, let text):
+        case .rotatePresence:
+            spawn(command, ref: ref) { [runtime] answer in
+                do throws(NodeError) {
+                    try await runtime.rotatePresence()
+                    answer(true, [:])
+                } catch {
+                    var members = Self.error(Self.code(error, lookingFor: "not_found"), error.message)
+                    members["failure"] = Self.described(error)
+                    answer(false, members)
+                }
+            }
+        case .changed(let what):
+            spawn(command, ref: ref) { [runtime] answer in
+                do throws(NodeError) {
+                    var renamed = false
+                    for w in what {
+                        switch w {
+                        case .card: renamed = try await runtime.cardChanged() || renamed
+                        case .contacts: runtime.contactsChanged()
+                        }
+                    }
+                    answer(true, ["renamed": .bool(renamed)])
+                } catch {
+                    var members = Self.error(Self.code(error, lookingFor: "not_found"), error.message)
+                    members["failure"] = Self.described(error)
+                    answer(false, members)
+                }
+            }
+        case .message(let contact, let text, let wait, let lifetime):
             spawn(command, ref: ref) { [runtime] answer in
                 do {
-                    let item = try await runtime.send(message: text, to: contact)
+                    let item = try await runtime.send(message: text, to: contact, wait: wait ?? 5, expiresIn: lifetime)
                     if item.state == .failed {
                         // The recipient's node refused it (an unknown mailbox token: it withdrew or deleted us).
                         var members = Self.error("refused", item.lastError ?? "the recipient's node refused the message")
@@ -99,7 +160,9 @@ final class Controller: Sendable {
                 } catch let e as StoreError {
                     answer(false, Self.error(e.kind == .notFound || e.kind == .unmatched ? "not_found" : "storage", e.message))
                 } catch let e as NodeError {
-                    answer(false, Self.error(Self.code(e, lookingFor: "not_found"), e.message))
+                    var members = Self.error(Self.code(e, lookingFor: "not_found"), e.message)
+                    members["failure"] = Self.described(e)
+                    answer(false, members)
                 } catch {
                     answer(false, Self.error("internal_error", "\(error)"))
                 }
@@ -119,6 +182,21 @@ final class Controller: Sendable {
         } catch {
             failure(command, ref: ref, code: error.kind == .notFound ? "not_found" : "invalid", error.message)
         }
+    }
+
+    /// A completed exchange's reply: the contact, the check code, and the common contacts when that step ran.
+    static func completed(_ contact: Contact, _ outcome: ExchangeOutcome) -> JSONObject {
+        var o: JSONObject = ["contact": contact.json, "sas": .string(outcome.sas)]
+        if let common = outcome.commonContacts {
+            o["commonContacts"] = .array(common.common.sorted().map { .string($0) })
+            o["peerSetBound"] = .number(Double(common.peerSetBound))
+        }
+        return o
+    }
+
+    /// A node error as a face reports it: its kind (which decides the exit code) and its sentence.
+    static func described(_ e: NodeError) -> JSONValue {
+        ["kind": .string(e.kind.rawValue), "message": .string(e.message)]
     }
 
     /// `{"error": {code, message}}`, a failed reply's members.

@@ -46,12 +46,12 @@ public enum JSONLines {
             return line("dial.retrying", ["target": .string(target), "attempt": .number(Double(attempt)), "reason": .string(reason)])
         case .exchangeStarted(let id, let role, let remote):
             return line("exchange.started", ["id": .string(id), "role": .string(role.rawValue), "remote": .string(remote)])
-        case .exchangeRequested(let id, let peer, let sas, let role, let awaitsCommand):
+        case .exchangeRequested(let id, let peer, let sas, let role, let awaitsCommand, let remote):
             return line(
                 "exchange.requested",
                 [
                     "id": .string(id), "role": .string(role.rawValue), "peer": peer.json, "sas": .string(sas),
-                    "decision": .string(awaitsCommand ? "pending" : "automatic"),
+                    "decision": .string(awaitsCommand ? "pending" : "automatic"), "remote": .string(remote),
                 ])
         case .exchangeCheckCode(let id, let sas):
             return line("exchange.check-code", ["id": .string(id), "sas": .string(sas)])
@@ -141,12 +141,26 @@ extension DiscoveredPeer {
 /// A command read from a JSON line or typed as words (`exchange Ada "Hello there"`).
 enum ControlCommand: Sendable, Equatable {
     /// `confirm`: this side decides by `accept`/`decline` after seeing the code, like a responder.
-    case exchange(peer: String, message: String?, confirm: Bool = false)
+    /// `wait`: seconds to look for a peer named (on the control socket; 5 by default).
+    case exchange(peer: String, message: String?, confirm: Bool = false, wait: Double? = nil)
     case accept(id: String, message: String?)
     case decline(id: String, reason: String?)
-    case message(contact: String, text: String)
+    /// `wait`: seconds to look for the contact's node (5 by default); `expiresIn`: the message's lifetime in seconds (§15).
+    case message(contact: String, text: String, wait: Double? = nil, expiresIn: Int64? = nil)
     case peers
     case quit
+    /// A new presence key, announced before the reply (`id rotate-presence` beside a running node).
+    case rotatePresence
+    /// What another process changed in the book, applied by the node before the reply.
+    case changed([Change])
+
+    /// What a command beside the node changed (`changed`'s `what`).
+    enum Change: String, Sendable, CaseIterable {
+        /// The card or the fields it shares: a new name is announced at once, the next session sends the new card.
+        case card
+        /// A contact deleted or changed: recognised (or no longer) at once.
+        case contacts
+    }
 
     var name: String {
         switch self {
@@ -156,6 +170,8 @@ enum ControlCommand: Sendable, Equatable {
         case .message: "message"
         case .peers: "peers"
         case .quit: "quit"
+        case .rotatePresence: "rotate-presence"
+        case .changed: "changed"
         }
     }
 
@@ -203,14 +219,38 @@ enum ControlCommand: Sendable, Equatable {
             let command: Result<ControlCommand, ParseError>
             switch cmd {
             case "exchange":
-                allowed = ["peer", "message", "confirm"]
+                allowed = ["peer", "message", "confirm", "wait"]
                 if let c = o["confirm"], c.boolValue == nil {
                     return .failure(ParseError(message: "exchange: \"confirm\" must be true or false", ref: ref))
                 }
+                var wait: Double?
+                if let w = o["wait"], w != .null {
+                    guard let seconds = w.doubleValue, seconds > 0, seconds <= 600 else {
+                        return .failure(ParseError(message: "exchange: \"wait\" must be a number of seconds, more than 0 and at most 600", ref: ref))
+                    }
+                    wait = seconds
+                }
                 let confirm = o["confirm"]?.boolValue ?? false
                 command = string("peer", required: true).flatMap { p in
-                    string("message", required: false).map { .exchange(peer: p!, message: $0, confirm: confirm) }
+                    string("message", required: false).map { .exchange(peer: p!, message: $0, confirm: confirm, wait: wait) }
                 }
+            case "rotate-presence":
+                allowed = []
+                command = .success(.rotatePresence)
+            case "changed":
+                allowed = ["what"]
+                let names = Change.allCases.map(\.rawValue).joined(separator: ", ")
+                guard let list = o["what"]?.arrayValue, !list.isEmpty else {
+                    return .failure(ParseError(message: "changed: \"what\" must be a list of one or more of \(names)", ref: ref))
+                }
+                var changes: [Change] = []
+                for item in list {
+                    guard let c = item.stringValue.flatMap(Change.init(rawValue:)) else {
+                        return .failure(ParseError(message: "changed: \(item.canonicalText) is not one of \(names)", ref: ref))
+                    }
+                    changes.append(c)
+                }
+                command = .success(.changed(changes))
             case "accept":
                 allowed = ["id", "message"]
                 command = string("id", required: true).flatMap { i in string("message", required: false).map { .accept(id: i!, message: $0) } }
@@ -218,8 +258,24 @@ enum ControlCommand: Sendable, Equatable {
                 allowed = ["id", "reason"]
                 command = string("id", required: true).flatMap { i in string("reason", required: false).map { .decline(id: i!, reason: $0) } }
             case "message":
-                allowed = ["contact", "text"]
-                command = string("contact", required: true).flatMap { c in string("text", required: true).map { .message(contact: c!, text: $0!) } }
+                allowed = ["contact", "text", "wait", "expiresIn"]
+                var wait: Double?
+                if let w = o["wait"], w != .null {
+                    guard let seconds = w.doubleValue, seconds >= 0, seconds <= 3600 else {
+                        return .failure(ParseError(message: "message: \"wait\" must be a number of seconds from 0 to 3600", ref: ref))
+                    }
+                    wait = seconds
+                }
+                var lifetime: Int64?
+                if let e = o["expiresIn"], e != .null {
+                    guard let seconds = e.integerValue, seconds > 0 else {
+                        return .failure(ParseError(message: "message: \"expiresIn\" must be a whole number of seconds, more than 0", ref: ref))
+                    }
+                    lifetime = seconds
+                }
+                command = string("contact", required: true).flatMap { c in
+                    string("text", required: true).map { .message(contact: c!, text: $0!, wait: wait, expiresIn: lifetime) }
+                }
             case "peers":
                 allowed = []
                 command = .success(.peers)
@@ -227,7 +283,8 @@ enum ControlCommand: Sendable, Equatable {
                 allowed = []
                 command = .success(.quit)
             default:
-                return .failure(ParseError(message: "unknown command \"\(cmd)\" (exchange, accept, decline, message, peers, quit)", ref: ref))
+                return .failure(
+                    ParseError(message: "unknown command \"\(cmd)\" (exchange, accept, decline, message, peers, quit, rotate-presence, changed)", ref: ref))
             }
             if let extra = o.keys.first(where: { !allowed.contains($0) && $0 != "cmd" && $0 != "ref" }) {
                 return .failure(ParseError(message: "\(cmd): unknown member \"\(extra)\"", ref: ref))

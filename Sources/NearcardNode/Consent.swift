@@ -23,9 +23,9 @@ public struct ConsentRequest: Sendable {
 
 /// The answer, and the ephemeral message to send with our card if accepted.
 public struct ConsentAnswer: Sendable, Equatable {
-    package var accept: Bool
-    package var message: String?
-    package var reason: String?
+    public var accept: Bool
+    public var message: String?
+    public var reason: String?
 
     public init(accept: Bool, message: String? = nil, reason: String? = nil) {
         self.accept = accept

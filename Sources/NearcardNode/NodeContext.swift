@@ -10,9 +10,13 @@ import Synchronization
 /// of incoming requests, events and limits. Built once per node; what changes while it runs (the
 /// addresses a listener learns once bound) changes here, for every session after.
 public final class NodeContext: Sendable {
-    /// Who this node is in every session (keys and the name it says).
-    package let local: LocalIdentity
+    /// Who this node is in every session (keys and the name it says): the name is the card's (the
+    /// identity's until there is a card), and follows `card set --name` while the node runs (`rename`).
+    package var local: LocalIdentity { localBox.withLock { $0 } }
+    private let localBox: Mutex<LocalIdentity>
     public var keys: IdentityKeys { local.keys }
+    /// The name this node announces (default mode) and says in its sessions now.
+    public var displayName: String? { local.name }
     public let identity: PublicIdentity
     public let database: NearcardDatabase
     /// How requests that reach this node are decided (a dial the user asked for brings its own).
@@ -44,7 +48,8 @@ public final class NodeContext: Sendable {
     ) {
         self.nodeName = nodeName
         self.webhook = webhook
-        self.local = LocalIdentity(keys: keys, name: identity.name)
+        let cardName = (try? database.myCard())?.card.name
+        self.localBox = Mutex(LocalIdentity(keys: keys, name: cardName ?? identity.name))
         self.identity = identity
         self.database = database
         self.consent = consent
@@ -54,6 +59,15 @@ public final class NodeContext: Sendable {
         self.requiredFields = requiredFields
         self.heldPresenceKey = Mutex(try? database.presenceKey())
         SessionKeys.prepare()
+    }
+
+    /// Takes the card's name as this node's name from the next session on; returns whether it changed.
+    package func rename(_ name: String?) -> Bool {
+        localBox.withLock { l in
+            guard l.name != name else { return false }
+            l = LocalIdentity(keys: l.keys, name: name)
+            return true
+        }
     }
 
     /// Where peers can reach this node, for the sealed routes its next exchanges hand over.

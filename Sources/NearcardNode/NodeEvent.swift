@@ -18,7 +18,7 @@ public enum NodeEvent: Sendable {
     case exchangeStarted(id: String, role: ExchangeRole, remote: String)
     /// The peer proved its identity; the SAS is known; a decision is needed.
     /// `awaitsCommand`: an `accept`/`decline` command decides (JSON lines); otherwise a person or policy does.
-    case exchangeRequested(id: String, peer: PeerIdentity, sas: String, role: ExchangeRole, awaitsCommand: Bool)
+    case exchangeRequested(id: String, peer: PeerIdentity, sas: String, role: ExchangeRole, awaitsCommand: Bool, remote: String = "")
     /// `elapsed`: seconds from the connection opening to the contact being committed.
     /// Initiator: the check code is known, the responder's person has not decided (nor shown who they are) yet.
     case exchangeCheckCode(id: String, sas: String)
@@ -60,7 +60,7 @@ public enum NodeEvent: Sendable {
 public final class EventBus: Sendable {
     private let subscribers = NIOLockedValueBox<[Int: AsyncStream<NodeEvent>.Continuation]>([:])
     private let nextID = NIOLockedValueBox(0)
-    private let observers = NIOLockedValueBox<[@Sendable (NodeEvent) -> Void]>([])
+    private let observers = NIOLockedValueBox<[(id: Int, handler: @Sendable (NodeEvent) -> Void)]>([])
 
     public init() {}
 
@@ -68,8 +68,20 @@ public final class EventBus: Sendable {
     /// before the subscribers see it: for quick work that should not wake a task per event (a log
     /// line, a counter). A subscriber's task wakes for every event; on a busy bot that costs more
     /// than the work.
-    public func observe(_ handler: @escaping @Sendable (NodeEvent) -> Void) {
-        observers.withLockedValue { $0.append(handler) }
+    /// Returns a token for `stopObserving` (an observer that lives as long as the node needs none).
+    @discardableResult
+    public func observe(_ handler: @escaping @Sendable (NodeEvent) -> Void) -> Int {
+        let id = nextID.withLockedValue { n in
+            n += 1
+            return n
+        }
+        observers.withLockedValue { $0.append((id, handler)) }
+        return id
+    }
+
+    /// Stops calling the observer `observe` returned `token` for (a control connection that closed).
+    public func stopObserving(_ token: Int) {
+        observers.withLockedValue { $0.removeAll { $0.id == token } }
     }
 
     public func subscribe() -> AsyncStream<NodeEvent> {
@@ -84,7 +96,7 @@ public final class EventBus: Sendable {
     }
 
     public func emit(_ event: NodeEvent) {
-        for o in observers.withLockedValue({ $0 }) { o(event) }
+        for o in observers.withLockedValue({ $0 }) { o.handler(event) }
         for c in subscribers.withLockedValue({ Array($0.values) }) { c.yield(event) }
     }
 

@@ -129,7 +129,7 @@ public final class NodeRuntime: Sendable {
                 let d: any Discovery
                 if let chosen { d = chosen } else { d = try AvahiDiscovery() }
                 let a = PresenceAnnouncer(
-                    discovery: d, database: context.database, displayName: context.identity.name, isPrivate: options.isPrivate,
+                    discovery: d, database: context.database, displayName: context.displayName, isPrivate: options.isPrivate,
                     port: listener.port, interfaces: options.interfaces, filter: options.filter,
                     period: options.presenceRotation, keyPublished: { [context] in context.presenceKeyPublished($0) })
                 publication = try a.publish()
@@ -337,7 +337,7 @@ public final class NodeRuntime: Sendable {
 
     /// Dials a peer and runs one exchange, consenting for this node (the user asked for it).
     /// `consent`: how this side decides once the code is known; by default it consents at once.
-    package func exchange(with text: String, message: String?, consent: (any ConsentProvider)? = nil, wait: TimeInterval = 5) async throws(NodeError)
+    public func exchange(with text: String, message: String?, consent: (any ConsentProvider)? = nil, wait: TimeInterval = 5) async throws(NodeError)
         -> SessionResult
     {
         try await exchange(with: try await target(for: text, wait: wait), consent: consent ?? AcceptAll(message: message))
@@ -384,7 +384,7 @@ public final class NodeRuntime: Sendable {
         var addresses = LocalAddresses.current(filter: filter).map { $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)" }
         if addresses.isEmpty { addresses = ["127.0.0.1:\(port)"] }
         let invitation = Invitation(
-            fingerprint: context.identity.fingerprint, name: options.isPrivate ? nil : context.identity.name,
+            fingerprint: context.identity.fingerprint, name: options.isPrivate ? nil : context.displayName,
             addresses: Array(addresses.prefix(Invitation.maximumAddresses)),
             id: Sodium.randomBytes(Invitation.idByteCount), secret: Sodium.randomBytes(Invitation.secretByteCount),
             expires: Int64(now.addingTimeInterval(ttl).timeIntervalSince1970))
@@ -551,6 +551,43 @@ public final class NodeRuntime: Sendable {
             }
         }
         return .unconfirmed(contact, outcome, error)
+    }
+
+    // MARK: What a command changed while the node runs (the control socket, docs/JSONL.md)
+
+    /// Replaces the presence key (`id rotate-presence`) and announces again with the new one before
+    /// returning: from then on no announcement carries a tag made with the old key, and no session
+    /// seals this node's identity with it.
+    public func rotatePresence(now: Date = Date()) async throws(NodeError) {
+        let key: [UInt8]
+        do { key = try context.database.rotatePresenceKey(now: now) } catch {
+            throw NodeError(storage: error, while: "replacing the presence key")
+        }
+        context.presenceKeyPublished(key)
+        await announceAgain(displayName: .none)
+    }
+
+    /// The card or what it shares changed (`card set`, `share`): sessions from now on send the new card,
+    /// and a new name is announced before this returns. Returns whether the name changed.
+    @discardableResult
+    public func cardChanged() async throws(NodeError) -> Bool {
+        context.database.forgetSharedCard()
+        let card: Card?
+        do { card = try context.database.myCard()?.card } catch { throw NodeError(storage: error, while: "reading the card") }
+        let name = card?.name ?? context.identity.name
+        guard context.rename(name) else { return false }
+        await announceAgain(displayName: .some(name))
+        return true
+    }
+
+    /// Publishes again now (a rotation ahead of time); a failure is said as the rotation would say it.
+    private func announceAgain(displayName: String??) async {
+        guard let announcer else { return }
+        do {
+            if let name = try await announcer.republish(displayName: displayName) { context.events.emit(.published(name: name)) }
+        } catch {
+            context.events.emit(.error(message: "discovery: cannot announce this node again (\(error)); peers can still reach it by address"))
+        }
     }
 
     /// Sessions open now (connections admitted and not yet closed).

@@ -64,7 +64,7 @@ public final class PendingDecisions: ConsentProvider, Sendable {
     }
 
     /// Answers a request; false when none with this id is open (answered, timed out, or unknown).
-    package func resolve(_ id: String, _ answer: ConsentAnswer) -> Bool {
+    public func resolve(_ id: String, _ answer: ConsentAnswer) -> Bool {
         let (found, c) = slots.withLockedValue { s -> (Bool, CheckedContinuation<ConsentAnswer, Never>?) in
             switch s[id] {
             case .waiting(let c)?:

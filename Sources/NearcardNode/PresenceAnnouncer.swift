@@ -19,7 +19,6 @@ final class PresenceAnnouncer: Sendable {
 
     let discovery: any Discovery
     let database: NearcardDatabase
-    let displayName: String?
     let isPrivate: Bool
     let port: Int
     /// Interfaces named by the user (empty: every interface `filter` permits).
@@ -46,8 +45,15 @@ final class PresenceAnnouncer: Sendable {
         var stopped = false
         /// The addresses the current publication carries.
         var publishedAddresses: [PeerAddress] = []
+        /// The name announced in default mode: the card's, changed while the node runs by `republish`.
+        var displayName: String?
+        /// When the next rotation is due; a `republish` sets it a whole period from then.
+        var due = Date.distantFuture
     }
     private let state = Mutex(State())
+
+    /// The name announced in default mode (nil: none, or private mode).
+    var displayName: String? { state.withLock { $0.displayName } }
 
     init(
         discovery: any Discovery, database: NearcardDatabase, displayName: String?, isPrivate: Bool, port: Int,
@@ -57,7 +63,7 @@ final class PresenceAnnouncer: Sendable {
         self.keyPublished = keyPublished
         self.discovery = discovery
         self.database = database
-        self.displayName = displayName
+        state.withLock { $0.displayName = displayName }
         self.isPrivate = isPrivate
         self.port = port
         self.interfaces = interfaces
@@ -120,7 +126,7 @@ final class PresenceAnnouncer: Sendable {
         let addresses = addressSource()
         let key = presenceKey()
         keyPublished(key)
-        let advert = Self.makeAdvert(displayName: displayName, isPrivate: isPrivate, presenceKey: key, addresses: addresses)
+        let advert = Self.makeAdvert(displayName: self.displayName, isPrivate: isPrivate, presenceKey: key, addresses: addresses)
         // The service goes on the interfaces its host's addresses are on, so it is never announced
         // where it cannot be resolved (nor on an interface the filter denies).
         var on = interfaces
@@ -147,6 +153,21 @@ final class PresenceAnnouncer: Sendable {
             return nil
         }
         return publication
+    }
+
+    /// Announces again now, as a rotation does (a goodbye for the old publication, a fresh tag with the
+    /// store's presence key, a fresh host name), under `displayName` when given: what a command
+    /// changed while the node runs (`id rotate-presence`, a new name on the card) is on the LAN when
+    /// this returns, not at the next rotation. The next rotation is then a whole period away.
+    /// Returns the new publication's settled name, or nil once stopped.
+    @discardableResult
+    func republish(displayName: String?? = .none) async throws -> String? {
+        state.withLock { s in
+            if case .some(let name) = displayName { s.displayName = name }
+            s.due = Date().addingTimeInterval(max(1, period))
+        }
+        guard let publication = try publish() else { return nil }
+        return try await publication.established()
     }
 
     /// Whether a discovered announcement is this node's own (one of its recent tags).
@@ -180,9 +201,9 @@ final class PresenceAnnouncer: Sendable {
     /// Waits until the next publication is due: the rotation period, or sooner when the machine's
     /// addresses on the announced interfaces are no longer the published ones.
     func waitForRotation() async {
-        let due = Date().addingTimeInterval(max(1, period))
+        state.withLock { $0.due = Date().addingTimeInterval(max(1, period)) }
         while !Task.isCancelled {
-            let left = due.timeIntervalSinceNow
+            let left = state.withLock { $0.due }.timeIntervalSinceNow
             if left <= 0 { return }
             try? await Task.sleep(nanoseconds: UInt64(min(left, max(0.1, addressCheckInterval)) * 1e9))
             if addressesChanged() { return }

@@ -133,7 +133,7 @@ public final class NearcardDatabase: Sendable {
     }
 
     /// Drops the kept card and settings (this instance just changed them).
-    func forgetSharedCard() { sharedCache.withLock { $0 = nil } }
+    package func forgetSharedCard() { sharedCache.withLock { $0 = nil } }
 
     /// How long the card and the settings a session reads are kept between reads: a change made by
     /// another process reaches a running node's sessions within this time.

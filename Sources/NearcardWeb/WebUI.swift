@@ -120,7 +120,7 @@ public final class WebUI: Sendable {
             for await event in events {
                 guard let line = JSONLines.encode(event, identity: identity) else { continue }
                 switch event {
-                case .exchangeRequested(let id, _, _, _, true):
+                case .exchangeRequested(let id, _, _, _, true, _):
                     var o = line.objectValue ?? [:]
                     o["deadline"] = .string(ISO8601.string(Date().addingTimeInterval(self.runtime.context.limits.consentTimeout)))
                     self.pending.withLock { $0[id] = .object(o) }

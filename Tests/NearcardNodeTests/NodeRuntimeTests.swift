@@ -81,7 +81,7 @@ import Testing
         let dial = Task { try await grace.exchange(with: "127.0.0.1:\(try #require(ada.port))", message: nil) }
         var requested: String?
         for await event in events {
-            if case .exchangeRequested(let id, _, _, _, let awaitsCommand) = event {
+            if case .exchangeRequested(let id, _, _, _, let awaitsCommand, _) = event {
                 #expect(awaitsCommand, "the request waits for a command")
                 requested = id
                 break

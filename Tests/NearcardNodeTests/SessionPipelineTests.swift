@@ -58,7 +58,7 @@ final class EventRecorder: @unchecked Sendable {
         all.compactMap { if case .exchangeFailed(_, _, let e, let byPeer) = $0 { (e.code.rawValue, byPeer) } else { nil } }
     }
     var completed: [Contact] { all.compactMap { if case .exchangeCompleted(_, let c, _, _, _) = $0 { c } else { nil } } }
-    var requestedSAS: [String] { all.compactMap { if case .exchangeRequested(_, _, let sas, _, _) = $0 { sas } else { nil } } }
+    var requestedSAS: [String] { all.compactMap { if case .exchangeRequested(_, _, let sas, _, _, _) = $0 { sas } else { nil } } }
     var started: Int { all.filter { if case .exchangeStarted = $0 { true } else { false } }.count }
     var messagesReceived: [InboxItem] { all.compactMap { if case .messageReceived(let m) = $0 { m } else { nil } } }
 }

@@ -53,7 +53,7 @@ public enum NodeLog {
             return (.notice, "dial.retrying", ["target": "\(target)", "attempt": "\(attempt)", "reason": "\(reason)"])
         case .exchangeStarted(let id, let role, let remote):
             return (.debug, "exchange.started", ["id": "\(id)", "role": "\(role)", "remote": "\(remote)"])
-        case .exchangeRequested(let id, let peer, _, _, _):
+        case .exchangeRequested(let id, let peer, _, _, _, _):
             return (.debug, "exchange.requested", ["id": "\(id)", "did": "\(peer.did)"])
         case .exchangeCheckCode(let id, _):
             return (.debug, "exchange.check-code", ["id": "\(id)"])

@@ -191,13 +191,13 @@ final class ExchangeDriver: SessionDriver {
                 // A QR invitation: showing it was the inviter's consent for this many sessions.
                 self.peer = peer
                 limitCommonContacts(with: peer)
-                emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: ExchangeRole(machine.role), awaitsCommand: false))
+                emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: ExchangeRole(machine.role), awaitsCommand: false, remote: remote))
                 admit(invite, peer: peer, sas: sas)
             case .identified(let peer, let sas, nil):
                 self.peer = peer
                 limitCommonContacts(with: peer)
                 consent.expect(id)
-                emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: ExchangeRole(machine.role), awaitsCommand: consent.waitsForCommand))
+                emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: ExchangeRole(machine.role), awaitsCommand: consent.waitsForCommand, remote: remote))
                 fixedAnswer = askConsent(peer, sas: sas)
             case .commonContactsStarted(let peer):
                 let db = node.database

@@ -59,6 +59,7 @@ struct CardCommand: AsyncParsableCommand {
                 name != nil || email != nil || phone != nil || company != nil || title != nil || !social.isEmpty
                 || !skill.isEmpty || clearSocial || clearSkills
             if !fieldsGiven && (issuerProof != nil || clearIssuerProof) {
+                try await RunningNode.changed(global, ["card"])
                 if let existing { if json { Console.json(existing.json) } else { try CardDisplay.show(existing, database: db) } }
                 return
             }
@@ -90,6 +91,8 @@ struct CardCommand: AsyncParsableCommand {
             if !social.isEmpty { typed.socialNetworks = card.socialNetworks }
             try typed.checkShapes { "--" + ($0 == .socialNetworks ? "social" : $0.rawValue) }
             let saved = try db.saveMyCard(card)
+            // A node running on this home announces a new name and sends the new card from now on.
+            try await RunningNode.changed(global, ["card"])
             if json { Console.json(saved.card.json) } else { try CardDisplay.show(saved.card, database: db) }
         }
     }
@@ -120,6 +123,7 @@ struct CardCommand: AsyncParsableCommand {
             let card = try CardFiles.read(file)
             let db = try global.database()
             let saved = try db.saveMyCard(card)
+            try await RunningNode.changed(global, ["card"])
             if json {
                 Console.json(saved.card.json)
             } else {

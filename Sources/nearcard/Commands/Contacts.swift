@@ -196,6 +196,8 @@ struct Contacts: AsyncParsableCommand {
                 }
             }
             try db.deleteContact(id: contact.id)
+            // A node running on this home no longer recognises them when this returns.
+            try await RunningNode.changed(global, ["contacts"])
             Console.out("Deleted \(contact.name) (\(contact.id))")
         }
     }

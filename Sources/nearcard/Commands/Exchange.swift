@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NearcardControl
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
@@ -82,6 +83,8 @@ struct Exchange: AsyncParsableCommand {
         } else {
             throw CLIError(.malformedInput, "no terminal to ask for consent on: pass --yes to consent")
         }
+        // One process decides for a home: with a node running on it, the exchange is that node's.
+        if let node = RunningNode.link(global) { return try await exchange(through: node, peer: peer, consent: consent as? TerminalConsent) }
         // This node declines anything that reaches it; the dial brings the consent the person gave.
         var limits = NodeLimits()
         limits.connectBudget = connectBudget
@@ -98,7 +101,7 @@ struct Exchange: AsyncParsableCommand {
         let shower = Task {
             var codeShown = false
             for await event in events {
-                if case .exchangeRequested(_, let p, let sas, _, _) = event, yes, !json {
+                if case .exchangeRequested(_, let p, let sas, _, _, _) = event, yes, !json {
                     // Who answered; the code again only if it was not shown while they decided.
                     Console.out(SessionStory.answered(by: p, sas: sas, codeShown: codeShown))
                 }
@@ -117,6 +120,79 @@ struct Exchange: AsyncParsableCommand {
             o["attempts"] = JSONValue.number(Double(attempts.value))
         }
         await AddressBookCommand.afterExchange(context.database, quiet: json)
+    }
+
+    /// The exchange as the node running on this home makes it (its view of the LAN, its limits, its
+    /// book): this command shows the code, asks the person at the terminal (`consent`; nil for
+    /// --yes), and reports the one ending the node reached — the same words and exit codes as an
+    /// exchange made in this process.
+    func exchange(through node: NodeLink, peer: String, consent: TerminalConsent?) async throws {
+        if !json { Console.out("Connecting to \(peer)…") }
+        var command: JSONObject = ["cmd": "exchange", "peer": .string(peer), "wait": .number(timeout), "confirm": .bool(consent != nil)]
+        if let message { command["message"] = .string(message) }
+        let attempts = Counter()
+        var codeShown = false
+        let reply = try await RunningNode.call(node, command) { line in
+            switch line["event"]?.stringValue {
+            case "dial.retrying":
+                let attempt = Int(line["attempt"]?.integerValue ?? 1)
+                attempts.set(attempt)
+                if !json { Console.out(SessionStory.retry(attempt: attempt, reason: line["reason"]?.stringValue ?? "no answer")) }
+            case "exchange.check-code":
+                // The code is compared while they decide, so it shows whenever a person is at this terminal.
+                if !json || consent != nil {
+                    Console.out(SessionStory.checkCode(line["sas"]?.stringValue ?? ""))
+                    codeShown = true
+                }
+            case "exchange.requested":
+                let peer = line["peer"]
+                let (name, did, sas) = (peer?["name"]?.stringValue, peer?["did"]?.stringValue ?? "", line["sas"]?.stringValue ?? "")
+                guard let id = line["id"]?.stringValue else { return }
+                if let consent, line["decision"] == "pending" {
+                    let asked = SessionStory.Asked(
+                        name: name, did: did, fingerprint: peer?["fingerprint"]?.stringValue ?? "", sas: sas, role: .initiator,
+                        remoteAddress: line["remote"]?.stringValue ?? peer?["name"]?.stringValue ?? "")
+                    let answer = await consent.ask(asked)
+                    var decision: JSONObject = ["cmd": .string(answer.accept ? "accept" : "decline"), "id": .string(id)]
+                    if answer.accept, let m = answer.message { decision["message"] = .string(m) }
+                    if !answer.accept, let r = answer.reason { decision["reason"] = .string(r) }
+                    _ = try? node.send(decision)
+                } else if !json {
+                    Console.out(SessionStory.answered(name: name, did: did, sas: sas, codeShown: codeShown))
+                }
+            default:
+                break
+            }
+        }
+        guard reply["ok"] == true else { throw RunningNode.failure(reply) }
+        let db = try global.readingDatabase()
+        guard let id = reply["contact"]?["id"]?.stringValue, let contact = try db.contact(id: id) else {
+            throw CLIError(.software, "the running node reported an exchange whose contact is not in the book")
+        }
+        let unconfirmed = reply["unconfirmed"] == true
+        if json {
+            var o = contact.json.objectValue!
+            o["sas"] = reply["sas"] ?? .null
+            o["attempts"] = .number(Double(attempts.value))
+            if let common = reply["commonContacts"] {
+                o["commonContacts"] = common
+                o["peerSetBound"] = reply["peerSetBound"] ?? .null
+            }
+            if unconfirmed {
+                o["unconfirmed"] = .bool(true)
+                o["reason"] = reply["reason"] ?? .null
+            }
+            Console.json(.object(o))
+        } else {
+            SessionStory.completed(contact, database: db)
+        }
+        if unconfirmed {
+            throw CLIError(
+                .unconfirmed,
+                "\(contact.card.name)'s node may have kept your card: the connection ended before it confirmed (\(reply["reason"]?.stringValue ?? "")). "
+                    + "Their card is kept here as unconfirmed; it will be confirmed or withdrawn when your nodes next reach each other.")
+        }
+        await AddressBookCommand.afterExchange(try global.database(), quiet: json)
     }
 
     /// Prints the new contact (`extra` adds to its JSON, given the check code), or throws the failure.

@@ -59,9 +59,10 @@ struct Id: AsyncParsableCommand {
             discussion: """
                 Your node's announcements carry a tag that changes every few minutes and that only your \
                 contacts can recognise, with the presence key you handed them in your last exchange. A new \
-                key withdraws that: from the next announcement on (at once for a node started after this; \
-                within its rotation period for one running now) nobody recognises you until an exchange \
-                hands them the new key. Your identity, contacts and messages are not changed.
+                key withdraws that: a node running on this home announces again with the new key before \
+                this command returns (and one started later uses it from the start), and from then on nobody \
+                recognises you until an exchange hands them the new key. Your identity, contacts and \
+                messages are not changed.
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -71,10 +72,15 @@ struct Id: AsyncParsableCommand {
 
         func run() async throws {
             _ = try global.identityStore.loadPublic()
-            let db = try global.existingDatabase()
-            defer { db.close() }
             let now = Date()
-            try db.rotatePresenceKey(now: now)
+            if let node = RunningNode.link(global) {
+                // The running node replaces the key and announces with the new one before it answers.
+                try RunningNode.check(try await RunningNode.call(node, ["cmd": "rotate-presence"]))
+            } else {
+                let db = try global.existingDatabase()
+                defer { db.close() }
+                try db.rotatePresenceKey(now: now)
+            }
             if json {
                 Console.json(["rotated": .bool(true), "createdAt": .string(ISO8601.string(now))])
             } else {

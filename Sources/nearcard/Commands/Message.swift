@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NearcardControl
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
@@ -44,11 +45,24 @@ struct Message: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
-        let found = try context.database.findContact(contact)
-        // Looks for the contact's node for up to --wait seconds (by their presence tag), then tries it and its hints.
         let lifetime = try expire.map { Int64(try Durations.parse($0)) }
-        let item = try await NodeRuntime.open(context: context).send(message: text, to: found.id, wait: wait, expiresIn: lifetime)
+        let found: Contact
+        let item: OutboxItem
+        if let node = RunningNode.link(global) {
+            // One process decides for a home: the running node sends it (its view of the LAN, its outbox).
+            let db = try global.readingDatabase()
+            found = try db.findContact(contact)
+            var command: JSONObject = ["cmd": "message", "contact": .string(found.id), "text": .string(text), "wait": .number(wait)]
+            if let lifetime { command["expiresIn"] = .number(Double(lifetime)) }
+            let reply = try await RunningNode.call(node, command)
+            guard let id = reply["message"]?["id"]?.stringValue, let kept = try db.outboxItem(id: id) else { throw RunningNode.failure(reply) }
+            item = kept
+        } else {
+            let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
+            found = try context.database.findContact(contact)
+            // Looks for the contact's node for up to --wait seconds (by their presence tag), then tries it and its hints.
+            item = try await NodeRuntime.open(context: context).send(message: text, to: found.id, wait: wait, expiresIn: lifetime)
+        }
         if json {
             Console.json(item.json)
             // Exit 0 means delivered or queued, with --json too.

@@ -57,6 +57,11 @@ enum NodeCommand {
             throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
         }
         lock.record(NodeLock.Holder(command: command, pid: Int(getpid()), port: runtime.port))
+        // Commands typed beside the node (exchange, id rotate-presence, card set …) reach it here.
+        let control = startControl(home: home, runtime: runtime) { note in
+            if let session { session.warn(note) } else { Console.err("nearcard: \(note)") }
+        }
+        defer { control?.stop() }
         if !jsonl {
             let label = identity.name.map { "“\($0)”" } ?? "(no name)"
             Console.out("Listening on port \(runtime.port ?? node.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
@@ -101,6 +106,16 @@ enum NodeCommand {
             try? await Task.sleep(nanoseconds: 50_000_000)
             events.finish()
             await printer?.value
+        }
+    }
+
+    /// The control socket in the home (docs/JSONL.md): the commands run beside this node are carried out
+    /// or applied by it. Without it (a home whose path is too long for a Unix socket) they work alone,
+    /// as with no node running, and that is said.
+    static func startControl(home: String, runtime: NodeRuntime, warn: (String) -> Void) -> ControlServer? {
+        do { return try ControlServer.start(home: home, runtime: runtime) } catch {
+            warn("commands run beside this node cannot reach it (\(error)): they will work on their own")
+            return nil
         }
     }
 

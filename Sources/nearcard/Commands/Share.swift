@@ -33,6 +33,8 @@ struct Share: AsyncParsableCommand {
             try db.saveSharingPolicy(SharingPolicy(fields: try CardField.parseList(fields)))
         }
         if let commonContacts { try db.setCommonContacts(enabled: commonContacts == "on") }
+        // A node running on this home sends what it now shares from its next session.
+        if fields != nil || commonContacts != nil { try await RunningNode.changed(global, ["card"]) }
         let policy = try db.sharingPolicy()
         let common = try db.commonContactsEnabled()
         if json {

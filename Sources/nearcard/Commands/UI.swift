@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NearcardControl
 import NearcardCrypto
 import NearcardModel
 import NearcardNode
@@ -116,6 +117,8 @@ struct UICommand: AsyncParsableCommand {
         // A second `ui` of this home opens this page: it finds it here (its token is in ui-token).
         let base = "http://\(address == "::1" ? "[::1]" : address):\(uiPort)"
         lock.record(NodeLock.Holder(command: "ui", pid: Int(getpid()), port: runtime.port, page: base))
+        let control = NodeCommand.startControl(home: home, runtime: runtime) { Console.err("nearcard: \($0)") }
+        defer { control?.stop() }
         // Said as it is: opened in a browser, or only served (--no-browser, no xdg-open).
         if !noBrowser && Self.open(web.address) {
             Console.out("Opened Nearcard in your browser: \(web.address)")
@@ -135,7 +138,7 @@ struct UICommand: AsyncParsableCommand {
         let teller = Task { [events = events.subscribe()] in
             for await event in events {
                 switch event {
-                case .exchangeRequested(_, let peer, let sas, .responder, _):
+                case .exchangeRequested(_, let peer, let sas, .responder, _, _):
                     Console.out("→ Exchange request from \(peer.name.map(Console.isolated) ?? "(no name)") (check code \(sas)): answer it on the page")
                 case .exchangeCompleted(_, let contact, _, _, _):
                     Console.out(
@@ -160,7 +163,7 @@ struct UICommand: AsyncParsableCommand {
                     }
                     continue
                 }
-                guard case .exchangeRequested(let id, let peer, let sas, .responder, true) = event, web.openPages == 0 else { continue }
+                guard case .exchangeRequested(let id, let peer, let sas, .responder, true, _) = event, web.openPages == 0 else { continue }
                 Task {
                     let who = peer.name ?? "someone without a name"
                     let answer = await DesktopNotification.ask(

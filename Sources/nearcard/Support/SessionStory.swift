@@ -14,20 +14,47 @@ enum SessionStory {
     /// the request someone made; at the dialling one, the person who answered — they asked nothing, so
     /// it is not called their request.
     static func request(_ request: ConsentRequest) -> [String] {
-        let p = request.peer
-        let who = p.name.map(Console.isolated) ?? "(no name)"
+        self.request(Asked(request))
+    }
+
+    /// Who asks (or answered), as a request shows them: from the node in this process, or from the one
+    /// running on the home (its `exchange.requested` line).
+    struct Asked {
+        let name: String?
+        let did: String
+        let fingerprint: String
+        let sas: String
+        let role: ExchangeRole
+        let remoteAddress: String
+
+        init(_ r: ConsentRequest) {
+            self.init(name: r.peer.name, did: r.peer.did, fingerprint: r.peer.fingerprint, sas: r.sas, role: r.role, remoteAddress: r.remoteAddress)
+        }
+
+        init(name: String?, did: String, fingerprint: String, sas: String, role: ExchangeRole, remoteAddress: String) {
+            self.name = name
+            self.did = did
+            self.fingerprint = fingerprint
+            self.sas = sas
+            self.role = role
+            self.remoteAddress = remoteAddress
+        }
+    }
+
+    static func request(_ request: Asked) -> [String] {
+        let who = request.name.map(Console.isolated) ?? "(no name)"
         return [
             "",
             request.role == .responder
                 ? "Exchange request from \(who) at \(request.remoteAddress)" : "\(who) answered at \(request.remoteAddress)",
-            "  DID          \(p.did)",
-            "  Fingerprint  \(p.fingerprint)",
+            "  DID          \(request.did)",
+            "  Fingerprint  \(request.fingerprint)",
             "  Check code   \(request.sas)   ← must match the code on the other screen",
         ]
     }
 
     /// The question after `request`, with the seconds left to answer.
-    static func question(_ request: ConsentRequest, secondsLeft: Int) -> String {
+    static func question(_ request: Asked, secondsLeft: Int) -> String {
         request.role == .responder
             ? "Accept and exchange cards? (\(secondsLeft) s to answer) [y/N] "
             : "Do the codes match? Exchange cards with them? (\(secondsLeft) s to answer) [y/N] "
@@ -38,7 +65,11 @@ enum SessionStory {
 
     /// The dialling side: who answered; the code again only if it was not shown while they decided.
     static func answered(by peer: PeerIdentity, sas: String, codeShown: Bool) -> String {
-        "\(peer.name.map(Console.isolated) ?? "(no name)") — \(peer.did)" + (codeShown ? "" : "\n  Check code \(sas) (compare with their screen)")
+        answered(name: peer.name, did: peer.did, sas: sas, codeShown: codeShown)
+    }
+
+    static func answered(name: String?, did: String, sas: String, codeShown: Bool) -> String {
+        "\(name.map(Console.isolated) ?? "(no name)") — \(did)" + (codeShown ? "" : "\n  Check code \(sas) (compare with their screen)")
     }
 
     /// An unconfirmed exchange, settled (`listen`, `ui`, `outbox --send`).

@@ -17,6 +17,11 @@ struct TerminalConsent: ConsentProvider {
     let timeout: TimeInterval
 
     func decide(_ request: ConsentRequest) async -> ConsentAnswer {
+        await ask(SessionStory.Asked(request))
+    }
+
+    /// The question itself, for a request this process's node or the home's running node asks.
+    func ask(_ request: SessionStory.Asked) async -> ConsentAnswer {
         let deadline = Date().addingTimeInterval(timeout)
         let message = self.message
         let answer = await prompter.conversation { terminal -> ConsentAnswer in
