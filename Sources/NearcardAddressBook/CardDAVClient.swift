@@ -145,7 +145,14 @@ struct CardDAVClient: Sendable {
     func describe(_ error: any Error, url: URL) -> AddressBookError {
         let host = url.host ?? url.absoluteString
         let text = String(describing: error)
-        if error is NIOSSLError || text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("handshakeFailed") {
+        // By the TLS library's own error types, never by their words.
+        if let e = error as? NIOSSLExtraError, e == .failedToValidateHostname {
+            return AddressBookError(
+                .certificate,
+                "\(account): the TLS certificate of \(host) was issued for another name; give the address book's URL with a name its certificate names"
+            )
+        }
+        if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
             return AddressBookError(
                 .certificate,
                 "\(account): the TLS certificate of \(host) was not accepted (expired, issued for another name, or by a CA this system does not trust): renew it on the server, or add its CA to the system's trust store (update-ca-certificates)"

@@ -98,7 +98,7 @@ final class Controller: Sendable {
                         members["unconfirmed"] = .bool(true)
                         members["reason"] = .string(error.message)
                         answer(true, members)
-                    case .failed(let error, _, _):
+                    case .failed(let error, _, _, _):
                         var members = Self.error(error.code.rawValue, error.message)
                         if let failure = result.failure { members["failure"] = Self.described(failure) }
                         answer(false, members)

@@ -1,6 +1,6 @@
 package import NearcardDiscovery
 package import NearcardProtocol
-import NearcardStore
+package import NearcardStore
 
 /// Why something a face asked of the node did not happen. Faces decide by `kind` (the CLI maps each
 /// kind to one exit code, exhaustively); `message` is the one line a person reads; `cause` is what lay
@@ -80,6 +80,15 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A store failure met while serving a face.
+    /// The cards crossed but this side's book refused the contact: a storage error (exit 5), in the
+    /// store's own words (what failed and what to do); the peer was told nothing was kept.
+    package init(notStored error: StoreError, peer name: String?) {
+        let who = name.map { "with \($0) " } ?? ""
+        self.init(
+            .storage, "the exchange \(who)was not kept: this side could not store it (\(error.message)); the other side was told, so neither keeps it",
+            code: ProtocolErrorCode.internalError.rawValue, causes: [error.message])
+    }
+
     package init(storage error: any Error, while doing: String) {
         if let e = error as? StoreError, e.kind == .notFound || e.kind == .unmatched {
             self.init(.notFound, e.message)
@@ -102,7 +111,8 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
 extension SessionResult {
     /// Why the exchange failed, for a face; nil when it completed.
     public var failure: NodeError? {
-        if case .failed(let error, _, _) = self { return NodeError(session: error) }
+        if case .failed(_, let peer, _, let notStored?) = self { return NodeError(notStored: notStored, peer: peer?.name) }
+        if case .failed(let error, _, _, _) = self { return NodeError(session: error) }
         return nil
     }
 }

@@ -57,7 +57,7 @@ public final class NearcardDatabase: Sendable {
             let b = try SQLiteBackend(path: path, busyTimeout: busyTimeout, readOnly: true)
             try b.migrate(Self.migrations)
             backend = b
-        } catch  where error.message == SQLiteBackend.schemaBehind {
+        } catch  where error.kind == .schemaBehind {
             let b = try SQLiteBackend(path: path, busyTimeout: busyTimeout)
             try b.migrate(Self.migrations)
             backend = b

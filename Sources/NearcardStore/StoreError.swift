@@ -25,6 +25,9 @@ public enum StoreErrorKind: Sendable, Equatable {
     case io
     /// The SQLite database is locked, corrupt or from a newer Nearcard.
     case database
+    /// The book's schema is older than this Nearcard, and it was opened only to read: it must be
+    /// opened to write once, to be brought up to date.
+    case schemaBehind
     /// An exchange the peer was already told is not kept (docs/PROTOCOL.md §11): not stored now.
     case withdrawn
 }

@@ -3,7 +3,7 @@
 look at what they hold. Runs with .venv/bin/python3 (needs `cryptography` and `vobject` from
 scripts/requirements-test.txt); the servers are Debian's `radicale` and `xandikos`, run with /usr/bin/python3.
 
-  carddav_lab.py serve --server radicale|xandikos --dir DIR [--expired-cert] [--read-only]
+  carddav_lab.py serve --server radicale|xandikos --dir DIR [--expired-cert] [--cert-name NAME] [--read-only]
                        [--user alice --password secret] [--no-trust-store]
       Makes a throw-away CA and a server certificate for localhost/127.0.0.1 signed by it (--expired-cert:
       the server certificate expired yesterday, the CA is valid), writes DIR/ca.pem, and adds the CA to the
@@ -109,9 +109,9 @@ class Terminated(BaseException):
 # ---------------------------------------------------------------------------------------------- PKI
 
 
-def make_pki(directory, hostname, expired):
-    """A throw-away CA and a server certificate for hostname + 127.0.0.1 signed by it. Returns
-    (ca_pem_path, cert_path, key_path)."""
+def make_pki(directory, hostname, expired, with_address=True):
+    """A throw-away CA and a server certificate for hostname (+ 127.0.0.1 with_address) signed by it.
+    Returns (ca_pem_path, cert_path, key_path)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -144,8 +144,8 @@ def make_pki(directory, hostname, expired):
             .issuer_name(ca_name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(not_before).not_valid_after(not_after)
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(hostname),
-                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.DNSName(hostname)] + ([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))] if with_address else [])),
                            critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
@@ -635,7 +635,8 @@ def cmd_serve(args):
     children = []
     exit_code = 0
     try:
-        ca_path, cert_path, key_path = make_pki(directory, "localhost", args.expired_cert)
+        ca_path, cert_path, key_path = make_pki(directory, args.cert_name or "localhost", args.expired_cert,
+                                                with_address=args.cert_name is None)
         with open(ca_path) as f:
             ca_pem = f.read()
         trusted = None if args.no_trust_store else trust_target()
@@ -885,6 +886,7 @@ def main():
     serve.add_argument("--dir", required=True, help="working directory (ca.pem, password, storage, configs)")
     serve.add_argument("--expired-cert", action="store_true", help="the server certificate expired yesterday")
     serve.add_argument("--read-only", action="store_true", help="the user may read but not change the address book")
+    serve.add_argument("--cert-name", help="the server certificate names only this host (not localhost, not 127.0.0.1)")
     serve.add_argument("--user", default="alice")
     serve.add_argument("--port", type=int, default=0,
                        help="serve on this loopback port (default: a free one); with the same --dir, a restarted server keeps its cards")

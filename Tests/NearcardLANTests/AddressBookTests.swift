@@ -192,6 +192,16 @@ import Testing
         #expect(untrusted.stderr.split(separator: "\n").count == 1, "\(untrusted.stderr)")
         try stop(expired, in: a)
 
+        // A certificate for another name says so (read from the TLS library's error type), and exits 1.
+        let misnamed = try start(kind, in: a, dir: dir + "-name", ["--cert-name", "elsewhere.invalid"])
+        defer {
+            try? stop(misnamed, in: a)
+            try? FileManager.default.removeItem(atPath: dir + "-name")
+        }
+        let other = try a.nearcard(["addressbook", "add", misnamed.book, "--user", "alice", "--password-file", misnamed.passwordFile], home: ada.home)
+        #expect(other.code == 1 && other.stderr.contains("was issued for another name"), "\(other.code): \(other.stderr)")
+        try stop(misnamed, in: a)
+
         let readOnly = try start(kind, in: a, dir: dir + "-ro", ["--read-only"])
         defer {
             try? stop(readOnly, in: a)

@@ -122,6 +122,52 @@ import Testing
         #expect(try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: home).code == 0)
     }
 
+    /// A disk that fills while the other person decides: the cards cross, this side's book refuses the
+    /// contact, and that is a storage failure (exit 5, the store's own words), not a bug (70); the other
+    /// side hears that nothing was kept — and not our store's words — and keeps nothing either.
+    @Test(.enabled(if: getuid() == 0, "mounting the small file system needs root"))
+    func aDiskThatFillsDuringTheExchangeIsAStorageFailure() throws {
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
+        let disk = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-full-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        #expect(try CLI.run(executable: "/usr/bin/mount", ["-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs", disk.path]).code == 0)
+        defer {
+            _ = try? CLI.run(executable: "/usr/bin/umount", [disk.path])
+            try? FileManager.default.removeItem(at: disk)
+        }
+        #expect(try grace.cli.run(["contacts", "--json"]).code == 0)
+        let home = disk.appendingPathComponent("home")
+        #expect(try CLI.run(executable: "/usr/bin/cp", ["-a", grace.home.path, home.path]).code == 0)
+        let lab = try Lab("fd")
+        let adaNode = try lab.converse(
+            [CLI.executable.path, "listen", "--jsonl", "--accept", "ask", "--no-discovery", "--port", "0", "--home", ada.home.path], log: log("ada"))
+        defer { _ = adaNode.stop(after: 5) }
+        let lines = DiscoveryInteropTests.Lines(adaNode)
+        let port = try #require(lines.wait(seconds: 15) { $0["event"] == "started" }?["port"]?.integerValue)
+        let out = log("grace")
+        let dial = try lab.spawn([CLI.executable.path, "exchange", "127.0.0.1:\(port)", "--yes", "--home", home.path], log: out)
+        let request = try #require(lines.wait(seconds: 15) { $0["event"] == "exchange.requested" }?["id"]?.stringValue)
+        // Not a byte left, now that Grace's side has checked it could store and dialled.
+        _ = try CLI.run(executable: "/usr/bin/dd", ["if=/dev/zero", "of=\(disk.path)/fill", "bs=4096"])
+        #expect(adaNode.send(line: #"{"cmd":"accept","id":"\#(request)"}"#))
+        let code = dial.wait()
+        let said = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+        #expect(code == 5, "exit \(code): \(said)")
+        #expect(said.contains("was not kept: this side could not store it") && said.contains("is full"), "\(said)")
+        let failed = lines.wait(seconds: 10) { $0["event"] == "exchange.failed" }
+        #expect(failed?["code"] == "internal_error" && failed?["byPeer"] == true, "\(failed ?? .null)")
+        let reason = failed?["reason"]?.stringValue ?? ""
+        #expect(reason.contains("could not store the exchange") && !reason.contains(disk.path) && !reason.contains("full"), "\(reason)")
+        #expect(try ada.contacts().isEmpty)
+        try FileManager.default.removeItem(at: disk.appendingPathComponent("fill"))
+        #expect(try lab.nearcard(["contacts", "--json"], home: home).list().isEmpty, "nothing kept here either")
+    }
+
     /// Two "laptops": two namespaces joined by a veth pair, each with its own avahi-daemon.
     @Test func twoLaptopsExchangeThroughDiscovery() throws {
         let (a, b) = try Lab.pair()

@@ -96,7 +96,7 @@ import Testing
             #expect(error.kind == .notFound)
         }
         try ada.answer(request: id, accept: false, reason: "not now")
-        guard case .failed(let error, _, let byPeer) = try await dial.value else {
+        guard case .failed(let error, _, let byPeer, _) = try await dial.value else {
             Issue.record("the declined exchange completed")
             return
         }

@@ -94,7 +94,7 @@ enum Pipelines {
             switch result {
             case .completed(let c, let o): .completed(c, sas: o.sas)
             case .unconfirmed(_, _, let e): .failed(code: "unconfirmed:" + e.code.rawValue, byPeer: false)
-            case .failed(let e, _, let byPeer): .failed(code: e.code.rawValue, byPeer: byPeer)
+            case .failed(let e, _, let byPeer, _): .failed(code: e.code.rawValue, byPeer: byPeer)
             }
         }
         return (

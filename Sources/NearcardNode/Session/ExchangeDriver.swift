@@ -24,6 +24,8 @@ final class ExchangeDriver: SessionDriver {
     private var presenceKey: [UInt8]?
     /// Initiator: the contact stored unconfirmed, until the responder's `confirm` (or the session's end).
     private var unconfirmed: (Contact, ExchangeOutcome)?
+    /// Why this side's book refused the contact, once it has (the result says so to the face).
+    private var notStored: StoreError?
     /// The pending consent request; cancelled when the session ends first (the prompt is withdrawn).
     private var consentTask: Task<Void, Never>?
     private var reported = false
@@ -218,7 +220,7 @@ final class ExchangeDriver: SessionDriver {
                 connection.close(after: 2)
             case .failed(let error, let byPeer):
                 connection.flush()
-                report(.failed(error, peer: peer, byPeer: byPeer))
+                report(.failed(error, peer: peer, byPeer: byPeer, notStored: notStored))
                 connection.close()
             }
         }
@@ -316,8 +318,10 @@ final class ExchangeDriver: SessionDriver {
         storing(
             { () -> Result<Contact, StoreFailure> in
                 Result { () throws(StoreFailure) -> Contact in
-                    do { return try node.record(outcome, confirmed: confirmed) } catch {
-                        throw StoreFailure(message: "\(error)", withdrawn: (error as? StoreError)?.kind == .withdrawn)
+                    do { return try node.record(outcome, confirmed: confirmed) } catch let error as StoreError {
+                        throw StoreFailure(error: error)
+                    } catch {
+                        throw StoreFailure(error: StoreError(.database, "\(error)"))
                     }
                 }
             },
@@ -334,13 +338,17 @@ final class ExchangeDriver: SessionDriver {
                         self.perform(self.machine.committed())
                     case .failure(let failure):
                         NodeMetrics.storeError()
+                        // The peer hears that nothing was kept, never the words of our store's failure
+                        // (a path, a server's name); this side's face says what failed and what to do.
+                        let withdrawn = failure.error.kind == .withdrawn
+                        if !withdrawn { self.notStored = failure.error }
                         self.perform(
                             self.machine.storeFailed(
                                 ProtocolError(
                                     .internalError,
-                                    failure.withdrawn
+                                    withdrawn
                                         ? "this exchange was already withdrawn (its confirmation was asked for and refused); nothing was stored"
-                                        : "the exchange completed but storing the contact failed: \(failure.message)")))
+                                        : "the other node could not store the exchange, so neither side keeps it")))
                     }
                 }
             })
@@ -366,7 +374,7 @@ final class ExchangeDriver: SessionDriver {
         consentTask?.cancel()
         if !announced {
             // Never past message 1 (silent after it, or a message 3 that is not one): a probe.
-            if case .failed(let error, _, _) = outcome {
+            if case .failed(let error, _, _, _) = outcome {
                 admitted?.endedUnidentified(error.code == .timeout || error.code == .connectionLost ? .halfOpen : .foreign)
             }
             result?(outcome)
@@ -380,18 +388,17 @@ final class ExchangeDriver: SessionDriver {
                     elapsed: Date().timeIntervalSince(startedAt)))
         case .unconfirmed(let contact, _, let error):
             emit(.exchangeUnconfirmed(id: id, contact: contact, reason: error))
-        case .failed(let error, nil, false) where abandonedDuring != nil:
+        case .failed(let error, nil, false, _) where abandonedDuring != nil:
             emit(.exchangeAbandoned(id: id, phase: abandonedDuring ?? "", error: error))
-        case .failed(let error, let peer, let byPeer):
+        case .failed(let error, let peer, let byPeer, _):
             emit(.exchangeFailed(id: id, peer: peer, error: error, byPeer: byPeer))
         }
         result?(outcome)
     }
 }
 
-/// A store error carried back to the loop as text.
+/// A store error carried back to the loop (`.withdrawn`: the peer was already told this exchange is
+/// not kept).
 struct StoreFailure: Error, Sendable {
-    let message: String
-    /// The store refused because the peer was already told this exchange is withdrawn.
-    var withdrawn = false
+    let error: StoreError
 }

@@ -126,7 +126,7 @@ final class SQLiteBackend: StoreBackend {
             }
             if applied != known {
                 // A read-only store cannot bring the schema up to date: whoever opened it opens it to write.
-                if readOnly { throw StoreError(.database, Self.schemaBehind) }
+                if readOnly { throw StoreError(.schemaBehind, Self.schemaBehind) }
                 try migrator.migrate(pool)
             }
         } catch {

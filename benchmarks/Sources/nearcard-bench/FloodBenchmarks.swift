@@ -66,7 +66,7 @@ func floodBenchmark(floods: [Int] = [0, 8, 32, 64, 128], tries: Int = 20) async 
             case .completed?, .unconfirmed?:
                 ok += 1
                 latencies.append(elapsed)
-            case .failed(let error, _, _)? where error.code == .busy: busy += 1
+            case .failed(let error, _, _, _)? where error.code == .busy: busy += 1
             default: break
             }
         }

@@ -119,7 +119,7 @@ enum BotLoad {
                         switch try await Dialer.exchange(with: target, context: client, consent: client.consent) {
                         case .completed: stats.withLockedValue { $0.latencies.append(Double(now() - t0)) }
                         case .unconfirmed: stats.withLockedValue { $0.failures["unconfirmed", default: 0] += 1 }
-                        case .failed(let e, _, _): stats.withLockedValue { $0.failures[e.code.rawValue, default: 0] += 1 }
+                        case .failed(let e, _, _, _): stats.withLockedValue { $0.failures[e.code.rawValue, default: 0] += 1 }
                         }
                     } catch {
                         stats.withLockedValue { $0.failures["unreachable", default: 0] += 1 }
