@@ -111,6 +111,18 @@ import Testing
             #expect(fileMode(database) == 0o400, "the owner's choice is kept")
         }
         #expect(chmod(database, 0o600) == 0)
+        if TestAccount.isRoot {
+            // Marked immutable (chattr +i): no chmod helps, and the fix says so — for an exchange as well.
+            #expect(try CLI.run(executable: "/usr/bin/chattr", ["+i", database]).code == 0)
+            defer { _ = try? CLI.run(executable: "/usr/bin/chattr", ["-i", database]) }
+            for args in [["contacts", "add", "--name", "Charles Babbage"], ["exchange", "127.0.0.1:9", "--yes"]] {
+                let refused = try ada.cli.run(args)
+                #expect(
+                    refused.code == 5 && refused.stderr.contains("is marked immutable") && refused.stderr.contains("chattr -i")
+                        && !refused.stderr.contains("chmod"), "\(args): \(refused.stderr)")
+            }
+            #expect(try CLI.run(executable: "/usr/bin/chattr", ["-i", database]).code == 0)
+        }
         #expect(try ada.cli.run(["contacts", "add", "--name", "Charles Babbage"]).code == 0)
         #expect(try ada.contacts().count == 2)
         let notes = ada.cli.auxiliary.appendingPathComponent("notes.txt").path

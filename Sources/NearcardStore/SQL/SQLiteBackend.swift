@@ -175,6 +175,11 @@ final class SQLiteBackend: StoreBackend {
             }
         }
         for file in [directory, path] where access(file, F_OK) == 0 && access(file, W_OK) != 0 {
+            // access(2): EPERM for a file marked immutable; no chmod helps there, not even root's.
+            if errno == EPERM {
+                return StoreError(
+                    .io, "\(file) is marked immutable (see: lsattr \(file)): nothing can be stored there; its owner must run chattr -i \(file) as root, or use another --home")
+            }
             let mode = FileIO.mode(file).map { " (mode \(String($0 & 0o777, radix: 8)))" } ?? ""
             return StoreError(
                 .io, "\(file) is not writable by this user\(mode): nothing was changed; make it writable (chmod u+w \(file)) or use another --home")
