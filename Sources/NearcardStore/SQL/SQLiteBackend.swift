@@ -178,7 +178,9 @@ final class SQLiteBackend: StoreBackend {
             // access(2): EPERM for a file marked immutable; no chmod helps there, not even root's.
             if errno == EPERM {
                 return StoreError(
-                    .io, "\(file) is marked immutable (see: lsattr \(file)): nothing can be stored there; its owner must run chattr -i \(file) as root, or use another --home")
+                    .io,
+                    "\(file) is marked immutable (see: lsattr \(file)): nothing can be stored there; "
+                        + "its owner must run chattr -i \(file) as root, or use another --home")
             }
             let mode = FileIO.mode(file).map { " (mode \(String($0 & 0o777, radix: 8)))" } ?? ""
             return StoreError(
