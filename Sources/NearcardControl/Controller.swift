@@ -168,7 +168,7 @@ final class Controller: Sendable {
                 }
             }
         case .peers:
-            reply(command, ref: ref, ok: true, ["peers": .array(runtime.livePeers.sorted { $0.instanceName < $1.instanceName }.map(\.json))])
+            reply(command, ref: ref, ok: true, ["peers": .array(runtime.peersToOffer().sorted { $0.instanceName < $1.instanceName }.map(\.json))])
         case .quit:
             reply(command, ref: ref, ok: true)
             quit()

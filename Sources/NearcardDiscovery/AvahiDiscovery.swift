@@ -101,6 +101,11 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
 
     /// How often a browse resolves each peer again, to drop those whose records expired.
     public static let reconfirmInterval: TimeInterval = 15
+    /// The most announcements one browse resolves again in a second, however many there are: on a
+    /// crowded LAN each is checked less often (500 peers: every ~4 minutes), so a node's cost stays the
+    /// same as the crowd grows (docs/PERFORMANCE.md, "Crowds"). A peer a person is about to act on is
+    /// checked over TCP when it is offered (`PeerLiveness`), whatever this interval.
+    public static let maximumChecksPerSecond: Double = 2
 
     /// Resolvers one browse runs at once; the other announcements wait their turn. avahi-daemon 0.8
     /// walks a list holding every browser and resolver of every client each time it handles a
@@ -409,12 +414,18 @@ final class BrowseContext: @unchecked Sendable {
             else {
                 // The daemon refused (it is going away, or this client holds too many objects): the
                 // check comes round again.
-                due[a] = Date().addingTimeInterval(AvahiDiscovery.reconfirmInterval)
+                due[a] = Date().addingTimeInterval(checkInterval)
                 continue
             }
             resolving[r] = a
             busy.insert(a)
         }
+    }
+
+    /// How long after a resolve an announcement is resolved again: `reconfirmInterval`, or longer when
+    /// there are so many that this browse would resolve more than `maximumChecksPerSecond` a second.
+    var checkInterval: TimeInterval {
+        max(AvahiDiscovery.reconfirmInterval, Double(due.count) / AvahiDiscovery.maximumChecksPerSecond)
     }
 
     /// Queues the announcements that are due (the timer, once a second).
@@ -442,7 +453,7 @@ final class BrowseContext: @unchecked Sendable {
         let firstTime = peers[a.instance]?[a.key] == nil
         peers[a.instance, default: [:]][a.key] = entry
         // Checks of peers found together are spread over the interval, not made in one burst.
-        let interval = AvahiDiscovery.reconfirmInterval
+        let interval = checkInterval
         due[a] = entry.confirmedAt.addingTimeInterval(firstTime ? Double.random(in: interval / 2...interval) : interval)
         if !located.contains(a.instance), policy.wants(entry.txt) {
             // Wanted with its addresses: resolved again on each announcement, with an address.
@@ -460,7 +471,7 @@ final class BrowseContext: @unchecked Sendable {
     /// No answer: its records expired (or never came). The browser still shows it, so it is resolved
     /// again later, and comes back if it answers.
     func failed(_ a: Advert) {
-        due[a] = Date().addingTimeInterval(AvahiDiscovery.reconfirmInterval)
+        due[a] = Date().addingTimeInterval(checkInterval)
         if !handOver(a) {
             forget(a)
             retry(a.instance)

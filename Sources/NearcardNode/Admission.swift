@@ -44,6 +44,10 @@ package final class Admission: Sendable {
         var tokens: Double
         var lastRefill: TimeInterval
         var lastReported: TimeInterval = -.infinity
+        /// The liveness checks this address may still make (`checksPerAddressPerMinute`; nil: all of
+        /// them), as of `checkRefill`.
+        var checkTokens: Double? = nil
+        var checkRefill: TimeInterval = 0
     }
 
     struct State {
@@ -53,6 +57,7 @@ package final class Admission: Sendable {
         /// Connections held per source (an IPv4 address, an IPv6 /64).
         var sources: [String: Int] = [:]
         var evicted = 0
+        var checks = 0
     }
 
     private let state = NIOLockedValueBox(State())
@@ -152,6 +157,31 @@ package final class Admission: Sendable {
             return true
         }
     }
+
+    /// The peer closed a connection before its first byte: a liveness check (docs/PROTOCOL.md §14)
+    /// when it came within `checkWindow` of its opening and the address has checks left. Then the
+    /// connection is given back to the address's rate and the caller counts no probe; returns whether
+    /// it was one. Call before `release`.
+    package func closedBeforeFirstByte(_ ticket: Ticket, now: TimeInterval = Date().timeIntervalSince1970) -> Bool {
+        state.withLockedValue { s in
+            guard let c = s.connections[ticket.id], c.stage == .idle, now - c.openedAt <= limits.checkWindow,
+                var a = s.addresses[ticket.address]
+            else { return false }
+            let budget = Double(limits.checksPerAddressPerMinute)
+            var checks = min(budget, (a.checkTokens ?? budget) + max(0, now - a.checkRefill) * budget / 60)
+            a.checkRefill = now
+            guard checks >= 1 else { return false }
+            checks -= 1
+            a.checkTokens = checks
+            a.tokens = min(Double(limits.connectionsPerAddressPerMinute), a.tokens + 1)
+            s.addresses[ticket.address] = a
+            s.checks += 1
+            return true
+        }
+    }
+
+    /// Liveness checks this node answered since it started (connections given back, never probes).
+    package var checksAnswered: Int { state.withLockedValue { $0.checks } }
 
     /// The connection closed (whatever it was); releasing twice, or an evicted one, is harmless.
     package func release(_ ticket: Ticket) {

@@ -91,7 +91,7 @@ package enum Dialer {
                 return .refused("\(error)")
             }
             let promise = group.next().makePromise(of: SessionResult.self)
-            let bootstrap = ClientBootstrap(group: group)
+            let bootstrap = leavingFrom(context, to: socketAddress, ClientBootstrap(group: group))
                 .connectTimeout(.milliseconds(Int64(timeout * 1000)))
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
@@ -159,6 +159,14 @@ extension Dialer {
             at: address, context: context, group: MultiThreadedEventLoopGroup.singleton)
     }
 
+    /// A node that uses one address only (`--address`) connects from it, to a peer of the same family.
+    static func leavingFrom(_ context: NodeContext, to target: SocketAddress, _ bootstrap: ClientBootstrap) -> ClientBootstrap {
+        guard let local = context.localAddress, let from = try? SocketAddress(ipAddress: local, port: 0), from.protocol == target.protocol else {
+            return bootstrap
+        }
+        return bootstrap.bind(to: from)
+    }
+
     /// One mail session (a delivery or a query) to `address`.
     static func mail(_ machine: MailboxStateMachine, at address: PeerAddress, context: NodeContext, group: any EventLoopGroup) async -> Result<
         Bool, ProtocolError
@@ -168,7 +176,7 @@ extension Dialer {
             return .failure(ProtocolError(.connectionLost, "\(address): \(error)"))
         }
         let promise = group.next().makePromise(of: Result<Bool, ProtocolError>.self)
-        let bootstrap = ClientBootstrap(group: group)
+        let bootstrap = leavingFrom(context, to: socketAddress, ClientBootstrap(group: group))
             .connectTimeout(connectTimeout)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in

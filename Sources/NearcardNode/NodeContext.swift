@@ -35,6 +35,13 @@ public final class NodeContext: Sendable {
     /// Addresses to put in the routes we hand out (set when a listener knows its port).
     private let hints: Mutex<[RouteRecord.Hint]>
     private let port = Mutex<Int?>(nil)
+    private let onlyAddress = Mutex<String?>(nil)
+
+    /// The one address this node uses (`--address`): its connections leave from it. nil: any.
+    package var localAddress: String? {
+        get { onlyAddress.withLock { $0 } }
+        set { onlyAddress.withLock { $0 = newValue } }
+    }
     /// This node's presence key as its announcements use it: read from the store when the node is
     /// built, then set by the announcer at each publication (a key rotated by `id rotate-presence` in
     /// another process is used from the next one). Sessions take it from here, so no connection's

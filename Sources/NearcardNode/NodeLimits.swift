@@ -22,6 +22,13 @@ public struct NodeLimits: Sendable, Equatable {
     public var maximumSessionsPerAddress = 8
     /// New connections per address per minute.
     public var connectionsPerAddressPerMinute = 120
+    /// Liveness checks per address per minute, counted apart (docs/PROTOCOL.md §14): a connection the
+    /// peer closes before sending a byte, within `checkWindow` of its opening, is another node asking
+    /// whether this one answers. Within this budget it is given back to the address's connection rate and
+    /// is no probe; past it, it counts as any connection does.
+    public var checksPerAddressPerMinute = 600
+    /// How soon after its opening a connection closed without a byte still counts as a check.
+    public var checkWindow: TimeInterval = 2
     /// On a node at least half full: how long a connection may stay without completing the handshake
     /// (Noise message 3) before it is closed to make room (docs/PROTOCOL.md §14). An idle node gives a
     /// slow link the whole handshake time.

@@ -32,9 +32,20 @@ public final class NodeRuntime: Sendable {
         public var excludedInterfaces: [String] = []
         /// Record the node's metrics (through swift-metrics; the process bootstraps a backend).
         public var metrics = false
-        /// Show a peer only while its node answers (`PeerLiveness`): checked when it appears and every
-        /// 20 s. A node that runs for a while (listen, ui, bot) checks; one that does one thing does not.
+        /// Hide a peer whose node stopped answering (`PeerLiveness`): checked when a face offers it, at
+        /// most every 20 s. A node that runs for a while (listen, ui, bot) checks; one that does one thing does not.
         public var checksLiveness = true
+        /// The one address of this machine the node uses (`--address`): it listens there only, dials
+        /// from it, and announces only it. nil: every address (the listener takes both families).
+        public var address: String?
+
+        /// Why `address` cannot be this node's only address (not an IP literal), or nil.
+        public static func addressProblem(_ address: String) -> String? {
+            var v4 = in_addr()
+            var v6 = in6_addr()
+            if inet_pton(AF_INET, address, &v4) == 1 || inet_pton(AF_INET6, address, &v6) == 1 { return nil }
+            return "not an IPv4 or IPv6 address (give a literal such as 127.0.0.2)"
+        }
 
         public init() {}
 
@@ -53,12 +64,22 @@ public final class NodeRuntime: Sendable {
     /// recognised, not at its next announcement.
     public var nearbyPeers: [DiscoveredPeer] { resolver.resolve(peers.all) }
 
-    /// The peers to show a person: those nearby whose node answered its last check (`PeerLiveness`;
-    /// a stale announcement of this node's own, from before a restart, is gone with it). Without
-    /// liveness checks, all of them.
+    /// The peers to show a person: those nearby that did not fail their last check (`PeerLiveness`).
+    /// Without liveness checks, all of them.
     public var livePeers: [DiscoveredPeer] {
         guard let liveness else { return nearbyPeers }
-        return nearbyPeers.filter { liveness.isLive($0.instanceName) == true }
+        return nearbyPeers.filter { liveness.isShown($0.instanceName) }
+    }
+
+    /// The peers a face is about to offer a person (the Nearby list, the JSON-lines `peers` reply):
+    /// `livePeers`, with a check started for each one that is due (at most `PeerLiveness.maximumInFlight`
+    /// at once); one that does not answer leaves (`peer.lost`) within a check's time. A node whose
+    /// faces offer nothing makes no checks at all: a crowd costs each node nothing (issue "Crowds").
+    public func peersToOffer() -> [DiscoveredPeer] {
+        let shown = livePeers
+        guard liveness != nil else { return shown }
+        for p in peers.all { check(p, force: false) }
+        return shown
     }
     /// Whether peers are shown only while they answer (nil: every announcement is shown).
     private let liveness: PeerLiveness?
@@ -119,11 +140,21 @@ public final class NodeRuntime: Sendable {
     /// A home that cannot be written is refused before the node takes any connection.
     public static func start(context: NodeContext, options: Options, discovery chosen: (any Discovery)? = nil) async throws -> NodeRuntime {
         try checkWritable(context)
-        let listener = try await Listener.start(context: context, port: options.port)
+        context.localAddress = options.address
+        let listener = try await Listener.start(context: context, host: options.address ?? "::", port: options.port)
+        if let only = options.address {
+            // Routes handed over name that address alone (a loopback one only as the session's own, §10).
+            context.routeHints = only.hasPrefix("127.") || only == "::1" ? [] : [RouteRecord.Hint(host: only, port: listener.port)]
+        }
         let events = context.events
         var discovery: (any Discovery)?
         var announcer: PresenceAnnouncer?
         var publication: (any Announcement)?
+        // A node that uses one address announces only it.
+        let ownAddresses: (@Sendable () -> [PeerAddress])? = options.address.map { address in
+            let own = PresenceAnnouncer.own(address)
+            return { [own] }
+        }
         if options.discovery {
             do throws(DiscoveryError) {
                 let d: any Discovery
@@ -131,7 +162,9 @@ public final class NodeRuntime: Sendable {
                 let a = PresenceAnnouncer(
                     discovery: d, database: context.database, displayName: context.displayName, isPrivate: options.isPrivate,
                     port: listener.port, interfaces: options.interfaces, filter: options.filter,
-                    period: options.presenceRotation, keyPublished: { [context] in context.presenceKeyPublished($0) })
+                    period: options.presenceRotation,
+                    addresses: ownAddresses,
+                    keyPublished: { [context] in context.presenceKeyPublished($0) })
                 publication = try a.publish()
                 announcer = a
                 discovery = d
@@ -143,7 +176,7 @@ public final class NodeRuntime: Sendable {
         let runtime = NodeRuntime(
             context: context, listener: listener, options: options, discovery: .made(discovery, nil), announcer: announcer,
             publication: publication, appear: appear)
-        events.emit(.listening(port: listener.port, addresses: LocalAddresses.current(filter: runtime.filter)))
+        events.emit(.listening(port: listener.port, addresses: options.address.map { [$0] } ?? LocalAddresses.current(filter: runtime.filter)))
         runtime.startTasks(appeared: appeared)
         return runtime
     }
@@ -208,11 +241,12 @@ public final class NodeRuntime: Sendable {
                             // An update of a peer forgotten after a failed dial brings it back.
                             let before = peers.peer(named: p.instanceName)
                             peers.apply(event)
-                            if self.liveness != nil {
-                                // Found once it answers (an announcement can outlive its node).
-                                self.check(p, force: before == nil || p.port != before?.port)
-                            } else if before == nil {
-                                events.emit(.peerFound(p))
+                            // Shown as the LAN announces it. A new publication (a node restarted, or
+                            // announcing again: a new host name each time, §3) is a new announcement:
+                            // whatever its last check said is forgotten.
+                            if before == nil || p.port != before?.port || p.hostName != before?.hostName {
+                                let wasShown = self.liveness?.forget(p.instanceName) ?? true
+                                if before == nil || !wasShown { events.emit(.peerFound(p)) }
                             }
                             // A check that found nothing new (only `confirmedAt` moved) is no appearance.
                             var seen = p
@@ -227,16 +261,6 @@ public final class NodeRuntime: Sendable {
                         case .settled:
                             continue
                         }
-                    }
-                })
-        }
-        if liveness != nil {
-            // Every peer shown is checked again now and then: a node killed without a goodbye leaves.
-            started.append(
-                Task { [peers] in
-                    while !Task.isCancelled {
-                        try? await Task.sleep(nanoseconds: 5_000_000_000)
-                        for p in peers.all { self.check(p, force: false) }
                     }
                 })
         }
@@ -305,8 +329,9 @@ public final class NodeRuntime: Sendable {
         }
     }
 
-    /// Checks whether `peer` answers (`PeerLiveness`), unless it was checked lately (`force`: even so),
-    /// and says when it becomes live (found) or stops answering (lost).
+    /// Checks whether `peer` answers (`PeerLiveness`), unless it was checked lately or enough checks
+    /// are under way (`force`: even if checked lately), and says when it comes back (found) or stops
+    /// answering (lost).
     private func check(_ peer: DiscoveredPeer, force: Bool) {
         guard let liveness, liveness.begin(peer.instanceName, force: force) else { return }
         let events = context.events

@@ -3,25 +3,40 @@ internal import NIOConcurrencyHelpers
 public import NearcardDiscovery
 
 /// The one liveness rule of every face (the web app's Nearby, `listen`'s and JSON lines' peer events,
-/// `peers`): a peer announced on the LAN is shown while its node takes a TCP connection at one of its
-/// addresses. An announcement outlives its node — avahi keeps a killed node's records until they
-/// expire, and a restarted bot announces a new instance beside the old — so a long-running node checks
-/// each peer when it appears and again every `recheck` seconds (one silent connection, which the peer
-/// sums up with its probes), and says a peer is found when it first answers and lost when it stops.
+/// `peers`): a peer announced on the LAN is shown until the LAN says it left (a goodbye, its records
+/// expiring in avahi's cache, a new announcement in its place) or until a TCP connection to it fails.
+/// What the LAN says costs nothing; a connection is made only for a peer a face is about to offer or
+/// act on (`due`): the Nearby list on an open page, the JSON-lines `peers` reply, `nearcard peers`, a
+/// dial by name. Each peer is checked at most once every `recheck` seconds (less a little jitter, so a
+/// crowd's checks do not fall together), one that stopped answering less and less often (back-off up
+/// to `longestBackoff`), and never more than `maximumInFlight` at once. A node's own checks cost the
+/// checked node nothing: a connection closed before its first byte is a check, counted apart from
+/// the connections that limit an address (docs/PROTOCOL.md §14).
 public final class PeerLiveness: Sendable {
-    /// How often a peer shown is checked again.
+    /// How often a peer shown is checked again while a face offers it.
     public static let recheck: TimeInterval = 20
+    /// The most a peer's recheck is brought forward, at random (spreads a crowd's checks).
+    static let jitter: TimeInterval = 4
+    /// The longest wait between checks of a peer that stopped answering.
+    static let longestBackoff: TimeInterval = 300
+    /// Checks under way at once, whatever the number of peers.
+    public static let maximumInFlight = 4
 
     struct Entry {
-        var live: Bool
+        /// nil: never checked (shown, as the LAN announces it).
+        var live: Bool?
         var checkedAt: Date
         var checking = false
+        /// Checks failed in a row (the back-off of one that stopped answering).
+        var failures = 0
+        /// This entry's share of jitter, drawn once.
+        let jitter: TimeInterval
     }
 
     /// What a check changed.
     package enum Change: Equatable { case none, becameLive, becameDead }
 
-    private let entries = NIOLockedValueBox<[String: Entry]>([:])
+    private let state = NIOLockedValueBox<(entries: [String: Entry], inFlight: Int)>(([:], 0))
 
     package init() {}
 
@@ -29,36 +44,62 @@ public final class PeerLiveness: Sendable {
     public static func answers(_ peer: DiscoveredPeer) async -> Bool { await Reachability.answers(peer) }
 
     /// Whether the peer announced as `instanceName` answered its last check (nil: not checked yet).
-    package func isLive(_ instanceName: String) -> Bool? { entries.withLockedValue { $0[instanceName]?.live } }
+    package func isLive(_ instanceName: String) -> Bool? { state.withLockedValue { $0.entries[instanceName]?.live } }
 
-    /// Marks a check of `instanceName` as begun; false when one is already running or it was checked
-    /// less than `recheck` ago (and `force` is false).
+    /// Whether a face shows the peer: it answered its last check, or was not checked yet.
+    package func isShown(_ instanceName: String) -> Bool { isLive(instanceName) != false }
+
+    /// Marks a check of `instanceName` as begun; false when one is already running, it is not due (it
+    /// was checked less than its interval ago, and `force` is false), or `maximumInFlight` checks are
+    /// under way (the next offer tries again).
     package func begin(_ instanceName: String, now: Date = Date(), force: Bool = false) -> Bool {
-        entries.withLockedValue { e in
-            if let entry = e[instanceName] {
-                if entry.checking || (!force && now.timeIntervalSince(entry.checkedAt) < Self.recheck) { return false }
-                e[instanceName]?.checking = true
-                return true
-            }
-            e[instanceName] = Entry(live: false, checkedAt: .distantPast, checking: true)
+        state.withLockedValue { s in
+            guard s.inFlight < Self.maximumInFlight else { return false }
+            let entry = s.entries[instanceName] ?? Entry(live: nil, checkedAt: .distantPast, jitter: Double.random(in: 0...Self.jitter))
+            if entry.checking { return false }
+            if !force && now.timeIntervalSince(entry.checkedAt) < Self.interval(entry) { return false }
+            var e = entry
+            e.checking = true
+            s.entries[instanceName] = e
+            s.inFlight += 1
             return true
         }
     }
 
-    /// A check's result; says whether the peer became live or dead by it. The first check of a peer
-    /// that does not answer is `becameDead` only if it had been live.
+    /// The wait before `entry` is due again: `recheck` less its jitter while it answers; doubling from
+    /// `recheck` while it does not.
+    static func interval(_ entry: Entry) -> TimeInterval {
+        guard entry.failures > 0 else { return recheck - entry.jitter }
+        return min(longestBackoff, recheck * pow(2, Double(entry.failures - 1)))
+    }
+
+    /// A check's result; says whether the peer became live (it had been found dead) or dead (it had
+    /// been shown).
     @discardableResult
     package func record(_ instanceName: String, live: Bool, now: Date = Date()) -> Change {
-        entries.withLockedValue { e in
-            let was = e[instanceName].map { $0.live && $0.checkedAt != .distantPast } ?? false
-            e[instanceName] = Entry(live: live, checkedAt: now)
-            return live == was ? .none : live ? .becameLive : .becameDead
+        state.withLockedValue { s in
+            let before = s.entries[instanceName]
+            if before?.checking == true { s.inFlight -= 1 }
+            let shown = before?.live != false
+            s.entries[instanceName] = Entry(
+                live: live, checkedAt: now, failures: live ? 0 : (before?.failures ?? 0) + 1,
+                jitter: before?.jitter ?? Double.random(in: 0...Self.jitter))
+            if live { return shown ? .none : .becameLive }
+            return shown ? .becameDead : .none
         }
     }
 
-    /// The peer left discovery; returns whether it was shown (live).
+    /// The peer left discovery, or announced itself anew (a restart: checked again when next offered);
+    /// returns whether it was shown.
     @discardableResult
     package func forget(_ instanceName: String) -> Bool {
-        entries.withLockedValue { $0.removeValue(forKey: instanceName)?.live ?? false }
+        state.withLockedValue { s in
+            guard let e = s.entries.removeValue(forKey: instanceName) else { return true }
+            if e.checking { s.inFlight -= 1 }
+            return e.live != false
+        }
     }
+
+    /// Checks under way now.
+    package var inFlight: Int { state.withLockedValue { $0.inFlight } }
 }

@@ -90,6 +90,16 @@ final class PresenceAnnouncer: Sendable {
             host: PublishedHost(name: "nc-\(Hex.encode(Sodium.randomBytes(8))).local", addresses: addresses))
     }
 
+    /// `address` as announced by a node that uses it alone (`--address`), on the interface that holds
+    /// it — loopback for any address of 127.0.0.0/8, which loopback answers for whole.
+    static func own(_ address: String) -> PeerAddress {
+        let devices = (try? System.enumerateDevices()) ?? []
+        let holder =
+            devices.first { $0.address?.ipAddress == address && $0.interfaceIndex > 0 }
+            ?? (address.hasPrefix("127.") ? devices.first { $0.address?.ipAddress == "127.0.0.1" && $0.interfaceIndex > 0 } : nil)
+        return PeerAddress(ip: address, port: 0, interfaceName: holder?.name ?? "", interfaceIndex: Int32(holder?.interfaceIndex ?? 0))
+    }
+
     /// This machine's addresses on the interfaces the node announces on, IPv4 and IPv6, each with its
     /// interface (loopback only on loopback).
     static func currentAddresses(interfaces: [String], filter: InterfaceFilter) -> [PeerAddress] {

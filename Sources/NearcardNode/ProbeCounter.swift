@@ -78,10 +78,8 @@ final class ProbeCounter: Sendable {
         let ranked = counts.map { ($0.key, $0.value, $0.value.values.reduce(0, +)) }.sorted { ($1.2, $0.0) < ($0.2, $1.0) }
         var rest: [Kind: Int] = [:]
         for (i, (address, kinds, total)) in ranked.enumerated() where total > 0 {
-            // An address that only opened and closed a connection or two (another node checking that
-            // this one answers: PeerLiveness) is no scan worth a line of its own.
-            let checks = kinds.keys.allSatisfy { $0 == .silent } && total <= 2
-            if i < Self.maximumAddressesPerSummary && !address.isEmpty && !checks {
+            // (Another node's liveness checks never reach this count: Admission.closedBeforeFirstByte.)
+            if i < Self.maximumAddressesPerSummary && !address.isEmpty {
                 emit(kinds, total: total, address: address)
             } else {
                 rest.merge(kinds, uniquingKeysWith: +)

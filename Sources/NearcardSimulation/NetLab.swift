@@ -176,6 +176,10 @@ public final class NetLab: @unchecked Sendable {
               <type>system</type>
               <listen>unix:path=\(dir)/system_bus_socket</listen>
               <auth>EXTERNAL</auth>
+              <!-- Every node of a simulation is one user's connection: the bus's default of 256 per user would leave the rest without avahi-daemon. -->
+              <limit name="max_connections_per_user">4096</limit>
+              <limit name="max_completed_connections">4096</limit>
+              <limit name="max_match_rules_per_connection">4096</limit>
               <policy context="default">
                 <allow user="*"/>
                 <allow own="*"/>
@@ -193,6 +197,7 @@ public final class NetLab: @unchecked Sendable {
             enable-dbus=yes
             ratelimit-interval-usec=1000000
             ratelimit-burst=1000
+            cache-entries-max=32768
             [wide-area]
             enable-wide-area=no
             [publish]

@@ -66,6 +66,12 @@ public final class Simulation: @unchecked Sendable {
         public var contactsStored = 0
         public var contactsExpected = 0
         public var workDirectory: String?
+        /// What the nodes said of each other's connections: probe summaries (`connections.probed`) and
+        /// refusals (`rate-limited`), over every node; a crowd of honest nodes makes none.
+        public var probeSummaries = 0
+        public var refusals = 0
+        /// The distinct addresses the nodes listened on (each its own, as on a LAN).
+        public var addresses = 0
 
         public func percentile(_ p: Double) -> Double? {
             guard !latenciesMs.isEmpty else { return nil }
@@ -88,6 +94,8 @@ public final class Simulation: @unchecked Sendable {
                 "exchangesPerSecond": .number(exchangeSeconds > 0 ? (Double(successes) / exchangeSeconds * 10).rounded() / 10 : 0),
                 "contactsStored": .number(Double(contactsStored)), "contactsExpected": .number(Double(contactsExpected)),
                 "workDirectory": workDirectory.map { .string($0) } ?? .null,
+                "probeSummaries": .number(Double(probeSummaries)), "refusals": .number(Double(refusals)),
+                "addresses": .number(Double(addresses)),
             ]
         }
     }
@@ -115,6 +123,9 @@ public final class Simulation: @unchecked Sendable {
         var exited = false
         var replies: [String: CheckedContinuation<JSONValue, Never>] = [:]
         var early: [String: JSONValue] = [:]
+        var address: String?
+        var probeSummaries = 0
+        var refusals = 0
 
         init(index: Int, home: String, process: ChildProcess) {
             self.index = index
@@ -176,6 +187,10 @@ public final class Simulation: @unchecked Sendable {
         work = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-sim-\(getpid())-\(UUID().uuidString.prefix(8))").path
     }
 
+    /// Node `index`'s own address when nodes share loopback: 127.77.X.Y (loopback answers for all of
+    /// 127.0.0.0/8; 127.0.0.1 itself is left to everything else on the machine).
+    static func address(of index: Int) -> String { "127.77.\(index / 250).\(index % 250 + 1)" }
+
     /// The pairs (initiator, responder) of one round.
     public static func pairs(_ topology: Topology, peers n: Int) -> [(Int, Int)] {
         switch topology {
@@ -234,10 +249,10 @@ public final class Simulation: @unchecked Sendable {
         progress("Starting \(options.peers) nodes…")
         for i in 0..<options.peers {
             let home = "\(work)/node-\(i)"
-            var argv = [
-                options.executable, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", home,
-                "--max-sessions", "1024", "--max-sessions-per-address", "10000", "--connections-per-minute", "1000000",
-            ]
+            // The node limits as a LAN has them: every node has an address of its own (its namespace's,
+            // or one of loopback's 127.0.0.0/8 when nodes share a namespace or none), so the per-address
+            // limits count one node each, as between laptops.
+            var argv = [options.executable, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", home]
             var environment = ProcessInfo.processInfo.environment
             if let space = spaces[i] {
                 argv = space.prefix + argv + ["--interface", space.interface]
@@ -245,6 +260,7 @@ public final class Simulation: @unchecked Sendable {
             } else {
                 argv += ["--no-discovery"]
             }
+            if options.mode != .netns { argv += ["--address", Self.address(of: i)] }
             let process = try ChildProcess(argv, environment: environment, log: "\(home)/node.log", pipes: true)
             let node = Node(index: i, home: home, process: process)
             nodes.append(node)
@@ -252,7 +268,11 @@ public final class Simulation: @unchecked Sendable {
         }
         let nodesUp = Date()
         while nodes.contains(where: { n in n.lock.withLock { n.port == nil && !n.exited } }) {
-            if Date().timeIntervalSince(nodesUp) > 30 { throw Failure(description: "nodes did not start within 30 s (see \(work)/node-*/node.log)") }
+            // A node is up once announced: with a daemon per namespace, hundreds start at once on two cores.
+            let limit = 30 + 0.3 * Double(options.peers)
+            if Date().timeIntervalSince(nodesUp) > limit {
+                throw Failure(description: "nodes did not start within \(Int(limit)) s (see \(work)/node-*/node.log)")
+            }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         if let dead = nodes.first(where: { n in n.lock.withLock { n.exited } }) {
@@ -313,6 +333,13 @@ public final class Simulation: @unchecked Sendable {
         // Stop the nodes, then count what they stored (both sides of every exchange).
         stopNodes()
         for node in nodes {
+            node.lock.withLock {
+                report.probeSummaries += node.probeSummaries
+                report.refusals += node.refusals
+            }
+        }
+        report.addresses = Set(nodes.compactMap { n in n.lock.withLock { n.address } }).count
+        for node in nodes {
             if let db = try? NearcardDatabase(home: NearcardHome(path: node.home)), let contacts = try? db.contacts() {
                 report.contactsStored += contacts.filter { $0.verificationStatus == .verified }.count
             }
@@ -338,7 +365,7 @@ public final class Simulation: @unchecked Sendable {
                 let (r, i, j) = work[next]
                 next += 1
                 let ref = "r\(r)-\(i)-\(j)"
-                let target = options.mode == .direct ? "127.0.0.1:\(nodes[j].port ?? 0)" : nodes[j].name
+                let target = options.mode == .direct ? "\(Self.address(of: j)):\(nodes[j].port ?? 0)" : nodes[j].name
                 let node = nodes[i]
                 group.addTask {
                     if Date() > deadline { return Outcome(i: i, j: j, failure: "deadline", milliseconds: 0) }
@@ -377,7 +404,12 @@ public final class Simulation: @unchecked Sendable {
                     node.port = line["port"]?.integerValue.map(Int.init)
                     node.name = line["name"]?.stringValue ?? ""
                     node.did = line["did"]?.stringValue ?? ""
+                    node.address = line["addresses"]?.arrayValue?.first?.stringValue
                 }
+            case "connections.probed":
+                node.lock.withLock { node.probeSummaries += 1 }
+            case "rate-limited":
+                node.lock.withLock { node.refusals += 1 }
             case "peer.found":
                 if let name = line["name"]?.stringValue {
                     node.lock.withLock {

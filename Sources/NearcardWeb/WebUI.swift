@@ -135,6 +135,16 @@ public final class WebUI: Sendable {
             }
         }
         defer { follower.cancel() }
+        // While a page is open, the peers it shows are offered: each is checked when due (at most every
+        // 20 s), so one that went away without a goodbye leaves the list within that time. A node with no
+        // page open checks no one.
+        let offering = Task { [feed, runtime] in
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 2_000_000_000)
+                if feed.count > 0 { _ = runtime.peersToOffer() }
+            }
+        }
+        defer { offering.cancel() }
         let router = makeRouter()
         // The server's own log stays quiet (the CLI prints what people need; requests are not logged).
         // Stopping cancels open event streams, which the server reports as errors: not for people.
@@ -248,9 +258,9 @@ public final class WebUI: Sendable {
     /// Who this node is, whom it sees, and the requests waiting for an answer.
     func state() -> JSONValue {
         let identity = runtime.context.identity
-        let peers = runtime.livePeers.sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
+        let peers = runtime.peersToOffer().sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
         var me: JSONObject = ["did": .string(identity.did), "fingerprint": .string(identity.fingerprint)]
-        me["name"] = identity.name.map { .string($0) } ?? .null
+        me["name"] = runtime.context.displayName.map { .string($0) } ?? .null
         return [
             "me": .object(me),
             "peers": .array(peers.map(\.json)),

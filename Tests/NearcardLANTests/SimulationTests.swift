@@ -43,6 +43,21 @@ import Testing
         #expect(text.code == 0 && text.stdout.contains("2 of 2 succeeded") && text.stdout.contains("p95"), "\(text.stdout)\(text.stderr)")
     }
 
+    /// A crowd (issue "Crowds"): a hundred nodes on one LAN, each with an address of its own, the hub
+    /// exchanging with every other by name. Every exchange completes, and no node spends its time
+    /// checking the others: not one node's log sums up a probe (a liveness check is none, and no node
+    /// checks a peer no face offers), none was refused for its rate.
+    @Test func aHundredNodesExchangeWithTheHubAndNoNodeProbesAnother() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let r = try cli.runBuilt(["simulate", "--peers", "100", "--topology", "star", "--json"])
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json["successes"] == 99 && r.json["undiscoveredPeers"] == 0 && r.json["contactsStored"] == 198, "\(r.stdout)")
+        #expect((r.json["discoveryMs"]?.doubleValue ?? .infinity) < 30_000, "discovery: \(r.json["discoveryMs"] ?? .null)")
+        #expect(r.json["probeSummaries"] == 0 && r.json["refusals"] == 0, "\(r.stdout)")
+        #expect(r.json["addresses"] == 100, "each node on an address of its own: \(r.json["addresses"] ?? .null)")
+    }
+
     /// --netns: each node in its own namespace with its own avahi-daemon, on a bridge.
     @Test func eachNodeInItsOwnNamespace() throws {
         let cli = try CLI()

@@ -215,3 +215,45 @@ final class EvictionLog: @unchecked Sendable {
         #expect(try! PeerQuery.name("Nobody").select(from: [fake, real]).get() == nil)
     }
 }
+
+/// A liveness check is not a probe (docs/PROTOCOL.md §14): a connection its peer closes before a byte,
+/// within the check window, is given back to the address's rate, within its own budget; past that budget,
+/// or once it has sent a byte, it counts like any connection.
+@Suite struct LivenessCheckAdmissionTests {
+    func ticket(_ d: Admission.Decision) -> Admission.Ticket? { if case .admit(let t) = d { t } else { nil } }
+
+    @Test func checksDoNotSpendTheConnectionRate() throws {
+        var limits = NodeLimits()
+        limits.connectionsPerAddressPerMinute = 3
+        limits.checksPerAddressPerMinute = 10
+        let a = Admission(limits: limits)
+        // Ten checks in one second from one address: each admitted, none spends the rate of 3 a minute.
+        for i in 0..<10 {
+            let t = try #require(ticket(a.admit(address: "10.0.0.1", now: Double(i) / 10)), "check \(i)")
+            #expect(a.closedBeforeFirstByte(t, now: Double(i) / 10 + 0.01))
+            a.release(t)
+        }
+        #expect(a.checksAnswered == 10)
+        // The check budget is spent: the next silent close counts, and so the rate applies again.
+        for i in 0..<3 {
+            let t = try #require(ticket(a.admit(address: "10.0.0.1", now: 1 + Double(i) / 10)))
+            #expect(!a.closedBeforeFirstByte(t, now: 1.05 + Double(i) / 10), "past the check budget")
+            a.release(t)
+        }
+        guard case .refuse(let reason, _) = a.admit(address: "10.0.0.1", now: 1.5) else {
+            Issue.record("connect-and-close past the check budget is not rate-limited")
+            return
+        }
+        #expect(reason.contains("a minute"))
+        // Another address has its own budget; a connection held open past the window, or one that sent
+        // its first message, is no check.
+        let slow = try #require(ticket(a.admit(address: "10.0.0.2", now: 0)))
+        #expect(!a.closedBeforeFirstByte(slow, now: limits.checkWindow + 0.5))
+        let spoke = try #require(ticket(a.admit(address: "10.0.0.2", now: 0)))
+        a.promote(spoke)
+        #expect(!a.closedBeforeFirstByte(spoke, now: 0.1))
+        // The budget refills over a minute.
+        let later = try #require(ticket(a.admit(address: "10.0.0.1", now: 90)))
+        #expect(a.closedBeforeFirstByte(later, now: 90.1))
+    }
+}

@@ -18,13 +18,14 @@ import Testing
 
         /// Timers far beyond the test's needs: the rest of the suite can hold the cooperative pool for a
         /// minute, and a test that waits on an event must not lose its session to a timer meanwhile.
-        func context(_ name: String, consent: any ConsentProvider) throws -> NodeContext {
+        func context(_ name: String, consent: any ConsentProvider, adjust: (inout NodeLimits) -> Void = { _ in }) throws -> NodeContext {
             let keys = IdentityKeys.generate()
             var limits = NodeLimits()
             limits.handshakeTimeout = 600
             limits.consentTimeout = 600
             limits.idleTimeout = 600
             limits.sessionTimeout = 1200
+            adjust(&limits)
             return NodeContext(
                 keys: keys, identity: keys.publicIdentity(name: name),
                 database: try NearcardDatabase(path: "\(dir)/\(name)/nearcard.sqlite"), consent: consent, limits: limits)
@@ -64,6 +65,44 @@ import Testing
         #expect(contact.name == "Ada" && contact.didPublicKey == ada.context.identity.did)
         #expect(outcome.theirMessage == "Hello from Ada" && outcome.myMessage == "Hi Ada")
         #expect(try grace.context.database.contacts().map(\.name) == ["Ada"], "the one-shot side stored the contact")
+    }
+
+    /// Another node's liveness checks (a connection closed before its first byte: `PeerLiveness`) are
+    /// neither probes in the checked node's story nor connections its rate limit counts: after twice
+    /// its per-address rate of checks, an exchange from the same address still gets in.
+    @Test func livenessChecksAreNotProbesNorSpendTheRate() async throws {
+        let home = Home()
+        let ada = try await Self.listening(
+            try home.context("Ada", consent: AcceptAll(message: nil)) {
+                $0.connectionsPerAddressPerMinute = 5
+                $0.probeSummaryInterval = 0.3
+            })
+        defer { Task { await ada.stop() } }
+        let events = ada.context.events.subscribe()
+        let port = try #require(ada.port)
+        for _ in 0..<10 { #expect(await Reachability.answers(host: "127.0.0.1", port: port)) }
+        try await Task.sleep(nanoseconds: 800_000_000) // past the probe summary's interval
+        let grace = NodeRuntime.open(
+            context: try home.context("Grace", consent: DeclineAll(reason: "not listening")),
+            options: {
+                var o = NodeRuntime.Options()
+                o.discovery = false
+                return o
+            }())
+        let result = try await grace.exchange(with: "127.0.0.1:\(port)", message: nil)
+        guard case .completed = result else {
+            Issue.record("the checks spent the address's rate: \(result)")
+            return
+        }
+        try await Task.sleep(nanoseconds: 500_000_000)
+        ada.context.events.finish()
+        var probed: [NodeEvent] = []
+        for await event in events {
+            if case .connectionsProbed = event { probed.append(event) }
+            if case .rateLimited = event { probed.append(event) }
+        }
+        #expect(probed.isEmpty, "checks reported as probes or refused: \(probed)")
+        #expect(ada.listener?.admission.checksAnswered == 10)
     }
 
     @Test func requestsAreAnsweredThroughTheRuntime() async throws {

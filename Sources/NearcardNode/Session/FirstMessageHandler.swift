@@ -96,8 +96,9 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
-        // Closed before its first message: silent, unless this node closed it to make room (counted then).
-        if !done && !refused, let admitted, admitted.admission.holds(admitted.ticket) {
+        // Closed before its first message: silent, unless this node closed it to make room (counted then),
+        // or it was another node's liveness check (closed at once, within the address's check budget).
+        if !done && !refused, let admitted, admitted.admission.holds(admitted.ticket), !admitted.admission.closedBeforeFirstByte(admitted.ticket) {
             admitted.probes.record(.silent, from: admitted.ticket.address)
         }
         done = true

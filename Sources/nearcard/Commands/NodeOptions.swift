@@ -34,6 +34,12 @@ struct NodeOptions: ParsableArguments {
             valueName: "SECONDS"))
     var presenceRotation: Double = NodeRuntime.Options.defaultPresenceRotation
 
+    @Option(
+        help: ArgumentHelp(
+            "Use only this one address of this machine: listen on it, connect from it, announce only it (default: every address; a simulation gives each node its own, docs/PERFORMANCE.md).",
+            valueName: "IP"))
+    var address: String?
+
     @Flag(help: "Do not publish over DNS-SD; peers reach you by host:port only.")
     var noDiscovery = false
 
@@ -79,6 +85,9 @@ struct NodeOptions: ParsableArguments {
 
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port must be 0…65535") }
+        if let address, NodeRuntime.Options.addressProblem(address) != nil {
+            throw ValidationError("--address \(address): \(NodeRuntime.Options.addressProblem(address)!)")
+        }
         if let metrics {
             do { _ = try MetricsEndpoint.parse(metrics) } catch { throw ValidationError(error.message) }
         }
@@ -116,6 +125,7 @@ struct NodeOptions: ParsableArguments {
         o.metrics = metrics != nil
         o.interfaces = interfaces
         o.excludedInterfaces = excluded
+        o.address = address
         return o
     }
 }
