@@ -45,6 +45,8 @@ public final class Simulation: @unchecked Sendable {
         public var executable: String
         /// Keep the work directory (homes, logs) afterwards.
         public var keep = false
+        /// Seconds the nodes stay up after the exchanges, idle, while their cost is measured (0: none).
+        public var idle: TimeInterval = 0
 
         public init(peers: Int, executable: String) {
             self.peers = peers
@@ -72,6 +74,17 @@ public final class Simulation: @unchecked Sendable {
         public var refusals = 0
         /// The distinct addresses the nodes listened on (each its own, as on a LAN).
         public var addresses = 0
+        /// What the crowd cost while idle (`Options.idle`), nil when not measured.
+        public var idle: Idle?
+
+        public struct Idle: Sendable {
+            public var seconds: Double
+            /// CPU (user + system) each node used, in ms per minute: the median and the largest.
+            public var cpuMsPerNodePerMinute: (median: Double, max: Double)
+            /// TCP connections each node received per minute (sockets in TIME_WAIT naming it at the end,
+            /// which Linux keeps 60 s): the largest, and all nodes together.
+            public var connectionsPerNodePerMinute: (max: Int, total: Int)
+        }
 
         public func percentile(_ p: Double) -> Double? {
             guard !latenciesMs.isEmpty else { return nil }
@@ -96,6 +109,15 @@ public final class Simulation: @unchecked Sendable {
                 "workDirectory": workDirectory.map { .string($0) } ?? .null,
                 "probeSummaries": .number(Double(probeSummaries)), "refusals": .number(Double(refusals)),
                 "addresses": .number(Double(addresses)),
+                "idle": idle.map { i -> JSONValue in
+                    [
+                        "seconds": .number(i.seconds),
+                        "cpuMsPerNodePerMinute": ["median": ms(i.cpuMsPerNodePerMinute.median), "max": ms(i.cpuMsPerNodePerMinute.max)],
+                        "connectionsPerNodePerMinute": [
+                            "max": .number(Double(i.connectionsPerNodePerMinute.max)), "total": .number(Double(i.connectionsPerNodePerMinute.total)),
+                        ],
+                    ]
+                } ?? .null,
             ]
         }
     }
@@ -330,6 +352,11 @@ public final class Simulation: @unchecked Sendable {
         let succeededPairs = Set(results.filter { $0.failure == nil }.map { [min($0.i, $0.j), max($0.i, $0.j)] })
         report.contactsExpected = 2 * succeededPairs.count
 
+        if options.idle > 0 {
+            progress("Idle for \(Int(options.idle)) s: measuring what the crowd costs…")
+            report.idle = try await measureIdle(seconds: options.idle, spaces: spaces)
+        }
+
         // Stop the nodes, then count what they stored (both sides of every exchange).
         stopNodes()
         for node in nodes {
@@ -346,6 +373,53 @@ public final class Simulation: @unchecked Sendable {
         }
         report.wallSeconds = Date().timeIntervalSince(start)
         return report
+    }
+
+    /// CPU time (user + system, clock ticks) of a process so far, from /proc.
+    static func cpuTicks(_ pid: pid_t) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // After the command name (stat(5)): the state is field 3, utime and stime are fields 14 and 15.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return user + system
+    }
+
+    /// The nodes' cost while nobody exchanges: CPU per node per minute, and the connections each
+    /// received (TIME_WAIT sockets naming its address and port, which Linux keeps 60 s: at most the
+    /// last minute counts).
+    private func measureIdle(seconds: TimeInterval, spaces: [NetLab.Space?]) async throws -> Report.Idle {
+        // Each namespace's sockets once (or this one's): "LOCAL PEER" pairs in TIME_WAIT.
+        func closed() -> Set<String> {
+            var lines: Set<String> = []
+            var seen: Set<[String]> = []
+            for space in spaces {
+                let prefix = space?.prefix ?? []
+                guard seen.insert(prefix).inserted else { continue }
+                if let (code, out) = try? ChildProcess.run(prefix + [NetLab.tool("ss"), "-Htan", "state", "time-wait"]), code == 0 {
+                    for line in out.split(separator: "\n") { lines.insert(line.split(separator: " ").joined(separator: " ")) }
+                }
+            }
+            return lines
+        }
+        // Those the exchanges left are not the idle crowd's.
+        let earlier = closed()
+        let before = nodes.map { Self.cpuTicks($0.process.pid) ?? 0 }
+        try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+        let after = nodes.map { Self.cpuTicks($0.process.pid) ?? 0 }
+        let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let perMinute = zip(before, after).map { ($1 - $0) / hz * 1000 * 60 / seconds }.sorted()
+        let lines = closed().subtracting(earlier)
+        var received: [Int] = []
+        for node in nodes {
+            let endpoint: String? = node.lock.withLock { node.port.map { "\(node.address ?? ""):\($0)" } }
+            guard let endpoint else { continue }
+            received.append(lines.filter { $0.split(separator: " ").contains { $0.hasSuffix(endpoint) } }.count)
+        }
+        let minutes = min(seconds, 60) / 60
+        let perNode = received.map { Int((Double($0) / minutes).rounded()) }
+        return Report.Idle(
+            seconds: seconds, cpuMsPerNodePerMinute: (perMinute.isEmpty ? 0 : perMinute[perMinute.count / 2], perMinute.last ?? 0),
+            connectionsPerNodePerMinute: (perNode.max() ?? 0, perNode.reduce(0, +)))
     }
 
     struct Outcome {

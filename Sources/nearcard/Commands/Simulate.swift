@@ -46,6 +46,13 @@ struct Simulate: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Seconds the whole run may take; exchanges not done by then fail as \"deadline\".")
     var timeout: Double = 300
 
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "After the exchanges, keep every node running SECONDS more and measure what an idle crowd costs: CPU per node per minute, and TCP connections each node received a minute (at most 60 s is counted).",
+            valueName: "SECONDS"))
+    var idle: Double = 0
+
     @Flag(help: "Keep the nodes' homes and logs (the path is printed).")
     var keep = false
 
@@ -58,6 +65,7 @@ struct Simulate: AsyncParsableCommand {
         if !(1...1024).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 1024") }
         if timeout <= 0 || timeout > 86400 { throw ValidationError("--timeout must be more than 0 and at most 86400 seconds") }
         if netns && noDiscovery { throw ValidationError("--netns and --no-discovery exclude each other") }
+        if idle < 0 || idle > 3600 { throw ValidationError("--idle must be between 0 and 3600 seconds") }
     }
 
     func run() async throws {
@@ -68,6 +76,7 @@ struct Simulate: AsyncParsableCommand {
         options.concurrency = concurrency
         options.deadline = timeout
         options.keep = keep
+        options.idle = idle
         let simulation = Simulation(options: options) { Console.err($0) }
         let task = Task { try await simulation.run() }
         // Ctrl-C (or SIGTERM): stop, remove everything the run made, exit 130. A second one does not wait.
@@ -126,6 +135,7 @@ struct Simulate: AsyncParsableCommand {
                     ? "not used (--no-discovery)" : ms(r.discoveryMs) + (r.undiscovered > 0 ? " (\(r.undiscovered) sightings missing)" : "")
             ),
             ("Contacts", "\(r.contactsStored) verified contacts stored (expected \(r.contactsExpected))"),
+            ("Probes", "\(r.probeSummaries) probe summaries, \(r.refusals) refusals between the nodes; \(r.addresses) addresses"),
             (
                 "Wall time",
                 String(
@@ -133,6 +143,16 @@ struct Simulate: AsyncParsableCommand {
                     r.exchangeSeconds > 0 ? Double(r.successes) / r.exchangeSeconds : 0)
             ),
         ]
+        if let idle = r.idle {
+            rows.append(
+                (
+                    "Idle",
+                    String(
+                        format: "%.0f s: CPU per node %.1f ms a minute (median; max %.1f); connections received per node per minute: max %d, total %d",
+                        idle.seconds, idle.cpuMsPerNodePerMinute.median, idle.cpuMsPerNodePerMinute.max, idle.connectionsPerNodePerMinute.max,
+                        idle.connectionsPerNodePerMinute.total)
+                ))
+        }
         if let dir = r.workDirectory { rows.append(("Kept", dir)) }
         Console.table(rows)
     }

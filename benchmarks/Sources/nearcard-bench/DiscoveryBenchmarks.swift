@@ -174,6 +174,40 @@ func simulationScaleBenchmark(sizes: [Int] = [25, 50, 75, 100, 110, 120, 130, 14
     return out
 }
 
+/// Issue "Crowds": `nearcard simulate --peers N --topology star --idle SECONDS` for each N — the hub
+/// exchanges with every other node by name — and what the crowd then costs while nobody exchanges:
+/// CPU per node per minute and TCP connections each node receives a minute (Simulation.measureIdle).
+/// Targets (2 cores): 200 nodes all exchanged, discovery ≤ 20 s; 500 within 60 s; idle, at most 10
+/// connections a node a minute and CPU per node flat as N grows.
+func crowdBenchmark(sizes: [Int], idle: Double) throws -> String {
+    let exe = try nearcardExecutable()
+    raiseFileLimit()
+    var out =
+        "| N | exchanges | discovery (hub saw all) | p50 / p95 latency | probe lines / refusals | idle: CPU per node (ms a minute, median / max) | idle: connections per node a minute (max / all) |\n|---|---|---|---|---|---|---|\n"
+    for n in sizes {
+        let r = try ChildProcess.run([exe, "simulate", "--peers", "\(n)", "--topology", "star", "--idle", "\(Int(idle))", "--json", "--timeout", "600"])
+        let lines = r.output.split(separator: "\n", omittingEmptySubsequences: false)
+        var report = ""
+        if let open = lines.lastIndex(of: "{"), let close = lines.lastIndex(of: "}"), open < close { report = lines[open...close].joined(separator: "\n") }
+        guard let o = try? JSONSerialization.jsonObject(with: Data(report.utf8)) as? [String: Any] else {
+            out += "| \(n) | simulate exited \(r.code) without a report | | | | | |\n"
+            continue
+        }
+        func n2(_ v: Any?) -> String { (v as? Double).map { format2($0) } ?? (v as? Int).map(String.init) ?? "—" }
+        let latency = o["latencyMs"] as? [String: Any] ?? [:]
+        let undiscovered = o["undiscoveredPeers"] as? Int ?? 0
+        let discovery = undiscovered > 0 ? "\(undiscovered) not seen after 30 s" : "\(n2((o["discoveryMs"] as? Double).map { $0 / 1000 })) s"
+        let failures = (o["failures"] as? [String: Int] ?? [:]).map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", ")
+        let i = o["idle"] as? [String: Any] ?? [:]
+        let cpu = i["cpuMsPerNodePerMinute"] as? [String: Any] ?? [:]
+        let connections = i["connectionsPerNodePerMinute"] as? [String: Any] ?? [:]
+        out +=
+            "| \(n) | \(n2(o["successes"]))/\(n2(o["attempts"]))\(failures.isEmpty ? "" : " (\(failures))") | \(discovery) | \(n2(latency["p50"])) / \(n2(latency["p95"])) ms | \(n2(o["probeSummaries"])) / \(n2(o["refusals"])) | \(n2(cpu["median"])) / \(n2(cpu["max"])) | \(n2(connections["max"])) / \(n2(connections["total"])) |\n"
+    }
+    out += "\n\(exe); idle measured over \(Int(idle)) s after the exchanges (connections: the sockets Linux keeps 60 s after a close).\n"
+    return out
+}
+
 extension TimedLines {
     /// When the `n`-th distinct instance showed in avahi-browse -p lines of `kind` (`+` listed, `=`
     /// resolved): `KIND;IFACE;PROTO;NAME;TYPE;DOMAIN…`.

@@ -15,7 +15,11 @@ let groups: [(name: String, title: String)] = [
     ("store", "A bot on PostgreSQL beside the same bot on SQLite, and three bots on one PostgreSQL (same clients, same run)"),
     ("memory", "Resident size of a node, idle and holding 1,000 open sessions"),
     ("discovery", "Node start → seen by another node, beside avahi-browse on the same event"),
-    ("crowd", "N nodes on one avahi-daemon: until every node has seen every other, beside avahi-browse on the same daemon"),
+    (
+        "crowd",
+        "A crowd on one LAN (nearcard simulate --topology star, each node on its own address): discovery, exchanges, latency, then what the crowd costs idle (NEARCARD_BENCH_CROWD sizes, NEARCARD_BENCH_IDLE seconds)"
+    ),
+    ("crowd-discovery", "N nodes on one avahi-daemon: until every node has seen every other, beside avahi-browse on the same daemon"),
     ("presence", "Resolving 200 announcements against 1,000 contacts' presence keys (PROTOCOL.md §3), beside the same loop in C"),
     ("parts", "Where one side's time goes in an exchange: each step alone, median of 201"),
     ("flood", "Honest exchanges while a half-open flood from N addresses tries to fill the node, beside the same node idle"),
@@ -55,6 +59,10 @@ for name in wanted {
         case "memory": emit(try await memoryBenchmark())
         case "discovery": emit(try await discoveryBenchmark())
         case "crowd":
+            let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_CROWD"]?.split(separator: ",").compactMap { Int($0) }
+            let idle = Double(ProcessInfo.processInfo.environment["NEARCARD_BENCH_IDLE"] ?? "") ?? 60
+            emit(try crowdBenchmark(sizes: sizes ?? [10, 50, 200, 500], idle: idle))
+        case "crowd-discovery":
             let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_CROWD"]?.split(separator: ",").compactMap { Int($0) }
             let rounds = Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_CROWD_ROUNDS"] ?? "") ?? 3
             emit(try await crowdDiscoveryBenchmark(sizes: sizes ?? [10, 50, 100, 200], rounds: rounds))
