@@ -5,6 +5,32 @@ import NearcardStore
 import NearcardTestSupport
 import Testing
 
+/// A 4 MiB file system of its own (tmpfs; mounting needs root) for a home to run out of room on.
+struct SmallDisk {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-full-\(UUID().uuidString)")
+
+    init() throws {
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        guard try CLI.run(executable: "/usr/bin/mount", ["-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs", url.path]).code == 0 else {
+            throw LabError("cannot mount a tmpfs at \(url.path)")
+        }
+    }
+
+    /// A copy of `person`'s home in use on this disk: its database exists, made with every migration
+    /// before the disk fills up.
+    func holding(_ person: TestPerson) throws -> URL {
+        guard try person.cli.run(["contacts", "--json"]).code == 0 else { throw LabError("no book for \(person.home.path)") }
+        let home = url.appendingPathComponent("home")
+        guard try CLI.run(executable: "/usr/bin/cp", ["-a", person.home.path, home.path]).code == 0 else { throw LabError("cannot copy the home") }
+        return home
+    }
+
+    func remove() {
+        _ = try? CLI.run(executable: "/usr/bin/umount", [url.path])
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
 /// End-to-end exchanges with the real daemons: avahi-daemon and D-Bus in network namespaces,
 /// the real `nearcard` executable, TCP on loopback or a veth pair.
 @Suite(.serialized) struct LANExchangeTests {
@@ -85,22 +111,14 @@ import Testing
             ada.cli.cleanUp()
             grace.cli.cleanUp()
         }
-        let disk = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-full-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
-        #expect(try CLI.run(executable: "/usr/bin/mount", ["-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs", disk.path]).code == 0)
-        defer {
-            _ = try? CLI.run(executable: "/usr/bin/umount", [disk.path])
-            try? FileManager.default.removeItem(at: disk)
-        }
-        // A home in use: its database exists (made, with every migration, before the disk filled up).
-        #expect(try grace.cli.run(["contacts", "--json"]).code == 0)
-        let home = disk.appendingPathComponent("home")
-        #expect(try CLI.run(executable: "/usr/bin/cp", ["-a", grace.home.path, home.path]).code == 0)
+        let disk = try SmallDisk()
+        defer { disk.remove() }
+        let home = try disk.holding(grace)
         // Fill the disk to 400 KiB short of full: the database still opens, a write might not land.
         var fs = statvfs()
-        #expect(statvfs(disk.path, &fs) == 0)
+        #expect(statvfs(disk.url.path, &fs) == 0)
         let fill = Int(UInt64(fs.f_bavail) * UInt64(fs.f_frsize)) - 400 * 1024
-        try Data(count: max(fill, 0)).write(to: disk.appendingPathComponent("fill"))
+        try Data(count: max(fill, 0)).write(to: disk.url.appendingPathComponent("fill"))
         // The lab's namespaces see mounts made before them.
         let lab = try Lab("fh")
         let (_, port) = try lab.listen(home: ada.home, ["--accept", "all", "--no-discovery"], log: log("ada"))
@@ -111,14 +129,14 @@ import Testing
         usleep(300_000)
         #expect(try ada.contacts().isEmpty)
         // Not a byte left: opening the database itself fails, and still says why, not "disk I/O error".
-        _ = try CLI.run(executable: "/usr/bin/dd", ["if=/dev/zero", "of=\(disk.path)/fill2", "bs=4096"])
+        _ = try CLI.run(executable: "/usr/bin/dd", ["if=/dev/zero", "of=\(disk.url.path)/fill2", "bs=4096"])
         for args in [["exchange", "127.0.0.1:\(port)", "--yes"], ["contacts", "add", "--name", "Zed"]] {
             let full = try lab.nearcard(args, home: home)
             #expect(full.code == 5 && full.stderr.contains("is full") && !full.stderr.contains("I/O error"), "\(args): \(full.stderr)")
         }
-        try FileManager.default.removeItem(at: disk.appendingPathComponent("fill2"))
+        try FileManager.default.removeItem(at: disk.url.appendingPathComponent("fill2"))
         // Room again: the same exchange goes through.
-        try FileManager.default.removeItem(at: disk.appendingPathComponent("fill"))
+        try FileManager.default.removeItem(at: disk.url.appendingPathComponent("fill"))
         #expect(try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: home).code == 0)
     }
 
@@ -133,16 +151,9 @@ import Testing
             ada.cli.cleanUp()
             grace.cli.cleanUp()
         }
-        let disk = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-full-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
-        #expect(try CLI.run(executable: "/usr/bin/mount", ["-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs", disk.path]).code == 0)
-        defer {
-            _ = try? CLI.run(executable: "/usr/bin/umount", [disk.path])
-            try? FileManager.default.removeItem(at: disk)
-        }
-        #expect(try grace.cli.run(["contacts", "--json"]).code == 0)
-        let home = disk.appendingPathComponent("home")
-        #expect(try CLI.run(executable: "/usr/bin/cp", ["-a", grace.home.path, home.path]).code == 0)
+        let disk = try SmallDisk()
+        defer { disk.remove() }
+        let home = try disk.holding(grace)
         let lab = try Lab("fd")
         let adaNode = try lab.converse(
             [CLI.executable.path, "listen", "--jsonl", "--accept", "ask", "--no-discovery", "--port", "0", "--home", ada.home.path], log: log("ada"))
@@ -153,7 +164,7 @@ import Testing
         let dial = try lab.spawn([CLI.executable.path, "exchange", "127.0.0.1:\(port)", "--yes", "--home", home.path], log: out)
         let request = try #require(lines.wait(seconds: 15) { $0["event"] == "exchange.requested" }?["id"]?.stringValue)
         // Not a byte left, now that Grace's side has checked it could store and dialled.
-        _ = try CLI.run(executable: "/usr/bin/dd", ["if=/dev/zero", "of=\(disk.path)/fill", "bs=4096"])
+        _ = try CLI.run(executable: "/usr/bin/dd", ["if=/dev/zero", "of=\(disk.url.path)/fill", "bs=4096"])
         #expect(adaNode.send(line: #"{"cmd":"accept","id":"\#(request)"}"#))
         let code = dial.wait()
         let said = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
@@ -162,9 +173,9 @@ import Testing
         let failed = lines.wait(seconds: 10) { $0["event"] == "exchange.failed" }
         #expect(failed?["code"] == "internal_error" && failed?["byPeer"] == true, "\(failed ?? .null)")
         let reason = failed?["reason"]?.stringValue ?? ""
-        #expect(reason.contains("could not store the exchange") && !reason.contains(disk.path) && !reason.contains("full"), "\(reason)")
+        #expect(reason.contains("could not store the exchange") && !reason.contains(disk.url.path) && !reason.contains("full"), "\(reason)")
         #expect(try ada.contacts().isEmpty)
-        try FileManager.default.removeItem(at: disk.appendingPathComponent("fill"))
+        try FileManager.default.removeItem(at: disk.url.appendingPathComponent("fill"))
         #expect(try lab.nearcard(["contacts", "--json"], home: home).list().isEmpty, "nothing kept here either")
     }
 
