@@ -77,9 +77,15 @@ public final class NodeRuntime: Sendable {
     /// faces offer nothing makes no checks at all: a crowd costs each node nothing (issue "Crowds").
     public func peersToOffer() -> [DiscoveredPeer] {
         let shown = livePeers
-        guard liveness != nil else { return shown }
-        for p in peers.all { check(p, force: false) }
+        guard let liveness else { return shown }
+        liveness.offered()
+        checkDue()
         return shown
+    }
+
+    /// Starts the checks that are due, as many as `PeerLiveness` lets run at once.
+    private func checkDue() {
+        for p in peers.all { check(p, force: false) }
     }
     /// Whether peers are shown only while they answer (nil: every announcement is shown).
     private let liveness: PeerLiveness?
@@ -347,6 +353,8 @@ public final class NodeRuntime: Sendable {
             case .becameDead: events.emit(.peerLost(instanceName: peer.instanceName))
             case .none: break
             }
+            // While a face offers them, the next peer due takes this one's place.
+            if liveness.isOffered() { self.checkDue() }
         }
     }
 

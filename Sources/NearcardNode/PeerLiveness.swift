@@ -36,7 +36,17 @@ public final class PeerLiveness: Sendable {
     /// What a check changed.
     package enum Change: Equatable { case none, becameLive, becameDead }
 
-    private let state = NIOLockedValueBox<(entries: [String: Entry], inFlight: Int)>(([:], 0))
+    private let state = NIOLockedValueBox<(entries: [String: Entry], inFlight: Int, offeredUntil: Date)>(([:], 0, .distantPast))
+
+    /// How long an offer keeps checks going: each check that ends starts the next one due, so a long
+    /// list is swept in turn, four at a time, without waiting for the face to ask again.
+    static let offerLasts: TimeInterval = 5
+
+    /// A face is offering the peers now (`NodeRuntime.peersToOffer`).
+    package func offered(now: Date = Date()) { state.withLockedValue { $0.offeredUntil = now.addingTimeInterval(Self.offerLasts) } }
+
+    /// Whether a face offered the peers within `offerLasts`.
+    package func isOffered(now: Date = Date()) -> Bool { state.withLockedValue { now < $0.offeredUntil } }
 
     package init() {}
 

@@ -40,4 +40,14 @@ import Testing
         #expect(l.inFlight == PeerLiveness.maximumInFlight - 2, "a peer gone during its check frees its place")
         #expect(l.begin("peer 99", now: now))
     }
+
+    /// An offer keeps the sweep going a little while: each check that ends starts the next one due.
+    @Test func anOfferLastsAMoment() {
+        let l = PeerLiveness()
+        let t = Date(timeIntervalSince1970: 1000)
+        #expect(!l.isOffered(now: t), "nothing offered: no checks at all")
+        l.offered(now: t)
+        #expect(l.isOffered(now: t.addingTimeInterval(PeerLiveness.offerLasts - 1)))
+        #expect(!l.isOffered(now: t.addingTimeInterval(PeerLiveness.offerLasts + 1)))
+    }
 }
