@@ -63,8 +63,10 @@ import Testing
         #expect(lines.wait(seconds: 5) { $0["event"] == "message.delivered" && $0["id"] == m.json["id"] } != nil, "the node's own delivery")
 
         // A failure is the node's too, with the exit code a lone command gives (8: nothing listens there).
-        let refused = try lab.nearcard(["exchange", "127.0.0.1:9", "--yes", "--connect-budget", "2"], home: grace.home)
+        let refused = try lab.nearcard(["exchange", "127.0.0.1:9", "--yes", "--json", "--connect-budget", "2"], home: grace.home)
         #expect(refused.code == 8 && refused.stderr.contains("cannot connect to 127.0.0.1:9"), "\(refused.code) \(refused.stderr)")
+        // --json says so on stdout too (issue 49: a program reads one result either way).
+        #expect(refused.json["error"]?["exit"] == 8 && refused.json["error"]?["message"]?.stringValue?.contains("127.0.0.1:9") == true, "\(refused.stdout)")
 
         // Another user (root, here) is refused at the socket and the node says so.
         if getuid() == 0 {

@@ -27,7 +27,8 @@ struct Exchange: AsyncParsableCommand {
             PEER; 7 declined (or no decision in time); 8 unreachable (no address took the connection, or \
             their node was at a limit); 9 the connection dropped during the exchange; 10 they stopped \
             answering; 11 the cards crossed but their node has not yet confirmed it kept yours (settled when \
-            your nodes next reach each other).
+            your nodes next reach each other). With --json a failure prints {"error": {"exit", "message"}} \
+            on stdout as well.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -73,6 +74,15 @@ struct Exchange: AsyncParsableCommand {
     }
 
     func run() async throws {
+        do { try await exchange() } catch {
+            // --json: a failure is a JSON result too (an unconfirmed exchange printed its contact already).
+            let (code, message) = classify(error)
+            if json && code != .unconfirmed { Console.json(["error": ["exit": .number(Double(code.rawValue)), "message": .string(message)]]) }
+            throw error
+        }
+    }
+
+    func exchange() async throws {
         if invite != nil || inviteImage != nil { return try await exchangeByInvitation() }
         let peer = self.peer ?? ""
         let consent: any ConsentProvider
