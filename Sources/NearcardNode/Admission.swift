@@ -32,6 +32,8 @@ package final class Admission: Sendable {
         let source: String
         let openedAt: TimeInterval
         var stage = Stage.idle
+        /// A byte came from the peer: whatever follows, the connection is no liveness check.
+        var heard = false
         let evict: @Sendable () -> Void
         let stop: @Sendable () -> Void
         var evictable: Bool { stage != .session }
@@ -164,7 +166,7 @@ package final class Admission: Sendable {
     /// it was one. Call before `release`.
     package func closedBeforeFirstByte(_ ticket: Ticket, now: TimeInterval = Date().timeIntervalSince1970) -> Bool {
         state.withLockedValue { s in
-            guard let c = s.connections[ticket.id], c.stage == .idle, now - c.openedAt <= limits.checkWindow,
+            guard let c = s.connections[ticket.id], c.stage == .idle, !c.heard, now - c.openedAt <= limits.checkWindow,
                 var a = s.addresses[ticket.address]
             else { return false }
             let budget = Double(limits.checksPerAddressPerMinute)
@@ -178,6 +180,11 @@ package final class Admission: Sendable {
             s.checks += 1
             return true
         }
+    }
+
+    /// The peer sent its first byte (a check sends none).
+    package func heard(_ ticket: Ticket) {
+        state.withLockedValue { s in s.connections[ticket.id]?.heard = true }
     }
 
     /// Liveness checks this node answered since it started (connections given back, never probes).

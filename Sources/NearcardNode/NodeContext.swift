@@ -56,7 +56,7 @@ public final class NodeContext: Sendable {
         self.nodeName = nodeName
         self.webhook = webhook
         let cardName = (try? database.myCard())?.card.name
-        self.localBox = Mutex(LocalIdentity(keys: keys, name: cardName ?? identity.name))
+        self.localBox = Mutex(LocalIdentity(keys: keys, name: Self.sayable(cardName ?? identity.name)))
         self.identity = identity
         self.database = database
         self.consent = consent
@@ -70,11 +70,28 @@ public final class NodeContext: Sendable {
 
     /// Takes the card's name as this node's name from the next session on; returns whether it changed.
     package func rename(_ name: String?) -> Bool {
-        localBox.withLock { l in
+        let name = Self.sayable(name)
+        return localBox.withLock { l in
             guard l.name != name else { return false }
             l = LocalIdentity(keys: l.keys, name: name)
             return true
         }
+    }
+
+    /// A card's name as a session and an announcement carry it: at most `ProtocolLimits.maximumNameLength`
+    /// Unicode scalars (a card's name may hold 256), cut at a character boundary. The card itself
+    /// carries the whole name.
+    package static func sayable(_ name: String?) -> String? {
+        guard let name, name.unicodeScalars.count > ProtocolLimits.maximumNameLength else { return name }
+        var out = ""
+        var scalars = 0
+        for c in name {
+            let n = c.unicodeScalars.count
+            if scalars + n > ProtocolLimits.maximumNameLength { break }
+            out.append(c)
+            scalars += n
+        }
+        return out
     }
 
     /// Where peers can reach this node, for the sealed routes its next exchanges hand over.

@@ -161,7 +161,13 @@ import Testing
         // The fleet finds the reader's node by its presence tag (the key the reader handed over with its
         // card in the exchange, §3).
         let office = try Lab("mq")
-        let queued = try office.nearcard(["message", dids[1], "See you at the afterparty", "--wait", "0", "--json", "--store", socketURL], home: fleet.home)
+        // That program has a home of its own with the fleet's key: no node runs there (a command in a home
+        // where a bot runs is that bot's, and the bot would deliver it itself).
+        let desk = try CLI()
+        defer { desk.cleanUp() }
+        #expect(try ChildProcess.run(["/bin/cp", "-a", twin.home.path, desk.home.path]).code == 0)
+        for leftover in ["control.sock", "node.lock"] { try? FileManager.default.removeItem(at: desk.home.appendingPathComponent(leftover)) }
+        let queued = try office.nearcard(["message", dids[1], "See you at the afterparty", "--wait", "0", "--json", "--store", socketURL], home: desk.home)
         #expect(queued.code == 0 && queued.json["state"] == "queued", "\(queued.stdout) \(queued.stderr)")
         let id = try #require(queued.json["id"]?.stringValue)
         let deadline = Date().addingTimeInterval(40)

@@ -111,8 +111,10 @@ final class NotifySocket: @unchecked Sendable {
 
 /// Whether a TCP connection to `host:port` inside a lab's namespace is accepted.
 enum Reachable {
-    static func tcp(_ host: String, _ port: Int, inside lab: Lab) -> Bool {
-        (try? lab.run(["/usr/bin/timeout", "2", "/bin/bash", "-c", "exec 3<>/dev/tcp/\(host)/\(port)"]).code) == 0
+    /// Whether something takes a TCP connection there; `sending` writes those bytes before closing.
+    static func tcp(_ host: String, _ port: Int, inside lab: Lab, sending: String? = nil) -> Bool {
+        let write = sending.map { " && printf '%s' '\($0)' >&3" } ?? ""
+        return (try? lab.run(["/usr/bin/timeout", "2", "/bin/bash", "-c", "exec 3<>/dev/tcp/\(host)/\(port)\(write)"]).code) == 0
     }
 }
 
@@ -142,8 +144,9 @@ enum Reachable {
             #expect(try lab.nearcard(["exchange", "127.0.0.1:\(p)", "--yes"], home: visitor.home).code == 0)
         }
         #expect(try lab.nearcard(["exchange", "127.0.0.1:\(p)", "--yes"], home: shy.home).code == 7, "declined: no email shown")
-        // Past 4 connections a minute from one address, connections are refused at once.
-        for _ in 0..<3 { _ = Reachable.tcp("127.0.0.1", p, inside: lab) }
+        // Past 4 connections a minute from one address, connections are refused at once (connections that
+        // send a byte: one closed before its first byte is a liveness check, counted apart, PROTOCOL.md §14).
+        for _ in 0..<3 { _ = Reachable.tcp("127.0.0.1", p, inside: lab, sending: "x") }
 
         func scrape() throws -> [String: Double] {
             let r = try lab.run([CLI.python, CLI.packageRoot.appendingPathComponent("Tests/Interop/scrape_metrics.py").path, "http://127.0.0.1:9464/metrics"])

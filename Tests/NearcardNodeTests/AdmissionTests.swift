@@ -252,6 +252,9 @@ final class EvictionLog: @unchecked Sendable {
         let spoke = try #require(ticket(a.admit(address: "10.0.0.2", now: 0)))
         a.promote(spoke)
         #expect(!a.closedBeforeFirstByte(spoke, now: 0.1))
+        let oneByte = try #require(ticket(a.admit(address: "10.0.0.2", now: 0)))
+        a.heard(oneByte)
+        #expect(!a.closedBeforeFirstByte(oneByte, now: 0.1), "a byte, even less than a frame, makes it no check")
         // The budget refills over a minute.
         let later = try #require(ticket(a.admit(address: "10.0.0.1", now: 90)))
         #expect(a.closedBeforeFirstByte(later, now: 90.1))

@@ -76,6 +76,8 @@ import Testing
             try home.context("Ada", consent: AcceptAll(message: nil)) {
                 $0.connectionsPerAddressPerMinute = 5
                 $0.probeSummaryInterval = 0.3
+                // A loaded machine (the whole suite at once) may take a while to see a check's close.
+                $0.checkWindow = 30
             })
         defer { Task { await ada.stop() } }
         let events = ada.context.events.subscribe()
@@ -103,6 +105,16 @@ import Testing
         }
         #expect(probed.isEmpty, "checks reported as probes or refused: \(probed)")
         #expect(ada.listener?.admission.checksAnswered == 10)
+    }
+
+    /// The name a node says in its sessions and announces is its card's, cut to the hello's 64 scalars
+    /// at a character boundary (a card's name may hold 256; the card carries it whole).
+    @Test func aLongCardNameIsCutForTheHello() {
+        let long = String(repeating: "é", count: 70)
+        #expect(NodeContext.sayable(long) == String(repeating: "é", count: 64))
+        let decomposed = String(repeating: "e\u{301}", count: 40) // 2 scalars a character
+        #expect(NodeContext.sayable(decomposed)?.unicodeScalars.count == 64 && NodeContext.sayable(decomposed)?.count == 32)
+        #expect(NodeContext.sayable("Ada") == "Ada" && NodeContext.sayable(nil) == nil)
     }
 
     @Test func requestsAreAnsweredThroughTheRuntime() async throws {

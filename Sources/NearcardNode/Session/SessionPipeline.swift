@@ -9,6 +9,8 @@ enum SessionPipeline {
         admitted: AdmittedConnection? = nil
     ) throws {
         let ops = channel.pipeline.syncOperations
+        // The first byte, whatever it is, makes the connection no liveness check (PROTOCOL.md §14).
+        if let admitted { try ops.addHandler(FirstByteWatcher(admitted)) }
         try addFraming(ops)
         try ops.addHandler(FirstMessageHandler(context: context, mailbox: mailbox, remote: remote, admitted: admitted))
     }
@@ -43,5 +45,20 @@ enum SessionPipeline {
     private static func addFraming(_ ops: ChannelPipeline.SynchronousOperations) throws {
         try ops.addHandler(ByteToMessageHandler(FrameDecoder()))
         try ops.addHandler(FrameEncoder())
+    }
+}
+
+/// Tells the admission when a connection's first byte arrives (a liveness check closes before one),
+/// then leaves the pipeline.
+final class FirstByteWatcher: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    private let admitted: AdmittedConnection
+
+    init(_ admitted: AdmittedConnection) { self.admitted = admitted }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        admitted.admission.heard(admitted.ticket)
+        context.fireChannelRead(data)
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 }
