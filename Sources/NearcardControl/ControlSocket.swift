@@ -175,6 +175,7 @@ final class ControlConnection: Sendable {
     private let closed: @Sendable () -> Void
     private let observer = Mutex<Int?>(nil)
     private let controller = Mutex<Controller?>(nil)
+    private let ended = Mutex(0)
 
     init(fd: Int32, runtime: NodeRuntime, closed: @escaping @Sendable () -> Void) {
         self.fd = fd
@@ -237,6 +238,7 @@ final class ControlConnection: Sendable {
             await controller.drain(timeout: 0)
             self.finish()
         }
+        threadEnded()
     }
 
     private func writeLoop() {
@@ -263,7 +265,19 @@ final class ControlConnection: Sendable {
             if done { break }
         }
         if let token = observer.withLock({ $0 }) { runtime.context.events.stopObserving(token) }
+        // Wakes the reader; the descriptor is closed once both threads are done with it (never while the
+        // reader could still read it, and so never a number the next connection was given).
         shutdown(fd, Int32(SHUT_RDWR))
+        threadEnded()
+    }
+
+    /// The reader or the writer is done; the second to finish closes the socket.
+    private func threadEnded() {
+        let last = ended.withLock { n -> Bool in
+            n += 1
+            return n == 2
+        }
+        guard last else { return }
         close(fd)
         closed()
     }
