@@ -8,6 +8,28 @@ import Testing
 /// An attacker on the LAN floods a node (Tests/Interop/flood.py: 500 connections of garbage,
 /// slowloris and open-and-close, from a handful of addresses) while people keep exchanging with it.
 @Suite(.serialized) struct FloodTests {
+    /// Another node's liveness checks (a connection closed before its first byte, as `PeerLiveness`
+    /// makes them) are neither probes in the checked node's story nor connections its rate counts
+    /// (PROTOCOL.md §14): after twice its per-address rate of checks, an exchange from the same address
+    /// still gets in, and the node's terminal says nothing of them.
+    @Test func livenessChecksAreNeitherProbesNorRefused() throws {
+        let lab = try Lab("lc")
+        let node = try TestPerson(name: "Checked Node")
+        let visitor = try TestPerson(name: "Visitor")
+        defer { for p in [node, visitor] { p.cli.cleanUp() } }
+        let nodeLog = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-checks-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: nodeLog) }
+        let (_, port) = try lab.listen(
+            home: node.home, ["--accept", "all", "--no-discovery", "--connections-per-minute", "5", "--probe-summary", "1"], log: nodeLog)
+        for _ in 0..<10 { #expect(Reachable.tcp("127.0.0.1", port, inside: lab), "a check is answered") }
+        usleep(1_500_000) // past the probe summary's interval
+        let r = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: visitor.home)
+        #expect(r.code == 0, "the checks spent the address's rate: \(r.stderr)")
+        usleep(1_500_000)
+        let said = try String(contentsOf: nodeLog, encoding: .utf8)
+        #expect(!said.contains("ended before starting an exchange") && !said.contains("refusing connections"), "\(said)")
+    }
+
     @Test func honestExchangesSucceedThroughAFlood() throws {
         let lab = try Lab("fl")
         let node = try TestPerson(name: "Busy Node", card: ["--company", "Nearcard"])

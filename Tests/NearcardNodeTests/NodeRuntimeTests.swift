@@ -67,46 +67,6 @@ import Testing
         #expect(try grace.context.database.contacts().map(\.name) == ["Ada"], "the one-shot side stored the contact")
     }
 
-    /// Another node's liveness checks (a connection closed before its first byte: `PeerLiveness`) are
-    /// neither probes in the checked node's story nor connections its rate limit counts: after twice
-    /// its per-address rate of checks, an exchange from the same address still gets in.
-    @Test func livenessChecksAreNotProbesNorSpendTheRate() async throws {
-        let home = Home()
-        let ada = try await Self.listening(
-            try home.context("Ada", consent: AcceptAll(message: nil)) {
-                $0.connectionsPerAddressPerMinute = 5
-                $0.probeSummaryInterval = 0.3
-                // A loaded machine (the whole suite at once) may take a while to see a check's close.
-                $0.checkWindow = 30
-            })
-        defer { Task { await ada.stop() } }
-        let events = ada.context.events.subscribe()
-        let port = try #require(ada.port)
-        for _ in 0..<10 { #expect(await Reachability.answers(host: "127.0.0.1", port: port)) }
-        try await Task.sleep(nanoseconds: 800_000_000) // past the probe summary's interval
-        let grace = NodeRuntime.open(
-            context: try home.context("Grace", consent: DeclineAll(reason: "not listening")),
-            options: {
-                var o = NodeRuntime.Options()
-                o.discovery = false
-                return o
-            }())
-        let result = try await grace.exchange(with: "127.0.0.1:\(port)", message: nil)
-        guard case .completed = result else {
-            Issue.record("the checks spent the address's rate: \(result)")
-            return
-        }
-        try await Task.sleep(nanoseconds: 500_000_000)
-        ada.context.events.finish()
-        var probed: [NodeEvent] = []
-        for await event in events {
-            if case .connectionsProbed = event { probed.append(event) }
-            if case .rateLimited = event { probed.append(event) }
-        }
-        #expect(probed.isEmpty, "checks reported as probes or refused: \(probed)")
-        #expect(ada.listener?.admission.checksAnswered == 10)
-    }
-
     /// The name a node says in its sessions and announces is its card's, cut to the hello's 64 scalars
     /// at a character boundary (a card's name may hold 256; the card carries it whole).
     @Test func aLongCardNameIsCutForTheHello() {
