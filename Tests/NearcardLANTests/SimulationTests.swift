@@ -43,19 +43,20 @@ import Testing
         #expect(text.code == 0 && text.stdout.contains("2 of 2 succeeded") && text.stdout.contains("p95"), "\(text.stdout)\(text.stderr)")
     }
 
-    /// A crowd (issue "Crowds"): a hundred nodes on one LAN, each with an address of its own, the hub
+    /// A crowd (issue "Crowds"): fifty nodes on one LAN, each with an address of its own, the hub
     /// exchanging with every other by name. Every exchange completes, and no node spends its time
-    /// checking the others: not one node's log sums up a probe (a liveness check is none, and no node
-    /// checks a peer no face offers), none was refused for its rate.
-    @Test func aHundredNodesExchangeWithTheHubAndNoNodeProbesAnother() throws {
+    /// checking the others: not one node sums up a probe (a liveness check is none, and no node checks a
+    /// peer no face offers), none was refused for its rate. (A node's load no longer grows with the
+    /// crowd, so fifty stand for two hundred here; `make bench GROUPS=crowd` runs 200 and 500.)
+    @Test func fiftyNodesExchangeWithTheHubAndNoNodeProbesAnother() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        let r = try cli.runBuilt(["simulate", "--peers", "100", "--topology", "star", "--json"])
+        let r = try cli.runBuilt(["simulate", "--peers", "50", "--topology", "star", "--json"])
         #expect(r.code == 0, "\(r.stderr)")
-        #expect(r.json["successes"] == 99 && r.json["undiscoveredPeers"] == 0 && r.json["contactsStored"] == 198, "\(r.stdout)")
+        #expect(r.json["successes"] == 49 && r.json["undiscoveredPeers"] == 0 && r.json["contactsStored"] == 98, "\(r.stdout)")
         #expect((r.json["discoveryMs"]?.doubleValue ?? .infinity) < 30_000, "discovery: \(r.json["discoveryMs"] ?? .null)")
         #expect(r.json["probeSummaries"] == 0 && r.json["refusals"] == 0, "\(r.stdout)")
-        #expect(r.json["addresses"] == 100, "each node on an address of its own: \(r.json["addresses"] ?? .null)")
+        #expect(r.json["addresses"] == 50, "each node on an address of its own: \(r.json["addresses"] ?? .null)")
     }
 
     /// --netns: each node in its own namespace with its own avahi-daemon, on a bridge.
