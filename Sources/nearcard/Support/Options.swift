@@ -36,6 +36,8 @@ struct GlobalOptions: ParsableArguments {
     }
 
     var identityStore: IdentityStore { IdentityStore(home: resolvedHome) }
+    /// The home's path, for what needs no store type (the running node's control socket).
+    var homePath: String { resolvedHome.path }
 
     /// Where the book lives when it is not the home's SQLite file: `--store`, else `$NEARCARD_STORE`.
     func storeLocation() throws -> StoreLocation? {

@@ -2,7 +2,6 @@ import Foundation
 import NearcardControl
 import NearcardCrypto
 import NearcardNode
-import NearcardStore
 
 /// The node running on a command's home (`listen`, `ui`, `bot`), reached through its control socket
 /// (docs/JSONL.md): one process decides for a home. A command that changes what the node does or talks
@@ -10,7 +9,7 @@ import NearcardStore
 enum RunningNode {
     /// The link to the node serving this home, or nil when none does.
     static func link(_ global: GlobalOptions) -> NodeLink? {
-        NodeLink.connect(home: global.resolvedHome.path)
+        NodeLink.connect(home: global.homePath)
     }
 
     /// Tells the running node (if any) what this command changed in the book, and returns once the
