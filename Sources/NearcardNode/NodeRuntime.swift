@@ -118,6 +118,9 @@ public final class NodeRuntime: Sendable {
     private let publication: (any Announcement)?
     /// Recognises contacts among the peers discovered (by their presence keys in the store).
     package let resolver: PresenceResolver
+    /// A serving node's watch on a shared (PostgreSQL) store: what a command or another bot of the
+    /// fleet changes there is followed at once (`followChange`).
+    private let changeWatch: NIOLockedValueBox<NearcardDatabase.ChangeWatch?>
     private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
     private let appear: AsyncStream<DiscoveredPeer>.Continuation
     /// The node every session of this runtime belongs to (route hints set once the port is known).
@@ -193,7 +196,9 @@ public final class NodeRuntime: Sendable {
     ) {
         self.context = context
         self.announcer = announcer
-        self.resolver = PresenceResolver(database: context.database)
+        let watch = NIOLockedValueBox<NearcardDatabase.ChangeWatch?>(nil)
+        self.changeWatch = watch
+        self.resolver = PresenceResolver(database: context.database, watched: { watch.withLockedValue { $0?.isListening ?? false } })
         self.listener = listener
         self.options = options
         self.discoveryBox = NIOLockedValueBox(discovery)
@@ -215,6 +220,10 @@ public final class NodeRuntime: Sendable {
         let announcer = self.announcer
         let resolver = self.resolver
         var started: [Task<Void, Never>] = []
+        if context.database.isShared {
+            let watch = context.database.watchChanges { [weak self] change in self?.followChange(change) }
+            changeWatch.withLockedValue { $0 = watch }
+        }
         // Queued follow-up messages go out every few seconds, and when a peer appears.
         started.append(Task { [peers] in await OutboxWorker(context: context).run(peers: peers, appeared: appeared) })
         // Exchanges stored unconfirmed are settled with their peers on the same schedule (§11).
@@ -613,6 +622,38 @@ public final class NodeRuntime: Sendable {
         return true
     }
 
+    /// What another process changed in a shared store (docs/OPERATIONS.md, "Several bots, one book"):
+    /// recognition reads the contacts again, a new card or presence key is announced. Nil: the watch
+    /// was away, anything may have changed. Trust is read at each use and address-book accounts at
+    /// each pass of their worker: nothing to do for those.
+    private func followChange(_ change: NearcardDatabase.Change?) {
+        switch change {
+        case .contacts?:
+            resolver.invalidate()
+        case .card?:
+            Task { _ = try? await self.cardChanged() }
+        case .presence?:
+            resolver.invalidate()
+            Task { await self.presenceChanged() }
+        case .trust?, .addressBooks?:
+            break
+        case nil:
+            resolver.invalidate()
+            Task {
+                _ = try? await self.cardChanged()
+                await self.presenceChanged()
+            }
+        }
+    }
+
+    /// The store's presence key differs from the one announced (another bot of the fleet rotated it):
+    /// announced again with the store's.
+    private func presenceChanged() async {
+        guard let key = try? context.database.presenceKey(upToDate: true), key != (try? context.presenceKey()) else { return }
+        context.presenceKeyPublished(key)
+        await announceAgain(displayName: .none)
+    }
+
     /// Publishes again now (a rotation ahead of time); a failure is said as the rotation would say it.
     private func announceAgain(displayName: String??) async {
         guard let announcer else { return }
@@ -648,6 +689,7 @@ public final class NodeRuntime: Sendable {
     /// Withdraws the publication, stops browsing and the outbox, and closes the listener; sessions still
     /// open end then, each telling its peer and reporting its end (`exchange.failed`), within a second.
     public func stop() async {
+        changeWatch.withLockedValue { $0?.stop() }
         for t in tasks.withLockedValue({ $0 }) { t.cancel() }
         appear.finish()
         announcer?.withdraw()

@@ -7,12 +7,13 @@ import Synchronization
 /// Recognises contacts among the anonymous announcements on the LAN (docs/PROTOCOL.md §3): a peer's
 /// presence tag is checked against every contact's presence key; the one that made it names the
 /// contact. The keys are read from the store at most once every `refresh` seconds (an exchange that
-/// hands over a new key is seen within that time).
+/// hands over a new key is seen within that time), or, while a watch on a shared store tells every
+/// change as it commits, when told (`invalidate()`) and once a minute besides.
 public final class PresenceResolver: Sendable {
     private let load: @Sendable () -> [NearcardDatabase.ContactPresence]
     /// This home's own presence key, if it has one: its own nodes are told apart from peers by it.
     private let loadOwnKey: @Sendable () -> [UInt8]?
-    private let refresh: TimeInterval
+    private let refresh: @Sendable () -> TimeInterval
     private let cache = Mutex<(at: Date, contacts: [NearcardDatabase.ContactPresence], keys: [[UInt8]], own: [UInt8]?)?>(nil)
 
     /// A resolver over a fixed list of contacts (a face that read them once, a test, a benchmark), and
@@ -20,15 +21,20 @@ public final class PresenceResolver: Sendable {
     public init(contacts: [NearcardDatabase.ContactPresence], ownKey: [UInt8]? = nil) {
         self.load = { contacts }
         self.loadOwnKey = { ownKey }
-        self.refresh = .infinity
+        self.refresh = { .infinity }
     }
 
-    /// A resolver over the store's contacts and own key, read again when older than `refresh` seconds.
-    package init(database: NearcardDatabase, refresh: TimeInterval = 2) {
+    /// A resolver over the store's contacts and own key, read again when older than `refresh` seconds;
+    /// `watched` says whether a watch on the store calls `invalidate()` at each change now, so the
+    /// keys are read again only when told (and every `watchedRefresh` seconds, in case).
+    package init(database: NearcardDatabase, refresh: TimeInterval = 2, watched: @escaping @Sendable () -> Bool = { false }) {
         self.load = { (try? database.contactPresenceKeys()) ?? [] }
         self.loadOwnKey = { Self.ownKey(database) }
-        self.refresh = refresh
+        self.refresh = { watched() ? Self.watchedRefresh : refresh }
     }
+
+    /// How often the keys are read while a watch tells each change.
+    package static let watchedRefresh: TimeInterval = 60
 
     /// The home's presence key, without making one (a home that never announced has none).
     public static func ownKey(_ database: NearcardDatabase) -> [UInt8]? {
@@ -39,7 +45,7 @@ public final class PresenceResolver: Sendable {
     public static let none = PresenceResolver(contacts: [])
 
     private func current(now: Date = Date()) -> (contacts: [NearcardDatabase.ContactPresence], keys: [[UInt8]], own: [UInt8]?) {
-        if let c = cache.withLock({ $0 }), now.timeIntervalSince(c.at) < refresh { return (c.contacts, c.keys, c.own) }
+        if let c = cache.withLock({ $0 }), now.timeIntervalSince(c.at) < refresh() { return (c.contacts, c.keys, c.own) }
         let contacts = load()
         let keys = contacts.map(\.presenceKey)
         let own = loadOwnKey()

@@ -98,6 +98,7 @@ extension NearcardDatabase {
                     credential = excluded.credential, includeQR = excluded.includeQR, failures = 0, nextAttemptAt = 0, lastError = NULL
                 """, account.url, account.serverURL, account.username, account.credential, account.includeQR ? 1 : 0,
                 account.addedAt.timeIntervalSince1970)
+            try Self.announce(.addressBooks, db)
         }
     }
 
@@ -106,6 +107,7 @@ extension NearcardDatabase {
     public func removeAddressBook(url: String) throws(StoreError) -> Bool {
         try write { db in
             try db.execute("DELETE FROM addressBookCard WHERE book = ?", url)
+            try Self.announce(.addressBooks, db)
             return try db.execute("DELETE FROM addressBook WHERE url = ?", url) > 0
         }
     }

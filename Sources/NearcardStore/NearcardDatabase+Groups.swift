@@ -16,13 +16,15 @@ extension NearcardDatabase {
                 INSERT INTO trustedGroup (root, name, depth, addedAt) VALUES (?, ?, ?, ?)
                 ON CONFLICT(root) DO UPDATE SET name = excluded.name, depth = excluded.depth
                 """, root, name, depth, now.timeIntervalSince1970)
+            try Self.announce(.trust, db)
         }
     }
 
     @discardableResult
     public func untrustGroup(root: String) throws(StoreError) -> Bool {
         try write { db in
-            try db.execute("DELETE FROM trustedGroup WHERE root = ?", root) > 0
+            try Self.announce(.trust, db)
+            return try db.execute("DELETE FROM trustedGroup WHERE root = ?", root) > 0
         }
     }
 
@@ -55,6 +57,7 @@ extension NearcardDatabase {
             } else {
                 try db.execute("DELETE FROM setting WHERE key = 'card.issuerProof'")
             }
+            try Self.announce(.card, db)
         }
     }
 }

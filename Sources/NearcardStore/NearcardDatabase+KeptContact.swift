@@ -76,6 +76,7 @@ extension NearcardDatabase {
     }
 
     static func keep(_ incoming: Contact, payloadJSON: String?, credential: StoredCredential?, now: Date, db: any SQLConnection) throws -> KeptContact {
+        try announce(.contacts, db)
         if let credential { try Self.saveCredential(credential, db: db) }
         var incoming = incoming
         if let credential, !incoming.credentialIds.contains(credential.id) { incoming.credentialIds.append(credential.id) }

@@ -35,6 +35,7 @@ extension NearcardDatabase {
                 INSERT INTO presence (id, presenceKey, createdAt) VALUES (1, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET presenceKey = excluded.presenceKey, createdAt = excluded.createdAt
                 """, key, now.timeIntervalSince1970)
+            try Self.announce(.presence, db)
         }
         return key
     }

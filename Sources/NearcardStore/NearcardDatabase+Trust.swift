@@ -27,13 +27,15 @@ extension NearcardDatabase {
             try db.execute(
                 "INSERT INTO trustAnchor (did, addedAt, note) VALUES (?, ?, ?) ON CONFLICT(did) DO UPDATE SET note = excluded.note",
                 did, now.timeIntervalSince1970, note)
+            try Self.announce(.trust, db)
         }
     }
 
     @discardableResult
     public func removeTrustAnchor(_ did: String) throws(StoreError) -> Bool {
         try write { db in
-            try db.execute("DELETE FROM trustAnchor WHERE did = ?", did) > 0
+            try Self.announce(.trust, db)
+            return try db.execute("DELETE FROM trustAnchor WHERE did = ?", did) > 0
         }
     }
 

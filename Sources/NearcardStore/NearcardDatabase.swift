@@ -68,6 +68,59 @@ public final class NearcardDatabase: Sendable {
     /// Whether this store is a PostgreSQL database (shared by a fleet) rather than a local file.
     public var isShared: Bool { location.isPostgres }
 
+    // MARK: what other processes change (a fleet's shared store)
+
+    /// What a write changed that a running node keeps in memory. On a shared (PostgreSQL) store each
+    /// such write tells every process watching the database as it commits (`NOTIFY` on
+    /// `changeChannel`): a fleet's bots follow a command's change, or another bot's, at once.
+    public enum Change: String, Sendable, CaseIterable {
+        /// The card, what it shares, the group proof.
+        case card
+        /// This home's presence key (`id rotate-presence`).
+        case presence
+        /// A contact added, merged or deleted (recognition follows).
+        case contacts
+        /// Trust anchors and trusted groups (read at each use: nothing to refresh, said for a face).
+        case trust
+        /// Address-book accounts added or removed.
+        case addressBooks
+    }
+
+    /// The PostgreSQL channel a shared store's changes are told on.
+    static let changeChannel = "nearcard_changes"
+
+    /// Tells the processes watching a shared store, as `db`'s transaction commits, what it changed;
+    /// nothing on SQLite (one node per home, told through its control socket).
+    static func announce(_ change: Change, _ db: any SQLConnection) throws {
+        guard db.dialect == .postgres else { return }
+        try db.execute("SELECT pg_notify(?, ?)", changeChannel, change.rawValue)
+    }
+
+    /// Watches a shared store for the changes other processes (and this one) commit: `handler` hears
+    /// each, and `nil` when the watch was away (the server restarted) and anything may have changed.
+    /// Nil for an SQLite book, which nobody else changes behind a running node's back.
+    public func watchChanges(_ handler: @escaping @Sendable (Change?) -> Void) -> ChangeWatch? {
+        guard let postgres = backend as? PostgresBackend else { return nil }
+        let watch = ChangeWatch()
+        watch.task.withLock {
+            $0 = postgres.watch(channel: Self.changeChannel, listening: { on in watch.live.withLock { $0 = on } }) { payload in
+                handler(payload.flatMap(Change.init(rawValue:)))
+            }
+        }
+        return watch
+    }
+
+    /// A running watch; `stop()` ends it and closes its connection.
+    public final class ChangeWatch: Sendable {
+        let live = Mutex(false)
+        let task = Mutex<Task<Void, Never>?>(nil)
+        /// Whether it is listening now (false while the server is away): a node that caches what the
+        /// store holds trusts the watch only while this holds.
+        public var isListening: Bool { live.withLock { $0 } }
+        public func stop() { task.withLock { $0?.cancel() } }
+        deinit { task.withLock { $0?.cancel() } }
+    }
+
     /// Closes the store's connections (a PostgreSQL store's pool; SQLite's file).
     public func close() { backend.close() }
 
@@ -104,6 +157,7 @@ public final class NearcardDatabase: Sendable {
                 INSERT INTO myCard (id, cardId, cardJSON, updatedAt) VALUES (1, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET cardJSON = excluded.cardJSON, updatedAt = excluded.updatedAt
                 """, cardId, card.json.canonicalText, now.timeIntervalSince1970)
+            try Self.announce(.card, db)
             return MyCard(cardId: cardId, card: card, updatedAt: now)
         }
     }
@@ -184,6 +238,7 @@ public final class NearcardDatabase: Sendable {
             try db.execute(
                 "INSERT INTO setting (key, value) VALUES ('share.fields', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 policy.orderedFieldNames.joined(separator: ","))
+            try Self.announce(.card, db)
         }
     }
 
@@ -262,6 +317,7 @@ public final class NearcardDatabase: Sendable {
                 "UPDATE addressBookCard SET state = 'deleting', written = NULL, serverNote = NULL, serverNickname = NULL, conflict = NULL WHERE contactID = ?",
                 id)
             try db.execute("DELETE FROM contact WHERE id = ?", id)
+            try Self.announce(.contacts, db)
             return true
         }
         if deleted { compact() }

@@ -1,6 +1,7 @@
 import Foundation
 import NearcardCrypto
 import NearcardProcess
+import NearcardStore
 import NearcardTestSupport
 import Testing
 
@@ -146,5 +147,59 @@ import Testing
         defer { _ = again.stop(after: 5) }
         let through = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes", "--json"], home: grace.home)
         #expect(through.code == 0, "\(through.stderr)")
+    }
+
+    /// A fleet on one PostgreSQL book follows a change a command makes there within 2 s, every bot of it
+    /// (LISTEN/NOTIFY; without it a bot reads the contacts again once a minute): a deleted contact is
+    /// nobody to either bot, a new card name is announced by both.
+    @Test func aFleetFollowsItsSharedBookAtOnce() throws {
+        let lab = try Lab("oh")
+        let store = try TestPostgres.shared.freshDatabase()
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let admin = try TestPerson(name: "Fleet Admin")
+        let bots = try (1...2).map { try TestPerson(name: "Booth \($0)") }
+        defer { for p in [ada, admin] + bots { p.cli.cleanUp() } }
+        // Ada is the fleet's contact, with her presence key (as an exchange with one bot would leave her).
+        let book = try NearcardDatabase(location: try StoreLocation.parse(store))
+        try handOver(ada, to: book)
+        book.close()
+        let policy = admin.home.appendingPathComponent("policy.json")
+        try #"{"version": 1, "accept": "everyone"}"#.write(to: policy, atomically: true, encoding: .utf8)
+        TestAccount.give(policy.path)
+        let running = try bots.enumerated().map { n, bot in
+            let p = try lab.converse(
+                [CLI.executable.path, "bot", "--policy", policy.path, "--home", bot.home.path, "--store", store, "--port", "0", "--node-name", "bot\(n + 1)"],
+                log: log("bot\(n + 1)"))
+            return (p, DiscoveryInteropTests.Lines(p))
+        }
+        defer { for (p, _) in running { _ = p.stop(after: 5) } }
+        for (_, lines) in running { #expect(lines.wait(seconds: 20) { $0["event"] == "published" } != nil, "a bot did not publish") }
+        let (adaNode, _) = try jsonlNode(lab, ada, ["--private"])
+        defer { _ = adaNode.stop(after: 5) }
+
+        var asked = 0
+        /// Whether the bot's own view of the LAN (its `peers` reply) recognises Ada.
+        func recognises(_ bot: Int) -> Bool {
+            asked += 1
+            let ref = "q\(asked)"
+            running[bot].0.send(line: #"{"cmd":"peers","ref":"\#(ref)"}"#)
+            let reply = running[bot].1.wait(seconds: 5) { $0["ref"]?.stringValue == ref }
+            return reply?["peers"]?.arrayValue?.contains { $0["contact"]?["did"]?.stringValue == ada.did } == true
+        }
+        try wait("both bots to recognise Ada") { recognises(0) && recognises(1) }
+
+        let deleted = try lab.nearcard(["contacts", "delete", "Ada Lovelace", "--yes", "--store", store], home: admin.home)
+        #expect(deleted.code == 0, "\(deleted.stderr)")
+        let returned = Date()
+        try wait("both bots to forget Ada", seconds: 10) { !recognises(0) && !recognises(1) }
+        let took = Date().timeIntervalSince(returned)
+        #expect(took < 2, "a deleted contact reached the fleet after \(took) s")
+
+        let renamed = try lab.nearcard(["card", "set", "--name", "Nearcard Booth", "--store", store], home: admin.home)
+        #expect(renamed.code == 0, "\(renamed.stderr)")
+        for (_, lines) in running {
+            let said = lines.wait(seconds: 2) { $0["event"] == "published" && ($0["instance"]?.stringValue ?? "").hasPrefix("Nearcard Booth") }
+            #expect(said != nil, "a bot did not announce the fleet's new name within 2 s")
+        }
     }
 }

@@ -452,3 +452,34 @@ public enum StoreEvent: Sendable, Equatable {
     case connectionLost
     case reconnected
 }
+
+extension PostgresBackend {
+    /// Listens on `channel` on a connection of its own (not the pool's: a listening connection is held
+    /// for as long as the watch runs), handing each notification's payload to `handler`. A lost
+    /// connection is made again every second; once listening again, `handler(nil)` says that changes
+    /// may have been missed meanwhile.
+    func watch(channel: String, listening: @escaping @Sendable (Bool) -> Void, _ handler: @escaping @Sendable (String?) -> Void) -> Task<Void, Never> {
+        let configuration = self.configuration
+        let group = self.group
+        let logger = self.logger
+        return Task {
+            var again = false
+            while !Task.isCancelled {
+                var held: PostgresConnection?
+                do {
+                    let connection = try await PostgresConnection.connect(on: group.next(), configuration: configuration, id: 0, logger: logger)
+                    held = connection
+                    try await connection.listen(on: channel) { notifications in
+                        listening(true)
+                        if again { handler(nil) }
+                        again = true
+                        for try await n in notifications { handler(n.payload) }
+                    }
+                } catch {}
+                listening(false)
+                try? await held?.close()
+                try? await Task.sleep(nanoseconds: 1_000_000_000)
+            }
+        }
+    }
+}
