@@ -4,7 +4,7 @@
 public typealias AddressBookError = ModuleError<AddressBookErrorKind>
 
 /// What an `AddressBookError` is about.
-public enum AddressBookErrorKind: Sendable, Equatable {
+public enum AddressBookErrorKind: String, Sendable, Equatable {
     /// A URL, option or account a person gave is not usable.
     case invalidInput
     /// The password could not be read (no file, unsafe permissions, no such credential).

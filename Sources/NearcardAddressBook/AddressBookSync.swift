@@ -350,6 +350,25 @@ extension AddressBookCard {
 extension AddressBookSyncReport {
     /// `{"created", "updated", "deleted", "unchanged", "editsSeen", "goneOnServer", "mirroredDeletes", "conflicts", "failed"}`
     /// (`addressbook sync --json`, the web app).
+    /// The report `json` wrote (a running node's answer to `addressbook sync`); nil for another shape.
+    public init?(json: JSONValue) {
+        func count(_ key: String) -> Int? { json[key]?.integerValue.map(Int.init) }
+        func list(_ key: String) -> [String]? { json[key]?.arrayValue?.compactMap(\.stringValue) }
+        guard let created = count("created"), let updated = count("updated"), let deleted = count("deleted"), let unchanged = count("unchanged"),
+            let editsSeen = count("editsSeen"), let gone = list("goneOnServer"), let mirrored = list("mirroredDeletes"), let conflicts = list("conflicts"),
+            let failed = list("failed")
+        else { return nil }
+        self.created = created
+        self.updated = updated
+        self.deleted = deleted
+        self.unchanged = unchanged
+        self.editsSeen = editsSeen
+        self.goneOnServer = gone
+        self.mirroredDeletes = mirrored
+        self.conflicts = conflicts
+        self.failed = failed
+    }
+
     public var json: JSONValue {
         .object([
             "created": .number(Double(created)), "updated": .number(Double(updated)), "deleted": .number(Double(deleted)),

@@ -136,6 +136,7 @@ final class Controller: Sendable {
                         switch w {
                         case .card: renamed = try await runtime.cardChanged() || renamed
                         case .contacts: runtime.contactsChanged()
+                        case .addressbooks: await runtime.addressBooksChanged()
                         }
                     }
                     answer(true, ["renamed": .bool(renamed)])
@@ -165,6 +166,30 @@ final class Controller: Sendable {
                     answer(false, members)
                 } catch {
                     answer(false, Self.error("internal_error", "\(error)"))
+                }
+            }
+        case .outboxSend:
+            spawn(command, ref: ref) { [runtime] answer in
+                // The exchanges settled on this pass are said in the reply, as `outbox --send` says them.
+                let settled = NIOLockedValueBox<[JSONValue]>([])
+                let token = runtime.context.events.observe { event in
+                    if case .exchangeSettled(_, let name, let kept) = event {
+                        settled.withLockedValue { $0.append(["name": .string(name), "kept": .bool(kept)]) }
+                    }
+                }
+                let sent = await runtime.deliverQueued(wait: 0)
+                runtime.context.events.stopObserving(token)
+                answer(true, ["messages": .array(sent.map(\.json)), "settled": .array(settled.withLockedValue { $0 })])
+            }
+        case .addressBookSync(let url, let mirrorDeletes):
+            spawn(command, ref: ref) { [runtime] answer in
+                do throws(NodeError) {
+                    let books = try await runtime.syncAddressBooks(url: url, mirrorDeletes: mirrorDeletes)
+                    answer(true, ["books": .array(books.map(\.json))])
+                } catch {
+                    var members = Self.error(Self.code(error, lookingFor: "not_found"), error.message)
+                    members["failure"] = Self.described(error)
+                    answer(false, members)
                 }
             }
         case .peers:

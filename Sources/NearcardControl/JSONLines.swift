@@ -153,6 +153,12 @@ enum ControlCommand: Sendable, Equatable {
     case rotatePresence
     /// What another process changed in the book, applied by the node before the reply.
     case changed([Change])
+    /// Delivers the queued follow-ups now (and settles unconfirmed exchanges): `outbox --send` beside
+    /// a running node.
+    case outboxSend
+    /// Syncs the address book at `url` (every one when nil) now, between the node's own passes:
+    /// `addressbook sync` beside a running node.
+    case addressBookSync(url: String?, mirrorDeletes: Bool)
 
     /// What a command beside the node changed (`changed`'s `what`).
     enum Change: String, Sendable, CaseIterable {
@@ -160,6 +166,8 @@ enum ControlCommand: Sendable, Equatable {
         case card
         /// A contact deleted or changed: recognised (or no longer) at once.
         case contacts
+        /// An address-book account removed: a sync in flight on it ends before the reply, none starts after.
+        case addressbooks
     }
 
     var name: String {
@@ -172,6 +180,8 @@ enum ControlCommand: Sendable, Equatable {
         case .quit: "quit"
         case .rotatePresence: "rotate-presence"
         case .changed: "changed"
+        case .outboxSend: "outbox.send"
+        case .addressBookSync: "addressbook.sync"
         }
     }
 
@@ -251,6 +261,16 @@ enum ControlCommand: Sendable, Equatable {
                     changes.append(c)
                 }
                 command = .success(.changed(changes))
+            case "outbox.send":
+                allowed = []
+                command = .success(.outboxSend)
+            case "addressbook.sync":
+                allowed = ["url", "mirrorDeletes"]
+                if let m = o["mirrorDeletes"], m.boolValue == nil {
+                    return .failure(ParseError(message: "addressbook.sync: \"mirrorDeletes\" must be true or false", ref: ref))
+                }
+                let mirror = o["mirrorDeletes"]?.boolValue ?? false
+                command = string("url", required: false).map { .addressBookSync(url: $0, mirrorDeletes: mirror) }
             case "accept":
                 allowed = ["id", "message"]
                 command = string("id", required: true).flatMap { i in string("message", required: false).map { .accept(id: i!, message: $0) } }
@@ -284,7 +304,10 @@ enum ControlCommand: Sendable, Equatable {
                 command = .success(.quit)
             default:
                 return .failure(
-                    ParseError(message: "unknown command \"\(cmd)\" (exchange, accept, decline, message, peers, quit, rotate-presence, changed)", ref: ref))
+                    ParseError(
+                        message:
+                            "unknown command \"\(cmd)\" (exchange, accept, decline, message, peers, quit, rotate-presence, changed, outbox.send, addressbook.sync)",
+                        ref: ref))
             }
             if let extra = o.keys.first(where: { !allowed.contains($0) && $0 != "cmd" && $0 != "ref" }) {
                 return .failure(ParseError(message: "\(cmd): unknown member \"\(extra)\"", ref: ref))

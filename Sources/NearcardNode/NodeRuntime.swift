@@ -1,6 +1,7 @@
 public import Foundation
 internal import NIOConcurrencyHelpers
-import NearcardCrypto
+import NearcardAddressBook
+public import NearcardCrypto
 public import NearcardDiscovery
 import NearcardModel
 public import NearcardProtocol
@@ -121,6 +122,8 @@ public final class NodeRuntime: Sendable {
     /// A serving node's watch on a shared (PostgreSQL) store: what a command or another bot of the
     /// fleet changes there is followed at once (`followChange`).
     private let changeWatch: NIOLockedValueBox<NearcardDatabase.ChangeWatch?>
+    /// Address-book syncs, one at a time: the worker's passes and `syncAddressBooks`.
+    private let addressBookGate = SyncGate()
     private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
     private let appear: AsyncStream<DiscoveredPeer>.Continuation
     /// The node every session of this runtime belongs to (route hints set once the port is known).
@@ -283,7 +286,7 @@ public final class NodeRuntime: Sendable {
             started.append(Task { await WebhookWorker(context: context, webhook: webhook).run() })
         }
         // Contacts go to the person's CardDAV address books within seconds (docs/ADDRESSBOOK.md).
-        started.append(Task { await AddressBookWorker(context: context).run() })
+        started.append(Task { [gate = addressBookGate] in await AddressBookWorker(context: context, gate: gate).run() })
         if options.metrics {
             started.append(Task { [self] in await NodeMetrics.record(events, runtime: self) })
         }
@@ -562,7 +565,8 @@ public final class NodeRuntime: Sendable {
     /// Tries every queued message now, whatever its back-off (`outbox --send`), after looking `wait`
     /// seconds for the contacts on the LAN; returns the entries tried.
     public func deliverQueued(wait: TimeInterval) async -> [OutboxItem] {
-        let seen = wait > 0 ? ((try? await browse(seconds: wait)) ?? []) : peers.all
+        // A serving node sees the LAN all along: its peers, without a browse of its own.
+        let seen = wait > 0 && listener == nil ? ((try? await browse(seconds: wait)) ?? []) : peers.all
         // Unconfirmed exchanges are asked about on the same pass (§11).
         await ConfirmationWorker(context: context).settleDue(peers: seen, ignoringBackoff: true)
         return await OutboxWorker(context: context).deliverDue(peers: seen, ignoringBackoff: true)
@@ -596,6 +600,49 @@ public final class NodeRuntime: Sendable {
     }
 
     // MARK: What a command changed while the node runs (the control socket, docs/JSONL.md)
+
+    /// An address-book account was removed (`addressbook remove`): returns once a sync in flight has
+    /// ended; the worker's next pass reads the accounts as they are now.
+    public func addressBooksChanged() async { await addressBookGate.run {} }
+
+    /// How one address book's sync went (`addressbook sync` through the node): the report as
+    /// `AddressBookSyncReport.json` writes it, or the error's kind and sentence.
+    public struct AddressBookSyncOutcome: Sendable {
+        public let url: String
+        public let report: JSONValue?
+        public let errorKind: String?
+        public let message: String?
+
+        public var json: JSONValue {
+            var o: JSONObject = ["url": .string(url)]
+            if let report { o["report"] = report }
+            if let errorKind, let message { o["error"] = .object(["kind": .string(errorKind), "message": .string(message)]) }
+            return .object(o)
+        }
+    }
+
+    /// Syncs the address book at `url` (every one when nil) now, between the worker's passes, never
+    /// beside one. An unknown URL is `.notFound`.
+    public func syncAddressBooks(url: String?, mirrorDeletes: Bool) async throws(NodeError) -> [AddressBookSyncOutcome] {
+        let accounts: [AddressBookAccount]
+        do { accounts = try context.database.addressBooks().filter { url == nil || $0.url == url } } catch {
+            throw NodeError(storage: error, while: "reading the address books")
+        }
+        if let url, accounts.isEmpty { throw NodeError(.notFound, "no address book \(url)") }
+        let database = context.database
+        return await addressBookGate.run {
+            var out: [AddressBookSyncOutcome] = []
+            for account in accounts {
+                do throws(AddressBookError) {
+                    let r = try await AddressBookSync.sync(account, database: database, mirrorDeletes: mirrorDeletes)
+                    out.append(AddressBookSyncOutcome(url: account.url, report: r.json, errorKind: nil, message: nil))
+                } catch {
+                    out.append(AddressBookSyncOutcome(url: account.url, report: nil, errorKind: error.kind.rawValue, message: error.message))
+                }
+            }
+            return out
+        }
+    }
 
     /// Replaces the presence key (`id rotate-presence`) and announces again with the new one before
     /// returning: from then on no announcement carries a tag made with the old key, and no session

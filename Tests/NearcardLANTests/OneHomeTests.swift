@@ -62,6 +62,17 @@ import Testing
         let m = try lab.nearcard(["message", "Ada Lovelace", "Sent by the node", "--json"], home: grace.home)
         #expect(m.code == 0 && m.json["state"] == "delivered", "\(m.stderr)")
         #expect(lines.wait(seconds: 5) { $0["event"] == "message.delivered" && $0["id"] == m.json["id"] } != nil, "the node's own delivery")
+        // The outbox and the address books are the node's to send and sync too.
+        let sent = try lab.nearcard(["outbox", "--send"], home: grace.home)
+        #expect(sent.code == 0 && sent.stdout.contains("Tried 0 message(s): 0 delivered."), "\(sent.stdout) \(sent.stderr)")
+        node.send(line: #"{"cmd":"outbox.send","ref":"o1"}"#)
+        let outbox = lines.wait(seconds: 5) { $0["ref"] == "o1" }
+        #expect(outbox?["ok"] == true && outbox?["messages"] == [] && outbox?["settled"] == [], "\(outbox ?? .null)")
+        node.send(line: #"{"cmd":"addressbook.sync","ref":"a1"}"#)
+        #expect(lines.wait(seconds: 5) { $0["ref"] == "a1" }?["books"] == [])
+        node.send(line: #"{"cmd":"addressbook.sync","url":"https://dav.invalid/alice/","ref":"a2"}"#)
+        let unknown = lines.wait(seconds: 5) { $0["ref"] == "a2" }
+        #expect(unknown?["ok"] == false && unknown?["error"]?["code"] == "not_found", "\(unknown ?? .null)")
 
         // A failure is the node's too, with the exit code a lone command gives (8: nothing listens there).
         let refused = try lab.nearcard(["exchange", "127.0.0.1:9", "--yes", "--json", "--connect-budget", "2"], home: grace.home)

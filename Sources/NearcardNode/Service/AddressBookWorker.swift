@@ -10,6 +10,9 @@ import NearcardStore
 /// outbox's messages. It runs beside the sessions and never holds one up.
 package struct AddressBookWorker: Sendable {
     let context: NodeContext
+    /// One sync at a time per node: the worker's passes and a command's `addressbook sync` (through the
+    /// control socket) never write the same account at once.
+    let gate: SyncGate
 
     /// How often the book is looked at.
     package static let interval: TimeInterval = 2
@@ -18,13 +21,16 @@ package struct AddressBookWorker: Sendable {
     /// The longest wait between tries while a server is down.
     package static let longestBackoff: TimeInterval = 300
 
-    package init(context: NodeContext) { self.context = context }
+    package init(context: NodeContext, gate: SyncGate = SyncGate()) {
+        self.context = context
+        self.gate = gate
+    }
 
     package static func backoff(failures: Int) -> TimeInterval { min(pow(2, Double(max(1, failures))), longestBackoff) }
 
     package func run() async {
         while !Task.isCancelled {
-            await pass()
+            await gate.run { await pass() }
             try? await Task.sleep(nanoseconds: UInt64(Self.interval * 1e9))
         }
     }
@@ -51,5 +57,25 @@ package struct AddressBookWorker: Sendable {
     static func hasWork(_ account: AddressBookAccount, _ database: NearcardDatabase) -> Bool {
         guard let p = try? AddressBookSync.pending(account, database: database) else { return false }
         return p.toWrite + p.toDelete > 0
+    }
+}
+
+/// Runs one body at a time, in the order they came (an async mutex).
+package actor SyncGate {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    package init() {}
+
+    package func run<T: Sendable>(_ body: @Sendable () async -> T) async -> T {
+        if busy {
+            await withCheckedContinuation { waiting.append($0) }
+        } else {
+            busy = true
+        }
+        defer {
+            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+        }
+        return await body()
     }
 }

@@ -39,6 +39,22 @@ struct AddressBookCommand: AsyncParsableCommand {
         do { return .success(try await AddressBookSync.sync(account, database: db, mirrorDeletes: mirrorDeletes)) } catch { return .failure(error) }
     }
 
+    /// Syncs one account: by the node running on this home when there is one (never two syncs of one
+    /// account at once: the node's own passes wait), else here.
+    static func sync(
+        _ account: AddressBookAccount, db: NearcardDatabase, mirrorDeletes: Bool, global: GlobalOptions
+    ) async throws -> Result<AddressBookSyncReport, AddressBookError> {
+        guard let node = RunningNode.link(global) else { return await sync(account, db: db, mirrorDeletes: mirrorDeletes) }
+        let reply = try await RunningNode.call(node, ["cmd": "addressbook.sync", "url": .string(account.url), "mirrorDeletes": .bool(mirrorDeletes)])
+        try RunningNode.check(reply)
+        guard let book = reply["books"]?.arrayValue?.first(where: { $0["url"]?.stringValue == account.url }) else {
+            return .failure(AddressBookError(.store, "\(account.url) was removed while the running node synced"))
+        }
+        if let report = book["report"].flatMap(AddressBookSyncReport.init(json:)) { return .success(report) }
+        let kind = book["error"]?["kind"]?.stringValue.flatMap(AddressBookErrorKind.init(rawValue:)) ?? .server
+        return .failure(AddressBookError(kind, book["error"]?["message"]?.stringValue ?? "the running node did not say why the sync failed"))
+    }
+
     /// How long `exchange` waits for the address books after a new contact before it leaves the rest
     /// to the next sync (a running node's, or `addressbook sync`).
     static let exchangeSyncBudget: Double = 5
@@ -159,7 +175,7 @@ struct AddressBookCommand: AsyncParsableCommand {
                 if json { Console.json(.object(doc)) } else { Console.out(added) }
                 return
             }
-            switch await AddressBookCommand.sync(account, db: db, mirrorDeletes: false) {
+            switch try await AddressBookCommand.sync(account, db: db, mirrorDeletes: false, global: global) {
             case .success(let report):
                 if json {
                     doc["sync"] = report.json
@@ -190,6 +206,8 @@ struct AddressBookCommand: AsyncParsableCommand {
             let db = try global.existingDatabase()
             let account = try AddressBookCommand.account(url, in: db)
             try db.removeAddressBook(url: account.url)
+            // A running node's pass in flight on it ends before this returns; none starts after.
+            try await RunningNode.changed(global, ["addressbooks"])
             // A password Nearcard kept in the Secret Service goes with the account (a file is the person's own).
             if account.credential.hasPrefix("secret-service:") { SecretService.clear(account.credential) }
             Console.out("Removed \(account.url); the cards already written there stay until you delete them there.")
@@ -214,7 +232,7 @@ struct AddressBookCommand: AsyncParsableCommand {
             var docs: [JSONValue] = []
             var firstError: AddressBookError?
             for account in accounts {
-                switch await AddressBookCommand.sync(account, db: db, mirrorDeletes: mirrorDeletes) {
+                switch try await AddressBookCommand.sync(account, db: db, mirrorDeletes: mirrorDeletes, global: global) {
                 case .success(let report):
                     if json {
                         var o = report.json.objectValue ?? [:]

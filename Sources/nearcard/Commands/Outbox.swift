@@ -39,7 +39,18 @@ extension Outbox {
         var wait: Double = 3
 
         func run() async throws {
-            if send {
+            if send, let node = RunningNode.link(global) {
+                // The running node sends them, from its own view of the LAN (one sender per home).
+                let reply = try await RunningNode.call(node, ["cmd": "outbox.send"])
+                try RunningNode.check(reply)
+                let sent = reply["messages"]?.arrayValue ?? []
+                if !json {
+                    for s in reply["settled"]?.arrayValue ?? [] {
+                        Console.out(SessionStory.settled(name: s["name"]?.stringValue ?? "?", kept: s["kept"]?.boolValue ?? false))
+                    }
+                    Console.out("Tried \(sent.count) message(s): \(sent.filter { $0["state"] == "delivered" }.count) delivered.")
+                }
+            } else if send {
                 let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
                 // Unconfirmed exchanges are settled on the same pass: each one settled is said.
                 let settled = Mutex<[String]>([])
