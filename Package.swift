@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The C libraries: the only modules that see C. Most are linked as the program starts; CAvahi,
@@ -111,6 +112,7 @@ let package = Package(
                 "NearcardAddressBook",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ], packageAccess: false),
 
         // Programs' faces above the facade: the JSON-lines interface (events out, commands in) and the bot's

@@ -107,6 +107,40 @@ final class NotifySocket: @unchecked Sendable {
         #expect(lines.wait(seconds: 1) { $0["event"] == "exchange.completed" } != nil)
         #expect(try ada.contacts().count == 1)
     }
+
+    /// `ui` and `bot` run the same service group as `listen` (issue 47, one lifecycle): READY once all
+    /// serves (the page bound, for ui), WATCHDOG while the loops answer, STOPPING on SIGTERM, exit 0 —
+    /// and the control socket gone with them.
+    @Test(arguments: ["ui", "bot"]) func everyNodeFaceIsSupervisedAlike(_ face: String) throws {
+        let lab = try Lab("sd")
+        let person = try TestPerson(name: "Grace")
+        defer { person.cli.cleanUp() }
+        let notify = try NotifySocket()
+        var args = [CLI.executable.path, face, "--no-discovery", "--port", "0", "--home", person.home.path]
+        if face == "ui" {
+            args += ["--no-browser", "--ui-port", "7461"]
+        } else {
+            let policy = person.home.appendingPathComponent("policy.json")
+            try #"{"version": 1, "accept": "everyone"}"#.write(to: policy, atomically: true, encoding: .utf8)
+            TestAccount.give(policy.path)
+            args += ["--policy", policy.path]
+        }
+        let output = log(face)
+        let node = try lab.spawn(["/usr/bin/env", "NOTIFY_SOCKET=\(notify.path)", "WATCHDOG_USEC=400000"] + args, log: output)
+        let ready = notify.wait(seconds: 15) { $0.contains("READY=1") }
+        #expect(ready?.contains("STATUS=serving, 0 sessions, 0 exchanges") == true, "\(face): \(notify.messages)")
+        if face == "ui" {
+            // READY comes once the page answers.
+            #expect(Reachable.tcp("127.0.0.1", 7461, inside: lab), "ui said READY before its page served")
+        }
+        #expect(notify.wait(seconds: 3) { $0 == "WATCHDOG=1" } != nil, "\(face): no watchdog ping at 0.4 s: \(notify.messages)")
+        let socket = person.home.appendingPathComponent("control.sock").path
+        #expect(FileManager.default.fileExists(atPath: socket))
+        node.signal(SIGTERM)
+        #expect(notify.wait(seconds: 5) { $0.contains("STOPPING=1") } != nil, "\(face): \(notify.messages)")
+        #expect(node.wait() == 0, "\(face): \((try? String(contentsOf: output, encoding: .utf8)) ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: socket), "\(face) left its control socket behind")
+    }
 }
 
 /// Whether a TCP connection to `host:port` inside a lab's namespace is accepted.

@@ -61,47 +61,23 @@ enum NodeCommand {
         let control = startControl(home: home, runtime: runtime) { note in
             if let session { session.warn(note) } else { Console.err("nearcard: \(note)") }
         }
-        defer { control?.stop() }
         if !jsonl {
             let label = identity.name.map { "“\($0)”" } ?? "(no name)"
             Console.out("Listening on port \(runtime.port ?? node.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
         }
-        // Under systemd (Type=notify): READY, a STATUS kept current, WATCHDOG while the loops answer.
-        let service = ServiceNotifier(environment: global.environment)
-        let supervision = service.isActive ? supervise(runtime, service: service, events: events) : nil
-
-        // A stop: `quit` on stdin (nil), or a signal. SIGTERM (systemd's stop, `kill`) drains: no new
-        // sessions, those in flight get --grace seconds to finish. Ctrl-C stops at once.
-        let (stop, stopper) = AsyncStream.makeStream(of: Int32?.self)
-        session?.serve(runtime, commands: StdinLines.stream(), quit: { stopper.yield(nil) })
-        let interrupts = NodeSetup.interrupts()
-        let signals = Task {
-            for await signal in interrupts {
-                stopper.yield(signal)
-                return
-            }
-        }
-        var received: Int32?? = nil
-        for await s in stop {
-            received = s
-            break
-        }
-        signals.cancel()
-        if received == .some(SIGTERM) {
-            let open = runtime.openSessions
-            service.stopping(status: "stopping, \(open) session\(open == 1 ? "" : "s") finishing")
-            await drain(runtime, node: node, saying: !jsonl)
-        } else {
-            service.stopping(status: "stopping")
-        }
-        supervision?.cancel()
+        // One service group until a stop (NodeLifecycle): `quit` on stdin or Ctrl-C at once, SIGTERM
+        // (systemd's stop, `kill`) drains.
+        let (quit, quitter) = AsyncStream.makeStream(of: Void.self)
+        session?.serve(runtime, commands: StdinLines.stream(), quit: { quitter.finish() })
+        _ = try await NodeLifecycle.run(
+            runtime: runtime, grace: node.grace, metrics: metricsServer, web: nil, control: control,
+            notifier: ServiceNotifier(environment: global.environment), events: events, quit: quit,
+            stopping: { how, open in if !jsonl { sayStopping(how, open: open, grace: node.grace) } },
+            leftOpen: { left in sayLeftOpen(left, grace: node.grace) })
         defer { context.database.compact() } // a clean stop leaves no WAL behind
         if let session {
-            await runtime.stop()
             await session.finish()
         } else {
-            if received != .some(SIGTERM) { Console.out("\nStopping…") }
-            await runtime.stop()
             // Let the printer write what is already queued.
             try? await Task.sleep(nanoseconds: 50_000_000)
             events.finish()
@@ -148,11 +124,17 @@ enum NodeCommand {
         NodeLog.attach(to: events, logger: Logger(label: "nearcard"))
     }
 
-    /// SIGTERM's stop (systemd's, `kill`): no new sessions; those in flight get --grace seconds to finish.
-    static func drain(_ runtime: NodeRuntime, node: NodeOptions, saying: Bool) async {
-        if saying { Console.out("\nStopping: no new sessions; \(runtime.openSessions) in flight get up to \(Int(node.grace)) s…") }
-        let left = await runtime.drain(grace: node.grace)
-        if left > 0 { Console.err("nearcard: \(left) session(s) did not finish within \(Int(node.grace)) s and were closed") }
+    /// What a terminal sees as the node stops: SIGTERM's drain (no new sessions; those in flight get
+    /// --grace seconds to finish), or a stop at once.
+    static func sayStopping(_ how: NodeLifecycle.Stop, open: Int, grace: TimeInterval) {
+        switch how {
+        case .drain: Console.out("\nStopping: no new sessions; \(open) in flight get up to \(Int(grace)) s…")
+        case .atOnce: Console.out("\nStopping…")
+        }
+    }
+
+    static func sayLeftOpen(_ left: Int, grace: TimeInterval) {
+        Console.err("nearcard: \(left) session(s) did not finish within \(Int(grace)) s and were closed")
     }
 
     /// Tells systemd the node is ready, keeps its STATUS= current as sessions start and end, and feeds

@@ -7,6 +7,8 @@ import NearcardNode
 import NearcardProcess
 import NearcardStore
 import NearcardWeb
+import ServiceLifecycle
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -96,44 +98,35 @@ struct UICommand: AsyncParsableCommand {
         try FileIO.writeAtomically(SecureBytes(Array(token.utf8)), to: tokenPath, mode: 0o600, replace: true)
         let web = WebUI(runtime: runtime, options: WebUI.Options(address: address, port: uiPort, token: token, secretsDirectory: global.resolvedHome.path))
 
-        enum Start: Sendable {
-            case running
-            case failed(any Error)
-        }
-        let (starts, start) = AsyncStream.makeStream(of: Start.self)
-        let server = Task {
-            do { try await web.run(onRunning: { start.yield(.running) }) } catch { start.yield(.failed(error)) }
-            start.finish()
-        }
-        var failure: (any Error)?
-        for await s in starts {
-            if case .failed(let why) = s { failure = why }
-            break
-        }
-        if let failure {
-            await runtime.stop()
-            throw CLIError(.environment, "cannot serve the web app on \(address):\(uiPort): \(Self.reason(failure)); choose another port with --ui-port")
-        }
-        // A second `ui` of this home opens this page: it finds it here (its token is in ui-token).
-        let base = "http://\(address == "::1" ? "[::1]" : address):\(uiPort)"
-        lock.record(NodeLock.Holder(command: "ui", pid: Int(getpid()), port: runtime.port, page: base))
         let control = NodeCommand.startControl(home: home, runtime: runtime) { Console.err("nearcard: \($0)") }
-        defer { control?.stop() }
-        // Said as it is: opened in a browser, or only served (--no-browser, no xdg-open).
-        if !noBrowser && Self.open(web.address) {
-            Console.out("Opened Nearcard in your browser: \(web.address)")
-        } else {
-            Console.out("Nearcard's page: \(web.address)")
-            Console.out("  (open that address in a browser on this computer; nothing was opened)")
-        }
-        Console.out(
-            "Listening for exchanges on port \(runtime.port ?? node.port) as \(context.identity.name ?? "(no name)"), fingerprint \(context.identity.fingerprint). Ctrl-C to stop."
-        )
-        if !DesktopNotification.available {
-            Console.err(
-                "nearcard: desktop notifications are not available here (no session bus): a request that arrives while no page is open waits unseen until it times out; keep the page open"
+        // Once the page serves: a second `ui` of this home finds it (its token is in ui-token), the
+        // browser opens it, systemd hears READY.
+        let (ready, readyNow) = AsyncStream.makeStream(of: Void.self)
+        let (page, pageUp) = AsyncStream.makeStream(of: Void.self)
+        final class Served: Sendable { let value = Mutex(false) }
+        let served = Served()
+        let base = "http://\(address == "::1" ? "[::1]" : address):\(uiPort)"
+        let greeter = Task { [noBrowser] in
+            for await _ in page {}
+            guard !Task.isCancelled else { return }
+            lock.record(NodeLock.Holder(command: "ui", pid: Int(getpid()), port: runtime.port, page: base))
+            // Said as it is: opened in a browser, or only served (--no-browser, no xdg-open).
+            if !noBrowser && Self.open(web.address) {
+                Console.out("Opened Nearcard in your browser: \(web.address)")
+            } else {
+                Console.out("Nearcard's page: \(web.address)")
+                Console.out("  (open that address in a browser on this computer; nothing was opened)")
+            }
+            Console.out(
+                "Listening for exchanges on port \(runtime.port ?? node.port) as \(context.identity.name ?? "(no name)"), fingerprint \(context.identity.fingerprint). Ctrl-C to stop."
             )
+            if !DesktopNotification.available {
+                Console.err(
+                    "nearcard: desktop notifications are not available here (no session bus): a request that arrives while no page is open waits unseen until it times out; keep the page open"
+                )
+            }
         }
+        defer { greeter.cancel() }
         // The terminal tells the story too: requests as they arrive, and how each exchange ended.
         let teller = Task { [events = events.subscribe()] in
             for await event in events {
@@ -182,23 +175,41 @@ struct UICommand: AsyncParsableCommand {
         }
         defer { notifier.cancel() }
 
-        var received: Int32? = nil
-        for await signal in NodeSetup.interrupts() {
-            received = signal
-            break
+        // One service group until a stop (NodeLifecycle): Ctrl-C at once; SIGTERM (a service's stop) drains,
+        // the page still up to answer the requests of the sessions in flight.
+        do {
+            _ = try await NodeLifecycle.run(
+                runtime: runtime, grace: node.grace, metrics: metricsServer,
+                web: WebService(
+                    web: web,
+                    running: {
+                        served.value.withLock { $0 = true }
+                        pageUp.finish()
+                        readyNow.finish()
+                    }),
+                control: control, notifier: ServiceNotifier(environment: global.environment), events: events, ready: ready,
+                // A page that never served (its port taken) is said as the one error below, no "Stopping…".
+                stopping: { how, open in if served.value.withLock({ $0 }) { NodeCommand.sayStopping(how, open: open, grace: node.grace) } },
+                leftOpen: { left in NodeCommand.sayLeftOpen(left, grace: node.grace) })
+        } catch {
+            throw CLIError(.environment, "cannot serve the web app on \(address):\(uiPort): \(Self.reason(error)); choose another port with --ui-port")
         }
-        if received == SIGTERM {
-            // The page stays up while sessions in flight finish: a request waiting for you can still be answered.
-            await NodeCommand.drain(runtime, node: node, saying: true)
-        } else {
-            Console.out("\nStopping…")
-        }
-        await web.closeStreams()
-        server.cancel()
-        _ = await server.value
-        await runtime.stop()
         try? FileManager.default.removeItem(atPath: tokenPath)
         context.database.compact() // a clean stop leaves no WAL behind
+    }
+
+    /// The web app in the node's service group: it serves until the group stops, after the node and
+    /// the control socket; its event streams are closed first, so no open page holds the stop up.
+    struct WebService: Service {
+        let web: WebUI
+        let running: @Sendable () -> Void
+        func run() async throws {
+            try await withGracefulShutdownHandler {
+                try await web.run(onRunning: running)
+            } onGracefulShutdown: {
+                Task { [web] in await web.closeStreams() }
+            }
+        }
     }
 
     /// A bind failure as a person reads it ("the port is in use"), not the socket call's description.
