@@ -91,8 +91,7 @@ let package = Package(
         .target(
             name: "NearcardWeb",
             dependencies: [
-                "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardControl", "NearcardQR", "NearcardScan",
-                "NearcardAddressBook",
+                "NearcardCrypto", "NearcardModel", "NearcardDiscovery", "NearcardNode", "NearcardControl", "NearcardQR", "NearcardScan",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -162,7 +161,7 @@ let package = Package(
             name: "NearcardNode",
             dependencies: [
                 "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardSemaphore", "NearcardAddressBook",
-                "CLibC",
+                "NearcardQR", "NearcardScan", "CLibC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -4,7 +4,6 @@ import NearcardCrypto
 import NearcardModel
 import NearcardNode
 import NearcardQR
-import NearcardStore
 
 /// The "My card" page's API: the card, what each exchange shares, and the card as QR codes.
 extension WebUI {
@@ -14,7 +13,7 @@ extension WebUI {
             let body = try await Self.body(request)
             let card: Card
             do { card = try Self.card(from: body) } catch let e as ModelError { return Self.error(.badRequest, e.message) }
-            do { try self.runtime.context.database.saveMyCard(card) } catch let e as StoreError { return Self.error(.badRequest, e.message) }
+            do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.message) }
             return Self.json(try self.cardState())
         }
         router.put("/api/sharing") { request, _ in
@@ -24,7 +23,7 @@ extension WebUI {
             }
             let fields: Set<CardField>
             do { fields = try CardField.parseList(names.joined(separator: ",")) } catch let e as ModelError { return Self.error(.badRequest, e.message) }
-            try self.runtime.context.database.saveSharingPolicy(SharingPolicy(fields: fields))
+            try await self.app.share(fields)
             return Self.json(try self.cardState())
         }
         router.get("/api/card/qr") { request, _ in
@@ -38,13 +37,11 @@ extension WebUI {
 
     /// `{card, sharing, preview}`: the card, the fields every exchange discloses, and exactly what a peer receives.
     func cardState() throws -> JSONValue {
-        let db = runtime.context.database
-        let mine = try db.myCard()
-        let policy = try db.sharingPolicy()
+        let (mine, policy) = try app.card()
         return [
-            "card": mine?.card.json ?? .null,
+            "card": mine?.json ?? .null,
             "sharing": .array(policy.orderedFieldNames.map { .string($0) }),
-            "preview": mine.map { $0.card.filtered(to: policy.fields).json } ?? .null,
+            "preview": mine.map { $0.filtered(to: policy.fields).json } ?? .null,
             "fields": .array(CardField.allCases.map { .string($0.rawValue) }),
             "labels": .object(JSONObject(CardField.allCases.map { ($0.rawValue, .string($0.label)) })),
         ]
@@ -84,15 +81,14 @@ extension WebUI {
 
     /// The QR frames of the card in the requested format (`format`: plaintext, zk, did-signed).
     func codeFrames(_ request: Request) throws -> [String] {
-        let db = runtime.context.database
-        guard let mine = try db.myCard() else { throw HTTPError(.notFound, message: "no card yet: fill in My card first") }
         let name = request.uri.queryParameters.get("format") ?? "zk"
         guard let format = CardCode.Format(rawValue: name) else { throw HTTPError(.badRequest, message: "no QR format \(name)") }
         let now = Date()
-        let payload = try CardCode.payload(
-            format, card: mine.card, fields: try db.sharingPolicy().fields,
-            keys: runtime.context.keys, issuerProof: try db.issuerProof(),
-            now: now, until: now.addingTimeInterval(24 * 3600))
+        let payload: String
+        do throws(NodeError) { payload = try app.cardCode(format, now: now, until: now.addingTimeInterval(24 * 3600)) } catch {
+            if error.kind == .notFound { throw HTTPError(.notFound, message: "no card yet: fill in My card first") }
+            throw error
+        }
         return try QRFrames.plan(payload)
     }
 

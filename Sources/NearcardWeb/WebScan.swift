@@ -29,7 +29,7 @@ extension WebUI {
                 texts = (body["text"]?.stringValue ?? "").split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
                 guard !texts.isEmpty else { return Self.error(.badRequest, "paste the text of a code, or drop an image") }
             }
-            var session = ScanSession(database: self.runtime.context.database, ownDID: self.runtime.context.identity.did)
+            var session = self.app.scanSession()
             var reports: [JSONValue] = []
             for text in texts { reports.append(try session.scan(text).report) }
             return Self.json(.array(reports))

@@ -7,7 +7,6 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 public import NearcardNode
-import NearcardStore
 import Synchronization
 
 /// `nearcard ui`: the node's pages and API on loopback (docs/WEBUI.md). Everything goes through the
@@ -34,12 +33,15 @@ public final class WebUI: Sendable {
     public static let maximumBodyLength = 16 * 1024
 
     let runtime: NodeRuntime
+    /// What the pages do with the home: the facade over the node (never the book directly).
+    let app: NearcardApp
     let options: Options
     let feed = Feed()
     let pending = Mutex<[String: JSONValue]>([:])
 
     public init(runtime: NodeRuntime, options: Options) {
         self.runtime = runtime
+        self.app = NearcardApp(runtime: runtime)
         self.options = options
     }
 
@@ -179,40 +181,27 @@ public final class WebUI: Sendable {
         router.get("/api/state") { _, _ in Self.json(self.state()) }
         router.get("/api/events") { _, _ in self.events() }
         router.get("/api/contacts") { _, _ in
-            Self.json(.array(try self.runtime.context.database.contacts().map(\.json)))
+            Self.json(.array(try self.app.contacts().map(\.json)))
         }
         router.get("/api/contacts/:id") { _, context in
             let id = try context.parameters.require("id")
-            guard let contact = try self.runtime.context.database.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
+            guard let contact = try self.app.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
             return Self.json(contact.json)
         }
         router.get("/api/contacts/:id/vcard") { _, context in
             let id = try context.parameters.require("id")
-            guard let c = try self.runtime.context.database.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
-            return Self.download(
-                VCard.serialize(c.card, notes: c.notes, did: c.didPublicKey, uid: c.id), type: "text/vcard; charset=utf-8",
-                name: Self.fileName(c.name) + ".vcf")
+            guard let c = try self.app.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
+            return Self.download(NearcardApp.vCard(c), type: NearcardApp.ExportFormat.vcard.mediaType, name: Self.fileName(c.name) + ".vcf")
         }
         router.get("/api/export/:format") { _, context in
-            let contacts = try self.runtime.context.database.contacts()
-            switch try context.parameters.require("format") {
-            case "vcard":
-                return Self.download(
-                    contacts.map { VCard.serialize($0.card, notes: $0.notes, did: $0.didPublicKey, uid: $0.id) }.joined(),
-                    type: "text/vcard; charset=utf-8", name: "contacts.vcf")
-            case "json":
-                return Self.download(JSONValue.array(contacts.map(\.json)).prettyText + "\n", type: "application/json", name: "contacts.json")
-            case "graph":
-                return Self.download(GraphExport.json(contacts: contacts, exportedAt: Date()).prettyText + "\n", type: "application/json", name: "graph.json")
-            default:
+            guard let format = NearcardApp.ExportFormat(rawValue: try context.parameters.require("format")) else {
                 return Self.error(.notFound, "export as vcard, json or graph")
             }
+            return Self.download(try self.app.export(format), type: format.mediaType, name: format.fileName)
         }
         router.delete("/api/contacts/:id") { _, context in
             let id = try context.parameters.require("id")
-            guard try self.runtime.context.database.contact(id: id) != nil else { return Self.error(.notFound, "no contact \(id)") }
-            try self.runtime.context.database.deleteContact(id: id)
-            self.runtime.contactsChanged()
+            guard try self.app.deleteContact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
             return Self.json(["ok": true])
         }
         router.post("/api/exchange") { request, _ in

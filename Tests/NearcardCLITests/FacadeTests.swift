@@ -60,6 +60,35 @@ import Testing
         }
     }
 
+    /// The faces reach the home through the facade alone: their files import none of the layers below it
+    /// (the book, the protocol's state machines, NIO). The web app is there; the CLI's files that still
+    /// open the book are listed, and the list may only shrink (issue 47).
+    @Test func eachFaceImportsOnlyTheFacade() throws {
+        let below = ["NearcardStore", "NearcardProtocol", "NIO", "NIOCore", "NIOPosix", "NIOConcurrencyHelpers"]
+        func imports(_ folder: String) throws -> [String: Set<String>] {
+            var found: [String: Set<String>] = [:]
+            let root = CLI.packageRoot.appendingPathComponent("Sources/\(folder)")
+            let walk = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
+            while let url = walk?.nextObject() as? URL {
+                guard url.pathExtension == "swift" else { continue }
+                for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") {
+                    let words = line.split(separator: " ").map(String.init)
+                    guard let i = words.firstIndex(of: "import"), i + 1 < words.count,
+                        words[..<i].allSatisfy({ $0.hasPrefix("@") || $0.hasSuffix("public") || $0 == "internal" || $0 == "package" })
+                    else { continue }
+                    if below.contains(words[i + 1]) { found[url.lastPathComponent, default: []].insert(words[i + 1]) }
+                }
+            }
+            return found
+        }
+        let web = try imports("NearcardWeb")
+        #expect(web.isEmpty, "NearcardWeb reaches below the facade: \(web)")
+        // The CLI's files that still import NearcardStore or NearcardProtocol (none imports NIO): fewer, never more.
+        let cli = try imports("nearcard")
+        #expect(cli.values.allSatisfy { !$0.contains { $0.hasPrefix("NIO") } }, "\(cli)")
+        #expect(cli.count <= 33, "a CLI file newly imports a layer below the facade: \(cli.keys.sorted())")
+    }
+
     /// `grep "^public " Sources/NearcardNode` names only the types docs/ARCHITECTURE.md lists as the facade.
     @Test func theFacadeIsWhatArchitectureMdLists() throws {
         let node = CLI.packageRoot.appendingPathComponent("Sources/NearcardNode")
