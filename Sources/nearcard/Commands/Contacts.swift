@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardModel
+import NearcardNode
 import NearcardStore
 
 /// `nearcard contacts …`: the contact book.
@@ -218,14 +219,8 @@ struct Contacts: AsyncParsableCommand {
 
         func run() async throws {
             let contacts = try global.existingDatabase().contacts()
-            let text: String
-            if vcard {
-                text = contacts.map { VCard.serialize($0.card, notes: $0.notes, did: $0.didPublicKey, uid: $0.id) }.joined()
-            } else if json {
-                text = JSONValue.array(contacts.map(\.json)).prettyText + "\n"
-            } else {
-                text = GraphExport.json(contacts: contacts, exportedAt: Date()).prettyText + "\n"
-            }
+            // The one export every face uses (the web app's Export too).
+            let text = NearcardApp.export(contacts, as: vcard ? .vcard : json ? .json : .graph)
             if let out {
                 try FileIO.writeAtomically(SecureBytes(Array(text.utf8)), to: out, mode: 0o600, replace: true)
                 Console.err("Exported \(contacts.count) contact(s) to \(out)")

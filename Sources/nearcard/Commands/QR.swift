@@ -59,19 +59,18 @@ struct QR: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let db = try global.database()
-            guard let mine = try db.myCard() else { throw CLIError(.notFound, "you have no card yet; make one with: nearcard card set --name …") }
-            let policy = try fields.map { SharingPolicy(fields: try CardField.parseList($0)) } ?? (try db.sharingPolicy())
+            let chosen = try fields.map { try CardField.parseList($0) }
+            let app = NearcardApp(runtime: NodeRuntime.open(context: try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))))
+            guard let mine = try app.card().card else { throw CLIError(.notFound, "you have no card yet; make one with: nearcard card set --name …") }
             let now = Date()
             let until = now.addingTimeInterval(try Durations.parse(expires))
-            let payload = try CardCode.payload(
-                format, card: mine.card, fields: policy.fields,
-                keys: try global.unlockIdentity(), issuerProof: try db.issuerProof(), now: now, until: until)
+            // Signed inside the facade (the web app's codes too), with keys that never reach this face.
+            let payload = try app.cardCode(format, fields: chosen, now: now, until: until)
             // A code drawn in the terminal fits its window; files and text use a code's full capacity.
             var capacity = QRMatrix.maximumBytes
             var drawing = QRMatrix.Glyphs(rawValue: glyphs) ?? .halfBlocks
             // Short, so that it and a frame's number fit an 80-column line under the code.
-            let caption = "\(mine.card.name) · \(format.rawValue) · until \(Self.minutes(until))"
+            let caption = "\(mine.name) · \(format.rawValue) · until \(Self.minutes(until))"
             if out == nil, !text, Console.stdoutIsTerminal, let window = Console.terminalSize {
                 // Under the code: the caption (as long as a frame's), a note (sextants; Ctrl-C for frames),
                 // the shell's next prompt; the caption as many lines as it wraps to.
