@@ -8,7 +8,7 @@ PREFIX ?= /usr/local
 # Full RELRO (-z now: every symbol bound at start, the GOT read-only after), as Debian's hardening asks.
 RELEASE_FLAGS = -c release --product nearcard --static-swift-stdlib -Xlinker --no-export-dynamic -Xlinker -z -Xlinker now
 
-.PHONY: all deps build test check lint demo release install deb walk bench fuzz faults soak screenshots clean help
+.PHONY: all deps build test check lint demo release install deb walk bench fuzz faults outages soak screenshots clean help
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo "make deb      build the Debian package (build/nearcard_VERSION_ARCH.deb), checked with lintian"
 	@echo "make fuzz     run every libFuzzer target 10 min or 5M runs (FUZZ_SECONDS, FUZZ_RUNS, FUZZ_TARGETS)"
 	@echo "make faults   the fault lab's report: an exchange cut at every frame, and at 5/20/50 % loss [FAULT_LOSS=\"5,20,50\" FAULT_RUNS=10]"
+	@echo "make outages  a bot's PostgreSQL frozen and stopped mid-exchange, 960 runs: no exchange may end split (~10 min)"
 	@echo "make walk     a new person's first hour on the package make deb built, as an ordinary account (installs it, then removes it)"
 	@echo "make screenshots  README's pictures of the web app, taken by the Chromium test from the real pages (docs/images/ui-*.png)"
 	@echo "make soak     one listener serving an hour of honest, flooding and faulty traffic; fails on growth or a lost message [SOAK_MINUTES=60]"
@@ -87,6 +88,13 @@ faults: deps
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	NEARCARD_FAULT_LOSS=$(FAULT_LOSS) NEARCARD_FAULT_RUNS=$(FAULT_RUNS) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --filter "FaultLabTests|halfOpenFlood" 2>&1 \
 		| sed -n '/^fault lab/,/^[^ ]/p' | grep -v '^[◇✔✘━↳]'
+
+# A bot's database that stalls (Tests/NearcardLANTests/StoreOutageTests.swift): PostgreSQL frozen and
+# stopped for 5, 15, 40 and 120 s at four steps of an exchange, ten runs each, alone, beside a node and
+# with a fleet of two bots; no exchange may end split. `make test` runs 5 and 40 s, twice each. About 10 minutes.
+outages: deps
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	NEARCARD_OUTAGE_MATRIX=full $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --filter StoreOutageTests
 
 # The soak run (scripts/soak.py): one listener as an ordinary user for SOAK_MINUTES under honest exchanges,
 # follow-ups, floods and faulty links, sampled every minute; it fails on growth past its bounds, a lost or

@@ -154,6 +154,7 @@ extension NearcardDatabase {
     /// nothing: the answer stays false, and the peer puts back what it had before.
     public func answerConfirmation(edge: String, pubKey: String, now: Date = Date()) throws(StoreError) -> Bool {
         try write { db in
+            try db.lock("exchange:" + edge)
             let row = try db.row("SELECT graphExportEdgeId FROM contact WHERE pubKey = ?", pubKey)
             let currentEdge: String? = try row.flatMap { try $0[0] }
             guard currentEdge == edge else {

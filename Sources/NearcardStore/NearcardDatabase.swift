@@ -412,6 +412,10 @@ public final class NearcardDatabase: Sendable {
         // Few round trips, as a fleet's server is a network away: the stored contact read (and locked)
         // once, then every row written by one statement (PostgreSQL; SQLite runs them one by one).
         try write { db in
+            // One exchange's record and the answer to its confirmation query never run side by side
+            // (on PostgreSQL both lock the edge; SQLite writes one at a time): otherwise each could
+            // find the other's row missing and both commit — stored here, withdrawn there.
+            if case .final(let edge?) = confirmation { try db.lock("exchange:" + edge) }
             if case .final(let edge?) = confirmation, try db.row("SELECT 1 FROM withdrawnExchange WHERE edge = ?", edge) != nil {
                 throw StoreError(.withdrawn, "the peer already asked about this exchange and was told it is not kept; it is not stored now")
             }
@@ -644,7 +648,27 @@ public final class NearcardDatabase: Sendable {
 
     @discardableResult
     func write<T>(_ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
-        try backend.write(body)
+        guard let deadline = Self.commitDeadline else { return try backend.write(body) }
+        return try backend.write { db in
+            let value = try body(db)
+            // Checked last, before the COMMIT: past it, the transaction is rolled back.
+            if Date() >= deadline { throw Self.pastDeadline }
+            return value
+        }
+    }
+
+    /// The time by which a write made in this task must have committed, if any (an exchange's phase
+    /// deadline, docs/PROTOCOL.md §12: a side past it stores nothing). Set with `committing(by:_:)`;
+    /// a PostgreSQL store stops retrying at it, and no store commits after it.
+    @TaskLocal public static var commitDeadline: Date?
+
+    /// Runs `body`, whose writes commit by `deadline` or not at all (`.pastDeadline`, `.inDoubt`).
+    public static func committing<T>(by deadline: Date?, _ body: () throws -> T) rethrows -> T {
+        try $commitDeadline.withValue(deadline, operation: body)
+    }
+
+    static var pastDeadline: StoreError {
+        StoreError(.pastDeadline, "the book did not answer before the exchange's deadline; nothing of it was stored")
     }
 }
 

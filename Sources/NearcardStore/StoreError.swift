@@ -30,6 +30,12 @@ public enum StoreErrorKind: Sendable, Equatable {
     case schemaBehind
     /// An exchange the peer was already told is not kept (docs/PROTOCOL.md §11): not stored now.
     case withdrawn
+    /// The write could not commit before the deadline it was given (an exchange's phase, §12): it was
+    /// rolled back, nothing of it is stored.
+    case pastDeadline
+    /// The commit was sent but its answer never came (the server froze or went away): whether it
+    /// landed is not known here. The exchange's settlement (§11) finds out.
+    case inDoubt
 }
 
 extension ModuleError where K == StoreErrorKind {

@@ -10,6 +10,9 @@ It accepts connections on LISTEN_PORT (127.0.0.1; --listen-host to change) and r
                     arrive), close both connections: the frames after never arrive (a dropped link).
   --stall-after K   after K frames, stop forwarding in DIRECTION ('to-listener' or 'to-dialer'),
                     keeping both connections open and silent (an outage, a frozen peer) for --hold s.
+  --pause-after K   after K frames, hold every frame (both directions) until the file --resume-file
+                    names exists; prints {"paused": K} once per connection as it starts to hold (the
+                    fault lab freezes a database at a chosen step of the exchange this way).
   --delay/--jitter  one-way latency: each frame is forwarded this many milliseconds (uniform ±
                     jitter) after it arrived, in order, without holding up the frames behind it
                     (a slow link, not a slow relay: --delay 2500 both ways is a 5 s round trip).
@@ -35,6 +38,8 @@ ap.add_argument("--delay", type=float, default=0)
 ap.add_argument("--jitter", type=float, default=0)
 ap.add_argument("--source")
 ap.add_argument("--once", action="store_true")
+ap.add_argument("--pause-after", type=int)
+ap.add_argument("--resume-file")
 ap.add_argument("--listen-host", default="127.0.0.1", help="the address to accept on (loopback unless told)")
 args = ap.parse_args()
 
@@ -42,7 +47,7 @@ args = ap.parse_args()
 async def session(dialer_r, dialer_w):
     listener_r, listener_w = await asyncio.open_connection(
         args.target_host, args.target_port, local_addr=(args.source, 0) if args.source else None)
-    state = {"frames": 0, "toListener": 0, "toDialer": 0, "cut": False, "stalled": None}
+    state = {"frames": 0, "toListener": 0, "toDialer": 0, "cut": False, "stalled": None, "sequence": ""}
     done = asyncio.Event()
 
     def close_all():
@@ -91,8 +96,14 @@ async def session(dialer_r, dialer_w):
                             state["stalled"] = state["frames"]
                             asyncio.get_running_loop().call_later(args.hold, close_all)
                         continue  # swallowed
+                    if args.pause_after is not None and state["frames"] >= args.pause_after and not resumed.is_set():
+                        if not state.get("paused"):
+                            state["paused"] = True
+                            print(json.dumps({"paused": state["frames"]}), flush=True)
+                        await resumed.wait()
                     state["frames"] += 1
                     state["toListener" if name == "to-listener" else "toDialer"] += 1
+                    state["sequence"] += ">" if name == "to-listener" else "<"
                     if sender:
                         latency = max(0, args.delay + random.uniform(-args.jitter, args.jitter)) / 1000
                         last_due = max(last_due, asyncio.get_running_loop().time() + latency)
@@ -120,8 +131,21 @@ async def session(dialer_r, dialer_w):
     print(json.dumps(state), flush=True)
 
 
+resumed = asyncio.Event()
+
+
+async def watch_resume():
+    import os
+    if args.pause_after is None:
+        return
+    while not (args.resume_file and os.path.exists(args.resume_file)):
+        await asyncio.sleep(0.02)
+    resumed.set()
+
+
 async def main():
     finished = asyncio.Event()
+    asyncio.create_task(watch_resume())
 
     async def handle(r, w):
         await session(r, w)

@@ -22,6 +22,8 @@ public final class TestPostgres: @unchecked Sendable {
     public var certificate: String { directory + "/server.crt" }
     let binaries: String
     let netns: String?
+    /// The server's options, for a start after `halt()`.
+    private var options = ""
 
     /// The server the store's suite shares (one per test process; each test makes its own database).
     public static let shared: TestPostgres = {
@@ -70,6 +72,7 @@ public final class TestPostgres: @unchecked Sendable {
             try text.write(toFile: hba, atomically: false, encoding: .utf8)
         }
         options += " -c listen_addresses='\(listen ?? "")' -c max_connections=60"
+        self.options = options
         let start = try run([bin + "/pg_ctl", "-D", directory + "/data", "-o", options, "-l", directory + "/server.log", "-w", "-t", "60", "start"])
         guard start.code == 0 else {
             let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
@@ -108,6 +111,41 @@ public final class TestPostgres: @unchecked Sendable {
         let r = try run([binaries + "/pg_ctl", "-D", directory + "/data", "-m", "fast", "-w", "-t", "60", "restart"])
         guard r.code == 0 else { throw LabError("pg_ctl restart: \(r.output)") }
     }
+
+    /// Stops the server (`pg_ctl stop -m fast`: open transactions rolled back, every connection cut)
+    /// until `resume()`; the folder stays.
+    public func halt() throws {
+        let r = try run([binaries + "/pg_ctl", "-D", directory + "/data", "-m", "fast", "-w", "-t", "60", "stop"])
+        guard r.code == 0 else { throw LabError("pg_ctl stop: \(r.output)") }
+    }
+
+    /// Starts the server `halt()` stopped, with its options.
+    public func resume() throws {
+        let r = try run([binaries + "/pg_ctl", "-D", directory + "/data", "-o", options, "-l", directory + "/server.log", "-w", "-t", "60", "start"])
+        guard r.code == 0 else { throw LabError("pg_ctl start: \(r.output)") }
+    }
+
+    /// The server's processes: the postmaster (from postmaster.pid) and its children.
+    func processes() -> [pid_t] {
+        guard let text = try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8),
+            let first = text.split(separator: "\n").first, let master = pid_t(first)
+        else { return [] }
+        var pids = [master]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == master { pids.append(pid) }
+        }
+        return pids
+    }
+
+    /// Freezes the server (SIGSTOP to every process of it): connections stay open and nothing answers,
+    /// as a server whose machine hangs. `thaw()` lets it go on where it stopped.
+    public func freeze() { for pid in processes() { kill(pid, SIGSTOP) } }
+
+    public func thaw() { for pid in processes() { kill(pid, SIGCONT) } }
 
     /// Stops the server now and removes its folder.
     public func stop() {

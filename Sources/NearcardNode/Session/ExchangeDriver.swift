@@ -308,17 +308,26 @@ final class ExchangeDriver: SessionDriver {
         Task.detached { answered(work()) }
     }
 
+    /// How long before the phase's deadline a store write must have committed: its answer reaches the
+    /// session before the timer does, so the peer hears a definite end.
+    static let commitMargin: TimeInterval = 0.5
+
     /// Stores the contact, then goes on: the responder reports the contact and confirms; the
     /// initiator, its contact unconfirmed, says `done` and waits (§11).
     private func store(_ outcome: ExchangeOutcome, confirmed: Bool) {
         let node = self.node
+        // The write commits before this side's deadline or not at all (§12: a side past a deadline
+        // stores nothing): a book that stalls longer ends the exchange, said as what it is.
+        let commitBy = connection?.secondsLeft.map { Date().addingTimeInterval($0 - Self.commitMargin) }
         // `self` is held strongly: the contact is reported (and a dialled exchange's result given) even
         // when the peer has closed the connection by the time a remote store answers.
         SessionTrace.mark("store")
         storing(
             { () -> Result<Contact, StoreFailure> in
                 Result { () throws(StoreFailure) -> Contact in
-                    do { return try node.record(outcome, confirmed: confirmed) } catch let error as StoreError {
+                    do {
+                        return try NearcardDatabase.committing(by: commitBy) { try node.record(outcome, confirmed: confirmed) }
+                    } catch let error as StoreError {
                         throw StoreFailure(error: error)
                     } catch {
                         throw StoreFailure(error: StoreError(.database, "\(error)"))
@@ -336,6 +345,11 @@ final class ExchangeDriver: SessionDriver {
                     case .success(let contact):
                         self.unconfirmed = (contact, outcome)
                         self.perform(self.machine.committed())
+                    case .failure(let failure) where failure.error.kind == .inDoubt:
+                        // Whether the book kept it is not known: the peer is told nothing and asks (§11).
+                        NodeMetrics.storeError()
+                        self.notStored = failure.error
+                        self.perform(self.machine.storeInDoubt(ProtocolError(.internalError, failure.error.message)))
                     case .failure(let failure):
                         NodeMetrics.storeError()
                         // The peer hears that nothing was kept, never the words of our store's failure

@@ -169,6 +169,12 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         context.flush()
     }
 
+    var secondsLeft: Double? {
+        guard let context else { return nil }
+        guard let end = [timerDeadline?.at, sessionDeadline].compactMap({ $0 }).min() else { return nil }
+        return Double((end - now(context)).nanoseconds) / 1e9
+    }
+
     func arm(_ kind: SessionTimer) {
         guard let context else { return }
         timer?.cancel()

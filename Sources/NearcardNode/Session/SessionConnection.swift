@@ -17,6 +17,9 @@ protocol SessionConnection: AnyObject {
     /// This side's IP address on the connection (nil when it is not connected): the address the peer
     /// demonstrably reaches us at, first in the route hints a card hands over (§10).
     var localAddress: String? { get }
+    /// Seconds until the running phase's deadline or the session's, whichever comes first (nil when
+    /// neither runs): what a store write may take before the session ends (§12).
+    var secondsLeft: Double? { get }
     /// A function that runs `body` on this connection's event loop, callable from anywhere (for work
     /// done elsewhere: a person's consent, a SQLite write).
     func onLoop<T: Sendable>(_ body: @escaping (T) -> Void) -> @Sendable (T) -> Void

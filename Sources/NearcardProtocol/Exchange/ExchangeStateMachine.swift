@@ -367,6 +367,15 @@ public struct ExchangeStateMachine: Sendable {
         return actions
     }
 
+    /// The store's commit went unanswered (the book froze or went away as it committed): whether the
+    /// contact was kept is not known here, so the peer is told nothing — the connection just ends. An
+    /// initiator then keeps its contact unconfirmed and asks (§11); the book answers once it is back.
+    public mutating func storeInDoubt(_ error: ProtocolError) -> [Action] {
+        guard case .committing = state else { return fail(error) }
+        state = .failed
+        return [.failed(error, byPeer: false)]
+    }
+
     /// A timer this machine armed ran out after `seconds`. A timer the current state no longer runs
     /// (it was replaced as the firing was on its way) is ignored.
     public mutating func timerFired(_ timer: SessionTimer, after seconds: Int) -> [Action] {

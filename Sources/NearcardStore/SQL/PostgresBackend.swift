@@ -22,6 +22,12 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
     let retryWindow: TimeInterval
     /// The longest one round trip may take before its connection counts as lost.
     static let roundTripTimeout: TimeInterval = 30
+
+    /// This round trip's limit: `roundTripTimeout`, or less when an exchange's deadline comes sooner.
+    static var roundTripLimit: TimeInterval {
+        guard let phase = NearcardDatabase.commitDeadline else { return roundTripTimeout }
+        return max(0.05, min(roundTripTimeout, phase.timeIntervalSinceNow))
+    }
     private let configuration: PostgresConnection.Configuration
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let logger: Logger
@@ -96,16 +102,27 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
     }
 
     private func transaction<T>(window: TimeInterval, _ body: (any SQLConnection) throws -> T) throws(StoreError) -> T {
-        try withConnection(window: window) { connection in
-            _ = try connection.execute("BEGIN", [])
-            do {
-                let value = try body(connection)
-                _ = try connection.execute("COMMIT", [])
-                return value
-            } catch {
-                _ = try? connection.execute("ROLLBACK", [])
-                throw error
+        // A COMMIT sent whose answer never came may have landed (a frozen server commits when it wakes).
+        var commitUnanswered = false
+        do {
+            return try withConnection(window: window) { connection in
+                _ = try connection.execute("BEGIN", [])
+                do {
+                    let value = try body(connection)
+                    do { _ = try connection.execute("COMMIT", []) } catch {
+                        if classify(error) == .connectionLost { commitUnanswered = true }
+                        throw error
+                    }
+                    return value
+                } catch {
+                    _ = try? connection.execute("ROLLBACK", [])
+                    throw error
+                }
             }
+        } catch  where commitUnanswered && [.database, .pastDeadline].contains(error.kind) {
+            throw StoreError(
+                .inDoubt,
+                "\(name) did not answer the commit before the exchange's deadline: whether it kept the exchange is settled with the peer when it asks")
         }
     }
 
@@ -155,7 +172,10 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         let connections = idle
         idle.removeAll()
         condition.unlock()
-        for connection in connections { try? block(connection.close(), timeout: 2) }
+        for connection in connections {
+            let closing: EventLoopFuture<Void> = connection.close()
+            if (try? block(closing, timeout: 2)) == nil { Self.keepUntilClosed(connection, closing) }
+        }
     }
 
     // MARK: connections
@@ -164,7 +184,13 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
     /// asks to retry) runs it again on a new one until `retryWindow` has passed.
     private func withConnection<T>(window: TimeInterval? = nil, _ body: (Connection) throws -> T) throws(StoreError) -> T {
         let window = window ?? retryWindow
-        let deadline = Date().addingTimeInterval(window)
+        // An exchange's deadline (NearcardDatabase.committing(by:)) ends the retries sooner.
+        let phase = NearcardDatabase.commitDeadline
+        let deadline = min(Date().addingTimeInterval(window), phase ?? .distantFuture)
+        func failed(_ error: any Error) -> StoreError {
+            if let phase, Date() >= phase, !(error is StoreError) { return NearcardDatabase.pastDeadline }
+            return storeError(error, window: window)
+        }
         var attempt = 0
         while true {
             attempt += 1
@@ -176,7 +202,7 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
                     pause(attempt)
                     continue
                 }
-                throw storeError(error, window: window)
+                throw failed(error)
             }
             do {
                 let value = try body(Connection(backend: self, connection: connection))
@@ -187,12 +213,12 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
                 let failure = classify(error)
                 release(connection, broken: failure == .connectionLost)
                 if failure == .connectionLost { noteLost() }
-                guard Date() < deadline else { throw storeError(error, window: window) }
+                guard Date() < deadline else { throw failed(error) }
                 switch failure {
                 case .connectionLost, .retryable:
                     pause(attempt)
                 case .final:
-                    throw storeError(error, window: window)
+                    throw failed(error)
                 }
             }
         }
@@ -255,9 +281,12 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         let id = nextID
         nextID += 1
         condition.unlock()
+        let connecting = PostgresConnection.connect(on: group.next(), configuration: configuration, id: id, logger: logger)
         do {
-            return try block(PostgresConnection.connect(on: group.next(), configuration: configuration, id: id, logger: logger), timeout: Self.roundTripTimeout)
+            return try block(connecting, timeout: Self.roundTripLimit)
         } catch {
+            // One that arrives after this stopped waiting (a server that froze mid-login) is closed, not dropped.
+            connecting.whenSuccess { Self.keepUntilClosed($0, $0.close()) }
             condition.lock()
             open -= 1
             condition.signal()
@@ -266,11 +295,17 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         }
     }
 
+    /// Holds a connection until its close completes: one given up on a frozen server closes only when
+    /// the server answers again, and a connection must not go away while it is still closing.
+    static func keepUntilClosed(_ connection: PostgresConnection, _ closing: EventLoopFuture<Void>) {
+        closing.whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
     private func release(_ connection: PostgresConnection, broken: Bool) {
         condition.lock()
         if broken || closed || connection.isClosed {
             open -= 1
-            connection.close().whenComplete { _ in }
+            Self.keepUntilClosed(connection, connection.close())
         } else {
             idle.append(connection)
         }
@@ -400,12 +435,12 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         var dialect: SQLDialect { .postgres }
 
         func execute(_ sql: String, _ arguments: [SQLValue]) throws -> Int {
-            let result = try backend.block(connection.query(query(sql, arguments), logger: backend.logger), timeout: PostgresBackend.roundTripTimeout)
+            let result = try backend.block(connection.query(query(sql, arguments), logger: backend.logger), timeout: PostgresBackend.roundTripLimit)
             return result.metadata.rows ?? 0
         }
 
         func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [SQLRow] {
-            let result = try backend.block(connection.query(query(sql, arguments), logger: backend.logger), timeout: PostgresBackend.roundTripTimeout)
+            let result = try backend.block(connection.query(query(sql, arguments), logger: backend.logger), timeout: PostgresBackend.roundTripLimit)
             var names: [String]? = nil
             return try result.rows.map { row in
                 var values: [SQLValue] = []

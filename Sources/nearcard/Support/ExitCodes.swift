@@ -77,7 +77,7 @@ func classify(_ error: any Error) -> (Exit, String) {
         case .notFound: return (.notFound, e.message)
         // The one matcher (docs/DECISIONS.md): a contact reference that names no one, or several, exits 2.
         case .unmatched: return (.malformedInput, e.message)
-        case .io, .database, .schemaBehind: return (.storage, e.message)
+        case .io, .database, .schemaBehind, .pastDeadline, .inDoubt: return (.storage, e.message)
         case .withdrawn: return (.checkFailed, e.message)
         }
     case let e as AddressBookError:
