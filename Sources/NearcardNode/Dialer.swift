@@ -42,6 +42,14 @@ package enum Dialer {
                 let timeout = min(remaining, 3 * pow(2, Double(round)))
                 switch await attempt(address, timeout: timeout, target: target, context: context, consent: consent, group: group) {
                 case .connected(let result):
+                    // A handshake that ran out before the peer said who it is: no code was shown to
+                    // anyone (the code needs both sides' reveals), so nothing can be doubled — tried
+                    // again like silence, within the budget (issue 49: a lossy link's lost replies).
+                    if let why = Self.unansweredHandshake(result), Date().timeIntervalSince(started) + 1 < budget {
+                        silent.append(address)
+                        lastFailures.append("\(address): \(why)")
+                        continue
+                    }
                     return result
                 case .silent(let why):
                     silent.append(address)
@@ -119,6 +127,13 @@ package enum Dialer {
             SessionTrace.mark("dial result")
             return attempt
         }
+    }
+
+    /// Why a session ended before the peer identified itself, when it ran out of time or lost its
+    /// connection (not a refusal of the peer's): nil for any other end.
+    static func unansweredHandshake(_ result: SessionResult) -> String? {
+        guard case .failed(let error, nil, false, nil) = result, [.timeout, .connectionLost].contains(error.code) else { return nil }
+        return error.message
     }
 
     /// A connect that timed out (or whose network said "try again"), as opposed to a definite refusal.

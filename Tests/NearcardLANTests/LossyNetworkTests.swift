@@ -40,6 +40,28 @@ import Testing
         #expect(quiet.json["name"] == "Grace")
     }
 
+    /// The connection is made but the listener's replies are lost for 12 s (every data packet from it
+    /// dropped at the dialler, its SYN-ACK and ACKs let through): the handshake runs out before the peer
+    /// said who it is — no code shown on either side — so the dial tries again itself, within its
+    /// budget, and completes (issue 49).
+    @Test func aHandshakeWhoseRepliesAreLostIsTriedAgain() throws {
+        let (a, b) = try Lab.pair()
+        let ada = try TestPerson(name: "Ada")
+        let grace = try TestPerson(name: "Grace")
+        defer {
+            ada.cli.cleanUp()
+            grace.cli.cleanUp()
+        }
+        _ = try b.listen(home: grace.home, ["--accept", "all", "--no-discovery", "--port", "7465"], log: log("grace"))
+        #expect(try a.run(["nft", "add table inet lossy; add chain inet lossy input { type filter hook input priority 0; }"]).code == 0)
+        #expect(try a.run(["nft", "add rule inet lossy input tcp sport 7465 meta length > 100 drop"]).code == 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 12) { _ = try? a.run(["nft", "delete table inet lossy"]) }
+        let r = try a.nearcard(["exchange", "\(b.vethIPv4):7465", "--yes", "--json"], home: ada.home)
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect((r.json["attempts"]?.doubleValue ?? 0) >= 2, "\(r.stdout)")
+        #expect(try ada.contacts().count == 1 && grace.contacts().count == 1)
+    }
+
     @Test func aSpentBudgetIsUnreachableWithTheAttemptsSaid() throws {
         let (a, b) = try Lab.pair()
         let ada = try TestPerson(name: "Ada")
