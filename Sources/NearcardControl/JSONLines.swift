@@ -89,8 +89,13 @@ public enum JSONLines {
             return line("message.delivered", item.json.objectValue ?? [:])
         case .messageGaveUp(let item):
             return line("message.failed", item.json.objectValue ?? [:])
-        case .rateLimited(let address, let reason):
-            return line("rate-limited", ["address": .string(address), "reason": .string(reason)])
+        case .rateLimited(let address, let reason, let count, let seconds):
+            return line(
+                "rate-limited",
+                [
+                    "address": address.map { .string($0) } ?? .null, "reason": .string(reason), "count": .number(Double(count)),
+                    "seconds": .number(Double(seconds)),
+                ])
         case .connectionsProbed(let count, let seconds, let address, let kinds):
             // Every kind JSONL.md names is there, 0 when none was seen (a reader may index any of them).
             var all: [String: Int] = ["silent": 0, "foreign": 0, "timedOut": 0, "evicted": 0, "halfOpen": 0]

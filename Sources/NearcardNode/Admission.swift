@@ -115,7 +115,12 @@ package final class Admission: Sendable {
             // The node's cap: the source holding the most gives up one, if that is fair.
             if s.connections.count >= limits.maximumSessions {
                 guard let victim = Self.fairVictim(s, for: address, source: source) else {
-                    return refuse("node at its limit of \(limits.maximumSessions) sessions")
+                    // Said as what fills it: exchanges under way, or connections that never said who they are.
+                    let sessions = s.connections.values.filter { $0.stage == .session }.count
+                    let waiting = s.connections.count - sessions
+                    return refuse(
+                        "node full: all \(limits.maximumSessions) connections taken (\(sessions) exchange\(sessions == 1 ? "" : "s") under way, "
+                            + "\(waiting) not yet identified), and no source holds more than its share")
                 }
                 toEvict.append(Self.remove(&s, victim))
             }

@@ -22,6 +22,7 @@ package final class Listener: Sendable {
     static func start(context: NodeContext, host: String, port: Int, group: any EventLoopGroup) async throws -> Listener {
         let admission = Admission(limits: context.limits)
         let probes = ProbeCounter(events: context.events, interval: context.limits.probeSummaryInterval)
+        let refusals = RefusalCounter(events: context.events, interval: context.limits.probeSummaryInterval)
         let mailbox = MailboxAuthority(context: context)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
@@ -36,9 +37,9 @@ package final class Listener: Sendable {
                 // The node stopping: the session ends with a reason and reports it (not just a closed socket).
                 let stop: @Sendable () -> Void = { channel.pipeline.fireUserInboundEventTriggered(NodeStopping()) }
                 switch admission.admit(address: address, evict: evict, stop: stop) {
-                case .refuse(let reason, let report):
+                case .refuse(let reason, _):
                     NodeMetrics.connectionRefused()
-                    if report { context.events.emit(.rateLimited(address: address, reason: reason)) }
+                    refusals.record(reason, from: address)
                     return channel.close()
                 case .admit(let ticket):
                     channel.closeFuture.whenComplete { _ in admission.release(ticket) }

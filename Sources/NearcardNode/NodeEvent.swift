@@ -43,8 +43,10 @@ public enum NodeEvent: Sendable {
     /// A queued message was delivered (or found already delivered), or failed for good.
     case messageDelivered(OutboxItem)
     case messageGaveUp(OutboxItem)
-    /// An address hit a limit; reported once per address per minute, not per connection.
-    case rateLimited(address: String, reason: String)
+    /// `count` connections from `address` were refused in the last `seconds` (the reason the last one
+    /// met): summed like probes, one line per address per interval, at most 64 addresses with a line of
+    /// their own (`address` nil: the rest, together).
+    case rateLimited(address: String?, reason: String, count: Int, seconds: Int)
     /// `count` connections from `address` ended before identifying a session in the last `seconds`
     /// (port scans, probes, idle sockets, half-open sessions): one summary per address, not a line each
     /// (`address` nil: the addresses past the per-interval limit, together). `kinds` counts them by how

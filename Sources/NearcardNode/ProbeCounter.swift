@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 internal import NIOConcurrencyHelpers
 
 /// What a listener learnt of an admitted connection before it became a session.
@@ -94,5 +94,77 @@ final class ProbeCounter: Sendable {
             .connectionsProbed(
                 count: total, seconds: Int(interval.rounded()), address: address,
                 kinds: Dictionary(uniqueKeysWithValues: kinds.map { ($0.key.rawValue, $0.value) })))
+    }
+}
+
+/// Counts the connections admission refused (a rate, a cap), and reports them like probes: per address
+/// per interval, the first refusal said at once and the rest summed at the interval's end; at most
+/// `ProbeCounter.maximumAddressesPerSummary` addresses get a line of their own in an interval, the rest
+/// share one without an address. A flood from 200 addresses is 65 lines a half-minute, not 200.
+package final class RefusalCounter: Sendable {
+    private struct State {
+        /// Refusals not yet said, by address: how many, and the last reason.
+        var counts: [String: (count: Int, reason: String)] = [:]
+        /// Addresses already said once in this interval (later refusals wait for the summary).
+        var said: Set<String> = []
+        var flushScheduled = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let events: EventBus
+    private let interval: TimeInterval
+
+    package init(events: EventBus, interval: TimeInterval) {
+        self.events = events
+        self.interval = interval
+    }
+
+    /// One refused connection from `address`, for `reason`.
+    package func record(_ reason: String, from address: String) {
+        let (first, schedule) = state.withLockedValue { s -> (Bool, Bool) in
+            defer { s.flushScheduled = true }
+            // A new address is said at once while there is room for it in this interval's lines.
+            if !s.said.contains(address) && s.said.count < ProbeCounter.maximumAddressesPerSummary {
+                s.said.insert(address)
+                return (true, !s.flushScheduled)
+            }
+            let c = s.counts[address]?.count ?? 0
+            s.counts[address] = (c + 1, reason)
+            return (false, !s.flushScheduled)
+        }
+        if first { events.emit(.rateLimited(address: address, reason: reason, count: 1, seconds: 0)) }
+        guard schedule else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + interval) { [self] in flush() }
+    }
+
+    /// Says what the interval summed (at its end; a test calls it at once).
+    package func flush() {
+        let (counts, said) = state.withLockedValue { s -> ([String: (count: Int, reason: String)], Set<String>) in
+            defer {
+                s.counts = [:]
+                s.said = []
+                s.flushScheduled = false
+            }
+            return (s.counts, s.said)
+        }
+        let seconds = Int(interval.rounded())
+        var rest = 0
+        var restReason = ""
+        var restAddresses = 0
+        for (address, c) in counts.sorted(by: { ($1.value.count, $0.key) < ($0.value.count, $1.key) }) {
+            if said.contains(address) {
+                events.emit(.rateLimited(address: address, reason: c.reason, count: c.count, seconds: seconds))
+            } else {
+                rest += c.count
+                restAddresses += 1
+                restReason = c.reason
+            }
+        }
+        if rest > 0 {
+            events.emit(
+                .rateLimited(
+                    address: nil, reason: "\(restReason) (and other limits) from \(restAddresses) more address\(restAddresses == 1 ? "" : "es")",
+                    count: rest, seconds: seconds))
+        }
     }
 }

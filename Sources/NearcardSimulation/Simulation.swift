@@ -483,7 +483,8 @@ public final class Simulation: @unchecked Sendable {
             case "connections.probed":
                 node.lock.withLock { node.probeSummaries += 1 }
             case "rate-limited":
-                node.lock.withLock { node.refusals += 1 }
+                let n = Int(line["count"]?.integerValue ?? 1)
+                node.lock.withLock { node.refusals += n }
             case "peer.found":
                 if let name = line["name"]?.stringValue {
                     node.lock.withLock {

@@ -60,7 +60,7 @@ import Testing
             Issue.record("cap not applied")
             return
         }
-        #expect(reason.contains("limit of 4"))
+        #expect(reason.contains("all 4 connections taken (4 exchanges under way, 0 not yet identified)"), "\(reason)")
         #expect(!a.promote(tickets[1]), "an evicted connection cannot become a session")
     }
 
@@ -132,7 +132,7 @@ import Testing
             Issue.record("an address holding the most of its /64 took another slot")
             return
         }
-        #expect(reason.contains("limit of 16"))
+        #expect(reason.contains("all 16 connections taken"), "\(reason)")
     }
 
     /// On a node at least half full, a connection that has not completed its handshake within
@@ -258,5 +258,35 @@ final class EvictionLog: @unchecked Sendable {
         // The budget refills over a minute.
         let later = try #require(ticket(a.admit(address: "10.0.0.1", now: 90)))
         #expect(a.closedBeforeFirstByte(later, now: 90.1))
+    }
+}
+
+/// Refusals are said like probes (issue 49): each address's first at once while an interval has room
+/// for it, then one summed line per address at the interval's end, at most 64 addresses with lines of
+/// their own and the rest together — a flood from 200 addresses is 65 lines, not 200.
+@Suite struct RefusalSummaryTests {
+    @Test func aFloodFromTwoHundredAddressesIsSixtyFiveAddressesSaid() {
+        let events = EventBus()
+        final class Lines: @unchecked Sendable {
+            let lock = NSLock()
+            var said: [(address: String?, count: Int, seconds: Int)] = []
+        }
+        let lines = Lines()
+        _ = events.observe { event in
+            if case .rateLimited(let address, _, let count, let seconds) = event { lines.lock.withLock { lines.said.append((address, count, seconds)) } }
+        }
+        let counter = RefusalCounter(events: events, interval: 3600)
+        for _ in 0..<3 {
+            for n in 0..<200 { counter.record("more than 120 connections a minute from one address", from: "10.0.\(n / 250).\(n % 250)") }
+        }
+        let atOnce = lines.lock.withLock { lines.said }
+        #expect(atOnce.count == 64 && atOnce.allSatisfy { $0.address != nil && $0.count == 1 && $0.seconds == 0 }, "\(atOnce.count) said at once")
+        counter.flush()
+        let summed = lines.lock.withLock { Array(lines.said.dropFirst(64)) }
+        // The 64 said: their two later refusals each; the other 136 addresses: 3 each, on one line.
+        #expect(summed.count == 65, "\(summed.count) summary lines")
+        #expect(summed.filter { $0.address != nil }.allSatisfy { $0.count == 2 && $0.seconds == 3600 })
+        #expect(summed.last?.address == nil && summed.last?.count == 136 * 3)
+        #expect(summed.map(\.count).reduce(0, +) + 64 == 600, "every refusal counted once")
     }
 }

@@ -90,8 +90,8 @@ public enum NodeLog {
             return (.info, "message.delivered", ["id": "\(m.id)", "to": "\(m.contactDID)", "attempts": "\(m.attempts)"])
         case .messageGaveUp(let m):
             return (.warning, "message.failed", ["id": "\(m.id)", "to": "\(m.contactDID)", "attempts": "\(m.attempts)"])
-        case .rateLimited(let address, let reason):
-            return (.warning, "rate-limited", ["address": "\(address)", "reason": "\(reason)"])
+        case .rateLimited(let address, let reason, let count, let seconds):
+            return (.warning, "rate-limited", ["address": "\(address ?? "others")", "reason": "\(reason)", "count": "\(count)", "seconds": "\(seconds)"])
         case .connectionsProbed(let count, let seconds, let address, let kinds):
             var m: Logger.Metadata = ["count": "\(count)", "seconds": "\(seconds)", "address": "\(address ?? "others")"]
             for (k, v) in kinds { m[k] = "\(v)" }

@@ -118,8 +118,10 @@ enum SessionStory {
             return ("Published on the LAN as “\(name)” (\(TXTRecord.serviceType)).", .out)
         case .discoveryUnavailable(let message):
             return ("nearcard: discovery unavailable: \(message). Peers can still reach you at HOST:PORT.", .errors)
-        case .rateLimited(let address, let reason):
-            return ("nearcard: refusing connections from \(address): \(reason)", .errors)
+        case .rateLimited(let address, let reason, let count, let seconds):
+            let from = address.map { "from \(Console.isolated($0))" } ?? "from other addresses"
+            if seconds == 0 { return ("nearcard: refusing connections \(from): \(reason)", .errors) }
+            return ("nearcard: refused \(count) more connection\(count == 1 ? "" : "s") \(from) in the last \(seconds) s: \(reason)", .errors)
         case .connectionsProbed(let count, let seconds, let address, _):
             let from = address.map { "from \(Console.isolated($0)) " } ?? "from other addresses "
             return (
