@@ -119,7 +119,8 @@ let package = Package(
         .target(
             name: "NearcardControl",
             dependencies: [
-                "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery", "NearcardNode",
+                "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
+                "NearcardScan",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             packageAccess: false),
@@ -161,7 +162,7 @@ let package = Package(
             name: "NearcardNode",
             dependencies: [
                 "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardSemaphore", "NearcardAddressBook",
-                "NearcardQR", "NearcardScan", "CLibC",
+                "CLibC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

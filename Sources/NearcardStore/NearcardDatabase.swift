@@ -96,6 +96,13 @@ public final class NearcardDatabase: Sendable {
         try db.execute("SELECT pg_notify(?, ?)", changeChannel, change.rawValue)
     }
 
+    /// Locks an exchange's graph edge for this transaction and announces `.contacts`, in one statement
+    /// (one round trip on PostgreSQL; nothing on SQLite, which writes one transaction at a time).
+    static func lockAndAnnounce(edge: String, _ db: any SQLConnection) throws {
+        guard db.dialect == .postgres else { return }
+        try db.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), pg_notify(?, ?)", "exchange:" + edge, changeChannel, Change.contacts.rawValue)
+    }
+
     /// Watches a shared store for the changes other processes (and this one) commit: `handler` hears
     /// each, and `nil` when the watch was away (the server restarted) and anything may have changed.
     /// Nil for an SQLite book, which nobody else changes behind a running node's back.
@@ -415,7 +422,12 @@ public final class NearcardDatabase: Sendable {
             // One exchange's record and the answer to its confirmation query never run side by side
             // (on PostgreSQL both lock the edge; SQLite writes one at a time): otherwise each could
             // find the other's row missing and both commit — stored here, withdrawn there.
-            if case .final(let edge?) = confirmation { try db.lock("exchange:" + edge) }
+            // The same round trip tells a fleet's other bots the contacts changed (they recognise the new one).
+            if case .final(let edge?) = confirmation {
+                try Self.lockAndAnnounce(edge: edge, db)
+            } else {
+                try Self.announce(.contacts, db)
+            }
             if case .final(let edge?) = confirmation, try db.row("SELECT 1 FROM withdrawnExchange WHERE edge = ?", edge) != nil {
                 throw StoreError(.withdrawn, "the peer already asked about this exchange and was told it is not kept; it is not stored now")
             }

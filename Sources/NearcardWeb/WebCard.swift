@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NearcardControl
 import NearcardCrypto
 import NearcardModel
 import NearcardNode
@@ -81,14 +82,11 @@ extension WebUI {
 
     /// The QR frames of the card in the requested format (`format`: plaintext, zk, did-signed).
     func codeFrames(_ request: Request) throws -> [String] {
+        guard try app.card().card != nil else { throw HTTPError(.notFound, message: "no card yet: fill in My card first") }
         let name = request.uri.queryParameters.get("format") ?? "zk"
         guard let format = CardCode.Format(rawValue: name) else { throw HTTPError(.badRequest, message: "no QR format \(name)") }
         let now = Date()
-        let payload: String
-        do throws(NodeError) { payload = try app.cardCode(format, now: now, until: now.addingTimeInterval(24 * 3600)) } catch {
-            if error.kind == .notFound { throw HTTPError(.notFound, message: "no card yet: fill in My card first") }
-            throw error
-        }
+        let payload = try app.cardCode(format, now: now, until: now.addingTimeInterval(24 * 3600))
         return try QRFrames.plan(payload)
     }
 

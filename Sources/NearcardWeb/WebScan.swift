@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NearcardControl
 import NearcardCrypto
 import NearcardNode
 import NearcardQR

@@ -2,15 +2,14 @@ public import Foundation
 import NearcardAddressBook
 public import NearcardCrypto
 public import NearcardModel
-public import NearcardQR
-public import NearcardScan
 import NearcardStore
 
 /// What a face (the web app; the CLI and the JSON-lines controller as they move onto it) does with a
-/// home, in one place over a node's runtime: the card and what it shares, card codes, contacts and
+/// home, in one place over a node's runtime: the card and what it shares, contacts and
 /// their export, messages, address books. Each change goes to the book and is followed by the node
 /// at once (a new name announced, a deleted contact a stranger), so a face never has to remember to
-/// tell the node; the identity's keys never leave this type. Errors are `NodeError`s, whose kind
+/// tell the node. (Card codes and scanning are NearcardQR's, beside the node: NearcardControl's
+/// `NearcardApp+Codes.swift` adds them.) Errors are `NodeError`s, whose kind
 /// decides a face's status or exit code.
 public final class NearcardApp: Sendable {
     public let runtime: NodeRuntime
@@ -46,19 +45,6 @@ public final class NearcardApp: Sendable {
     public func share(_ fields: Set<CardField>) async throws(NodeError) {
         try stored("saving what you share") { try database.saveSharingPolicy(SharingPolicy(fields: fields)) }
         try await runtime.cardChanged()
-    }
-
-    /// The card as a QR envelope (docs/PROTOCOL.md's plaintext, zkProof or didSigned), signed with
-    /// this home's keys where the format is signed: `fields` (default: what the card shares) valid
-    /// from `now` until `until`. `.notFound` before there is a card.
-    public func cardCode(_ format: CardCode.Format, fields: Set<CardField>? = nil, now: Date = Date(), until: Date) throws(NodeError) -> String {
-        let (card, sharing) = try self.card()
-        guard let card else { throw NodeError(.notFound, "you have no card yet; make one first (nearcard card set --name …, or My card)") }
-        let proof = try stored("reading your group proof") { try database.issuerProof() }
-        do {
-            return try CardCode.payload(
-                format, card: card, fields: fields ?? sharing.fields, keys: context.keys, issuerProof: proof, now: now, until: until)
-        } catch let e as NodeError { throw e } catch { throw NodeError(.invalidInput, "\(error)") }
     }
 
     // MARK: contacts
@@ -185,9 +171,4 @@ public final class NearcardApp: Sendable {
             throw NodeError(storage: error, while: "keeping the password")
         }
     }
-
-    // MARK: scanning
-
-    /// A scan of card codes into this book (frames collected across calls).
-    public func scanSession() -> ScanSession { ScanSession(database: database, ownDID: identity.did) }
 }

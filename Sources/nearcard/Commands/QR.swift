@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Foundation
+import NearcardControl
 import NearcardCrypto
 import NearcardModel
 import NearcardNode
