@@ -74,7 +74,7 @@ struct CardDAVClient: Sendable {
                 .connect(host: host, port: port).get()
             try? await channel.close()
         } catch {
-            throw AddressBookError(.unreachable, "\(account): cannot reach \(host):\(port) (\(Self.reason(error))); is the server up? (will retry)")
+            throw AddressBookError(.unreachable, "\(account): cannot reach \(host):\(port) (\(Self.reason(error))); is the server up?")
         }
     }
 
@@ -110,8 +110,16 @@ struct CardDAVClient: Sendable {
             let answer: Answer
             do {
                 let response = try await http.execute(request, timeout: Self.requestTimeout)
-                let bytes = try await response.body.collect(upTo: limit)
+                let bytes: ByteBuffer
+                do { bytes = try await response.body.collect(upTo: limit) } catch is NIOTooManyBytesError {
+                    throw AddressBookError(
+                        .tooLarge,
+                        "\(account): the answer to \(method) \(url.path) was too large (over \(limit >> 20) MiB, the limit for \(limit == Self.maximumCard ? "one card" : "an answer")); no address book needs that much: check the URL and the server"
+                    )
+                }
                 answer = Answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer: bytes), url: url)
+            } catch let problem as AddressBookError {
+                throw problem
             } catch {
                 var problem = describe(error, url: url)
                 if problem.kind == .certificate, let host = url.host,
@@ -136,6 +144,16 @@ struct CardDAVClient: Sendable {
                     "\(account): the server refused user \"\(username)\" and its password (401); check the password file and run: nearcard addressbook add \(account) --user NAME --password-file FILE"
                 )
             }
+            if answer.status == 507 {
+                throw AddressBookError(
+                    .serverFull,
+                    "\(account): the server is out of space (507 Insufficient Storage on \(method) \(url.path)); nothing can be written there until space is freed on it"
+                )
+            }
+            if (500..<600).contains(answer.status) {
+                throw AddressBookError(
+                    .serverFailed, "\(account): the server failed (\(answer.status) on \(method) \(url.path)); its own log says why")
+            }
             return answer
         }
         throw AddressBookError(.server, "\(account): more than 5 redirects from \(url.absoluteString); give the address book's own URL")
@@ -159,10 +177,10 @@ struct CardDAVClient: Sendable {
             )
         }
         if let e = error as? HTTPClientError, e == .deadlineExceeded || e == .readTimeout || e == .connectTimeout {
-            return AddressBookError(.unreachable, "\(account): \(host) did not answer in time; is the server up? (will retry)")
+            return AddressBookError(.unreachable, "\(account): \(host) did not answer in time; is the server up?")
         }
         let short = text.count > 160 ? String(text.prefix(160)) + "…" : text
-        return AddressBookError(.unreachable, "\(account): cannot reach \(host) (\(short)); is the server up? (will retry)")
+        return AddressBookError(.unreachable, "\(account): cannot reach \(host) (\(short)); is the server up?")
     }
 
     static let propfindDiscovery = """
@@ -188,7 +206,11 @@ struct CardDAVClient: Sendable {
                 .notAddressBook, "\(account): there is nothing at \(url.path) (\(answer.status)); give the address book's URL or the server's root")
         }
         guard answer.status == 207, let responses = try DAVResponse.multistatus(answer.body) else {
-            throw AddressBookError(.server, "\(account): PROPFIND \(url.path) answered \(answer.status), not a WebDAV multistatus; is this a CardDAV server?")
+            let what =
+                answer.status == 207
+                ? "a body Nearcard does not read (not well-formed XML, a DTD or entities, or no multistatus)"
+                : "\(answer.status), not a WebDAV multistatus"
+            throw AddressBookError(.server, "\(account): PROPFIND \(url.path) answered \(what); is this a CardDAV server?")
         }
         return (answer.url, responses)
     }
@@ -222,7 +244,8 @@ struct CardDAVClient: Sendable {
             let found: (url: URL, responses: [DAVResponse])
             do { found = try await propfind(url, depth: 0, body: Self.propfindDiscovery) } catch {
                 if error.kind == .notAddressBook || error.kind == .server {
-                    lastProblem = error
+                    // What the URL the person gave answered, not what the well-known one did.
+                    lastProblem = lastProblem ?? error
                     continue
                 }
                 throw error

@@ -18,7 +18,8 @@ struct Nearcard: AsyncParsableCommand {
             several · 3 identity problem (none, exists, wrong passphrase, damaged key file) · 4 environment \
             (avahi-daemon, D-Bus, a port) · 5 storage · 6 not found (no card, group, credential) · 7 declined · \
             8 peer unreachable · 9 connection lost · 10 timed out · 11 unconfirmed (the other node has not yet \
-            confirmed it kept your card) · 64 usage · 70 internal error · 130 interrupted.
+            confirmed it kept your card) · 12 a server answered but not usably (an address book's: it failed, \
+            is full, or sent too much or not CardDAV) · 64 usage · 70 internal error · 130 interrupted.
             """,
         version: "0.1.0",
         subcommands: [

@@ -69,6 +69,12 @@ import Testing
 
     /// The name a node says in its sessions and announces is its card's, cut to the hello's 64 scalars
     /// at a character boundary (a card's name may hold 256; the card carries it whole).
+    /// docs/ADDRESSBOOK.md "When it syncs": with the server down the node tries again after 2 s, 4 s,
+    /// 8 s … at most 5 minutes.
+    @Test func anAddressBookIsTriedAgainAsTheDocSays() {
+        #expect((1...10).map { AddressBookWorker.backoff(failures: $0) } == [2, 4, 8, 16, 32, 64, 128, 256, 300, 300])
+    }
+
     @Test func aLongCardNameIsCutForTheHello() {
         let long = String(repeating: "é", count: 70)
         #expect(NodeContext.sayable(long) == String(repeating: "é", count: 64))

@@ -252,6 +252,8 @@ public enum Doctor {
                 case .certificate: fix = "renew the server's certificate, or add its CA to the system's trust store (update-ca-certificates)"
                 case .readOnly: fix = "give \(account.username) write access on the server, or: nearcard addressbook remove \(account.url)"
                 case .unreachable: fix = "start the server or check the network; contacts wait and go with the next sync"
+                case .serverFull: fix = "free space on the server (or raise the account's quota); contacts wait and go with the next sync"
+                case .serverFailed: fix = "see the server's log; contacts wait and go with the next sync"
                 default: fix = "nearcard addressbook remove \(account.url), then add the address book's own URL"
                 }
                 checks.append(DoctorCheck("addressbook", .warning, error.message, fix: fix))

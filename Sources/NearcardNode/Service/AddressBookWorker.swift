@@ -49,7 +49,11 @@ package struct AddressBookWorker: Sendable {
             } catch {
                 Counter(label: "nearcard_addressbook_syncs_total", dimensions: [("event", "failed")]).increment()
                 // Said once when a server stops working, not at every retry.
-                if account.lastError == nil { context.events.emit(.error(message: "address book: \(error.message)")) }
+                if account.lastError == nil {
+                    let next =
+                        "; tried again in \(Int(Self.backoff(failures: account.failures + 1))) s, then less often (at most every \(Int(Self.longestBackoff / 60)) minutes)"
+                    context.events.emit(.error(message: "address book: \(error.message)\(next)"))
+                }
             }
         }
     }

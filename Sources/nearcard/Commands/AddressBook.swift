@@ -55,6 +55,13 @@ struct AddressBookCommand: AsyncParsableCommand {
         return .failure(AddressBookError(kind, book["error"]?["message"]?.stringValue ?? "the running node did not say why the sync failed"))
     }
 
+    /// A failed sync's line with what becomes of the contacts: a kept account whose server may answer
+    /// later keeps them waiting for the next sync; any other failure needs the person first.
+    static func waiting(_ error: AddressBookError) -> AddressBookError {
+        guard error.kind.passes else { return error }
+        return AddressBookError(error.kind, "\(error.message); the contacts wait in the book and go with the next sync")
+    }
+
     /// How long `exchange` waits for the address books after a new contact before it leaves the rest
     /// to the next sync (a running node's, or `addressbook sync`).
     static let exchangeSyncBudget: Double = 5
@@ -163,8 +170,9 @@ struct AddressBookCommand: AsyncParsableCommand {
             do {
                 collection = try await AddressBookSync.connect(serverURL: url, username: user, credential: source)
             } catch {
+                // Nothing is kept, so nothing is tried again: the line says so.
                 if secretService { SecretService.clear(source) }
-                throw error
+                throw AddressBookError(error.kind, "\(error.message); nothing was added")
             }
             let existed = try db.addressBooks().contains { $0.url == collection }
             let account = AddressBookAccount(url: collection, serverURL: url, username: user, credential: source, includeQR: includeQr)
@@ -185,12 +193,16 @@ struct AddressBookCommand: AsyncParsableCommand {
                     for line in AddressBookCommand.summary(report) { Console.out("Synced: " + line) }
                 }
             case .failure(let error):
-                // A server that refuses this account for good is not kept (one that is down is: it is tried again).
-                if error.kind != .unreachable && !existed {
-                    try db.removeAddressBook(url: collection)
-                    if secretService { SecretService.clear(source) }
+                // A server that refuses this account for good is not kept; one that is down, failing or
+                // full is (its contacts go with the next sync), and the line says which.
+                if existed { throw AddressBookError(error.kind, "\(error.message); the address book was already added and stays") }
+                if error.kind.passes {
+                    throw AddressBookError(
+                        error.kind, "\(error.message); the address book is added and its contacts go with the next sync (nearcard addressbook sync)")
                 }
-                throw error
+                try db.removeAddressBook(url: collection)
+                if secretService { SecretService.clear(source) }
+                throw AddressBookError(error.kind, "\(error.message); nothing was added")
             }
         }
     }
@@ -241,7 +253,8 @@ struct AddressBookCommand: AsyncParsableCommand {
                     } else {
                         for line in AddressBookCommand.summary(report) { Console.out("\(account.url): \(line)") }
                     }
-                case .failure(let error):
+                case .failure(let failure):
+                    let error = AddressBookCommand.waiting(failure)
                     firstError = firstError ?? error
                     if json { docs.append(.object(["url": .string(account.url), "error": .string(error.message)])) }
                     if accounts.count > 1 || json { Console.err("nearcard: \(error.message)") }

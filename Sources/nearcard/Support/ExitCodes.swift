@@ -33,6 +33,9 @@ enum Exit: Int32 {
     /// The contact is stored but unconfirmed: the connection ended before the peer confirmed it kept
     /// ours; it is confirmed or withdrawn when the two nodes next reach each other.
     case unconfirmed = 11
+    /// A server Nearcard talks to (an address book's CardDAV server) answered, but not usably: it
+    /// failed (5xx), is out of space (507), sent more than the limit or something no CardDAV server sends.
+    case serverFault = 12
     /// Internal error: a bug in Nearcard or its libraries.
     case software = 70
     /// Interrupted (Ctrl-C).
@@ -86,7 +89,8 @@ func classify(_ error: any Error) -> (Exit, String) {
         case .unauthorized, .certificate, .readOnly: return (.checkFailed, e.message)
         case .unreachable: return (.unreachable, e.message)
         case .notAddressBook: return (.notFound, e.message)
-        case .server, .library: return (.environment, e.message)
+        case .server, .serverFailed, .serverFull, .tooLarge: return (.serverFault, e.message)
+        case .library: return (.environment, e.message)
         case .store: return (.storage, e.message)
         }
     default:
