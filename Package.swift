@@ -101,12 +101,12 @@ let package = Package(
             ],
             packageAccess: false),
         // The command-line interface: the only place that prints for humans.
-        // It sees the node only through NearcardNode's facade: no NIO, no protocol internals (it imports
-        // NearcardProtocol for the value types the facade hands out: PeerIdentity, ProtocolError).
+        // It sees the node only through NearcardNode's facade: no NIO, no protocol (the values the facade
+        // hands out, PeerIdentity and ProtocolError, are NearcardModel's).
         .executableTarget(
             name: "nearcard",
             dependencies: [
-                "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
+                "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
                 "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan", "NearcardControl", "NearcardMetrics", "NearcardProcess",
                 "NearcardAddressBook",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

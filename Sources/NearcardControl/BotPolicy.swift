@@ -2,7 +2,7 @@ import Foundation
 import NearcardCrypto
 public import NearcardModel
 public import NearcardNode
-public import NearcardProtocol
+import NearcardProtocol
 public import NearcardStore
 
 /// What an unattended bot does (`nearcard bot --policy FILE`, docs/JSONL.md "Bot policy"): a JSON

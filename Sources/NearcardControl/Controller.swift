@@ -210,7 +210,7 @@ final class Controller: Sendable {
     }
 
     /// A completed exchange's reply: the contact, the check code, and the common contacts when that step ran.
-    static func completed(_ contact: Contact, _ outcome: ExchangeOutcome) -> JSONObject {
+    static func completed(_ contact: Contact, _ outcome: ExchangeSummary) -> JSONObject {
         var o: JSONObject = ["contact": contact.json, "sas": .string(outcome.sas)]
         if let common = outcome.commonContacts {
             o["commonContacts"] = .array(common.common.sorted().map { .string($0) })

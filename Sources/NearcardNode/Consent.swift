@@ -1,5 +1,5 @@
-import NearcardModel
-public import NearcardProtocol
+public import NearcardModel
+import NearcardProtocol
 
 /// A request for a person's (or a policy's) consent: who, and the SAS both screens show.
 public struct ConsentRequest: Sendable {

@@ -4,7 +4,7 @@ internal import NIOPosix
 package import NearcardCrypto
 package import NearcardDiscovery
 package import NearcardModel
-package import NearcardProtocol
+import NearcardProtocol
 
 #if canImport(Glibc)
     import Glibc

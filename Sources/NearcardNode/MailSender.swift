@@ -3,7 +3,7 @@ internal import NIOConcurrencyHelpers
 import NearcardCrypto
 package import NearcardDiscovery
 package import NearcardModel
-package import NearcardProtocol
+import NearcardProtocol
 package import NearcardStore
 
 /// Sending a queued message: open the contact's sealed route, find the contact's node (over DNS-SD, by

@@ -2,7 +2,7 @@ package import Foundation
 internal import NIOConcurrencyHelpers
 package import NearcardCrypto
 import NearcardDiscovery
-import NearcardModel
+package import NearcardModel
 package import NearcardProtocol
 package import NearcardStore
 

@@ -1,5 +1,6 @@
 package import NearcardDiscovery
-package import NearcardProtocol
+package import NearcardModel
+import NearcardProtocol
 package import NearcardStore
 
 /// Why something a face asked of the node did not happen. Faces decide by `kind` (the CLI maps each

@@ -1,7 +1,7 @@
 internal import NIOConcurrencyHelpers
 public import NearcardDiscovery
 public import NearcardModel
-public import NearcardProtocol
+package import NearcardProtocol
 public import NearcardStore
 
 /// What a node reports: the CLI prints these for people; the JSON-lines interface serialises them.

@@ -4,7 +4,7 @@ import NearcardAddressBook
 public import NearcardCrypto
 public import NearcardDiscovery
 import NearcardModel
-public import NearcardProtocol
+import NearcardProtocol
 public import NearcardStore
 
 /// The node, as every face uses it: exchange with a peer, send a follow-up message, list the peers on
@@ -407,14 +407,15 @@ public final class NodeRuntime: Sendable {
     }
 
     /// An invitation's text read, or why it cannot be (invalid input).
-    public static func invitation(_ text: String) throws(NodeError) -> Invitation {
-        do { return try Invitation(text: text) } catch { throw NodeError(.invalidInput, "the invitation cannot be read: \(error.message)") }
+    public static func invitation(_ text: String) throws(NodeError) -> ExchangeInvitation {
+        do { return ExchangeInvitation(try Invitation(text: text)) } catch { throw NodeError(.invalidInput, "the invitation cannot be read: \(error.message)") }
     }
 
     /// Whether a QR text is a Nearcard invitation (to route it before other QR formats).
     public static func isInvitation(_ text: String) -> Bool { text.hasPrefix(Invitation.prefix) }
 
-    public func exchange(invitation: Invitation, message: String?, now: Date = Date()) async throws(NodeError) -> SessionResult {
+    public func exchange(invitation shown: ExchangeInvitation, message: String?, now: Date = Date()) async throws(NodeError) -> SessionResult {
+        let invitation = shown.invitation
         if let message, let problem = ProximityPayload.messageProblem(message) { throw NodeError(.invalidInput, problem) }
         guard Int64(now.timeIntervalSince1970) <= invitation.expires else {
             throw NodeError(
@@ -425,7 +426,7 @@ public final class NodeRuntime: Sendable {
 
     /// Makes a QR invitation to this node (§19), good for `uses` sessions until `ttl` seconds from now,
     /// naming this machine's addresses with `port` (where this node, or another run of it, listens).
-    public func invite(ttl: TimeInterval, uses: Int, port: Int, now: Date = Date()) throws(NodeError) -> Invitation {
+    public func invite(ttl: TimeInterval, uses: Int, port: Int, now: Date = Date()) throws(NodeError) -> ExchangeInvitation {
         var addresses = LocalAddresses.current(filter: filter).map { $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)" }
         if addresses.isEmpty { addresses = ["127.0.0.1:\(port)"] }
         let invitation = Invitation(
@@ -440,7 +441,7 @@ public final class NodeRuntime: Sendable {
         } catch {
             throw NodeError(storage: error, while: "saving the invitation")
         }
-        return invitation
+        return ExchangeInvitation(invitation)
     }
 
     /// Answers a request waiting for a decision (incoming, or an outgoing one started with `confirm`).
@@ -576,7 +577,7 @@ public final class NodeRuntime: Sendable {
     /// channel (§11) — three tries within about ten seconds, for a network that comes back — so the
     /// person hears how it ended: kept on both sides, withdrawn on both, or still unconfirmed (then the
     /// node's next runs keep asking).
-    func settle(_ contact: Contact, _ outcome: ExchangeOutcome, _ error: ProtocolError) async -> SessionResult {
+    func settle(_ contact: Contact, _ outcome: ExchangeSummary, _ error: ProtocolError) async -> SessionResult {
         let worker = ConfirmationWorker(context: context)
         for delay in [0.5, 2.5, 7.0] {
             try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))

@@ -1,3 +1,5 @@
+public import NearcardModel
+
 /// Length-prefixed framing on the TCP stream (docs/PROTOCOL.md "Framing"):
 /// `length (2 bytes, big-endian) ‖ bytes`, length 1…65535. Incremental and bounded: `append(bytes:)`,
 /// then `nextFrame()` until it returns nil (= need more bytes).

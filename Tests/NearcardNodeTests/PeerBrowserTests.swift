@@ -1,6 +1,7 @@
 import Foundation
 import NearcardCrypto
 import NearcardDiscovery
+import NearcardModel
 import NearcardProtocol
 import NearcardStore
 import Testing

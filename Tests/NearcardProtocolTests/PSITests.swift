@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardModel
 import Testing
 
 @testable import NearcardProtocol

@@ -1,5 +1,6 @@
 import Foundation
 import Metrics
+import NearcardModel
 import NearcardProtocol
 import NearcardStore
 

@@ -211,7 +211,7 @@ final class ExchangeDriver: SessionDriver {
             case .confirmed:
                 confirm()
             case .unconfirmed(let error):
-                if let (contact, outcome) = unconfirmed { report(.unconfirmed(contact, outcome, error)) }
+                if let (contact, outcome) = unconfirmed { report(.unconfirmed(contact, ExchangeSummary(outcome), error)) }
                 connection.close()
             case .finished:
                 // `confirm` is on its way: the initiator closes once it has read it; close here only if
@@ -340,7 +340,7 @@ final class ExchangeDriver: SessionDriver {
                     switch stored {
                     case .success(let contact) where confirmed:
                         // Reported once `confirm` has gone (the batch holds the event until the flush).
-                        self.report(.completed(contact, outcome))
+                        self.report(.completed(contact, ExchangeSummary(outcome)))
                         self.perform(self.machine.committed())
                     case .success(let contact):
                         self.unconfirmed = (contact, outcome)
@@ -376,7 +376,7 @@ final class ExchangeDriver: SessionDriver {
         storing(
             { (try? node.database.confirmExchange(edge: outcome.graphEdgeID)) ?? false },
             then: { _ in
-                self.report(.completed(contact, outcome))
+                self.report(.completed(contact, ExchangeSummary(outcome)))
                 self.connection?.close()
             })
     }

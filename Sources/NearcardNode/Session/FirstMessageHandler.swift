@@ -1,5 +1,6 @@
 internal import NIOCore
 import NearcardCrypto
+import NearcardModel
 import NearcardProtocol
 import NearcardStore
 

@@ -1,4 +1,5 @@
 internal import NIOCore
+import NearcardModel
 import NearcardProtocol
 
 /// Splits the TCP stream into frames (docs/PROTOCOL.md "Framing": 2-byte big-endian length, 1…65535

@@ -1,4 +1,5 @@
 import NearcardCrypto
+import NearcardModel
 import NearcardProtocol
 
 /// One follow-up message's delivery above its connection: runs the `MailboxStateMachine` and performs

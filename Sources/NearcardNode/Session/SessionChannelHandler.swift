@@ -1,5 +1,6 @@
 import Foundation
 internal import NIOCore
+import NearcardModel
 import NearcardProtocol
 
 /// The handler of one session's connection, whatever the session is for: it holds only framing

@@ -1,3 +1,4 @@
+import NearcardModel
 import NearcardProtocol
 
 /// One session's logic above the transport: it owns the state machine and performs its actions —

@@ -1,4 +1,5 @@
 internal import NIOCore
+import NearcardModel
 import NearcardProtocol
 
 /// How a connection's pipeline is built: framing, then the session (a responder first reads which kind).

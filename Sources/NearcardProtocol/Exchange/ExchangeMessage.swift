@@ -1,5 +1,5 @@
 public import NearcardCrypto
-import NearcardModel
+public import NearcardModel
 
 /// The application messages of an exchange, each one Noise transport message whose plaintext is the
 /// RFC 8785 JSON of an object with a `type` (docs/PROTOCOL.md §6, protocol version 2).

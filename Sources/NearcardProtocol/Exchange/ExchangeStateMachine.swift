@@ -1,5 +1,5 @@
 public import NearcardCrypto
-import NearcardModel
+public import NearcardModel
 
 /// One exchange, from the first handshake byte to both contacts: a pure state machine.
 /// The driver feeds it received frames (`receive`), this side's card when it asks for it

@@ -1,5 +1,6 @@
 import Foundation
 public import NearcardCrypto
+public import NearcardModel
 
 /// A QR invitation to an exchange (docs/PROTOCOL.md §19): where the inviter's node listens, the key it
 /// will prove, and a one-time secret the invitee proves it holds, bound to the session's handshake.

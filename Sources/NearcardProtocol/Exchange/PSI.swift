@@ -1,4 +1,5 @@
 public import NearcardCrypto
+public import NearcardModel
 
 /// Private common contacts (docs/PROTOCOL.md §22): Diffie-Hellman private set intersection over
 /// ristretto255. The initiator holds the DIDs X and a fresh secret scalar a, the responder Y and b;

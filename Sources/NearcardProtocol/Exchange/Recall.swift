@@ -1,4 +1,5 @@
 import NearcardCrypto
+public import NearcardModel
 
 /// A responder's identity sealed for its contacts (docs/PROTOCOL.md §6.2): an initiator that
 /// recognised the responder's presence tag asks it to prove itself first; the responder seals its

@@ -1,4 +1,5 @@
 public import NearcardCrypto
+public import NearcardModel
 
 /// Noise CipherState (Noise spec §5.1) with ChaChaPoly: a key and a 64-bit counter nonce,
 /// encoded as 4 zero bytes ‖ 8-byte little-endian counter.

@@ -1,4 +1,5 @@
 import NearcardCrypto
+import NearcardModel
 
 /// What the XX and IK handshakes share: a DH step that names its failures, and a reader over one
 /// handshake message.

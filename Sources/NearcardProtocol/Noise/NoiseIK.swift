@@ -1,4 +1,5 @@
 public import NearcardCrypto
+public import NearcardModel
 
 /// The Noise IK handshake, `Noise_IK_25519_ChaChaPoly_SHA256` (noiseprotocol.org, revision 34), which
 /// mail sessions use (docs/PROTOCOL.md §15): the sender already knows the recipient's long-term key

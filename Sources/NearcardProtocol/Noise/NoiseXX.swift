@@ -1,4 +1,5 @@
 public import NearcardCrypto
+public import NearcardModel
 
 /// The Noise XX handshake, `Noise_XX_25519_ChaChaPoly_SHA256` (noiseprotocol.org, revision 34):
 ///

@@ -1,4 +1,5 @@
 import NearcardCrypto
+import NearcardModel
 
 /// A session's encrypted channel once its Noise handshake is complete: the transport ciphers, the
 /// handshake hash h (the channel binding every signature covers) and the peer's proven static key.

@@ -1,4 +1,5 @@
 public import NearcardCrypto
+public import NearcardModel
 
 /// The responder's first step: read message 1 and learn which kind of session the initiator wants
 /// (docs/PROTOCOL.md §5, §15). Every responder starts here; the exchange and mail state machines resume

@@ -5,7 +5,6 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardProtocol
 import NearcardScan
 import NearcardStore
 

@@ -7,7 +7,6 @@ import NearcardDiscovery
 import NearcardMetrics
 import NearcardModel
 import NearcardNode
-import NearcardProtocol
 import NearcardStore
 import Synchronization
 

@@ -10,7 +10,6 @@ import NearcardStore
 
 #if canImport(Glibc)
     import Glibc
-    import NearcardProtocol
 #endif
 
 /// `nearcard qr …`: one-way sharing through QR codes.
@@ -197,7 +196,7 @@ struct QR: AsyncParsableCommand {
                     "nearcard: nothing listens on port \(port) here yet: start `nearcard listen --port \(port)` (or `nearcard ui`) for the invitation to be answered"
                 )
             }
-            let until = ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))
+            let until = ISO8601.string(invitation.expires)
             if text {
                 Console.out(invitation.text)
                 return

@@ -12,7 +12,6 @@ import Synchronization
 
 #if canImport(Glibc)
     import Glibc
-    import NearcardProtocol
 #endif
 
 /// `nearcard ui`: the node, as `listen` runs it, with a web app on loopback to drive it.

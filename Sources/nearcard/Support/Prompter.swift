@@ -5,7 +5,6 @@ import NearcardNode
 
 #if canImport(Glibc)
     import Glibc
-    import NearcardProtocol
 #endif
 
 /// Serialises conversations with the person at the terminal: one at a time (a request's details, its

@@ -2,7 +2,6 @@ import Foundation
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardProtocol
 import NearcardStore
 
 /// How one session's story reads at a terminal, for every face of the CLI: the request shown to the

@@ -2,7 +2,6 @@ import Foundation
 import NearcardCrypto
 import NearcardModel
 import NearcardNode
-import NearcardProtocol
 
 #if canImport(Glibc)
     import Glibc

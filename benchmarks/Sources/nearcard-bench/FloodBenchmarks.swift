@@ -1,4 +1,5 @@
 import Foundation
+import NearcardModel
 import NearcardNode
 import NearcardProcess
 import NearcardProtocol

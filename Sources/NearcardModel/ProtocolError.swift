@@ -2,7 +2,8 @@
 
 /// The one error type of NearcardProtocol. `code` is the wire abort code (docs/PROTOCOL.md
 /// "Abort codes"); `message` says what happened for people. Misbehaviour by a peer is thrown;
-/// a bug of ours is a `preconditionFailure`.
+/// a bug of ours is a `preconditionFailure`. It lives here, beside the card, because the faces read it
+/// (a failed exchange's code and words) and they never import the protocol (docs/ARCHITECTURE.md).
 public typealias ProtocolError = ModuleError<ProtocolErrorCode>
 
 /// What a `ProtocolError` is about: the abort code the wire carries.
