@@ -124,7 +124,7 @@ public final class ControlServer: Sendable {
             guard let uid = ControlSocket.peerUID(client), uid == me else {
                 let who = ControlSocket.peerUID(client).map { "user id \($0)" } ?? "an unknown user"
                 close(client)
-                runtime.context.events.emit(
+                runtime.events.emit(
                     .error(message: "control socket: refused a connection from \(who): only this node's own user may use \(path)"))
                 continue
             }
@@ -185,8 +185,8 @@ final class ControlConnection: Sendable {
 
     func start() {
         let scope = self.scope
-        let identity = runtime.context.identity
-        let token = runtime.context.events.observe { [weak self] event in
+        let identity = runtime.identity
+        let token = runtime.events.observe { [weak self] event in
             guard let self, scope.owns(event), let line = JSONLines.encode(event, identity: identity) else { return }
             self.write(line)
         }
@@ -264,7 +264,7 @@ final class ControlConnection: Sendable {
             }
             if done { break }
         }
-        if let token = observer.withLock({ $0 }) { runtime.context.events.stopObserving(token) }
+        if let token = observer.withLock({ $0 }) { runtime.events.stopObserving(token) }
         // Wakes the reader; the descriptor is closed once both threads are done with it (never while the
         // reader could still read it, and so never a number the next connection was given).
         shutdown(fd, Int32(SHUT_RDWR))

@@ -71,7 +71,7 @@ final class Controller: Sendable {
             if let message, let problem = ProximityPayload.messageProblem(message) {
                 return failure(command, ref: ref, code: "invalid", problem)
             }
-            if confirm && runtime.context.pendingDecisions == nil && decisions == nil {
+            if confirm && runtime.pendingDecisions == nil && decisions == nil {
                 return failure(
                     command, ref: ref, code: "invalid", "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
             }
@@ -172,13 +172,13 @@ final class Controller: Sendable {
             spawn(command, ref: ref) { [runtime] answer in
                 // The exchanges settled on this pass are said in the reply, as `outbox --send` says them.
                 let settled = NIOLockedValueBox<[JSONValue]>([])
-                let token = runtime.context.events.observe { event in
+                let token = runtime.events.observe { event in
                     if case .exchangeSettled(_, let name, let kept) = event {
                         settled.withLockedValue { $0.append(["name": .string(name), "kept": .bool(kept)]) }
                     }
                 }
                 let sent = await runtime.deliverQueued(wait: 0)
-                runtime.context.events.stopObserving(token)
+                runtime.events.stopObserving(token)
                 answer(true, ["messages": .array(sent.map(\.json)), "settled": .array(settled.withLockedValue { $0 })])
             }
         case .addressBookSync(let url, let mirrorDeletes):

@@ -24,7 +24,7 @@ public final class JSONLinesSession: Sendable {
     /// loop): no task is woken per event, which on a busy bot costs more than the line. `output` must
     /// therefore return promptly; a reader that stops reading holds the node up, as a blocked log
     /// would, rather than the node queueing lines without bound.
-    public init(context: NodeContext, output: @escaping @Sendable (JSONValue) -> Void) {
+    public init(configuration context: NodeConfiguration, output: @escaping @Sendable (JSONValue) -> Void) {
         self.output = output
         let identity = context.identity
         let open = self.open

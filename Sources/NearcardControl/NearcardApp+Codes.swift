@@ -16,12 +16,12 @@ extension NearcardApp {
     public func cardCode(_ format: CardCode.Format, fields: Set<CardField>? = nil, now: Date = Date(), until: Date) throws -> String {
         let (card, sharing) = try self.card()
         guard let card else { throw ModelError(.invalidCard, "you have no card yet; make one first (nearcard card set --name …, or My card)") }
-        let context = runtime.context
-        return try CardCode.payload(
-            format, card: card, fields: fields ?? sharing.fields, keys: context.keys, issuerProof: try context.database.issuerProof(),
-            now: now, until: until)
+        let issuerProof = try book.issuerProof()
+        return try signing { keys in
+            try CardCode.payload(format, card: card, fields: fields ?? sharing.fields, keys: keys, issuerProof: issuerProof, now: now, until: until)
+        }
     }
 
     /// A scan of card codes into this book (frames collected across calls).
-    public func scanSession() -> ScanSession { ScanSession(database: runtime.context.database, ownDID: identity.did) }
+    public func scanSession() -> ScanSession { ScanSession(database: book, ownDID: identity.did) }
 }

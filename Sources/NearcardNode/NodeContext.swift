@@ -1,31 +1,31 @@
 import Foundation
-public import NearcardCrypto
-public import NearcardModel
+package import NearcardCrypto
+package import NearcardModel
 package import NearcardProtocol
 import NearcardSemaphore
-public import NearcardStore
+package import NearcardStore
 import Synchronization
 
 /// One node, as every session and face of it shares it: the identity, the database, the consent asked
 /// of incoming requests, events and limits. Built once per node; what changes while it runs (the
 /// addresses a listener learns once bound) changes here, for every session after.
-public final class NodeContext: Sendable {
+package final class NodeContext: Sendable {
     /// Who this node is in every session (keys and the name it says): the name is the card's (the
     /// identity's until there is a card), and follows `card set --name` while the node runs (`rename`).
     package var local: LocalIdentity { localBox.withLock { $0 } }
     private let localBox: Mutex<LocalIdentity>
-    public var keys: IdentityKeys { local.keys }
+    package var keys: IdentityKeys { local.keys }
     /// The name this node announces (default mode) and says in its sessions now.
-    public var displayName: String? { local.name }
-    public let identity: PublicIdentity
-    public let database: NearcardDatabase
+    package var displayName: String? { local.name }
+    package let identity: PublicIdentity
+    package let database: NearcardDatabase
     /// How requests that reach this node are decided (a dial the user asked for brings its own).
     package let consent: any ConsentProvider
     /// Where a program's accept/decline commands go, when requests wait for one (`listen --jsonl
     /// --accept ask`); nil when a person at a terminal or a policy decides.
-    public var pendingDecisions: PendingDecisions? { (consent as? DecidedByCommand)?.decisions }
-    public let events: EventBus
-    public let limits: NodeLimits
+    package var pendingDecisions: PendingDecisions? { (consent as? DecidedByCommand)?.decisions }
+    package let events: EventBus
+    package let limits: NodeLimits
     /// Fields a peer's card must disclose for an exchange to complete (a bot policy's `requireFields`).
     package let requiredFields: Set<CardField>
     /// This node's name in the store's exchange log: which bot of a fleet recorded an exchange.
@@ -48,7 +48,7 @@ public final class NodeContext: Sendable {
     /// event loop waits for the store to learn it.
     private let heldPresenceKey: Mutex<[UInt8]?>
 
-    public init(
+    package init(
         keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: any ConsentProvider,
         events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), routeHints: [RouteRecord.Hint] = [],
         requiredFields: Set<CardField> = [], nodeName: String = "", webhook: Webhook? = nil

@@ -127,7 +127,19 @@ public final class NodeRuntime: Sendable {
     private let tasks: NIOLockedValueBox<[Task<Void, Never>]>
     private let appear: AsyncStream<DiscoveredPeer>.Continuation
     /// The node every session of this runtime belongs to (route hints set once the port is known).
-    public let context: NodeContext
+    package let context: NodeContext
+
+    /// Who this home is: name, DID, fingerprint.
+    public var identity: PublicIdentity { context.identity }
+    /// The name this node says now (the card's; it follows `card set --name`).
+    public var displayName: String? { context.displayName }
+    /// Where this node's events go.
+    public var events: EventBus { context.events }
+    /// The node's limits (timeouts, caps).
+    public var limits: NodeLimits { context.limits }
+    /// Where a program's accept/decline commands go, when requests wait for one (`listen --jsonl
+    /// --accept ask`); nil when a person at a terminal or a policy decides.
+    public var pendingDecisions: PendingDecisions? { context.pendingDecisions }
 
     /// The TCP port this node listens on (nil: it does not listen).
     public var port: Int? { listener?.port }
@@ -138,7 +150,11 @@ public final class NodeRuntime: Sendable {
     /// are looked for only while an operation needs one. Discovery that cannot start (no avahi-daemon)
     /// is reported by the operations that need it; an exchange by address and a message to a contact's
     /// route hints work without it.
-    public static func open(context: NodeContext, options: Options = Options(), discovery chosen: (any Discovery)? = nil) -> NodeRuntime {
+    public static func open(_ configuration: NodeConfiguration, options: Options = Options(), discovery chosen: (any Discovery)? = nil) -> NodeRuntime {
+        open(context: configuration.context, options: options, discovery: chosen)
+    }
+
+    package static func open(context: NodeContext, options: Options = Options(), discovery chosen: (any Discovery)? = nil) -> NodeRuntime {
         let (_, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self)
         // avahi-daemon (through D-Bus) only once an operation looks for a peer.
         let state: DiscoveryState = chosen != nil || !options.discovery ? .made(chosen, nil) : .onFirstUse
@@ -150,7 +166,11 @@ public final class NodeRuntime: Sendable {
     /// fatal: it is reported as `.discoveryUnavailable` and the node serves by address.
     /// `discovery`: how peers are found and this node announced; by default avahi-daemon (DNS-SD).
     /// A home that cannot be written is refused before the node takes any connection.
-    public static func start(context: NodeContext, options: Options, discovery chosen: (any Discovery)? = nil) async throws -> NodeRuntime {
+    public static func start(_ configuration: NodeConfiguration, options: Options, discovery chosen: (any Discovery)? = nil) async throws -> NodeRuntime {
+        try await start(context: configuration.context, options: options, discovery: chosen)
+    }
+
+    package static func start(context: NodeContext, options: Options, discovery chosen: (any Discovery)? = nil) async throws -> NodeRuntime {
         try checkWritable(context)
         context.localAddress = options.address
         let listener = try await Listener.start(context: context, host: options.address ?? "::", port: options.port)

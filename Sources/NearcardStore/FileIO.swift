@@ -16,7 +16,7 @@ public enum FileIO {
     }
 
     /// Creates `path` (and missing parents) as directories; new ones get `mode`.
-    public static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(StoreError) {
+    package static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(StoreError) {
         var st = stat()
         if stat(path, &st) == 0 {
             guard st.st_mode & S_IFMT == S_IFDIR else { throw StoreError(.io, "\(path) exists and is not a directory") }
@@ -30,7 +30,7 @@ public enum FileIO {
         _ = chmod(path, mode)
     }
 
-    public static func directoryName(_ path: String) -> String {
+    package static func directoryName(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
@@ -142,14 +142,14 @@ public enum FileIO {
         return access(path, R_OK) != 0 ? "this user may not read it (its permissions)" : "it cannot be read"
     }
 
-    public static func baseName(_ path: String) -> String {
+    package static func baseName(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
     }
 
     /// Clears the group and other bits of a regular file (of `owner`'s, when given), never adding any:
     /// a file its owner made read-only stays so.
-    public static func takeAwayGroupAndOthers(_ path: String, owner: uid_t? = nil) {
+    package static func takeAwayGroupAndOthers(_ path: String, owner: uid_t? = nil) {
         var st = stat()
         guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, owner.map({ st.st_uid == $0 }) ?? true, st.st_mode & 0o077 != 0 else { return }
         _ = chmod(path, st.st_mode & 0o700)

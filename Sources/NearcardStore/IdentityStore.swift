@@ -47,7 +47,7 @@ public struct IdentityStore: Sendable {
     }
 
     /// Whether the secret keys are sealed under a passphrase.
-    public func isSealed() throws(StoreError) -> Bool {
+    package func isSealed() throws(StoreError) -> Bool {
         let bytes = try readSecrets()
         do { return try KeyFile.isSealed(bytes, name: home.secretKeysPath) } catch { throw StoreError(error) }
     }

@@ -33,7 +33,7 @@ extension NearcardDatabase {
     }
 
     /// The exchanges stored unconfirmed; `due` keeps those whose next query is due by then.
-    public func pendingConfirmations(due: Date? = nil) throws(StoreError) -> [PendingConfirmation] {
+    package func pendingConfirmations(due: Date? = nil) throws(StoreError) -> [PendingConfirmation] {
         try read { db in
             let rows =
                 try due.map { try db.rows("SELECT * FROM pendingConfirmation WHERE nextAttemptAt <= ? ORDER BY createdAt", $0.timeIntervalSince1970) }
@@ -60,7 +60,7 @@ extension NearcardDatabase {
 
     /// The peer confirmed exchange `edge`: the contact is simply kept. Returns whether it was pending.
     @discardableResult
-    public func confirmExchange(edge: String) throws(StoreError) -> Bool {
+    package func confirmExchange(edge: String) throws(StoreError) -> Bool {
         try write { db in try db.execute("DELETE FROM pendingConfirmation WHERE edge = ?", edge) > 0 }
     }
 
@@ -72,7 +72,7 @@ extension NearcardDatabase {
     /// deleted contact.
     /// The history keeps a line for it (`withdrawnExchanges`): when, and whose only when the contact stays.
     @discardableResult
-    public func withdrawExchange(edge: String, now: Date = Date()) throws(StoreError) -> String? {
+    package func withdrawExchange(edge: String, now: Date = Date()) throws(StoreError) -> String? {
         let deleted: String? = try write { db in
             guard
                 let row = try db.row(
@@ -139,7 +139,7 @@ extension NearcardDatabase {
     }
 
     /// A failed query: try again at `next`.
-    public func postponeConfirmation(edge: String, error: String, next: Date) throws(StoreError) {
+    package func postponeConfirmation(edge: String, error: String, next: Date) throws(StoreError) {
         try write { db in
             try db.execute(
                 "UPDATE pendingConfirmation SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ? WHERE edge = ?",
@@ -152,7 +152,7 @@ extension NearcardDatabase {
     /// exchange. When it is not (no contact, or one from another exchange), the exchange is remembered
     /// as withdrawn first — in the same transaction — so its `done`, should it still arrive, stores
     /// nothing: the answer stays false, and the peer puts back what it had before.
-    public func answerConfirmation(edge: String, pubKey: String, now: Date = Date()) throws(StoreError) -> Bool {
+    package func answerConfirmation(edge: String, pubKey: String, now: Date = Date()) throws(StoreError) -> Bool {
         try write { db in
             try db.lock("exchange:" + edge)
             let row = try db.row("SELECT graphExportEdgeId FROM contact WHERE pubKey = ?", pubKey)

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import NearcardCrypto
 import NearcardModel
 
@@ -25,7 +25,7 @@ extension NearcardDatabase {
 
     /// The set to offer in a session, when the setting is on: the DIDs of the contacts met most
     /// recently, at most `commonContactsLimit`; nil when off.
-    public func commonContactsSet() throws(StoreError) -> [String]? {
+    package func commonContactsSet() throws(StoreError) -> [String]? {
         guard try sharedCard().commonContacts else { return nil }
         return try read { db in
             try db.values(
@@ -37,7 +37,7 @@ extension NearcardDatabase {
     /// A run is counted against the peer's rate (§22.3) when it begins, completed or not, so that a peer
     /// cannot test guesses by abandoning the exchange after its result. The peer is kept as a hash (a
     /// deleted contact's DID stays nowhere in clear) and forgotten after the hour.
-    public func recordCommonContactsRun(with did: String, now: Date = Date()) throws(StoreError) {
+    package func recordCommonContactsRun(with did: String, now: Date = Date()) throws(StoreError) {
         try write { db in
             try db.execute("DELETE FROM commonContactRun WHERE at <= ?", now.addingTimeInterval(-3600).timeIntervalSince1970)
             try db.execute("INSERT INTO commonContactRun (peerHash, at) VALUES (?, ?)", Self.peerHash(did), now.timeIntervalSince1970)
@@ -45,7 +45,7 @@ extension NearcardDatabase {
     }
 
     /// Whether a run with the holder of `did` is still within the rate (§22.3).
-    public func commonContactsAllowed(with did: String, now: Date = Date()) throws(StoreError) -> Bool {
+    package func commonContactsAllowed(with did: String, now: Date = Date()) throws(StoreError) -> Bool {
         try read { db in
             let n: Int64 =
                 try db.value(

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import NearcardCrypto
 
 /// QR invitations this node issued (docs/PROTOCOL.md §19): each a one-time secret, an expiry and a
@@ -16,7 +16,7 @@ extension NearcardDatabase {
         }
     }
 
-    public func createInvitation(id: [UInt8], secret: [UInt8], expires: Date, uses: Int, now: Date = Date()) throws(StoreError) {
+    package func createInvitation(id: [UInt8], secret: [UInt8], expires: Date, uses: Int, now: Date = Date()) throws(StoreError) {
         try write { db in
             try db.execute("DELETE FROM invitation WHERE expiresAt < ?", now.timeIntervalSince1970 - 86400)
             try db.execute(
@@ -26,7 +26,7 @@ extension NearcardDatabase {
     }
 
     /// The secret of a usable invitation, or why it cannot be used.
-    public func invitationSecret(id: [UInt8], now: Date = Date()) throws(StoreError) -> Result<[UInt8], InvitationProblem> {
+    package func invitationSecret(id: [UInt8], now: Date = Date()) throws(StoreError) -> Result<[UInt8], InvitationProblem> {
         try read { db in
             guard let row = try db.row("SELECT secret, expiresAt, usesLeft FROM invitation WHERE id = ?", Base64.urlEncode(id)) else {
                 return .failure(.unknown)
@@ -38,7 +38,7 @@ extension NearcardDatabase {
     }
 
     /// Spends one use, atomically: false when none was left (another session took the last) or it expired.
-    public func useInvitation(id: [UInt8], now: Date = Date()) throws(StoreError) -> Bool {
+    package func useInvitation(id: [UInt8], now: Date = Date()) throws(StoreError) -> Bool {
         try write { db in
             try db.execute(
                 "UPDATE invitation SET usesLeft = usesLeft - 1 WHERE id = ? AND usesLeft > 0 AND expiresAt >= ?",

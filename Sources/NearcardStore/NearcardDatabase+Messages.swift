@@ -64,7 +64,7 @@ extension NearcardDatabase {
 
     /// Queues a message for a contact; it is due at once.
     @discardableResult
-    public func enqueue(_ envelope: MessageEnvelope, for contact: Contact, now: Date = Date()) throws(StoreError) -> OutboxItem {
+    package func enqueue(_ envelope: MessageEnvelope, for contact: Contact, now: Date = Date()) throws(StoreError) -> OutboxItem {
         guard let did = contact.didPublicKey else {
             throw StoreError(.invalidInput, "\(contact.name) has no DID: only contacts from an exchange can be messaged")
         }
@@ -86,7 +86,7 @@ extension NearcardDatabase {
     /// is passed over, not waited for. A crash lets the lease lapse.
     /// `now` is the due horizon; `leaseFrom` (default `now`) is the clock the lease runs on.
     /// `fromDID` takes only the messages that identity signed (a fleet whose bots have keys of their own).
-    public func claimDueMessages(
+    package func claimDueMessages(
         now: Date = Date(), leaseFrom: Date? = nil, lease: TimeInterval = 60, limit: Int = 16, contactDID: String? = nil,
         fromDID: String? = nil
     ) throws(StoreError) -> [OutboxItem] {
@@ -124,7 +124,7 @@ extension NearcardDatabase {
     /// emptied in the same transaction; id, recipient, times, attempts and state stay. Then the engine's
     /// leftovers go as after a deletion (`compact()`): SQLite's `secure_delete` has zeroed the old
     /// bytes and the WAL is checkpointed and truncated. Acknowledging it again changes nothing.
-    public func markDelivered(id: String, at: Date = Date()) throws(StoreError) {
+    package func markDelivered(id: String, at: Date = Date()) throws(StoreError) {
         let changed = try write { db in
             try db.execute(
                 """
@@ -137,7 +137,7 @@ extension NearcardDatabase {
 
     /// Records a failed attempt: queued again at `retryAt`, or failed for good when `retryAt` is nil.
     /// A message another sender delivered meanwhile (its lease had lapsed) stays delivered.
-    public func markAttemptFailed(id: String, error: String, retryAt: Date?) throws(StoreError) {
+    package func markAttemptFailed(id: String, error: String, retryAt: Date?) throws(StoreError) {
         try write { db in
             if let retryAt {
                 try db.execute(
@@ -152,7 +152,7 @@ extension NearcardDatabase {
     }
 
     /// How many messages are in each state (for a node's metrics).
-    public func outboxCounts() throws(StoreError) -> [OutboxItem.State: Int] {
+    package func outboxCounts() throws(StoreError) -> [OutboxItem.State: Int] {
         try read { db in
             var counts: [OutboxItem.State: Int] = [:]
             for row in try db.rows("SELECT state, COUNT(*) FROM outboxMessage GROUP BY state") {
@@ -205,7 +205,7 @@ extension NearcardDatabase {
     // MARK: inbox
 
     /// The route we issued with this mailbox token, if any.
-    public func issuedRoute(mailboxToken: [UInt8]) throws(StoreError) -> IssuedRoute? {
+    package func issuedRoute(mailboxToken: [UInt8]) throws(StoreError) -> IssuedRoute? {
         try read { db in
             try db.row("SELECT * FROM issuedRoute WHERE mailboxToken = ?", Base64.urlEncode(mailboxToken)).map { row in
                 IssuedRoute(
@@ -217,7 +217,7 @@ extension NearcardDatabase {
 
     /// Stores a received message unless it is already there (same sender and id): returns false for
     /// a duplicate. The caller acknowledges only after this returns, so a crash never loses one.
-    public func storeReceived(
+    package func storeReceived(
         _ envelope: MessageEnvelope, contactID: String?, senderPubKey: X25519.PublicKey,
         senderSignPubKey: Ed25519.PublicKey, at: Date = Date()
     ) throws(StoreError) -> Bool {
@@ -236,7 +236,7 @@ extension NearcardDatabase {
     /// ("expired before delivery") and, like delivered ones, keep their metadata and lose their text.
     /// Returns how many were removed or given up. Then the engine's leftovers go (`compact()`).
     @discardableResult
-    public func purgeExpiredMessages(now: Date = Date()) throws(StoreError) -> Int {
+    package func purgeExpiredMessages(now: Date = Date()) throws(StoreError) -> Int {
         let t = now.timeIntervalSince1970
         let n = try write { db in
             try db.execute("DELETE FROM inboxMessage WHERE expiresAt IS NOT NULL AND expiresAt <= ?", t)
@@ -253,7 +253,7 @@ extension NearcardDatabase {
     }
 
     /// Messages received from `since` on, from one sender.
-    public func receivedCount(fromDID: String, since: Date) throws(StoreError) -> Int {
+    package func receivedCount(fromDID: String, since: Date) throws(StoreError) -> Int {
         try read { db in try db.value("SELECT COUNT(*) FROM inboxMessage WHERE fromDID = ? AND receivedAt >= ?", fromDID, since.timeIntervalSince1970) ?? 0 }
     }
 

@@ -5,7 +5,7 @@ import NearcardCrypto
 /// contact's, with which this node recognises them among the anonymous announcements on the LAN.
 extension NearcardDatabase {
     /// This node's presence key (16 bytes), made and kept on first use.
-    public func presenceKey(now: Date = Date(), upToDate: Bool = false) throws(StoreError) -> [UInt8] {
+    package func presenceKey(now: Date = Date(), upToDate: Bool = false) throws(StoreError) -> [UInt8] {
         // Read with the card a session sends (kept up to `sharedCardTTL`), unless `upToDate` asks for
         // the stored one as it is now (an announcement made once in a while).
         if upToDate { forgetSharedCard() }
@@ -41,7 +41,7 @@ extension NearcardDatabase {
     }
 
     /// When this node's presence key was made (nil: not yet).
-    public func presenceKeyCreatedAt() throws(StoreError) -> Date? {
+    package func presenceKeyCreatedAt() throws(StoreError) -> Date? {
         try read { db in
             (try db.value("SELECT createdAt FROM presence WHERE id = 1") as Double?).map { Date(timeIntervalSince1970: $0) }
         }
@@ -72,7 +72,7 @@ extension NearcardDatabase {
     }
 
     /// The presence key a contact handed over (nil: none yet).
-    public func presenceKey(contactDID did: String) throws(StoreError) -> [UInt8]? {
+    package func presenceKey(contactDID did: String) throws(StoreError) -> [UInt8]? {
         try read { db in
             let key: [UInt8]? = try db.value("SELECT presenceKey FROM contact WHERE did = ?", did)
             return key?.count == Presence.keyByteCount ? key : nil

@@ -18,7 +18,7 @@ public struct WebhookDelivery: Sendable, Equatable {
 extension NearcardDatabase {
     /// Claims up to `limit` due deliveries for `lease` seconds (on PostgreSQL `FOR UPDATE SKIP LOCKED`,
     /// so each goes out from one bot of a fleet at a time).
-    public func claimDueWebhooks(now: Date = Date(), lease: TimeInterval = 60, limit: Int = 8) throws(StoreError) -> [WebhookDelivery] {
+    package func claimDueWebhooks(now: Date = Date(), lease: TimeInterval = 60, limit: Int = 8) throws(StoreError) -> [WebhookDelivery] {
         try write { db in
             let t = now.timeIntervalSince1970
             var sql =
@@ -30,7 +30,7 @@ extension NearcardDatabase {
         }
     }
 
-    public func markWebhookDelivered(id: String, at: Date = Date()) throws(StoreError) {
+    package func markWebhookDelivered(id: String, at: Date = Date()) throws(StoreError) {
         try write { db in
             try db.execute(
                 "UPDATE webhookDelivery SET state = 'delivered', deliveredAt = ?, attempts = attempts + 1, leaseUntil = NULL, lastError = NULL WHERE id = ?",
@@ -39,7 +39,7 @@ extension NearcardDatabase {
     }
 
     /// A failed attempt: queued again at `retryAt`, or failed for good when nil.
-    public func markWebhookFailed(id: String, error: String, retryAt: Date?) throws(StoreError) {
+    package func markWebhookFailed(id: String, error: String, retryAt: Date?) throws(StoreError) {
         try write { db in
             if let retryAt {
                 try db.execute(
@@ -54,7 +54,7 @@ extension NearcardDatabase {
     }
 
     /// Deliveries, oldest first (all states).
-    public func webhookDeliveries() throws(StoreError) -> [WebhookDelivery] {
+    package func webhookDeliveries() throws(StoreError) -> [WebhookDelivery] {
         try read { db in try db.rows("SELECT * FROM webhookDelivery ORDER BY createdAt").map(Self.webhookDelivery) }
     }
 

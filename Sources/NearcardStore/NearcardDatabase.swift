@@ -106,7 +106,7 @@ public final class NearcardDatabase: Sendable {
     /// Watches a shared store for the changes other processes (and this one) commit: `handler` hears
     /// each, and `nil` when the watch was away (the server restarted) and anything may have changed.
     /// Nil for an SQLite book, which nobody else changes behind a running node's back.
-    public func watchChanges(_ handler: @escaping @Sendable (Change?) -> Void) -> ChangeWatch? {
+    package func watchChanges(_ handler: @escaping @Sendable (Change?) -> Void) -> ChangeWatch? {
         guard let postgres = backend as? PostgresBackend else { return nil }
         let watch = ChangeWatch()
         watch.task.withLock {
@@ -185,7 +185,7 @@ public final class NearcardDatabase: Sendable {
     /// work). A change made through this instance is seen at once; one made by another process (`card
     /// set`, `share`, `id rotate-presence` while a node listens, or another bot of a fleet) reaches the
     /// next session within `sharedCardTTL`.
-    public func sharedCard() throws(StoreError) -> SharedCard {
+    package func sharedCard() throws(StoreError) -> SharedCard {
         let now = Date().timeIntervalSince1970
         if let kept = sharedCache.withLock({ $0.flatMap { now - $0.at < Self.sharedCardTTL && now >= $0.at ? $0.card : nil } }) { return kept }
         let fresh = try readSharedCard()
@@ -362,7 +362,7 @@ public final class NearcardDatabase: Sendable {
     /// a contact with the same DID is updated in place (its id, tags, notes and first-received time
     /// stay), otherwise a new one is inserted; the social graph gains the DID's hash.
     @discardableResult
-    public func recordContact(_ incoming: Contact, payloadJSON: String?, now: Date = Date()) throws(StoreError) -> Contact {
+    package func recordContact(_ incoming: Contact, payloadJSON: String?, now: Date = Date()) throws(StoreError) -> Contact {
         try write { db in try Self.upsertContact(incoming, payloadJSON: payloadJSON, now: now, db: db) }
     }
 
@@ -411,7 +411,7 @@ public final class NearcardDatabase: Sendable {
     @discardableResult
     /// With `webhookURL`, a delivery of the contact (as `contacts show --json` prints it) is queued in
     /// the same transaction.
-    public func recordExchange(
+    package func recordExchange(
         _ contact: Contact, issuedRoute: IssuedRoute, payloadJSON: String, node: String = "", webhookURL: String? = nil,
         confirmation: Confirmation = .final, presenceKey: [UInt8]? = nil, commonContacts: [String]? = nil,
         now: Date = Date()
@@ -551,7 +551,7 @@ public final class NearcardDatabase: Sendable {
     }
 
     /// The routes issued to a contact, newest first.
-    public func issuedRoutes(contactDID: String) throws(StoreError) -> [IssuedRoute] {
+    package func issuedRoutes(contactDID: String) throws(StoreError) -> [IssuedRoute] {
         try read { db in
             try db.rows("SELECT * FROM issuedRoute WHERE contactDID = ? ORDER BY issuedAt DESC", contactDID).map { row in
                 IssuedRoute(
@@ -562,7 +562,7 @@ public final class NearcardDatabase: Sendable {
     }
 
     /// The social graph: hex SHA-256 of every contact's DID, for common-contact intersection.
-    public func socialGraphHashes() throws(StoreError) -> Set<String> {
+    package func socialGraphHashes() throws(StoreError) -> Set<String> {
         try read { db in Set(try db.values("SELECT didHash FROM socialGraph", []) as [String]) }
     }
 
@@ -675,7 +675,7 @@ public final class NearcardDatabase: Sendable {
     @TaskLocal public static var commitDeadline: Date?
 
     /// Runs `body`, whose writes commit by `deadline` or not at all (`.pastDeadline`, `.inDoubt`).
-    public static func committing<T>(by deadline: Date?, _ body: () throws -> T) rethrows -> T {
+    package static func committing<T>(by deadline: Date?, _ body: () throws -> T) rethrows -> T {
         try $commitDeadline.withValue(deadline, operation: body)
     }
 
@@ -693,7 +693,7 @@ extension NearcardDatabase {
     /// writable and has `minimumFreeBytes` free and the database takes a write lock; for PostgreSQL,
     /// the server answers and is not a read-only standby. Run before an exchange sends anything, so a
     /// peer never holds a contact this side could not keep.
-    public func checkWritable() throws(StoreError) {
+    package func checkWritable() throws(StoreError) {
         try backend.checkWritable()
     }
 }

@@ -116,15 +116,15 @@ public final class WebUI: Sendable {
 
     /// Serves until the task running it is cancelled. `onRunning` is called once the port is bound.
     public func run(onRunning: @escaping @Sendable () -> Void = {}) async throws {
-        let identity = runtime.context.identity
-        let events = runtime.context.events.subscribe()
+        let identity = runtime.identity
+        let events = runtime.events.subscribe()
         let follower = Task { [feed] in
             for await event in events {
                 guard let line = JSONLines.encode(event, identity: identity) else { continue }
                 switch event {
                 case .exchangeRequested(let id, _, _, _, true, _):
                     var o = line.objectValue ?? [:]
-                    o["deadline"] = .string(ISO8601.string(Date().addingTimeInterval(self.runtime.context.limits.consentTimeout)))
+                    o["deadline"] = .string(ISO8601.string(Date().addingTimeInterval(self.runtime.limits.consentTimeout)))
                     self.pending.withLock { $0[id] = .object(o) }
                     feed.send(.object(o))
                     continue
@@ -246,15 +246,15 @@ public final class WebUI: Sendable {
 
     /// Who this node is, whom it sees, and the requests waiting for an answer.
     func state() -> JSONValue {
-        let identity = runtime.context.identity
+        let identity = runtime.identity
         let peers = runtime.peersToOffer().sorted { $0.instanceName.localizedCaseInsensitiveCompare($1.instanceName) == .orderedAscending }
         var me: JSONObject = ["did": .string(identity.did), "fingerprint": .string(identity.fingerprint)]
-        me["name"] = runtime.context.displayName.map { .string($0) } ?? .null
+        me["name"] = runtime.displayName.map { .string($0) } ?? .null
         return [
             "me": .object(me),
             "peers": .array(peers.map(\.json)),
             "requests": .array(pending.withLock { Array($0.values) }),
-            "consentTimeout": .number(runtime.context.limits.consentTimeout),
+            "consentTimeout": .number(runtime.limits.consentTimeout),
             "discovers": .bool(runtime.discovers),
         ]
     }

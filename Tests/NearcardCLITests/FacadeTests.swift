@@ -54,7 +54,20 @@ import Testing
             }
             """)
         #expect(facade.ok, "the facade type-checks from outside: \(facade.errors.prefix(2000))")
-        for machinery in ["Dialer", "Listener", "Admission", "PeerTable", "MailSender", "SessionKeys", "OutboxWorker", "PeerBrowser"] {
+        // The node's insides are out of reach: its context (keys, database, live state) and the keys
+        // through any door but a signature lent for one call.
+        for reach in ["runtime.context.keys", "runtime.context", "configuration.context", "NearcardApp(runtime: runtime).runtime.context.keys"] {
+            let past = try typecheck(
+                "import NearcardNode\nfunc face(_ runtime: NodeRuntime, _ configuration: NodeConfiguration) { _ = \(reach) }\n")
+            #expect(!past.ok && past.errors.contains("inaccessible due to 'package' protection level"), "\(reach) from a face: \(past.errors.prefix(500))")
+        }
+        // The book's node-only writes (an exchange's record and settlement, the mail queue's claims, the
+        // presence key) are the node's: a face that opens the book cannot call them.
+        for write in ["recordExchange", "answerConfirmation", "withdrawExchange", "claimDueMessages", "presenceKey", "createInvitation"] {
+            let past = try typecheck("import NearcardStore\nfunc face(_ book: NearcardDatabase) { _ = book.\(write) }\n")
+            #expect(!past.ok && past.errors.contains("inaccessible due to 'package' protection level"), "\(write) from a face: \(past.errors.prefix(500))")
+        }
+        for machinery in ["Dialer", "Listener", "Admission", "PeerTable", "MailSender", "SessionKeys", "OutboxWorker", "PeerBrowser", "NodeContext"] {
             let past = try typecheck("import NearcardNode\nlet _ = \(machinery).self\n")
             #expect(!past.ok && past.errors.contains("cannot find '\(machinery)' in scope"), "\(machinery) reached from a face: \(past.errors.prefix(500))")
         }

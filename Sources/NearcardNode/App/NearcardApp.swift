@@ -2,7 +2,7 @@ public import Foundation
 import NearcardAddressBook
 public import NearcardCrypto
 public import NearcardModel
-import NearcardStore
+public import NearcardStore
 
 /// What a face (the web app; the CLI and the JSON-lines controller as they move onto it) does with a
 /// home, in one place over a node's runtime: the card and what it shares, contacts and
@@ -20,6 +20,14 @@ public final class NearcardApp: Sendable {
 
     /// Who this home is: its name, DID and fingerprint.
     public var identity: PublicIdentity { context.identity }
+
+    /// The book, for a face beside the node that works on it with its own module's types (scanning
+    /// codes into it: NearcardScan). The web app and the CLI use the methods below.
+    public var book: NearcardDatabase { database }
+
+    /// Lends this home's identity keys to `body` for one signature (a signed card code: NearcardQR's
+    /// envelopes, beside the node); nothing keeps them after the call.
+    public func signing<T>(_ body: (IdentityKeys) throws -> T) rethrows -> T { try body(context.keys) }
 
     /// A store call, its failure as the node's kind (not found, invalid input, storage).
     @discardableResult

@@ -100,7 +100,7 @@ struct Exchange: AsyncParsableCommand {
         let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"), limits: limits)
         var options = NodeRuntime.Options()
         options.interfaces = interfaces
-        let node = NodeRuntime.open(context: context, options: options)
+        let node = NodeRuntime.open(context, options: options)
         try node.checkCanStore()
         let target = try await node.target(for: peer, wait: timeout)
         if !json { Console.out("Connecting to \(target.label)…") }
@@ -124,11 +124,11 @@ struct Exchange: AsyncParsableCommand {
         }
         defer { shower.cancel() }
         let result = try await node.exchange(with: target, consent: consent)
-        try show(result, database: context.database) { o, sas in
+        try show(result, database: context.book) { o, sas in
             o["sas"] = JSONValue.string(sas)
             o["attempts"] = JSONValue.number(Double(attempts.value))
         }
-        await AddressBookCommand.afterExchange(context.database, quiet: json)
+        await AddressBookCommand.afterExchange(context.book, quiet: json)
     }
 
     /// The exchange as the node running on this home makes it (its view of the LAN, its limits, its
@@ -273,7 +273,7 @@ struct Exchange: AsyncParsableCommand {
     func exchangeByInvitation() async throws {
         let invitation = try NodeRuntime.invitation(try invitationText())
         let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
-        let node = NodeRuntime.open(context: context)
+        let node = NodeRuntime.open(context)
         try node.checkCanStore()
         if !json { Console.out("Connecting to \(invitation.name ?? invitation.fingerprint) at \(invitation.addresses.joined(separator: ", "))…") }
         // The same --json members as an exchange by name or address (sas, attempts), and `invited`.
@@ -285,13 +285,13 @@ struct Exchange: AsyncParsableCommand {
         }
         defer { counter.cancel() }
         try show(
-            try await node.exchange(invitation: invitation, message: message), database: context.database,
+            try await node.exchange(invitation: invitation, message: message), database: context.book,
             note: "Invited by QR: their key was the one the invitation names, so no code needed comparing."
         ) { o, sas in
             o["sas"] = JSONValue.string(sas)
             o["attempts"] = JSONValue.number(Double(attempts.value))
             o["invited"] = JSONValue.bool(true)
         }
-        await AddressBookCommand.afterExchange(context.database, quiet: json)
+        await AddressBookCommand.afterExchange(context.book, quiet: json)
     }
 }

@@ -59,9 +59,9 @@ struct Message: AsyncParsableCommand {
             item = kept
         } else {
             let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
-            found = try context.database.findContact(contact)
+            found = try context.book.findContact(contact)
             // Looks for the contact's node for up to --wait seconds (by their presence tag), then tries it and its hints.
-            item = try await NodeRuntime.open(context: context).send(message: text, to: found.id, wait: wait, expiresIn: lifetime)
+            item = try await NodeRuntime.open(context).send(message: text, to: found.id, wait: wait, expiresIn: lifetime)
         }
         if json {
             Console.json(item.json)

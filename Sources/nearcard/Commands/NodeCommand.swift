@@ -38,8 +38,8 @@ enum NodeCommand {
         let identity = context.identity
         // JSON lines: the session in Node writes every event from now on (so none is missed) and, once the
         // node runs, answers commands; this face only moves the lines.
-        let session = jsonl ? JSONLinesSession(context: context, output: { Console.line($0) }) : nil
-        if try context.database.myCard() == nil {
+        let session = jsonl ? JSONLinesSession(configuration: context, output: { Console.line($0) }) : nil
+        if try context.book.myCard() == nil {
             let note = "you have no card yet; peers will get only your name (set one with: nearcard card set …)"
             if let session { session.warn(note) } else { Console.err("nearcard: \(note)") }
         }
@@ -47,10 +47,10 @@ enum NodeCommand {
             jsonl
             ? nil
             : Task { [stream = events.subscribe()] in
-                await printEvents(stream, database: context.database)
+                await printEvents(stream, database: context.book)
             }
         let runtime: NodeRuntime
-        do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
+        do { runtime = try await NodeRuntime.start(context, options: node.runtime) } catch {
             printer?.cancel()
             if error is NodeError { throw error }
             throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
@@ -73,7 +73,7 @@ enum NodeCommand {
             notifier: ServiceNotifier(environment: global.environment), events: events, quit: quit,
             stopping: { how, open in if !jsonl { sayStopping(how, open: open, grace: node.grace) } },
             leftOpen: { left in sayLeftOpen(left, grace: node.grace) })
-        defer { context.database.compact() } // a clean stop leaves no WAL behind
+        defer { context.book.compact() } // a clean stop leaves no WAL behind
         if let session {
             await session.finish()
         } else {

@@ -57,7 +57,7 @@ extension Outbox {
                 context.events.observe { event in
                     if case .exchangeSettled(_, let name, let kept) = event { settled.withLock { $0.append(SessionStory.settled(name: name, kept: kept)) } }
                 }
-                let sent = await NodeRuntime.open(context: context).deliverQueued(wait: wait)
+                let sent = await NodeRuntime.open(context).deliverQueued(wait: wait)
                 if !json {
                     for line in settled.withLock({ $0 }) { Console.out(line) }
                     Console.out("Tried \(sent.count) message(s): \(sent.filter { $0.state == .delivered }.count) delivered.")

@@ -60,7 +60,7 @@ struct QR: AsyncParsableCommand {
 
         func run() async throws {
             let chosen = try fields.map { try CardField.parseList($0) }
-            let app = NearcardApp(runtime: NodeRuntime.open(context: try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))))
+            let app = NearcardApp(runtime: NodeRuntime.open(try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))))
             guard let mine = try app.card().card else { throw CLIError(.notFound, "you have no card yet; make one with: nearcard card set --name …") }
             let now = Date()
             let until = now.addingTimeInterval(try Durations.parse(expires))
@@ -189,7 +189,7 @@ struct QR: AsyncParsableCommand {
 
         func run() async throws {
             let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
-            let runtime = NodeRuntime.open(context: context)
+            let runtime = NodeRuntime.open(context)
             let invitation = try runtime.invite(ttl: try Durations.parse(ttl), uses: uses, port: port)
             if !(await Reachability.answers(host: "127.0.0.1", port: port)) {
                 Console.err(

@@ -89,7 +89,7 @@ struct UICommand: AsyncParsableCommand {
             global, consent: DecidedByCommand(decisions: PendingDecisions(), message: nil), events: events,
             limits: node.limits(), nodeName: node.nodeName, serving: true)
         let runtime: NodeRuntime
-        do { runtime = try await NodeRuntime.start(context: context, options: node.runtime) } catch {
+        do { runtime = try await NodeRuntime.start(context, options: node.runtime) } catch {
             if error is NodeError { throw error }
             throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
         }
@@ -194,7 +194,7 @@ struct UICommand: AsyncParsableCommand {
             throw CLIError(.environment, "cannot serve the web app on \(address):\(uiPort): \(Self.reason(error)); choose another port with --ui-port")
         }
         try? FileManager.default.removeItem(atPath: tokenPath)
-        context.database.compact() // a clean stop leaves no WAL behind
+        context.book.compact() // a clean stop leaves no WAL behind
     }
 
     /// The web app in the node's service group: it serves until the group stops, after the node and

@@ -15,7 +15,7 @@ enum NodeSetup {
     static func context(
         _ global: GlobalOptions, consent: any ConsentProvider, events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(),
         requiredFields: Set<CardField> = [], nodeName: String? = nil, webhook: Webhook? = nil, serving: Bool = false
-    ) throws -> NodeContext {
+    ) throws -> NodeConfiguration {
         let store = global.identityStore
         let identity = try store.loadPublic()
         let keys = KeysOutOfReach.hold(try global.unlockIdentity())
@@ -23,7 +23,7 @@ enum NodeSetup {
             events.emit(.storeConnection(lost: event == .connectionLost, store: (try? global.storeLocation())??.description ?? "the store"))
         }
         let name = nodeName ?? global.environment["NEARCARD_NODE_NAME"] ?? ProcessInfo.processInfo.hostName
-        return NodeContext(
+        return NodeConfiguration(
             keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
             requiredFields: requiredFields, nodeName: name, webhook: webhook)
     }
