@@ -8,7 +8,7 @@ PREFIX ?= /usr/local
 # Full RELRO (-z now: every symbol bound at start, the GOT read-only after), as Debian's hardening asks.
 RELEASE_FLAGS = -c release --product nearcard --static-swift-stdlib -Xlinker --no-export-dynamic -Xlinker -z -Xlinker now
 
-.PHONY: all deps build test check lint demo release install deb walk bench fuzz faults outages soak screenshots clean help
+.PHONY: all deps build test check lint demo release install deb walk bench fuzz faults outages soak soak-faults screenshots clean help
 
 all: build
 
@@ -25,6 +25,7 @@ help:
 	@echo "make walk     a new person's first hour on the package make deb built, as an ordinary account (installs it, then removes it)"
 	@echo "make screenshots  README's pictures of the web app, taken by the Chromium test from the real pages (docs/images/ui-*.png)"
 	@echo "make soak     one listener serving an hour of honest, flooding and faulty traffic; fails on growth or a lost message [SOAK_MINUTES=60]"
+	@echo "make soak-faults  the soak against a listener broken on purpose, once per fault: each run must catch its fault"
 	@echo "make bench    run the benchmarks (benchmarks/), print the tables for docs/PERFORMANCE.md [GROUPS=\"exchange throughput …\"]"
 
 # System packages (apt-get only when something is missing) and the Python test peers (.venv).
@@ -103,6 +104,17 @@ SOAK_MINUTES ?= 60
 soak: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
 	NEARCARD="$$($(SWIFT) build --show-bin-path $(SWIFT_BUILD_FLAGS))/nearcard" SOAK_MINUTES=$(SOAK_MINUTES) scripts/soak.py
+
+# Proof the soak can fail: a 2-minute run per fault a debug build can be given (scripts/soak.py --fault;
+# Sources/NearcardNode/TestFault.swift), each of which must end in the violation that fault causes.
+SOAK_FAULTS ?= decline stale-edge hold-messages leak no-eviction
+soak-faults: deps
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+	@for f in $(SOAK_FAULTS); do \
+		NEARCARD="$$($(SWIFT) build --show-bin-path $(SWIFT_BUILD_FLAGS))/nearcard" scripts/soak.py --minutes 2 --fault $$f \
+			> /tmp/nearcard-soak-fault-$$f.log 2>&1 || { tail -5 /tmp/nearcard-soak-fault-$$f.log; exit 1; }; \
+		tail -1 /tmp/nearcard-soak-fault-$$f.log; \
+	done
 
 # A new person's first hour (Tests/Interop/new_user_walk.py): installs the newest build/nearcard_*.deb,
 # walks init with a passphrase, listen, qr make at 80×24, a second ui, exchanges both ways and the packaged

@@ -10,7 +10,8 @@ serves, for the whole run and interleaved:
     every 20 s, and once six are about the oldest vanishes (its home is deleted after its last use);
   - follow-up messages from peers that hold the listener as a contact (`message`), each text unique;
   - every minute, a half-open flood (Tests/Interop/flood.py --sustain: 8 sessions from each of
-    127.0.1.1…16 that send exchange message 1 and then nothing, reopened as soon as the node closes them)
+    127.0.1.1…40 — 320, past the node's cap of 256, so its fair eviction works — that send exchange
+    message 1 and then nothing, reopened as soon as the node closes them)
     and then an idle flood (96 silent sockets from 127.0.2.1…8), both over by second 45 of the minute;
   - exchanges through Tests/Interop/fault_relay.py: a link cut after a random frame, a slow link
     (300…900 ms each way, ±100 ms) and an outage (a direction stalled, then cut); after each the peer
@@ -19,7 +20,7 @@ Traffic goes to 127.x addresses only, plus the listener's route hints (this mach
 which the kernel delivers over lo); discovery is off everywhere (no D-Bus for the peers either), so
 nothing is sent on a real interface.
 
-Every minute, and at start and end, it samples the listener process (the real nearcard, not runuser):
+Every 10 s from the start, and at the end, it samples the listener process (the real nearcard, not runuser):
 open fds, threads, VmRSS, RssAnon, and the size of nearcard.sqlite and nearcard.sqlite-wal in its home.
 One line per sample on stdout; every sample and a final summary as JSON lines in --report (default
 /tmp/nearcard-soak-report-STAMP.jsonl, kept; printed at the end), then a table: first, warm-up, max,
@@ -29,14 +30,25 @@ Bounds, against the warm-up sample (the one after the first minute; the first sa
 shorter than 2 minutes), over every sample from it on:
   fds       at most warm-up + 32          threads   at most warm-up + 8
   RssAnon   at most warm-up + 48 MiB      WAL       at most 64 MiB (any sample)
+(fds only between floods: before each minute's flood and from 5 s after it is done; a flood holds up to
+the node's cap of connections by design, and the summary says how many at most);
 and: the listener must not exit before it is told to (then it must exit 0); no follow-up message the
 sender's outbox reports delivered may be missing from the listener's inbox (`inbox --json`), and no text
 may be there twice (nor arrive twice as a `message.received` event); no contact may be one-sided: for
 every peer, when it vanishes and at the end for those still there, after `outbox --send`, the peer holds
-the listener iff the listener holds the peer (by DID). An exchange may fail with a network outcome
-(exit 7, 8, 9, 10 or 11: counted in the summary, whether during a flood, through a faulty link or not),
-never with another code (1 a check, 5 storage, 70 internal, a hang past its deadline…); other commands
-must exit 0 (`message`: 0, or 1 when it failed for good, counted).
+the listener iff the listener holds the peer, and both hold the same exchange (its graph edge: a DID
+alone would not see a book that kept an older exchange); every follow-up queued is delivered by the end.
+Honest exchanges (direct, not through a faulty link) succeed: at least 99 % outside floods and 95 %
+during them (judged from 20 attempts in a class). Any exchange may otherwise fail only with a network
+outcome (exit 7, 8, 9, 10 or 11: counted; through a faulty link they are expected), never with another
+code (1 a check, 5 storage, 70 internal, a hang past its deadline…); other commands must exit 0
+(`message`: 0, or 1 when it failed for good, counted).
+
+`--fault NAME` (a debug build only: NEARCARD_TEST_FAULT in the listener's environment) runs a listener
+broken on purpose — decline (one exchange in ten declined), stale-edge (an older exchange's edge kept),
+hold-messages (every message answered busy), leak (a descriptor per connection), no-eviction (a full
+node refuses instead of evicting) — and the run must fail with the violation that fault causes
+(`make soak-faults` runs each: proof that the soak can fail a broken node).
 
 The binary (.build/debug/nearcard, or $NEARCARD) is copied at start, so the tree may be rebuilt while
 this runs; it never builds. Everything lives in one temporary directory, removed at the end, also after
@@ -87,13 +99,29 @@ PEERS_KEPT = 6           # past this many, the oldest vanishes
 FIRST_PEERS = 4
 FLOOD_START = 3          # seconds into each minute
 HALF_OPEN_SECONDS = 25
-HALF_OPEN_SOURCES = [f"127.0.1.{i}" for i in range(1, 17)]
+# 40 sources × 8: 320 half-open connections, past the node's cap of 256 (NodeLimits.maximumSessions), so
+# the cap's fair eviction is exercised, not only the per-address limit of 8.
+HALF_OPEN_SOURCES = [f"127.0.1.{i}" for i in range(1, 41)]
 HALF_OPEN_PER_SOURCE = 8
+NODE_CAP = 256
 IDLE_SOURCES = [f"127.0.2.{i}" for i in range(1, 9)]
 IDLE_COUNT = 96
 IDLE_HOLD = 12
 FLOODS_DONE_BY = 45      # both floods are over by this second of the minute, before the next sample
 RELAY_SOURCE = "127.0.0.2"
+SAMPLE_EVERY = 10        # seconds between two samples, from the start
+
+# Honest exchanges (direct, not through a faulty link) that must succeed: a node that answers them with
+# exit 7, 8, 9, 10 or 11 is broken, however "network" those codes look.
+HONEST_SUCCESS = 0.99
+HONEST_SUCCESS_DURING_FLOODS = 0.95
+# Fewer attempts than this in a class and its rate is noted, not judged (a run of a minute or two).
+RATE_MINIMUM_ATTEMPTS = 20
+
+# The faults a debug build can be given (NEARCARD_TEST_FAULT, Sources/NearcardNode/TestFault.swift), and
+# the violation each must cause: `--fault NAME` runs the listener with one, and the run must fail so.
+FAULTS = {"decline": "success", "stale-edge": "one-sided", "hold-messages": "undelivered", "leak": "bound",
+          "no-eviction": "success"}
 
 
 def fail_start(message):
@@ -121,8 +149,9 @@ class Peer:
 class Soak:
     """The listener, the peers, the workers that drive them, and what they saw."""
 
-    def __init__(self, minutes, report_path):
+    def __init__(self, minutes, report_path, fault=None):
         self.minutes = minutes
+        self.fault = fault
         self.report_path = report_path
         self.stop = threading.Event()
         self.closing = False
@@ -202,11 +231,11 @@ class Soak:
 
     # ---- children -------------------------------------------------------------------------------------
 
-    def spawn(self, argv, **kw):
+    def spawn(self, argv, env=None, **kw):
         with self.children_lock:
             if self.closing:
                 raise Interrupted()
-            p = subprocess.Popen(self.prefix + argv, env=self.env, cwd=self.tmp, start_new_session=True, **kw)
+            p = subprocess.Popen(self.prefix + argv, env=env or self.env, cwd=self.tmp, start_new_session=True, **kw)
             self.children.add(p)
         return p
 
@@ -283,6 +312,7 @@ class Soak:
         self.listener = self.spawn(
             [self.binary, "listen", "--jsonl", "--accept", "all", "--no-discovery", "--port", "0",
              "--probe-summary", "30", "--home", self.home],
+            env=dict(self.env, NEARCARD_TEST_FAULT=self.fault) if self.fault else None,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.listener_err)
         self.started = threading.Event()
         self.port = None
@@ -483,6 +513,12 @@ class Soak:
             flag = " (unconfirmed)" if mine and book[self.listener_did].get("unconfirmed") else ""
             return f"{peer.name} {'holds' if mine else 'lacks'} the listener{flag}, the listener " \
                    f"{'holds' if theirs else 'lacks'} {peer.name} ({when}, after outbox --send)"
+        if mine:
+            # Both hold each other: from the same exchange (its graph edge), or the books disagree.
+            ours, their = book[self.listener_did].get("graphExportEdgeId"), listener_book[peer.did].get("graphExportEdgeId")
+            if ours != their:
+                return f"{peer.name} holds the listener from exchange {ours}, the listener holds {peer.name} " \
+                       f"from exchange {their} ({when}, after outbox --send)"
         return True
 
     def retire(self, peer):
@@ -710,13 +746,15 @@ class Soak:
         end = self.t0 + self.minutes * 60
         tick = 1
         while not self.stop.is_set():
-            due = self.t0 + tick * 60
+            due = self.t0 + tick * SAMPLE_EVERY
             if due >= end:
                 self.stop.wait(max(0.0, end - time.monotonic()))
                 break
             if self.stop.wait(max(0.0, due - time.monotonic())):
                 break
-            self.sample("warm-up" if tick * 60 == WARMUP_SECONDS and self.minutes >= 2 else "minute")
+            flooding = self.flood_state()[0] > 0
+            self.sample("warm-up" if tick * SAMPLE_EVERY == WARMUP_SECONDS and self.minutes >= 2
+                        else ("flood" if flooding else "sample"))
             tick += 1
         aborted = self.stop.is_set() and time.monotonic() < end - 1
         self.stop.set()
@@ -769,6 +807,34 @@ class Soak:
             if undelivered_arrived:
                 self.notes.append(f"{len(undelivered_arrived)} message(s) arrived although their sender's outbox "
                                   f"still says {sorted(set(m['state'] for m in undelivered_arrived))}")
+            # Every follow-up queued is delivered by the end (each sender ran `outbox --send` last).
+            for mid, m in self.messages.items():
+                if m["state"] != "delivered" and mid not in ids:
+                    self.violations.setdefault("undelivered", []).append(
+                        f"{m['text']!r} ({mid}) from {m['peer']} is still {m['state']} at the end, after outbox --send")
+        self.honest_rates()
+
+    def honest_rates(self):
+        """Honest exchanges succeed: a node that answers them with network outcomes is broken."""
+        with self.lock:
+            tally = collections.defaultdict(collections.Counter)
+            for (path, rc), n in self.exchanges.items():
+                if path in ("direct", "direct-flood"):
+                    tally[path]["ok" if rc == 0 else "failed"] += n
+        self.rates = {}
+        for path, floor, words in (("direct", HONEST_SUCCESS, "outside floods"),
+                                   ("direct-flood", HONEST_SUCCESS_DURING_FLOODS, "during floods")):
+            c = tally.get(path, collections.Counter())
+            attempts = c["ok"] + c["failed"]
+            if attempts == 0:
+                continue
+            rate = c["ok"] / attempts
+            self.rates[path] = {"attempts": attempts, "succeeded": c["ok"], "rate": round(rate, 4)}
+            if attempts < RATE_MINIMUM_ATTEMPTS:
+                self.notes.append(f"honest exchanges {words}: {c['ok']}/{attempts}, too few to judge (< {RATE_MINIMUM_ATTEMPTS})")
+            elif rate < floor:
+                self.violation("success", f"honest exchanges {words}: {c['ok']}/{attempts} succeeded "
+                               f"({rate * 100:.1f} %, at least {floor * 100:.0f} % required)")
 
     # ---- the verdict ----------------------------------------------------------------------------------
 
@@ -781,14 +847,27 @@ class Soak:
         after = self.samples[self.samples.index(warm):]
         if warm["fds"] is None:
             self.notes.append("open fds not measured: the node is not dumpable, so only root can list them")
+        # Open fds are judged between floods (a flood holds up to the cap's 256 connections by design):
+        # at the start of each minute before the flood, from 5 s after the floods are done, and at the end.
+        def quiet(s):
+            second = s["elapsed"] % 60
+            return s["label"] in ("start", "warm-up", "end") or second < FLOOD_START or second >= FLOODS_DONE_BY + 5
         for key, growth, unit in (("fds", FD_GROWTH, ""), ("threads", THREAD_GROWTH, ""), ("rssAnon", RSS_ANON_GROWTH, " MiB")):
             if warm[key] is None:
                 continue
-            top = max(after, key=lambda s: s[key])
+            judged = [s for s in after if quiet(s)] if key == "fds" else after
+            if not judged:
+                continue
+            top = max(judged, key=lambda s: s[key])
             if top[key] > warm[key] + growth:
                 f = (lambda v: f"{v / MIB:.1f}") if unit else str
                 self.violation("bound", f"{key}: {f(top[key])}{unit} at {top['elapsed']:.0f} s, more than warm-up "
                                f"{f(warm[key])}{unit} + {f(growth)}{unit}")
+        # The half-open flood must reach the node's cap (else fair eviction was never exercised).
+        flood_fds = [s["fds"] for s in self.samples if s["label"] == "flood" and s["fds"] is not None]
+        if len(flood_fds) >= 3 and max(flood_fds) < NODE_CAP:
+            self.violation("flood", f"the floods never brought the listener to its cap of {NODE_CAP} connections "
+                           f"(at most {max(flood_fds)} fds in {len(flood_fds)} samples during floods)")
         top = max(self.samples, key=lambda s: s["wal"])
         if top["wal"] > WAL_LIMIT:
             self.violation("bound", f"wal: {top['wal'] / MIB:.1f} MiB at {top['elapsed']:.0f} s, more than {WAL_LIMIT / MIB:.0f} MiB")
@@ -827,6 +906,12 @@ class Soak:
         for kind in ("half-open", "idle"):
             c = self.flood_tally[kind]
             print(f"{kind} floods {self.flood_runs[kind]}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+        for path, r in getattr(self, "rates", {}).items():
+            print(f"honest exchanges {'during floods' if path == 'direct-flood' else 'outside floods'}: "
+                  f"{r['succeeded']}/{r['attempts']} ({r['rate'] * 100:.1f} %)")
+        flood_fds = [s["fds"] for s in self.samples if s.get("label") == "flood" and s.get("fds") is not None]
+        if flood_fds:
+            print(f"listener fds during floods: at most {max(flood_fds)} (the node's cap: {NODE_CAP} connections)")
         print(f"peers created {self.peer_count}, vanished {self.retired}, pairs checked {self.checked_pairs}; "
               f"outbox --send runs {self.settles}")
         print("listener events: " + ", ".join(f"{k} {v}" for k, v in sorted(self.events.items()))
@@ -841,6 +926,7 @@ class Soak:
                    "inbox": getattr(self, "inbox_count", None), "floods": {k: dict(v) for k, v in self.flood_tally.items()},
                    "floodRuns": dict(self.flood_runs), "peersCreated": self.peer_count, "peersVanished": self.retired,
                    "pairsChecked": self.checked_pairs, "events": dict(self.events), "probed": self.probed,
+                   "honestRates": getattr(self, "rates", {}), "fault": self.fault,
                    "errorEvents": self.error_events[:20], "notes": self.notes,
                    "violations": [line for lines in self.violations.values() for line in lines]}
         self.report.write(json.dumps(summary) + "\n")
@@ -854,6 +940,8 @@ def main():
                     help="how long the workload runs (default $SOAK_MINUTES, else 60)")
     ap.add_argument("--report", help="samples and the summary as JSON lines "
                     "(default /tmp/nearcard-soak-report-STAMP.jsonl)")
+    ap.add_argument("--fault", choices=sorted(FAULTS),
+                    help="run a listener broken on purpose (a debug build): the run passes only if it fails as it must")
     args = ap.parse_args()
     if args.minutes <= 0:
         ap.error("--minutes must be positive")
@@ -865,7 +953,7 @@ def main():
     signal.signal(signal.SIGTERM, interrupt)
     signal.signal(signal.SIGHUP, interrupt)
 
-    soak = Soak(args.minutes, report)
+    soak = Soak(args.minutes, report, args.fault)
     code = 0
     try:
         soak.setup()
@@ -874,7 +962,17 @@ def main():
         soak.bounds()
         soak.summary()
         lines = [line for kind, ls in soak.violations.items() for line in ls]
-        if lines:
+        if args.fault:
+            # Inverted: the run must catch the fault, with the violation it causes.
+            want = FAULTS[args.fault]
+            kinds = sorted(soak.violations)
+            if want in soak.violations:
+                print(f"\nsoak: the fault {args.fault} was caught ({want}: {soak.violations[want][0]})")
+            else:
+                print(f"\nsoak: the fault {args.fault} was NOT caught as {want} (violations: {kinds or 'none'})",
+                      file=sys.stderr)
+                code = 1
+        elif lines:
             print(f"\nsoak: FAILED, {len(lines)} violation(s):", file=sys.stderr)
             for kind, ls in soak.violations.items():
                 for line in ls[:10]:

@@ -114,7 +114,7 @@ package final class Admission: Sendable {
             }
             // The node's cap: the source holding the most gives up one, if that is fair.
             if s.connections.count >= limits.maximumSessions {
-                guard let victim = Self.fairVictim(s, for: address, source: source) else {
+                guard !TestFault.has(.noEviction), let victim = Self.fairVictim(s, for: address, source: source) else {
                     // Said as what fills it: exchanges under way, or connections that never said who they are.
                     let sessions = s.connections.values.filter { $0.stage == .session }.count
                     let waiting = s.connections.count - sessions

@@ -42,6 +42,7 @@ package final class Listener: Sendable {
                     refusals.record(reason, from: address)
                     return channel.close()
                 case .admit(let ticket):
+                    if TestFault.has(.leak) { TestFault.leakOne() }
                     channel.closeFuture.whenComplete { _ in admission.release(ticket) }
                     let remote = channel.remoteAddress.map(displayAddress) ?? address
                     let admitted = AdmittedConnection(admission: admission, ticket: ticket, probes: probes)

@@ -68,6 +68,7 @@ package struct MailboxAuthority: Sendable {
                 return true
             }
             guard allowed else { return refuse(.busy, "more than \(limits.perContactPerMinute) messages a minute from this contact") }
+            if TestFault.has(.holdMessages) { return refuse(.busy, "the test fault holds every message") }
             // Already past its lifetime (it waited in the sender's outbox): acknowledged, not kept (§15).
             if e.hasExpired(now: Int64(t)) { return .stored(nil) }
             let fresh = try db.storeReceived(e, contactID: contact.id, senderPubKey: d.senderStatic, senderSignPubKey: pinnedSign, at: now)

@@ -59,7 +59,7 @@ package final class NodeContext: Sendable {
         self.localBox = Mutex(LocalIdentity(keys: keys, name: Self.sayable(cardName ?? identity.name)))
         self.identity = identity
         self.database = database
-        self.consent = consent
+        self.consent = TestFault.has(.decline) ? DecliningSome(base: consent) : consent
         self.events = events
         self.limits = limits
         self.hints = Mutex(routeHints)
@@ -195,6 +195,9 @@ package final class NodeContext: Sendable {
             mailboxToken: outcome.myRoute.mailboxToken, contactDID: outcome.peer.did,
             issuedAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.issuedAt)),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(outcome.myRoute.expiresAt)))
+        if TestFault.has(.staleEdge), let before = try? database.contact(did: outcome.peer.did), let old = before.graphExportEdgeId {
+            contact.graphExportEdgeId = old
+        }
         let payloadJSON = outcome.theirPayloadJSON.canonicalText
         SessionTrace.mark("record: contact built")
         defer { SessionTrace.mark("record: written") }

@@ -186,6 +186,118 @@ import Testing
         return (count, failures)
     }
 
+    /// The same for SQLite: a bot whose book's disk (a tmpfs of 4 MiB as its home) fills up while
+    /// visitors' sessions are held at each step, stays full for a while, then has room again. Every
+    /// pair of books then holds the same exchange or neither does, and a visitor told "exchanged" is
+    /// held by the bot with that edge.
+    @Test(.timeLimit(.minutes(10))) func aFullDiskNeverSplitsAnExchange() async throws {
+        try #require(TestAccount.isRoot, "mounting the bot's disk needs root")
+        let (count, failures) = try await withCheckedThrowingContinuation { (done: CheckedContinuation<(Int, [String]), any Error>) in
+            Thread { done.resume(with: Result { try self.fullDisk() }) }.start()
+        }
+        #expect(failures.isEmpty, "\(failures.count) split or unsettled of \(count):\n\(failures.joined(separator: "\n"))")
+    }
+
+    func fullDisk() throws -> (Int, [String]) {
+        let lab = try Lab("sd")
+        let relay = CLI.packageRoot.appendingPathComponent("Tests/Interop/fault_relay.py").path
+        let account = try #require(TestAccount.ids(TestAccount.name))
+        // The bot's home: a small disk of its own, the test account's.
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try FileManager.default.createDirectory(at: cli.home, withIntermediateDirectories: true)
+        let mounted = try ChildProcess.run([
+            "/usr/bin/mount", "-t", "tmpfs", "-o", "size=4m,mode=0700,uid=\(account.uid),gid=\(account.gid)", "tmpfs", cli.home.path,
+        ])
+        guard mounted.code == 0 else { throw LabError("cannot mount a tmpfs: \(mounted.output)") }
+        defer { _ = try? ChildProcess.run(["/usr/bin/umount", "-l", cli.home.path]) }
+        #expect(try cli.run(["init", "--name", "Full Booth"]).code == 0)
+        #expect(try cli.run(["card", "set", "--name", "Full Booth", "--company", "Disks"]).code == 0)
+        let botDID = try #require(try cli.run(["id", "--json"]).json["did"]?.stringValue)
+        let botLog = log("fullbot")
+        let (_, port) = try lab.listen(home: cli.home, ["--accept", "all", "--no-discovery"], log: botLog)
+
+        let resume = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-full-resume-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: resume) }
+        var wave: [Run] = []
+        let bot = Bot(person: try TestPerson(name: "unused"), port: port, database: "")
+        defer { bot.person.cli.cleanUp() }
+        var count = 0
+        for phase in Self.phases {
+            for visitor in [Visitor.alone, .besideNode] {
+                for _ in 0..<Self.runs {
+                    count += 1
+                    let person = try TestPerson(name: "Visitor \(count)")
+                    let relayLog = log("relay\(count)")
+                    _ = try lab.spawn(
+                        [
+                            CLI.python, relay, "\(21000 + count)", "127.0.0.1", "\(port)", "--once", "--pause-after", "\(phase.after)",
+                            "--resume-file", resume, "--source", "127.8.\(count / 200).\(count % 200 + 1)",
+                        ], log: relayLog)
+                    var run = Run(phase: phase.name, visitor: visitor, person: person, bot: bot, relayLog: relayLog)
+                    if visitor == .besideNode {
+                        run.node = try lab.listen(home: person.home, ["--accept", "all", "--no-discovery"], log: log("node\(count)")).0
+                    }
+                    wave.append(run)
+                }
+            }
+        }
+        defer {
+            for r in wave {
+                _ = r.node?.stop(after: 5)
+                r.person.cli.cleanUp()
+            }
+        }
+        func relayed(_ r: Run, _ what: String) -> Bool { ((try? String(contentsOf: r.relayLog, encoding: .utf8)) ?? "").contains(what) }
+        try waitUntil("the relays to listen", seconds: 30) { wave.allSatisfy { relayed($0, "listening") } }
+        for i in wave.indices {
+            wave[i].exchange = try lab.spawn(
+                [CLI.executable.path, "exchange", "127.0.0.1:\(21001 + i)", "--yes", "--json", "--home", wave[i].person.home.path],
+                log: log("visitor\(i + 1)"))
+        }
+        try? waitUntil("every session to reach its step", seconds: 30) { wave.allSatisfy { relayed($0, "paused") || relayed($0, "\"frames\"") } }
+        // The disk fills (as root: whatever the bot writes next finds no room), the sessions go on.
+        let filler = cli.home.appendingPathComponent("filler").path
+        _ = try ChildProcess.run(["/usr/bin/dd", "if=/dev/zero", "of=\(filler)", "bs=64k"])
+        _ = FileManager.default.createFile(atPath: resume, contents: nil)
+        sleep(8)
+        try FileManager.default.removeItem(atPath: filler)
+        for i in wave.indices { wave[i].exit = wave[i].exchange?.wait() ?? -1 }
+
+        func edgeAtVisitor(_ r: Run) throws -> (edge: String?, unconfirmed: Bool) {
+            let c = try r.person.contacts().first { $0["didPublicKey"]?.stringValue == botDID }
+            return (c?["graphExportEdgeId"]?.stringValue, c?["unconfirmed"] == true)
+        }
+        let settleBy = Date().addingTimeInterval(40)
+        while Date() < settleBy {
+            let pending = try wave.filter { try edgeAtVisitor($0).unconfirmed }
+            if pending.isEmpty { break }
+            for r in pending { _ = try lab.nearcard(["outbox", "--send", "--wait", "0"], home: r.person.home) }
+            usleep(1_000_000)
+        }
+        let listed = try cli.run(["contacts", "--json"])
+        var atBot: [String: String] = [:]
+        for c in listed.json.arrayValue ?? [] {
+            if let did = c["didPublicKey"]?.stringValue { atBot[did] = c["graphExportEdgeId"]?.stringValue ?? "-" }
+        }
+        var failures: [String] = []
+        for r in wave {
+            let (visitorEdge, unconfirmed) = try edgeAtVisitor(r)
+            let botEdge = atBot[r.person.did].flatMap { $0 == "-" ? nil : $0 }
+            let what =
+                "full disk \(r.phase), \(r.visitor.rawValue): exit \(r.exit), visitor \(visitorEdge ?? "none")\(unconfirmed ? " (unconfirmed)" : ""), bot \(botEdge ?? "none")"
+            if visitorEdge != botEdge || (r.exit == 0 && botEdge == nil) || unconfirmed { failures.append(what) }
+        }
+        // The disk was full when it mattered: some exchange was refused for it (else nothing was tested).
+        if wave.allSatisfy({ $0.exit == 0 }) { failures.append("every exchange went through: the full disk refused nothing") }
+        // The bot kept serving: a full disk is no crash.
+        let again = try TestPerson(name: "After")
+        defer { again.cli.cleanUp() }
+        let after = try lab.nearcard(["exchange", "127.0.0.1:\(port)", "--yes"], home: again.home)
+        if after.code != 0 { failures.append("an exchange after the disk had room again: exit \(after.code): \(after.stderr)") }
+        return (count, failures)
+    }
+
     func waitUntil(_ what: String, seconds: Double, _ ready: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
