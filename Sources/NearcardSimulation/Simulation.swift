@@ -62,6 +62,8 @@ public final class Simulation: @unchecked Sendable {
         public var latenciesMs: [Double] = []
         public var discoveryMs: Double?
         public var undiscovered = 0
+        /// Nodes that never said they were announced (`published`) by the end of discovery.
+        public var unannounced = 0
         public var setupSeconds = 0.0
         public var exchangeSeconds = 0.0
         public var wallSeconds = 0.0
@@ -102,6 +104,7 @@ public final class Simulation: @unchecked Sendable {
                 "failures": .object(JSONObject(failures.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.number(Double($0.value))) })),
                 "latencyMs": ["p50": ms(percentile(50)), "p95": ms(percentile(95)), "p99": ms(percentile(99)), "max": ms(latenciesMs.max())],
                 "discoveryMs": ms(discoveryMs), "undiscoveredPeers": .number(Double(undiscovered)),
+                "unannouncedNodes": .number(Double(unannounced)),
                 "setupSeconds": .number((setupSeconds * 100).rounded() / 100), "exchangeSeconds": .number((exchangeSeconds * 100).rounded() / 100),
                 "wallSeconds": .number((wallSeconds * 100).rounded() / 100),
                 "exchangesPerSecond": .number(exchangeSeconds > 0 ? (Double(successes) / exchangeSeconds * 10).rounded() / 10 : 0),
@@ -148,6 +151,9 @@ public final class Simulation: @unchecked Sendable {
         var address: String?
         var probeSummaries = 0
         var refusals = 0
+        /// Whether the node said it is on the LAN (`published`), and the first error it said.
+        var published = false
+        var firstError: String?
 
         init(index: Int, home: String, process: ChildProcess) {
             self.index = index
@@ -327,6 +333,13 @@ public final class Simulation: @unchecked Sendable {
                 if Date().timeIntervalSince(t0) > options.discoveryTimeout || Date().timeIntervalSince(start) > options.deadline {
                     report.undiscovered = missing
                     progress("  \(missing) peer sightings still missing after \(Int(options.discoveryTimeout)) s; exchanging anyway")
+                    // Whom nobody could see: nodes that never said they are on the LAN, and what they said.
+                    let silent = nodes.filter { n in n.lock.withLock { !n.published } }
+                    report.unannounced = silent.count
+                    if let first = silent.first {
+                        let said = first.lock.withLock { first.firstError } ?? "no error said"
+                        progress("  \(silent.count) node(s) never announced themselves on the LAN; node \(first.index): \(said)")
+                    }
                     break
                 }
                 try await Task.sleep(nanoseconds: 20_000_000)
@@ -482,6 +495,11 @@ public final class Simulation: @unchecked Sendable {
                 }
             case "connections.probed":
                 node.lock.withLock { node.probeSummaries += 1 }
+            case "published":
+                node.lock.withLock { node.published = true }
+            case "error", "discovery.unavailable":
+                let said = line["message"]?.stringValue ?? line["reason"]?.stringValue ?? "\(line)"
+                node.lock.withLock { node.firstError = node.firstError ?? said }
             case "rate-limited":
                 let n = Int(line["count"]?.integerValue ?? 1)
                 node.lock.withLock { node.refusals += n }
