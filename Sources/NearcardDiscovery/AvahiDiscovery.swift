@@ -651,6 +651,7 @@ public final class Publication: Announcement, @unchecked Sendable {
     let addresses: [(interface: Int32, address: AvahiAddress)]
     private var state: (established: Bool, error: DiscoveryError?) = (false, nil)
     private var waiters: [CheckedContinuation<String, any Error>] = []
+    private var timedWaiters: [UUID: CheckedContinuation<String?, any Error>] = [:]
 
     init(
         discovery: AvahiDiscovery, name: String, port: Int, txt: TXTRecord, interfaces: [Int32], serviceType: String,
@@ -725,6 +726,9 @@ public final class Publication: Announcement, @unchecked Sendable {
             let w = waiters
             waiters = []
             for c in w { c.resume(returning: name) }
+            let t = timedWaiters
+            timedWaiters = [:]
+            for c in t.values { c.resume(returning: name) }
         case AVAHI_ENTRY_GROUP_COLLISION:
             do { try rename() } catch { fail(error) }
         case AVAHI_ENTRY_GROUP_FAILURE:
@@ -739,6 +743,9 @@ public final class Publication: Announcement, @unchecked Sendable {
         let w = waiters
         waiters = []
         for c in w { c.resume(throwing: error) }
+        let t = timedWaiters
+        timedWaiters = [:]
+        for c in t.values { c.resume(throwing: error) }
     }
 
     /// Waits until Avahi reports the service established (probing done, name settled); returns the name.
@@ -746,6 +753,32 @@ public final class Publication: Announcement, @unchecked Sendable {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<String, Error>) in
             discoveryRef.withLock {
                 if let e = state.error { c.resume(throwing: e) } else if state.established { c.resume(returning: name) } else { waiters.append(c) }
+            }
+        }
+    }
+
+    /// Waits at most `seconds` for avahi-daemon to say the service is established; nil when it has
+    /// not (nothing is left waiting: the timer takes the waiter back).
+    public func established(within seconds: TimeInterval) async throws -> String? {
+        let id = UUID()
+        return try await withCheckedThrowingContinuation { (c: CheckedContinuation<String?, Error>) in
+            let done = discoveryRef.withLock { () -> Bool in
+                if let e = state.error {
+                    c.resume(throwing: e)
+                    return true
+                }
+                if state.established {
+                    c.resume(returning: name)
+                    return true
+                }
+                timedWaiters[id] = c
+                return false
+            }
+            guard !done else { return }
+            Task {
+                try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                let waiting = self.discoveryRef.withLock { self.timedWaiters.removeValue(forKey: id) }
+                waiting?.resume(returning: nil)
             }
         }
     }

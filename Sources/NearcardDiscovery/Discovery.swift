@@ -1,3 +1,5 @@
+public import Foundation
+
 /// How a node finds peers and is found: DNS-SD through avahi-daemon (`AvahiDiscovery`) on a LAN, or a
 /// fixed list (`StaticDiscovery`) where multicast is not wanted. The node and its faces use only this.
 public protocol Discovery: Sendable {
@@ -59,6 +61,14 @@ public struct AddressPolicy: Sendable {
 public protocol Announcement: AnyObject, Sendable {
     /// Waits until the announcement is settled (a name collision may change it); returns the name used.
     func established() async throws -> String
+    /// The same, giving up after `seconds`: nil when it has not settled by then (the daemon never said
+    /// so, and said no error either), so that the caller can announce again instead of waiting forever.
+    func established(within seconds: TimeInterval) async throws -> String?
     /// Takes the node off the network (a goodbye, where the mechanism has one).
     func withdraw()
+}
+
+extension Announcement {
+    /// By default an announcement settles at once or fails (static peers, tests' recordings).
+    public func established(within seconds: TimeInterval) async throws -> String? { try await established() }
 }

@@ -78,6 +78,9 @@ final class PresenceAnnouncer: Sendable {
     }
 
     /// The prefix of a private instance name; 8 random hex digits follow.
+    /// How long avahi-daemon may take to confirm a publication (probing takes about a second) before
+    /// it is made again; doubled at each further try, up to a minute.
+    static let settleTimeout: TimeInterval = 10
     static let privateInstancePrefix = "nearcard-"
 
     /// A new advert: a fresh tag made with `presenceKey`, a fresh host name over `addresses`, and
@@ -191,9 +194,30 @@ final class PresenceAnnouncer: Sendable {
     func run(first: any Announcement, events: EventBus) async {
         var current: (any Announcement)? = first
         while !Task.isCancelled {
-            if let current {
-                do { events.emit(.published(name: try await current.established())) } catch {
+            // A publication avahi-daemon never confirms (nor fails) is made again, sooner each time at
+            // first, never waited on forever: the node would stay off the LAN and never rotate.
+            var unsettled = 0
+            while let publication = current, !Task.isCancelled {
+                do {
+                    let wait = min(Self.settleTimeout * Double(1 << min(unsettled, 3)), 60)
+                    if let name = try await publication.established(within: wait) {
+                        events.emit(.published(name: name))
+                        break
+                    }
+                    unsettled += 1
+                    if unsettled == 1 {
+                        events.emit(
+                            .error(
+                                message:
+                                    "discovery: avahi-daemon did not confirm this node's announcement within \(Int(Self.settleTimeout)) s; announcing again"))
+                    }
+                    do throws(DiscoveryError) { current = try publish() } catch {
+                        events.emit(.error(message: "discovery: cannot announce this node again (\(error.message)); peers can still reach it by address"))
+                        current = nil
+                    }
+                } catch {
                     events.emit(.error(message: "discovery: this node is not announced on the LAN (\(error)); peers can still reach it by address"))
+                    break
                 }
             }
             await waitForRotation()
