@@ -194,8 +194,9 @@ final class PresenceAnnouncer: Sendable {
     func run(first: any Announcement, events: EventBus) async {
         var current: (any Announcement)? = first
         while !Task.isCancelled {
-            // A publication avahi-daemon never confirms (nor fails) is made again, sooner each time at
-            // first, never waited on forever: the node would stay off the LAN and never rotate.
+            // A publication avahi-daemon never confirms (nor fails) is made again, after a longer wait
+            // each time (10, 20, 40, then 60 s), never waited on forever: the node would stay off the
+            // LAN and never rotate.
             var unsettled = 0
             while let publication = current, !Task.isCancelled {
                 do {
