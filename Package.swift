@@ -86,7 +86,7 @@ let package = Package(
             ]),
         // Scanning as every face does it: QR outcomes kept in the store by its one rule.
         .target(
-            name: "NearcardScan", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardQR"]),
+            name: "NearcardScan", dependencies: ["NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardNode", "NearcardQR"]),
         // The local web app (`nearcard ui`): pages and an API on loopback, through the node's facade only.
         .target(
             name: "NearcardWeb",
@@ -106,7 +106,7 @@ let package = Package(
         .executableTarget(
             name: "nearcard",
             dependencies: [
-                "NearcardCrypto", "NearcardModel", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
+                "NearcardCrypto", "NearcardModel", "NearcardDiscovery", "NearcardNode", "NearcardQR",
                 "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan", "NearcardControl", "NearcardMetrics", "NearcardProcess",
                 "NearcardAddressBook",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -119,8 +119,7 @@ let package = Package(
         .target(
             name: "NearcardControl",
             dependencies: [
-                "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardStore", "NearcardDiscovery", "NearcardNode", "NearcardQR",
-                "NearcardScan",
+                "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardNode", "NearcardQR", "NearcardScan",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             packageAccess: false),

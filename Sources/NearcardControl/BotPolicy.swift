@@ -3,7 +3,6 @@ import NearcardCrypto
 public import NearcardModel
 public import NearcardNode
 import NearcardProtocol
-public import NearcardStore
 
 /// What an unattended bot does (`nearcard bot --policy FILE`, docs/JSONL.md "Bot policy"): a JSON
 /// object, strictly read (unknown members are refused, so a typo cannot silently widen the policy).
@@ -31,7 +30,7 @@ public struct BotPolicy: Sendable, Equatable {
     }
 
     /// At most `count` acceptances in any `seconds` (counted in the store: `admitAcceptance`).
-    public typealias Rate = NearcardDatabase.AcceptanceLimit
+    public typealias Rate = AcceptanceLimit
 
     public var accept: Accept = .everyone
     public var requireFields: Set<CardField> = []
@@ -189,15 +188,15 @@ public struct BotPolicy: Sendable, Equatable {
 }
 
 /// A bot's consent: the policy decides each request. Its rate counts are kept in the store
-/// (`NearcardDatabase.admitAcceptance`): they survive a restart, and a fleet on one PostgreSQL database
+/// (`Book.admitAcceptance`): they survive a restart, and a fleet on one PostgreSQL database
 /// shares them.
 public final class PolicyConsent: ConsentProvider, Sendable {
     let policy: BotPolicy
-    let database: NearcardDatabase
+    let book: Book
 
-    public init(policy: BotPolicy, database: NearcardDatabase) {
+    public init(policy: BotPolicy, book: Book) {
         self.policy = policy
-        self.database = database
+        self.book = book
     }
 
     public func decide(_ request: ConsentRequest) async -> ConsentAnswer {
@@ -208,7 +207,7 @@ public final class PolicyConsent: ConsentProvider, Sendable {
     /// book for `knownContact: decline`, the rate counts). A fleet's PostgreSQL store, a round trip away,
     /// is asked from a task.
     public func immediateAnswer(_ request: ConsentRequest) -> ConsentAnswer? {
-        if database.isShared && (policy.knownContact == .decline || policy.perPeer != nil || policy.overall != nil) { return nil }
+        if book.isShared && (policy.knownContact == .decline || policy.perPeer != nil || policy.overall != nil) { return nil }
         return decide(request.peer, now: Date())
     }
 
@@ -219,12 +218,12 @@ public final class PolicyConsent: ConsentProvider, Sendable {
         if case .allowlist(let dids) = policy.accept, !dids.contains(peer.did) {
             return .decline("not on this bot's allowlist")
         }
-        if policy.knownContact == .decline, let known = try? database.findContact(peer.did), known.didPublicKey == peer.did {
+        if policy.knownContact == .decline, let known = try? book.findContact(peer.did), known.didPublicKey == peer.did {
             return .decline("this bot has already exchanged cards with you")
         }
         if policy.perPeer != nil || policy.overall != nil {
             do {
-                switch try database.admitAcceptance(did: peer.did, perPeer: policy.perPeer, overall: policy.overall, now: now) {
+                switch try book.admitAcceptance(did: peer.did, perPeer: policy.perPeer, overall: policy.overall, now: now) {
                 case .admitted: break
                 case .perPeerLimit(let r):
                     return .decline("rate limited: at most \(r.count) exchanges per \(Self.duration(r.seconds)) with one person")

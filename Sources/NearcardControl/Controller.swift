@@ -5,7 +5,6 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardProtocol
-import NearcardStore
 
 /// Runs JSON-lines commands against a running node and writes one `reply` line per command
 /// (docs/JSONL.md). Commands that take time (exchange, message) run concurrently; their replies come
@@ -158,14 +157,17 @@ final class Controller: Sendable {
                     } else {
                         answer(true, ["message": item.json])
                     }
-                } catch let e as StoreError {
-                    answer(false, Self.error(e.kind == .notFound || e.kind == .unmatched ? "not_found" : "storage", e.message))
                 } catch let e as NodeError {
                     var members = Self.error(Self.code(e, lookingFor: "not_found"), e.message)
                     members["failure"] = Self.described(e)
                     answer(false, members)
                 } catch {
-                    answer(false, Self.error("internal_error", "\(error)"))
+                    // The book's own failure (no such contact, a full disk), in its words.
+                    if let e = NodeError(below: error) {
+                        answer(false, Self.error(e.kind == .notFound || e.kind == .missing ? "not_found" : "storage", e.message))
+                    } else {
+                        answer(false, Self.error("internal_error", "\(error)"))
+                    }
                 }
             }
         case .outboxSend:
@@ -271,7 +273,8 @@ final class Controller: Sendable {
         case .unreachable, .environment, .connectionLost, .timedOut: e.code ?? "unreachable"
         case .notFound, .ambiguous: lookingFor
         case .invalidInput, .noRoute: "invalid"
-        case .storage: "storage"
+        case .storage, .identity: "storage"
+        case .missing: "not_found"
         case .internalError: "internal_error"
         }
     }

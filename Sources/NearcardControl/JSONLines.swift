@@ -4,7 +4,6 @@ public import NearcardDiscovery
 import NearcardModel
 public import NearcardNode
 import NearcardProtocol
-import NearcardStore
 
 /// The JSON-lines interface for programs (docs/JSONL.md): every node event as one JSON object, and
 /// commands read one per line. Schema version 1; a reader must ignore members it does not know.

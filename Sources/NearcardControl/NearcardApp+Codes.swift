@@ -4,7 +4,6 @@ public import NearcardModel
 public import NearcardNode
 public import NearcardQR
 public import NearcardScan
-import NearcardStore
 
 /// Card codes and scanning, for every face, in one place: NearcardQR sits beside the node, never under
 /// it (DESIGN.md), so what a face does with codes joins the facade here, above both.
@@ -23,5 +22,5 @@ extension NearcardApp {
     }
 
     /// A scan of card codes into this book (frames collected across calls).
-    public func scanSession() -> ScanSession { ScanSession(database: book, ownDID: identity.did) }
+    public func scanSession() -> ScanSession { ScanSession(book: book, ownDID: identity.did) }
 }

@@ -4,7 +4,7 @@ import NearcardCrypto
 package import NearcardDiscovery
 package import NearcardModel
 import NearcardProtocol
-package import NearcardStore
+import NearcardStore
 
 /// Sending a queued message: open the contact's sealed route, find the contact's node (over DNS-SD, by
 /// the presence tag the contact's presence key resolves; then the route's address hints), and deliver

@@ -4,7 +4,7 @@ package import NearcardCrypto
 import NearcardDiscovery
 package import NearcardModel
 package import NearcardProtocol
-package import NearcardStore
+import NearcardStore
 
 /// The recipient's checks on a delivery, and storing it (off the event loop: SQLite blocks).
 package struct MailboxAuthority: Sendable {

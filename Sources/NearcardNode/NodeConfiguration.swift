@@ -1,6 +1,6 @@
 public import NearcardCrypto
 public import NearcardModel
-public import NearcardStore
+import NearcardStore
 
 /// What a face gives to run a node on a home: the identity (its keys go in here and are never read
 /// back out), the book, how incoming requests are decided, events, limits and a bot's policy. Built
@@ -13,12 +13,12 @@ public struct NodeConfiguration: Sendable {
     /// exchange). `requiredFields`: what a peer's card must disclose (a bot policy's `requireFields`).
     /// `webhook`: where each completed exchange is posted.
     public init(
-        keys: IdentityKeys, identity: PublicIdentity, database: NearcardDatabase, consent: any ConsentProvider,
+        keys: IdentityKeys, identity: PublicIdentity, book: Book, consent: any ConsentProvider,
         events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(), requiredFields: Set<CardField> = [], nodeName: String = "",
         webhook: Webhook? = nil
     ) {
         context = NodeContext(
-            keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
+            keys: keys, identity: identity, database: book.database, consent: consent, events: events, limits: limits,
             requiredFields: requiredFields, nodeName: nodeName, webhook: webhook)
     }
 
@@ -28,6 +28,6 @@ public struct NodeConfiguration: Sendable {
     public var events: EventBus { context.events }
     /// The node's limits (timeouts, caps).
     public var limits: NodeLimits { context.limits }
-    /// The book the node keeps (as `NearcardApp.book`: for a face that still opens it itself).
-    public var book: NearcardDatabase { context.database }
+    /// The book the node keeps.
+    public var book: Book { Book(context.database) }
 }

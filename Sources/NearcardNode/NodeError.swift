@@ -31,6 +31,10 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
         case environment
         /// The database or a file could not be read or written.
         case storage
+        /// The home's identity: none yet, one exists already, a wrong passphrase, a damaged or unsafe key file.
+        case identity
+        /// Something asked of the book that it does not hold: no card yet, no such group, credential or message.
+        case missing
         /// A bug in Nearcard or a library it uses.
         case internalError
     }
@@ -98,6 +102,29 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
         } else {
             self.init(.storage, "\(doing): \(error)", causes: ["\(error)"])
         }
+    }
+
+    /// A failure of a layer below the facade (the book's), as a node error; nil for any other error.
+    /// For a face's last resort: what the facade hands out is already a `NodeError`.
+    public init?(below error: any Error) {
+        guard let e = error as? StoreError else { return nil }
+        self.init(book: e)
+    }
+
+    /// A book's failure, in the store's own words: its kind decides the face's code.
+    package init(book error: StoreError) {
+        let kind: Kind =
+            switch error.kind {
+            case .noIdentity, .identityExists, .keyFile, .wrongPassphrase: .identity
+            case .invalidInput: .invalidInput
+            case .notFound: .missing
+            // The one matcher (docs/DECISIONS.md): a contact reference that names no one, or several.
+            case .unmatched: .notFound
+            case .io, .database, .schemaBehind, .pastDeadline, .inDoubt: .storage
+            // An exchange the peer was already told is not kept.
+            case .withdrawn: .refused
+            }
+        self.init(kind, error.message)
     }
 
     /// Discovery that cannot run.

@@ -2,7 +2,7 @@ internal import NIOConcurrencyHelpers
 public import NearcardDiscovery
 public import NearcardModel
 package import NearcardProtocol
-public import NearcardStore
+import NearcardStore
 
 /// What a node reports: the CLI prints these for people; the JSON-lines interface serialises them.
 public enum NodeEvent: Sendable {

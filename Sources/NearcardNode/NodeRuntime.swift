@@ -3,9 +3,9 @@ internal import NIOConcurrencyHelpers
 import NearcardAddressBook
 public import NearcardCrypto
 public import NearcardDiscovery
-import NearcardModel
+public import NearcardModel
 import NearcardProtocol
-public import NearcardStore
+import NearcardStore
 
 /// The node, as every face uses it: exchange with a peer, send a follow-up message, list the peers on
 /// the LAN, deliver what is queued, and (through the context's event bus) every event.

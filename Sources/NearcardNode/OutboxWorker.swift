@@ -2,9 +2,9 @@ package import Foundation
 internal import NIOConcurrencyHelpers
 import NearcardCrypto
 package import NearcardDiscovery
-import NearcardModel
+package import NearcardModel
 import NearcardProtocol
-package import NearcardStore
+import NearcardStore
 
 /// Delivers queued follow-up messages: claims what is due, finds each contact, delivers, and records
 /// the outcome (delivered, or retry later with back-off, or failed for good with the reason).

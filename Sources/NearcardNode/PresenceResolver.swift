@@ -1,7 +1,8 @@
 package import Foundation
 import NearcardCrypto
 package import NearcardDiscovery
-public import NearcardStore
+public import NearcardModel
+package import NearcardStore
 import Synchronization
 
 /// Recognises contacts among the anonymous announcements on the LAN (docs/PROTOCOL.md §3): a peer's
@@ -10,15 +11,15 @@ import Synchronization
 /// hands over a new key is seen within that time), or, while a watch on a shared store tells every
 /// change as it commits, when told (`invalidate()`) and once a minute besides.
 public final class PresenceResolver: Sendable {
-    private let load: @Sendable () -> [NearcardDatabase.ContactPresence]
+    private let load: @Sendable () -> [ContactPresence]
     /// This home's own presence key, if it has one: its own nodes are told apart from peers by it.
     private let loadOwnKey: @Sendable () -> [UInt8]?
     private let refresh: @Sendable () -> TimeInterval
-    private let cache = Mutex<(at: Date, contacts: [NearcardDatabase.ContactPresence], keys: [[UInt8]], own: [UInt8]?)?>(nil)
+    private let cache = Mutex<(at: Date, contacts: [ContactPresence], keys: [[UInt8]], own: [UInt8]?)?>(nil)
 
     /// A resolver over a fixed list of contacts (a face that read them once, a test, a benchmark), and
     /// this home's own presence key (`ownKey`) to mark its own nodes.
-    public init(contacts: [NearcardDatabase.ContactPresence], ownKey: [UInt8]? = nil) {
+    public init(contacts: [ContactPresence], ownKey: [UInt8]? = nil) {
         self.load = { contacts }
         self.loadOwnKey = { ownKey }
         self.refresh = { .infinity }
@@ -37,14 +38,20 @@ public final class PresenceResolver: Sendable {
     package static let watchedRefresh: TimeInterval = 60
 
     /// The home's presence key, without making one (a home that never announced has none).
-    public static func ownKey(_ database: NearcardDatabase) -> [UInt8]? {
+    package static func ownKey(_ database: NearcardDatabase) -> [UInt8]? {
         (try? database.presenceKeyCreatedAt()) != nil ? try? database.presenceKey() : nil
+    }
+
+    /// A resolver over what `book` holds now (the contacts' presence keys and this home's own), read
+    /// once: for a command that lists the LAN and exits (`peers`). The keys never leave the resolver.
+    public convenience init(reading book: Book) throws(NodeError) {
+        self.init(contacts: try book.contactPresenceKeys(), ownKey: Self.ownKey(book.database))
     }
 
     /// Nobody is recognised (no store to read contacts from).
     public static let none = PresenceResolver(contacts: [])
 
-    private func current(now: Date = Date()) -> (contacts: [NearcardDatabase.ContactPresence], keys: [[UInt8]], own: [UInt8]?) {
+    private func current(now: Date = Date()) -> (contacts: [ContactPresence], keys: [[UInt8]], own: [UInt8]?) {
         if let c = cache.withLock({ $0 }), now.timeIntervalSince(c.at) < refresh() { return (c.contacts, c.keys, c.own) }
         let contacts = load()
         let keys = contacts.map(\.presenceKey)

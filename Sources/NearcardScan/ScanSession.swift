@@ -1,9 +1,10 @@
 import Foundation
 public import NearcardCrypto
 import NearcardModel
+public import NearcardNode
 import NearcardProtocol
 public import NearcardQR
-public import NearcardStore
+package import NearcardStore
 
 /// Scanning as every face does it (`qr scan`, the web app's Scan page): QR texts through one router
 /// (chunk frames collect across texts), and what they carry kept in the store by its one rule — a
@@ -22,7 +23,10 @@ public struct ScanSession {
     /// The DID of the person scanning: their own card's code is recognised, not stored as a contact.
     let ownDID: String?
 
-    public init(database: NearcardDatabase, ownDID: String?) {
+    /// A scan into `book` (a face's, opened through `Home`, or a running node's `NearcardApp.book`).
+    public init(book: Book, ownDID: String?) { self.init(database: book.database, ownDID: ownDID) }
+
+    package init(database: NearcardDatabase, ownDID: String?) {
         self.database = database
         self.ownDID = ownDID
         context = ScanContext(isTrustedIssuer: { (try? database.isTrustedIssuer($0)) ?? false }, trustedGroup: GroupTrust.lookup(database))
@@ -51,7 +55,12 @@ public struct ScanSession {
         return CardField.allCases.allSatisfy { s.card.value(of: $0) == nil || s.card.value(of: $0) == mine.value(of: $0) }
     }
 
-    public mutating func scan(_ text: String) throws(StoreError) -> (report: JSONValue, severity: Severity) {
+    /// One text's report; a book that cannot keep what it carries is a `NodeError` in the store's words.
+    public mutating func scan(_ text: String) throws(NodeError) -> (report: JSONValue, severity: Severity) {
+        do { return try scanned(text) } catch { throw NodeError(book: error) }
+    }
+
+    private mutating func scanned(_ text: String) throws(StoreError) -> (report: JSONValue, severity: Severity) {
         if text.hasPrefix(Invitation.prefix) {
             // An invitation is not kept: it is for dialling (and holds a secret).
             do {

@@ -1,3 +1,4 @@
+import NearcardModel
 package import NearcardSemaphore
 
 /// The groups a user trusts (`nearcard group trust`), as the one group-proof check asks for them: by

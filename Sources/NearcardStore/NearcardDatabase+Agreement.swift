@@ -1,5 +1,5 @@
 public import Foundation
-import NearcardModel
+public import NearcardModel
 
 /// Agreement on an exchange's end (docs/PROTOCOL.md §11, protocol version 2). The initiator stores the
 /// contact before it sends its last `done`, as *unconfirmed*; the responder stores it on that `done` and
@@ -107,15 +107,6 @@ extension NearcardDatabase {
         guard let deleted else { return nil }
         if let id = try contact(did: deleted)?.id { try deleteContact(id: id) }
         return deleted
-    }
-
-    /// A withdrawn exchange, as the history keeps it.
-    public struct WithdrawnExchange: Sendable, Equatable {
-        /// The contact it was with, when that contact stays in the book; nil when withdrawing it removed
-        /// a contact that was new with it (nothing of theirs is kept).
-        public let contactDID: String?
-        public let exchangedAt: Date
-        public let withdrawnAt: Date
     }
 
     /// Withdrawn exchanges, newest first: a contact's (`contactDID`), or those whose contact is gone

@@ -1,12 +1,5 @@
 public import Foundation
-
-/// A Semaphore group the user trusts, named by its Merkle root.
-public struct TrustedGroup: Sendable, Equatable {
-    public let root: String
-    public let name: String
-    public let depth: Int?
-    public let addedAt: Date
-}
+public import NearcardModel
 
 extension NearcardDatabase {
     public func trustGroup(root: String, name: String, depth: Int?, now: Date = Date()) throws(StoreError) {

@@ -2,55 +2,6 @@ public import Foundation
 public import NearcardCrypto
 public import NearcardModel
 
-/// What became of a card that arrived outside an exchange (a QR code, `contacts add`, `contacts import`).
-public struct KeptContact: Sendable {
-    public enum Outcome: Sendable, Equatable {
-        /// A new contact.
-        case added
-        /// A new contact (no DID) that looks like one already in the book: the same name, email or phone.
-        case possibleDuplicate(of: Contact)
-        /// Someone already in the book (the same DID): these fields were added or refreshed (none: nothing new).
-        case merged(changed: [CardField])
-        /// The very same card (no DID) is already in the book; nothing was stored.
-        case alreadyThere
-    }
-
-    public let contact: Contact
-    public let outcome: Outcome
-
-    /// One line for people: "added", "already in your contacts: 1 field updated (email)", …
-    public var summary: String {
-        switch outcome {
-        case .added:
-            return "added"
-        case .possibleDuplicate(let other):
-            return "added; possibly the same person as \(other.name) (\(other.id.prefix(8))), already in your contacts"
-        case .alreadyThere:
-            return "already in your contacts: nothing new"
-        case .merged(let changed):
-            if changed.isEmpty { return "already in your contacts: nothing new" }
-            return
-                "already in your contacts: \(changed.count) field\(changed.count == 1 ? "" : "s") updated (\(changed.map(\.rawValue).joined(separator: ", ")))"
-        }
-    }
-
-    /// `added`, `merged`, `unchanged` or `possibleDuplicate`, and the fields changed, for `--json`.
-    public var json: JSONValue {
-        var o: JSONObject = [:]
-        switch outcome {
-        case .added: o["outcome"] = "added"
-        case .possibleDuplicate(let other):
-            o["outcome"] = "possibleDuplicate"
-            o["possibleDuplicateOf"] = .string(other.id)
-        case .merged(let changed):
-            o["outcome"] = changed.isEmpty ? "unchanged" : "merged"
-            o["changed"] = .array(changed.map { .string($0.rawValue) })
-        case .alreadyThere: o["outcome"] = "unchanged"
-        }
-        return .object(o)
-    }
-}
-
 extension NearcardDatabase {
     /// Keeps a card that arrived outside an exchange, by the one rule for people already in the book
     /// (`ContactMerge`): the same DID merges into that contact; the same card without a DID is not

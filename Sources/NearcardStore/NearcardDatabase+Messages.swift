@@ -1,63 +1,6 @@
-public import Foundation
+package import Foundation
 public import NearcardCrypto
 public import NearcardModel
-
-/// A message waiting to be delivered, or the record of one that was (or that failed for good).
-///
-/// Once delivered, a message keeps only its metadata (id, recipient, times, state, attempts): its text
-/// and signed envelope are removed from the store when the contact's node acknowledges it, so a copy
-/// of the database later shows whom you wrote to and when, never what.
-public struct OutboxItem: Sendable, Equatable {
-    public enum State: String, Sendable, CaseIterable { case queued, delivered, failed }
-
-    public let id: String
-    public let contactID: String
-    public let contactDID: String
-    public let contactName: String
-    /// The message; nil once delivered (the text is not kept after delivery).
-    public let text: String?
-    /// The signed envelope to deliver. For a delivered message only its metadata is left (id, from,
-    /// to, and `sentAt` as the time it was queued) with an empty text and no signature: it is never
-    /// sent again (`claimDueMessages` takes only queued messages that still have their text).
-    public let envelope: MessageEnvelope
-    public let createdAt: Date
-    public let state: State
-    public let attempts: Int
-    public let nextAttemptAt: Date
-    public let lastError: String?
-    public let deliveredAt: Date?
-
-    public var json: JSONValue {
-        func date(_ d: Date?) -> JSONValue { d.map { .string(ISO8601.string($0)) } ?? .null }
-        return [
-            "id": .string(id), "contactId": .string(contactID), "contact": .string(contactName), "did": .string(contactDID),
-            "text": text.map { .string($0) } ?? .null, "state": .string(state.rawValue), "attempts": .number(Double(attempts)),
-            "createdAt": date(createdAt), "nextAttemptAt": state == .queued ? date(nextAttemptAt) : .null,
-            "lastError": lastError.map { .string($0) } ?? .null, "deliveredAt": date(deliveredAt),
-        ]
-    }
-}
-
-/// A message received from a contact.
-public struct InboxItem: Sendable, Equatable {
-    public let id: String
-    public let fromDID: String
-    public let contactID: String?
-    public let contactName: String?
-    public let text: String
-    public let sentAt: Date
-    public let receivedAt: Date
-    /// Whether the keys it arrived with are the contact's keys as they stand now.
-    public let keysMatched: Bool
-
-    public var json: JSONValue {
-        [
-            "id": .string(id), "from": .string(fromDID), "contactId": contactID.map { .string($0) } ?? .null,
-            "contact": contactName.map { .string($0) } ?? .null, "text": .string(text), "sentAt": .string(ISO8601.string(sentAt)),
-            "receivedAt": .string(ISO8601.string(receivedAt)), "keysMatched": .bool(keysMatched),
-        ]
-    }
-}
 
 extension NearcardDatabase {
     // MARK: outbox

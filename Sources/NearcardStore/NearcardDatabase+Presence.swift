@@ -1,5 +1,6 @@
 public import Foundation
 import NearcardCrypto
+public import NearcardModel
 
 /// Presence keys (docs/PROTOCOL.md §3): this node's own, which its contacts recognise it by, and each
 /// contact's, with which this node recognises them among the anonymous announcements on the LAN.
@@ -44,19 +45,6 @@ extension NearcardDatabase {
     package func presenceKeyCreatedAt() throws(StoreError) -> Date? {
         try read { db in
             (try db.value("SELECT createdAt FROM presence WHERE id = 1") as Double?).map { Date(timeIntervalSince1970: $0) }
-        }
-    }
-
-    /// A contact whose presence key this node holds: what the resolver needs to recognise them.
-    public struct ContactPresence: Sendable, Equatable {
-        public let did: String
-        public let name: String
-        public let presenceKey: [UInt8]
-
-        public init(did: String, name: String, presenceKey: [UInt8]) {
-            self.did = did
-            self.name = name
-            self.presenceKey = presenceKey
         }
     }
 

@@ -1,29 +1,11 @@
 public import Foundation
-import NearcardModel
+public import NearcardModel
 
 /// A bot policy's rate limits (docs/BOT.md `rateLimits`), counted in the store: a restart does not
 /// reset them, and every bot of a fleet on one PostgreSQL database counts the same acceptances.
 extension NearcardDatabase {
-    /// At most `count` acceptances in any `seconds`.
-    public struct AcceptanceLimit: Sendable, Equatable {
-        public let count: Int
-        public let seconds: Double
-
-        public init(count: Int, seconds: Double) {
-            self.count = count
-            self.seconds = seconds
-        }
-    }
-
-    /// What `admitAcceptance` decided.
-    public enum AcceptanceVerdict: Sendable, Equatable {
-        /// Within the limits: recorded.
-        case admitted
-        /// This visitor already had the limit's count of acceptances in its window.
-        case perPeerLimit(AcceptanceLimit)
-        /// The bot (the fleet) already had the limit's count in its window.
-        case overallLimit(AcceptanceLimit)
-    }
+    public typealias AcceptanceLimit = NearcardModel.AcceptanceLimit
+    public typealias AcceptanceVerdict = NearcardModel.AcceptanceVerdict
 
     /// Counts `did`'s acceptances and everyone's within the windows and, when both are under their
     /// limits, records this one — in one transaction, serialised across a fleet, so two bots deciding

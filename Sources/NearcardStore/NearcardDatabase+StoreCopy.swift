@@ -1,18 +1,6 @@
 import Foundation
 import NearcardCrypto
-
-/// What `nearcard store migrate` did to one table: rows read from the source, rows written to the
-/// target, rows the target already had (only with `merge`), and a SHA-256 over the written rows as
-/// the source has them and as the target holds them afterwards (equal when nothing was lost or changed).
-public struct StoreCopyTable: Sendable, Equatable {
-    public let table: String
-    public let rows: Int
-    public let copied: Int
-    public let alreadyThere: Int
-    public let sourceChecksum: String
-    public let targetChecksum: String
-    public var intact: Bool { sourceChecksum == targetChecksum }
-}
+public import NearcardModel
 
 extension NearcardDatabase {
     /// The book's tables in an order that satisfies their references, each with its primary key.

@@ -2,23 +2,6 @@ public import Foundation
 public import NearcardCrypto
 public import NearcardModel
 
-/// A credential kept in the store (imported from a QR code or a presentation): the credential's
-/// members read through (`stored.issuer`), and when it was imported.
-@dynamicMemberLookup
-public struct StoredCredential: Sendable, Equatable {
-    public let credential: Credential
-    public let importedAt: Date
-
-    public init(_ credential: Credential, importedAt: Date) {
-        self.credential = credential
-        self.importedAt = importedAt
-    }
-
-    public subscript<T>(dynamicMember member: KeyPath<Credential, T>) -> T { credential[keyPath: member] }
-
-    public var json: JSONValue { credential.json(importedAt: importedAt) }
-}
-
 extension NearcardDatabase {
     // MARK: trust anchors
 

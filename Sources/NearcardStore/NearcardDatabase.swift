@@ -133,12 +133,6 @@ public final class NearcardDatabase: Sendable {
 
     // MARK: my card and sharing policy
 
-    public struct MyCard: Sendable, Equatable {
-        public let cardId: String
-        public let card: Card
-        public let updatedAt: Date
-    }
-
     public func myCard() throws(StoreError) -> MyCard? {
         try read { db in
             guard let row = try db.row("SELECT cardId, cardJSON, updatedAt FROM myCard WHERE id = 1") else { return nil }
@@ -515,15 +509,6 @@ public final class NearcardDatabase: Sendable {
     /// An exchange's id in the store: the SHA-256 of the peer's signed payload.
     static func exchangeID(payloadJSON: String) -> String {
         Hex.encode(SHA256.hash(Array(payloadJSON.utf8)))
-    }
-
-    /// One exchange as the store recorded it.
-    public struct ExchangeRecord: Sendable, Equatable {
-        public let id: String
-        public let contactDID: String
-        public let at: Date
-        /// Which node recorded it (a bot's `--name`; empty for a single node).
-        public let node: String
     }
 
     /// The exchanges recorded, oldest first; `contactDID` narrows to one contact.

@@ -111,7 +111,7 @@ import Testing
         var policy = try parse(
             #"{"version": 1, "message": "Hi {name}", "rateLimits": {"perPeer": {"count": 2, "seconds": 60}, "overall": {"count": 3, "seconds": 10}}}"#
         ).get()
-        let consent = PolicyConsent(policy: policy, database: db)
+        let consent = PolicyConsent(policy: policy, book: Book(db))
         #expect(consent.decide(peer(ada), now: t0) == ConsentAnswer(accept: true, message: "Hi Ada Lovelace"))
         #expect(consent.decide(peer(ada), now: t0.addingTimeInterval(1)).accept)
         let third = consent.decide(peer(ada), now: t0.addingTimeInterval(2))
@@ -122,12 +122,12 @@ import Testing
         #expect(consent.decide(peer(eve), now: t0.addingTimeInterval(15)).accept, "the overall window slides")
         #expect(consent.decide(peer(ada), now: t0.addingTimeInterval(70)).accept, "the per-peer window slides")
         // The counts are the store's: a restarted bot (a new policy on the same file) keeps them.
-        let restarted = PolicyConsent(policy: policy, database: try NearcardDatabase(path: dir + "/nearcard.sqlite"))
+        let restarted = PolicyConsent(policy: policy, book: Book(try NearcardDatabase(path: dir + "/nearcard.sqlite")))
         #expect(restarted.decide(peer(ada), now: t0.addingTimeInterval(71)).accept)
         #expect(restarted.decide(peer(ada), now: t0.addingTimeInterval(72)).reason?.contains("2 exchanges per 1 min") == true)
 
         policy = try parse(#"{"version": 1, "accept": {"allowlist": ["\#(ada.publicIdentity(name: nil).did)"]}, "knownContact": "decline"}"#).get()
-        let strict = PolicyConsent(policy: policy, database: db)
+        let strict = PolicyConsent(policy: policy, book: Book(db))
         #expect(strict.decide(peer(grace), now: t0).reason == "not on this bot's allowlist")
         #expect(strict.decide(peer(ada), now: t0).accept)
         try db.recordExchange(
@@ -150,13 +150,13 @@ import Testing
         let ada = IdentityKeys.generate()
         let consent = PolicyConsent(
             policy: try parse(#"{"version": 1, "message": "Hi {name}", "rateLimits": {"perPeer": {"count": 1, "seconds": 60}}}"#).get(),
-            database: db)
+            book: Book(db))
         let request = ConsentRequest(exchangeID: "e1", peer: peer(ada), sas: "123456", role: .responder, remoteAddress: "192.0.2.1:5000")
         for _ in 0..<3 { #expect(consent.acceptanceMessage(request) == "Hi Ada Lovelace") }
         #expect(consent.immediateAnswer(request) == ConsentAnswer(accept: true, message: "Hi Ada Lovelace"))
         #expect(consent.immediateAnswer(request)?.reason?.contains("1 exchanges per 1 min with one person") == true)
         // With knownContact "decline" on a local store, the book is read at once too.
-        let strict = PolicyConsent(policy: try parse(#"{"version": 1, "knownContact": "decline"}"#).get(), database: db)
+        let strict = PolicyConsent(policy: try parse(#"{"version": 1, "knownContact": "decline"}"#).get(), book: Book(db))
         #expect(strict.immediateAnswer(request)?.accept == true)
     }
 }

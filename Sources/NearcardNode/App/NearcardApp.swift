@@ -2,7 +2,7 @@ public import Foundation
 import NearcardAddressBook
 public import NearcardCrypto
 public import NearcardModel
-public import NearcardStore
+import NearcardStore
 
 /// What a face (the web app; the CLI and the JSON-lines controller as they move onto it) does with a
 /// home, in one place over a node's runtime: the card and what it shares, contacts and
@@ -21,9 +21,8 @@ public final class NearcardApp: Sendable {
     /// Who this home is: its name, DID and fingerprint.
     public var identity: PublicIdentity { context.identity }
 
-    /// The book, for a face beside the node that works on it with its own module's types (scanning
-    /// codes into it: NearcardScan). The web app and the CLI use the methods below.
-    public var book: NearcardDatabase { database }
+    /// The book the node keeps, for what the methods below do not cover.
+    public var book: Book { Book(database) }
 
     /// Lends this home's identity keys to `body` for one signature (a signed card code: NearcardQR's
     /// envelopes, beside the node); nothing keeps them after the call.

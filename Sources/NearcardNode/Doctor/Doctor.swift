@@ -1,9 +1,10 @@
 internal import CLibC
-public import Foundation
+import Foundation
 import NearcardAddressBook
 import NearcardCrypto
 public import NearcardDiscovery
-public import NearcardStore
+import NearcardModel
+package import NearcardStore
 
 #if canImport(Glibc)
     import Glibc
@@ -24,15 +25,13 @@ public enum Doctor {
         /// How long to wait for the probe to be announced and seen back.
         package var seconds: Double
 
-        public init(
-            home: NearcardHome, port: Int = 7447, filter: InterfaceFilter = InterfaceFilter(),
-            environment: [String: String] = ProcessInfo.processInfo.environment, seconds: Double = 5, store: StoreLocation? = nil
-        ) {
-            self.home = home
-            self.store = store
+        /// Throws when the store the home names cannot be read (`--store`, `$NEARCARD_STORE`).
+        public init(home: Home, port: Int = 7447, filter: InterfaceFilter = InterfaceFilter(), seconds: Double = 5) throws(NodeError) {
+            self.home = home.directory
+            self.store = try home.location()
             self.port = port
             self.filter = filter
-            self.environment = environment
+            self.environment = home.environment
             self.seconds = seconds
         }
     }

@@ -1,6 +1,7 @@
 package import Foundation
 import Metrics
 import NearcardAddressBook
+import NearcardModel
 import NearcardStore
 
 /// Keeps the address books (`nearcard addressbook add`) in step while a node runs: every `interval`

@@ -3,6 +3,7 @@ internal import Logging
 internal import NIOCore
 internal import NIOPosix
 internal import NIOSSL
+import NearcardModel
 internal import PostgresNIO
 import Synchronization
 
@@ -480,12 +481,6 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
             }
         }
     }
-}
-
-/// What the store noticed about its server, for a node's logs and metrics.
-public enum StoreEvent: Sendable, Equatable {
-    case connectionLost
-    case reconnected
 }
 
 extension PostgresBackend {

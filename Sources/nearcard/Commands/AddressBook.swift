@@ -3,7 +3,7 @@ import Foundation
 import NearcardAddressBook
 import NearcardCrypto
 import NearcardModel
-import NearcardStore
+import NearcardNode
 import Synchronization
 
 /// `nearcard addressbook …`: the contacts in a CardDAV address book (docs/ADDRESSBOOK.md).
@@ -17,7 +17,7 @@ struct AddressBookCommand: AsyncParsableCommand {
         defaultSubcommand: Status.self)
 
     /// The one account a reference names: its collection URL, the URL it was added with, or (one account) nothing.
-    static func account(_ reference: String?, in db: NearcardDatabase) throws -> AddressBookAccount {
+    static func account(_ reference: String?, in db: Book) throws -> AddressBookAccount {
         let accounts = try db.addressBooks()
         guard !accounts.isEmpty else {
             throw CLIError(.notFound, "no address book yet; add one: nearcard addressbook add URL --user NAME --password-file FILE")
@@ -35,14 +35,14 @@ struct AddressBookCommand: AsyncParsableCommand {
     }
 
     /// Runs a sync (which records itself on the account), as a result to report.
-    static func sync(_ account: AddressBookAccount, db: NearcardDatabase, mirrorDeletes: Bool) async -> Result<AddressBookSyncReport, AddressBookError> {
-        do { return .success(try await AddressBookSync.sync(account, database: db, mirrorDeletes: mirrorDeletes)) } catch { return .failure(error) }
+    static func sync(_ account: AddressBookAccount, db: Book, mirrorDeletes: Bool) async -> Result<AddressBookSyncReport, AddressBookError> {
+        await db.sync(account, mirrorDeletes: mirrorDeletes)
     }
 
     /// Syncs one account: by the node running on this home when there is one (never two syncs of one
     /// account at once: the node's own passes wait), else here.
     static func sync(
-        _ account: AddressBookAccount, db: NearcardDatabase, mirrorDeletes: Bool, global: GlobalOptions
+        _ account: AddressBookAccount, db: Book, mirrorDeletes: Bool, global: GlobalOptions
     ) async throws -> Result<AddressBookSyncReport, AddressBookError> {
         guard let node = RunningNode.link(global) else { return await sync(account, db: db, mirrorDeletes: mirrorDeletes) }
         let reply = try await RunningNode.call(node, ["cmd": "addressbook.sync", "url": .string(account.url), "mirrorDeletes": .bool(mirrorDeletes)])
@@ -68,7 +68,7 @@ struct AddressBookCommand: AsyncParsableCommand {
 
     /// After an exchange: writes the new contact to each address book, within `exchangeSyncBudget`
     /// seconds; what does not get there stays pending (`addressbook status`) and goes with the next sync.
-    static func afterExchange(_ db: NearcardDatabase, quiet: Bool) async {
+    static func afterExchange(_ db: Book, quiet: Bool) async {
         guard let accounts = try? db.addressBooks(), !accounts.isEmpty else { return }
         for account in accounts {
             // Whichever comes first: the sync, or the budget. A sync still running then is left to end with
@@ -283,7 +283,7 @@ struct AddressBookCommand: AsyncParsableCommand {
                 return
             }
             for (i, a) in accounts.enumerated() {
-                let p = try AddressBookSync.pending(a, database: db)
+                let p = try db.pending(a)
                 if json {
                     docs.append(AddressBookSync.json(a, pending: p))
                     continue

@@ -6,7 +6,6 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardStore
 
 /// `nearcard bot --policy FILE`: an unattended node whose written policy decides, speaking JSON lines.
 struct Bot: AsyncParsableCommand {
@@ -45,10 +44,10 @@ struct Bot: AsyncParsableCommand {
             return
         }
         // No identity, no bot: said before anything is made in the home (a database included).
-        _ = try global.identityStore.loadPublic()
+        _ = try global.identity()
         let db = try global.database()
         try await NodeCommand.serve(
-            global: global, node: node, consent: PolicyConsent(policy: parsed, database: db),
+            global: global, node: node, consent: PolicyConsent(policy: parsed, book: db),
             limits: parsed.limits(node.limits()), requiredFields: parsed.requireFields, jsonl: true,
             defaultLogLevel: .info, webhook: parsed.webhook, command: "bot")
     }

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardModel
+import NearcardNode
 import NearcardSemaphore
-import NearcardStore
 
 /// `nearcard card …`: your own card.
 struct CardCommand: AsyncParsableCommand {
@@ -47,7 +47,7 @@ struct CardCommand: AsyncParsableCommand {
             let db = try global.database()
             let existing = try db.myCard()?.card
             if let issuerProof {
-                let proof = try IssuerProofs.checked(issuerProof, holderDID: try global.identityStore.loadPublic().did)
+                let proof = try IssuerProofs.checked(issuerProof, holderDID: try global.identity().did)
                 try db.setIssuerProof(proof.exportJSON)
                 Console.err("Your card now carries a proof of membership of root \(proof.root) (depth \(proof.depth)).")
             }
@@ -154,7 +154,7 @@ enum CardFiles {
     /// not what it claims of its verification).
     static func readAll(_ path: String) throws -> [VCard.Entry] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError(.malformedInput, "cannot read \(path): \(FileIO.unreadable(path))")
+            throw CLIError(.malformedInput, "cannot read \(path): \(PrivateFiles.unreadable(path))")
         }
         guard data.count <= VCard.maximumLength else { throw CLIError(.malformedInput, "\(path) is larger than \(VCard.maximumLength) bytes") }
         guard let text = String(validating: Array(data), as: UTF8.self) else { throw CLIError(.malformedInput, "\(path) is not UTF-8 text") }
@@ -209,7 +209,7 @@ enum CardDisplay {
         return rows.map { ($0.0, Console.isolated($0.1)) }
     }
 
-    static func show(_ card: Card, database: NearcardDatabase) throws {
+    static func show(_ card: Card, database: Book) throws {
         var rows = rows(card)
         if let text = try database.issuerProof(), let proof = try? SemaphoreProof(json: text) {
             rows.append(("Group proof", "member of root \(proof.root) (Semaphore, depth \(proof.depth))"))

@@ -3,7 +3,6 @@ import Foundation
 import NearcardCrypto
 import NearcardModel
 import NearcardNode
-import NearcardStore
 
 /// `nearcard contacts …`: the contact book.
 struct Contacts: AsyncParsableCommand {
@@ -56,7 +55,7 @@ struct Contacts: AsyncParsableCommand {
 
         /// Exchanges withdrawn with a contact that was new with them: gone from the list, not from the
         /// history (the latest five).
-        static func sayWithdrawn(_ db: NearcardDatabase) throws {
+        static func sayWithdrawn(_ db: Book) throws {
             for w in try db.withdrawnExchanges(anonymousOnly: true).prefix(5) {
                 Console.out(
                     "(withdrawn: the exchange of \(ISO8601.string(w.exchangedAt)) — their node never kept your card, so theirs was removed on \(ISO8601.string(w.withdrawnAt)); nothing of it is kept)"
@@ -76,7 +75,7 @@ struct Contacts: AsyncParsableCommand {
             let contact = try db.findContact(id)
             let exchanges = try contact.didPublicKey.map { try db.exchanges(contactDID: $0) } ?? []
             if json {
-                var doc = NearcardDatabase.contactDocument(contact, exchanges: exchanges)
+                var doc = Book.contactDocument(contact, exchanges: exchanges)
                 // The contacts in common the last exchange found (§22), by DID; absent when none was run.
                 if let did = contact.didPublicKey, var o = doc.objectValue {
                     // [] when the step found none; absent when none ran.
@@ -222,7 +221,7 @@ struct Contacts: AsyncParsableCommand {
             // The one export every face uses (the web app's Export too).
             let text = NearcardApp.export(contacts, as: vcard ? .vcard : json ? .json : .graph)
             if let out {
-                try FileIO.writeAtomically(SecureBytes(Array(text.utf8)), to: out, mode: 0o600, replace: true)
+                try PrivateFiles.write(SecureBytes(Array(text.utf8)), to: out, mode: 0o600, replace: true)
                 Console.err("Exported \(contacts.count) contact(s) to \(out)")
             } else {
                 Console.write(STDOUT_FILENO, text)
@@ -243,7 +242,7 @@ enum ContactDisplay {
         for r in rows { Console.out(line(r)) }
     }
 
-    static func show(_ c: Contact, database: NearcardDatabase?, exchanges: [NearcardDatabase.ExchangeRecord] = []) {
+    static func show(_ c: Contact, database: Book?, exchanges: [ExchangeRecord] = []) {
         var rows = CardDisplay.rows(c.card)
         rows.append(("Status", c.verificationStatus.rawValue + " (source \(c.source.rawValue))"))
         if let note = GroupNote.note(for: c) { rows.append(("Group", note)) }

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardModel
+import NearcardNode
 import NearcardQR
-import NearcardStore
 
 /// `nearcard credentials …`: imported verifiable credentials.
 struct Credentials: AsyncParsableCommand {

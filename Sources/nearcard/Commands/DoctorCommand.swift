@@ -42,10 +42,8 @@ struct DoctorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let options = Doctor.Options(
-            home: global.homeAsFound, port: port,
-            filter: InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded),
-            environment: global.environment, seconds: timeout, store: try global.storeLocation())
+        let options = try Doctor.Options(
+            home: global.homeAsFound, port: port, filter: InterfaceFilter(allow: interfaces, deny: InterfaceFilter.defaultDeny + excluded), seconds: timeout)
         let json = self.json
         let checks = await Doctor.run(options) { check in
             guard !json else { return }

@@ -6,7 +6,6 @@ import NearcardDiscovery
 import NearcardModel
 import NearcardNode
 import NearcardScan
-import NearcardStore
 
 /// `nearcard exchange PEER`: dial a peer and exchange cards.
 struct Exchange: AsyncParsableCommand {
@@ -206,7 +205,7 @@ struct Exchange: AsyncParsableCommand {
 
     /// Prints the new contact (`extra` adds to its JSON, given the check code), or throws the failure.
     func show(
-        _ result: SessionResult, database: NearcardDatabase, note: String? = nil,
+        _ result: SessionResult, database: Book, note: String? = nil,
         extra: (inout JSONObject, String) -> Void
     ) throws {
         switch result {

@@ -4,7 +4,6 @@ import NearcardCrypto
 import NearcardModel
 import NearcardNode
 import NearcardSemaphore
-import NearcardStore
 
 /// `nearcard group …`: the Semaphore groups (issuers' member lists, by Merkle root) the user trusts.
 struct Group: AsyncParsableCommand {

@@ -4,7 +4,6 @@ import NearcardCrypto
 import NearcardModel
 import NearcardNode
 import NearcardSemaphore
-import NearcardStore
 
 /// Explains the group proof a stored contact's card carried: the verdict made when it arrived (a
 /// contact stored before verdicts were kept shows its group, if it proved one).

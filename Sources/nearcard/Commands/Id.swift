@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardModel
-import NearcardStore
+import NearcardNode
 
 /// `nearcard id`: show the identity (no passphrase needed); `id rotate-presence`: a new presence key.
 struct Id: AsyncParsableCommand {
@@ -30,8 +30,8 @@ struct Id: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let store = global.identityStore
-            let identity = try store.loadPublic()
+            let home = global.resolvedHome
+            let identity = try home.identity()
             if document {
                 Console.json(identity.didKey.document(format: format))
             } else if json {
@@ -39,13 +39,13 @@ struct Id: AsyncParsableCommand {
             } else {
                 // The public identity is shown even when the secret keys are damaged; then the command
                 // says so and fails (exit 3), as every command that needs them would.
-                let secrets = Result { () throws(StoreError) -> Bool in try store.checkSecrets() }
+                let secrets = Result { () throws(NodeError) -> Bool in try home.checkSecrets() }
                 let state: String
                 switch secrets {
                 case .success(let sealed): state = sealed ? "sealed under a passphrase" : "not sealed (mode 0600)"
                 case .failure: state = "DAMAGED (see below)"
                 }
-                Console.table(IdentityDisplay.rows(identity, secretKeys: state) + [("Home", store.home.path)])
+                Console.table(IdentityDisplay.rows(identity, secretKeys: state) + [("Home", home.path)])
                 if case .failure(let problem) = secrets { throw problem }
             }
         }
@@ -71,7 +71,7 @@ struct Id: AsyncParsableCommand {
         var json = false
 
         func run() async throws {
-            _ = try global.identityStore.loadPublic()
+            _ = try global.identity()
             let now = Date()
             if let node = RunningNode.link(global) {
                 // The running node replaces the key and announces with the new one before it answers.
@@ -79,7 +79,7 @@ struct Id: AsyncParsableCommand {
             } else {
                 let db = try global.existingDatabase()
                 defer { db.close() }
-                try db.rotatePresenceKey(now: now)
+                try db.rotatePresenceKey()
             }
             if json {
                 Console.json(["rotated": .bool(true), "createdAt": .string(ISO8601.string(now))])

@@ -4,7 +4,6 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardStore
 
 /// `nearcard inbox`: messages received from contacts.
 struct Inbox: AsyncParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearcardCrypto
-import NearcardStore
+import NearcardNode
 
 /// `nearcard init`: create the identity (P-256 DID key, X25519 key, Ed25519 key).
 ///
@@ -54,10 +54,10 @@ struct Init: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = global.identityStore
-        if store.exists {
+        let home = global.resolvedHome
+        if home.hasIdentity {
             throw CLIError(
-                .identity, "an identity already exists in \(store.home.path); Nearcard never overwrites keys (use another --home, or move that directory away)")
+                .identity, "an identity already exists in \(home.path); Nearcard never overwrites keys (use another --home, or move that directory away)")
         }
         var passphrase: SecureBytes?
         var warnUnsealed = false
@@ -81,15 +81,16 @@ struct Init: AsyncParsableCommand {
             passphrase = first.count > 0 ? first : nil
             warnUnsealed = passphrase == nil
         }
-        let identity = try Self.create(in: store, name: name?.trimmingCharacters(in: .whitespaces), passphrase: passphrase)
+        // A home that cannot be made where the environment put it says how to choose another place.
+        let identity = try home.createIdentity(name: name?.trimmingCharacters(in: .whitespaces), passphrase: passphrase)
         if warnUnsealed {
-            Console.err("nearcard: warning: \(Self.unsealedWarning(store.home))")
+            Console.err("nearcard: warning: \(Self.unsealedWarning(home))")
         }
         if json {
             Console.json(identity.json)
             return
         }
-        Console.out("Created an identity in \(store.home.path)")
+        Console.out("Created an identity in \(home.path)")
         Console.table(IdentityDisplay.rows(identity, sealed: passphrase != nil))
     }
 
@@ -98,23 +99,10 @@ struct Init: AsyncParsableCommand {
 
     /// Said (on standard error) when a passphrase was declined at the prompt. No command seals existing
     /// keys, and the identity was made a moment ago, so starting again is how to get sealed keys.
-    static func unsealedWarning(_ home: NearcardHome) -> String {
+    static func unsealedWarning(_ home: Home) -> String {
         "your secret keys are not sealed: \(home.secretKeysPath) is stored unencrypted, readable by anyone who can read \(home.path) as this user "
             + "(or a copy of it); Nearcard cannot seal them later: to have them sealed, remove \(home.identityPath) and \(home.secretKeysPath) now "
             + "and run `nearcard init` again with a passphrase"
-    }
-
-    /// The identity made; a home that could not be made where the environment put it says how to
-    /// choose another place.
-    static func create(in store: IdentityStore, name: String?, passphrase: SecureBytes?) throws -> PublicIdentity {
-        let made: Result<PublicIdentity, StoreError> = Result { () throws(StoreError) -> PublicIdentity in
-            try store.create(name: name, passphrase: passphrase)
-        }
-        switch made {
-        case .success(let identity): return identity
-        case .failure(let e) where e.kind == .io: throw StoreError(.io, "\(e.message); choose a directory you can write with --home DIR (or NEARCARD_HOME)")
-        case .failure(let e): throw e
-        }
     }
 }
 

@@ -4,7 +4,6 @@ import NearcardCrypto
 import NearcardModel
 import NearcardNode
 import NearcardSemaphore
-import NearcardStore
 
 /// The group proof a user puts on their own card: it must verify and be bound to their DID, or
 /// every recipient would mark the card failed.

@@ -4,7 +4,6 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardStore
 
 /// `nearcard listen`: publish this node and serve exchanges until Ctrl-C.
 struct Listen: AsyncParsableCommand {

@@ -5,7 +5,6 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardStore
 
 /// `nearcard message CONTACT TEXT`: a private, end-to-end encrypted follow-up message.
 struct Message: AsyncParsableCommand {

@@ -7,7 +7,6 @@ import NearcardDiscovery
 import NearcardMetrics
 import NearcardModel
 import NearcardNode
-import NearcardStore
 import Synchronization
 
 /// Serving a node until Ctrl-C or quit, for people (lines of text) or programs (JSON lines).
@@ -177,7 +176,7 @@ enum NodeCommand {
         }
     }
 
-    static func printEvents(_ stream: AsyncStream<NodeEvent>, database: NearcardDatabase) async {
+    static func printEvents(_ stream: AsyncStream<NodeEvent>, database: Book) async {
         for await event in stream {
             if case .exchangeCompleted(_, let contact, _, _, _) = event {
                 Console.out("")

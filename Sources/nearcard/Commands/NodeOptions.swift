@@ -6,7 +6,6 @@ import NearcardDiscovery
 import NearcardMetrics
 import NearcardModel
 import NearcardNode
-import NearcardStore
 
 /// The options of a serving node (listen, bot).
 struct NodeOptions: ParsableArguments {

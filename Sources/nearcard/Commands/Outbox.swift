@@ -4,7 +4,6 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardStore
 import Synchronization
 
 /// `nearcard outbox`: messages not yet delivered.

@@ -4,7 +4,6 @@ import NearcardControl
 import NearcardCrypto
 import NearcardDiscovery
 import NearcardNode
-import NearcardStore
 
 /// `nearcard peers`: the Nearcard nodes on the LAN.
 struct Peers: AsyncParsableCommand {
@@ -140,7 +139,7 @@ struct Peers: AsyncParsableCommand {
     func resolver() throws -> PresenceResolver {
         guard let db = try? global.readingDatabase() else { return .none }
         defer { db.close() }
-        return PresenceResolver(contacts: try db.contactPresenceKeys(), ownKey: PresenceResolver.ownKey(db))
+        return try PresenceResolver(reading: db)
     }
 
     /// "just now", "40 s ago", "3 min ago", or "never" (its records were never resolved).

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardModel
+import NearcardNode
 import NearcardQR
-import NearcardStore
 
 /// `nearcard present REQUEST`: answer an OpenID4VP request with a per-verifier DID.
 struct Present: AsyncParsableCommand {

@@ -6,7 +6,6 @@ import NearcardModel
 import NearcardNode
 import NearcardQR
 import NearcardScan
-import NearcardStore
 
 #if canImport(Glibc)
     import Glibc
@@ -101,7 +100,7 @@ struct QR: AsyncParsableCommand {
                 for (i, code) in codes.enumerated() {
                     let path = codes.count == 1 ? out : Self.numbered(out, i + 1)
                     let bytes = out.hasSuffix(".svg") ? Array(code.svg().utf8) : try code.png()
-                    try FileIO.writeAtomically(SecureBytes(bytes), to: path, mode: FileIO.modeFollowingUmask(), replace: true)
+                    try PrivateFiles.write(SecureBytes(bytes), to: path, mode: PrivateFiles.modeFollowingUmask(), replace: true)
                     Console.err("Wrote \(path)")
                 }
                 return
@@ -204,7 +203,7 @@ struct QR: AsyncParsableCommand {
             let code = try QRMatrix.encode(Array(invitation.text.utf8))
             if let out {
                 let bytes = out.hasSuffix(".svg") ? Array(code.svg().utf8) : try code.png()
-                try FileIO.writeAtomically(SecureBytes(bytes), to: out, mode: 0o600, replace: true)
+                try PrivateFiles.write(SecureBytes(bytes), to: out, mode: 0o600, replace: true)
                 Console.err("Wrote \(out) (it holds a secret: share it only by showing it)")
                 return
             }
@@ -255,7 +254,7 @@ struct QR: AsyncParsableCommand {
             for path in images {
                 do { inputs += try Self.codes(inImage: path).map { .success($0) } } catch let e as CLIError { inputs.append(.failure(e)) }
             }
-            var session = ScanSession(database: try global.database(), ownDID: try? global.identityStore.loadPublic().did)
+            var session = ScanSession(book: try global.database(), ownDID: try? global.identity().did)
             var reports: [JSONValue] = []
             var worst = ScanSession.Severity.ok
             var failed: [String] = []
@@ -336,7 +335,7 @@ extension QR.Scan {
     /// or decoded is a one-line error naming it and why (exit 2); zbar missing, or failing, exit 4.
     static func codes(inImage path: String) throws -> [String] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError(.malformedInput, "cannot read the image \(path): \(FileIO.unreadable(path))")
+            throw CLIError(.malformedInput, "cannot read the image \(path): \(PrivateFiles.unreadable(path))")
         }
         do { return try ScanSession.texts(inImage: [UInt8](data)) } catch {
             throw CLIError(error.kind == .library ? .environment : .malformedInput, "\(path): \(error.message)")

@@ -4,7 +4,6 @@ import NearcardCrypto
 import NearcardModel
 import NearcardNode
 import NearcardSemaphore
-import NearcardStore
 
 /// `nearcard semaphore …`: check Semaphore proofs; show the binding a proof for your card must use.
 struct Semaphore: AsyncParsableCommand {
@@ -47,7 +46,7 @@ struct Semaphore: AsyncParsableCommand {
             report["scope"] = .string(proof.scope.description)
             // The trust list is consulted only when a home exists: verifying needs no identity.
             let home = global.resolvedHome
-            let db = try global.storeLocation() != nil || FileManager.default.fileExists(atPath: home.databasePath) ? try global.database() : nil
+            let db = home.hasBook ? try global.database() : nil
             let group = try db?.trustedGroup(root: proof.root.description)
             report["group"] = group.map { .string($0.name) } ?? .null
             report["trusted"] = .bool(group != nil)
@@ -87,7 +86,7 @@ struct Semaphore: AsyncParsableCommand {
                 data = Data(try Console.readStdin(limit: SemaphoreProof.maximumLength + 1, what: "Semaphore proof"))
             } else {
                 guard let d = FileManager.default.contents(atPath: file) else {
-                    throw CLIError(.malformedInput, "cannot read \(file): \(FileIO.unreadable(file))")
+                    throw CLIError(.malformedInput, "cannot read \(file): \(PrivateFiles.unreadable(file))")
                 }
                 data = d
             }
@@ -108,7 +107,7 @@ struct Semaphore: AsyncParsableCommand {
         @Option(help: ArgumentHelp("The card holder (default: your own DID).", valueName: "DID")) var did: String?
         @Flag(help: "Print as JSON.") var json = false
         func run() async throws {
-            let holder = try did ?? global.identityStore.loadPublic().did
+            let holder = try did ?? global.identity().did
             _ = try DIDKey(parsing: holder)
             let message = SemaphoreBinding.message(holderDID: holder)
             let scope = SemaphoreBinding.scope(holderDID: holder)

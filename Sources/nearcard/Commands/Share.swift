@@ -1,7 +1,7 @@
 import ArgumentParser
 import NearcardCrypto
 import NearcardModel
-import NearcardStore
+import NearcardNode
 
 /// `nearcard share [--fields …]`: which fields every exchange discloses.
 struct Share: AsyncParsableCommand {

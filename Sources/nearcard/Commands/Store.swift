@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardModel
-import NearcardStore
+import NearcardNode
 
 /// `nearcard store …`: where the book lives, and moving it between a node's SQLite file and a
 /// fleet's PostgreSQL database.
@@ -72,14 +72,13 @@ struct StoreCommand: AsyncParsableCommand {
         @Flag(help: "Print the report as JSON.") var json = false
 
         func run() async throws {
-            let source =
-                try from.map { try NearcardDatabase(location: try StoreLocation.parse($0, environment: global.environment)) }
-                ?? global.existingDatabase()
+            let home = global.resolvedHome
+            let source = try from.map { try home.openBook(named: $0) } ?? global.existingDatabase()
             defer { source.close() }
-            let targetLocation = try StoreLocation.parse(to, environment: global.environment)
-            if targetLocation == source.location { throw CLIError(.malformedInput, "--to names the store being copied from (\(source.location))") }
-            let target = try NearcardDatabase(location: targetLocation)
+            let target = try home.openBook(named: to)
             defer { target.close() }
+            let targetLocation = target.location
+            if targetLocation == source.location { throw CLIError(.malformedInput, "--to names the store being copied from (\(source.location))") }
             let json = self.json
             if !json { Console.err("Copying \(source.location) → \(targetLocation)…") }
             let report = try source.copy(to: target, merge: merge) { line in if !json { Console.err("  " + line) } }

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import NearcardCrypto
 import NearcardModel
+import NearcardNode
 import NearcardQR
-import NearcardStore
 
 /// `nearcard trust …`: issuers whose signatures make a scanned card verified.
 struct Trust: AsyncParsableCommand {

@@ -5,7 +5,6 @@ import NearcardCrypto
 import NearcardModel
 import NearcardNode
 import NearcardProcess
-import NearcardStore
 import NearcardWeb
 import ServiceLifecycle
 import Synchronization
@@ -94,7 +93,7 @@ struct UICommand: AsyncParsableCommand {
             throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
         }
         let token = WebUI.newToken()
-        try FileIO.writeAtomically(SecureBytes(Array(token.utf8)), to: tokenPath, mode: 0o600, replace: true)
+        try PrivateFiles.write(SecureBytes(Array(token.utf8)), to: tokenPath, mode: 0o600, replace: true)
         let web = WebUI(runtime: runtime, options: WebUI.Options(address: address, port: uiPort, token: token, secretsDirectory: global.resolvedHome.path))
 
         let control = NodeCommand.startControl(home: home, runtime: runtime) { Console.err("nearcard: \($0)") }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearcardModel
-import NearcardStore
+import NearcardNode
 
 /// Shell completion of a contact (`contacts show <TAB>`, `contacts delete`, `message`): the names and id
 /// prefixes in the home's book — the `--home` on the line being completed, else $NEARCARD_HOME, else the
@@ -12,8 +12,11 @@ enum ContactCompletion {
     static func names(words: [String], prefix: String) -> [String] {
         var explicit: String?
         if let i = words.firstIndex(of: "--home"), i + 1 < words.count { explicit = words[i + 1] }
-        let home = NearcardHome.resolve(explicit: explicit, environment: ProcessInfo.processInfo.environment)
-        guard FileManager.default.fileExists(atPath: home.path + "/nearcard.sqlite"), let db = try? NearcardDatabase(home: home),
+        // The home's own file, read only (a shared store named in the environment is not dialled to complete a word).
+        var environment = ProcessInfo.processInfo.environment
+        environment["NEARCARD_STORE"] = nil
+        let home = Home(explicit: explicit, store: nil, environment: environment)
+        guard FileManager.default.fileExists(atPath: home.databasePath), let db = try? home.openBook(.reading),
             let contacts = try? db.contacts()
         else { return [] }
         defer { db.close() }

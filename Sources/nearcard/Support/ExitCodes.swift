@@ -3,7 +3,6 @@ import NearcardAddressBook
 import NearcardCrypto
 import NearcardModel
 import NearcardNode
-import NearcardStore
 
 /// Nearcard's exit codes (README "Exit codes"; keep both in step).
 enum Exit: Int32 {
@@ -73,16 +72,6 @@ func classify(_ error: any Error) -> (Exit, String) {
         return (.malformedInput, e.message)
     case let e as NodeError:
         return (exit(for: e.kind), e.message)
-    case let e as StoreError:
-        switch e.kind {
-        case .noIdentity, .identityExists, .keyFile, .wrongPassphrase: return (.identity, e.message)
-        case .invalidInput: return (.malformedInput, e.message)
-        case .notFound: return (.notFound, e.message)
-        // The one matcher (docs/DECISIONS.md): a contact reference that names no one, or several, exits 2.
-        case .unmatched: return (.malformedInput, e.message)
-        case .io, .database, .schemaBehind, .pastDeadline, .inDoubt: return (.storage, e.message)
-        case .withdrawn: return (.checkFailed, e.message)
-        }
     case let e as AddressBookError:
         switch e.kind {
         case .invalidInput, .credential: return (.malformedInput, e.message)
@@ -94,6 +83,7 @@ func classify(_ error: any Error) -> (Exit, String) {
         case .store: return (.storage, e.message)
         }
     default:
+        if let e = NodeError(below: error) { return (exit(for: e.kind), e.message) }
         return (.software, "\(error)")
     }
 }
@@ -110,6 +100,8 @@ func exit(for kind: NodeError.Kind) -> Exit {
     case .timedOut: .timedOut
     case .environment: .environment
     case .storage: .storage
+    case .identity: .identity
+    case .missing: .notFound
     case .internalError: .software
     }
 }

@@ -3,7 +3,6 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardStore
 
 #if canImport(Glibc)
     import Glibc

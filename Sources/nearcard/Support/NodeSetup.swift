@@ -3,7 +3,6 @@ import NearcardCrypto
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardStore
 
 #if canImport(Glibc)
     import Glibc
@@ -16,15 +15,15 @@ enum NodeSetup {
         _ global: GlobalOptions, consent: any ConsentProvider, events: EventBus = EventBus(), limits: NodeLimits = NodeLimits(),
         requiredFields: Set<CardField> = [], nodeName: String? = nil, webhook: Webhook? = nil, serving: Bool = false
     ) throws -> NodeConfiguration {
-        let store = global.identityStore
-        let identity = try store.loadPublic()
+        let identity = try global.identity()
         let keys = KeysOutOfReach.hold(try global.unlockIdentity())
-        let database = try global.database(serving: serving) { event in
-            events.emit(.storeConnection(lost: event == .connectionLost, store: (try? global.storeLocation())??.description ?? "the store"))
+        let storeName = (try? global.resolvedHome.storeName()) ?? nil
+        let book = try global.database(serving: serving) { event in
+            events.emit(.storeConnection(lost: event == .connectionLost, store: storeName ?? "the store"))
         }
         let name = nodeName ?? global.environment["NEARCARD_NODE_NAME"] ?? ProcessInfo.processInfo.hostName
         return NodeConfiguration(
-            keys: keys, identity: identity, database: database, consent: consent, events: events, limits: limits,
+            keys: keys, identity: identity, book: book, consent: consent, events: events, limits: limits,
             requiredFields: requiredFields, nodeName: name, webhook: webhook)
     }
 

@@ -2,7 +2,6 @@ import Foundation
 import NearcardDiscovery
 import NearcardModel
 import NearcardNode
-import NearcardStore
 
 /// How one session's story reads at a terminal, for every face of the CLI: the request shown to the
 /// person asked (`listen`'s consent prompt), the check code and who answered (`exchange`'s dial), a
@@ -83,7 +82,7 @@ enum SessionStory {
     static func retry(attempt: Int, reason: String) -> String { "… still trying (attempt \(attempt); loss on the network?): \(reason)" }
 
     /// An exchange that ended with a contact: the line, then the contact as `contacts show` prints it.
-    static func completed(_ contact: Contact, database: NearcardDatabase) {
+    static func completed(_ contact: Contact, database: Book) {
         Console.out("✔ Exchanged cards with \(Console.isolated(contact.name)) — contact \(contact.id.prefix(8)) (\(contact.verificationStatus.rawValue))")
         ContactDisplay.show(contact, database: database)
     }

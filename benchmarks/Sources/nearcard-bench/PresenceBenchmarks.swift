@@ -1,6 +1,7 @@
 import CBaseline
 import NearcardCrypto
 import NearcardDiscovery
+import NearcardModel
 import NearcardNode
 import NearcardStore
 
@@ -11,7 +12,7 @@ import NearcardStore
 func presenceBenchmark(contacts: Int = 1_000, announcements: Int = 200, recognised: Int = 10, rounds: Int = 21) -> String {
     _ = cb_init()
     let people = (0..<contacts).map {
-        NearcardDatabase.ContactPresence(did: "did:key:zDnaeContact\($0)", name: "Contact \($0)", presenceKey: Presence.makeKey())
+        ContactPresence(did: "did:key:zDnaeContact\($0)", name: "Contact \($0)", presenceKey: Presence.makeKey())
     }
     var peers: [DiscoveredPeer] = []
     for i in 0..<announcements {

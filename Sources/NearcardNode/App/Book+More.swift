@@ -1,0 +1,38 @@
+public import Foundation
+public import NearcardAddressBook
+public import NearcardModel
+import NearcardStore
+
+extension Book {
+    // MARK: messages
+
+    /// Removes delivered and failed messages (queued ones stay); how many.
+    @discardableResult
+    public func clearOutbox() throws(NodeError) -> Int { try call { () throws(StoreError) in try database.clearOutbox() } }
+
+    // MARK: a bot's policy
+
+    /// Counts `did`'s acceptances and everyone's within a bot policy's windows and, under both limits,
+    /// records this one, serialised across a fleet sharing the book.
+    public func admitAcceptance(did: String, perPeer: AcceptanceLimit?, overall: AcceptanceLimit?, now: Date = Date()) throws(NodeError)
+        -> AcceptanceVerdict
+    {
+        try call { () throws(StoreError) in try database.admitAcceptance(did: did, perPeer: perPeer, overall: overall, now: now) }
+    }
+
+    /// Whether `did` is a trust anchor, or issued a credential that one vouches for.
+    public func isTrustedIssuer(_ did: String) throws(NodeError) -> Bool { try call { () throws(StoreError) in try database.isTrustedIssuer(did) } }
+
+    // MARK: address books
+
+    /// What the next sync of `account` has to do, told without the server.
+    public func pending(_ account: AddressBookAccount) throws(NodeError) -> AddressBookPending {
+        try call { () throws(StoreError) in try AddressBookSync.pending(account, database: database) }
+    }
+
+    /// One sync of `account` here (a running node's own passes are not told; a face asks the node when
+    /// one runs). The pass is recorded on the account.
+    public func sync(_ account: AddressBookAccount, mirrorDeletes: Bool) async -> Result<AddressBookSyncReport, AddressBookError> {
+        do { return .success(try await AddressBookSync.sync(account, database: database, mirrorDeletes: mirrorDeletes)) } catch { return .failure(error) }
+    }
+}
