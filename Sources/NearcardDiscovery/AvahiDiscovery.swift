@@ -106,6 +106,14 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
     /// same as the crowd grows (docs/PERFORMANCE.md, "Crowds"). A peer a person is about to act on is
     /// checked over TCP when it is offered (`PeerLiveness`), whatever this interval.
     public static let maximumChecksPerSecond: Double = 2
+    /// What the browses of every node on a LAN together resolve again in a second, however many nodes
+    /// there are: a browse that sees N announcements resolves again at most `lanChecksPerSecond / N` a
+    /// second. Each check is a query every avahi-daemon on the LAN receives and handles, so checks at a
+    /// fixed rate per node would cost each laptop N × that rate; this way the LAN's check traffic stays
+    /// the same as the crowd grows (100 peers: each re-resolved every ~8 minutes). A peer that left
+    /// without a goodbye is still dropped when a face is about to offer it (`PeerLiveness`, a TCP
+    /// check) or a dial fails.
+    public static let lanChecksPerSecond: Double = 20
 
     /// Resolvers one browse runs at once; the other announcements wait their turn. avahi-daemon 0.8
     /// walks a list holding every browser and resolver of every client each time it handles a
@@ -423,9 +431,11 @@ final class BrowseContext: @unchecked Sendable {
     }
 
     /// How long after a resolve an announcement is resolved again: `reconfirmInterval`, or longer when
-    /// there are so many that this browse would resolve more than `maximumChecksPerSecond` a second.
+    /// there are so many that this browse would resolve more than `maximumChecksPerSecond` a second, or
+    /// the LAN's browses together more than `lanChecksPerSecond`.
     var checkInterval: TimeInterval {
-        max(AvahiDiscovery.reconfirmInterval, Double(due.count) / AvahiDiscovery.maximumChecksPerSecond)
+        let n = Double(due.count)
+        return max(AvahiDiscovery.reconfirmInterval, n / AvahiDiscovery.maximumChecksPerSecond, n * n / AvahiDiscovery.lanChecksPerSecond)
     }
 
     /// Queues the announcements that are due (the timer, once a second).

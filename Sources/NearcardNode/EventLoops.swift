@@ -47,3 +47,14 @@ extension EventLoops {
         }
     }
 }
+
+/// Runs `body`, which blocks (a D-Bus round trip to avahi-daemon may wait its 25 s timeout), on a
+/// thread of its own, never one of the cooperative pool's or Dispatch's shared ones, which others
+/// are waiting for.
+package func onOwnThread<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (c: CheckedContinuation<T, Never>) in
+        let thread = Thread { c.resume(returning: body()) }
+        thread.name = name
+        thread.start()
+    }
+}

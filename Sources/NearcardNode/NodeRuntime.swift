@@ -115,8 +115,12 @@ public final class NodeRuntime: Sendable {
             return (made, problem)
         }
     }
-    private let announcer: PresenceAnnouncer?
-    private let publication: (any Announcement)?
+    /// This node's announcer, once discovery runs (a serving node whose avahi-daemon did not answer at
+    /// start makes it when the daemon does).
+    private let announcerBox = NIOLockedValueBox<PresenceAnnouncer?>(nil)
+    private var announcer: PresenceAnnouncer? { announcerBox.withLockedValue { $0 } }
+    /// Makes the announcer for a discovery (a serving node's; nil for a one-shot runtime).
+    private let makeAnnouncer: (@Sendable (any Discovery) -> PresenceAnnouncer)?
     /// Recognises contacts among the peers discovered (by their presence keys in the store).
     package let resolver: PresenceResolver
     /// A serving node's watch on a shared (PostgreSQL) store: what a command or another bot of the
@@ -159,11 +163,13 @@ public final class NodeRuntime: Sendable {
         // avahi-daemon (through D-Bus) only once an operation looks for a peer.
         let state: DiscoveryState = chosen != nil || !options.discovery ? .made(chosen, nil) : .onFirstUse
         return NodeRuntime(
-            context: context, listener: nil, options: options, discovery: state, announcer: nil, publication: nil, appear: appear)
+            context: context, listener: nil, options: options, discovery: state, makeAnnouncer: nil, appear: appear)
     }
 
     /// Binds, publishes and starts browsing. Discovery failing (no avahi-daemon, no D-Bus) is not
-    /// fatal: it is reported as `.discoveryUnavailable` and the node serves by address.
+    /// fatal: it is reported as `.discoveryUnavailable`, the node serves by address, and it connects
+    /// again after 10 s, then 20, 40 and every 60 s: a daemon started later (or one too busy to answer
+    /// at first) finds the node announced and browsing once it answers.
     /// `discovery`: how peers are found and this node announced; by default avahi-daemon (DNS-SD).
     /// A home that cannot be written is refused before the node takes any connection.
     public static func start(_ configuration: NodeConfiguration, options: Options, discovery chosen: (any Discovery)? = nil) async throws -> NodeRuntime {
@@ -180,56 +186,53 @@ public final class NodeRuntime: Sendable {
         }
         let events = context.events
         var discovery: (any Discovery)?
-        var announcer: PresenceAnnouncer?
-        var publication: (any Announcement)?
+        var problem: DiscoveryError?
         // A node that uses one address announces only it.
         let ownAddresses: (@Sendable () -> [PeerAddress])? = options.address.map { address in
             let own = PresenceAnnouncer.own(address)
             return { [own] }
         }
+        let port = listener.port
+        let makeAnnouncer: @Sendable (any Discovery) -> PresenceAnnouncer = { d in
+            PresenceAnnouncer(
+                discovery: d, database: context.database, displayName: context.displayName, isPrivate: options.isPrivate,
+                port: port, interfaces: options.interfaces, filter: options.filter, period: options.presenceRotation,
+                addresses: ownAddresses, keyPublished: { [context] in context.presenceKeyPublished($0) })
+        }
         if options.discovery {
             do throws(DiscoveryError) {
-                let d: any Discovery
-                if let chosen { d = chosen } else { d = try AvahiDiscovery() }
-                let a = PresenceAnnouncer(
-                    discovery: d, database: context.database, displayName: context.displayName, isPrivate: options.isPrivate,
-                    port: listener.port, interfaces: options.interfaces, filter: options.filter,
-                    period: options.presenceRotation,
-                    addresses: ownAddresses,
-                    keyPublished: { [context] in context.presenceKeyPublished($0) })
-                publication = try a.publish()
-                announcer = a
-                discovery = d
+                if let chosen { discovery = chosen } else { discovery = try AvahiDiscovery() }
             } catch {
+                problem = error
                 events.emit(.discoveryUnavailable(message: error.message))
             }
         }
         let (appeared, appear) = AsyncStream.makeStream(of: DiscoveredPeer.self, bufferingPolicy: .bufferingNewest(64))
         let runtime = NodeRuntime(
-            context: context, listener: listener, options: options, discovery: .made(discovery, nil), announcer: announcer,
-            publication: publication, appear: appear)
+            context: context, listener: listener, options: options, discovery: .made(discovery, problem),
+            makeAnnouncer: options.discovery ? makeAnnouncer : nil, appear: appear)
         events.emit(.listening(port: listener.port, addresses: options.address.map { [$0] } ?? LocalAddresses.current(filter: runtime.filter)))
         runtime.startTasks(appeared: appeared)
         return runtime
     }
 
     private init(
-        context: NodeContext, listener: Listener?, options: Options, discovery: DiscoveryState, announcer: PresenceAnnouncer?,
-        publication: (any Announcement)?, appear: AsyncStream<DiscoveredPeer>.Continuation
+        context: NodeContext, listener: Listener?, options: Options, discovery: DiscoveryState,
+        makeAnnouncer: (@Sendable (any Discovery) -> PresenceAnnouncer)?, appear: AsyncStream<DiscoveredPeer>.Continuation
     ) {
         self.context = context
-        self.announcer = announcer
+        self.makeAnnouncer = makeAnnouncer
         let watch = NIOLockedValueBox<NearcardDatabase.ChangeWatch?>(nil)
         self.changeWatch = watch
         self.resolver = PresenceResolver(database: context.database, watched: { watch.withLockedValue { $0?.isListening ?? false } })
         self.listener = listener
         self.options = options
         self.discoveryBox = NIOLockedValueBox(discovery)
-        self.publication = publication
         self.appear = appear
         self.peers = PeerTable()
         // A node that serves (it listens) and sees peers shows them only while they answer.
-        var discovers = false
+        // (Or will once its avahi-daemon answers.)
+        var discovers = makeAnnouncer != nil
         if case .made(_?, _) = discovery { discovers = true }
         self.liveness = listener != nil && discovers && options.checksLiveness ? PeerLiveness() : nil
         self.tasks = NIOLockedValueBox([])
@@ -240,8 +243,6 @@ public final class NodeRuntime: Sendable {
     private func startTasks(appeared: AsyncStream<DiscoveredPeer>) {
         let context = self.context
         let events = context.events
-        let announcer = self.announcer
-        let resolver = self.resolver
         var started: [Task<Void, Never>] = []
         if context.database.isShared {
             let watch = context.database.watchChanges { [weak self] change in self?.followChange(change) }
@@ -260,47 +261,20 @@ public final class NodeRuntime: Sendable {
                     try? await Task.sleep(nanoseconds: 5_000_000_000)
                 }
             })
-        if let announcer, let publication {
-            started.append(Task { await announcer.run(first: publication, events: events) })
-        }
-        if let discovery {
-            let filter = self.filter
-            // Addresses are resolved up front only for contacts (the outbox and confirmations reach
-            // them); a stranger's when it is dialled (`target(for:)`).
-            let policy = AddressPolicy.only { resolver.contact(for: $0.tag) != nil }
+        if let makeAnnouncer {
             started.append(
-                Task { [peers, appear] in
-                    for await raw in discovery.browse(filter: filter, addresses: policy) {
-                        let event = resolver.resolve(raw)
-                        switch event {
-                        case .found(let p) where announcer?.isOwn(p) == true, .updated(let p) where announcer?.isOwn(p) == true:
-                            continue // ourselves
-                        case .found(let p), .updated(let p):
-                            // An update of a peer forgotten after a failed dial brings it back.
-                            let before = peers.peer(named: p.instanceName)
-                            peers.apply(event)
-                            // Shown as the LAN announces it. A new publication (a node restarted, or
-                            // announcing again: a new host name each time, §3) is a new announcement:
-                            // whatever its last check said is forgotten.
-                            if before == nil || p.port != before?.port || p.hostName != before?.hostName {
-                                let wasShown = self.liveness?.forget(p.instanceName) ?? true
-                                if before == nil || !wasShown { events.emit(.peerFound(p)) }
-                            }
-                            // A check that found nothing new (only `confirmedAt` moved) is no appearance.
-                            var seen = p
-                            seen.confirmedAt = before?.confirmedAt
-                            if seen != before { appear.yield(p) }
-                        case .lost(let name):
-                            guard peers.contains(name) else { continue }
-                            peers.apply(event)
-                            if self.liveness?.forget(name) ?? true { events.emit(.peerLost(instanceName: name)) }
-                        case .failed(let e):
-                            events.emit(.error(message: "discovery: \(e.message)"))
-                        case .settled:
-                            continue
-                        }
-                    }
+                Task { [self] in
+                    guard let discovery = await self.connectedDiscovery() else { return }
+                    let announcer = makeAnnouncer(discovery)
+                    self.announcerBox.withLockedValue { $0 = announcer }
+                    // The announcer publishes as it starts, off the start: a daemon too busy to answer D-Bus
+                    // delays the announcement, never the node.
+                    async let announcing: Void = announcer.run(events: events)
+                    await self.browse(discovery, announcer: announcer)
+                    await announcing
                 })
+        } else if let discovery {
+            started.append(Task { [self] in await self.browse(discovery, announcer: nil) })
         }
         if let webhook = context.webhook {
             started.append(Task { await WebhookWorker(context: context, webhook: webhook).run() })
@@ -311,6 +285,81 @@ public final class NodeRuntime: Sendable {
             started.append(Task { [self] in await NodeMetrics.record(events, runtime: self) })
         }
         tasks.withLockedValue { $0 = started }
+    }
+
+    /// The discovery made at start, or (avahi-daemon did not answer then) one made when it does: tried
+    /// again after 10 s, then 20, 40 and every 60 s. Nil once the node stops.
+    private func connectedDiscovery() async -> (any Discovery)? {
+        var attempts = 0
+        while !Task.isCancelled {
+            if let discovery { return discovery }
+            try? await Task.sleep(nanoseconds: UInt64(min(PresenceAnnouncer.settleTimeout * Double(1 << min(attempts, 3)), 60) * 1e9))
+            attempts += 1
+            guard !Task.isCancelled else { return nil }
+            // Connecting makes blocking D-Bus calls (25 s each to a daemon too busy to answer).
+            let attempt = await onOwnThread("nearcard-avahi-connect") { Result { () throws(DiscoveryError) in try AvahiDiscovery() } }
+            switch attempt {
+            case .success(let made):
+                discoveryBox.withLockedValue { $0 = .made(made, nil) }
+                return made
+            case .failure(let error):
+                discoveryBox.withLockedValue { $0 = .made(nil, error) }
+            }
+        }
+        return nil
+    }
+
+    /// Browses the LAN until the node stops: each peer found, updated or lost becomes an event (this
+    /// node's own announcements aside). A browse avahi-daemon refuses (a daemon too busy to answer
+    /// D-Bus within 25 s) is made again, as the announcer's publication is: a node is never left deaf
+    /// to the LAN.
+    private func browse(_ discovery: any Discovery, announcer: PresenceAnnouncer?) async {
+        let events = context.events
+        let resolver = self.resolver
+        let (peers, appear) = (self.peers, self.appear)
+        let filter = self.filter
+        // Addresses are resolved up front only for contacts (the outbox and confirmations reach
+        // them); a stranger's when it is dialled (`target(for:)`).
+        let policy = AddressPolicy.only { resolver.contact(for: $0.tag) != nil }
+        var failures = 0
+        while !Task.isCancelled {
+            for await raw in discovery.browse(filter: filter, addresses: policy) {
+                let event = resolver.resolve(raw)
+                switch event {
+                case .found(let p) where announcer?.isOwn(p) == true, .updated(let p) where announcer?.isOwn(p) == true:
+                    continue // ourselves
+                case .found(let p), .updated(let p):
+                    // An update of a peer forgotten after a failed dial brings it back.
+                    let before = peers.peer(named: p.instanceName)
+                    peers.apply(event)
+                    // Shown as the LAN announces it. A new publication (a node restarted, or
+                    // announcing again: a new host name each time, §3) is a new announcement:
+                    // whatever its last check said is forgotten.
+                    if before == nil || p.port != before?.port || p.hostName != before?.hostName {
+                        let wasShown = self.liveness?.forget(p.instanceName) ?? true
+                        if before == nil || !wasShown { events.emit(.peerFound(p)) }
+                    }
+                    // A check that found nothing new (only `confirmedAt` moved) is no appearance.
+                    var seen = p
+                    seen.confirmedAt = before?.confirmedAt
+                    if seen != before { appear.yield(p) }
+                case .lost(let name):
+                    guard peers.contains(name) else { continue }
+                    peers.apply(event)
+                    if self.liveness?.forget(name) ?? true { events.emit(.peerLost(instanceName: name)) }
+                case .failed(let e):
+                    // Said once; the browse is made again after 10 s, then 20, 40 and every 60 s.
+                    if failures == 0 {
+                        events.emit(.error(message: "discovery: \(e.message); browsing again in \(Int(PresenceAnnouncer.settleTimeout)) s"))
+                    }
+                    failures += 1
+                case .settled:
+                    continue
+                }
+            }
+            guard failures > 0, !Task.isCancelled else { break }
+            try? await Task.sleep(nanoseconds: UInt64(min(PresenceAnnouncer.settleTimeout * Double(1 << min(failures - 1, 3)), 60) * 1e9))
+        }
     }
 
     /// The discovery an operation needs, or why there is none.
@@ -741,7 +790,6 @@ public final class NodeRuntime: Sendable {
     @discardableResult
     public func drain(grace: TimeInterval) async -> Int {
         announcer?.withdraw()
-        publication?.withdraw()
         await listener?.close()
         await waitForSessions(seconds: grace)
         let left = openSessions
@@ -761,7 +809,6 @@ public final class NodeRuntime: Sendable {
         for t in tasks.withLockedValue({ $0 }) { t.cancel() }
         appear.finish()
         announcer?.withdraw()
-        publication?.withdraw()
         await listener?.close()
         guard let listener, listener.admission.openSessions > 0 else { return }
         listener.admission.stopAll()

@@ -58,8 +58,10 @@ final class PresenceAnnouncer: Sendable {
     init(
         discovery: any Discovery, database: NearcardDatabase, displayName: String?, isPrivate: Bool, port: Int,
         interfaces: [String], filter: InterfaceFilter, period: TimeInterval, addressCheckInterval: TimeInterval = 2,
+        retryAfter: TimeInterval = PresenceAnnouncer.settleTimeout,
         addresses: (@Sendable () -> [PeerAddress])? = nil, keyPublished: @escaping @Sendable ([UInt8]) -> Void = { _ in }
     ) {
+        self.retryAfter = retryAfter
         self.keyPublished = keyPublished
         self.discovery = discovery
         self.database = database
@@ -81,6 +83,9 @@ final class PresenceAnnouncer: Sendable {
     /// How long avahi-daemon may take to confirm a publication (probing takes about a second) before
     /// it is made again; doubled at each further try, up to a minute.
     static let settleTimeout: TimeInterval = 10
+    /// The first wait before a publication avahi-daemon did not take is tried again (then twice as long,
+    /// up to 60 s): `settleTimeout` (shorter in tests).
+    let retryAfter: TimeInterval
     static let privateInstancePrefix = "nearcard-"
 
     /// A new advert: a fresh tag made with `presenceKey`, a fresh host name over `addresses`, and
@@ -168,6 +173,12 @@ final class PresenceAnnouncer: Sendable {
         return publication
     }
 
+    /// `publish()` on a thread of its own: each of its D-Bus calls may wait up to 25 s on an avahi-daemon
+    /// too busy to answer, and the cooperative pool (two threads on a 2-core laptop) must never wait on it.
+    func publishAside() async throws(DiscoveryError) -> (any Announcement)? {
+        try await onOwnThread("nearcard-publish") { Result { () throws(DiscoveryError) in try self.publish() } }.get()
+    }
+
     /// Announces again now, as a rotation does (a goodbye for the old publication, a fresh tag with the
     /// store's presence key, a fresh host name), under `displayName` when given: what a command
     /// changed while the node runs (`id rotate-presence`, a new name on the card) is on the LAN when
@@ -179,7 +190,7 @@ final class PresenceAnnouncer: Sendable {
             if case .some(let name) = displayName { s.displayName = name }
             s.due = Date().addingTimeInterval(max(1, period))
         }
-        guard let publication = try publish() else { return nil }
+        guard let publication = try await publishAside() else { return nil }
         return try await publication.established()
     }
 
@@ -189,10 +200,30 @@ final class PresenceAnnouncer: Sendable {
         return state.withLock { $0.ownTags.contains(tag) }
     }
 
-    /// Publishes again every `period` seconds until cancelled, reporting each settled name (or why
-    /// the node is not announced). `first` is the publication made at start.
-    func run(first: any Announcement, events: EventBus) async {
-        var current: (any Announcement)? = first
+    /// Publishes now, then again every `period` seconds until cancelled, reporting each settled name
+    /// (or why the node is not announced). A publication avahi-daemon does not take (a daemon too busy
+    /// to answer D-Bus within 25 s, a refusal) is tried again after 10 s, then 20, 40 and every 60 s:
+    /// the node serves by address meanwhile, and browses.
+    func run(events: EventBus) async {
+        var current: (any Announcement)?
+        var attempts = 0
+        while !Task.isCancelled {
+            do throws(DiscoveryError) {
+                guard let made = try await publishAside() else { return } // stopped
+                current = made
+                break
+            } catch {
+                if attempts == 0 {
+                    events.emit(
+                        .error(
+                            message:
+                                "discovery: cannot announce this node yet (\(error.message)); trying again in \(Int(retryAfter.rounded(.up))) s, meanwhile peers can reach it by address"
+                        ))
+                }
+            }
+            try? await Task.sleep(nanoseconds: UInt64(min(retryAfter * Double(1 << min(attempts, 3)), 60) * 1e9))
+            attempts += 1
+        }
         while !Task.isCancelled {
             // A publication avahi-daemon never confirms (nor fails) is made again, after a longer wait
             // each time (10, 20, 40, then 60 s), never waited on forever: the node would stay off the
@@ -212,7 +243,7 @@ final class PresenceAnnouncer: Sendable {
                                 message:
                                     "discovery: avahi-daemon did not confirm this node's announcement within \(Int(Self.settleTimeout)) s; announcing again"))
                     }
-                    do throws(DiscoveryError) { current = try publish() } catch {
+                    do throws(DiscoveryError) { current = try await publishAside() } catch {
                         events.emit(.error(message: "discovery: cannot announce this node again (\(error.message)); peers can still reach it by address"))
                         current = nil
                     }
@@ -224,7 +255,7 @@ final class PresenceAnnouncer: Sendable {
             await waitForRotation()
             if Task.isCancelled { break }
             do throws(DiscoveryError) {
-                current = try publish()
+                current = try await publishAside()
                 if current == nil { break }
             } catch {
                 current = nil

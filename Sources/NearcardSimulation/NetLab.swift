@@ -45,10 +45,14 @@ public final class NetLab: @unchecked Sendable {
     private var daemons: [ChildProcess] = []
     private let lock = NSLock()
 
-    /// `root`: where configuration, sockets and logs go.
-    public init(tag: String, root: String) {
+    /// Whether the daemons' configuration and logs stay after the tear-down (`simulate --keep`).
+    let keepFiles: Bool
+
+    /// `root`: where configuration, sockets and logs go; `keepFiles`: left there after the tear-down.
+    public init(tag: String, root: String, keepFiles: Bool = false) {
         self.tag = tag
         self.root = root
+        self.keepFiles = keepFiles
     }
 
     /// What a simulation with namespaces needs, or why it cannot run here.
@@ -264,7 +268,7 @@ public final class NetLab: @unchecked Sendable {
             }
             _ = try? ChildProcess.run([Self.tool("ip"), "netns", "del", name])
         }
-        for space in all { try? FileManager.default.removeItem(atPath: space.directory) }
+        if !keepFiles { for space in all { try? FileManager.default.removeItem(atPath: space.directory) } }
     }
 
     deinit { tearDown() }

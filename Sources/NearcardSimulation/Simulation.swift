@@ -259,14 +259,14 @@ public final class Simulation: @unchecked Sendable {
             break
         case .loopback:
             if let problem = NetLab.checkPrerequisites() { throw Failure(description: problem) }
-            let lab = NetLab(tag: tag, root: work)
+            let lab = NetLab(tag: tag, root: work, keepFiles: options.keep)
             self.lab = lab
             progress("Starting a private namespace with its own D-Bus and avahi-daemon…")
             let space = try lab.loopbackSpace()
             spaces = Array(repeating: space, count: options.peers)
         case .netns:
             if let problem = NetLab.checkPrerequisites() { throw Failure(description: problem) }
-            let lab = NetLab(tag: tag, root: work)
+            let lab = NetLab(tag: tag, root: work, keepFiles: options.keep)
             self.lab = lab
             progress("Starting \(options.peers) namespaces on a bridge, each with its own D-Bus and avahi-daemon…")
             let n = options.peers
@@ -482,8 +482,15 @@ public final class Simulation: @unchecked Sendable {
     }
 
     /// Reads a node's JSON lines: its port and identity, the peers it finds, replies to commands.
+    /// With `keep`, each line is also written to the node's `events.jsonl`, after the seconds since the
+    /// node started (what a node said and when, to read after the run).
     private func read(_ node: Node) async {
+        let started = Date()
+        let path = "\(node.home)/events.jsonl"
+        let record = options.keep && FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil
+        defer { try? record?.close() }
         for await text in node.process.lines() {
+            if let record { try? record.write(contentsOf: Data(String(format: "%.3f %@\n", Date().timeIntervalSince(started), text).utf8)) }
             guard let line = try? JSONParser.parse(text) else { continue }
             switch line["event"]?.stringValue {
             case "started":
@@ -497,7 +504,7 @@ public final class Simulation: @unchecked Sendable {
                 node.lock.withLock { node.probeSummaries += 1 }
             case "published":
                 node.lock.withLock { node.published = true }
-            case "error", "discovery.unavailable":
+            case "error", "discovery-unavailable":
                 let said = line["message"]?.stringValue ?? line["reason"]?.stringValue ?? "\(line)"
                 node.lock.withLock { node.firstError = node.firstError ?? said }
             case "rate-limited":

@@ -49,6 +49,22 @@ final class FirstNeverSettles: Discovery, Sendable {
     }
 }
 
+/// A daemon too busy to answer the first publication's D-Bus calls (they time out); the next are taken.
+final class FirstRefused: Discovery, Sendable {
+    let inner = RecordingDiscovery()
+    let refused = Mutex(0)
+    func browse(filter: InterfaceFilter) -> AsyncStream<DiscoveryEvent> { AsyncStream { _ in } }
+    func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], host: PublishedHost?) throws(DiscoveryError) -> any Announcement {
+        if refused.withLock({ n in
+            n += 1
+            return n == 1
+        }) {
+            throw DiscoveryError(.avahi, "cannot create an Avahi entry group: An unexpected D-Bus error occurred")
+        }
+        return try inner.publish(instanceName: instanceName, port: port, txt: txt, interfaces: interfaces, host: host)
+    }
+}
+
 final class RecordedAnnouncement: Announcement, Sendable {
     let name: String
     let withdrawn = Mutex(false)
@@ -139,8 +155,7 @@ final class RecordedAnnouncement: Announcement, Sendable {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let events = EventBus()
         let names = events.subscribe()
-        let first = try #require(try a.publish())
-        let loop = Task { await a.run(first: first, events: events) }
+        let loop = Task { await a.run(events: events) }
         var published: [String] = []
         for await e in names {
             if case .published(let name) = e { published.append(name) }
@@ -166,8 +181,7 @@ final class RecordedAnnouncement: Announcement, Sendable {
             isPrivate: false, port: 7447, interfaces: [], filter: InterfaceFilter(), period: 900,
             addressCheckInterval: 0.05, addresses: { machine.withLock { $0 } })
         let events = EventBus()
-        let first = try #require(try a.publish())
-        let loop = Task { await a.run(first: first, events: events) }
+        let loop = Task { await a.run(events: events) }
         defer {
             loop.cancel()
             a.withdraw()
@@ -192,10 +206,9 @@ final class RecordedAnnouncement: Announcement, Sendable {
         let a = PresenceAnnouncer(
             discovery: d, database: db, displayName: "Ada Lovelace", isPrivate: false, port: 7447, interfaces: ["lo"], filter: InterfaceFilter(),
             period: 900)
-        let first = try #require(try a.publish())
         let events = EventBus()
         let stream = events.subscribe()
-        let running = Task { await a.run(first: first, events: events) }
+        let running = Task { await a.run(events: events) }
         defer { running.cancel() }
         var errors: [String] = []
         for await event in stream {
@@ -208,5 +221,30 @@ final class RecordedAnnouncement: Announcement, Sendable {
         #expect(errors.count == 1 && errors[0].contains("did not confirm this node's announcement"), "\(errors)")
         let p = d.inner.published.withLock { $0 }
         #expect(p.count == 2 && p[0].announcement.withdrawn.withLock { $0 }, "the unconfirmed one is withdrawn and made again")
+    }
+
+    /// A publication avahi-daemon does not take (its D-Bus call timed out: a daemon too busy to answer)
+    /// is tried again and said once; before, the node gave up discovery altogether and stayed off the LAN.
+    @Test(.timeLimit(.minutes(1))) func aPublicationTheDaemonDidNotTakeIsTriedAgain() async throws {
+        let d = FirstRefused()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-announce-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let a = PresenceAnnouncer(
+            discovery: d, database: try NearcardDatabase(path: dir + "/nearcard.sqlite"), displayName: "Ada Lovelace", isPrivate: false,
+            port: 7447, interfaces: ["lo"], filter: InterfaceFilter(), period: 900, retryAfter: 0.2)
+        let events = EventBus()
+        let stream = events.subscribe()
+        let running = Task { await a.run(events: events) }
+        defer { running.cancel() }
+        var errors: [String] = []
+        for await event in stream {
+            if case .error(let message) = event { errors.append(message) }
+            if case .published(let name) = event {
+                #expect(name == "Ada Lovelace")
+                break
+            }
+        }
+        #expect(errors.count == 1 && errors[0].contains("cannot announce this node yet") && errors[0].contains("trying again in 1 s"), "\(errors)")
+        #expect(d.refused.withLock { $0 } == 2 && d.inner.published.withLock { $0.count } == 1, "refused once, then published")
     }
 }

@@ -127,6 +127,16 @@ final class SQLiteBackend: StoreBackend {
             if applied != known {
                 // A read-only store cannot bring the schema up to date: whoever opened it opens it to write.
                 if readOnly { throw StoreError(.schemaBehind, Self.schemaBehind) }
+                // One process at a time: two commands opening a new book at once would both find it
+                // empty and both create its tables (the second failing: "table … already exists").
+                // The lock is an flock on the book's directory (not on the file: closing another
+                // descriptor of the file would drop SQLite's own locks); the second process then finds
+                // the schema current and migrates nothing.
+                let directory = open(
+                    (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent,
+                    O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                if directory >= 0 { flock(directory, LOCK_EX) }
+                defer { if directory >= 0 { _ = Glibc.close(directory) } }
                 try migrator.migrate(pool)
             }
         } catch {

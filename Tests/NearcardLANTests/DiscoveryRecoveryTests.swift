@@ -1,0 +1,56 @@
+import Foundation
+import NearcardCrypto
+import NearcardProcess
+import NearcardSimulation
+import NearcardTestSupport
+import Testing
+
+/// A node whose avahi-daemon does not answer when it starts — not running yet, or (a hundred nodes
+/// starting on two cores) too busy to answer D-Bus within its 25 s — serves by address, says so once,
+/// and is announced and browsing as soon as the daemon answers. Before, such a node stayed off the
+/// LAN until it was restarted (docs/PERFORMANCE.md, "Where 100 in namespaces goes").
+@Suite struct DiscoveryRecoveryTests {
+    @Test(.timeLimit(.minutes(2))) func aNodeWhoseDaemonAnswersLateIsAnnouncedThen() throws {
+        let lab = try Lab("rd")
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let grace = try TestPerson(name: "Grace Hopper")
+        defer { for p in [ada, grace] { p.cli.cleanUp() } }
+        // The node is given a bus address with nothing behind it yet: the lab's bus, under another name
+        // made later (what a daemon that starts late, or answers late, looks like from the node).
+        let prefix = "DBUS_SYSTEM_BUS_ADDRESS=unix:path="
+        let bus = try #require(lab.execPrefix.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
+        let later = bus + "-later"
+        defer { try? FileManager.default.removeItem(atPath: later) }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-late.log")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let node = try lab.spawn(
+            [prefix + later, CLI.executable.path, "listen", "--home", ada.home.path, "--port", "0", "--accept", "all"], log: out)
+        defer {
+            node.kill(SIGTERM)
+            node.wait()
+        }
+        func said() -> String { (try? String(contentsOf: out, encoding: .utf8)) ?? "" }
+        func wait(_ what: String, seconds: Double, _ ready: () -> Bool) throws {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if ready() { return }
+                guard node.isRunning else { throw LabError("listen exited: \(said())") }
+                usleep(100_000)
+            }
+            throw LabError("gave up waiting for \(what): \(said())")
+        }
+        try wait("the node to say discovery is unavailable", seconds: 20) { said().contains("discovery unavailable") }
+        #expect(said().contains("Listening on port"), "it serves by address meanwhile: \(said())")
+        #expect(!said().contains("Published on the LAN"))
+        // The daemon answers now: the node connects again (after 10 s), announces itself and browses.
+        try FileManager.default.createSymbolicLink(atPath: later, withDestinationPath: bus)
+        try wait("the node to be announced", seconds: 40) { said().contains("Published on the LAN") }
+        #expect(said().components(separatedBy: "discovery unavailable").count == 2, "said once: \(said())")
+        // Seen by another node on the LAN.
+        var listed: [String] = []
+        try wait("Grace to see Ada", seconds: 20) {
+            listed = ((try? lab.nearcard(["peers", "--json", "--timeout", "2"], home: grace.home).list()) ?? []).compactMap { $0["name"]?.stringValue }
+            return listed.contains("Ada Lovelace")
+        }
+    }
+}
