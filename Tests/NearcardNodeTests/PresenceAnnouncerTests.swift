@@ -186,6 +186,8 @@ final class RecordedAnnouncement: Announcement, Sendable {
             loop.cancel()
             a.withdraw()
         }
+        // The first publication is made as `run` starts, on a thread of its own.
+        for _ in 0..<1500 where d.published.withLock({ $0.count }) < 1 { try await Task.sleep(nanoseconds: 20_000_000) }
         try await Task.sleep(nanoseconds: 400_000_000)
         #expect(d.published.withLock { $0.count } == 1, "the same addresses: no new publication")
         machine.withLock { $0 = [v4, v6] }
