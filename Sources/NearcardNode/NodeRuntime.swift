@@ -293,7 +293,7 @@ public final class NodeRuntime: Sendable {
         var attempts = 0
         while !Task.isCancelled {
             if let discovery { return discovery }
-            try? await Task.sleep(nanoseconds: UInt64(min(PresenceAnnouncer.settleTimeout * Double(1 << min(attempts, 3)), 60) * 1e9))
+            try? await Task.sleep(nanoseconds: UInt64(PresenceAnnouncer.backoff(attempts) * 1e9))
             attempts += 1
             guard !Task.isCancelled else { return nil }
             // Connecting makes blocking D-Bus calls (25 s each to a daemon too busy to answer).
@@ -358,7 +358,7 @@ public final class NodeRuntime: Sendable {
                 }
             }
             guard failures > 0, !Task.isCancelled else { break }
-            try? await Task.sleep(nanoseconds: UInt64(min(PresenceAnnouncer.settleTimeout * Double(1 << min(failures - 1, 3)), 60) * 1e9))
+            try? await Task.sleep(nanoseconds: UInt64(PresenceAnnouncer.backoff(failures - 1) * 1e9))
         }
     }
 

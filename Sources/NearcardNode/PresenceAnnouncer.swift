@@ -83,6 +83,12 @@ final class PresenceAnnouncer: Sendable {
     /// How long avahi-daemon may take to confirm a publication (probing takes about a second) before
     /// it is made again; doubled at each further try, up to a minute.
     static let settleTimeout: TimeInterval = 10
+
+    /// The wait before try number `attempt` (from 0) of something avahi-daemon did not take: `first`,
+    /// then twice as long each time, at most 60 s (10, 20, 40, 60, 60 … s by default).
+    static func backoff(_ attempt: Int, first: TimeInterval = settleTimeout) -> TimeInterval {
+        min(first * Double(1 << min(attempt, 3)), 60)
+    }
     /// The first wait before a publication avahi-daemon did not take is tried again (then twice as long,
     /// up to 60 s): `settleTimeout` (shorter in tests).
     let retryAfter: TimeInterval
@@ -221,7 +227,7 @@ final class PresenceAnnouncer: Sendable {
                         ))
                 }
             }
-            try? await Task.sleep(nanoseconds: UInt64(min(retryAfter * Double(1 << min(attempts, 3)), 60) * 1e9))
+            try? await Task.sleep(nanoseconds: UInt64(Self.backoff(attempts, first: retryAfter) * 1e9))
             attempts += 1
         }
         while !Task.isCancelled {
@@ -231,7 +237,7 @@ final class PresenceAnnouncer: Sendable {
             var unsettled = 0
             while let publication = current, !Task.isCancelled {
                 do {
-                    let wait = min(Self.settleTimeout * Double(1 << min(unsettled, 3)), 60)
+                    let wait = Self.backoff(unsettled)
                     if let name = try await publication.established(within: wait) {
                         events.emit(.published(name: name))
                         break
