@@ -43,6 +43,8 @@ func avahiMessage(_ code: Int32) -> String {
 public final class AvahiDiscovery: Discovery, @unchecked Sendable {
     let poll: OpaquePointer
     let client: OpaquePointer
+    /// The browses running now (under the poll lock), for `hurry(instanceNamed:)`.
+    var browses: [ObjectIdentifier: BrowseContext] = [:]
     private let context: ClientContext
 
     final class ClientContext: @unchecked Sendable {
@@ -153,6 +155,7 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
             return stream
         }
         ctx.browser = browser
+        withLock { browses[ObjectIdentifier(ctx)] = ctx }
         // Each peer is resolved again `reconfirmInterval` after it last was. From Avahi's cache while
         // its records live, that is instant and silent; once they have expired (a node gone without a
         // goodbye: its SRV and address records live 120 s, its PTR 4,500 s) the resolve asks the
@@ -172,11 +175,21 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
         // that very task (which needs the status lock): taking the poll lock here would deadlock both.
         continuation.onTermination = { [self] _ in
             DispatchQueue.global().async {
-                self.withLock { ctx.close() }
+                self.withLock {
+                    ctx.close()
+                    self.browses[ObjectIdentifier(ctx)] = nil
+                }
                 Unmanaged.passUnretained(ctx).release()
             }
         }
         return stream
+    }
+
+    /// An announcement a person is about to act on (`exchange NAME` names it) is resolved now, ahead
+    /// of the announcements waiting their turn: among hundreds announced at once, a browse resolves
+    /// them a few at a time, and the one named would otherwise wait for all before it.
+    public func hurry(instanceNamed name: String) {
+        withLock { for ctx in browses.values { ctx.hurry(name) } }
     }
 
     /// Resolves the addresses of a peer a browse reported without them: the service on each
@@ -427,6 +440,27 @@ final class BrowseContext: @unchecked Sendable {
             }
             resolving[r] = a
             busy.insert(a)
+        }
+    }
+
+    /// Resolves the announcements of the instance called `name` (as avahi compares names: ignoring
+    /// case) that have never resolved, at once and beside the limit: one peer someone named.
+    func hurry(_ name: String) {
+        guard !closed else { return }
+        for (instance, keys) in adverts where instance.caseInsensitiveCompare(name) == .orderedSame && (peers[instance]?.isEmpty ?? true) {
+            for key in keys.sorted() {
+                let a = Advert(instance: instance, key: key)
+                guard !busy.contains(a) else { continue }
+                let userdata = Unmanaged.passUnretained(self).toOpaque()
+                let flags = located.contains(instance) ? 0 : AVAHI_LOOKUP_NO_ADDRESS.rawValue
+                if let r = avahi.service_resolver_new(
+                    client, key.interface, key.proto, instance, serviceType, nil, nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: flags),
+                    resolveCallback, userdata)
+                {
+                    resolving[r] = a
+                    busy.insert(a)
+                }
+            }
         }
     }
 

@@ -15,6 +15,9 @@ public protocol Discovery: Sendable {
     /// service points at that host name and its address records are published with it (nil: the
     /// machine's own host name, for probes that identify nothing).
     func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String], host: PublishedHost?) throws(DiscoveryError) -> any Announcement
+    /// Someone is about to act on the peer announced as `name` (an exchange names it): its browse
+    /// resolves it now rather than in its turn. A hint; nothing waits for it.
+    func hurry(instanceNamed name: String)
 }
 
 extension Discovery {
@@ -24,6 +27,9 @@ extension Discovery {
     }
 
     public func addresses(of peer: DiscoveredPeer) async -> [PeerAddress] { peer.addresses }
+
+    /// A discovery that reports every peer at once has nothing to hurry.
+    public func hurry(instanceNamed name: String) {}
 
     /// Announces a service on the machine's own host name.
     public func publish(instanceName: String, port: Int, txt: TXTRecord, interfaces: [String]) throws(DiscoveryError) -> any Announcement {

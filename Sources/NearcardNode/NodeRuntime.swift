@@ -402,6 +402,9 @@ public final class NodeRuntime: Sendable {
                 clock.cancel()
             }
             change.yield()
+            // Among hundreds announced at once, the one named is resolved first (its instance name is the
+            // name it announces, in default mode).
+            discovery?.hurry(instanceNamed: name)
             for await _ in changes {
                 switch query.select(from: nearbyPeers) {
                 case .success(let found?):
@@ -412,6 +415,8 @@ public final class NodeRuntime: Sendable {
                     throw NodeError(.ambiguous, ambiguous.description)
                 }
             }
+            // One last look: a peer found as the wait ran out (its event raced the clock) is still taken.
+            if case .success(let found?) = query.select(from: nearbyPeers) { return await DialTarget(discovered: located(found)) }
             throw NodeError(.notFound, "no peer named \"\(name)\" has been seen on the LAN (use a name, a peer id as `nearcard peers` shows it, or HOST:PORT)")
         }
     }

@@ -47,6 +47,12 @@ public final class Simulation: @unchecked Sendable {
         public var keep = false
         /// Seconds the nodes stay up after the exchanges, idle, while their cost is measured (0: none).
         public var idle: TimeInterval = 0
+        /// A conference: this many bots (`nearcard bot --private`, a fleet sharing one book, showing one
+        /// card "Nearcard Booth"), and every peer exchanges with one of them by the instance name it
+        /// announces (round robin) instead of following `topology`. 0: no bots.
+        public var bots = 0
+        /// The fleet's book (a PostgreSQL URL); nil: a throw-away server started for the run (`PostgresLab`).
+        public var botStore: String?
 
         public init(peers: Int, executable: String) {
             self.peers = peers
@@ -69,6 +75,10 @@ public final class Simulation: @unchecked Sendable {
         public var wallSeconds = 0.0
         public var contactsStored = 0
         public var contactsExpected = 0
+        /// With bots: the contacts in the fleet's shared book, and how many there should be (one for each
+        /// peer that exchanged with any bot, however many bots it met).
+        public var fleetContacts = 0
+        public var fleetContactsExpected = 0
         public var workDirectory: String?
         /// What the nodes said of each other's connections: probe summaries (`connections.probed`) and
         /// refusals (`rate-limited`), over every node; a crowd of honest nodes makes none.
@@ -99,7 +109,10 @@ public final class Simulation: @unchecked Sendable {
             func ms(_ v: Double?) -> JSONValue { v.map { .number(($0 * 10).rounded() / 10) } ?? .null }
             return [
                 "peers": .number(Double(options.peers)), "rounds": .number(Double(options.rounds)),
-                "topology": .string(options.topology.rawValue), "mode": .string(options.mode.rawValue),
+                "topology": .string(options.bots > 0 ? "conference" : options.topology.rawValue), "mode": .string(options.mode.rawValue),
+                "bots": .number(Double(options.bots)),
+                "fleetContacts": options.bots > 0 ? .number(Double(fleetContacts)) : .null,
+                "fleetContactsExpected": options.bots > 0 ? .number(Double(fleetContactsExpected)) : .null,
                 "attempts": .number(Double(attempts)), "successes": .number(Double(successes)),
                 "failures": .object(JSONObject(failures.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.number(Double($0.value))) })),
                 "latencyMs": ["p50": ms(percentile(50)), "p95": ms(percentile(95)), "p99": ms(percentile(99)), "max": ms(latenciesMs.max())],
@@ -140,6 +153,8 @@ public final class Simulation: @unchecked Sendable {
         /// (discovery carries no fingerprint).
         var name = ""
         var did = ""
+        /// The instance name it last announced itself under (`published`): how a bot is named.
+        var instance: String?
         var found: Set<String> = []
         /// The peers it must see before the exchanges (those it will dial), and how many of them it
         /// has not seen yet, kept as sightings come so that waiting for discovery costs nothing.
@@ -204,6 +219,7 @@ public final class Simulation: @unchecked Sendable {
     let work: String
     let tag: String
     private var lab: NetLab?
+    private var postgres: PostgresLab?
     private var nodes: [Node] = []
     private let cleanupLock = NSLock()
     private var cleaned = false
@@ -218,6 +234,22 @@ public final class Simulation: @unchecked Sendable {
     /// Node `index`'s own address when nodes share loopback: 127.77.X.Y (loopback answers for all of
     /// 127.0.0.0/8; 127.0.0.1 itself is left to everything else on the machine).
     static func address(of index: Int) -> String { "127.77.\(index / 250).\(index % 250 + 1)" }
+
+    /// The card name of a conference's bots (one card, in their shared book).
+    public static let boothName = "Nearcard Booth"
+
+    /// How node `j` is named in an exchange: its address without discovery; a bot by the instance name
+    /// it announced; any other node by its own name. The fleet's bots share one card, so by its name
+    /// they would be one name announced four times, which `exchange NAME` rightly calls ambiguous (a
+    /// name is not an identity): they announce privately (`nearcard-` and 8 random hex digits, renewed
+    /// with each publication, the newest of which is used) and are named by that.
+    private func target(_ j: Int) -> String {
+        let node = nodes[j]
+        return node.lock.withLock {
+            if options.mode == .direct { return "\(Self.address(of: j)):\(node.port ?? 0)" }
+            return j >= options.peers ? (node.instance ?? node.name) : node.name
+        }
+    }
 
     /// The pairs (initiator, responder) of one round.
     public static func pairs(_ topology: Topology, peers n: Int) -> [(Int, Int)] {
@@ -253,7 +285,29 @@ public final class Simulation: @unchecked Sendable {
             _ = try db.saveMyCard(Card(name: name, email: "peer\(i)@sim.example", company: "Simulation", title: "Node \(i)"))
             try db.saveSharingPolicy(SharingPolicy(fields: [.name, .email, .company, .title]))
         }
-        var spaces: [NetLab.Space?] = Array(repeating: nil, count: options.peers)
+        // A conference's fleet: one book for every bot, holding the booth's card; each bot a home (its key).
+        var fleetStore: String?
+        let policyPath = "\(work)/bot-policy.json"
+        if options.bots > 0 {
+            if options.botStore == nil { progress("Starting a throw-away PostgreSQL server for the bots' book…") }
+            let url =
+                try options.botStore
+                ?? { () throws -> String in
+                    let server = try PostgresLab()
+                    postgres = server
+                    return server.url
+                }()
+            fleetStore = url
+            let book = try NearcardDatabase(location: StoreLocation.parse(url))
+            _ = try book.saveMyCard(Card(name: Self.boothName, company: "Simulation", title: "Booth"))
+            try book.saveSharingPolicy(SharingPolicy(fields: [.name, .company, .title]))
+            for k in 0..<options.bots {
+                _ = try IdentityStore(home: NearcardHome(path: "\(work)/bot-\(k)")).create(name: Self.boothName, passphrase: nil)
+            }
+            try #"{"version": 1, "accept": "everyone", "knownContact": "update"}"#.write(toFile: policyPath, atomically: true, encoding: .utf8)
+        }
+        let everyone = options.peers + options.bots
+        var spaces: [NetLab.Space?] = Array(repeating: nil, count: everyone)
         switch options.mode {
         case .direct:
             break
@@ -263,24 +317,30 @@ public final class Simulation: @unchecked Sendable {
             self.lab = lab
             progress("Starting a private namespace with its own D-Bus and avahi-daemon…")
             let space = try lab.loopbackSpace()
-            spaces = Array(repeating: space, count: options.peers)
+            spaces = Array(repeating: space, count: everyone)
         case .netns:
             if let problem = NetLab.checkPrerequisites() { throw Failure(description: problem) }
             let lab = NetLab(tag: tag, root: work, keepFiles: options.keep)
             self.lab = lab
-            progress("Starting \(options.peers) namespaces on a bridge, each with its own D-Bus and avahi-daemon…")
-            let n = options.peers
+            progress("Starting \(everyone) namespaces on a bridge, each with its own D-Bus and avahi-daemon…")
+            let n = everyone
             spaces = try lab.bridgedSpaces(n) { done in if done % 10 == 0 || done == n { self.progress("  \(done)/\(n) namespaces ready") } }
         }
         try Task.checkCancellation()
 
-        progress("Starting \(options.peers) nodes…")
-        for i in 0..<options.peers {
-            let home = "\(work)/node-\(i)"
+        progress("Starting \(options.peers) nodes\(options.bots > 0 ? " and \(options.bots) bot\(options.bots == 1 ? "" : "s")" : "")…")
+        for i in 0..<everyone {
+            let bot = i - options.peers
+            let home = bot >= 0 ? "\(work)/bot-\(bot)" : "\(work)/node-\(i)"
             // The node limits as a LAN has them: every node has an address of its own (its namespace's,
             // or one of loopback's 127.0.0.0/8 when nodes share a namespace or none), so the per-address
             // limits count one node each, as between laptops.
-            var argv = [options.executable, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", home]
+            var argv =
+                bot >= 0
+                ? [
+                    options.executable, "bot", "--policy", policyPath, "--store", fleetStore ?? "", "--node-name", "bot\(bot + 1)", "--port", "0",
+                    "--private", "--home", home,
+                ] : [options.executable, "listen", "--jsonl", "--accept", "all", "--port", "0", "--home", home]
             var environment = ProcessInfo.processInfo.environment
             if let space = spaces[i] {
                 argv = space.prefix + argv + ["--interface", space.interface]
@@ -307,12 +367,24 @@ public final class Simulation: @unchecked Sendable {
             let log = (try? String(contentsOfFile: "\(dead.home)/node.log", encoding: .utf8)) ?? ""
             throw Failure(description: "node \(dead.index) exited at start: \(log.split(separator: "\n").last ?? "")")
         }
-        let pairs = Self.pairs(options.topology, peers: options.peers)
+        let pairs =
+            options.bots > 0 ? (0..<options.peers).map { ($0, options.peers + $0 % options.bots) } : Self.pairs(options.topology, peers: options.peers)
         report.setupSeconds = Date().timeIntervalSince(start)
+
+        // A bot is named by the instance name it announced (`target`): wait for them.
+        if options.bots > 0, options.mode != .direct {
+            let t0 = Date()
+            while nodes.dropFirst(options.peers).contains(where: { n in n.lock.withLock { n.instance == nil && !n.exited } }) {
+                if Date().timeIntervalSince(t0) > options.discoveryTimeout {
+                    throw Failure(description: "the bots did not announce themselves within \(Int(options.discoveryTimeout)) s (see \(work)/bot-*/node.log)")
+                }
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
 
         // Discovery: every node sees the peers it will dial.
         var needs: [Int: Set<String>] = [:]
-        for (i, j) in pairs { needs[i, default: []].insert(nodes[j].name) }
+        for (i, j) in pairs { needs[i, default: []].insert(target(j)) }
         for (i, names) in needs {
             let node = nodes[i]
             node.lock.withLock {
@@ -349,7 +421,8 @@ public final class Simulation: @unchecked Sendable {
         // Exchanges, at most `concurrency` at once.
         var work: [(round: Int, i: Int, j: Int)] = []
         for r in 0..<options.rounds { for (i, j) in pairs { work.append((r, i, j)) } }
-        progress("Exchanging: \(work.count) exchanges (\(options.topology.rawValue), \(options.rounds) round\(options.rounds == 1 ? "" : "s"))…")
+        let shape = options.bots > 0 ? "each peer with a bot" : options.topology.rawValue
+        progress("Exchanging: \(work.count) exchanges (\(shape), \(options.rounds) round\(options.rounds == 1 ? "" : "s"))…")
         let t0 = Date()
         let results = try await exchange(work, deadline: start.addingTimeInterval(options.deadline))
         report.exchangeSeconds = Date().timeIntervalSince(t0)
@@ -363,7 +436,9 @@ public final class Simulation: @unchecked Sendable {
             }
         }
         let succeededPairs = Set(results.filter { $0.failure == nil }.map { [min($0.i, $0.j), max($0.i, $0.j)] })
-        report.contactsExpected = 2 * succeededPairs.count
+        // Both ends keep a contact; a fleet keeps one for each visitor in its shared book (counted apart).
+        report.contactsExpected = options.bots > 0 ? succeededPairs.count : 2 * succeededPairs.count
+        report.fleetContactsExpected = Set(results.filter { $0.failure == nil }.map(\.i)).count
 
         if options.idle > 0 {
             progress("Idle for \(Int(options.idle)) s: measuring what the crowd costs…")
@@ -379,10 +454,13 @@ public final class Simulation: @unchecked Sendable {
             }
         }
         report.addresses = Set(nodes.compactMap { n in n.lock.withLock { n.address } }).count
-        for node in nodes {
+        for node in nodes.prefix(options.peers) {
             if let db = try? NearcardDatabase(home: NearcardHome(path: node.home)), let contacts = try? db.contacts() {
                 report.contactsStored += contacts.filter { $0.verificationStatus == .verified }.count
             }
+        }
+        if let fleetStore, let book = try? NearcardDatabase(location: StoreLocation.parse(fleetStore)), let contacts = try? book.contacts() {
+            report.fleetContacts = contacts.filter { $0.verificationStatus == .verified }.count
         }
         report.wallSeconds = Date().timeIntervalSince(start)
         return report
@@ -452,7 +530,7 @@ public final class Simulation: @unchecked Sendable {
                 let (r, i, j) = work[next]
                 next += 1
                 let ref = "r\(r)-\(i)-\(j)"
-                let target = options.mode == .direct ? "\(Self.address(of: j)):\(nodes[j].port ?? 0)" : nodes[j].name
+                let target = target(j)
                 let node = nodes[i]
                 group.addTask {
                     if Date() > deadline { return Outcome(i: i, j: j, failure: "deadline", milliseconds: 0) }
@@ -503,7 +581,10 @@ public final class Simulation: @unchecked Sendable {
             case "connections.probed":
                 node.lock.withLock { node.probeSummaries += 1 }
             case "published":
-                node.lock.withLock { node.published = true }
+                node.lock.withLock {
+                    node.published = true
+                    node.instance = line["instance"]?.stringValue
+                }
             case "error", "discovery-unavailable":
                 let said = line["message"]?.stringValue ?? line["reason"]?.stringValue ?? "\(line)"
                 node.lock.withLock { node.firstError = node.firstError ?? said }
@@ -511,7 +592,8 @@ public final class Simulation: @unchecked Sendable {
                 let n = Int(line["count"]?.integerValue ?? 1)
                 node.lock.withLock { node.refusals += n }
             case "peer.found":
-                if let name = line["name"]?.stringValue {
+                // Found by its announced name, or (a bot of a fleet) by its instance name.
+                for name in [line["name"]?.stringValue, line["instance"]?.stringValue].compactMap({ $0 }) {
                     node.lock.withLock {
                         if node.found.insert(name).inserted && node.needs.contains(name) { node.missing -= 1 }
                     }
@@ -542,6 +624,7 @@ public final class Simulation: @unchecked Sendable {
         guard first else { return }
         for n in nodes { n.process.stop(after: 1, signal: SIGTERM) }
         lab?.tearDown()
+        postgres?.stop()
         if !options.keep { try? FileManager.default.removeItem(atPath: work) }
     }
 }

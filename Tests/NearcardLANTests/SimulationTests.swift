@@ -59,6 +59,32 @@ import Testing
         #expect(r.json["addresses"] == 50, "each node on an address of its own: \(r.json["addresses"] ?? .null)")
     }
 
+    /// A conference (issue "Crowds"): visitors and a fleet of bots sharing one PostgreSQL book (a
+    /// throw-away server the run starts). Every visitor exchanges with a bot it names; the book holds one
+    /// contact per visitor. Also without root or namespaces (--no-discovery), where the server runs as
+    /// the person who typed it. Nothing is left behind, and --bots sets the pairs itself.
+    @Test func aConferenceOfVisitorsAndBotsSharingOneBook() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let servers = { Set((try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []).filter { $0.hasPrefix("nearcard-sim-pg-") } }
+        let before = servers()
+        let r = try cli.runBuilt(["simulate", "--peers", "20", "--bots", "3", "--json"])
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.json["successes"] == 20 && r.json["attempts"] == 20 && r.json["topology"] == "conference", "\(r.stdout)")
+        #expect(r.json["fleetContacts"] == 20 && r.json["fleetContactsExpected"] == 20, "one contact per visitor in the fleet's book: \(r.stdout)")
+        #expect(r.json["contactsStored"] == 20 && r.json["probeSummaries"] == 0 && r.json["refusals"] == 0, "\(r.stdout)")
+
+        let plain = try cli.run(["simulate", "--peers", "4", "--bots", "2", "--no-discovery"])
+        #expect(plain.code == 0, "\(plain.stderr)")
+        #expect(plain.stdout.contains("4 contacts, one per visitor (expected 4)") && plain.stdout.contains("a conference with 2 bots"), "\(plain.stdout)")
+        #expect(servers() == before, "the run's PostgreSQL servers are gone")
+
+        let both = try cli.run(["simulate", "--peers", "4", "--bots", "2", "--topology", "star"])
+        #expect(both.code == 64 && both.stderr.contains("leave out --topology"), "\(both.stderr)")
+        let storeOnly = try cli.run(["simulate", "--peers", "4", "--bots-store", "postgres://x@/y"])
+        #expect(storeOnly.code == 64 && storeOnly.stderr.contains("--bots N"), "\(storeOnly.stderr)")
+    }
+
     /// --netns: each node in its own namespace with its own avahi-daemon, on a bridge.
     @Test func eachNodeInItsOwnNamespace() throws {
         let cli = try CLI()

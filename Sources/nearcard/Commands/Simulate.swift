@@ -17,9 +17,13 @@ struct Simulate: AsyncParsableCommand {
             JSON-lines interface. By default all nodes share one private network namespace whose own \
             avahi-daemon works on its loopback; --netns gives each node its own namespace and avahi-daemon \
             on a bridge (like laptops on one LAN); --no-discovery needs no root: nodes dial 127.0.0.1:PORT. \
+            --bots N makes it a conference: N `nearcard bot` processes share one book (PostgreSQL: \
+            --bots-store URL, or a throw-away server the run starts when PostgreSQL is installed) and show \
+            one card, "Nearcard Booth"; every peer exchanges with one bot (round robin), naming it by the \
+            instance name it announces, and the summary counts the contacts in the shared book (one per visitor). \
             Nothing reaches the machine's real network. Everything the run made (processes, daemons, \
             namespaces, homes) is removed at the end, also on Ctrl-C. Exit 0 when every exchange succeeded, \
-            1 when some failed, 4 when the environment is missing (root, avahi-daemon).
+            1 when some failed (or a fleet's book does not hold one contact per visitor), 4 when the environment is missing (root, avahi-daemon).
             """)
 
     /// (Accepted like everywhere, README; the run makes homes of its own: --home is not used.)
@@ -31,8 +35,14 @@ struct Simulate: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "How many times to run the topology.")
     var rounds: Int = 1
 
-    @Option(help: "Who exchanges with whom: all (every pair), ring, or star (node 0 with everyone).")
-    var topology: Simulation.Topology = .all
+    @Option(help: "Who exchanges with whom: all (every pair; the default), ring, or star (node 0 with everyone).")
+    var topology: Simulation.Topology?
+
+    @Option(parsing: .unconditional, help: "A conference: this many bots (1…16) sharing one book; every peer exchanges with one of them.")
+    var bots: Int = 0
+
+    @Option(help: ArgumentHelp("The bots' shared book (a postgres:// URL); default: a throw-away PostgreSQL server for the run.", valueName: "URL"))
+    var botsStore: String?
 
     @Flag(help: "Each node in its own network namespace, with its own avahi-daemon, on one bridge.")
     var netns = false
@@ -63,15 +73,20 @@ struct Simulate: AsyncParsableCommand {
         if !(2...500).contains(peers) { throw ValidationError("--peers must be between 2 and 500") }
         if !(1...1000).contains(rounds) { throw ValidationError("--rounds must be between 1 and 1000") }
         if !(1...1024).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 1024") }
-        if timeout <= 0 || timeout > 86400 { throw ValidationError("--timeout must be more than 0 and at most 86400 seconds") }
+        if !(timeout > 0 && timeout <= 86400) { throw ValidationError("--timeout must be more than 0 and at most 86400 seconds") }
         if netns && noDiscovery { throw ValidationError("--netns and --no-discovery exclude each other") }
-        if idle < 0 || idle > 3600 { throw ValidationError("--idle must be between 0 and 3600 seconds") }
+        if !(idle >= 0 && idle <= 3600) { throw ValidationError("--idle must be between 0 and 3600 seconds") }
+        if !(0...16).contains(bots) { throw ValidationError("--bots must be between 0 and 16") }
+        if bots > 0, topology != nil { throw ValidationError("--bots sets who exchanges with whom (every peer with one bot): leave out --topology") }
+        if bots == 0, botsStore != nil { throw ValidationError("--bots-store is the bots' book: give --bots N too") }
     }
 
     func run() async throws {
         var options = Simulation.Options(peers: peers, executable: Self.ownExecutable())
         options.rounds = rounds
-        options.topology = topology
+        options.topology = topology ?? .all
+        options.bots = bots
+        options.botStore = botsStore
         options.mode = netns ? .netns : (noDiscovery ? .direct : .loopback)
         options.concurrency = concurrency
         options.deadline = timeout
@@ -111,6 +126,9 @@ struct Simulate: AsyncParsableCommand {
         if report.successes < report.attempts {
             throw CLIError(.checkFailed, "\(report.attempts - report.successes) of \(report.attempts) exchanges failed")
         }
+        if report.options.bots > 0, report.fleetContacts != report.fleetContactsExpected {
+            throw CLIError(.checkFailed, "the bots' book holds \(report.fleetContacts) contacts, not one per visitor (\(report.fleetContactsExpected))")
+        }
     }
 
     static func ownExecutable() -> String {
@@ -122,7 +140,9 @@ struct Simulate: AsyncParsableCommand {
         var rows: [(String, String)] = [
             (
                 "Peers",
-                "\(r.options.peers) (\(r.options.mode.rawValue), \(r.options.topology.rawValue), \(r.options.rounds) round\(r.options.rounds == 1 ? "" : "s"))"
+                "\(r.options.peers) (\(r.options.mode.rawValue), "
+                    + (r.options.bots > 0 ? "a conference with \(r.options.bots) bot\(r.options.bots == 1 ? "" : "s")" : r.options.topology.rawValue)
+                    + ", \(r.options.rounds) round\(r.options.rounds == 1 ? "" : "s"))"
             ),
             ("Exchanges", "\(r.successes) of \(r.attempts) succeeded"),
         ]
@@ -135,6 +155,11 @@ struct Simulate: AsyncParsableCommand {
                     ? "not used (--no-discovery)" : ms(r.discoveryMs) + (r.undiscovered > 0 ? " (\(r.undiscovered) sightings missing)" : "")
             ),
             ("Contacts", "\(r.contactsStored) verified contacts stored (expected \(r.contactsExpected))"),
+        ]
+        if r.options.bots > 0 {
+            rows.append(("Fleet's book", "\(r.fleetContacts) contacts, one per visitor (expected \(r.fleetContactsExpected))"))
+        }
+        rows += [
             ("Probes", "\(r.probeSummaries) probe summaries, \(r.refusals) refusals between the nodes; \(r.addresses) addresses"),
             (
                 "Wall time",

@@ -177,15 +177,31 @@ func simulationScaleBenchmark(sizes: [Int] = [25, 50, 75, 100, 110, 120, 130, 14
 /// Issue "Crowds": `nearcard simulate --peers N --topology star --idle SECONDS` for each N — the hub
 /// exchanges with every other node by name — and what the crowd then costs while nobody exchanges:
 /// CPU per node per minute and TCP connections each node receives a minute (Simulation.measureIdle).
+/// Then the issue's other shapes, without the idle minute: 60 nodes all pairs (1,770 exchanges), a
+/// conference (200 visitors and 4 bots on one PostgreSQL book, each visitor with a bot by name) and
+/// 100 nodes each in a namespace of its own (last: the kernel takes minutes to remove 100 namespaces).
 /// Targets (2 cores): 200 nodes all exchanged, discovery ≤ 20 s; 500 within 60 s; idle, at most 10
-/// connections a node a minute and CPU per node flat as N grows.
-func crowdBenchmark(sizes: [Int], idle: Double) throws -> String {
+/// connections a node a minute and CPU per node flat as N grows; every exchange of the other shapes,
+/// and one contact per visitor in the fleet's book.
+func crowdBenchmark(sizes: [Int], idle: Double, shapes: Bool = true) throws -> String {
     let exe = try nearcardExecutable()
     raiseFileLimit()
     var out =
         "| N | exchanges | discovery (hub saw all) | p50 / p95 latency | probe lines / refusals | idle: CPU per node (ms a minute, median / max) | idle: connections per node a minute (max / all) |\n|---|---|---|---|---|---|---|\n"
-    for n in sizes {
-        let r = try ChildProcess.run([exe, "simulate", "--peers", "\(n)", "--topology", "star", "--idle", "\(Int(idle))", "--json", "--timeout", "600"])
+    var runs = sizes.map { n in ("\(n)", ["--peers", "\(n)", "--topology", "star", "--idle", "\(Int(idle))"]) }
+    if shapes {
+        runs += [
+            ("60, all pairs", ["--peers", "60", "--topology", "all"]),
+            ("200 + 4 bots (conference)", ["--peers", "200", "--bots", "4"]),
+            ("100, --netns", ["--peers", "100", "--netns", "--topology", "star"]),
+        ]
+    }
+    for (n, arguments) in runs {
+        // Not ChildProcess.run, which stops what runs for more than 2 minutes: 500 nodes take 4.
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-crowd-\(UUID().uuidString).log").path
+        defer { unlink(log) }
+        let child = try ChildProcess([exe, "simulate"] + arguments + ["--json", "--timeout", "600"], log: log, pipes: false)
+        let r = (code: child.stop(after: 900, signal: nil), output: (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
         let lines = r.output.split(separator: "\n", omittingEmptySubsequences: false)
         var report = ""
         if let open = lines.lastIndex(of: "{"), let close = lines.lastIndex(of: "}"), open < close { report = lines[open...close].joined(separator: "\n") }
@@ -193,16 +209,23 @@ func crowdBenchmark(sizes: [Int], idle: Double) throws -> String {
             out += "| \(n) | simulate exited \(r.code) without a report | | | | | |\n"
             continue
         }
-        func n2(_ v: Any?) -> String { (v as? Double).map { format2($0) } ?? (v as? Int).map(String.init) ?? "—" }
+        func n2(_ v: Any?) -> String {
+            if let i = v as? Int { return String(i) }
+            guard let d = v as? Double else { return "—" }
+            return d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : format2(d)
+        }
         let latency = o["latencyMs"] as? [String: Any] ?? [:]
-        let undiscovered = o["undiscoveredPeers"] as? Int ?? 0
+        func int(_ v: Any?) -> Int? { (v as? Int) ?? (v as? Double).map { Int($0) } }
+        let undiscovered = int(o["undiscoveredPeers"]) ?? 0
         let discovery = undiscovered > 0 ? "\(undiscovered) not seen after 30 s" : "\(n2((o["discoveryMs"] as? Double).map { $0 / 1000 })) s"
-        let failures = (o["failures"] as? [String: Int] ?? [:]).map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", ")
+        var failures = (o["failures"] as? [String: Any] ?? [:]).map { "\(int($0.value) ?? 0) \($0.key)" }.sorted()
+        if let fleet = int(o["fleetContacts"]) { failures.append("\(fleet)/\(n2(o["fleetContactsExpected"])) visitors in the fleet's book") }
+        let noted = failures.joined(separator: "; ")
         let i = o["idle"] as? [String: Any] ?? [:]
         let cpu = i["cpuMsPerNodePerMinute"] as? [String: Any] ?? [:]
         let connections = i["connectionsPerNodePerMinute"] as? [String: Any] ?? [:]
         out +=
-            "| \(n) | \(n2(o["successes"]))/\(n2(o["attempts"]))\(failures.isEmpty ? "" : " (\(failures))") | \(discovery) | \(n2(latency["p50"])) / \(n2(latency["p95"])) ms | \(n2(o["probeSummaries"])) / \(n2(o["refusals"])) | \(n2(cpu["median"])) / \(n2(cpu["max"])) | \(n2(connections["max"])) / \(n2(connections["total"])) |\n"
+            "| \(n) | \(n2(o["successes"]))/\(n2(o["attempts"]))\(noted.isEmpty ? "" : " (\(noted))") | \(discovery) | \(n2(latency["p50"])) / \(n2(latency["p95"])) ms | \(n2(o["probeSummaries"])) / \(n2(o["refusals"])) | \(n2(cpu["median"])) / \(n2(cpu["max"])) | \(n2(connections["max"])) / \(n2(connections["total"])) |\n"
     }
     out += "\n\(exe); idle measured over \(Int(idle)) s after the exchanges (connections: the sockets Linux keeps 60 s after a close).\n"
     return out

@@ -17,7 +17,7 @@ let groups: [(name: String, title: String)] = [
     ("discovery", "Node start → seen by another node, beside avahi-browse on the same event"),
     (
         "crowd",
-        "A crowd on one LAN (nearcard simulate --topology star, each node on its own address): discovery, exchanges, latency, then what the crowd costs idle (NEARCARD_BENCH_CROWD sizes, NEARCARD_BENCH_IDLE seconds)"
+        "A crowd on one LAN (nearcard simulate --topology star, each node on its own address): discovery, exchanges, latency, then what the crowd costs idle (NEARCARD_BENCH_CROWD sizes, NEARCARD_BENCH_IDLE seconds); then 60 all pairs, a conference of 200 and 4 bots on PostgreSQL, and 100 in namespaces (NEARCARD_BENCH_SHAPES=0: not)"
     ),
     ("crowd-discovery", "N nodes on one avahi-daemon: until every node has seen every other, beside avahi-browse on the same daemon"),
     ("presence", "Resolving 200 announcements against 1,000 contacts' presence keys (PROTOCOL.md §3), beside the same loop in C"),
@@ -61,7 +61,8 @@ for name in wanted {
         case "crowd":
             let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_CROWD"]?.split(separator: ",").compactMap { Int($0) }
             let idle = Double(ProcessInfo.processInfo.environment["NEARCARD_BENCH_IDLE"] ?? "") ?? 60
-            emit(try crowdBenchmark(sizes: sizes ?? [10, 50, 200, 500], idle: idle))
+            let shapes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_SHAPES"] != "0"
+            emit(try crowdBenchmark(sizes: sizes ?? [10, 50, 100, 200, 500], idle: idle, shapes: shapes))
         case "crowd-discovery":
             let sizes = ProcessInfo.processInfo.environment["NEARCARD_BENCH_CROWD"]?.split(separator: ",").compactMap { Int($0) }
             let rounds = Int(ProcessInfo.processInfo.environment["NEARCARD_BENCH_CROWD_ROUNDS"] ?? "") ?? 3
