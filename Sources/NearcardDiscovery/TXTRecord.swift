@@ -87,8 +87,12 @@ public struct TXTRecord: Sendable, Equatable {
             case "t":
                 if Self.isWellFormedTag(value) { tag = value }
             case "name":
+                // No control characters, and no bidirectional controls (U+202A–U+202E, U+2066–U+2069),
+                // which would reorder whatever a face prints after the name.
                 if !value.isEmpty, value.unicodeScalars.count <= 64,
-                    !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                    !value.unicodeScalars.contains(where: {
+                        $0.properties.generalCategory == .control || (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value)
+                    })
                 {
                     name = value
                 }

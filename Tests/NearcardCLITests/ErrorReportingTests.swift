@@ -68,6 +68,30 @@ import Testing
         #expect(r.code == 64 && r.stderr.contains("--presence-rotation must be between 1 and 900 seconds"), "\(r.stderr)")
     }
 
+    /// Seconds are numbers: nan and the infinities, which Double's parser takes and every range check
+    /// written as "below or above" lets through (`--presence-rotation nan` announced every 2 s), are
+    /// refused wherever a number of seconds (or a time) is read, naming the option.
+    @Test func nanAndInfinityAreNoNumberOfSeconds() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        try cli.run(["init", "--name", "Ada"])
+        let options: [([String], String)] = [
+            (["listen", "--no-discovery", "--presence-rotation"], "--presence-rotation"), (["listen", "--no-discovery", "--consent-timeout"], "--consent-timeout"),
+            (["listen", "--no-discovery", "--grace"], "--grace"), (["listen", "--no-discovery", "--probe-summary"], "--probe-summary"),
+            (["bot", "--check", "--policy", "/dev/null", "--grace"], "--grace"), (["exchange", "Bob", "--timeout"], "--timeout"),
+            (["exchange", "Bob", "--connect-budget"], "--connect-budget"), (["peers", "--wait"], "--wait"), (["doctor", "--timeout"], "--timeout"),
+            (["message", "Bob", "hi", "--wait"], "--wait"), (["outbox", "--send", "--wait"], "--wait"),
+            (["jwt", "verify", "x", "--leeway"], "--leeway"), (["jwt", "verify", "x", "--at"], "--at"),
+            (["simulate", "--peers", "2", "--timeout"], "--timeout"), (["simulate", "--peers", "2", "--idle"], "--idle"),
+        ]
+        for (argv, option) in options {
+            for value in ["nan", "inf", "-infinity"] {
+                let r = try cli.run(argv + [value])
+                #expect(r.code == 64 && r.stderr.contains(option), "\(argv) \(value): \(r.code) \(r.stderr)")
+            }
+        }
+    }
+
     @Test func aTakenPortIsSaidInWords() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

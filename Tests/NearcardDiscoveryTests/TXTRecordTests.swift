@@ -15,6 +15,10 @@ import Testing
     @Test func malformedValuesAreDroppedNotTrusted() {
         let t = TXTRecord(parsing: [Array("t=XYZ".utf8), Array("name=bell\u{07}".utf8), Array("v=abc".utf8), [0x6E, 0x61, 0x6D, 0x65, 0x3D, 0xFF]])
         #expect(t.tag == nil && t.name == nil && t.version == nil)
+        // A name with a bidirectional control would reorder what a face prints after it: ignored.
+        for control in ["\u{202E}", "\u{2067}"] {
+            #expect(TXTRecord(parsing: [Array("name=Eve\(control)gnp.exe".utf8)]).name == nil)
+        }
         // Keys are case-insensitive; the first occurrence wins (RFC 6763 §6.4), even a malformed one.
         let u = TXTRecord(parsing: [Array("T=\(Self.tag)".utf8), Array("t=ffffffffffffffffffffffffffffffff".utf8), Array("NAME=x".utf8)])
         #expect(u.tag == Self.tag && u.name == "x")

@@ -52,6 +52,33 @@ import Testing
         #expect(contact?["company"] == "Python Software" && contact?["email"] == .null, "only what Python disclosed")
     }
 
+    /// Names on the wire hold no bidirectional control (§6.1, revision 2.2): a peer whose hello names it
+    /// "Eve\u{202E}gnp.exe" (which a terminal would print as "Eveexe.png") is refused with `bad_identity`
+    /// before anyone is asked, and nothing is stored. A message may hold one (it is free text), and the
+    /// terminal prints it isolated, so it cannot reorder the line around it.
+    @Test func aPeerNamedWithAnOverrideIsRefusedAndItsMessageIsolated() throws {
+        let node = try TestPerson(name: "Swift Node")
+        defer { node.cli.cleanUp() }
+        let (lab, process, port, log) = try startNode(node)
+        defer { process.kill() }
+        let eve = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--name", "Eve\u{202E}gnp.exe"])
+        #expect(eve.code == 1 && eve.json["aborted"]?["code"] == "bad_identity", "\(eve.stdout) \(eve.stderr)")
+        #expect(eve.json["aborted"]?["reason"]?.stringValue?.contains("bidirectional control (U+202E)") == true, "\(eve.stdout)")
+        #expect(try node.contacts().isEmpty, "nothing stored of Eve")
+        let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(!said.contains("\u{202E}"), "the override never reached the terminal: \(said)")
+
+        let mallory = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--name", "Mallory", "--message", "see \u{202E}gnp.exe"])
+        #expect(mallory.code == 0, "\(mallory.stdout) \(mallory.stderr)")
+        var id: String?
+        for _ in 0..<50 where id == nil {
+            id = try node.contacts().first?["id"]?.stringValue
+            if id == nil { usleep(100_000) }
+        }
+        let shown = try node.cli.run(["contacts", "show", try #require(id)])
+        #expect(shown.stdout.contains("\u{2068}see \u{202E}gnp.exe\u{2069}"), "isolated between FSI and PDI: \(shown.stdout.debugDescription)")
+    }
+
     /// A recorded session replayed byte for byte: the node's fresh ephemeral key makes the recorded
     /// handshake's last message undecryptable, so the session ends there and nothing new is stored.
     @Test func aReplayedSessionIsRefused() throws {
@@ -145,7 +172,8 @@ import Testing
         let lab = try Lab("sz")
         let stranger = CLI.packageRoot.appendingPathComponent("Tests/Interop/stranger_peer.py").path
         var sizes: [String: Int] = [:]
-        for name in ["Private Pat", "Node Alpha", "Αλεξάνδρα Παπαδοπούλου-Κωνσταντινίδη"] {
+        // The last: 60 four-byte characters, 240 bytes (revision 2.1 sealed a name over ~216 bytes larger).
+        for name in ["Private Pat", "Node Alpha", "Αλεξάνδρα Παπαδοπούλου-Κωνσταντινίδη", String(repeating: "🦊", count: 60)] {
             let person = try TestPerson(name: name)
             defer { person.cli.cleanUp() }
             let (node, port) = try lab.listen(home: person.home, ["--no-discovery", "--accept", "all"], log: log("sz"))
@@ -158,7 +186,7 @@ import Testing
             let contact = try lab.run([CLI.python, peer, "127.0.0.1", String(port), "--recall-key=\(key)", "--expect-did", person.did])
             #expect(contact.code == 0 && contact.json["sealedIdentityOpened"] == true, "\(contact.stdout) \(contact.stderr)")
         }
-        #expect(Set(sizes.values).count == 1 && sizes.values.allSatisfy { $0 == 528 || $0 == 1024 }, "\(sizes)")
+        #expect(Set(sizes.values) == [1024], "\(sizes)")
     }
 
     @Test func aStrangerLearnsNothingBeforeConsent() throws {

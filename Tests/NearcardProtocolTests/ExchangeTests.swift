@@ -118,6 +118,32 @@ import Testing
     /// An outage during consent is not a decision: the side that accepted waits the consent time and a
     /// short grace for the peer's own verdict, then ends with timeout ("never arrived"), not
     /// consent_timeout; only a side whose own person did not decide ends with consent_timeout.
+    /// §6.1, §19 (revision 2.2): a name on the wire holding a bidirectional control — the identity's in a
+    /// hello or an acceptance, an invitation's — is `bad_identity`, whatever else is right; a name
+    /// without one is read as it is.
+    @Test func aBidiControlInANameIsBadIdentity() throws {
+        func identity(_ name: String) -> JSONValue {
+            [
+                "did": "did:key:zDnaexample", "name": .string(name), "pubKey": .string(Base64.encode([UInt8](repeating: 1, count: 32))),
+                "signPubKey": .string(Base64.encode([UInt8](repeating: 2, count: 32))),
+                "signature": .string(Base64.encode([UInt8](repeating: 3, count: 64))),
+            ]
+        }
+        #expect(try ExchangeMessage.Identity(json: identity("Ευάγγελος 🦊"), in: "hello").name == "Ευάγγελος 🦊")
+        for control: Unicode.Scalar in ["\u{202A}", "\u{202E}", "\u{2066}", "\u{2069}"] {
+            #expect {
+                try ExchangeMessage.Identity(json: identity("Eve\(control)gnp.exe"), in: "hello")
+            } throws: { error in
+                let e = error as? ProtocolError
+                return e?.code == .badIdentity && e?.message.contains("bidirectional control (U+\(String(control.value, radix: 16, uppercase: true)))") == true
+            }
+        }
+        let invitation = Invitation(
+            fingerprint: "4b01d34bbfee55b5", name: "Eve\u{202E}gnp.exe", addresses: ["192.0.2.7:7447"], id: [UInt8](0..<8),
+            secret: [UInt8](0..<16), expires: 1)
+        #expect { try Invitation(text: invitation.text) } throws: { ($0 as? ProtocolError)?.code == .badIdentity }
+    }
+
     @Test func silenceDuringConsentIsATimeoutNotADecision() throws {
         var pair = Pair(party("Ada"), party("Grace"))
         pair.start()

@@ -93,9 +93,17 @@ public enum ExchangeMessage: Sendable, Equatable {
                 throw ProtocolError(.protocolError, "\(type): identity: unexpected member \"\(k)\"")
             }
             let fields = MessageFields(o, type: "\(type): identity")
+            let name = o["name"] == nil ? nil : try fields.text("name", maxCharacters: ProtocolLimits.maximumNameLength, allowing: [])
+            // §1: a name on the wire holds no bidirectional control; "Eve\u{202E}gnp.exe" would print reversed.
+            if let bidi = name?.unicodeScalars.first(where: \.isBidiControl) {
+                throw ProtocolError(
+                    .badIdentity,
+                    "\(type): identity: \"name\" contains a bidirectional control (U+\(String(bidi.value, radix: 16, uppercase: true))), which would reorder the text around it"
+                )
+            }
             self.init(
                 did: try fields.string("did", max: 256),
-                name: o["name"] == nil ? nil : try fields.text("name", maxCharacters: ProtocolLimits.maximumNameLength, allowing: []),
+                name: name,
                 pubKey: try fields.fixedBytes("pubKey", urlSafe: false, count: 32),
                 signPubKey: try fields.fixedBytes("signPubKey", urlSafe: false, count: 32),
                 signature: try fields.fixedBytes("signature", urlSafe: false, count: 64))

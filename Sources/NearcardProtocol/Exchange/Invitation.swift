@@ -89,6 +89,10 @@ public struct Invitation: Sendable, Equatable {
             guard let s = n.stringValue, s.unicodeScalars.count <= ProtocolLimits.maximumNameLength else {
                 throw ProtocolError(.protocolError, "the invitation's name is not a string of at most \(ProtocolLimits.maximumNameLength) characters")
             }
+            guard !s.unicodeScalars.contains(where: { $0.isControl || $0.isBidiControl }) else {
+                throw ProtocolError(
+                    .badIdentity, "the invitation's name contains a control character or a bidirectional control (U+202A–U+202E, U+2066–U+2069)")
+            }
             name = s
         }
         self.init(

@@ -13,10 +13,12 @@ public enum Recall {
         SecureBytes(HMACSHA256.authenticate(key: presenceKey, message: Array(domain.utf8) + [0] + handshakeHash))
     }
 
-    /// The sizes a sealed identity's plaintext is padded to (§6.2, revision 2.1): the smallest that
-    /// holds JCS(identity), so its length says nothing of the name, DID or keys inside. 1,008 bytes
-    /// sealed are 1,024: the limit of `sealedIdentity`.
-    public static let paddedSizes = [512, 1008]
+    /// The size a sealed identity's plaintext is padded to (§6.2, revision 2.2): one size for every
+    /// identity within the limits, so its length says nothing of the name, DID or keys inside (with
+    /// revision 2.1's two sizes, 512 and 1,008, a name over about 216 bytes of UTF-8 took the larger).
+    /// The longest identity — a 64-code-point name of 4-byte characters, 256 bytes — is about 560
+    /// bytes of JCS. 1,008 bytes sealed are 1,024: the limit of `sealedIdentity`.
+    public static let paddedSizes = [1008]
 
     /// JCS(identity) followed by zero bytes up to the first of `paddedSizes` it fits (a canonical JSON
     /// text never ends in a zero byte, so the padding is read off unambiguously).

@@ -267,7 +267,8 @@ enum ContactDisplay {
                     ))
             }
         }
-        if let m = c.theirEphemeralMessage { rows.append(("Their message", m)) }
+        // A peer's words, isolated: an override in them (U+202E) cannot reorder the line.
+        if let m = c.theirEphemeralMessage { rows.append(("Their message", Console.isolated(m))) }
         if let m = c.myEphemeralMessage { rows.append(("My message", m)) }
         if c.sealedRoute != nil { rows.append(("Sealed route", "held (private follow-up messages possible)")) }
         if let n = c.notes { rows.append(("Notes", n)) }

@@ -38,7 +38,7 @@ struct DoctorCommand: AsyncParsableCommand {
 
     func validate() throws {
         if !(1...65535).contains(port) { throw ValidationError("--port must be 1…65535") }
-        if timeout <= 0 || timeout > 120 { throw ValidationError("--timeout must be more than 0 and at most 120 seconds") }
+        if !(timeout > 0 && timeout <= 120) { throw ValidationError("--timeout must be more than 0 and at most 120 seconds") }
     }
 
     func run() async throws {

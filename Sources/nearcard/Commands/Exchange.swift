@@ -67,8 +67,8 @@ struct Exchange: AsyncParsableCommand {
             throw ValidationError("give one of PEER, --invite TEXT or --invite-image FILE")
         }
         if let message, let problem = ProximityPayload.messageProblem(message) { throw ValidationError(problem) }
-        if timeout <= 0 || timeout > 600 { throw ValidationError("--timeout must be more than 0 and at most 600 seconds") }
-        if connectBudget < 1 || connectBudget > 600 { throw ValidationError("--connect-budget must be between 1 and 600 seconds") }
+        if !(timeout > 0 && timeout <= 600) { throw ValidationError("--timeout must be more than 0 and at most 600 seconds") }
+        if !(connectBudget >= 1 && connectBudget <= 600) { throw ValidationError("--connect-budget must be between 1 and 600 seconds") }
     }
 
     func run() async throws {

@@ -62,7 +62,8 @@ struct JWT: AsyncParsableCommand {
         var at: Double?
 
         func validate() throws {
-            if leeway < 0 || leeway > 86_400 { throw ValidationError("--leeway must be between 0 and 86400 seconds") }
+            if !(leeway >= 0 && leeway <= 86_400) { throw ValidationError("--leeway must be between 0 and 86400 seconds") }
+            if let at, !(at >= 0 && at <= 253_402_300_799) { throw ValidationError("--at must be a Unix time in seconds, from 0 to the year 9999") }
         }
 
         func run() async throws {

@@ -39,7 +39,7 @@ struct Message: AsyncParsableCommand {
 
     func validate() throws {
         if let problem = MessageEnvelope.textProblem(text) { throw ValidationError(problem) }
-        if wait < 0 || wait > 3600 { throw ValidationError("--wait must be between 0 and 3600 seconds") }
+        if !(wait >= 0 && wait <= 3600) { throw ValidationError("--wait must be between 0 and 3600 seconds") }
         if let expire { _ = try Durations.parse(expire) }
     }
 

@@ -90,11 +90,11 @@ struct NodeOptions: ParsableArguments {
         if let metrics {
             do { _ = try MetricsEndpoint.parse(metrics) } catch { throw ValidationError(error.message) }
         }
-        if grace < 0 || grace > 600 { throw ValidationError("--grace must be between 0 and 600 seconds") }
-        if consentTimeout <= 0 || consentTimeout > 3600 { throw ValidationError("--consent-timeout must be more than 0 and at most 3600 seconds") }
-        if probeSummary < 1 || probeSummary > 3600 { throw ValidationError("--probe-summary must be between 1 and 3600 seconds") }
+        if !(grace >= 0 && grace <= 600) { throw ValidationError("--grace must be between 0 and 600 seconds") }
+        if !(consentTimeout > 0 && consentTimeout <= 3600) { throw ValidationError("--consent-timeout must be more than 0 and at most 3600 seconds") }
+        if !(probeSummary >= 1 && probeSummary <= 3600) { throw ValidationError("--probe-summary must be between 1 and 3600 seconds") }
         // §3: a period SHOULD NOT exceed 900 s (a longer one keeps a tag, so a person, linkable for longer).
-        if presenceRotation < 1 || presenceRotation > 900 {
+        if !(presenceRotation >= 1 && presenceRotation <= 900) {
             throw ValidationError("--presence-rotation must be between 1 and 900 seconds (a longer period keeps this node linkable longer)")
         }
         for (name, v, top) in [

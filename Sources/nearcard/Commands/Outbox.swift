@@ -37,6 +37,11 @@ extension Outbox {
         @Option(parsing: .unconditional, help: "With --send: seconds to look for the contacts on the LAN.")
         var wait: Double = 3
 
+        func validate() throws {
+            // Written so that nan fails it too (every comparison with nan is false).
+            if !(wait >= 0 && wait <= 3600) { throw ValidationError("--wait must be between 0 and 3600 seconds") }
+        }
+
         func run() async throws {
             if send, let node = RunningNode.link(global) {
                 // The running node sends them, from its own view of the LAN (one sender per home).

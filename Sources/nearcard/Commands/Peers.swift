@@ -50,7 +50,7 @@ struct Peers: AsyncParsableCommand {
     var excluded: [String] = []
 
     func validate() throws {
-        if let w = wait ?? timeout, w <= 0 || w > 600 { throw ValidationError("--wait must be more than 0 and at most 600 seconds") }
+        if let w = wait ?? timeout, !(w > 0 && w <= 600) { throw ValidationError("--wait must be more than 0 and at most 600 seconds") }
         if watch && (wait ?? timeout) != nil { throw ValidationError("--watch goes on until Ctrl-C: give it no --wait") }
     }
 

@@ -47,7 +47,9 @@ enum Console {
     /// cannot reorder the text around it (docs/PROTOCOL.md §1). Left-to-right text needs nothing, and
     /// is left as it is.
     static func isolated(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isRightToLeft) else { return text }
+        // Right-to-left letters, or a bidirectional control (an override such as U+202E in a message):
+        // inside an isolate, neither can reorder what the line prints around it.
+        guard text.unicodeScalars.contains(where: { isRightToLeft($0) || $0.isBidiControl }) else { return text }
         return "\u{2068}" + text + "\u{2069}"
     }
 
