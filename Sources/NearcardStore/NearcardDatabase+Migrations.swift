@@ -306,5 +306,18 @@ extension NearcardDatabase {
                 );
                 CREATE INDEX addressBookCard_contact ON addressBookCard(contactID)
                 """),
+        // Secrets of the book (shared by the bots of a fleet, like everything in it): `visitor` keys the
+        // hash a bot policy counts a visitor's acceptances under (HMAC-SHA-256, not SHA-256 of the DID,
+        // which anyone holding the DID could confirm). The plain hashes counted so far are dropped: at
+        // most one window's counts start again.
+        Migration(
+            id: "v18-book-secrets",
+            sql: """
+                CREATE TABLE bookSecret (
+                    name TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                );
+                DELETE FROM policyAcceptance
+                """),
     ]
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import NearcardCrypto
 public import NearcardModel
 
 /// A bot policy's rate limits (docs/BOT.md `rateLimits`), counted in the store: a restart does not
@@ -14,9 +15,9 @@ extension NearcardDatabase {
         did: String, perPeer: AcceptanceLimit?, overall: AcceptanceLimit?, now: Date = Date()
     ) throws(StoreError) -> AcceptanceVerdict {
         let t = now.timeIntervalSince1970
-        let visitor = Contact.socialGraphHash(did: did)
         return try write { db in
             try db.lock("nearcard-policy-acceptance")
+            let visitor = try Self.visitorHash(did: did, db)
             let longest = max(perPeer?.seconds ?? 0, overall?.seconds ?? 0)
             try db.execute("DELETE FROM policyAcceptance WHERE at <= ?", t - longest)
             if let r = perPeer {
@@ -30,5 +31,24 @@ extension NearcardDatabase {
             try db.execute("INSERT INTO policyAcceptance (didHash, at) VALUES (?, ?)", visitor, t)
             return .admitted
         }
+    }
+
+    /// What a visitor's acceptances are counted under: HMAC-SHA-256 keyed with the book's `visitor`
+    /// secret over "nearcard/visitor/v1" ‖ 0x00 ‖ DID, in hex. Someone holding the DID (it is in cards,
+    /// QR codes and CardDAV's X-NEARCARD-DID) and a copy of the table cannot tell which row is whose
+    /// without the secret. The secret is made (32 random bytes) the first time it is needed; two bots
+    /// making it at once keep the first one written.
+    static func visitorHash(did: String, _ db: any SQLConnection) throws -> String {
+        func stored() throws -> [UInt8]? {
+            let hex: String? = try db.value("SELECT value FROM bookSecret WHERE name = 'visitor'")
+            return hex.flatMap { try? Hex.decode($0) }.flatMap { $0.count == 32 ? $0 : nil }
+        }
+        var key = try stored()
+        if key == nil {
+            try db.execute("INSERT INTO bookSecret (name, value) VALUES ('visitor', ?) ON CONFLICT DO NOTHING", Hex.encode(Sodium.randomBytes(32)))
+            key = try stored()
+        }
+        guard let key else { throw StoreError(.database, "the book's visitor secret is unreadable (table bookSecret)") }
+        return Hex.encode(HMACSHA256.authenticate(key: key, message: Array("nearcard/visitor/v1".utf8) + [0] + Array(did.utf8)))
     }
 }

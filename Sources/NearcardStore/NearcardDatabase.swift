@@ -305,7 +305,7 @@ public final class NearcardDatabase: Sendable {
                 try db.execute("DELETE FROM withdrawnHistory WHERE contactDID = ?", did)
                 try db.execute("DELETE FROM credential WHERE subject = ?", did)
                 try db.execute("DELETE FROM socialGraph WHERE didHash = ?", Contact.socialGraphHash(did: did))
-                try db.execute("DELETE FROM policyAcceptance WHERE didHash = ?", Contact.socialGraphHash(did: did))
+                try db.execute("DELETE FROM policyAcceptance WHERE didHash = ?", try Self.visitorHash(did: did, db))
                 try db.execute("DELETE FROM commonContact WHERE contactDID = ? OR commonDID = ?", did, did)
                 try db.execute("DELETE FROM commonContactCheck WHERE contactDID = ?", did)
                 // An exchange still waiting for its confirmation holds the DID (and the route's

@@ -1,8 +1,9 @@
 import Foundation
 import NearcardCrypto
 import NearcardModel
-import NearcardStore
 import Testing
+
+@testable import NearcardStore
 
 /// The store's side of agreement (docs/PROTOCOL.md §11): an unconfirmed exchange is confirmed or
 /// withdrawn by the peer's answer; an exchange answered "not held" is never stored afterwards.
@@ -213,5 +214,29 @@ extension AgreementStoreTests {
         #expect(try db.admitAcceptance(did: "did:key:zC", perPeer: perPeer, overall: overall, now: t0.addingTimeInterval(4)) == .overallLimit(overall))
         #expect(try db.admitAcceptance(did: "did:key:zC", perPeer: perPeer, overall: overall, now: t0.addingTimeInterval(15)) == .admitted)
         #expect(try other.admitAcceptance(did: ada, perPeer: perPeer, overall: overall, now: t0.addingTimeInterval(61)) == .admitted)
+    }
+
+    /// A visitor's acceptances are counted under a hash keyed with a secret of the book (one for the
+    /// whole fleet), not SHA-256 of the DID: `printf %s DID | sha256sum`, which anyone holding the DID
+    /// could compute, matches no row. Two connections (two bots) count under the same key.
+    @Test(arguments: Backend.allCases) func aVisitorIsCountedUnderAKeyedHash(_ backend: Backend) throws {
+        let (db, dir) = try temporaryDatabase(backend)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let other = try NearcardDatabase(location: db.location)
+        let ada = "did:key:zDnaeAdaKeyed0000000000000000000000000000000000000"
+        let limit = NearcardDatabase.AcceptanceLimit(count: 1, seconds: 60)
+        #expect(try db.admitAcceptance(did: ada, perPeer: limit, overall: nil) == .admitted)
+        #expect(try other.admitAcceptance(did: ada, perPeer: limit, overall: nil) == .perPeerLimit(limit), "the fleet counts under one key")
+        let rows: [String] = try db.write { try $0.rows("SELECT didHash FROM policyAcceptance").map { try $0[0] ?? "" } }
+        let plain = Hex.encode(SHA256.hash(Array(ada.utf8)))
+        #expect(rows.count == 1 && rows[0].count == 64 && rows[0] != plain, "\(rows)")
+        let secret: String? = try db.write { try $0.value("SELECT value FROM bookSecret WHERE name = 'visitor'") }
+        #expect(secret?.count == 64, "32 bytes, made on first use")
+        // Another book keys the same DID differently.
+        let (third, thirdDir) = try temporaryDatabase(backend)
+        defer { try? FileManager.default.removeItem(atPath: thirdDir) }
+        #expect(try third.admitAcceptance(did: ada, perPeer: limit, overall: nil) == .admitted)
+        let theirs: [String] = try third.write { try $0.rows("SELECT didHash FROM policyAcceptance").map { try $0[0] ?? "" } }
+        #expect(theirs.count == 1 && theirs != rows)
     }
 }
