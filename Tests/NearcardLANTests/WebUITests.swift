@@ -271,7 +271,8 @@ import Testing
             log: self.log("events"))
         usleep(500_000)
         let r = try lab.nearcard(["exchange", "127.0.0.1:\(nodePort)", "--yes"], home: grace.home)
-        #expect(r.code == 7 && r.stderr.contains("consent_timeout"), "not decided: declined (7), not an outage: \(r.stderr)")
+        // Not decided: the dialler hears a refusal like any other (declined, 7), not that nobody answered.
+        #expect(r.code == 7 && r.stderr.contains("declined") && !r.stderr.contains("consent_timeout"), "\(r.stderr)")
         var seen = ""
         for _ in 0..<50 where !seen.contains("consent_timeout") {
             seen = (try? String(contentsOfFile: stream.log, encoding: .utf8)) ?? ""

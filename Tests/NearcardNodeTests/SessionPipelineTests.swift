@@ -259,7 +259,15 @@ func exchange(
     @Test func aDeclineStoresNothingAndBothSidesSayWhy() async throws {
         let ada = try TestNode("Ada")
         let grace = try TestNode("Grace")
-        let (wire, result) = try await exchange(grace, dialling: ada, adaConsent: DeclineAll(reason: "not today"))
+        let (wire, result) = try await exchange(
+            grace, dialling: ada, adaConsent: DeclineAll(reason: "not today"), until: { _ in ada.recorded.requestedSAS.count == 1 })
+        // A refusal decided at once (a policy) leaves no sooner than the session's floor, 1.2–4 s after
+        // the request (§8): a stranger cannot tell it from a person's "no".
+        await wire.loop.advanceTime(by: .milliseconds(1150))
+        for _ in 0..<20 { try await wire.step() }
+        #expect(result.peek() == nil && wire.listener.isActive, "not within 1.15 s: \(String(describing: result.peek()))")
+        await wire.loop.advanceTime(by: .milliseconds(2900))
+        try await wire.run(until: { result.peek() != nil })
         #expect(result.peek()?.code == "declined" && result.peek()?.byPeer == true)
         try await wire.run(until: { !ada.recorded.failures.isEmpty })
         #expect(ada.recorded.failures.first?.code == "declined" && ada.recorded.failures.first?.byPeer == false)
@@ -278,8 +286,9 @@ func exchange(
         await wire.loop.advanceTime(by: .seconds(2))
         try await wire.run(until: { !ada.recorded.failures.isEmpty && result.peek() != nil })
         #expect(ada.recorded.failures.first?.code == "consent_timeout" && ada.recorded.failures.first?.byPeer == false)
-        // The dialler waits for Ada's decision under the same 60 s: its own timer or Ada's abort ends it.
-        #expect(result.peek()?.code == "consent_timeout", "the dialler ends for the same reason")
+        // The dialler waits for Ada's decision under the same 60 s, then hears what a person's "no" says:
+        // declined (§8, revision 2.2). Nothing tells it that nobody answered, nor when Ada gave up.
+        #expect(result.peek()?.code == "declined", "the dialler hears a refusal: \(String(describing: result.peek()))")
         #expect(try ada.database.contacts().isEmpty && grace.database.contacts().isEmpty)
     }
 

@@ -180,7 +180,8 @@ import Testing
         pair.collect(pair.r.timerFired(.consent, after: 60), fromInitiator: false)
         pair.pump()
         #expect(pair.rEvents.failure?.code == .consentTimeout && pair.rEvents.failure?.message == "no decision within 60 s")
-        #expect(pair.iEvents.failure?.code == .consentTimeout && pair.iEvents.failedByPeer == true, "the peer is told")
+        // The peer is told no more than a person's "no" would tell it (§8, revision 2.2): declined.
+        #expect(pair.iEvents.failure?.code == .declined && pair.iEvents.failedByPeer == true, "the peer is told: \(String(describing: pair.iEvents.failure))")
 
         var cards = Pair(party("Ada"), party("Grace"))
         cards.start()

@@ -200,6 +200,8 @@ final class ExchangeDriver: SessionDriver {
                 limitCommonContacts(with: peer)
                 consent.expect(id)
                 emit(.exchangeRequested(id: id, peer: peer, sas: sas, role: ExchangeRole(machine.role), awaitsCommand: consent.waitsForCommand, remote: remote))
+                floor = .running
+                connection.after(Self.refusalFloor(consentTimeout: node.limits.consentTimeout)) { [weak self] in self?.refusalFloorPassed() }
                 fixedAnswer = askConsent(peer, sas: sas)
             case .commonContactsStarted(let peer):
                 let db = node.database
@@ -224,9 +226,10 @@ final class ExchangeDriver: SessionDriver {
                 connection.close()
             }
         }
-        if let fixedAnswer, !machine.isFinished {
-            // Decided by a fixed rule (--accept all, a bot policy): the decision leaves in the same
-            // write as the SAS message before it, so the peer wakes once for both.
+        if let fixedAnswer, !machine.isFinished, fixedAnswer.accept || !scheduleRefusal(fixedAnswer) {
+            // Decided by a fixed rule (--accept all, a bot policy): an acceptance leaves in the same
+            // write as the SAS message before it, so the peer wakes once for both (a refusal waits
+            // for the session's floor, `scheduleRefusal`, while what came before is sent below).
             apply(fixedAnswer)
             return
         }
@@ -291,7 +294,39 @@ final class ExchangeDriver: SessionDriver {
     }
 
     private func apply(_ answer: ConsentAnswer) {
+        if !answer.accept, scheduleRefusal(answer) { return }
         perform(machine.decide(accept: answer.accept, message: answer.message, reason: answer.reason, now: now))
+    }
+
+    /// Whether the request was put to the person or the policy and `refusalFloor` runs (`.running`),
+    /// has passed, or has not begun; and a refusal decided before it passed, held until then.
+    private enum Floor { case notAsked, running, passed }
+    private var floor = Floor.notAsked
+    private var heldRefusal: ConsentAnswer?
+
+    /// The earliest a refusal leaves after the request is put (docs/PROTOCOL.md §8, docs/SECURITY.md):
+    /// a time drawn per session between 1.2 and 4 s (within 80 % of the consent timeout), the span in
+    /// which a person says no. A policy's refusal (an allowlist, a bot's rule, nobody at the terminal)
+    /// is decided in a millisecond: sent then, its timing would tell a stranger that no person was
+    /// asked. A person's later "no" leaves when they say it.
+    static func refusalFloor(consentTimeout: Double) -> Double {
+        let upper = min(4.0, consentTimeout * 0.8)
+        return Double.random(in: min(1.2, upper)...upper)
+    }
+
+    /// Holds a refusal decided before this session's floor passed, to send it then; false when it is due.
+    private func scheduleRefusal(_ answer: ConsentAnswer) -> Bool {
+        guard floor == .running else { return false }
+        heldRefusal = answer
+        return true
+    }
+
+    /// The floor passed: a refusal held until now leaves.
+    private func refusalFloorPassed() {
+        floor = .passed
+        guard let answer = heldRefusal else { return }
+        heldRefusal = nil
+        perform(machine.decide(accept: false, message: nil, reason: answer.reason, now: now))
     }
 
     /// Runs a store write and hands its answer to `then`, on this session's loop: at once for the

@@ -220,6 +220,12 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
         closeTimer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) { bound.value.close() }
     }
 
+    func after(_ seconds: Double, _ body: @escaping () -> Void) {
+        guard let context else { return }
+        let bound = NIOLoopBound(body, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) { bound.value() }
+    }
+
     var localAddress: String? { context?.channel.localAddress.flatMap(plainIP) }
 
     func onLoop<T: Sendable>(_ body: @escaping (T) -> Void) -> @Sendable (T) -> Void {

@@ -14,6 +14,9 @@ protocol SessionConnection: AnyObject {
     /// Closes the connection after `seconds` unless it has closed by then (a timer on the loop, gone
     /// with the connection).
     func close(after seconds: Double)
+    /// Runs `body` on the loop after `seconds` (a timer of the loop's clock; it still runs if the
+    /// connection has closed by then, so `body` checks what it needs).
+    func after(_ seconds: Double, _ body: @escaping () -> Void)
     /// This side's IP address on the connection (nil when it is not connected): the address the peer
     /// demonstrably reaches us at, first in the route hints a card hands over (§10).
     var localAddress: String? { get }

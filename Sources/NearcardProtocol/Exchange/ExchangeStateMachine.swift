@@ -397,7 +397,17 @@ public struct ExchangeStateMachine: Sendable {
                 state = .awaitingResponder(c, sas: sas, waitingPastConsent: true)
                 return [.arm(.peerDecision)]
             }
-            return fail(ProtocolError(.consentTimeout, "no decision within \(seconds) s"))
+            // Our person did not decide: consent_timeout here, and to the peer a refusal like any other
+            // (§8) — the same `decision` a person's "no" sends, so a stranger cannot tell that a person
+            // was asked, nor how long this side gives them.
+            let timedOut = ProtocolError(.consentTimeout, "no decision within \(seconds) s")
+            if case .deciding(var d) = state, d.isUndecided {
+                var actions = (try? send(.decision(accept: false, reason: nil, identity: nil), on: &d.session.channel)) ?? []
+                state = .failed
+                actions.append(.failed(timedOut, byPeer: false))
+                return actions
+            }
+            return fail(timedOut)
         case .peerDecision:
             return fail(
                 ProtocolError(
