@@ -76,7 +76,8 @@ import Testing
         defer { cli.cleanUp() }
         try cli.run(["init", "--name", "Ada"])
         let options: [([String], String)] = [
-            (["listen", "--no-discovery", "--presence-rotation"], "--presence-rotation"), (["listen", "--no-discovery", "--consent-timeout"], "--consent-timeout"),
+            (["listen", "--no-discovery", "--presence-rotation"], "--presence-rotation"),
+            (["listen", "--no-discovery", "--consent-timeout"], "--consent-timeout"),
             (["listen", "--no-discovery", "--grace"], "--grace"), (["listen", "--no-discovery", "--probe-summary"], "--probe-summary"),
             (["bot", "--check", "--policy", "/dev/null", "--grace"], "--grace"), (["exchange", "Bob", "--timeout"], "--timeout"),
             (["exchange", "Bob", "--connect-budget"], "--connect-budget"), (["peers", "--wait"], "--wait"), (["doctor", "--timeout"], "--timeout"),
