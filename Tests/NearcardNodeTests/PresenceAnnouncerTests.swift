@@ -198,6 +198,20 @@ final class RecordedAnnouncement: Announcement, Sendable {
         #expect(p.first?.announcement.withdrawn.withLock { $0 } == true, "the old one is withdrawn")
     }
 
+    /// Runs `announcer` until it says it is published: the errors it said before, and the name.
+    static func runUntilPublished(_ announcer: PresenceAnnouncer) async -> (errors: [String], name: String?) {
+        let events = EventBus()
+        let stream = events.subscribe()
+        let running = Task { await announcer.run(events: events) }
+        defer { running.cancel() }
+        var errors: [String] = []
+        for await event in stream {
+            if case .error(let message) = event { errors.append(message) }
+            if case .published(let name) = event { return (errors, name) }
+        }
+        return (errors, nil)
+    }
+
     /// A publication the daemon never confirms is made again (and said once), not waited on forever:
     /// before, such a node stayed off the LAN and never rotated its key.
     @Test(.timeLimit(.minutes(10))) func anAnnouncementNeverConfirmedIsMadeAgain() async throws {
@@ -208,18 +222,8 @@ final class RecordedAnnouncement: Announcement, Sendable {
         let a = PresenceAnnouncer(
             discovery: d, database: db, displayName: "Ada Lovelace", isPrivate: false, port: 7447, interfaces: ["lo"], filter: InterfaceFilter(),
             period: 900)
-        let events = EventBus()
-        let stream = events.subscribe()
-        let running = Task { await a.run(events: events) }
-        defer { running.cancel() }
-        var errors: [String] = []
-        for await event in stream {
-            if case .error(let message) = event { errors.append(message) }
-            if case .published(let name) = event {
-                #expect(name == "Ada Lovelace")
-                break
-            }
-        }
+        let (errors, published) = await Self.runUntilPublished(a)
+        #expect(published == "Ada Lovelace")
         #expect(errors.count == 1 && errors[0].contains("did not confirm this node's announcement"), "\(errors)")
         let p = d.inner.published.withLock { $0 }
         #expect(p.count == 2 && p[0].announcement.withdrawn.withLock { $0 }, "the unconfirmed one is withdrawn and made again")
@@ -235,18 +239,8 @@ final class RecordedAnnouncement: Announcement, Sendable {
         let a = PresenceAnnouncer(
             discovery: d, database: try NearcardDatabase(path: dir + "/nearcard.sqlite"), displayName: "Ada Lovelace", isPrivate: false,
             port: 7447, interfaces: ["lo"], filter: InterfaceFilter(), period: 900, retryAfter: 0.2)
-        let events = EventBus()
-        let stream = events.subscribe()
-        let running = Task { await a.run(events: events) }
-        defer { running.cancel() }
-        var errors: [String] = []
-        for await event in stream {
-            if case .error(let message) = event { errors.append(message) }
-            if case .published(let name) = event {
-                #expect(name == "Ada Lovelace")
-                break
-            }
-        }
+        let (errors, published) = await Self.runUntilPublished(a)
+        #expect(published == "Ada Lovelace")
         #expect(errors.count == 1 && errors[0].contains("cannot announce this node yet") && errors[0].contains("trying again in 1 s"), "\(errors)")
         #expect(d.refused.withLock { $0 } == 2 && d.inner.published.withLock { $0.count } == 1, "refused once, then published")
     }
