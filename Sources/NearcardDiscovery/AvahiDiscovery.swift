@@ -426,21 +426,24 @@ final class BrowseContext: @unchecked Sendable {
     func pump() {
         while !closed, resolving.count < limit, let a = first.pop() ?? checks.pop() {
             guard !busy.contains(a), wants(a) else { continue }
-            let flags = located.contains(a.instance) ? 0 : AVAHI_LOOKUP_NO_ADDRESS.rawValue
-            let userdata = Unmanaged.passUnretained(self).toOpaque()
-            guard
-                let r = avahi.service_resolver_new(
-                    client, a.key.interface, a.key.proto, a.instance, serviceType, nil,
-                    nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: flags), resolveCallback, userdata)
-            else {
-                // The daemon refused (it is going away, or this client holds too many objects): the
-                // check comes round again.
-                due[a] = Date().addingTimeInterval(checkInterval)
-                continue
-            }
-            resolving[r] = a
-            busy.insert(a)
+            // The daemon refused (it is going away, or this client holds too many objects): the
+            // check comes round again.
+            if !resolve(a) { due[a] = Date().addingTimeInterval(checkInterval) }
         }
+    }
+
+    /// Starts a resolver for one announcement (with addresses when its instance is located); false
+    /// when the daemon refused it.
+    func resolve(_ a: Advert) -> Bool {
+        let flags = located.contains(a.instance) ? 0 : AVAHI_LOOKUP_NO_ADDRESS.rawValue
+        guard
+            let r = avahi.service_resolver_new(
+                client, a.key.interface, a.key.proto, a.instance, serviceType, nil,
+                nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: flags), resolveCallback, Unmanaged.passUnretained(self).toOpaque())
+        else { return false }
+        resolving[r] = a
+        busy.insert(a)
+        return true
     }
 
     /// Resolves the announcements of the instance called `name` (as avahi compares names: ignoring
@@ -448,18 +451,8 @@ final class BrowseContext: @unchecked Sendable {
     func hurry(_ name: String) {
         guard !closed else { return }
         for (instance, keys) in adverts where instance.caseInsensitiveCompare(name) == .orderedSame && (peers[instance]?.isEmpty ?? true) {
-            for key in keys.sorted() {
-                let a = Advert(instance: instance, key: key)
-                guard !busy.contains(a) else { continue }
-                let userdata = Unmanaged.passUnretained(self).toOpaque()
-                let flags = located.contains(instance) ? 0 : AVAHI_LOOKUP_NO_ADDRESS.rawValue
-                if let r = avahi.service_resolver_new(
-                    client, key.interface, key.proto, instance, serviceType, nil, nearcard_avahi_proto_unspec(), AvahiLookupFlags(rawValue: flags),
-                    resolveCallback, userdata)
-                {
-                    resolving[r] = a
-                    busy.insert(a)
-                }
+            for key in keys.sorted() where !busy.contains(Advert(instance: instance, key: key)) {
+                _ = resolve(Advert(instance: instance, key: key))
             }
         }
     }

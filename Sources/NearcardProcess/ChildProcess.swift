@@ -310,12 +310,15 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// Runs a command to completion; returns its exit code and its output (stdout and stderr).
-    public static func run(_ argv: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws -> (code: Int32, output: String) {
+    /// Runs a command to completion; returns its exit code and its output (stdout and stderr). One still
+    /// running after `limit` seconds is killed (SIGKILL).
+    public static func run(
+        _ argv: [String], environment: [String: String] = ProcessInfo.processInfo.environment, limit: Double = 120
+    ) throws -> (code: Int32, output: String) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-run-\(UUID().uuidString).log").path
         defer { unlink(log) }
         let child = try ChildProcess(argv, environment: environment, log: log, pipes: false)
-        let code = child.stop(after: 120, signal: nil)
+        let code = child.stop(after: limit, signal: nil)
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         return (code, output)
     }

@@ -166,12 +166,7 @@ public final class TestPostgres: @unchecked Sendable {
         return try ChildProcess.run(command, environment: env)
     }
 
-    static func findBinaries() -> String? {
-        let root = "/usr/lib/postgresql"
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted(by: >)
-        for v in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(v)/bin/initdb") { return "\(root)/\(v)/bin" }
-        return nil
-    }
+    static func findBinaries() -> String? { PostgresLab.binaries() }
 
     private static let started = Mutex<[TestPostgres]>([])
     private static let registerCleanup: Void = {
