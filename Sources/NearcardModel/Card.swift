@@ -60,15 +60,32 @@ public struct Skill: Sendable, Equatable, Hashable {
 /// Absent optionals and empty lists are "not on the card".
 public struct Card: Sendable, Equatable {
     public var name: String
-    public var email: String?
-    public var phone: String?
-    public var company: String?
-    public var title: String?
+    /// The other text fields' values (`CardField.textFields` but `name`), by field: a field with a row
+    /// in the table needs no property here.
+    private var texts: [CardField: String] = [:]
     public var socialNetworks: [SocialProfile]
     public var skills: [Skill]
 
+    public var email: String? {
+        get { self[text: .email] }
+        set { self[text: .email] = newValue }
+    }
+    public var phone: String? {
+        get { self[text: .phone] }
+        set { self[text: .phone] = newValue }
+    }
+    public var company: String? {
+        get { self[text: .company] }
+        set { self[text: .company] = newValue }
+    }
+    public var title: String? {
+        get { self[text: .title] }
+        set { self[text: .title] = newValue }
+    }
+
     /// Limits (docs/PROTOCOL.md "Limits"): a card always fits one Noise message and one QR code.
     public enum Limits {
+        /// The longest text of most fields; a field's own is its row's `maximumCharacters`.
         public static let textLength = 256
         public static let socialNetworks = 16
         public static let skills = 32
@@ -79,36 +96,48 @@ public struct Card: Sendable, Equatable {
         socialNetworks: [SocialProfile] = [], skills: [Skill] = []
     ) {
         self.name = name
+        self.socialNetworks = socialNetworks
+        self.skills = skills
         self.email = email
         self.phone = phone
         self.company = company
         self.title = title
-        self.socialNetworks = socialNetworks
-        self.skills = skills
     }
 
     /// A text field's value (`CardField.textFields`); nil for a list field or one the card lacks.
     /// Setting `name` to nil leaves the name as it is (a card always has one).
     public subscript(text field: CardField) -> String? {
         get {
-            switch field {
-            case .name: name
-            case .email: email
-            case .phone: phone
-            case .company: company
-            case .title: title
-            case .socialNetworks, .skills: nil
-            }
+            guard field.kind == .text else { return nil }
+            return field == .name ? name : texts[field]
         }
         set {
-            switch field {
-            case .name: if let newValue { name = newValue }
-            case .email: email = newValue
-            case .phone: phone = newValue
-            case .company: company = newValue
-            case .title: title = newValue
-            case .socialNetworks, .skills: break
+            guard field.kind == .text else { return }
+            if field == .name {
+                if let newValue { name = newValue }
+            } else {
+                texts[field] = newValue
             }
+        }
+    }
+
+    /// Sets `field` from what a person typed (`card set`'s options, the web app's form): a text field
+    /// from its one value, trimmed, a list field from one item a value in the form its row's help gives
+    /// (`PLATFORM:HANDLE[:URL]`); nothing typed, or only spaces, removes the field (a name cannot be removed).
+    public mutating func set(_ field: CardField, typed values: [String]) throws(ModelError) {
+        let items = values.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        switch field.kind {
+        case .text:
+            if field == .name && items.isEmpty { throw ModelError(.invalidCard, "the card's name is empty: a card always has a name") }
+            self[text: field] = items.first
+        case .socialProfiles:
+            var profiles: [SocialProfile] = []
+            for item in items { profiles.append(try SocialProfile(argument: item)) }
+            socialNetworks = profiles
+        case .skills:
+            var list: [Skill] = []
+            for item in items { list.append(try Skill(argument: item)) }
+            skills = list
         }
     }
 
@@ -235,21 +264,23 @@ public struct Card: Sendable, Equatable {
     /// Checks the documented limits and that the name is not empty.
     public func validate() throws(ModelError) {
         if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ModelError(.invalidCard, "the card's name is empty") }
-        let texts: [(String, String?)] =
-            CardField.textFields.map { ($0.rawValue, self[text: $0]) }
+        let strings: [(String, String?, Int)] =
+            CardField.textFields.map { ($0.rawValue, self[text: $0], $0.row.maximumCharacters) }
             + socialNetworks.enumerated().flatMap { i, s in
                 [("socialNetworks[\(i)].platform", s.platform), ("socialNetworks[\(i)].username", s.username), ("socialNetworks[\(i)].url", s.url)]
+                    .map { ($0.0, $0.1, CardField.socialNetworks.row.maximumCharacters) }
             }
             + skills.enumerated().flatMap { i, s in
                 [("skills[\(i)].name", s.name), ("skills[\(i)].category", s.category), ("skills[\(i)].proficiency", s.proficiency)]
+                    .map { ($0.0, $0.1, CardField.skills.row.maximumCharacters) }
             }
-        for (key, value) in texts {
+        for (key, value, limit) in strings {
             guard let value else { continue }
             // Characters are Unicode scalar values (docs/PROTOCOL.md §1), never grapheme clusters: one
             // "character" of thousands of combining marks is thousands of characters here.
             let length = value.unicodeScalars.count
-            if length > Limits.textLength {
-                throw ModelError(.limitExceeded, "\"\(key)\" is \(length) characters; at most \(Limits.textLength) (Unicode code points)")
+            if length > limit {
+                throw ModelError(.limitExceeded, "\"\(key)\" is \(length) characters; at most \(limit) (Unicode code points)")
             }
             if value.unicodeScalars.contains(where: \.isControl) {
                 throw ModelError(.invalidCard, "\"\(key)\" contains a control character")
@@ -272,8 +303,8 @@ public struct SharingPolicy: Sendable, Equatable {
 
     public init(fields: Set<CardField>) { self.fields = fields.union([.name]) }
 
-    /// Until the user chooses: name, company and title.
-    public static let `default` = SharingPolicy(fields: [.name, .company, .title])
+    /// Until the user chooses: the fields the table shares by default (name, company and title).
+    public static let `default` = SharingPolicy(fields: CardField.sharedByDefault)
 
     /// The chosen fields in the card's order (name, email, phone, company, title, socialNetworks, skills).
     public var orderedFieldNames: [String] { CardField.allCases.filter { fields.contains($0) }.map(\.rawValue) }

@@ -167,12 +167,12 @@ public enum VCard {
     /// A text property's value as the card keeps it: ORG's first component (the organisation's name),
     /// TEL without a `tel:` scheme, others unescaped.
     static func textValue(_ field: CardField, _ raw: String) -> String {
-        switch field {
-        case .company: return components(raw).first ?? ""
-        case .phone:
+        switch field.row.vCardForm {
+        case .firstComponent: return components(raw).first ?? ""
+        case .telephone:
             let v = unescape(raw)
             return v.lowercased().hasPrefix("tel:") ? String(v.dropFirst(4)) : v
-        default: return unescape(raw)
+        case .text: return unescape(raw)
         }
     }
 

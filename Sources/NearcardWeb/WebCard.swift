@@ -60,20 +60,10 @@ extension WebUI {
         {
             throw ModelError(.invalidCard, "\"\(key)\" must be a list of strings")
         }
-        func text(_ key: String) -> String? {
-            guard let v = body[key]?.stringValue?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
-            return v
-        }
-        func lines(_ key: String) -> [String] {
-            (body[key]?.arrayValue ?? []).compactMap { $0.stringValue?.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        var card = Card(name: text(CardField.name.rawValue) ?? "")
-        for field in CardField.allCases where field != .name {
-            switch field.kind {
-            case .text: card[text: field] = text(field.rawValue)
-            case .socialProfiles: for line in lines(field.rawValue) { card.socialNetworks.append(try SocialProfile(argument: line)) }
-            case .skills: for line in lines(field.rawValue) { card.skills.append(try Skill(argument: line)) }
-            }
+        var card = Card(name: "")
+        for field in CardField.allCases {
+            let typed = body[field.rawValue].map { $0.arrayValue?.compactMap(\.stringValue) ?? $0.stringValue.map { [$0] } ?? [] } ?? []
+            try card.set(field, typed: typed)
         }
         try card.validate()
         try card.checkShapes { $0.label }

@@ -30,6 +30,52 @@ import Testing
         #expect(bad.stderr.contains("age"))
     }
 
+    /// `card set`'s field options are the field table's rows (`card fields --json`): each text field is
+    /// `--OPTION VALUE` or `--OPTION=VALUE`, removed by an empty value or `--no-OPTION`; a list option
+    /// repeats; an unknown option names the ones there are. A field added to the table is checked here
+    /// without a line of this test.
+    @Test func everyFieldOfTheTableIsAnOption() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let table = try cli.run(["card", "fields", "--json"]).json.arrayValue ?? []
+        #expect(table.count >= 7 && table.first?["name"] == "name")
+        #expect(try cli.run(["card", "fields"]).stdout.contains("--social"))
+        try cli.run(["card", "set", "--name", "Ada Lovelace"])
+        for row in table where row["kind"] == "text" && row["name"] != "name" {
+            let (field, option) = (row["name"]!.stringValue!, row["option"]!.stringValue!)
+            let (value, typed) =
+                switch row["shape"]?.stringValue {
+                case "emailAddress": ("\(field)@example.org", "other@example.org")
+                case "phoneNumber": ("+44 20 7946 0000", "020 7946 0001")
+                default: ("The \(field)", "Another \(field)")
+                }
+            var set = try cli.run(["card", "set", "--\(option)", value, "--json"])
+            #expect(set.code == 0 && set.json[field]?.stringValue == value, "\(option): \(set.stderr)")
+            set = try cli.run(["card", "set", "--\(option)=\(typed)", "--json"])
+            #expect(set.code == 0 && set.json[field]?.stringValue == typed, "--\(option)=: \(set.stderr)")
+            set = try cli.run(["card", "set", "--no-\(option)", "--json"])
+            #expect(set.code == 0 && set.json[field] == nil, "--no-\(option): \(set.stderr)")
+            #expect(set.json["name"] == "Ada Lovelace", "the name stays")
+        }
+        var r = try cli.run(["card", "set", "--social", "mastodon:ada", "--social=github:ada:https://github.com/ada", "--json"])
+        #expect(r.json["socialNetworks"]?.arrayValue?.count == 2, "\(r.stderr)")
+        r = try cli.run(["card", "set", "--clear-social", "--json"])
+        #expect(r.code == 0 && r.json["socialNetworks"] == nil, "the older --clear-social still removes the list")
+        r = try cli.run(["card", "set", "--colour", "blue"])
+        #expect(r.code == 64 && r.stderr.contains("unknown option \"--colour\"") && r.stderr.contains("--email"), "\(r.stderr)")
+        r = try cli.run(["card", "set", "--title"])
+        #expect(r.code == 64 && r.stderr.contains("--title needs a value"), "\(r.stderr)")
+        r = try cli.run(["card", "set", "--no-name"])
+        #expect(r.code == 2 && r.stderr.contains("a card always has a name"), "\(r.stderr)")
+        r = try cli.run(["card", "set", "--title", "A", "--title", "B"])
+        #expect(r.code == 64 && r.stderr.contains("given twice"), "\(r.stderr)")
+        #expect(try cli.run(["card", "set", "--help"]).stdout.contains("--skill NAME[:CATEGORY[:PROFICIENCY]]"))
+        // contacts add takes the fields people type for someone else.
+        let added = try cli.run(["contacts", "add", "--name", "Grace Hopper", "--title=Rear Admiral", "--note", "met at the booth", "--json"])
+        #expect(added.code == 0 && added.json["title"] == "Rear Admiral" && added.json["notes"] == "met at the booth", "\(added.stderr)")
+        #expect(try cli.run(["contacts", "add", "--title", "nameless"]).code == 64)
+    }
+
     /// An email address, phone number or profile URL that does not have its shape is refused naming
     /// the option and what it should look like; the card is left as it was. Names stay free.
     @Test func typedFieldsMustHaveTheirShape() throws {

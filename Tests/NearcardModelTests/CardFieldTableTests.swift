@@ -74,6 +74,41 @@ import Testing
         #expect(refreshed.contact.card.value(of: field) == other.value(of: field))
     }
 
+    /// The rows are whole and distinct, and version 2 is what it always was: the first seven fields,
+    /// whatever rows are added (a version-2 peer requires exactly those).
+    @Test func theTableIsWholeAndVersionTwoStaysSeven() {
+        #expect(CardField.table.map(\.field) == CardField.allCases, "one row a field, in the card's order")
+        #expect(Set(CardField.table.map(\.option)).count == CardField.table.count)
+        #expect(Set(CardField.table.map(\.displayRank)).count == CardField.table.count)
+        #expect(CardField.table.allSatisfy { $0.since >= 2 && $0.maximumCharacters > 0 && $0.maximumCharacters <= Card.Limits.textLength })
+        #expect(CardField.fields(ofVersion: 2).map(\.rawValue) == ["name", "email", "phone", "company", "title", "socialNetworks", "skills"])
+        #expect(SharingPolicy.default.fields == [.name, .company, .title])
+        for row in CardField.table { #expect(CardField.field(option: row.option) == row.field) }
+        #expect(CardField.tableJSON.arrayValue?.map { $0["name"]?.stringValue } == CardField.allCases.map(\.rawValue))
+    }
+
+    /// What a person types for a field, as `card set` and the web form pass it: trimmed, an empty value
+    /// removes the field, a list field takes one item a value.
+    @Test(arguments: CardField.allCases) func aTypedValueSetsTheField(_ field: CardField) throws {
+        var card = Self.card(with: field)
+        let expected = Self.card(with: field)
+        let typed: [String] =
+            switch field.kind {
+            case .text: ["  " + (expected[text: field] ?? "") + " "]
+            case .socialProfiles: ["mastodon:nora:https://example.org/@nora", "  "]
+            case .skills: ["Weaving:Craft:expert"]
+            }
+        card = Card(name: "Nora Field")
+        try card.set(field, typed: typed)
+        #expect(card == expected)
+        if field == .name {
+            #expect(throws: ModelError.self) { try card.set(.name, typed: [" "]) }
+        } else {
+            try card.set(field, typed: [])
+            #expect(card.value(of: field) == nil)
+        }
+    }
+
     @Test func labelsAndPropertiesAreDistinct() {
         #expect(Set(CardField.allCases.map(\.label)).count == CardField.allCases.count)
         #expect(Set(CardField.allCases.map(\.vCardProperty)).count == CardField.allCases.count)

@@ -3,9 +3,16 @@
 const $ = (id) => document.getElementById(id);
 const state = { peers: new Map(), requests: new Map(), contacts: [], timeout: 60 };
 
-// The card's text fields are the card form's inputs (index.html); their words are the node's field
-// table (GET /api/card "labels"), or the form's own label until that has been read.
+// The card's fields are the card form's inputs and textareas, which the node writes from its field
+// table; their words are that table's labels (GET /api/card "labels"), or the form's own label until
+// that has been read.
 const textFields = [...document.querySelectorAll("#card-form input[name]")].map((i) => i.name);
+const listFields = [...document.querySelectorAll("#card-form textarea[data-list]")].map((t) => t.dataset.list);
+// A list field's items as the form shows them, one a line, in the form its label gives.
+const listItem = {
+  socialNetworks: (p) => [p.platform, p.username, p.url || ""].join(":").replace(/:$/, ""),
+  skills: (k) => [k.name, k.category || "", k.proficiency || ""].join(":").replace(/:+$/, ""),
+};
 let fieldLabels = {};
 const labelOf = (f) => fieldLabels[f] || ($("f-" + f) && $("f-" + f).labels[0] ? $("f-" + f).labels[0].textContent : f);
 
@@ -307,8 +314,7 @@ async function loadCard() {
   const c = s.card || {};
   fieldLabels = s.labels || {};
   for (const f of textFields) $("f-" + f).value = c[f] || "";
-  $("f-socials").value = (c.socialNetworks || []).map((p) => [p.platform, p.username, p.url || ""].join(":").replace(/:$/, "")).join("\n");
-  $("f-skills").value = (c.skills || []).map((k) => [k.name, k.category || "", k.proficiency || ""].join(":").replace(/:+$/, "")).join("\n");
+  for (const f of listFields) $("f-" + f + "-list").value = (c[f] || []).map(listItem[f] || String).join("\n");
   for (const box of document.querySelectorAll("[data-share]")) box.checked = box.dataset.share === "name" || s.sharing.includes(box.dataset.share);
   renderPreview();
   loadCode();
@@ -317,8 +323,7 @@ async function loadCard() {
 function formCard() {
   const card = {};
   for (const f of textFields) card[f] = $("f-" + f).value;
-  card.socialNetworks = $("f-socials").value.split("\n");
-  card.skills = $("f-skills").value.split("\n");
+  for (const f of listFields) card[f] = $("f-" + f + "-list").value.split("\n");
   return card;
 }
 

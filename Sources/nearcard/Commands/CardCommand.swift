@@ -10,27 +10,23 @@ struct CardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "card",
         abstract: "Set, show or import your business card.",
-        subcommands: [Set.self, Show.self, Import.self],
+        subcommands: [Set.self, Show.self, Import.self, Fields.self],
         defaultSubcommand: Show.self)
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set",
             abstract: "Set fields of your card (only the fields given change; an empty value removes a field).",
-            discussion: "--social and --skill replace the whole list when given; repeat them for several.")
+            usage: "nearcard card set [--FIELD VALUE …] [--no-FIELD …] [--issuer-proof FILE | --clear-issuer-proof] [--json]",
+            discussion: FieldOptions.help(for: CardField.allCases)
+                + "\n\nExample: nearcard card set --name \"Ada Lovelace\" --title Engineer --email ada@example.org --social mastodon:ada:https://example.social/@ada"
+        )
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: "Your name (required for a new card).") var name: String?
-        @Option(help: "Email address.") var email: String?
-        @Option(help: "Phone number.") var phone: String?
-        @Option(help: "Company.") var company: String?
-        @Option(help: "Job title.") var title: String?
-        @Option(help: ArgumentHelp("A social profile, PLATFORM:HANDLE[:URL]; repeatable.", valueName: "PLATFORM:HANDLE[:URL]"))
-        var social: [String] = []
-        @Option(help: ArgumentHelp("A skill, NAME[:CATEGORY[:PROFICIENCY]]; repeatable.", valueName: "NAME"))
-        var skill: [String] = []
-        @Flag(help: "Remove all social profiles.") var clearSocial = false
-        @Flag(help: "Remove all skills.") var clearSkills = false
+        /// The card's fields, read against the field table (`FieldOptions`).
+        @Argument(parsing: .allUnrecognized, help: .hidden) var fieldArguments: [String] = []
+        @Flag(help: .hidden) var clearSocial = false
+        @Flag(help: .hidden) var clearSkills = false
         @Option(
             help: ArgumentHelp(
                 "A Semaphore group proof your card carries from now on; it must verify and be bound to your DID (see: nearcard semaphore binding).",
@@ -41,6 +37,15 @@ struct CardCommand: AsyncParsableCommand {
 
         func validate() throws {
             if issuerProof != nil && clearIssuerProof { throw ValidationError("give --issuer-proof or --clear-issuer-proof, not both") }
+            _ = try options()
+        }
+
+        /// The fields given (`--clear-social` and `--clear-skills` are the older `--no-social`, `--no-skill`).
+        func options() throws -> FieldOptions {
+            var arguments = fieldArguments
+            if clearSocial { arguments.append("--no-" + CardField.socialNetworks.row.option) }
+            if clearSkills { arguments.append("--no-" + CardField.skills.row.option) }
+            return try FieldOptions(arguments, fields: CardField.allCases)
         }
 
         func run() async throws {
@@ -55,41 +60,22 @@ struct CardCommand: AsyncParsableCommand {
                 try db.setIssuerProof(nil)
                 Console.err("Your card no longer carries a group proof.")
             }
-            let fieldsGiven =
-                name != nil || email != nil || phone != nil || company != nil || title != nil || !social.isEmpty
-                || !skill.isEmpty || clearSocial || clearSkills
-            if !fieldsGiven && (issuerProof != nil || clearIssuerProof) {
+            let options = try options()
+            if options.isEmpty && (issuerProof != nil || clearIssuerProof) {
                 try await RunningNode.changed(global, ["card"])
                 if let existing { if json { Console.json(existing.json) } else { try CardDisplay.show(existing, database: db) } }
                 return
             }
-            guard existing != nil || (name.map { !$0.isEmpty } ?? false) else {
-                if name != nil { throw CLIError(.malformedInput, "--name is empty: a card needs a name (--name \"Your Name\")") }
+            let typedName = options.values[.name]?.first?.trimmingCharacters(in: .whitespaces)
+            if options.removed.contains(.name) || typedName == "" {
+                throw CLIError(.malformedInput, "--name cannot be empty: a card always has a name (--name \"Your Name\")")
+            }
+            guard existing != nil || typedName != nil else {
                 throw CLIError(.malformedInput, "you have no card yet: give at least --name")
             }
-            var card = existing ?? Card(name: "")
-            func clean(_ s: String?) -> String?? {
-                guard let s else { return .none } // not given: keep
-                let t = s.trimmingCharacters(in: .whitespaces)
-                return .some(t.isEmpty ? nil : t)
-            }
-            if let n = clean(name) {
-                guard let n else { throw CLIError(.malformedInput, "--name cannot be empty: a card always has a name") }
-                card.name = n
-            }
-            if let v = clean(email) { card.email = v }
-            if let v = clean(phone) { card.phone = v }
-            if let v = clean(company) { card.company = v }
-            if let v = clean(title) { card.title = v }
-            if clearSocial { card.socialNetworks = [] }
-            if clearSkills { card.skills = [] }
-            if !social.isEmpty { card.socialNetworks = try social.map { try SocialProfile(argument: $0) } }
-            if !skill.isEmpty { card.skills = try skill.map { try Skill(argument: $0) } }
+            let card = try options.applied(to: existing ?? Card(name: typedName ?? ""))
             // What was typed now must have its field's shape (an email address, a phone number, a URL).
-            var typed = Card(name: card.name)
-            for (field, value) in [(CardField.email, email), (.phone, phone)] { typed[text: field] = clean(value) ?? nil }
-            if !social.isEmpty { typed.socialNetworks = card.socialNetworks }
-            try typed.checkShapes { "--" + ($0 == .socialNetworks ? "social" : $0.rawValue) }
+            try options.typed(on: card).checkShapes { "--" + $0.row.option }
             let saved = try db.saveMyCard(card)
             // A node running on this home announces a new name and sends the new card from now on.
             try await RunningNode.changed(global, ["card"])
@@ -108,6 +94,27 @@ struct CardCommand: AsyncParsableCommand {
                 throw CLIError(.notFound, "you have no card yet; make one with: nearcard card set --name \"Your Name\" --email …")
             }
             if json { Console.json(mine.card.json) } else { try CardDisplay.show(mine.card, database: db) }
+        }
+    }
+
+    struct Fields: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "fields",
+            abstract: "List the fields a card can hold: option, limit, vCard property, whether exchanges share it by default.",
+            discussion: "The list is the node's field table; --json prints it whole (one object a field, in the card's order).")
+        @Flag(help: "Print the table as JSON.") var json = false
+
+        func run() throws {
+            if json { return Console.json(CardField.tableJSON) }
+            let rows = CardField.displayOrder.map(\.row)
+            ContactDisplay.columns(
+                ["FIELD", "OPTION", "LIMIT", "VCARD", "SHARED", "SINCE"],
+                rows.map { row in
+                    [
+                        row.field.rawValue, "--\(row.option)", "\(row.maximumCharacters)", row.vCardProperty,
+                        row.sharedByDefault ? "by default" : "if chosen", "v\(row.since)",
+                    ]
+                })
         }
     }
 

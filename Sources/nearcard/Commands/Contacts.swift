@@ -105,21 +105,31 @@ struct Contacts: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "add",
             abstract: "Add a contact by hand (source manual, status unverified).",
+            usage: "nearcard contacts add --name NAME [--FIELD VALUE …] [--note TEXT] [--json]",
             discussion:
-                "The same card twice is stored once; a card with the name, email or phone of a contact already in the book is stored and said to be a possible duplicate."
+                "The same card twice is stored once; a card with the name, email or phone of a contact already in the book is stored and said to be a possible duplicate.\n\n"
+                + FieldOptions.help(for: Self.fields, heading: "Their card's fields (--name is required)")
         )
+        /// The fields people type for someone else (the field table's `typedForContacts`).
+        static let fields = CardField.table.filter(\.typedForContacts).map(\.field)
+
         @OptionGroup var global: GlobalOptions
-        @Option(help: "Name.") var name: String
-        @Option(help: "Email address.") var email: String?
-        @Option(help: "Phone number.") var phone: String?
-        @Option(help: "Company.") var company: String?
-        @Option(help: "Job title.") var title: String?
-        @Option(help: "A note.") var note: String?
+        @Option(help: ArgumentHelp("A note.", valueName: "TEXT")) var note: String?
         @Flag(help: "Print the contact as JSON, with what became of it under \"merge\".") var json = false
+        @Argument(parsing: .allUnrecognized, help: .hidden) var fieldArguments: [String] = []
+
+        func validate() throws {
+            let options = try FieldOptions(fieldArguments, fields: Self.fields)
+            guard options.values[.name]?.first?.trimmingCharacters(in: .whitespaces).isEmpty == false else {
+                throw ValidationError("give the contact's name: --name NAME")
+            }
+        }
 
         func run() async throws {
-            let card = Card(name: name.trimmingCharacters(in: .whitespaces), email: email, phone: phone, company: company, title: title)
-            try card.checkShapes { "--" + $0.rawValue }
+            let options = try FieldOptions(fieldArguments, fields: Self.fields)
+            let card = try options.applied(to: Card(name: "?"))
+            try card.validate()
+            try card.checkShapes { "--" + $0.row.option }
             let contact = Contact(card: card, source: .manual, verificationStatus: .unverified, receivedAt: Date(), notes: note)
             let kept = try global.database().keep(contact, payloadJSON: nil)
             if json {

@@ -1,0 +1,78 @@
+import ArgumentParser
+import NearcardModel
+
+/// The card's fields as command-line options, read from the field table (`CardField.table`) rather
+/// than declared one by one: `--OPTION VALUE` or `--OPTION=VALUE` sets a field (a list field's option
+/// repeats, and the values replace the list), an empty value or `--no-OPTION` removes it. A field
+/// added to the table is an option of `card set` (and of `contacts add` when its row says people type
+/// it for someone else) with its help, and nothing here changes.
+struct FieldOptions {
+    /// The fields given, with what was typed for each (several for a list field).
+    private(set) var values: [CardField: [String]] = [:]
+    /// The fields removed with `--no-OPTION`.
+    private(set) var removed: Set<CardField> = []
+
+    var isEmpty: Bool { values.isEmpty && removed.isEmpty }
+
+    /// The options' help, for a command's discussion: one line a field, in the order people read a card.
+    static func help(for fields: [CardField], heading: String? = nil) -> String {
+        let rows = CardField.displayOrder.filter(fields.contains).map(\.row)
+        let lines = rows.map { row in "  --\(row.option) \(row.valueName)\n        \(row.help)" }
+        let heading = heading ?? "Card fields (an empty value or --no-FIELD removes one, e.g. --no-\(rows.last?.option ?? "phone"))"
+        return heading + ":\n" + lines.joined(separator: "\n")
+    }
+
+    /// Reads `arguments` (what ArgumentParser left unrecognised) against `fields`; anything else is an
+    /// error naming it and the options there are.
+    init(_ arguments: [String], fields: [CardField]) throws {
+        let known = Dictionary(uniqueKeysWithValues: fields.map { ($0.row.option, $0) })
+        let names = fields.map { "--\($0.row.option)" }.joined(separator: ", ")
+        var i = 0
+        while i < arguments.count {
+            let token = arguments[i]
+            i += 1
+            guard token.hasPrefix("--"), token.count > 2 else {
+                throw ValidationError("unexpected argument \"\(token)\"; a card field is given as --FIELD VALUE (\(names))")
+            }
+            let body = token.dropFirst(2)
+            let (option, inline): (String, String?) =
+                if let eq = body.firstIndex(of: "=") { (String(body[..<eq]), String(body[body.index(after: eq)...])) } else { (String(body), nil) }
+            if inline == nil, option.hasPrefix("no-"), let field = known[String(option.dropFirst(3))] {
+                guard values[field] == nil else { throw ValidationError("--\(field.row.option) and --no-\(field.row.option) were both given") }
+                removed.insert(field)
+                continue
+            }
+            guard let field = known[option] else {
+                throw ValidationError("unknown option \"--\(option)\"; the card's fields are \(names) (see --help)")
+            }
+            let value: String
+            if let inline {
+                value = inline
+            } else {
+                guard i < arguments.count else { throw ValidationError("--\(option) needs a value (\(field.row.valueName))") }
+                value = arguments[i]
+                i += 1
+            }
+            guard !removed.contains(field) else { throw ValidationError("--\(option) and --no-\(option) were both given") }
+            if field.kind == .text, values[field] != nil {
+                throw ValidationError("--\(option) was given twice; a card has one \(field.label.lowercased())")
+            }
+            values[field, default: []].append(value)
+        }
+    }
+
+    /// `card` with the options applied (text trimmed; an empty value removes the field).
+    func applied(to card: Card) throws(ModelError) -> Card {
+        var card = card
+        for field in removed { try card.set(field, typed: []) }
+        for (field, typed) in values { try card.set(field, typed: typed) }
+        return card
+    }
+
+    /// Only what was typed now, on a card of the same name: what must have its field's shape.
+    func typed(on card: Card) throws(ModelError) -> Card {
+        var out = Card(name: card.name)
+        for (field, typed) in values where field != .name { try out.set(field, typed: typed) }
+        return out
+    }
+}
