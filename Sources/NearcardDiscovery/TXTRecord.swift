@@ -1,12 +1,16 @@
 /// The DNS-SD TXT record of a Nearcard node (docs/PROTOCOL.md §3, protocol version 2): `v=2`,
+/// `vmax=3` (the highest exchange version it speaks; absent from a version-2 node's record),
 /// `t=<32 hex>` (a presence tag only the node's contacts can resolve, fresh at every publication) and
 /// `name=<display name>` (default mode only). Only what is safe to broadcast, and nothing that lasts
 /// beyond one publication but the name a person chose to announce; none of it is trusted: identity is
 /// proven in the session.
 public struct TXTRecord: Sendable, Equatable {
     public static let serviceType = "_nearcard._tcp"
-    /// The protocol version this node announces.
+    /// The protocol version this node announces in `v`: 2, which every version-2 node reads as its own.
     public static let currentVersion = 2
+    /// The highest exchange version this node speaks, announced in `vmax` (docs/PROTOCOL.md §3, §21):
+    /// a version-3 dialler speaks 3 to a peer that announces it, 2 to one that does not.
+    public static let currentHighestVersion = 3
     /// Each TXT string is at most 255 bytes (RFC 6763 §6.1); Nearcard reads at most 32 of them.
     public static let maximumEntryLength = 255
     public static let maximumEntries = 32
@@ -14,12 +18,15 @@ public struct TXTRecord: Sendable, Equatable {
     public static let tagLength = 32
 
     public var version: Int?
+    /// The highest exchange version the node speaks (`vmax`); nil when absent (a version-2 node).
+    public var highestVersion: Int?
     /// The presence tag (`t`), nil when absent or malformed.
     public var tag: String?
     public var name: String?
 
-    public init(version: Int? = TXTRecord.currentVersion, tag: String?, name: String?) {
+    public init(version: Int? = TXTRecord.currentVersion, highestVersion: Int? = TXTRecord.currentHighestVersion, tag: String?, name: String?) {
         self.version = version
+        self.highestVersion = highestVersion
         self.tag = tag
         self.name = name
     }
@@ -28,6 +35,7 @@ public struct TXTRecord: Sendable, Equatable {
     public var entries: [[UInt8]] {
         var out: [[UInt8]] = []
         if let version { out.append(Array("v=\(version)".utf8)) }
+        if let highestVersion { out.append(Array("vmax=\(highestVersion)".utf8)) }
         if let tag { out.append(Array("t=\(tag)".utf8)) }
         if let name { out.append(Array(("name=" + Self.clip(name)).utf8)) }
         return out
@@ -70,6 +78,7 @@ public struct TXTRecord: Sendable, Equatable {
     /// a name with control characters nil.
     public init(parsing strings: [[UInt8]]) {
         version = nil
+        highestVersion = nil
         tag = nil
         name = nil
         var seen: Set<String> = []
@@ -84,6 +93,8 @@ public struct TXTRecord: Sendable, Equatable {
             switch key {
             case "v":
                 version = Int(value).flatMap { (0...999).contains($0) ? $0 : nil }
+            case "vmax":
+                highestVersion = Int(value).flatMap { (2...999).contains($0) ? $0 : nil }
             case "t":
                 if Self.isWellFormedTag(value) { tag = value }
             case "name":

@@ -52,6 +52,10 @@ public struct Contact: Sendable, Equatable {
     /// What the group proof this contact's card carried was found to be when it was received (trusted,
     /// not a group you trust, or failing, and why), as decided then; nil when the card carried none.
     public var groupVerdict: String?
+    /// The exchange version the contact's card last came in (docs/PROTOCOL.md §21): 2 for a peer that
+    /// speaks only that — its card is of the older kind, the seven version-2 fields — 3 otherwise; nil
+    /// for a card from a code, a file or typed by hand.
+    public var exchangeVersion: Int?
 
     public init(
         id: String = Sodium.randomUUIDString(), cardId: String? = nil, card: Card, source: ContactSource,
@@ -60,8 +64,9 @@ public struct Contact: Sendable, Equatable {
         didPublicKey: String? = nil, exchangeSignature: String? = nil, myExchangeSignature: String? = nil,
         exchangeTimestamp: Date? = nil, myEphemeralMessage: String? = nil, theirEphemeralMessage: String? = nil,
         graphExportEdgeId: String? = nil, credentialIds: [String] = [], declaredProofClaims: [String] = [],
-        memberOf: String? = nil, groupVerdict: String? = nil
+        memberOf: String? = nil, groupVerdict: String? = nil, exchangeVersion: Int? = nil
     ) {
+        self.exchangeVersion = exchangeVersion
         self.id = id
         self.cardId = cardId
         self.card = card
@@ -88,6 +93,15 @@ public struct Contact: Sendable, Equatable {
     }
 
     public var name: String { card.name }
+
+    /// What a face says of a card that came in an older exchange version than this node's highest
+    /// (nil otherwise): that it is of the older kind, and which fields such a card cannot hold.
+    public var olderCardNote: String? {
+        guard let version = exchangeVersion, version < ExchangeVersions.highest else { return nil }
+        let missing = CardField.allCases.filter { $0.row.since > version }.map { $0.label.lowercased() }
+        return "of the older kind: their Nearcard speaks exchange version \(version)"
+            + (missing.isEmpty ? "" : ", whose cards carry no \(missing.joined(separator: " or "))")
+    }
 
     /// The tag on a contact met through a QR invitation (no code was compared: the key was pinned).
     public static let invitedTag = "invited by QR"
@@ -132,6 +146,8 @@ public struct Contact: Sendable, Equatable {
         o["declaredProofClaims"] = .array(declaredProofClaims.map { .string($0) })
         o["memberOf"] = opt(memberOf)
         o["groupVerdict"] = opt(groupVerdict)
+        o["exchangeVersion"] = exchangeVersion.map { .number(Double($0)) } ?? .null
+        o["olderCard"] = opt(olderCardNote)
         return .object(o)
     }
 

@@ -55,6 +55,8 @@ public enum ContactMerge {
             merged.groupVerdict = incoming.groupVerdict
         }
         if merged.notes == nil { merged.notes = incoming.notes }
+        // The version of the latest exchange (a code or a file has none and leaves it).
+        if let version = incoming.exchangeVersion { merged.exchangeVersion = version }
         return Result(contact: merged, changed: changed)
     }
 

@@ -88,17 +88,18 @@ public struct ProximityPayload: Sendable, Equatable {
     /// card, and the bindings to this session, receiver and message.
     /// `sdProof`: the selective-disclosure proof of exactly this card and policy, when the caller made it
     /// ahead (`disclosureProof`, fresh for this one payload); else one is made here.
+    /// `version`: the exchange version of the session; a peer of an older one is sent only the fields it knows.
     public static func make(
         card: Card, policy: SharingPolicy, keys: IdentityKeys, receiver: String?, sessionBinding: [UInt8]?,
         ephemeralMessage: String?, sealedRoute: String?, issuerProof: String? = nil, sdProof: String? = nil,
-        now: Int64
+        now: Int64, version: Int = ExchangeVersions.lowest
     ) throws(CryptoError) -> ProximityPayload {
-        let disclosed = card.filtered(to: policy.fields)
+        let disclosed = disclosedCard(card, policy: policy, version: version)
         let proof: String
         if let sdProof {
             proof = sdProof
         } else {
-            proof = try SelectiveDisclosure.issue(card: card, disclosing: disclosed.presentFields, signer: keys.p256, issuedAt: now)
+            proof = try SelectiveDisclosure.issue(card: card, disclosing: disclosed.presentFields, signer: keys.p256, issuedAt: now, version: version)
         }
         var payload = ProximityPayload(
             cardFields: disclosed, senderDID: keys.p256.didKey.did, timestamp: now, issuerProof: issuerProof,
@@ -116,8 +117,18 @@ public struct ProximityPayload: Sendable, Equatable {
     /// The selective-disclosure proof a payload of `card` under `policy` carries: independent of the
     /// session and the receiver, so a sender may make it before it knows them (fresh salts each time:
     /// one proof per payload).
-    public static func disclosureProof(card: Card, policy: SharingPolicy, signer: P256.PrivateKey, now: Int64) throws(CryptoError) -> String {
-        try SelectiveDisclosure.issue(card: card, disclosing: card.filtered(to: policy.fields).presentFields, signer: signer, issuedAt: now)
+    public static func disclosureProof(
+        card: Card, policy: SharingPolicy, signer: P256.PrivateKey, now: Int64, version: Int = ExchangeVersions.lowest
+    ) throws(CryptoError) -> String {
+        try SelectiveDisclosure.issue(
+            card: card, disclosing: disclosedCard(card, policy: policy, version: version).presentFields, signer: signer, issuedAt: now,
+            version: version)
+    }
+
+    /// What a payload of exchange `version` discloses of `card`: the fields the policy shares that the
+    /// version carries.
+    public static func disclosedCard(_ card: Card, policy: SharingPolicy, version: Int) -> Card {
+        card.filtered(to: policy.fields.intersection(CardField.fields(ofVersion: version)))
     }
 
     public init(
@@ -142,8 +153,14 @@ public struct ProximityPayload: Sendable, Equatable {
         self.payloadSignature = payloadSignature
     }
 
-    /// Decodes a payload strictly: unknown members, wrong types and over-long values are refused.
-    public init(json: JSONValue) throws(ModelError) {
+    /// Version 3: the members of `cardFields` that name no field this node knows (a newer peer's). The
+    /// disclosure proof must open each with the same value (`verify`); nothing else reads them.
+    public var unknownCardFields: JSONObject = [:]
+
+    /// Decodes a payload of exchange `version` strictly: unknown members, wrong types and over-long
+    /// values are refused — but for the card's fields of a newer peer in version 3, which are set aside
+    /// (`unknownCardFields`).
+    public init(json: JSONValue, version: Int = ExchangeVersions.lowest) throws(ModelError) {
         guard let o = json.objectValue else { throw ModelError(.malformedPayload, "a payload must be a JSON object") }
         for key in o.keys where !Self.members.contains(key) {
             throw ModelError(.malformedPayload, "unknown member \"\(key)\" in the payload")
@@ -159,7 +176,14 @@ public struct ProximityPayload: Sendable, Equatable {
             guard let s = v.stringValue else { throw ModelError(.malformedPayload, "\"\(key)\" must be a string") }
             return s
         }
-        guard let card = o["cardFields"] else { throw ModelError(.malformedPayload, "the payload has no \"cardFields\"") }
+        guard var card = o["cardFields"] else { throw ModelError(.malformedPayload, "the payload has no \"cardFields\"") }
+        if version >= 3, let members = card.objectValue {
+            let known = Set(CardField.fields(ofVersion: version).map(\.rawValue))
+            unknownCardFields = JSONObject(members.members.filter { !known.contains($0.key) }.map { ($0.key, $0.value) })
+            card = .object(JSONObject(members.members.filter { known.contains($0.key) }.map { ($0.key, $0.value) }))
+        } else if let members = card.objectValue, let newer = members.keys.first(where: { CardField(rawValue: $0).map { $0.row.since > version } ?? false }) {
+            throw ModelError(.malformedPayload, "cardFields: \"\(newer)\" is not a field of version \(version)")
+        }
         do { cardFields = try Card(json: card) } catch {
             // A value over a limit stays that (too_large on the wire), not "malformed".
             throw ModelError(error.kind == .limitExceeded ? .limitExceeded : .malformedPayload, "cardFields: \(error.message)")
@@ -199,12 +223,16 @@ public struct PayloadVerificationContext: Sendable {
     public var maximumSkew: Int64
     /// Whether a payload without a selective-disclosure proof is refused.
     public var requireDisclosureProof: Bool
+    /// The session's exchange version (docs/PROTOCOL.md §9): which fields the card may carry and how
+    /// its disclosure proof is built.
+    public var version: Int = ExchangeVersions.lowest
 
     public init(
         expectedSenderDID: String? = nil, receiverDID: String? = nil, sessionBinding: [UInt8]? = nil,
         peerStaticKey: X25519.PublicKey? = nil, ephemeralMessage: String? = nil, now: Int64,
-        maximumSkew: Int64 = 300, requireDisclosureProof: Bool = true
+        maximumSkew: Int64 = 300, requireDisclosureProof: Bool = true, version: Int = ExchangeVersions.lowest
     ) {
+        self.version = version
         self.expectedSenderDID = expectedSenderDID
         self.receiverDID = receiverDID
         self.sessionBinding = sessionBinding
@@ -283,7 +311,7 @@ extension ProximityPayload {
     /// sender DID, bindings, timestamp, keys, and the selective-disclosure proof.
     public static func verify(json: JSONValue, context: PayloadVerificationContext) -> Result<Verified, PayloadFailure> {
         let payload: ProximityPayload
-        do { payload = try ProximityPayload(json: json) } catch {
+        do { payload = try ProximityPayload(json: json, version: context.version) } catch {
             return .failure(error.kind == .limitExceeded ? .tooLarge(error.message) : .malformed(error.message))
         }
         let senderKey: DIDKey
@@ -334,7 +362,7 @@ extension ProximityPayload {
         }
         var disclosure: SelectiveDisclosure.Disclosed?
         if let proof = payload.sdProof {
-            switch SelectiveDisclosure.verify(proof, issuer: senderKey) {
+            switch SelectiveDisclosure.verify(proof, issuer: senderKey, version: context.version) {
             case .failure(.tooLarge(let why)): return .failure(.tooLarge(why))
             case .failure(let f): return .failure(.disclosureProof(f))
             case .success(let d): disclosure = d
@@ -349,6 +377,14 @@ extension ProximityPayload {
                 } else if opened != nil {
                     return .failure(.disclosureMismatch(field))
                 }
+            }
+            // A newer peer's fields: the card and the proof must agree on them too (then nothing keeps them).
+            let opened = disclosure?.unknown ?? [:]
+            for (name, value) in opened where value == .null { return .failure(.malformed("the proof discloses \(name) as null (absent)")) }
+            if Set(opened.keys) != Set(payload.unknownCardFields.keys)
+                || payload.unknownCardFields.members.contains(where: { opened[$0.key] != $0.value })
+            {
+                return .failure(.malformed("the card's fields this node does not know differ from those the disclosure proof opens"))
             }
         } else if context.requireDisclosureProof {
             return .failure(.missingDisclosureProof)

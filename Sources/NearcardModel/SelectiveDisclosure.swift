@@ -5,12 +5,25 @@ public import NearcardCrypto
 ///     <issuer-signed JWT> ~ <disclosure> ~ … ~ <disclosure> ~
 ///
 /// The JWT (ES256, signed with the sender's DID key, `typ` `nearcard-card+sd-jwt`) carries
-/// `{"iss": did, "iat": t, "_sd_alg": "sha-256", "_sd": [digest × 7]}`: one salted digest for *every*
-/// card field, present or not, sorted. Each disclosure is base64url(JCS([salt, field, value])) with a
-/// fresh 128-bit salt; its digest is base64url(SHA-256(ASCII(disclosure))). Only the disclosed fields'
-/// disclosures are attached, so a recipient can recompute each disclosed field's digest and learns of
-/// the hidden fields only that there are `7 − disclosed` of them (not even whether they are empty).
+/// `{"iss": did, "iat": t, "_sd_alg": "sha-256", "_sd": [digests, sorted]}`. Each disclosure is
+/// base64url(JCS([salt, field, value])) with a fresh 128-bit salt; its digest is
+/// base64url(SHA-256(ASCII(disclosure))). Only the disclosed fields' disclosures are attached.
+///
+/// How many digests, and what they commit to, depends on the exchange version (docs/PROTOCOL.md §9):
+/// - **version 2** (and QR codes): one salted digest for each of the seven version-2 fields, present
+///   or not (an absent one commits to `null`); a recipient learns of the hidden fields only that there
+///   are `7 − disclosed` of them. A disclosure naming any other field is refused.
+/// - **version 3**: exactly `slots` (16) digests: one for each field disclosed, random decoys for the
+///   rest, so the count says nothing of what a person shares and a field added later needs no new
+///   version. A disclosure naming a field the recipient does not know is set aside (`Disclosed.unknown`),
+///   not refused.
 public enum SelectiveDisclosure {
+    /// The digests of a version-3 proof: real ones for the fields disclosed, decoys for the rest.
+    public static let slots = 16
+
+    /// How many digests a proof of exchange `version` holds.
+    public static func digestCount(version: Int) -> Int { version >= 3 ? slots : CardField.fields(ofVersion: 2).count }
+
     public static let typ = "nearcard-card+sd-jwt"
     public static let saltByteCount = 16
     /// Largest SD-JWT accepted (it is carried inside a payload or a QR code).
@@ -18,25 +31,33 @@ public enum SelectiveDisclosure {
     /// Largest disclosure accepted, decoded: the JSON `[salt, field, value]`.
     public static let maximumDisclosureLength = 8192
 
-    /// Issues a proof committing to every field of `card` and disclosing `fields` (those the card has).
+    /// Issues a proof of `card` disclosing `fields` (those the card has and `version` carries).
     /// `extraClaims` (for instance `exp` and `jti` in a QR code) are signed with the digests.
     public static func issue(
         card: Card, disclosing fields: Set<CardField>, signer: P256.PrivateKey, issuedAt: Int64,
-        extraClaims: JSONObject = [:]
+        extraClaims: JSONObject = [:], version: Int = 2
     ) throws(CryptoError) -> String {
         let did = signer.didKey.did
         var digests: [String] = []
         var disclosures: [String] = []
-        // Every field's salt from one draw of the CSPRNG (one system call, not seven).
-        var salts = Sodium.randomBytes(saltByteCount * CardField.allCases.count)
+        let carried = CardField.fields(ofVersion: version)
+        // Version 2 commits to every field it knows; version 3 only to those disclosed.
+        let committed = version >= 3 ? carried.filter { fields.contains($0) && card.value(of: $0) != nil } : carried
+        precondition(committed.count <= digestCount(version: version))
+        // Every salt from one draw of the CSPRNG (one system call, not seven), and the decoys from another.
+        var salts = Sodium.randomBytes(saltByteCount * committed.count)
         defer { salts.wipe() }
-        for (i, field) in CardField.allCases.enumerated() {
+        for (i, field) in committed.enumerated() {
             let value = card.value(of: field)
             let salt = Base64.urlEncode(salts[(i * saltByteCount)..<((i + 1) * saltByteCount)])
             let disclosure = makeDisclosure(salt: salt, field: field, value: value ?? .null)
             digests.append(digest(of: disclosure))
             if fields.contains(field), value != nil { disclosures.append(disclosure) }
         }
+        // A decoy is 32 random bytes in a digest's form: nothing tells it from a real one (RFC 9901 §4.2.5).
+        let decoys = digestCount(version: version) - digests.count
+        let random = Sodium.randomBytes(decoys * SHA256.byteCount)
+        for i in 0..<decoys { digests.append(Base64.urlEncode(random[(i * SHA256.byteCount)..<((i + 1) * SHA256.byteCount)])) }
         var claims: JSONObject = extraClaims
         claims["iss"] = .string(did)
         claims["iat"] = .number(Double(issuedAt))
@@ -51,7 +72,8 @@ public enum SelectiveDisclosure {
     /// `maximumDisclosureLength`). The reason names the field that takes the most room.
     public static func exchangeProblem(_ card: Card) -> String? {
         let key = P256.PrivateKey()
-        guard let proof = try? issue(card: card, disclosing: Set(CardField.allCases), signer: key, issuedAt: 0) else {
+        let version = ExchangeVersions.highest
+        guard let proof = try? issue(card: card, disclosing: Set(CardField.allCases), signer: key, issuedAt: 0, version: version) else {
             return "the card cannot be signed"
         }
         let sizes = CardField.allCases.compactMap { field -> (CardField, Int)? in
@@ -67,7 +89,7 @@ public enum SelectiveDisclosure {
             return
                 "it would take \(proof.utf8.count) bytes in an exchange, and a peer accepts at most \(maximumLength): shorten \(largest.rawValue) (\(bytes) bytes), the largest field"
         }
-        if case .failure(let why) = verify(proof, issuer: key.didKey) { return "a peer would refuse it: \(why)" }
+        if case .failure(let why) = verify(proof, issuer: key.didKey, version: version) { return "a peer would refuse it: \(why)" }
         return nil
     }
 
@@ -85,14 +107,17 @@ public enum SelectiveDisclosure {
         public let issuer: String
         public let issuedAt: Int64
         public let fields: [CardField: JSONValue]
-        /// Commitments not opened: the number of hidden fields.
+        /// Version 3: disclosures of fields this node does not know (a newer peer's), by name. Their
+        /// digests are signed like the others; the receiver checks them against the card and keeps nothing.
+        public let unknown: [String: JSONValue]
+        /// Commitments not opened: hidden fields (version 2), hidden fields and decoys (version 3).
         public let hiddenCount: Int
         /// Every signed claim (for `exp`, `jti` and other extra claims).
         public let claims: JSONObject
     }
 
-    /// Verifies the proof against the issuer's did:key; every failure says why.
-    public static func verify(_ sdJWT: String, issuer: DIDKey) -> Result<Disclosed, SDProofFailure> {
+    /// Verifies the proof of exchange `version` against the issuer's did:key; every failure says why.
+    public static func verify(_ sdJWT: String, issuer: DIDKey, version: Int = 2) -> Result<Disclosed, SDProofFailure> {
         guard sdJWT.utf8.count <= maximumLength else {
             return .failure(.tooLarge("the selective-disclosure proof is \(sdJWT.utf8.count) bytes; at most \(maximumLength)"))
         }
@@ -111,8 +136,13 @@ public enum SelectiveDisclosure {
         guard header["typ"]?.stringValue == typ else { return .failure(.malformed("the JWT's typ is not \(typ)")) }
         guard claims["iss"]?.stringValue == issuer.did else { return .failure(.wrongIssuer) }
         guard claims["_sd_alg"]?.stringValue == "sha-256" else { return .failure(.malformed("_sd_alg must be sha-256")) }
-        guard let sd = claims["_sd"]?.arrayValue, sd.count == CardField.allCases.count else {
-            return .failure(.malformed("_sd must hold one digest per card field (\(CardField.allCases.count))"))
+        let count = digestCount(version: version)
+        guard let sd = claims["_sd"]?.arrayValue, sd.count == count else {
+            return .failure(
+                .malformed(
+                    version >= 3
+                        ? "_sd must hold exactly \(count) digests (version \(version): the fields disclosed and decoys)"
+                        : "_sd must hold one digest per card field (\(count))"))
         }
         var digests = Set<String>()
         for d in sd {
@@ -122,6 +152,8 @@ public enum SelectiveDisclosure {
         }
         guard let issuedAt = claims["iat"]?.integerValue else { return .failure(.malformed("iat must be an integer (Unix seconds)")) }
         var fields: [CardField: JSONValue] = [:]
+        var unknown: [String: JSONValue] = [:]
+        let known = Set(CardField.fields(ofVersion: version))
         var used = Set<String>()
         for disclosure in parts[1..<(parts.count - 1)] {
             let d = digest(of: disclosure)
@@ -142,11 +174,20 @@ public enum SelectiveDisclosure {
                 return .failure(.malformed("a disclosure's salt is not a string of at least 16 characters"))
             }
             guard let name = array[1].stringValue else { return .failure(.malformed("a disclosure's field name is not a string")) }
-            guard let field = CardField(rawValue: name) else { return .failure(.malformed("a disclosure names \"\(name)\", which is not a card field")) }
+            guard let field = CardField(rawValue: name), known.contains(field) else {
+                guard version >= 3 else { return .failure(.malformed("a disclosure names \"\(name)\", which is not a card field")) }
+                // A newer peer's field: checked like any other, then set aside.
+                guard unknown[name] == nil else { return .failure(.malformed("the field \(name) is disclosed twice")) }
+                unknown[name] = array[2]
+                continue
+            }
             guard fields[field] == nil else { return .failure(.malformed("the field \(name) is disclosed twice")) }
             fields[field] = array[2]
         }
-        return .success(Disclosed(issuer: issuer.did, issuedAt: issuedAt, fields: fields, hiddenCount: sd.count - fields.count, claims: claims))
+        return .success(
+            Disclosed(
+                issuer: issuer.did, issuedAt: issuedAt, fields: fields, unknown: unknown, hiddenCount: sd.count - fields.count - unknown.count,
+                claims: claims))
     }
 }
 

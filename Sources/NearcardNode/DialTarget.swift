@@ -1,4 +1,5 @@
 package import NearcardDiscovery
+import NearcardModel
 package import NearcardProtocol
 
 /// Where to dial, and who we expect to find there.
@@ -10,6 +11,10 @@ public struct DialTarget: Sendable {
     package var instanceName: String?
     /// The QR invitation the session presents (§19).
     package var invitation: Invitation.Claim?
+    /// The exchange version to speak (§21): the highest this node speaks, or the peer's announced
+    /// highest when lower. A peer dialled by address that answers `unsupported_version` is dialled
+    /// again in version 2 (`Dialer`).
+    package var version: Int = ExchangeMessage.version
 
     package init(addresses: [PeerAddress], expected: ExpectedPeer, label: String, instanceName: String? = nil, invitation: Invitation.Claim? = nil) {
         self.addresses = addresses
@@ -52,5 +57,12 @@ extension DialTarget {
         self.init(
             addresses: peer.dialOrder, expected: expected,
             label: "\(peer.displayName) (\(peer.dialOrder.map(\.description).joined(separator: ", ")))", instanceName: peer.instanceName)
+        // A node that announces no `vmax` speaks version 2 only.
+        version = Self.version(announced: peer.txt.highestVersion)
+    }
+
+    /// The version to speak to a peer that announced `highest` (nil: nothing, a version-2 node).
+    static func version(announced highest: Int?) -> Int {
+        ExchangeVersions.spoken.last { $0 <= (highest ?? ExchangeVersions.lowest) } ?? ExchangeVersions.lowest
     }
 }

@@ -32,6 +32,7 @@ package enum Dialer {
         let budget = context.limits.connectBudget
         var failures: [String] = []
         var addresses = target.addresses
+        var target = target
         var round = 0
         while true {
             var silent: [PeerAddress] = []
@@ -40,7 +41,16 @@ package enum Dialer {
                 let remaining = budget - Date().timeIntervalSince(started)
                 guard remaining > 0.05 else { break }
                 let timeout = min(remaining, 3 * pow(2, Double(round)))
-                switch await attempt(address, timeout: timeout, target: target, context: context, consent: consent, group: group) {
+                var outcome = await attempt(address, timeout: timeout, target: target, context: context, consent: consent, group: group)
+                // A version-2 node answers a version-3 hello with `unsupported_version` before anything
+                // is shown or decided (§21): dial it again at once, in version 2, and keep to that.
+                if case .connected(let result) = outcome, Self.speaksOlderVersion(result), target.version > ExchangeVersions.lowest {
+                    target.version = ExchangeVersions.lowest
+                    context.events.emit(
+                        .stillDialing(target: target.label, attempt: round + 1, reason: "the peer speaks version 2 only; dialling again in version 2"))
+                    outcome = await attempt(address, timeout: timeout, target: target, context: context, consent: consent, group: group)
+                }
+                switch outcome {
                 case .connected(let result):
                     // A handshake that ran out before the peer said who it is: no code was shown to
                     // anyone (the code needs both sides' reveals), so nothing can be doubled — tried
@@ -106,7 +116,7 @@ package enum Dialer {
                     channel.eventLoop.makeCompletedFuture {
                         try SessionPipeline.configureExchange(
                             channel, context: context, consent: consent, expected: target.expected, invitation: target.invitation,
-                            remote: address.description, result: promise)
+                            version: target.version, remote: address.description, result: promise)
                     }
                 }
             // One wait for the whole attempt: the connect's outcome is handled on the event loop, so the
@@ -134,6 +144,12 @@ package enum Dialer {
     static func unansweredHandshake(_ result: SessionResult) -> String? {
         guard case .failed(let error, nil, false, nil) = result, [.timeout, .connectionLost].contains(error.code) else { return nil }
         return error.message
+    }
+
+    /// The peer refused our hello's version (a version-2 node, §21).
+    static func speaksOlderVersion(_ result: SessionResult) -> Bool {
+        guard case .failed(let error, nil, true, nil) = result else { return false }
+        return error.code == .unsupportedVersion
     }
 
     /// A connect that timed out (or whose network said "try again"), as opposed to a definite refusal.

@@ -189,7 +189,7 @@ package final class NodeContext: Sendable {
             signPubKey: Base64.encode(outcome.peer.signPubKey.rawRepresentation), didPublicKey: outcome.peer.did,
             exchangeSignature: their.payloadSignature, myExchangeSignature: outcome.myPayload.payloadSignature,
             exchangeTimestamp: at, myEphemeralMessage: outcome.myMessage, theirEphemeralMessage: outcome.theirMessage,
-            graphExportEdgeId: outcome.graphEdgeID, memberOf: group?.group, groupVerdict: group?.description)
+            graphExportEdgeId: outcome.graphEdgeID, memberOf: group?.group, groupVerdict: group?.description, exchangeVersion: outcome.version)
         if outcome.invited { contact.tags.append(Contact.invitedTag) }
         let route = NearcardDatabase.IssuedRoute(
             mailboxToken: outcome.myRoute.mailboxToken, contactDID: outcome.peer.did,

@@ -319,5 +319,12 @@ extension NearcardDatabase {
                 );
                 DELETE FROM policyAcceptance
                 """),
+        // The exchange version a contact's card last came in (2: a peer that speaks only version 2, whose
+        // card is of the older kind); NULL for codes, files and contacts typed by hand.
+        Migration(
+            id: "v19-exchange-version",
+            sql: """
+                ALTER TABLE contact ADD COLUMN exchangeVersion INTEGER
+                """),
     ]
 }

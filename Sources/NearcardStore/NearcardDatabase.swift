@@ -579,7 +579,7 @@ public final class NearcardDatabase: Sendable {
             c.receivedAt.timeIntervalSince1970, c.lastInteraction?.timeIntervalSince1970, json(c.tags), c.notes, c.sealedRoute,
             c.pubKey, c.signPubKey, c.exchangeSignature, c.myExchangeSignature, c.exchangeTimestamp?.timeIntervalSince1970,
             c.myEphemeralMessage, c.theirEphemeralMessage, c.graphExportEdgeId, json(c.credentialIds), json(c.declaredProofClaims),
-            payloadJSON, c.memberOf, c.groupVerdict, presenceKey,
+            payloadJSON, c.memberOf, c.groupVerdict, presenceKey, c.exchangeVersion,
         ]
         return (contactUpsertSQL, values.map { $0.sqlValue })
     }
@@ -589,8 +589,8 @@ public final class NearcardDatabase: Sendable {
         INSERT INTO contact (id, did, cardId, name, cardJSON, source, verificationStatus, receivedAt, lastInteraction,
             tagsJSON, notes, sealedRoute, pubKey, signPubKey, exchangeSignature, myExchangeSignature, exchangeTimestamp,
             myEphemeralMessage, theirEphemeralMessage, graphExportEdgeId, credentialIdsJSON, declaredProofClaimsJSON, payloadJSON,
-            memberOf, groupVerdict, presenceKey)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            memberOf, groupVerdict, presenceKey, exchangeVersion)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET
             did = excluded.did, cardId = excluded.cardId, name = excluded.name, cardJSON = excluded.cardJSON,
             source = excluded.source, verificationStatus = excluded.verificationStatus, receivedAt = excluded.receivedAt,
@@ -601,7 +601,7 @@ public final class NearcardDatabase: Sendable {
             theirEphemeralMessage = excluded.theirEphemeralMessage, graphExportEdgeId = excluded.graphExportEdgeId,
             credentialIdsJSON = excluded.credentialIdsJSON, declaredProofClaimsJSON = excluded.declaredProofClaimsJSON,
             payloadJSON = excluded.payloadJSON, memberOf = excluded.memberOf, groupVerdict = excluded.groupVerdict,
-            presenceKey = COALESCE(excluded.presenceKey, contact.presenceKey)
+            presenceKey = COALESCE(excluded.presenceKey, contact.presenceKey), exchangeVersion = excluded.exchangeVersion
         """
 
     /// The same insert for a contact new to the store: it does nothing when another writer has just
@@ -628,7 +628,8 @@ public final class NearcardDatabase: Sendable {
             myExchangeSignature: try row["myExchangeSignature"], exchangeTimestamp: try date("exchangeTimestamp"),
             myEphemeralMessage: try row["myEphemeralMessage"], theirEphemeralMessage: try row["theirEphemeralMessage"],
             graphExportEdgeId: try row["graphExportEdgeId"], credentialIds: try list("credentialIdsJSON"),
-            declaredProofClaims: try list("declaredProofClaimsJSON"), memberOf: try row["memberOf"], groupVerdict: try row["groupVerdict"])
+            declaredProofClaims: try list("declaredProofClaimsJSON"), memberOf: try row["memberOf"], groupVerdict: try row["groupVerdict"],
+            exchangeVersion: (try row["exchangeVersion"] as Int64?).map(Int.init))
     }
 
     static func decodeCard(_ text: String, what: String) throws -> Card {

@@ -83,7 +83,11 @@ if not __debug__:
     raise SystemExit("python_peer.py: run it without -O / PYTHONOPTIMIZE (its checks are asserts)")
 
 B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+# The card's fields as the spec lists them (§9), the one list every peer here reads: version 2's seven,
+# and version 3's, which adds pronouns (§21). A version-3 receiver sets aside a field it does not know.
 FIELDS = ["name", "email", "phone", "company", "title", "socialNetworks", "skills"]
+FIELDS_V3 = FIELDS + ["pronouns"]
+SD_SLOTS_V3 = 16  # §9: a version-3 proof's digests, real and decoy
 TAG = b"nearcard/2"
 MAIL_TAG = b"nearcard-mail/2"
 PROLOGUE = b"nearcard-exchange"
@@ -353,24 +357,31 @@ def ik_dial(host, port, my_static: X25519Private, responder_pub: bytes, wire=Non
     return wire, noise
 
 
-def build_card(me: Me, peer_did: str, peer_pub: bytes, h: bytes, name: str, message, tamper=None, violate=None):
-    """§9 + §10: our ProximityPayload, its card frame, and the route's mailbox token."""
+def build_card(me: Me, peer_did: str, peer_pub: bytes, h: bytes, name: str, message, tamper=None, violate=None, version=2, extra=None):
+    """§9 + §10: our ProximityPayload, its card frame, and the route's mailbox token. Version 3 (§21):
+    `extra` fields are added to the card and disclosed (a field the receiver may not know among them),
+    and the proof holds 16 digests, real ones for what is disclosed and decoys for the rest."""
     now = int(time.time())
     card = {"name": name, "company": "Python Software", "email": "peer@example.org"}
+    card.update(extra or {})
     if violate == "grapheme-name":
         card["name"] = "e" + "\u0301" * 300  # one grapheme, 301 code points
     if violate == "bidi-name":
         card["name"] = "Dora\u202eXoR"  # §1: an override would reverse what follows the name
-    disclosed = {"name", "company"}
+    disclosed = {"name", "company"} | set(extra or {})
     if violate == "extra-member":  # §9: a profile holds platform, username, url? and nothing else
         card["socialNetworks"] = [{"platform": "p", "username": "u"}]
         disclosed.add("socialNetworks")
     digests, disclosures = [], []
-    for f in FIELDS:
+    # Version 2 commits to each of its seven fields (absent ones to null); version 3 only to those disclosed.
+    committed = FIELDS if version == 2 else [f for f in FIELDS_V3 + sorted(extra or {}) if f in disclosed and f in card]
+    for f in dict.fromkeys(committed):
         disc = b64u(jcs([b64u(os.urandom(16)), f, card.get(f)]))
         digests.append(b64u(sha256(disc.encode())))
         if f in disclosed or (violate == "null-disclosure" and f == "phone"):
             disclosures.append(disc)
+    while version >= 3 and len(digests) < SD_SLOTS_V3:
+        digests.append(b64u(os.urandom(32)))  # a decoy (RFC 9901 §4.2.5)
     header = b64u(jcs({"alg": "ES256", "typ": "nearcard-card+sd-jwt"}))
     claims = b64u(jcs({"iss": me.did, "iat": now, "_sd_alg": "sha-256", "_sd": sorted(digests)}))
     jwt = header + "." + claims + "." + b64u(me.did_key.sign((header + "." + claims).encode()))
@@ -402,8 +413,9 @@ def build_card(me: Me, peer_did: str, peer_pub: bytes, h: bytes, name: str, mess
     return frame
 
 
-def check_card(me: Me, theirs: dict, peer: dict, peer_fp: str, h: bytes, session_static: bytes):
-    """§9 and §10, the receiver's side. Returns (checks, opened fields, route, notes)."""
+def check_card(me: Me, theirs: dict, peer: dict, peer_fp: str, h: bytes, session_static: bytes, version=2):
+    """§9 and §10, the receiver's side. Returns (checks, opened fields, route, notes). Version 3: the
+    proof holds 16 digests, and a disclosed field this peer does not know is checked, then set aside."""
     p = theirs["payload"]
     now = int(time.time())
     sig = b64d(p["payloadSignature"])
@@ -435,10 +447,15 @@ def check_card(me: Me, theirs: dict, peer: dict, peer_fp: str, h: bytes, session
             ok = False
             continue
         _salt, name, value = json.loads(b64ud(disc))
-        if name not in FIELDS or name in opened or value is None:
+        if (version == 2 and name not in FIELDS) or name in opened or value is None:
             ok = False
         opened[name] = value
-    checks["disclosures"] = ok and parts[-1] == "" and opened == p["cardFields"] and len(set(jclaims["_sd"])) == 7 == len(jclaims["_sd"])
+    slots = 7 if version == 2 else SD_SLOTS_V3
+    checks["disclosures"] = ok and parts[-1] == "" and opened == p["cardFields"] and len(set(jclaims["_sd"])) == slots == len(jclaims["_sd"])
+    if version >= 3:
+        notes["unknownFields"] = sorted(k for k in opened if k not in FIELDS_V3)
+        for k in notes["unknownFields"]:
+            del opened[k]
     route = None
     try:
         inner = json.loads(SealedBox(me.x).decrypt(b64d(p["sealedRoute"])))
@@ -479,9 +496,17 @@ def main():
                                           "invite-without-identity", "reflected-proof", "early-decision", "nine-hints", "extra-member", "bidi-name"])
     ap.add_argument("--common-contacts", metavar="DID,DID,...",
                     help="offer the private common-contacts step (§22) with these DIDs as our set (\"\" = an empty set)")
+    ap.add_argument("--speak", type=int, choices=[2, 3], default=2,
+                    help="the exchange version to speak (§21): dialling, the hello's; listening, the highest accepted")
+    ap.add_argument("--extra", action="append", default=[], metavar="FIELD=VALUE",
+                    help="version 3: a field to add to our card and disclose (pronouns, or one the node does not know)")
+    ap.add_argument("--listen", type=int, metavar="PORT", help="answer exchanges on 127.0.0.1:PORT as a responder (see --sessions)")
+    ap.add_argument("--sessions", type=int, default=1, help="with --listen: how many sessions to answer before exiting")
     ap.add_argument("--mail-impostor", type=int, metavar="PORT")
     ap.add_argument("--bind", default="0.0.0.0", help="--mail-impostor's address (default 0.0.0.0)")
     args = ap.parse_args()
+    if args.listen:
+        return listen(args)
     if args.mail_impostor:
         return mail_impostor(args)
     if args.mail_stranger:
@@ -596,7 +621,7 @@ def exchange(args):
     try:
         # hello (initiator): commit to the SAS nonce (§7); our identity, unless we recognised the node (§6.2).
         n_i = os.urandom(32)
-        hello = {"type": "hello", "version": 1 if violate == "hello-version-1" else 2,
+        hello = {"type": "hello", "version": 1 if violate == "hello-version-1" else args.speak,
                  "sasCommit": b64u(sha256(b"nearcard/sas-commit/v1\0" + h + n_i))}
         if (recall is None and violate not in ("no-identity", "invite-without-identity")) or violate == "identity-twice":
             hello["identity"] = me.identity("responder" if violate == "reflected-proof" else "initiator", h)
@@ -694,14 +719,16 @@ def exchange(args):
         if common_set is not None and report["peerOfferedCommonContacts"]:
             run_psi(common_set, peer["did"])
         message = {"long-message": "a" * 141, "control-message": "see you\r\nat 3"}.get(violate, args.message)
-        send(build_card(me, peer["did"], b64d(peer["pubKey"]), h, me.name, message, args.tamper, violate))
+        extra = dict(x.split("=", 1) for x in args.extra)
+        send(build_card(me, peer["did"], b64d(peer["pubKey"]), h, me.name, message, args.tamper, violate, version=args.speak, extra=extra))
 
         theirs = recv("card")
         if set(theirs) - {"type", "payload", "message", "presenceKey"} or "presenceKey" not in theirs:
             abort("protocol_error", "card members: %s" % sorted(theirs)); raise Ended()
-        checks, opened, route, notes = check_card(me, theirs, peer, peer_fp, h, remote_static)
+        checks, opened, route, notes = check_card(me, theirs, peer, peer_fp, h, remote_static, version=args.speak)
         report.update(checks=checks, theirCard=theirs["payload"]["cardFields"], theirMessage=theirs.get("message"),
-                      hiddenFields=7 - len(opened), peerPresenceKey=theirs.get("presenceKey"), notes=notes)
+                      hiddenFields=(7 if args.speak == 2 else SD_SLOTS_V3) - len(opened), peerPresenceKey=theirs.get("presenceKey"),
+                      notes=notes, version=args.speak)
         if route:
             report["route"] = {"hints": route["hints"], "expiresAt": route["expiresAt"]}
         if not all(checks.values()):
@@ -734,6 +761,90 @@ def exchange(args):
         with open(args.record, "w") as f:
             json.dump([b64(x) for x in wire.sent], f)
     return finish(0 if report.get("completed") else 1)
+
+
+def listen(args):
+    """The responder's side of §5–§11, for a node that dials us (by address): Noise XX with a fresh
+    static key per session, then nonce / decision (accepting, with our identity) / card + done / confirm.
+    A hello of a version above --speak is answered with abort unsupported_version (§13, §21), as a node
+    of that version would. Prints one JSON line per session: version (the hello's), aborted, completed,
+    checks, theirCard, notes."""
+    me = Me(args.name, args.state)
+    server = socket.create_server(("127.0.0.1", args.listen))
+    server.settimeout(120)
+    print(json.dumps({"listening": args.listen, "did": me.did}), flush=True)
+    code = 1
+    for _ in range(args.sessions):
+        conn, _addr = server.accept()
+        wire = Wire(sock=conn)
+        report = {}
+        try:
+            noise = responder(b"Noise_XX_25519_ChaChaPoly_SHA256", X25519Private.generate())
+            if noise.read_message(wire.recv()) != TAG:
+                raise PeerFault("protocol_error", "message 1 is not tagged nearcard/2")
+            wire.send(noise.write_message(b""))
+            if noise.read_message(wire.recv()) != b"":
+                raise PeerFault("protocol_error", "a payload in message 3")
+            h = noise.get_handshake_hash()
+
+            def send(msg):
+                wire.send(noise.encrypt(jcs(msg)))
+
+            def recv(kind):
+                msg = strict_json(noise.decrypt(wire.recv()))
+                if msg.get("type") == "abort":
+                    report["aborted"] = msg
+                    raise PeerFault(None, msg.get("reason"))
+                if msg.get("type") != kind:
+                    raise PeerFault("protocol_error", "%s where %s was due" % (msg.get("type"), kind))
+                return msg
+
+            hello = recv("hello")
+            report["version"] = hello.get("version")
+            if hello.get("version") not in range(2, args.speak + 1):
+                raise PeerFault("unsupported_version", "this peer speaks hello version %s" % " and ".join(map(str, range(2, args.speak + 1))))
+            if "identity" not in hello:
+                raise PeerFault("protocol_error", "this test peer answers only a hello with an identity")
+            peer, peer_fp = check_identity(hello["identity"], "initiator", h, me.did)
+            n_r = os.urandom(32)
+            send({"type": "nonce", "sasNonce": b64u(n_r)})
+            reveal = recv("sas-reveal")
+            n_i = b64ud(reveal["nonce"])
+            if b64u(sha256(b"nearcard/sas-commit/v1\0" + h + n_i)) != hello["sasCommit"]:
+                raise PeerFault("bad_commitment", "the revealed nonce does not open the hello's commitment")
+            d = sha256(b"nearcard/sas/v1\0" + h + n_i + n_r)
+            sas = int.from_bytes(d[:4], "big") % 1000000
+            report["sas"] = "%03d %03d" % (sas // 1000, sas % 1000)
+            send({"type": "decision", "accept": True, "identity": me.identity("responder", h)})
+            if not recv("decision").get("accept"):
+                raise PeerFault(None, "declined")
+            theirs = recv("card")
+            version = hello["version"]
+            checks, opened, route, notes = check_card(me, theirs, peer, peer_fp, h, b"", version=version)
+            report.update(checks=checks, theirCard=theirs["payload"]["cardFields"], notes=notes, peerDid=peer["did"])
+            if not all(checks.values()):
+                raise PeerFault("bad_card", "python peer: " + ",".join(k for k, v in checks.items() if not v))
+            extra = dict(x.split("=", 1) for x in args.extra) if version >= 3 else {}
+            send(build_card(me, peer["did"], b64d(peer["pubKey"]), h, me.name, args.message, version=version, extra=extra))
+            send({"type": "done"})
+            recv("done")
+            send({"type": "confirm"})
+            report["completed"] = True
+            code = 0
+        except PeerFault as e:
+            if e.code:
+                report["aborted"] = {"code": e.code, "reason": e.reason, "by": "us"}
+                try:
+                    send({"type": "abort", "code": e.code, "reason": e.reason})
+                except Exception:  # noqa: BLE001  (no transport yet: closed without an abort, §4)
+                    pass
+        except (ConnectionError, OSError, ValueError) as e:
+            report["error"] = str(e)
+        finally:
+            wire.close()
+        print(json.dumps(report), flush=True)
+    me.save()
+    return code
 
 
 def replay(args):

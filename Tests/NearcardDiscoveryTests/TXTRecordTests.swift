@@ -7,9 +7,9 @@ import Testing
     @Test func roundTrips() {
         let txt = TXTRecord(tag: Self.tag, name: "Ada Lovelace")
         #expect(TXTRecord(parsing: txt.entries) == txt)
-        #expect(txt.entries.map { String(decoding: $0, as: UTF8.self) } == ["v=2", "t=\(Self.tag)", "name=Ada Lovelace"])
+        #expect(txt.entries.map { String(decoding: $0, as: UTF8.self) } == ["v=2", "vmax=3", "t=\(Self.tag)", "name=Ada Lovelace"])
         // Private mode: no name at all.
-        #expect(TXTRecord(tag: Self.tag, name: nil).entries.map { String(decoding: $0, as: UTF8.self) } == ["v=2", "t=\(Self.tag)"])
+        #expect(TXTRecord(tag: Self.tag, name: nil).entries.map { String(decoding: $0, as: UTF8.self) } == ["v=2", "vmax=3", "t=\(Self.tag)"])
     }
 
     @Test func malformedValuesAreDroppedNotTrusted() {
@@ -29,7 +29,10 @@ import Testing
         }
         // Entries without '=', empty, or over 255 bytes are ignored; unknown keys too, version 1's `fp` among them.
         let w = TXTRecord(parsing: [[], Array("novalue".utf8), Array(repeating: 0x61, count: 300), Array("other=1".utf8), Array("fp=0123456789abcdef".utf8)])
-        #expect(w == TXTRecord(version: nil, tag: nil, name: nil))
+        #expect(w == TXTRecord(version: nil, highestVersion: nil, tag: nil, name: nil))
+        // `vmax` (§3): the highest exchange version, 2…999; anything else is absent (a version-2 node).
+        #expect(TXTRecord(parsing: [Array("vmax=3".utf8)]).highestVersion == 3)
+        for bad in ["1", "x", "", "1000", "-3"] { #expect(TXTRecord(parsing: [Array("vmax=\(bad)".utf8)]).highestVersion == nil, "\(bad)") }
     }
 
     @Test func longNamesAreClippedToOneTXTString() {

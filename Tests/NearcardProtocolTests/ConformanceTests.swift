@@ -226,7 +226,16 @@ import Testing
         #expect(Self.decode(Self.helloObject()) == nil, "the baseline decodes")
         #expect(Self.decode(Self.helloObject { $0["identity"] = nil }) == nil, "a hello without identity (a recall) decodes")
         #expect(Self.decode(Self.helloObject { $0["version"] = 1 })?.code == .unsupportedVersion)
-        #expect(Self.decode(Self.helloObject { $0["version"] = 3 })?.code == .unsupportedVersion)
+        #expect(Self.decode(Self.helloObject { $0["version"] = 4 })?.code == .unsupportedVersion)
+        #expect(Self.decode(Self.helloObject { $0["version"] = "3" })?.code == .protocolError)
+        for version in ExchangeVersions.spoken {
+            let decoded = try? ExchangeMessage(decoding: JCS.canonicalize(.object(Self.helloObject { $0["version"] = .number(Double(version)) })))
+            guard case .hello(let h)? = decoded else {
+                Issue.record("a hello of version \(version) is refused")
+                continue
+            }
+            #expect(h.version == version)
+        }
         #expect(Self.decode(Self.helloObject { $0["version"] = nil })?.code == .protocolError)
         #expect(Self.decode(Self.helloObject(identity: { $0["did"] = .string("did:key:z" + String(repeating: "a", count: 300)) }))?.code == .tooLarge)
         #expect(Self.decode(Self.helloObject(identity: { $0["signPubKey"] = .string(Base64.encode(Array(repeating: 7, count: 31))) }))?.code == .protocolError)

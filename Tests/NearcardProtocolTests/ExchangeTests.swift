@@ -44,6 +44,32 @@ import Testing
         #expect(pair.i.isFinished && pair.r.isFinished)
     }
 
+    /// The initiator chooses the version (§21): a version-3 responder answers a version-2 hello in
+    /// version 2 — each side sends the other only the seven version-2 fields and a seven-digest proof —
+    /// and a version-3 hello in version 3; both outcomes say which.
+    @Test(arguments: ExchangeVersions.spoken) func theResponderSpeaksTheInitiatorsVersion(_ version: Int) throws {
+        var a = party("Ada", fields: Set(CardField.allCases))
+        var b = party("Grace", fields: Set(CardField.allCases))
+        for field in CardField.allCases where field.kind == .text && field != .name {
+            a.card[text: field] = a.card[text: field] ?? "Ada's \(field.rawValue)"
+            b.card[text: field] = b.card[text: field] ?? "Grace's \(field.rawValue)"
+        }
+        var pair = Pair(a, b)
+        pair.i = ExchangeStateMachine(
+            initiatorFor: a.local, sessionKey: X25519.PrivateKey(), ephemeralKey: X25519.PrivateKey(), sasNonce: Sodium.randomBytes(32),
+            mailboxToken: Sodium.randomBytes(32), sealKey: X25519.PrivateKey(), psiRandomness: .fresh(), version: version)
+        pair.start()
+        pair.decide(initiator: false, accept: true, message: nil)
+        pair.decide(initiator: true, accept: true, message: nil)
+        let oi = try #require(pair.iEvents.completed)
+        let or = try #require(pair.rEvents.completed)
+        #expect(oi.version == version && or.version == version && pair.r.version == version)
+        let carried = Set(CardField.fields(ofVersion: version))
+        #expect(oi.theirPayload.payload.cardFields == b.card.filtered(to: carried))
+        #expect(or.theirPayload.payload.cardFields == a.card.filtered(to: carried))
+        #expect(or.theirPayload.disclosure.map { $0.fields.count + $0.hiddenCount } == SelectiveDisclosure.digestCount(version: version))
+    }
+
     /// The machine asks for this side's card once, after its first flight (so the store is read while
     /// the peer computes); the card it is handed is the one sent; a second one changes nothing.
     @Test func theCardIsAskedForOnceAfterTheFirstFlightAndTheOneHandedOverIsSent() throws {

@@ -11,6 +11,8 @@ struct RawPeer {
     var noise: NoiseXXHandshake
     var transport: NoiseTransport?
     let role: NoiseXXHandshake.Role
+    /// The exchange version its hello speaks: 2, as the peers these tests were written for.
+    var version = 2
     var h: [UInt8] { noise.handshakeHash }
 
     init(role: NoiseXXHandshake.Role, party: Party) {
@@ -37,7 +39,7 @@ struct RawPeer {
     }
 
     func hello(commit: [UInt8], signer: IdentityKeys? = nil, did: String? = nil) -> ExchangeMessage {
-        .hello(.init(sasCommit: commit, identity: identity(signer: signer, did: did)))
+        .hello(.init(sasCommit: commit, identity: identity(signer: signer, did: did), version: version))
     }
 }
 

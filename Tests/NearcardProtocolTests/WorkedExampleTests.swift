@@ -87,6 +87,22 @@ import Testing
             hints: [RouteRecord.Hint(host: "192.0.2.10", port: 7447)])
         let routeSignature = grace.keys.ed25519.signature(for: SealedRoute.signingInput(route))
 
+        // Version 3 (§21): the hello says 3 (here without identity: a contact asking Grace to prove
+        // herself first), sent as the first transport message; Grace's card's proof holds 16 digests, two
+        // real ones (name and company, fixed salts) and 14 decoys (fixed here, random in practice).
+        let helloV3 = ExchangeMessage.hello(.init(sasCommit: commit, identity: nil, version: 3))
+        var ti3 = try i.split()
+        let helloV3Frame = try ti3.encrypt(helloV3.encoded)
+        let v3Card = Card(name: "Grace", company: "US Navy")
+        let v3Disclosures = [CardField.name, .company].map { field in
+            SelectiveDisclosure.makeDisclosure(
+                salt: Base64.urlEncode(fixed("salt \(field.rawValue)").prefix(16)), field: field, value: v3Card.value(of: field)!)
+        }
+        let v3Digests = v3Disclosures.map(SelectiveDisclosure.digest(of:)) + (1...14).map { Base64.urlEncode(fixed("decoy \($0)")) }
+        let v3Claims: JSONValue = [
+            "iss": .string(grace.identity.did), "iat": 1_795_000_000, "_sd_alg": "sha-256", "_sd": .array(v3Digests.sorted().map { .string($0) }),
+        ]
+
         func party(_ s: Side) -> JSONValue {
             [
                 "did": .string(s.identity.did), "pubKey": .string(Base64.encode(s.identity.pubKey.rawRepresentation)),
@@ -110,6 +126,11 @@ import Testing
             "disclosure": ["disclosure": .string(disclosure), "digest": .string(SelectiveDisclosure.digest(of: disclosure))],
             "route": ["signedRecord": .string(route.json.canonicalText), "signature": .string(Base64.encode(routeSignature))],
             "graphEdgeID": .string(Contact.graphEdgeID(ada.identity.did, grace.identity.did, sessionBinding: h)),
+            "version3": [
+                "hello": .string(String(decoding: helloV3.encoded, as: UTF8.self)), "helloFrame": .string(Hex.encode(helloV3Frame)),
+                "cardFields": v3Card.json, "disclosures": .array(v3Disclosures.map { .string($0) }),
+                "sdClaims": .string(v3Claims.canonicalText),
+            ],
         ]
         return (example, ada, grace)
     }
@@ -161,6 +182,15 @@ import Testing
         #expect(SHA256.hash(Array(input.utf8)) == payloadHash, "the documented hash is the documented signing input's")
         let sigP = try Base64.decode(try #require(exampleSigs?["payload"]?.stringValue))
         #expect(grace.keys.p256.publicKey.isValidRawSignature(sigP, for: Array(input.utf8)))
+        // Version 3: Grace's claims, signed, with the two disclosures, are a proof a receiver accepts —
+        // two fields opened, 14 digests it cannot tell from hidden fields.
+        let v3 = try #require(computed["version3"])
+        let jwt = try CompactJWS.sign(
+            payload: Array(try #require(v3["sdClaims"]?.stringValue).utf8), header: ["typ": .string(SelectiveDisclosure.typ)], signer: grace.keys.p256)
+        let proof = ([jwt] + (v3["disclosures"]?.arrayValue ?? []).compactMap(\.stringValue)).joined(separator: "~") + "~"
+        let opened = try SelectiveDisclosure.verify(proof, issuer: grace.keys.p256.didKey, version: 3).get()
+        #expect(opened.fields == [.name: "Grace", .company: "US Navy"] && opened.hiddenCount == 14)
+        #expect(try JSONParser.parse(Array(try #require(v3["hello"]?.stringValue).utf8))["version"] == 3)
     }
 
     /// Writes example signatures for the document (a tool, not a check: it runs only with

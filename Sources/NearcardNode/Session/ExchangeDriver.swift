@@ -46,8 +46,8 @@ final class ExchangeDriver: SessionDriver {
 
     /// A dialled exchange.
     init(
-        initiatorFor node: NodeContext, consent: any ConsentProvider, expected: ExpectedPeer, invitation: Invitation.Claim?, remote: String,
-        result: @escaping @Sendable (SessionResult) -> Void, connection: any SessionConnection
+        initiatorFor node: NodeContext, consent: any ConsentProvider, expected: ExpectedPeer, invitation: Invitation.Claim?,
+        version: Int = ExchangeMessage.version, remote: String, result: @escaping @Sendable (SessionResult) -> Void, connection: any SessionConnection
     ) {
         // A fresh Noise static key per session (§5): the long-term key never crosses an exchange's handshake.
         // The keys come made ahead (`SessionKeys`), so the dial does not wait for them.
@@ -55,7 +55,7 @@ final class ExchangeDriver: SessionDriver {
             initiatorFor: node.local, expected: expected, sessionKey: SessionKeys.take(), ephemeralKey: SessionKeys.take(),
             sasNonce: Sodium.randomBytes(SAS.nonceByteCount),
             mailboxToken: Sodium.randomBytes(RouteRecord.mailboxTokenByteCount), sealKey: SessionKeys.take(), psiRandomness: .fresh(),
-            invitation: invitation)
+            invitation: invitation, version: version)
         self.node = node
         self.consent = consent
         self.remote = remote

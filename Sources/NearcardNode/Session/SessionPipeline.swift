@@ -19,14 +19,14 @@ enum SessionPipeline {
     /// A connection dialled for an exchange.
     static func configureExchange(
         _ channel: any Channel, context: NodeContext, consent: any ConsentProvider, expected: ExpectedPeer,
-        invitation: Invitation.Claim? = nil, remote: String, result: EventLoopPromise<SessionResult>
+        invitation: Invitation.Claim? = nil, version: Int = ExchangeMessage.version, remote: String, result: EventLoopPromise<SessionResult>
     ) throws {
         let ops = channel.pipeline.syncOperations
         try addFraming(ops)
         let handler = SessionChannelHandler(limits: context.limits)
         handler.drive(
             with: ExchangeDriver(
-                initiatorFor: context, consent: consent, expected: expected, invitation: invitation, remote: remote,
+                initiatorFor: context, consent: consent, expected: expected, invitation: invitation, version: version, remote: remote,
                 result: { result.succeed($0) }, connection: handler))
         try ops.addHandler(handler)
     }

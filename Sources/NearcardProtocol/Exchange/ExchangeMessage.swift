@@ -29,8 +29,9 @@ public enum ExchangeMessage: Sendable, Equatable {
     /// `{"type":"abort","code","reason"}`
     case abort(code: String, reason: String)
 
-    /// The version this node speaks (hello `version`, message 1's tag).
-    public static let version = 2
+    /// The highest exchange version this node speaks (hello `version`); it speaks every one of
+    /// `ExchangeVersions.spoken`. Message 1's tag stays `nearcard/2` whatever the version (§5).
+    public static let version = ExchangeVersions.highest
 
     /// The `invite` member of an initiator's hello: `{id, proof}` (§19).
     public struct Invite: Sendable, Equatable {
@@ -117,11 +118,14 @@ public enum ExchangeMessage: Sendable, Equatable {
         public var identity: Identity?
         /// The QR invitation the initiator holds (§19); only with an identity.
         public var invite: Invite?
+        /// The exchange version the initiator speaks in this session (2 or 3, §21).
+        public var version: Int
 
-        public init(sasCommit: [UInt8], identity: Identity?, invite: Invite? = nil) {
+        public init(sasCommit: [UInt8], identity: Identity?, invite: Invite? = nil, version: Int = ExchangeMessage.version) {
             self.sasCommit = sasCommit
             self.identity = identity
             self.invite = invite
+            self.version = version
         }
     }
 
@@ -130,7 +134,7 @@ public enum ExchangeMessage: Sendable, Equatable {
     public var json: JSONValue {
         switch self {
         case .hello(let h):
-            var o: JSONObject = ["type": "hello", "version": .number(Double(Self.version)), "sasCommit": .string(Base64.urlEncode(h.sasCommit))]
+            var o: JSONObject = ["type": "hello", "version": .number(Double(h.version)), "sasCommit": .string(Base64.urlEncode(h.sasCommit))]
             if let identity = h.identity { o["identity"] = identity.json }
             if let invite = h.invite {
                 o["invite"] = ["id": .string(Base64.urlEncode(invite.id)), "proof": .string(Base64.urlEncode(invite.proof))]
@@ -191,9 +195,11 @@ public enum ExchangeMessage: Sendable, Equatable {
             guard let version = o["version"], version.integerValue != nil else {
                 throw ProtocolError(.protocolError, "hello: \"version\" missing or not an integer")
             }
-            guard version.integerValue == Int64(Self.version) else {
+            guard let spoken = version.integerValue.flatMap({ ExchangeVersions.spoken.contains(Int($0)) ? Int($0) : nil }) else {
                 throw ProtocolError(
-                    .unsupportedVersion, "the peer speaks hello version \(o["version"]?.compactText ?? "none"); this Nearcard speaks \(Self.version)")
+                    .unsupportedVersion,
+                    "the peer speaks hello version \(o["version"]?.compactText ?? "none"); this Nearcard speaks \(ExchangeVersions.spoken.map(String.init).joined(separator: " and "))"
+                )
             }
             let commit = try fields.fixedBytes("sasCommit", urlSafe: true, count: 32)
             let id = try identity()
@@ -208,7 +214,7 @@ public enum ExchangeMessage: Sendable, Equatable {
                 guard id != nil else { throw ProtocolError(.protocolError, "hello: an invitation is presented with an identity") }
                 invite = Invite(id: inviteID, proof: proof)
             }
-            self = .hello(Hello(sasCommit: commit, identity: id, invite: invite))
+            self = .hello(Hello(sasCommit: commit, identity: id, invite: invite, version: spoken))
         case "nonce":
             try only(["type", "sasNonce", "sealedIdentity"])
             var sealed: [UInt8]?

@@ -26,4 +26,7 @@ public struct ExchangeOutcome: Sendable {
     /// The private common-contacts step's result (§22), when both offered it: which of our contacts'
     /// DIDs the peer also holds, and its book's size up to a bucket.
     public var commonContacts: PSI.Result? = nil
+    /// The exchange version the session spoke (§21): 2 with a peer that speaks only that, whose card
+    /// is then of the older kind (the seven version-2 fields).
+    public var version: Int = ExchangeVersions.lowest
 }

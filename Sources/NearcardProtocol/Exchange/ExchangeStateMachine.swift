@@ -113,6 +113,9 @@ public struct ExchangeStateMachine: Sendable {
     let presenceKey: [UInt8]
     /// Initiator: the QR invitation this session was opened with.
     let invitation: Invitation.Claim?
+    /// The exchange version of this session (§21): the initiator's choice, which a responder learns
+    /// from the hello. It decides which fields the cards carry and how their disclosure proofs are built.
+    public internal(set) var version: Int
     var state: State
     /// This side's card, once loaded (with, for an initiator, its disclosure proof): the one input
     /// that is not a state's, because it arrives from the store in whichever state the session has
@@ -130,11 +133,15 @@ public struct ExchangeStateMachine: Sendable {
     ///   - sealKey: a fresh X25519 key pair for the sealed box of that route.
     ///   - psiRandomness: fresh randomness for the common-contacts step, if it runs (§22).
     ///   - invitation: the QR invitation to present (§19), if the session is opened with one.
+    ///   - version: the exchange version to speak (§21): the highest both sides speak, as far as the
+    ///     initiator knows (the peer's announcement, or 2 after the peer answered `unsupported_version`).
     public init(
         initiatorFor identity: LocalIdentity, expected: ExpectedPeer = ExpectedPeer(), sessionKey: X25519.PrivateKey,
         ephemeralKey: X25519.PrivateKey, sasNonce: [UInt8], mailboxToken: [UInt8], sealKey: X25519.PrivateKey, psiRandomness: PSI.Session.Randomness,
-        invitation: Invitation.Claim? = nil
+        invitation: Invitation.Claim? = nil, version: Int = ExchangeMessage.version
     ) {
+        precondition(ExchangeVersions.spoken.contains(version))
+        self.version = version
         precondition(sasNonce.count == SAS.nonceByteCount && mailboxToken.count == RouteRecord.mailboxTokenByteCount)
         precondition(expected.presenceKey == nil || (expected.did != nil && invitation == nil), "a recall names the contact's DID")
         self.invitation = invitation
@@ -159,6 +166,7 @@ public struct ExchangeStateMachine: Sendable {
         precondition(presenceKey.count == ProtocolLimits.presenceKeyByteCount)
         role = .responder
         invitation = nil
+        version = ExchangeMessage.version
         me = identity
         expected = ExpectedPeer()
         self.sasNonce = sasNonce
@@ -264,7 +272,8 @@ public struct ExchangeStateMachine: Sendable {
         // receiver, §9). A responder's card is made while the initiator decides (`prepareCard`):
         // nothing to gain, and nothing is made for a stranger it declines.
         if role == .initiator {
-            loaded.disclosureProof = try? ProximityPayload.disclosureProof(card: loaded.card, policy: loaded.policy, signer: me.keys.p256, now: now)
+            loaded.disclosureProof = try? ProximityPayload.disclosureProof(
+                card: loaded.card, policy: loaded.policy, signer: me.keys.p256, now: now, version: version)
         }
         card = loaded
         guard case .deciding(let d) = state, case .waitingForCard(let message) = d.mine else { return [] }
@@ -589,7 +598,7 @@ public struct ExchangeStateMachine: Sendable {
             let payload = try ProximityPayload.make(
                 card: card.card, policy: card.policy, keys: me.keys, receiver: peer.did,
                 sessionBinding: session.channel.handshakeHash, ephemeralMessage: message, sealedRoute: sealed,
-                issuerProof: card.issuerProof, sdProof: card.disclosureProof, now: now)
+                issuerProof: card.issuerProof, sdProof: card.disclosureProof, now: now, version: version)
             return PreparedCard(payload: payload, route: route)
         } catch {
             throw ProtocolError(.internalError, "building our card failed: \(error.message)")
@@ -602,7 +611,7 @@ public struct ExchangeStateMachine: Sendable {
             expectedSenderDID: peer.did, receiverDID: me.identity.did,
             sessionBinding: sent.session.channel.handshakeHash, peerStaticKey: peer.pubKey,
             ephemeralMessage: message, now: now, maximumSkew: ProtocolLimits.maximumClockSkew,
-            requireDisclosureProof: true)
+            requireDisclosureProof: true, version: version)
         let verified: ProximityPayload.Verified
         switch ProximityPayload.verify(json: json, context: context) {
         case .success(let v): verified = v
@@ -642,7 +651,7 @@ public struct ExchangeStateMachine: Sendable {
             theirPayloadJSON: a.received.json, myMessage: a.sent.myMessage, theirMessage: a.received.message,
             theirSealedRoute: a.received.sealedRoute, theirRoute: a.received.route, myRoute: a.sent.myRoute,
             graphEdgeID: Contact.graphEdgeID(me.identity.did, s.peer.did, sessionBinding: s.channel.handshakeHash), completedAt: now,
-            invited: s.invited, theirPresenceKey: a.received.presenceKey, commonContacts: a.sent.common)
+            invited: s.invited, theirPresenceKey: a.received.presenceKey, commonContacts: a.sent.common, version: version)
     }
 
     func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> ExchangeMessage {

@@ -174,7 +174,7 @@ function showContact(c) {
   const fields = textFields.filter((f) => f !== "name").map((f) => [labelOf(f), c[f]]);
   for (const [k, v] of [...fields,
                         ["Their message", c.theirEphemeralMessage], ["Your message", c.myEphemeralMessage],
-                        ["Member of", c.memberOf], ["Group proof", c.groupVerdict], ["Tags", (c.tags || []).join(", ")],
+                        ["Card", c.olderCard], ["Member of", c.memberOf], ["Group proof", c.groupVerdict], ["Tags", (c.tags || []).join(", ")],
                         ["DID", c.didPublicKey], ["Received", c.receivedAt]]) {
     if (v) dl.append(el("dt", k), el("dd", v));
   }

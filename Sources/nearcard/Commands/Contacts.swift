@@ -255,6 +255,7 @@ enum ContactDisplay {
     static func show(_ c: Contact, database: Book?, exchanges: [ExchangeRecord] = []) {
         var rows = CardDisplay.rows(c.card)
         rows.append(("Status", c.verificationStatus.rawValue + " (source \(c.source.rawValue))"))
+        if let note = c.olderCardNote { rows.append(("Card", note)) }
         if let note = GroupNote.note(for: c) { rows.append(("Group", note)) }
         if let did = c.didPublicKey { rows.append(("DID", did)) }
         // What the private common-contacts step of the last exchange found (docs/PROTOCOL.md §22).

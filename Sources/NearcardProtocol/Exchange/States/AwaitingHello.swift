@@ -9,6 +9,8 @@ extension ExchangeStateMachine {
         // On every path below the state is replaced or the exchange fails; keep the advanced cipher.
         state = .awaitingHello(channel)
         guard case .hello(let hello) = message else { return try unexpected(message) }
+        // The initiator chose the version (one this node speaks: the hello's decoding checked it).
+        version = hello.version
         let h = channel.handshakeHash
         if let identity = hello.identity {
             // Verified now, so a bad identity ends the session before we answer.

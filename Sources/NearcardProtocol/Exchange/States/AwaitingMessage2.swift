@@ -17,7 +17,7 @@ extension ExchangeStateMachine {
             .hello(
                 .init(
                     sasCommit: SAS.commitment(handshakeHash: channel.handshakeHash, nonce: sasNonce),
-                    identity: identity, invite: invite)), on: &channel)
+                    identity: identity, invite: invite, version: version)), on: &channel)
         state = .awaitingNonce(channel)
         return actions
     }
