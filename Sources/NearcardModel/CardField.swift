@@ -14,7 +14,7 @@ public import NearcardCrypto
 ///
 /// The order of `allCases` is the card's canonical order (docs/PROTOCOL.md §9).
 public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
-    case name, email, phone, company, title, socialNetworks, skills
+    case name, email, phone, company, title, socialNetworks, skills, pronouns
 
     public static func < (a: CardField, b: CardField) -> Bool { a.rawValue < b.rawValue }
 
@@ -114,6 +114,11 @@ public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
             help: "A skill; repeat it for several (they replace the list).", option: "skill",
             valueName: "NAME[:CATEGORY[:PROFICIENCY]]", typedForContacts: false, vCardProperty: "X-NEARCARD-SKILL", vCardForm: .text,
             snapshotMember: ("skills", true), sharedByDefault: false, since: 2, displayRank: 7),
+        Row(
+            field: .pronouns, kind: .text, maximumCharacters: 64, shape: .free, label: "Pronouns",
+            help: "The pronouns you use, as you write them (e.g. she/her, they/them).", option: "pronouns", valueName: "PRONOUNS",
+            typedForContacts: true, vCardProperty: "PRONOUNS", vCardForm: .text, snapshotMember: nil, sharedByDefault: false, since: 3,
+            displayRank: 1),
     ]
 
     private static let rows: [CardField: Row] = Dictionary(uniqueKeysWithValues: table.map { ($0.field, $0) })

@@ -26,9 +26,9 @@ import Testing
     /// dropped), then — another peer — in version 2; each then delivers a follow-up message (mail is
     /// `nearcard-mail/2` whatever the exchange's version) and presents a QR invitation.
     @Test func peersOfBothVersionsDialTheNode() throws {
-        let node = try TestPerson(name: "Swift Node", card: ["--company", "Nearcard", "--email", "swift@example.org"])
+        let node = try TestPerson(name: "Swift Node", card: ["--company", "Nearcard", "--email", "swift@example.org", "--pronouns", "she/her"])
         defer { node.cli.cleanUp() }
-        #expect(try node.cli.run(["share", "--fields", "name,company,email"]).code == 0)
+        #expect(try node.cli.run(["share", "--fields", "name,company,email,pronouns"]).code == 0)
         let lab = try Lab("v3")
         let (process, port) = try lab.listen(home: node.home, ["--no-discovery", "--accept", "all"], log: log("node"))
         defer { process.kill() }
@@ -41,16 +41,20 @@ import Testing
             let state = dir.appendingPathComponent("v\(version).json").path
             let r = try lab.run(
                 [CLI.python, peer, "127.0.0.1", String(port), "--name", name, "--speak", String(version), "--state", state]
-                    + (version == 3 ? ["--extra", "favouriteColour=teal"] : []))
+                    + (version == 3 ? ["--extra", "pronouns=they/them", "--extra", "favouriteColour=teal"] : []))
             #expect(r.code == 0, "\(r.stdout) \(r.stderr)")
             for (check, ok) in r.json["checks"]?.objectValue ?? [:] { #expect(ok == true, "v\(version): python's check \(check)") }
             #expect(r.json["version"] == .number(Double(version)))
-            #expect(r.json["theirCard"] == ["company": "Nearcard", "email": "swift@example.org", "name": "Swift Node"])
-            #expect(r.json["hiddenFields"] == .number(version == 3 ? 13 : 4), "16 digests (3 opened) or 7 (3 opened)")
+            // Pronouns travel in version 3 only: a version-2 peer is sent the seven fields it knows.
+            var expected: JSONValue = ["company": "Nearcard", "email": "swift@example.org", "name": "Swift Node"]
+            if version == 3 { expected = ["company": "Nearcard", "email": "swift@example.org", "name": "Swift Node", "pronouns": "she/her"] }
+            #expect(r.json["theirCard"] == expected)
+            #expect(r.json["hiddenFields"] == .number(version == 3 ? 12 : 4), "16 digests (4 opened) or 7 (3 opened)")
             let c = try #require(try contact(node, named: name))
             #expect(c["exchangeVersion"] == .number(Double(version)))
             #expect(c["company"] == "Python Software" && c["verificationStatus"] == "verified")
             #expect(c["favouriteColour"] == nil, "nothing of a field the node does not know is kept")
+            #expect(c["pronouns"] == (version == 3 ? "they/them" : .null))
             if version == 2 {
                 #expect(c["olderCard"]?.stringValue?.hasPrefix("of the older kind") == true, "\(c)")
                 let shown = try node.cli.run(["contacts", "show", name])
@@ -77,8 +81,9 @@ import Testing
     /// hello with `unsupported_version`; the node dials again at once in version 2 and sends only the
     /// seven fields version 2 knows. A version-3 responder is answered in version 3, in one session.
     @Test(arguments: [2, 3]) func theNodeDialsAResponderOfEitherVersion(_ version: Int) throws {
-        let node = try TestPerson(name: "Swift Node", card: ["--company", "Nearcard"])
+        let node = try TestPerson(name: "Swift Node", card: ["--company", "Nearcard", "--pronouns", "she/her"])
         defer { node.cli.cleanUp() }
+        #expect(try node.cli.run(["share", "--fields", "name,company,pronouns"]).code == 0)
         let lab = try Lab("d\(version)")
         let port = 47_900 + version
         let responderLog = log("responder")
@@ -106,6 +111,8 @@ import Testing
         let last = try #require(sessions.last)
         #expect(last["completed"] == true && last["version"] == .number(Double(version)), "\(last)")
         for (check, ok) in last["checks"]?.objectValue ?? [:] { #expect(ok == true, "v\(version): python's check \(check)") }
-        #expect(last["theirCard"] == ["company": "Nearcard", "name": "Swift Node"])
+        #expect(
+            last["theirCard"]
+                == (version == 3 ? ["company": "Nearcard", "name": "Swift Node", "pronouns": "she/her"] : ["company": "Nearcard", "name": "Swift Node"]))
     }
 }
