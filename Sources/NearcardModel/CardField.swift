@@ -107,7 +107,7 @@ public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
         Row(
             field: .socialNetworks, kind: .socialProfiles, maximumCharacters: 256, shape: .webAddress, label: "Social",
             help: "A social profile; repeat it for several (they replace the list).", option: "social",
-            valueName: "PLATFORM:HANDLE[:URL]", typedForContacts: false, vCardProperty: "X-SOCIALPROFILE", vCardForm: .text,
+            valueName: "PLATFORM:HANDLE[:URL]", typedForContacts: false, vCardProperty: "SOCIALPROFILE", vCardForm: .text,
             snapshotMember: ("socialProfiles", true), sharedByDefault: false, since: 2, displayRank: 6),
         Row(
             field: .skills, kind: .skills, maximumCharacters: 256, shape: .free, label: "Skills",

@@ -2,9 +2,14 @@ import Foundation
 
 /// vCard 4.0 (RFC 6350) reading and writing for cards and contacts.
 ///
-/// Read: FN (else N), EMAIL, TEL, ORG, TITLE, X-SOCIALPROFILE (`TYPE=` platform, `X-USER=` handle,
-/// value URL), X-NEARCARD-SKILL, NOTE; line folding, escapes and quoted parameters are handled.
-/// The first of each single-valued property wins. Errors name the line.
+/// Read: FN (else N), the field table's properties (EMAIL, TEL, ORG, TITLE, PRONOUNS, …), social
+/// profiles as RFC 9554's SOCIALPROFILE (`SERVICE-TYPE=` platform, `USERNAME=` handle, value URL, or
+/// the handle with `VALUE=text`) or Apple's older X-SOCIALPROFILE (`TYPE=`, `X-USER=`), X-NEARCARD-SKILL,
+/// NOTE; line folding, escapes and quoted parameters are handled. The first of each single-valued
+/// property wins. Errors name the line.
+///
+/// Written besides the fields: N (the name split best effort: `structuredName`), and a URL for each
+/// social profile that has one, which address books that know no SOCIALPROFILE show as a web page.
 public enum VCard {
     /// Largest vCard file read.
     public static let maximumLength = 1 << 20
@@ -181,6 +186,8 @@ public enum VCard {
         var n: String?
         var note: String?
         var socials: [SocialProfile] = []
+        // Apple's X-SOCIALPROFILE, read when the card has no SOCIALPROFILE (a card with both says the same twice).
+        var olderSocials: [SocialProfile] = []
         var skills: [Skill] = []
         var version: String?
         for (line, p) in props {
@@ -197,12 +204,21 @@ public enum VCard {
                 n = n ?? [given, family].filter { !$0.isEmpty }.joined(separator: " ")
             case "NOTE": note = note ?? unescape(p.value)
             case CardField.socialNetworks.vCardProperty:
+                // RFC 9554: the URL as value (or the handle, VALUE=text); SERVICE-TYPE the platform.
+                let value = unescape(p.value)
+                let isText = p.parameters["VALUE"]?.lowercased() == "text"
+                guard let platform = (p.parameters["SERVICE-TYPE"] ?? p.parameters["TYPE"])?.split(separator: ",").first.map(String.init) else {
+                    throw ModelError(.invalidCard, "line \(line): SOCIALPROFILE needs a SERVICE-TYPE= parameter naming the platform")
+                }
+                let user = p.parameters["USERNAME"] ?? (isText ? value : value.split(separator: "/").last.map(String.init) ?? value)
+                socials.append(SocialProfile(platform: platform, username: user, url: isText || value.isEmpty ? nil : value))
+            case "X-SOCIALPROFILE":
                 let url = unescape(p.value)
                 guard let platform = p.parameters["TYPE"]?.split(separator: ",").first.map(String.init) else {
                     throw ModelError(.invalidCard, "line \(line): X-SOCIALPROFILE needs a TYPE= parameter naming the platform")
                 }
                 let user = p.parameters["X-USER"] ?? url.split(separator: "/").last.map(String.init) ?? url
-                socials.append(SocialProfile(platform: platform, username: user, url: url.isEmpty ? nil : url))
+                olderSocials.append(SocialProfile(platform: platform, username: user, url: url.isEmpty ? nil : url))
             case CardField.skills.vCardProperty:
                 skills.append(Skill(name: unescape(p.value), category: p.parameters["X-CATEGORY"], proficiency: p.parameters["X-PROFICIENCY"]))
             default:
@@ -215,13 +231,37 @@ public enum VCard {
         guard let name = (texts[.name] ?? n).flatMap({ $0.isEmpty ? nil : $0 }) else {
             throw ModelError(.invalidCard, "the vCard ending at line \(endLine) has no FN (formatted name)")
         }
-        var card = Card(name: name, socialNetworks: socials, skills: skills)
+        var card = Card(name: name, socialNetworks: socials.isEmpty ? olderSocials : socials, skills: skills)
         for field in CardField.textFields where field != .name { card[text: field] = texts[field].flatMap { $0.isEmpty ? nil : $0 } }
         do { try card.validate() } catch { throw ModelError(error.kind, "the vCard ending at line \(endLine): \(error.message)") }
         return Entry(card: card, notes: note)
     }
 
     // MARK: writing
+
+    /// Words that begin a family name rather than end the given names ("Ludwig van Beethoven").
+    static let familyParticles: Set<String> = [
+        "van", "von", "de", "der", "den", "del", "della", "di", "da", "du", "des", "la", "le", "ter", "ten", "dos", "das", "bin", "ibn", "al",
+    ]
+
+    /// N's family and given names from a display name, best effort: the family name last ("Ada
+    /// Lovelace": Lovelace; Ada), with the particles before it ("Ludwig van Beethoven": van Beethoven;
+    /// Ludwig); a name written "Family, Given" says so itself; a name of one word (or in a script
+    /// written without spaces) is all family name. Address books sort by it.
+    public static func structuredName(_ name: String) -> (family: String, given: String) {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        if let comma = trimmed.firstIndex(of: ",") {
+            return (
+                String(trimmed[..<comma]).trimmingCharacters(in: .whitespaces),
+                String(trimmed[trimmed.index(after: comma)...]).trimmingCharacters(in: .whitespaces)
+            )
+        }
+        var words = trimmed.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard words.count > 1 else { return (trimmed, "") }
+        var family = [words.removeLast()]
+        while words.count > 1, let last = words.last, familyParticles.contains(last.lowercased()) { family.insert(words.removeLast(), at: 0) }
+        return (family.joined(separator: " "), words.joined(separator: " "))
+    }
 
     static func escape(_ s: String) -> String {
         var out = ""
@@ -260,7 +300,8 @@ public enum VCard {
 
     /// One vCard 4.0 for a card (and optional note / Nearcard extras).
     public static func serialize(_ card: Card, notes: String? = nil, did: String? = nil, uid: String? = nil) -> String {
-        var lines = ["BEGIN:VCARD", "VERSION:4.0", "FN:" + escape(card.name)]
+        let n = structuredName(card.name)
+        var lines = ["BEGIN:VCARD", "VERSION:4.0", "FN:" + escape(card.name), "N:" + escape(n.family) + ";" + escape(n.given) + ";;;"]
         if let uid { lines.append("UID:urn:uuid:" + uid.lowercased()) }
         for field in CardField.allCases where field != .name {
             switch field.kind {
@@ -268,9 +309,10 @@ public enum VCard {
                 if let value = card[text: field] { lines.append(field.vCardProperty + ":" + escape(value)) }
             case .socialProfiles:
                 for s in card.socialNetworks {
-                    lines.append(
-                        "\(field.vCardProperty);TYPE=\(quoteParameter(s.platform));X-USER=\(quoteParameter(s.username)):" + escape(s.url ?? ""))
+                    let head = "\(field.vCardProperty);SERVICE-TYPE=\(quoteParameter(s.platform));USERNAME=\(quoteParameter(s.username))"
+                    lines.append(s.url.map { head + ":" + escape($0) } ?? head + ";VALUE=text:" + escape(s.username))
                 }
+                for url in card.socialNetworks.compactMap(\.url) { lines.append("URL:" + escape(url)) }
             case .skills:
                 for s in card.skills {
                     var head = field.vCardProperty

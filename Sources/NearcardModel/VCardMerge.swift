@@ -3,13 +3,16 @@ import Foundation
 /// A contact as an address book keeps it, and a three-way merge with what the person changed there
 /// (CardDAV sync, docs/ADDRESSBOOK.md).
 ///
-/// Nearcard *owns* the properties it writes: the fields the peer disclosed, the DID, the verification
+/// Nearcard *owns* the properties it writes: the fields the peer disclosed (N and a URL for each social
+/// profile among them; X-SOCIALPROFILE, which it wrote before SOCIALPROFILE), the DID, the verification
 /// status, UID, VERSION and PRODID. Everything else on the server's copy (NOTE, NICKNAME, CATEGORIES,
 /// PHOTO, a second address, …) belongs to the person and is kept as the server has it.
 extension VCard {
     /// The properties a Nearcard address-book card is made of (and only these are ever replaced).
     public static let ownedProperties: Set<String> =
-        Set(CardField.allCases.map(\.vCardProperty)).union(["VERSION", "UID", "PRODID", "X-NEARCARD-DID", "X-NEARCARD-VERIFICATION"])
+        Set(CardField.allCases.map(\.vCardProperty)).union([
+            "VERSION", "UID", "PRODID", "N", "URL", "X-SOCIALPROFILE", "X-NEARCARD-DID", "X-NEARCARD-VERIFICATION",
+        ])
 
     /// The vCard 4.0 an address book gets for `contact`: what the peer disclosed, the DID and how it was
     /// verified; never Nearcard's local notes, tags or messages. `uid` is stable per contact and account.

@@ -812,6 +812,8 @@ def describe(card, meta, text):
             "org": first_value(card, "org"), "title": first_value(card, "title"),
             "note": first_value(card, "note"), "did": first_value(card, "x-nearcard-did"),
             "verification": first_value(card, "x-nearcard-verification"),
+            "n": {"family": card.n.value.family, "given": card.n.value.given} if "n" in card.contents else None,
+            "urls": all_values(card, "url"), "pronouns": first_value(card, "pronouns"),
             "properties": sorted({line.name.upper() for line in card.getChildren()}), "raw": text}
 
 

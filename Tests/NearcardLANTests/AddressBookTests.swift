@@ -92,6 +92,7 @@ import Testing
         #expect(Date().timeIntervalSince(exchanged) <= 5.5)
         #expect(written["version"] == "4.0")
         #expect(written["fn"] == "Bob Builder")
+        #expect(written["n"] == ["family": "Builder", "given": "Bob"], "N, which address books sort by (vobject reads it)")
         #expect(written["email"] == "bob@example.org")
         #expect(written["title"] == "Engineer")
         #expect(written["verification"] == "verified")

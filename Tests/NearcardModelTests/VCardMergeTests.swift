@@ -21,7 +21,7 @@ import Testing
         let text = VCard.addressBookCard(contact(), uid: "0f3c")
         #expect(text.hasPrefix("BEGIN:VCARD\r\nVERSION:4.0\r\n"))
         let names = Set(try #require(VCard.contentLines(text)).map(\.name))
-        #expect(names == ["VERSION", "FN", "UID", "EMAIL", "X-NEARCARD-DID", "PRODID", "X-NEARCARD-VERIFICATION"])
+        #expect(names == ["VERSION", "FN", "N", "UID", "EMAIL", "X-NEARCARD-DID", "PRODID", "X-NEARCARD-VERIFICATION"])
         #expect(VCard.value(of: "UID", in: text) == "urn:uuid:0f3c")
         #expect(VCard.value(of: "X-NEARCARD-DID", in: text) == did)
         #expect(VCard.value(of: "X-NEARCARD-VERIFICATION", in: text) == "verified")
