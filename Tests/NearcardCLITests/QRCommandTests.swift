@@ -32,6 +32,26 @@ import Testing
         return cli
     }
 
+    /// A code carries version 2's seven fields whatever else is shared (§16): a zk code whose card held
+    /// pronouns would show a field its seven-digest proof cannot open, and fail at every scanner.
+    @Test(arguments: ["plaintext", "zk", "did-signed"]) func codesCarryOnlyTheFieldsTheFormatsKnow(_ format: String) throws {
+        let cli = try ada()
+        defer { cli.cleanUp() }
+        #expect(try cli.run(["card", "set", "--pronouns", "she/her"]).code == 0)
+        #expect(try cli.run(["share", "--fields", "name,pronouns,company"]).code == 0)
+        let text = try cli.run(["qr", "make", "--format", format, "--text"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!text.contains("she/her") && !text.contains("pronouns"))
+        let scanner = try CLI()
+        defer { scanner.cleanUp() }
+        try scanner.run(["init", "--name", "Bob"])
+        let r = try scanner.run(["qr", "scan", text, "--json"])
+        #expect(r.code == 0, "\(r.stdout) \(r.stderr)")
+        let c = try #require(r.json.arrayValue?.first)
+        #expect(c["verificationStatus"] != "failed" && c["company"] == "Analytical Engines" && c["pronouns"] == .null, "\(c)")
+        let help = try cli.run(["qr", "make", "--help"]).stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(help.contains("pronouns and a photo travel only in an exchange"), "\(help)")
+    }
+
     @Test func importsTheIOSAppsPlaintextEnvelope() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

@@ -32,7 +32,9 @@ struct QR: AsyncParsableCommand {
                 BusinessCardCredential VC-JWT signed with your DID key (what the iOS app calls didSigned). \
                 zk and did-signed carry your DID, which stays the same in every code (by design: it is what \
                 lets a scanner check the card); plaintext carries only the fields you share, a fresh card id \
-                and the time the code was made. A payload too large for one code (2331 bytes; in the terminal, the largest code the window \
+                and the time the code was made. Codes carry the fields the iOS formats know (name, email, \
+                phone, company, title, social profiles, skills): pronouns and a photo travel only in an \
+                exchange. A payload too large for one code (2331 bytes; in the terminal, the largest code the window \
                 fits) is compressed (sce1:) and, if still too large, split into sqc1 frames that each fit: \
                 the terminal shows them one after another, --out writes FILE-1.png, FILE-2.png…, --text \
                 prints one per line. In the terminal a code is drawn with half blocks (one module across, two \
