@@ -60,7 +60,9 @@ let package = Package(
         .target(name: "NearcardErrors"),
         .target(name: "NearcardCrypto", dependencies: ["NearcardErrors", "CSodium", "COpenSSL"]),
         // Card, sharing policy, ProximityPayload, selective-disclosure proof, Contact, vCard.
-        .target(name: "NearcardModel", dependencies: ["NearcardErrors", "NearcardCrypto"]),
+        // One wrapper for libjpeg and libpng: QR codes' images, and card photos (made and checked).
+        .target(name: "NearcardImage", dependencies: ["NearcardErrors", "CJPEG", "CPNG"]),
+        .target(name: "NearcardModel", dependencies: ["NearcardErrors", "NearcardCrypto", "NearcardImage"]),
         // PURE: framing, Noise XX, the exchange state machine, SAS. No sockets, no clock, no disk.
         .target(name: "NearcardProtocol", dependencies: ["NearcardErrors", "NearcardCrypto", "NearcardModel"]),
         // DNS-SD: the Avahi implementation (libavahi-client) and the TXT record.
@@ -70,7 +72,7 @@ let package = Package(
         // QR envelopes: generate, render (libqrencode, libpng), scan (zbar), route, verify; OID4VP.
         .target(
             name: "NearcardQR",
-            dependencies: ["NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardSemaphore", "CQREncode", "CZBar", "CPNG", "CJPEG", "CZlib"]),
+            dependencies: ["NearcardErrors", "NearcardCrypto", "NearcardModel", "NearcardSemaphore", "NearcardImage", "CQREncode", "CZBar", "CZlib"]),
         // Identity key files and the book: one store API, two backends, SQLite through GRDB (the default)
         // and PostgreSQL through postgres-nio (bot fleets).
         .target(
@@ -91,7 +93,7 @@ let package = Package(
         .target(
             name: "NearcardWeb",
             dependencies: [
-                "NearcardCrypto", "NearcardModel", "NearcardDiscovery", "NearcardNode", "NearcardControl", "NearcardQR", "NearcardScan",
+                "NearcardCrypto", "NearcardModel", "NearcardDiscovery", "NearcardNode", "NearcardControl", "NearcardQR", "NearcardScan", "NearcardImage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -108,7 +110,7 @@ let package = Package(
             dependencies: [
                 "NearcardCrypto", "NearcardModel", "NearcardDiscovery", "NearcardNode", "NearcardQR",
                 "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan", "NearcardControl", "NearcardMetrics", "NearcardProcess",
-                "NearcardAddressBook",
+                "NearcardAddressBook", "NearcardImage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -188,12 +190,12 @@ let package = Package(
         .target(name: "NearcardTestSupport", dependencies: ["NearcardCrypto", "NearcardSimulation", "NearcardProcess"], path: "Tests/Support"),
 
         .testTarget(name: "NearcardCryptoTests", dependencies: ["NearcardCrypto"]),
-        .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel", "NearcardCrypto"]),
+        .testTarget(name: "NearcardModelTests", dependencies: ["NearcardModel", "NearcardCrypto", "NearcardImage"]),
         .testTarget(name: "NearcardAddressBookTests", dependencies: ["NearcardAddressBook", "NearcardStore", "NearcardModel"]),
         .testTarget(name: "NearcardProtocolTests", dependencies: ["NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
         .testTarget(name: "NearcardDiscoveryTests", dependencies: ["NearcardDiscovery"]),
         .testTarget(name: "NearcardSemaphoreTests", dependencies: ["NearcardSemaphore", "NearcardCrypto"]),
-        .testTarget(name: "NearcardQRTests", dependencies: ["NearcardQR", "NearcardModel", "NearcardCrypto", "NearcardTestSupport"]),
+        .testTarget(name: "NearcardQRTests", dependencies: ["NearcardQR", "NearcardImage", "NearcardModel", "NearcardCrypto", "NearcardTestSupport"]),
         .testTarget(
             name: "NearcardNodeTests",
             dependencies: [

@@ -19,7 +19,10 @@ static void nearcard_jpeg_error_exit(j_common_ptr info) {
     longjmp(e->jump, 1);
 }
 
-static void nearcard_jpeg_quiet(j_common_ptr info, int level) { (void)info; (void)level; }
+// Warnings are counted, never printed (a damaged image decodes with warnings: a strict reader refuses it).
+static void nearcard_jpeg_quiet(j_common_ptr info, int level) {
+    if (level < 0) info->err->num_warnings++;
+}
 
 // Decodes a JPEG to 8-bit grayscale. 0: *pixels (malloc'd; the caller frees it), *width, *height set.
 // -1: not decodable, libjpeg's reason in message. -2: larger than max_side (*width, *height set).
@@ -65,6 +68,99 @@ static int nearcard_jpeg_decode_gray(const unsigned char *data, unsigned long si
     *pixels = buffer;
     *width = w;
     *height = h;
+    return 0;
+}
+
+// Decodes a JPEG to 8-bit RGB (3 bytes a pixel), as nearcard_jpeg_decode_gray does gray. strict: an
+// image libjpeg decoded only with warnings (truncated, corrupt data) is -1 too.
+static int nearcard_jpeg_decode_rgb(const unsigned char *data, unsigned long size, int max_side, int strict,
+                                    unsigned char **pixels, int *width, int *height, char *message, int message_size) {
+    struct jpeg_decompress_struct info;
+    struct nearcard_jpeg_error error;
+    unsigned char *volatile buffer = NULL;
+    info.err = jpeg_std_error(&error.manager);
+    error.manager.error_exit = nearcard_jpeg_error_exit;
+    error.manager.emit_message = nearcard_jpeg_quiet;
+    error.message[0] = 0;
+    if (setjmp(error.jump)) {
+        snprintf(message, (size_t)message_size, "%s", error.message);
+        jpeg_destroy_decompress(&info);
+        free(buffer);
+        return -1;
+    }
+    jpeg_create_decompress(&info);
+    jpeg_mem_src(&info, data, size);
+    jpeg_read_header(&info, TRUE);
+    if ((int)info.image_width > max_side || (int)info.image_height > max_side) {
+        *width = (int)info.image_width;
+        *height = (int)info.image_height;
+        jpeg_destroy_decompress(&info);
+        return -2;
+    }
+    info.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&info);
+    int w = (int)info.output_width, h = (int)info.output_height;
+    buffer = malloc((size_t)w * (size_t)h * 3);
+    if (buffer == NULL) {
+        snprintf(message, (size_t)message_size, "out of memory");
+        jpeg_destroy_decompress(&info);
+        return -1;
+    }
+    while (info.output_scanline < info.output_height) {
+        unsigned char *row = buffer + (size_t)info.output_scanline * (size_t)w * 3;
+        jpeg_read_scanlines(&info, &row, 1);
+    }
+    jpeg_finish_decompress(&info);
+    if (strict && error.manager.num_warnings > 0) {
+        snprintf(message, (size_t)message_size, "damaged or truncated image data");
+        jpeg_destroy_decompress(&info);
+        free(buffer);
+        return -1;
+    }
+    jpeg_destroy_decompress(&info);
+    *pixels = buffer;
+    *width = w;
+    *height = h;
+    return 0;
+}
+
+// Encodes 8-bit RGB as a baseline JPEG of `quality` with no marker segment but the image's own:
+// no JFIF or Adobe header, no EXIF, no ICC profile, no comment. 0: *out (malloc'd by libjpeg; the
+// caller frees it) and *out_size set. -1: libjpeg's reason in message.
+static int nearcard_jpeg_encode_rgb(const unsigned char *pixels, int width, int height, int quality,
+                                    unsigned char **out, unsigned long *out_size, char *message, int message_size) {
+    struct jpeg_compress_struct info;
+    struct nearcard_jpeg_error error;
+    info.err = jpeg_std_error(&error.manager);
+    error.manager.error_exit = nearcard_jpeg_error_exit;
+    error.manager.emit_message = nearcard_jpeg_quiet;
+    error.message[0] = 0;
+    *out = NULL;
+    *out_size = 0;
+    if (setjmp(error.jump)) {
+        snprintf(message, (size_t)message_size, "%s", error.message);
+        jpeg_destroy_compress(&info);
+        return -1;
+    }
+    jpeg_create_compress(&info);
+    jpeg_mem_dest(&info, out, out_size);
+    info.image_width = (JDIMENSION)width;
+    info.image_height = (JDIMENSION)height;
+    info.input_components = 3;
+    info.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&info);
+    jpeg_set_quality(&info, quality, TRUE);
+    info.write_JFIF_header = FALSE;
+    info.write_Adobe_marker = FALSE;
+    info.optimize_coding = TRUE;
+    jpeg_start_compress(&info, TRUE);
+    while (info.next_scanline < info.image_height) {
+        const unsigned char *row = pixels + (size_t)info.next_scanline * (size_t)width * 3;
+        JSAMPROW rows[1] = {(JSAMPROW)row};
+        jpeg_write_scanlines(&info, rows, 1);
+    }
+    jpeg_finish_compress(&info);
+    jpeg_destroy_compress(&info);
     return 0;
 }
 #endif

@@ -1,5 +1,6 @@
 import Foundation
 public import NearcardCrypto
+import NearcardImage
 
 public struct SocialProfile: Sendable, Equatable, Hashable {
     public var platform: String
@@ -65,6 +66,9 @@ public struct Card: Sendable, Equatable {
     private var texts: [CardField: String] = [:]
     public var socialNetworks: [SocialProfile]
     public var skills: [Skill]
+    /// The photo's JPEG (`CardField.photo`): a square of at most 16 KB and 512 pixels a side, with no
+    /// metadata (docs/PROTOCOL.md §9). Nearcard makes it from a person's picture (`Photo.make`).
+    public var photo: [UInt8]?
 
     public var email: String? {
         get { self[text: .email] }
@@ -138,7 +142,24 @@ public struct Card: Sendable, Equatable {
             var list: [Skill] = []
             for item in items { list.append(try Skill(argument: item)) }
             skills = list
+        case .photo:
+            // A photo is typed as its data: URI (the web form's); a file is made into one by the face.
+            photo = try items.first.map { (uri) throws(ModelError) in try Self.photo(dataURI: uri) }
         }
+    }
+
+    /// The prefix of a photo's data: URI.
+    public static let photoURIPrefix = "data:image/jpeg;base64,"
+
+    /// A photo as it travels in JSON: `data:image/jpeg;base64,…`.
+    public static func dataURI(photo: [UInt8]) -> String { photoURIPrefix + Base64.encode(photo) }
+
+    /// The JPEG of a photo's data: URI; anything else is named.
+    public static func photo(dataURI: String) throws(ModelError) -> [UInt8] {
+        guard dataURI.hasPrefix(photoURIPrefix), let bytes = try? Base64.decode(String(dataURI.dropFirst(photoURIPrefix.count))) else {
+            throw ModelError(.invalidCard, "\"photo\" must be a data:image/jpeg;base64,… URI")
+        }
+        return bytes
     }
 
     /// The value of one field as JSON, or nil when the card does not have it.
@@ -147,6 +168,7 @@ public struct Card: Sendable, Equatable {
         case .text: self[text: field].map { .string($0) }
         case .socialProfiles: socialNetworks.isEmpty ? nil : .array(socialNetworks.map(\.json))
         case .skills: skills.isEmpty ? nil : .array(skills.map(\.json))
+        case .photo: photo.map { .string(Self.dataURI(photo: $0)) }
         }
     }
 
@@ -166,6 +188,7 @@ public struct Card: Sendable, Equatable {
         case .text: if field == .name { name = other.name } else { self[text: field] = other[text: field] }
         case .socialProfiles: socialNetworks = other.socialNetworks
         case .skills: skills = other.skills
+        case .photo: photo = other.photo
         }
     }
 
@@ -231,6 +254,8 @@ public struct Card: Sendable, Equatable {
                             username: try member(s, "username", path, required: true)!,
                             url: try member(s, "url", path, required: false)))
                 }
+            case .photo:
+                if let uri = try text(key) { card.photo = try Self.photo(dataURI: uri) }
             case .skills:
                 for (i, s) in try list(key, members: ["name", "category", "proficiency"]).enumerated() {
                     let path = "\(key)[\(i)]"
@@ -292,6 +317,12 @@ public struct Card: Sendable, Equatable {
             }
         }
         if socialNetworks.count > Limits.socialNetworks { throw ModelError(.limitExceeded, "a card has at most \(Limits.socialNetworks) social profiles") }
+        if let photo {
+            // The cheap checks here (every card read from the book passes them); a received photo is
+            // also decoded (`ProximityPayload.verify`).
+            if photo.count > Photo.maximumBytes { throw ModelError(.limitExceeded, "\"photo\" is \(photo.count) bytes; at most \(Photo.maximumBytes)") }
+            if let why = Photo.metadataProblem(photo) { throw ModelError(.invalidCard, "\"photo\" \(why)") }
+        }
         if skills.count > Limits.skills { throw ModelError(.limitExceeded, "a card has at most \(Limits.skills) skills") }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 public import NearcardCrypto
+import NearcardImage
 
 /// The fields of a card (the iOS app's `BusinessCardField`, without the profile image), and the one
 /// table every serializer and every face reads.
@@ -14,7 +15,7 @@ public import NearcardCrypto
 ///
 /// The order of `allCases` is the card's canonical order (docs/PROTOCOL.md §9).
 public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
-    case name, email, phone, company, title, socialNetworks, skills, pronouns
+    case name, email, phone, company, title, socialNetworks, skills, pronouns, photo
 
     public static func < (a: CardField, b: CardField) -> Bool { a.rawValue < b.rawValue }
 
@@ -26,6 +27,8 @@ public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
         case socialProfiles
         /// A list of `Skill`.
         case skills
+        /// A photo: a square JPEG (docs/PROTOCOL.md §9), carried as a `data:image/jpeg;base64,` URI.
+        case photo
     }
 
     /// The shape a value a person types must have (`shapeProblem`).
@@ -54,7 +57,8 @@ public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
     public struct Row: Sendable {
         public let field: CardField
         public let kind: Kind
-        /// The most characters (Unicode scalar values) of one string of the field.
+        /// The most characters (Unicode scalar values) of one string of the field; of a photo, the most
+        /// bytes of its JPEG.
         public let maximumCharacters: Int
         public let shape: Shape
         /// The word people see beside the value (the CLI's card and contact views, the web app's form).
@@ -119,6 +123,11 @@ public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
             help: "The pronouns you use, as you write them (e.g. she/her, they/them).", option: "pronouns", valueName: "PRONOUNS",
             typedForContacts: true, vCardProperty: "PRONOUNS", vCardForm: .text, snapshotMember: nil, sharedByDefault: false, since: 3,
             displayRank: 1),
+        Row(
+            field: .photo, kind: .photo, maximumCharacters: Photo.maximumBytes, shape: .free, label: "Photo",
+            help: "A picture of you, JPEG or PNG: its centre square is kept, re-encoded (256 px, at most 16 KB) with nothing else of the file.",
+            option: "photo", valueName: "FILE", typedForContacts: false, vCardProperty: "PHOTO", vCardForm: .text, snapshotMember: nil,
+            sharedByDefault: false, since: 3, displayRank: 8),
     ]
 
     private static let rows: [CardField: Row] = Dictionary(uniqueKeysWithValues: table.map { ($0.field, $0) })

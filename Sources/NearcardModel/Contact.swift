@@ -123,8 +123,8 @@ public struct Contact: Sendable, Equatable {
         o["id"] = .string(id)
         o["cardId"] = opt(cardId)
         for field in CardField.displayOrder {
-            // Every field is present: absent text as null, an absent list as [].
-            o[field.rawValue] = card.value(of: field) ?? (field.kind == .text ? .null : .array([]))
+            // Every field is present: an absent list as [], any other absent field as null.
+            o[field.rawValue] = card.value(of: field) ?? ([.socialProfiles, .skills].contains(field.kind) ? .array([]) : .null)
         }
         o["source"] = .string(source.rawValue)
         o["verificationStatus"] = .string(verificationStatus.rawValue)

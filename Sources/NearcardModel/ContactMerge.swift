@@ -42,6 +42,10 @@ public enum ContactMerge {
             case .skills:
                 guard let list = mergeList(card.skills, incoming.card.skills, refresh: refresh, key: \.name, limit: Card.Limits.skills) else { continue }
                 card.skills = list
+            // A photo as a text field: a verified card replaces it, an unverified one only fills its absence.
+            case .photo:
+                guard let new = incoming.card.photo, new != card.photo, refresh || card.photo == nil else { continue }
+                card.photo = new
             }
             changed.append(field)
         }

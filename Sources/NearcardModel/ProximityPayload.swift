@@ -1,4 +1,5 @@
 public import NearcardCrypto
+import NearcardImage
 
 /// The signed card each side sends in an exchange (docs/PROTOCOL.md "ProximityPayload").
 ///
@@ -260,6 +261,8 @@ public enum PayloadFailure: Error, Sendable, Equatable, CustomStringConvertible 
     case missingDisclosureProof
     case bindingMismatch(Binding)
     case keyMismatch(String)
+    /// The card's photo is not one a card may carry (§9): the reason says why.
+    case badPhoto(String)
 
     /// A short, stable code for logs and the JSON-lines interface.
     public var code: String {
@@ -275,6 +278,7 @@ public enum PayloadFailure: Error, Sendable, Equatable, CustomStringConvertible 
         case .missingDisclosureProof: "missing_disclosure_proof"
         case .bindingMismatch(let b): "binding_mismatch_\(b.rawValue)"
         case .keyMismatch: "key_mismatch"
+        case .badPhoto: "bad_photo"
         }
     }
 
@@ -293,6 +297,7 @@ public enum PayloadFailure: Error, Sendable, Equatable, CustomStringConvertible 
         case .bindingMismatch(.session): "the payload was signed for another session"
         case .bindingMismatch(.messageHash): "the ephemeral message does not match the hash the payload signs"
         case .keyMismatch(let why): "key mismatch: \(why)"
+        case .badPhoto(let why): "the card's photo \(why)"
         }
     }
 }
@@ -378,6 +383,8 @@ extension ProximityPayload {
                     return .failure(.disclosureMismatch(field))
                 }
             }
+            // A photo must be one (§9): a square JPEG that decodes, within its limits, with no metadata.
+            if let photo = payload.cardFields.photo, let why = Photo.problem(photo) { return .failure(.badPhoto(why)) }
             // A newer peer's fields: the card and the proof must agree on them too (then nothing keeps them).
             let opened = disclosure?.unknown ?? [:]
             for (name, value) in opened where value == .null { return .failure(.malformed("the proof discloses \(name) as null (absent)")) }

@@ -67,29 +67,49 @@ public enum SelectiveDisclosure {
         return ([jwt] + disclosures).joined(separator: "~") + "~"
     }
 
-    /// Why `card` could never be exchanged, or nil when it can: the proof disclosing every field must be
-    /// one a receiver accepts (at most `maximumLength` bytes, each disclosure at most
-    /// `maximumDisclosureLength`). The reason names the field that takes the most room.
+    /// The largest proof a receiver of exchange `version` accepts: version 3 has room for a photo (§9).
+    public static func maximumLength(version: Int) -> Int { version >= 3 ? 48 * 1024 : maximumLength }
+    /// The largest disclosure, decoded, a receiver of exchange `version` accepts.
+    public static func maximumDisclosureLength(version: Int) -> Int { version >= 3 ? 24 * 1024 : maximumDisclosureLength }
+    /// The largest `card` message (one frame, docs/PROTOCOL.md §4), and what a card message holds besides
+    /// the proof and the card: the sealed route (at most 4,096 bytes, base64), keys, nonce, signature,
+    /// bindings and a 140-character message, with room to spare.
+    static let maximumCardMessage = 65_519
+    static let cardMessageBesides = 8 * 1024
+
+    /// Why `card` could never be exchanged, or nil when it can, in every version this node speaks: the
+    /// proof disclosing every field a version carries must be one its receivers accept (at most
+    /// `maximumLength(version:)` bytes, each disclosure at most `maximumDisclosureLength(version:)`), and
+    /// the card message must fit one frame. The reason names the field that takes the most room.
     public static func exchangeProblem(_ card: Card) -> String? {
         let key = P256.PrivateKey()
-        let version = ExchangeVersions.highest
-        guard let proof = try? issue(card: card, disclosing: Set(CardField.allCases), signer: key, issuedAt: 0, version: version) else {
-            return "the card cannot be signed"
+        for version in ExchangeVersions.spoken.reversed() {
+            let carried = CardField.fields(ofVersion: version)
+            guard let proof = try? issue(card: card, disclosing: Set(carried), signer: key, issuedAt: 0, version: version) else {
+                return "the card cannot be signed"
+            }
+            let sizes = carried.compactMap { field -> (CardField, Int)? in
+                guard let value = card.value(of: field) else { return nil }
+                return (field, JCS.canonicalize([.string(String(repeating: "A", count: 22)), .string(field.rawValue), value]).count)
+            }
+            guard let (largest, bytes) = sizes.max(by: { $0.1 < $1.1 }) else { return nil }
+            let (maxDisclosure, maxProof) = (maximumDisclosureLength(version: version), maximumLength(version: version))
+            let older = version < ExchangeVersions.highest ? " whose Nearcard is older (exchange version \(version))" : ""
+            if bytes > maxDisclosure {
+                return
+                    "its \(largest.rawValue) would be \(bytes) bytes in an exchange, and a peer\(older) accepts at most \(maxDisclosure) for one field: shorten or remove some of it"
+            }
+            if proof.utf8.count > maxProof {
+                return
+                    "it would take \(proof.utf8.count) bytes in an exchange, and a peer\(older) accepts at most \(maxProof): shorten \(largest.rawValue) (\(bytes) bytes), the largest field"
+            }
+            let message = proof.utf8.count + card.filtered(to: Set(carried)).json.canonicalText.utf8.count + cardMessageBesides
+            if message > maximumCardMessage {
+                return
+                    "its card message would be about \(message) bytes, and one message holds at most \(maximumCardMessage): shorten \(largest.rawValue) (\(bytes) bytes), the largest field"
+            }
+            if case .failure(let why) = verify(proof, issuer: key.didKey, version: version) { return "a peer would refuse it: \(why)" }
         }
-        let sizes = CardField.allCases.compactMap { field -> (CardField, Int)? in
-            guard let value = card.value(of: field) else { return nil }
-            return (field, JCS.canonicalize([.string(String(repeating: "A", count: 22)), .string(field.rawValue), value]).count)
-        }
-        guard let (largest, bytes) = sizes.max(by: { $0.1 < $1.1 }) else { return nil }
-        if bytes > maximumDisclosureLength {
-            return
-                "its \(largest.rawValue) would be \(bytes) bytes in an exchange, and a peer accepts at most \(maximumDisclosureLength) for one field: shorten or remove some of it"
-        }
-        if proof.utf8.count > maximumLength {
-            return
-                "it would take \(proof.utf8.count) bytes in an exchange, and a peer accepts at most \(maximumLength): shorten \(largest.rawValue) (\(bytes) bytes), the largest field"
-        }
-        if case .failure(let why) = verify(proof, issuer: key.didKey, version: version) { return "a peer would refuse it: \(why)" }
         return nil
     }
 
@@ -118,8 +138,9 @@ public enum SelectiveDisclosure {
 
     /// Verifies the proof of exchange `version` against the issuer's did:key; every failure says why.
     public static func verify(_ sdJWT: String, issuer: DIDKey, version: Int = 2) -> Result<Disclosed, SDProofFailure> {
-        guard sdJWT.utf8.count <= maximumLength else {
-            return .failure(.tooLarge("the selective-disclosure proof is \(sdJWT.utf8.count) bytes; at most \(maximumLength)"))
+        let (maxProof, maxDisclosure) = (maximumLength(version: version), maximumDisclosureLength(version: version))
+        guard sdJWT.utf8.count <= maxProof else {
+            return .failure(.tooLarge("the selective-disclosure proof is \(sdJWT.utf8.count) bytes; at most \(maxProof)"))
         }
         let parts = sdJWT.split(ascii: "~")
         guard parts.count >= 2, parts.last == "" else {
@@ -160,11 +181,11 @@ public enum SelectiveDisclosure {
             guard digests.contains(d) else { return .failure(.unknownDisclosure) }
             guard used.insert(d).inserted else { return .failure(.malformed("a disclosure is repeated")) }
             guard let bytes = try? Base64.urlDecode(disclosure) else { return .failure(.malformed("a disclosure is not base64url")) }
-            guard bytes.count <= maximumDisclosureLength else {
-                return .failure(.tooLarge("a disclosure is \(bytes.count) bytes; at most \(maximumDisclosureLength)"))
+            guard bytes.count <= maxDisclosure else {
+                return .failure(.tooLarge("a disclosure is \(bytes.count) bytes; at most \(maxDisclosure)"))
             }
             let parsed: JSONValue
-            do { parsed = try JSONParser(maximumDepth: 8, maximumLength: maximumDisclosureLength).parse(bytes) } catch {
+            do { parsed = try JSONParser(maximumDepth: 8, maximumLength: maxDisclosure).parse(bytes) } catch {
                 return .failure(.malformed("a disclosure is not JSON: \(error.message)"))
             }
             guard let array = parsed.arrayValue, array.count == 3 else {

@@ -1,4 +1,5 @@
 import Foundation
+import NearcardImage
 
 /// vCard 4.0 (RFC 6350) reading and writing for cards and contacts.
 ///
@@ -189,6 +190,7 @@ public enum VCard {
         // Apple's X-SOCIALPROFILE, read when the card has no SOCIALPROFILE (a card with both says the same twice).
         var olderSocials: [SocialProfile] = []
         var skills: [Skill] = []
+        var photo: [UInt8]?
         var version: String?
         for (line, p) in props {
             if let field = textField[p.name] {
@@ -221,6 +223,12 @@ public enum VCard {
                 olderSocials.append(SocialProfile(platform: platform, username: user, url: url.isEmpty ? nil : url))
             case CardField.skills.vCardProperty:
                 skills.append(Skill(name: unescape(p.value), category: p.parameters["X-CATEGORY"], proficiency: p.parameters["X-PROFICIENCY"]))
+            case CardField.photo.vCardProperty:
+                // Only a photo as Nearcard keeps one (a JPEG data: URI with no metadata, within the limit); another
+                // app's (a URL, a PNG, a large one) is left on the address book's card, not read.
+                if photo == nil, let bytes = try? Card.photo(dataURI: p.value), bytes.count <= Photo.maximumBytes, Photo.metadataProblem(bytes) == nil {
+                    photo = bytes
+                }
             default:
                 continue // other properties (PHOTO, ADR, …) are not on Nearcard cards
             }
@@ -232,6 +240,7 @@ public enum VCard {
             throw ModelError(.invalidCard, "the vCard ending at line \(endLine) has no FN (formatted name)")
         }
         var card = Card(name: name, socialNetworks: socials.isEmpty ? olderSocials : socials, skills: skills)
+        card.photo = photo
         for field in CardField.textFields where field != .name { card[text: field] = texts[field].flatMap { $0.isEmpty ? nil : $0 } }
         do { try card.validate() } catch { throw ModelError(error.kind, "the vCard ending at line \(endLine): \(error.message)") }
         return Entry(card: card, notes: note)
@@ -320,6 +329,9 @@ public enum VCard {
                     if let p = s.proficiency { head += ";X-PROFICIENCY=\(quoteParameter(p))" }
                     lines.append(head + ":" + escape(s.name))
                 }
+            case .photo:
+                // vCard 4.0's data: URI (RFC 6350 §6.2.4).
+                if let photo = card.photo { lines.append(field.vCardProperty + ":" + Card.dataURI(photo: photo)) }
             }
         }
         if let did { lines.append("X-NEARCARD-DID:" + escape(did)) }

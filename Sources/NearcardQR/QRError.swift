@@ -1,4 +1,5 @@
 @_exported public import NearcardErrors
+internal import NearcardImage
 
 /// The one error type of NearcardQR: what cannot be read, rendered or used, and why.
 public typealias QRError = ModuleError<QRErrorKind>
@@ -21,4 +22,11 @@ public enum QRErrorKind: Sendable, Equatable {
     case library
     /// An OID4VP request missing what the specification requires.
     case invalidRequest
+}
+
+extension ModuleError where K == QRErrorKind {
+    /// An image library's failure as NearcardQR's: an unreadable image stays `.image`.
+    init(_ error: ImageError) {
+        self.init(error.kind == .image ? .image : .library, error.message)
+    }
 }

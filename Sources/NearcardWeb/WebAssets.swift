@@ -19,14 +19,25 @@ enum WebAssets {
     static var cardFormRows: String {
         CardField.displayOrder.map { field in
             let row = field.row
-            let id = field.kind == .text ? "f-\(field.rawValue)" : "f-\(field.rawValue)-list"
-            let label = escape(field.kind == .text ? row.label : "\(row.label) (one per line: \(row.valueName.lowercased()))")
+            let id = [.socialProfiles, .skills].contains(field.kind) ? "f-\(field.rawValue)-list" : "f-\(field.rawValue)"
+            let words: String =
+                switch field.kind {
+                case .text: row.label
+                case .photo: "\(row.label) (JPEG or PNG; its centre square is kept, nothing else of the file)"
+                case .socialProfiles, .skills: "\(row.label) (one per line: \(row.valueName.lowercased()))"
+                }
+            let label = escape(words)
             let input =
                 switch field.kind {
                 case .text:
                     "<input id=\"\(id)\" name=\"\(field.rawValue)\"\(field == .name ? " required" : "") maxlength=\"\(row.maximumCharacters)\"\(autocomplete(field))>"
                 case .socialProfiles, .skills:
                     "<textarea id=\"\(id)\" data-list=\"\(field.rawValue)\" rows=\"3\"></textarea>"
+                case .photo:
+                    // Sent on its own (PUT /api/card/photo) when chosen; the node makes the square photo.
+                    "<span class=\"photo-field\"><img id=\"\(id)-preview\" class=\"avatar large\" alt=\"Your photo, as peers receive it\" width=\"96\" height=\"96\" hidden>"
+                        + "<input id=\"\(id)\" type=\"file\" accept=\"image/jpeg,image/png\" data-photo=\"\(field.rawValue)\">"
+                        + "<button type=\"button\" id=\"\(id)-remove\" hidden>Remove photo</button></span>"
                 }
             let share =
                 field == .name

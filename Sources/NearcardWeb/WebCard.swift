@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NearcardControl
 import NearcardCrypto
+import NearcardImage
 import NearcardModel
 import NearcardNode
 import NearcardQR
@@ -13,7 +14,9 @@ extension WebUI {
         router.put("/api/card") { request, _ in
             let body = try await Self.body(request)
             let card: Card
-            do { card = try Self.card(from: body) } catch let e as ModelError { return Self.error(.badRequest, e.message) }
+            do { card = try Self.card(from: body, keeping: try self.app.card().card?.photo) } catch let e as ModelError {
+                return Self.error(.badRequest, e.message)
+            }
             do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.message) }
             return Self.json(try self.cardState())
         }
@@ -26,6 +29,31 @@ extension WebUI {
             do { fields = try CardField.parseList(names.joined(separator: ",")) } catch let e as ModelError { return Self.error(.badRequest, e.message) }
             try await self.app.share(fields)
             return Self.json(try self.cardState())
+        }
+        // The photo (docs/PROTOCOL.md §9): the picture's bytes in, the node makes the square JPEG with
+        // nothing else of the file; out, exactly what peers receive.
+        router.put("/api/card/photo") { request, _ in
+            var request = request
+            let buffer: ByteBuffer
+            do { buffer = try await request.collectBody(upTo: Photo.maximumInputBytes) } catch {
+                return Self.error(.contentTooLarge, "the picture is larger than \(Photo.maximumInputBytes >> 20) MB")
+            }
+            guard var card = try self.app.card().card else { return Self.error(.notFound, "no card yet: fill in My card first") }
+            do throws(ImageError) { card.photo = try Photo.make(from: Array(buffer.readableBytesView)) } catch {
+                return Self.error(.badRequest, "the picture: " + error.message + " (give a JPEG or PNG picture)")
+            }
+            do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.message) }
+            return Self.json(try self.cardState())
+        }
+        router.delete("/api/card/photo") { _, _ in
+            guard var card = try self.app.card().card else { return Self.error(.notFound, "no card yet: fill in My card first") }
+            card.photo = nil
+            do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.message) }
+            return Self.json(try self.cardState())
+        }
+        router.get("/api/card/photo") { _, _ in
+            guard let photo = try self.app.card().card?.photo else { return Self.error(.notFound, "your card has no photo") }
+            return Self.jpeg(photo)
         }
         router.get("/api/card/qr") { request, _ in
             let frames: [String]
@@ -48,8 +76,14 @@ extension WebUI {
         ]
     }
 
-    /// A card from the page's form: text fields, and social profiles and skills as `card set` takes them.
-    static func card(from body: JSONValue) throws(ModelError) -> Card {
+    /// A photo as an image response (never cached: it changes with the card).
+    static func jpeg(_ bytes: [UInt8]) -> Response {
+        Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// A card from the page's form: text fields, and social profiles and skills as `card set` takes them;
+    /// the photo is not the form's (it is sent on its own, `PUT /api/card/photo`), so the saved one stays.
+    static func card(from body: JSONValue, keeping photo: [UInt8]? = nil) throws(ModelError) -> Card {
         // A member of the wrong type is named, not read as empty.
         for field in CardField.textFields where body[field.rawValue] != nil && body[field.rawValue] != .null && body[field.rawValue]?.stringValue == nil {
             throw ModelError(.invalidCard, "\"\(field.rawValue)\" must be a string")
@@ -61,7 +95,8 @@ extension WebUI {
             throw ModelError(.invalidCard, "\"\(key)\" must be a list of strings")
         }
         var card = Card(name: "")
-        for field in CardField.allCases {
+        card.photo = photo
+        for field in CardField.allCases where field.kind != .photo {
             let typed = body[field.rawValue].map { $0.arrayValue?.compactMap(\.stringValue) ?? $0.stringValue.map { [$0] } ?? [] } ?? []
             try card.set(field, typed: typed)
         }

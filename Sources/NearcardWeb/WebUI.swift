@@ -188,6 +188,11 @@ public final class WebUI: Sendable {
             guard let contact = try self.app.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
             return Self.json(contact.json)
         }
+        router.get("/api/contacts/:id/photo") { _, context in
+            let id = try context.parameters.require("id")
+            guard let photo = try self.app.contact(id: id)?.card.photo else { return Self.error(.notFound, "no photo for contact \(id)") }
+            return Self.jpeg(photo)
+        }
         router.get("/api/contacts/:id/vcard") { _, context in
             let id = try context.parameters.require("id")
             guard let c = try self.app.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }

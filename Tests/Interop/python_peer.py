@@ -86,7 +86,7 @@ B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 # The card's fields as the spec lists them (§9), the one list every peer here reads: version 2's seven,
 # and version 3's, which adds pronouns (§21). A version-3 receiver sets aside a field it does not know.
 FIELDS = ["name", "email", "phone", "company", "title", "socialNetworks", "skills"]
-FIELDS_V3 = FIELDS + ["pronouns"]
+FIELDS_V3 = FIELDS + ["pronouns", "photo"]
 SD_SLOTS_V3 = 16  # §9: a version-3 proof's digests, real and decoy
 TAG = b"nearcard/2"
 MAIL_TAG = b"nearcard-mail/2"

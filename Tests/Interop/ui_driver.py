@@ -12,6 +12,7 @@ namespace, reached over the test's veth), instead of one started here.
 """
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -121,8 +122,29 @@ try:
     ada.find_element(By.ID, "f-email").send_keys("ada@example.org")
     ada.find_element(By.CSS_SELECTOR, '[data-share="email"]').click()
     wait(ada, lambda d: "ada@example.org" in d.find_element(By.ID, "preview").text, "the email in the preview")
+    # Pronouns and a photo (a wide camera picture with EXIF and a GPS position): the page shows the
+    # square the node made, and both are shared.
+    ada.find_element(By.ID, "f-pronouns").send_keys("she/her")
+    ada.find_element(By.CSS_SELECTOR, '[data-share="pronouns"]').click()
+    ada.find_element(By.CSS_SELECTOR, '[data-share="photo"]').click()
     ada.find_element(By.CSS_SELECTOR, '#card-form button[type="submit"]').click()
     wait(ada, lambda d: "Saved" in d.find_element(By.ID, "notice").text, "the card saved")
+    from PIL import Image
+    import tempfile
+    picture = os.path.join(tempfile.mkdtemp(prefix="nearcard-ui-"), "camera.jpg")
+    img = Image.new("RGB", (640, 400), (200, 120, 40))
+    exif = Image.Exif()
+    exif[0x010F] = "CameraMaker"
+    exif[0x8825] = {1: "N", 2: (51.0, 30.0, 0.0), 3: "W", 4: (0.0, 7.0, 0.0)}
+    img.save(picture, exif=exif.tobytes())
+    os.chmod(os.path.dirname(picture), 0o755)
+    os.chmod(picture, 0o644)
+    ada.find_element(By.ID, "f-photo").send_keys(picture)
+    wait(ada, lambda d: "Photo saved" in d.find_element(By.ID, "notice").text, "the photo saved")
+    wait(ada, lambda d: d.execute_script("const i = document.getElementById('f-photo-preview'); return !i.hidden && i.complete && i.naturalWidth"), "the photo shown")
+    report["photoPreview"] = ada.execute_script("const i = document.getElementById('f-photo-preview'); return [i.naturalWidth, i.naturalHeight]")
+    if report["photoPreview"] != [256, 256]:
+        fail(f"the photo on My card is not the 256-pixel square: {report['photoPreview']}")
     wait(ada, lambda d: d.execute_script("const i = document.getElementById('qr'); return i.complete && i.naturalWidth > 0"), "the QR code shown")
     report["preview"] = ada.find_element(By.ID, "preview").text
     shot(ada, "card")
@@ -171,6 +193,10 @@ try:
     for name, d, other in (("ada", ada, args.grace_name), ("grace", grace, args.ada_name)):
         wait(d, EC.visibility_of_element_located((By.CSS_SELECTOR, "#contact h3")), f"the new contact on {name}'s page")
         article = d.find_element(By.ID, "contact")
+        if name == "grace":
+            # Ada's photo came with her card: the square, beside her name.
+            wait(d, lambda d: d.execute_script("const i = document.querySelector('#contact img.photo'); return i && i.complete && i.naturalWidth"), "Ada's photo on Grace's page")
+            report["photoOnGracesPage"] = d.execute_script("const i = document.querySelector('#contact img.photo'); return [i.naturalWidth, i.naturalHeight]")
         report[name] = {"contact": article.find_element(By.TAG_NAME, "h3").text, "text": article.text,
                         "htmlElementsInName": len(article.find_elements(By.CSS_SELECTOR, "h3 *")),
                         # Every piece of the peer's text is isolated (dir="auto", PROTOCOL.md §1).

@@ -79,6 +79,9 @@ import Testing
             "\(report["scan"] ?? .null)")
         // Sharing the email on the page changed what Grace received.
         #expect(report["preview"]?.stringValue?.contains("ada@example.org") == true, "\(report)")
+        // Pronouns and a photo set on the page travel (version 3): Grace's page shows Ada's square photo.
+        #expect(report["photoPreview"] == [256, 256] && report["photoOnGracesPage"] == [256, 256], "\(report)")
+        #expect(report["grace"]?["text"]?.stringValue?.contains("she/her") == true, "Ada's pronouns on Grace's page")
         #expect(report["grace"]?["text"]?.stringValue?.contains("ada@example.org") == true, "the shared email reached Grace")
         #expect(try ada.cli.run(["card", "show", "--json"]).json["email"] == "ada@example.org")
         // What the pages showed is what the store holds.

@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardImage
 import NearcardModel
 import Testing
 
@@ -14,8 +15,14 @@ import Testing
         case .text: if field != .name { card[text: field] = "the \(field.rawValue) value" }
         case .socialProfiles: card.socialNetworks = [SocialProfile(platform: "mastodon", username: "nora", url: "https://example.org/@nora")]
         case .skills: card.skills = [Skill(name: "Weaving", category: "Craft", proficiency: "expert")]
+        case .photo: card.photo = Self.photo(shade: 40)
         }
         return card
+    }
+
+    /// A small square JPEG of one shade, as Nearcard encodes one (no metadata).
+    static func photo(shade: UInt8) -> [UInt8] {
+        try! JPEG.encodeRGB(width: 32, height: 32, pixels: [UInt8](repeating: shade, count: 32 * 32 * 3), quality: 80)
     }
 
     @Test(arguments: CardField.allCases) func nearcardJSONCarriesTheField(_ field: CardField) throws {
@@ -47,7 +54,7 @@ import Testing
         #expect(contact.json[field.rawValue] == Self.card(with: field).value(of: field))
         // Absent fields are still members: null for text, [] for lists.
         for other in CardField.allCases where other != field && other != .name {
-            #expect(contact.json[other.rawValue] == (other.kind == .text ? .null : .array([])))
+            #expect(contact.json[other.rawValue] == ([.socialProfiles, .skills].contains(other.kind) ? .array([]) : .null))
         }
     }
 
@@ -65,6 +72,7 @@ import Testing
         case .text: other[text: field] = "another value"
         case .socialProfiles: other.socialNetworks = [SocialProfile(platform: "mastodon", username: "nora2")]
         case .skills: other.skills = [Skill(name: "Weaving", category: "Art")]
+        case .photo: other.photo = Self.photo(shade: 200)
         }
         incoming.card = other
         #expect(ContactMerge.merge(existing: filled.contact, incoming: incoming, now: now).changed == [])
@@ -80,7 +88,11 @@ import Testing
         #expect(CardField.table.map(\.field) == CardField.allCases, "one row a field, in the card's order")
         #expect(Set(CardField.table.map(\.option)).count == CardField.table.count)
         #expect(Set(CardField.table.map(\.displayRank)).count == CardField.table.count)
-        #expect(CardField.table.allSatisfy { $0.since >= 2 && $0.maximumCharacters > 0 && $0.maximumCharacters <= Card.Limits.textLength })
+        #expect(
+            CardField.table.allSatisfy {
+                $0.since >= 2 && $0.maximumCharacters > 0
+                    && ($0.kind == .photo ? $0.maximumCharacters == Photo.maximumBytes : $0.maximumCharacters <= Card.Limits.textLength)
+            })
         #expect(CardField.fields(ofVersion: 2).map(\.rawValue) == ["name", "email", "phone", "company", "title", "socialNetworks", "skills"])
         #expect(SharingPolicy.default.fields == [.name, .company, .title])
         for row in CardField.table { #expect(CardField.field(option: row.option) == row.field) }
@@ -97,6 +109,7 @@ import Testing
             case .text: ["  " + (expected[text: field] ?? "") + " "]
             case .socialProfiles: ["mastodon:nora:https://example.org/@nora", "  "]
             case .skills: ["Weaving:Craft:expert"]
+            case .photo: [Card.dataURI(photo: expected.photo!)]
             }
         card = Card(name: "Nora Field")
         try card.set(field, typed: typed)

@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardImage
 import NearcardModel
 import Testing
 
@@ -121,7 +122,8 @@ import Testing
     @Test func aVersionTwoCardCarriesNoLaterField() throws {
         for field in CardField.allCases where field.row.since > 2 {
             var card = Card(name: "Nova")
-            try card.set(field, typed: ["x"])
+            let photo = try JPEG.encodeRGB(width: 16, height: 16, pixels: [UInt8](repeating: 90, count: 16 * 16 * 3), quality: 80)
+            try card.set(field, typed: [field.kind == .photo ? Card.dataURI(photo: photo) : "x"])
             let p = try ProximityPayload.make(
                 card: card, policy: SharingPolicy(fields: Set(CardField.allCases)), keys: sender, receiver: receiver.publicIdentity(name: nil).did,
                 sessionBinding: binding, ephemeralMessage: nil, sealedRoute: nil, now: now, version: 3)

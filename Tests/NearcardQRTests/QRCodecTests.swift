@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardImage
 import NearcardModel
 import NearcardQR
 import NearcardTestSupport

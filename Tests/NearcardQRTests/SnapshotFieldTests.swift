@@ -12,6 +12,7 @@ import Testing
         case .text: card[text: field] = "the \(field.rawValue) value"
         case .socialProfiles: card.socialNetworks = [SocialProfile(platform: "mastodon", username: "nora", url: "https://example.org/@nora")]
         case .skills: card.skills = [Skill(name: "Weaving", category: "Craft", proficiency: "expert")]
+        case .photo: Issue.record("the iOS snapshot has no photo member")
         }
         let json = Snapshot.json(card, cardId: "0F0E0D0C-0B0A-4908-8706-050403020100", updatedAt: Date(timeIntervalSince1970: 0))
         let (key, isList) = try #require(field.snapshotMember)

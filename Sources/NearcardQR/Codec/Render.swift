@@ -1,4 +1,4 @@
-internal import CPNG
+internal import NearcardImage
 
 /// Drawing a QR matrix for a terminal, as SVG, or as PNG (libpng's simplified API).
 extension QRMatrix {
@@ -118,56 +118,6 @@ extension QRMatrix {
 
     public func png(moduleSize: Int = 8) throws(QRError) -> [UInt8] {
         let (width, px) = pixels(moduleSize: moduleSize)
-        return try PNG.encodeGray(width: width, height: width, pixels: px)
-    }
-}
-
-/// PNG through libpng's simplified API (no setjmp/longjmp in sight).
-public enum PNG {
-    public static let maximumDimension = 8192
-
-    public static func encodeGray(width: Int, height: Int, pixels: [UInt8]) throws(QRError) -> [UInt8] {
-        var image = png_image()
-        image.version = nearcard_png_image_version()
-        image.width = UInt32(width)
-        image.height = UInt32(height)
-        image.format = UInt32(PNG_FORMAT_GRAY)
-        var size = 0
-        guard png_image_write_to_memory(&image, nil, &size, 0, pixels, Int32(width), nil) != 0, size > 0 else {
-            throw QRError(.library, "libpng: \(message(image))")
-        }
-        var out = [UInt8](repeating: 0, count: size)
-        guard png_image_write_to_memory(&image, &out, &size, 0, pixels, Int32(width), nil) != 0 else {
-            throw QRError(.library, "libpng: \(message(image))")
-        }
-        return Array(out.prefix(size))
-    }
-
-    /// Decodes any PNG libpng reads (all colour types and depths, interlaced or not) to 8-bit gray.
-    public static func decodeGray(_ data: [UInt8]) throws(QRError) -> (width: Int, height: Int, pixels: [UInt8]) {
-        var image = png_image()
-        image.version = nearcard_png_image_version()
-        guard png_image_begin_read_from_memory(&image, data, data.count) != 0 else {
-            throw QRError(.image, "not a PNG image libpng can read (\(message(image)))")
-        }
-        let width = Int(image.width)
-        let height = Int(image.height)
-        guard width > 0, height > 0, width <= maximumDimension, height <= maximumDimension else {
-            png_image_free(&image)
-            throw QRError(.image, "the image is \(width)×\(height); Nearcard reads images up to \(maximumDimension) pixels a side")
-        }
-        image.format = UInt32(PNG_FORMAT_GRAY)
-        var pixels = [UInt8](repeating: 0, count: width * height)
-        guard png_image_finish_read(&image, nil, &pixels, Int32(width), nil) != 0 else {
-            throw QRError(.image, "the PNG image is damaged (\(message(image)))")
-        }
-        return (width, height, pixels)
-    }
-
-    static func message(_ image: png_image) -> String {
-        var m = image.message
-        return withUnsafeBytes(of: &m) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        do { return try PNG.encodeGray(width: width, height: width, pixels: px) } catch { throw QRError(error) }
     }
 }

@@ -1,4 +1,5 @@
 internal import CZBar
+internal import NearcardImage
 
 /// Finding QR codes in pixels (zbar), returning each code's raw bytes.
 public enum QRScanner {
@@ -51,9 +52,9 @@ public enum QRScanner {
     public static func scan(image data: [UInt8]) throws(QRError) -> [[UInt8]] {
         let (w, h, px): (Int, Int, [UInt8])
         if JPEG.looksLike(data) {
-            (w, h, px) = try JPEG.decodeGray(data)
+            do { (w, h, px) = try JPEG.decodeGray(data) } catch { throw QRError(error) }
         } else if data.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
-            (w, h, px) = try PNG.decodeGray(data)
+            do { (w, h, px) = try PNG.decodeGray(data) } catch { throw QRError(error) }
         } else {
             throw QRError(.image, "not a PNG or JPEG image")
         }

@@ -38,6 +38,8 @@ public enum Snapshot {
                         if let u = s.url { p["url"] = .string(u) }
                         return .object(p)
                     })
+            case .photo:
+                continue // the iOS formats carry no photo (the table gives it no snapshot member)
             }
         }
         o["categories"] = []
@@ -80,6 +82,8 @@ public enum Snapshot {
                     }
                     card.socialNetworks.append(SocialProfile(platform: p, username: u, url: s["url"]?.stringValue))
                 }
+            case .photo:
+                continue
             }
         }
         do { try card.validate() } catch { throw QRError(.malformed, "the snapshot: \(error.message)") }

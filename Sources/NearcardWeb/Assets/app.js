@@ -38,6 +38,12 @@ async function api(method, path, body) {
 function notice(text) { $("notice").textContent = text; }
 
 // A person's initials in a circle (decorative: the name is next to it).
+// A contact's face: its photo when its card carried one (served by the node), else its initials.
+function face(c) {
+  if (!c.photo) return initials(c.name);
+  return el("img", null, { class: "initials", src: "/api/contacts/" + encodeURIComponent(c.id) + "/photo", alt: "", width: "40", height: "40" });
+}
+
 function initials(name) {
   const letters = String(name || "?").trim().split(/\s+/).filter(Boolean).slice(0, 2).map((w) => [...w][0].toUpperCase()).join("");
   return el("span", letters || "?", { class: "initials", "aria-hidden": "true" });
@@ -162,7 +168,7 @@ function renderContacts() {
     const li = el("li", null, { "data-contact": c.id });
     const b = el("button", c.name, { type: "button", class: "link" });
     b.addEventListener("click", () => showContact(c));
-    li.append(initials(c.name), b, el("span", c.verificationStatus, { class: "badge " + c.verificationStatus }), el("span", c.source, { class: "fp" }));
+    li.append(face(c), b, el("span", c.verificationStatus, { class: "badge " + c.verificationStatus }), el("span", c.source, { class: "fp" }));
     list.append(li);
   }
 }
@@ -170,6 +176,7 @@ function renderContacts() {
 function showContact(c) {
   const a = $("contact");
   a.replaceChildren(el("h3", c.name), el("p", c.verificationStatus + " · " + c.source, { class: "badge " + c.verificationStatus }));
+  if (c.photo) a.append(el("img", null, { class: "photo", src: "/api/contacts/" + encodeURIComponent(c.id) + "/photo", alt: "Photo of " + c.name, width: "128", height: "128" }));
   const dl = el("dl");
   const fields = textFields.filter((f) => f !== "name").map((f) => [labelOf(f), c[f]]);
   for (const [k, v] of [...fields,
@@ -315,6 +322,14 @@ async function loadCard() {
   fieldLabels = s.labels || {};
   for (const f of textFields) $("f-" + f).value = c[f] || "";
   for (const f of listFields) $("f-" + f + "-list").value = (c[f] || []).map(listItem[f] || String).join("\n");
+  // The photo as peers receive it (the node made it square); a fresh URL each time it may have changed.
+  const preview = $("f-photo-preview");
+  if (preview) {
+    cardHasPhoto = Boolean(c.photo);
+    preview.hidden = !cardHasPhoto;
+    $("f-photo-remove").hidden = !cardHasPhoto;
+    if (cardHasPhoto) preview.src = "/api/card/photo?t=" + Date.now();
+  }
   for (const box of document.querySelectorAll("[data-share]")) box.checked = box.dataset.share === "name" || s.sharing.includes(box.dataset.share);
   renderPreview();
   loadCode();
@@ -327,6 +342,28 @@ function formCard() {
   return card;
 }
 
+let cardHasPhoto = false;
+
+// A picture chosen on My card goes to the node at once (PUT /api/card/photo, its bytes as they are):
+// the node keeps its centre square, re-encoded with nothing else of the file, and the preview shows that.
+async function sendPhoto() {
+  const input = $("f-photo");
+  const file = input.files && input.files[0];
+  if (!file) return;
+  try {
+    const r = await fetch("/api/card/photo", { method: "PUT", headers: { "Content-Type": file.type || "application/octet-stream" }, body: file, credentials: "same-origin" });
+    const data = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(data.error || ("the node answered " + r.status));
+    notice("Photo saved: peers receive the square shown.");
+    loadCard();
+  } catch (e) { notice("Photo not saved: " + e.message); }
+  input.value = "";
+}
+
+async function removePhoto() {
+  try { await api("DELETE", "/api/card/photo"); notice("Photo removed."); loadCard(); } catch (e) { notice(e.message); }
+}
+
 function sharedFields() { return [...document.querySelectorAll("[data-share]")].filter((b) => b.checked).map((b) => b.dataset.share); }
 
 function renderPreview() {
@@ -334,7 +371,7 @@ function renderPreview() {
   dl.replaceChildren();
   const card = formCard();
   for (const f of sharedFields()) {
-    let v = card[f];
+    let v = f === "photo" ? (cardHasPhoto ? "your photo (shown above)" : "") : card[f];
     if (Array.isArray(v)) v = v.filter((x) => x.trim()).join(", ");
     if (v && v.trim()) dl.append(el("dt", labelOf(f)), el("dd", v));
   }
@@ -434,6 +471,10 @@ async function start() {
   for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => { notice(""); show(b.dataset.tab); });
   $("search").addEventListener("input", renderContacts);
   $("card-form").addEventListener("submit", saveCard);
+  if ($("f-photo")) {
+    $("f-photo").addEventListener("change", sendPhoto);
+    $("f-photo-remove").addEventListener("click", removePhoto);
+  }
   $("write").addEventListener("submit", send);
   $("ab-form").addEventListener("submit", addAddressBook);
   $("ab-sync").addEventListener("click", syncAddressBooks);

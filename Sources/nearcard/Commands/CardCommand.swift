@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NearcardCrypto
+import NearcardImage
 import NearcardModel
 import NearcardNode
 import NearcardSemaphore
@@ -210,6 +211,7 @@ enum CardDisplay {
             case .socialProfiles:
                 for s in card.socialNetworks { rows.append((field.label, "\(s.platform): \(s.username)" + (s.url.map { " <\($0)>" } ?? ""))) }
             case .skills: if !card.skills.isEmpty { rows.append((field.label, card.skills.map(\.name).joined(separator: ", "))) }
+            case .photo: if let photo = card.photo { rows.append((field.label, Photo.describe(photo))) }
             }
         }
         // What a card says is the card holder's text: isolated, it cannot reorder the line it is on.

@@ -215,19 +215,29 @@ struct Contacts: AsyncParsableCommand {
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "export",
-            abstract: "Export contacts as vCard 4.0, JSON, or the social-graph export (iOS format).")
+            abstract: "Export contacts as vCard 4.0, JSON, or the social-graph export (iOS format); or their photos.")
         @OptionGroup var global: GlobalOptions
+        @Option(help: ArgumentHelp("Write each photo a contact's card carried to DIR as NAME-ID.jpg (mode 0600; DIR is made 0700).", valueName: "DIR"))
+        var photo: String?
         @Flag(help: "vCard 4.0, one card per contact.") var vcard = false
         @Flag(help: "JSON array of contacts (as `contacts --json`).") var json = false
         @Flag(help: "The graph export: edges with both exchange signatures and both ephemeral messages.") var graph = false
         @Option(help: ArgumentHelp("Write to FILE (mode 0600) instead of standard output.", valueName: "FILE")) var out: String?
 
         func validate() throws {
-            if [vcard, json, graph].filter({ $0 }).count != 1 { throw ValidationError("choose one of --vcard, --json, --graph") }
+            let formats = [vcard, json, graph].filter({ $0 }).count
+            if photo != nil {
+                if formats != 0 || out != nil {
+                    throw ValidationError("--photo DIR writes the photos alone: give it without --vcard, --json, --graph or --out")
+                }
+            } else if formats != 1 {
+                throw ValidationError("choose one of --vcard, --json, --graph (or --photo DIR)")
+            }
         }
 
         func run() async throws {
             let contacts = try global.existingDatabase().contacts()
+            if let photo { return try Self.writePhotos(contacts, to: photo) }
             // The one export every face uses (the web app's Export too).
             let text = NearcardApp.export(contacts, as: vcard ? .vcard : json ? .json : .graph)
             if let out {
@@ -236,6 +246,23 @@ struct Contacts: AsyncParsableCommand {
             } else {
                 Console.write(STDOUT_FILENO, text)
             }
+        }
+
+        /// Each photo as a JPEG file, named for its contact (letters and digits of the name, and the id's
+        /// first 8 characters, so two of one name never collide).
+        static func writePhotos(_ contacts: [Contact], to dir: String) throws {
+            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
+                throw CLIError(.storage, "cannot make \(dir): \(error.localizedDescription)")
+            }
+            var written = 0
+            for c in contacts {
+                guard let jpeg = c.card.photo else { continue }
+                let base = String(c.name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? Character($0) : "-" }.prefix(40))
+                let path = (dir as NSString).appendingPathComponent("\(base)-\(c.id.prefix(8)).jpg")
+                try PrivateFiles.write(SecureBytes(jpeg), to: path, mode: 0o600, replace: true)
+                written += 1
+            }
+            Console.err("Wrote \(written) photo(s) of \(contacts.count) contact(s) to \(dir)")
         }
     }
 }

@@ -1,5 +1,8 @@
 import ArgumentParser
+import Foundation
+import NearcardImage
 import NearcardModel
+import NearcardNode
 
 /// The card's fields as command-line options, read from the field table (`CardField.table`) rather
 /// than declared one by one: `--OPTION VALUE` or `--OPTION=VALUE` sets a field (a list field's option
@@ -61,18 +64,43 @@ struct FieldOptions {
         }
     }
 
-    /// `card` with the options applied (text trimmed; an empty value removes the field).
-    func applied(to card: Card) throws(ModelError) -> Card {
+    /// `card` with the options applied (text trimmed; an empty value removes the field). A photo's value
+    /// is a picture file, made into the card's photo (`Photo.make`: its centre square, re-encoded).
+    func applied(to card: Card) throws -> Card {
         var card = card
         for field in removed { try card.set(field, typed: []) }
-        for (field, typed) in values { try card.set(field, typed: typed) }
+        for (field, typed) in values {
+            if field.kind == .photo {
+                card.photo = try Self.photo(fromFile: typed.first ?? "", option: field.row.option)
+            } else {
+                try card.set(field, typed: typed)
+            }
+        }
         return card
     }
 
     /// Only what was typed now, on a card of the same name: what must have its field's shape.
     func typed(on card: Card) throws(ModelError) -> Card {
         var out = Card(name: card.name)
-        for (field, typed) in values where field != .name { try out.set(field, typed: typed) }
+        for (field, typed) in values where field != .name && field.kind != .photo { try out.set(field, typed: typed) }
         return out
+    }
+
+    /// A card photo from a picture file; an empty path removes it (nil).
+    static func photo(fromFile path: String, option: String) throws -> [UInt8]? {
+        let path = path.trimmingCharacters(in: .whitespaces)
+        guard !path.isEmpty else { return nil }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path), let size = attributes[.size] as? Int else {
+            throw CLIError(.malformedInput, "--\(option) \(path): cannot read it: \(PrivateFiles.unreadable(path))")
+        }
+        guard size <= Photo.maximumInputBytes else {
+            throw CLIError(.malformedInput, "--\(option) \(path): the picture is \(size) bytes; at most \(Photo.maximumInputBytes) are read")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError(.malformedInput, "--\(option) \(path): cannot read it: \(PrivateFiles.unreadable(path))")
+        }
+        do { return try Photo.make(from: Array(data)) } catch {
+            throw CLIError(.malformedInput, "--\(option) \(path): \(error.message) (give a JPEG or PNG picture)")
+        }
     }
 }
