@@ -5,7 +5,7 @@
 
 - vobject (the parser Radicale and khard use): for each card, FN, N (family, given), every URL,
   PRONOUNS (RFC 9554), every SOCIALPROFILE (its SERVICE-TYPE, USERNAME, VALUE and value) and whether
-  a PHOTO is there (its media type and byte length when it is a data: URI).
+  a PHOTO is there (its media type, and the byte length of its data: URI).
 - khard (a command-line address book): the cards are put in a throw-away vdir, one file each, with a
   khard configuration of its own; for each card `khard show --format yaml` is read back (its first and
   last name, and its web pages).
@@ -29,20 +29,26 @@ def values(card, key):
     return [line for line in card.contents.get(key, [])]
 
 
-def photo(card):
+def photo(card, raw):
+    """PHOTO as vobject reads it (its media type), and the bytes of the data: URI. vobject 0.9.9 reads
+    PHOTO as text, which cuts a 4.0 data: URI at its comma (`data:image/jpeg;base64`): the bytes are
+    then taken from the card's unfolded PHOTO line itself."""
     lines = values(card, "photo")
     if not lines:
         return None
-    value = lines[0].value
-    m = re.match(r"data:([^;,]+);base64,(.*)$", value if isinstance(value, str) else "", re.S)
+    value = lines[0].value if isinstance(lines[0].value, str) else ""
+    m = re.match(r"data:([^;,]+);base64", value)
     if not m:
-        return {"uri": str(value)[:40]}
-    return {"mediaType": m.group(1), "bytes": len(base64.b64decode(m.group(2)))}
+        return {"uri": value[:40]}
+    unfolded = re.sub(r"\r?\n[ \t]", "", raw)
+    data = re.search(r"^PHOTO[^:]*:data:[^,]*,([A-Za-z0-9+/=]+)\r?$", unfolded, re.M)
+    return {"mediaType": m.group(1), "bytes": len(base64.b64decode(data.group(1))) if data else 0}
 
 
 def with_vobject(text):
     out = []
-    for card in vobject.readComponents(text):
+    raws = re.findall(r"BEGIN:VCARD.*?END:VCARD\r?\n", text, re.S)
+    for raw, card in zip(raws, vobject.readComponents(text)):
         n = card.contents.get("n")
         out.append({
             "fn": card.fn.value,
@@ -52,7 +58,7 @@ def with_vobject(text):
             "pronouns": [p.value for p in values(card, "pronouns")],
             "socialProfiles": [{"serviceType": s.params.get("SERVICE-TYPE", [None])[0], "username": s.params.get("USERNAME", [None])[0],
                                 "valueType": s.params.get("VALUE", ["uri"])[0], "value": s.value} for s in values(card, "socialprofile")],
-            "photo": photo(card),
+            "photo": photo(card, raw),
         })
     return out
 

@@ -10,9 +10,17 @@ import Testing
         let cli = try CLI()
         defer { cli.cleanUp() }
         try cli.run(["init", "--name", "Ada"])
+        // A photo as Nearcard makes one (from a PNG Pillow draws), to put on Grace's card.
+        let png = cli.home.deletingLastPathComponent().appendingPathComponent("pic-\(UUID().uuidString).png").path
+        defer { try? FileManager.default.removeItem(atPath: png) }
+        #expect(
+            try CLI.run(executable: CLI.python, ["-c", "import sys; from PIL import Image; Image.new('RGB', (300, 200), (9, 99, 199)).save(sys.argv[1])", png])
+                .code == 0)
+        let made = try cli.run(["card", "set", "--name", "Ada", "--photo", png, "--json"])
+        let photo = try #require(made.json["photo"]?.stringValue, "\(made.stderr)")
         let people: JSONValue = [
             [
-                "name": "Grace Hopper", "pronouns": "she/her", "title": "Rear Admiral",
+                "name": "Grace Hopper", "pronouns": "she/her", "title": "Rear Admiral", "photo": .string(photo),
                 "socialNetworks": [
                     ["platform": "mastodon", "username": "grace", "url": "https://navy.social/@grace"], ["platform": "signal", "username": "grace.01"],
                 ],
@@ -39,6 +47,7 @@ import Testing
         #expect(grace["family"] == "Hopper" && grace["given"] == "Grace")
         #expect(grace["urls"] == ["https://navy.social/@grace"])
         #expect(grace["pronouns"] == ["she/her"])
+        #expect(grace["photo"]?["mediaType"] == "image/jpeg" && (grace["photo"]?["bytes"]?.doubleValue ?? 0) > 0, "PHOTO as a data: URI")
         #expect(
             grace["socialProfiles"]
                 == [
@@ -63,6 +72,7 @@ import Testing
         let back = try again.run(["contacts", "--json"]).json.arrayValue ?? []
         let graceBack = try #require(back.first { $0["name"] == "Grace Hopper" })
         #expect(graceBack["socialNetworks"]?.arrayValue?.count == 2 && graceBack["pronouns"] == "she/her")
+        #expect(graceBack["photo"]?.stringValue == photo, "the photo read back as it was")
         #expect(graceBack["socialNetworks"]?.arrayValue?.last?["url"] == nil, "a profile without a URL gets none")
     }
 }
