@@ -11,22 +11,7 @@ public enum JPEG {
 
     /// The image as 8-bit grayscale, at most `PNG.maximumDimension` pixels a side.
     public static func decodeGray(_ data: [UInt8]) throws(ImageError) -> (width: Int, height: Int, pixels: [UInt8]) {
-        var pixels: UnsafeMutablePointer<UInt8>?
-        var width: Int32 = 0
-        var height: Int32 = 0
-        var message = [CChar](repeating: 0, count: 256)
-        let rc = nearcard_jpeg_decode_gray(data, UInt(data.count), Int32(PNG.maximumDimension), &pixels, &width, &height, &message, Int32(message.count))
-        switch rc {
-        case 0:
-            guard let pixels else { throw ImageError(.image, "the JPEG image decoded to nothing") }
-            defer { free(pixels) }
-            return (Int(width), Int(height), Array(UnsafeBufferPointer(start: pixels, count: Int(width) * Int(height))))
-        case -2:
-            throw ImageError(.image, "the image is \(width)×\(height); Nearcard reads images up to \(PNG.maximumDimension) pixels a side")
-        default:
-            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw ImageError(.image, "not a JPEG image libjpeg can read (\(reason.isEmpty ? "unknown error" : reason))")
-        }
+        try decode(data, components: 1, maximumSide: PNG.maximumDimension, strict: false)
     }
 
     /// The image as 8-bit RGB, at most `maximumSide` pixels a side. `strict`: an image libjpeg decodes
@@ -34,18 +19,23 @@ public enum JPEG {
     public static func decodeRGB(
         _ data: [UInt8], maximumSide: Int = PNG.maximumDimension, strict: Bool = false
     ) throws(ImageError) -> (width: Int, height: Int, pixels: [UInt8]) {
+        try decode(data, components: 3, maximumSide: maximumSide, strict: strict)
+    }
+
+    static func decode(_ data: [UInt8], components: Int, maximumSide: Int, strict: Bool) throws(ImageError) -> (width: Int, height: Int, pixels: [UInt8]) {
         var pixels: UnsafeMutablePointer<UInt8>?
         var width: Int32 = 0
         var height: Int32 = 0
         var message = [CChar](repeating: 0, count: 256)
-        let rc = nearcard_jpeg_decode_rgb(data, UInt(data.count), Int32(maximumSide), strict ? 1 : 0, &pixels, &width, &height, &message, Int32(message.count))
+        let rc = nearcard_jpeg_decode(
+            data, UInt(data.count), Int32(maximumSide), Int32(components), strict ? 1 : 0, &pixels, &width, &height, &message, Int32(message.count))
         switch rc {
         case 0:
             guard let pixels else { throw ImageError(.image, "the JPEG image decoded to nothing") }
             defer { free(pixels) }
-            return (Int(width), Int(height), Array(UnsafeBufferPointer(start: pixels, count: Int(width) * Int(height) * 3)))
+            return (Int(width), Int(height), Array(UnsafeBufferPointer(start: pixels, count: Int(width) * Int(height) * components)))
         case -2:
-            throw ImageError(.image, "the image is \(width)×\(height); at most \(maximumSide) pixels a side")
+            throw ImageError(.image, "the image is \(width)×\(height); Nearcard reads images up to \(maximumSide) pixels a side")
         default:
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw ImageError(.image, "not a JPEG image libjpeg can read (\(reason.isEmpty ? "unknown error" : reason))")
