@@ -84,12 +84,21 @@ final class SocketProbe: ConsentProvider, @unchecked Sendable {
         let probe = SocketProbe()
         let ada = IdentityKeys.generate()
         let grace = IdentityKeys.generate()
+        // Generous phase times: in the whole suite this test's tasks can wait minutes for a thread (the
+        // LAN suites hold the pool), and a consent timeout would turn that wait into a refusal.
+        var limits = NodeLimits()
+        limits.consentTimeout = 900
+        limits.handshakeTimeout = 900
+        limits.peerDecisionGrace = 900
+        limits.idleTimeout = 900
+        limits.sessionTimeout = 1800
+        limits.connectBudget = 900
         let listenerContext = NodeContext(
             keys: ada, identity: ada.publicIdentity(name: "Ada"),
-            database: try NearcardDatabase(path: dir + "/ada/nearcard.sqlite"), consent: probe)
+            database: try NearcardDatabase(path: dir + "/ada/nearcard.sqlite"), consent: probe, limits: limits)
         let dialerContext = NodeContext(
             keys: grace, identity: grace.publicIdentity(name: "Grace"),
-            database: try NearcardDatabase(path: dir + "/grace/nearcard.sqlite"), consent: AcceptAll(message: nil))
+            database: try NearcardDatabase(path: dir + "/grace/nearcard.sqlite"), consent: AcceptAll(message: nil), limits: limits)
         let listener = try await Listener.start(context: listenerContext, host: "127.0.0.1", port: 0)
         defer { Task { await listener.close() } }
         let target = DialTarget(addresses: try PeerQuery.resolve(host: "127.0.0.1", port: listener.port), expected: ExpectedPeer(), label: "ada")
