@@ -307,8 +307,14 @@ public struct Card: Sendable, Equatable {
             if length > limit {
                 throw ModelError(.limitExceeded, "\"\(key)\" is \(length) characters; at most \(limit) (Unicode code points)")
             }
-            if value.unicodeScalars.contains(where: \.isControl) {
-                throw ModelError(.invalidCard, "\"\(key)\" contains a control character")
+            if let control = value.unicodeScalars.first(where: \.isControl) {
+                let what =
+                    switch control {
+                    case "\n", "\r": "a line break"
+                    case "\t": "a tab"
+                    default: "a control character (U+\(String(format: "%04X", control.value)))"
+                    }
+                throw ModelError(.invalidCard, "\"\(key)\" contains \(what); a card's text is one line without control characters")
             }
             if let bidi = value.unicodeScalars.first(where: \.isBidiControl) {
                 throw ModelError(

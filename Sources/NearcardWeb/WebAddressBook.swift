@@ -27,7 +27,7 @@ extension WebUI {
                 return Self.error(
                     .badRequest, "this node keeps no files; add the address book with: nearcard addressbook add URL --user NAME --password-file FILE")
             }
-            let file = directory + "/addressbook-" + Hex.encode(SHA256.hash(Array("\(url)\u{0}\(user)".utf8)).prefix(8).map { $0 }) + ".password"
+            let file = NearcardApp.addressBookPasswordFile(home: directory, url: url, user: user)
             do throws(NodeError) { try NearcardApp.keepSecret(password, at: file) } catch { return Self.error(.internalServerError, error.message) }
             switch await self.app.addAddressBook(serverURL: url, username: user, credential: "file:" + file) {
             case .success(let added):
@@ -54,8 +54,8 @@ extension WebUI {
                 return Self.error(.notFound, "no such address book")
             }
             // A password file this page made goes with its account.
-            if let directory = self.options.secretsDirectory, credential.hasPrefix("file:" + directory + "/addressbook-") {
-                unlink(String(credential.dropFirst(5)))
+            if let directory = self.options.secretsDirectory, let file = NearcardApp.keptPasswordFile(credential: credential, home: directory) {
+                unlink(file)
             }
             return Self.json(["ok": true])
         }

@@ -51,6 +51,32 @@ import Testing
         return (cli, try cli.write("secret", to: "password"))
     }
 
+    /// The password file the web app keeps for an account it added (`addressbook-<16 hex>.password` in
+    /// the home) goes with the account when the CLI removes it too; a file the person gave stays.
+    @Test func removingAnAccountRemovesThePasswordFileNearcardMadeForIt() throws {
+        let server = try HostileServer()
+        defer { server.stop() }
+        let (cli, own) = try home()
+        defer { cli.cleanUp() }
+        let url = server.url("full")
+        let name = "addressbook-" + Hex.encode(SHA256.hash(Array("\(url)\u{0}ada".utf8)).prefix(8).map { $0 }) + ".password"
+        let made = cli.home.appendingPathComponent(name).path
+        // Written as the web app writes it: in the home, 0600, the home's owner's (the tests' user).
+        let owner = try FileManager.default.attributesOfItem(atPath: cli.home.path)[.ownerAccountID] as? Int ?? 0
+        #expect(
+            FileManager.default.createFile(
+                atPath: made, contents: Data("secret".utf8), attributes: [.posixPermissions: 0o600, .ownerAccountID: owner]))
+        let added = try cli.run(["addressbook", "add", url, "--user", "ada", "--password-file", made, "--no-sync"])
+        #expect(added.code == 0, "\(added.stderr)")
+        let removed = try cli.run(["addressbook", "remove", url])
+        #expect(removed.code == 0, "\(removed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: made), "the password file made for the account is gone")
+        // One the person gave is theirs.
+        #expect(try cli.run(["addressbook", "add", url, "--user", "ada", "--password-file", own, "--no-sync"]).code == 0)
+        #expect(try cli.run(["addressbook", "remove", url]).code == 0)
+        #expect(FileManager.default.fileExists(atPath: own))
+    }
+
     @Test func eachServerFailureSaysWhatItIs() throws {
         let server = try HostileServer()
         defer { server.stop() }

@@ -67,6 +67,9 @@ import Testing
         #expect(r.code == 64 && r.stderr.contains("--title needs a value"), "\(r.stderr)")
         r = try cli.run(["card", "set", "--no-name"])
         #expect(r.code == 2 && r.stderr.contains("a card always has a name"), "\(r.stderr)")
+        // A line break in a field is named as one (not "a control character").
+        r = try cli.run(["card", "set", "--title", "Countess\nof Lovelace"])
+        #expect(r.code == 2 && r.stderr.contains("\"title\" contains a line break; a card's text is one line"), "\(r.stderr)")
         r = try cli.run(["card", "set", "--title", "A", "--title", "B"])
         #expect(r.code == 64 && r.stderr.contains("given twice"), "\(r.stderr)")
         #expect(try cli.run(["card", "set", "--help"]).stdout.contains("--skill NAME[:CATEGORY[:PROFICIENCY]]"))

@@ -173,6 +173,25 @@ public final class NearcardApp: Sendable {
     }
 
     /// Writes a secret (an address book's password) to `path`, 0600, replacing what was there.
+    /// Where a face keeps an address book's password it was typed (the web app's form): a 0600 file in
+    /// the home named for the account, `addressbook-<16 hex>.password`.
+    public static func addressBookPasswordFile(home: String, url: String, user: String) -> String {
+        home + "/addressbook-" + Hex.encode(SHA256.hash(Array("\(url)\u{0}\(user)".utf8)).prefix(8).map { $0 }) + ".password"
+    }
+
+    /// The password file Nearcard made for an account (`addressBookPasswordFile`), when the account's
+    /// credential is one: it goes with the account, whichever face removes it. A file the person gave
+    /// (`--password-file`) is theirs and stays.
+    public static func keptPasswordFile(credential: String, home: String) -> String? {
+        guard credential.hasPrefix("file:") else { return nil }
+        let path = String(credential.dropFirst(5))
+        let name = (path as NSString).lastPathComponent
+        guard (path as NSString).deletingLastPathComponent == home, name.hasPrefix("addressbook-"), name.hasSuffix(".password"),
+            name.count == "addressbook-".count + 16 + ".password".count
+        else { return nil }
+        return path
+    }
+
     public static func keepSecret(_ secret: String, at path: String) throws(NodeError) {
         do { try FileIO.writeAtomically(SecureBytes(Array(secret.utf8)), to: path, mode: 0o600, replace: true) } catch {
             throw NodeError(storage: error, while: "keeping the password")

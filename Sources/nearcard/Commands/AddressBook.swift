@@ -220,8 +220,10 @@ struct AddressBookCommand: AsyncParsableCommand {
             try db.removeAddressBook(url: account.url)
             // A running node's pass in flight on it ends before this returns; none starts after.
             try await RunningNode.changed(global, ["addressbooks"])
-            // A password Nearcard kept in the Secret Service goes with the account (a file is the person's own).
+            // A password Nearcard kept goes with the account: in the Secret Service, or in the file the web
+            // app made for it in the home (a file the person gave with --password-file is theirs and stays).
             if account.credential.hasPrefix("secret-service:") { SecretService.clear(account.credential) }
+            if let file = NearcardApp.keptPasswordFile(credential: account.credential, home: global.homePath) { unlink(file) }
             Console.out("Removed \(account.url); the cards already written there stay until you delete them there.")
         }
     }
