@@ -34,6 +34,16 @@ import Testing
     /// `bind(descriptor:…)` and errno.
     /// A mistyped command is named with the command it most likely meant (exit 64), not read as
     /// stray arguments; a mistyped subcommand is not handed to the default one.
+    /// `listen` without an identity says only that (and how to make one), not first how requests would
+    /// be answered by a node that cannot start.
+    @Test func listenWithoutAnIdentitySaysOnlyThat() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let r = try cli.run(["listen", "--no-discovery"])
+        #expect(r.code == 3, "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.contains("no identity in") && !r.stderr.contains("no terminal"), "\(r.stderr)")
+    }
+
     @Test func aMistypedCommandSuggestsTheOneMeant() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

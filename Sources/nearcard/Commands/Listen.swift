@@ -38,6 +38,8 @@ struct Listen: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // No identity, no node: say that alone, before any word about how requests would be answered.
+        _ = try global.identity()
         let consent: any ConsentProvider
         switch accept {
         case "all":
