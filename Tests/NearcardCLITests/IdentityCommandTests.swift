@@ -273,12 +273,14 @@ import Testing
         #expect(signed.code == 0, "\(signed.stderr)")
     }
 
-    /// Enter twice: no passphrase. The keys are unsealed and a one-line warning says so and what to do.
+    /// Enter: no passphrase, and nothing to repeat. The keys are unsealed and a one-line warning says so
+    /// and what to do.
     @Test func anEmptyPassphraseLeavesTheKeysUnsealedWithAWarning() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        let run = try initAtTerminal(cli, answers: ["", ""])
+        let run = try initAtTerminal(cli, answers: [""])
         #expect(run.exit == 0 && !run.waiting, "\(run.transcript)")
+        #expect(run.prompts.count == 1 && !run.transcript.contains("Repeat"), "an empty passphrase is not asked again: \(run.prompts)")
         let warning = try #require(run.transcript.split(whereSeparator: \.isNewline).first { $0.contains("warning") }, "\(run.transcript)")
         #expect(
             warning.hasPrefix("nearcard: warning: your secret keys are not sealed") && warning.contains(cli.secretsPath)
@@ -289,13 +291,21 @@ import Testing
         #expect(try cli.run(["jwt", "sign"], stdin: "{}").code == 0, "no passphrase needed")
     }
 
-    /// Two different answers: nothing is created.
-    @Test func passphrasesThatDifferCreateNothing() throws {
+    /// Two different answers: asked again; the right pair then seals the keys. Three wrong pairs: nothing
+    /// is created.
+    @Test func passphrasesThatDifferAreAskedAgain() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }
-        let run = try initAtTerminal(cli, answers: ["tea at the engine room", "tea at the engine rom"])
-        #expect(run.exit == 2 && run.transcript.contains("differ"), "\(run.transcript)")
-        #expect(!FileManager.default.fileExists(atPath: cli.secretsPath) && !FileManager.default.fileExists(atPath: cli.identityPath))
+        let run = try initAtTerminal(cli, answers: ["tea at the engine room", "tea at the engine rom", "tea at the engine room", "tea at the engine room"])
+        #expect(run.exit == 0 && !run.waiting && run.transcript.contains("differ; type it again"), "\(run.transcript)")
+        #expect(run.prompts.count == 4 && run.transcript.contains("sealed under a passphrase"), "\(run.prompts)")
+        #expect(try secretKeys(cli).contains("argon2id"))
+
+        let other = try CLI()
+        defer { other.cleanUp() }
+        let wrong = try initAtTerminal(other, answers: ["a1", "b1", "a2", "b2", "a3", "b3"])
+        #expect(wrong.exit == 2 && wrong.transcript.contains("differed three times"), "\(wrong.transcript)")
+        #expect(!FileManager.default.fileExists(atPath: other.secretsPath) && !FileManager.default.fileExists(atPath: other.identityPath))
     }
 
     /// `--no-passphrase` at a terminal, and a terminal that is not standard error too: nothing asked,

@@ -18,7 +18,7 @@ struct Init: AsyncParsableCommand {
             sealed under a passphrase when one is given.
 
             At a terminal (standard input and standard error both a terminal) and without a passphrase option, \
-            init asks for a passphrase, twice, without echo; an empty one leaves the keys unsealed (with a warning). \
+            init asks for a passphrase, twice, without echo (two that differ are asked again); an empty one leaves the keys unsealed (with a warning). \
             Not at a terminal (a script, a pipe, a service) nothing is asked and the keys are unsealed unless \
             --passphrase-file is given.
             """)
@@ -64,21 +64,13 @@ struct Init: AsyncParsableCommand {
         if let passphraseFile {
             passphrase = try Passphrase.read(file: passphraseFile)
         } else if askPassphrase {
-            guard let first = Passphrase.prompt("New passphrase: "), let second = Passphrase.prompt("Repeat passphrase: ") else {
+            guard let typed = try Self.askTwice("New passphrase: ", allowEmpty: false) else {
                 throw CLIError(.malformedInput, "--ask-passphrase needs a terminal; use --passphrase-file FILE instead")
             }
-            guard first.count > 0 else { throw CLIError(.malformedInput, "the passphrase is empty") }
-            guard first.constantTimeEquals(second) else { throw CLIError(.malformedInput, "the two passphrases differ; nothing was created") }
-            passphrase = first
-        } else if !noPassphrase, Self.atTerminal, let first = Passphrase.prompt("New passphrase for your secret keys (empty for none): ") {
+            passphrase = typed
+        } else if !noPassphrase, Self.atTerminal, let typed = try Self.askTwice("New passphrase for your secret keys (empty for none): ", allowEmpty: true) {
             // (No controlling terminal to ask on, where the prompt gives nil, counts as not at a terminal.)
-            guard let second = Passphrase.prompt("Repeat passphrase: ") else {
-                throw CLIError(.malformedInput, "no answer to the second passphrase prompt; nothing was created")
-            }
-            guard first.constantTimeEquals(second) else {
-                throw CLIError(.malformedInput, "the two passphrases differ; nothing was created")
-            }
-            passphrase = first.count > 0 ? first : nil
+            passphrase = typed.count > 0 ? typed : nil
             warnUnsealed = passphrase == nil
         }
         // A home that cannot be made where the environment put it says how to choose another place.
@@ -92,6 +84,25 @@ struct Init: AsyncParsableCommand {
         }
         Console.out("Created an identity in \(home.path)")
         Console.table(IdentityDisplay.rows(identity, sealed: passphrase != nil))
+    }
+
+    /// A new passphrase typed twice at the terminal: an empty one (when allowed) is not asked again; two
+    /// that differ are asked again, three times in all. nil: no terminal to ask on.
+    static func askTwice(_ prompt: String, allowEmpty: Bool) throws -> SecureBytes? {
+        for attempt in 1...3 {
+            guard let first = Passphrase.prompt(prompt) else { return nil }
+            if first.count == 0 {
+                if allowEmpty { return first }
+                Console.err("nearcard: the passphrase is empty; type one (or run without --ask-passphrase)")
+                continue
+            }
+            guard let second = Passphrase.prompt("Repeat passphrase: ") else {
+                throw CLIError(.malformedInput, "no answer to the second passphrase prompt; nothing was created")
+            }
+            if first.constantTimeEquals(second) { return first }
+            if attempt < 3 { Console.err("nearcard: the two passphrases differ; type it again") }
+        }
+        throw CLIError(.malformedInput, "the passphrases differed three times; nothing was created")
     }
 
     /// Whether a person is there to answer: standard input and standard error both a terminal.
