@@ -75,8 +75,12 @@ public enum AddressBookSync {
     }
 
     /// Finds the address book `serverURL` leads to and checks the account may write there; returns the
-    /// collection's URL.
-    public static func connect(serverURL: String, username: String, credential: String) async throws(AddressBookError) -> String {
+    /// collection's URL. `configured` are the accounts already added: a collection that is one of them
+    /// under another address (another host name for the same machine, or holding the very cards an
+    /// account wrote) is refused, naming it — the same book synced twice would hold every card twice.
+    public static func connect(
+        serverURL: String, username: String, credential: String, configured: [AddressBookAccount] = [], database: NearcardDatabase? = nil
+    ) async throws(AddressBookError) -> String {
         guard let start = URL(string: serverURL), start.host != nil else {
             throw AddressBookError(.invalidInput, "\"\(serverURL)\" is not a URL; give the server's address, e.g. https://dav.example.org/")
         }
@@ -92,9 +96,24 @@ public enum AddressBookSync {
                     "\(collection.absoluteString): user \"\(username)\" may only read this address book; give the account write access on the server, or choose another address book"
                 )
             }
-            await client.shutdown()
             var text = collection.absoluteString
             if !text.hasSuffix("/") { text += "/" }
+            let others = configured.filter { $0.url != text }
+            if let same = others.first(where: { sameCollection($0.url, text) }) { throw alreadyAdded(text, as: same.url) }
+            if !others.isEmpty, let database {
+                let listing = try await client.list(collection)
+                let theirs = Set(listing.map { ($0.value.url.lastPathComponent) + "\u{0}" + $0.value.etag })
+                for other in others {
+                    let written = (try? database.addressBookCards(book: other.url)) ?? []
+                    if written.contains(where: { row in
+                        guard let href = URL(string: row.href), let etag = row.etag else { return false }
+                        return theirs.contains(href.lastPathComponent + "\u{0}" + etag)
+                    }) {
+                        throw alreadyAdded(text, as: other.url)
+                    }
+                }
+            }
+            await client.shutdown()
             return text
         } catch {
             await client.shutdown()
@@ -102,15 +121,54 @@ public enum AddressBookSync {
         }
     }
 
+    static func alreadyAdded(_ url: String, as existing: String) -> AddressBookError {
+        AddressBookError(
+            .invalidInput,
+            "\(url) is the address book already added as \(existing) (the same server and collection); it is synced there already — to use this address instead, remove that one first (nearcard addressbook remove \(existing))"
+        )
+    }
+
+    /// Whether two collection URLs name one collection on one server: the same path and port, and host
+    /// names that are equal or resolve to a common address (`localhost` and `127.0.0.1`).
+    public static func sameCollection(_ a: String, _ b: String) -> Bool {
+        guard let x = URL(string: a), let y = URL(string: b), let hx = x.host?.lowercased(), let hy = y.host?.lowercased() else { return false }
+        func port(_ u: URL) -> Int { u.port ?? (u.scheme?.lowercased() == "http" ? 80 : 443) }
+        guard CardDAVClient.key(x) == CardDAVClient.key(y), port(x) == port(y) else { return false }
+        if hx == hy { return true }
+        return !addresses(of: hx).isDisjoint(with: addresses(of: hy))
+    }
+
+    /// The numeric addresses a host name resolves to (the system's resolver; nothing when it fails).
+    static func addresses(of host: String) -> Set<String> {
+        let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(name, nil, &hints, &list) == 0, let first = list else { return [] }
+        defer { freeaddrinfo(first) }
+        var found = Set<String>()
+        var cursor: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = cursor {
+            var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            if getnameinfo(entry.pointee.ai_addr, entry.pointee.ai_addrlen, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 {
+                found.insert(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
+            cursor = entry.pointee.ai_next
+        }
+        return found
+    }
+
     /// Whether a contact goes to this account: met in person always, QR contacts when the account says.
     public static func syncs(_ contact: Contact, to account: AddressBookAccount) -> Bool {
         contact.source == .proximity || (account.includeQR && contact.source == .qrCode)
     }
 
-    /// The UID of a contact's card in an account: stable (a retried or concurrent first write names the
-    /// same card), and telling the server nothing (a hash of Nearcard's random contact id and the account).
-    public static func uid(contactID: String, book: String) -> String {
-        var h = SHA256.hash(Array("nearcard-addressbook-uid\u{0}\(book)\u{0}\(contactID)".utf8)).prefix(16).map { $0 }
+    /// The UID of a contact's card: one per contact, whatever the account (the same book under two
+    /// addresses, or added again after a rename, names the same card rather than a second one), stable
+    /// (a retried or concurrent first write names the same card), and telling the server nothing (a hash
+    /// of Nearcard's random contact id).
+    public static func uid(contactID: String) -> String {
+        var h = SHA256.hash(Array("nearcard-addressbook-uid\u{0}\(contactID)".utf8)).prefix(16).map { $0 }
         h[6] = (h[6] & 0x0F) | 0x80 // version 8 (RFC 9562: custom)
         h[8] = (h[8] & 0x3F) | 0x80
         let hex = Hex.encode(h)
@@ -310,7 +368,7 @@ private struct Pass {
     }
 
     func create(_ contact: Contact, listing: [String: (url: URL, etag: String)], report: inout AddressBookSyncReport) async throws(AddressBookError) {
-        let uid = AddressBookSync.uid(contactID: contact.id, book: account.url)
+        let uid = AddressBookSync.uid(contactID: contact.id)
         guard let url = URL(string: uid + ".vcf", relativeTo: collection)?.absoluteURL else { return }
         let ours = VCard.addressBookCard(contact, uid: uid)
         let answer = try await client.request(

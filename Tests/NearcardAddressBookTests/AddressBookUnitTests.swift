@@ -48,11 +48,21 @@ import Testing
         }
     }
 
-    @Test func theUIDIsStablePerContactAndAccountAndAUUID() {
-        let a = AddressBookSync.uid(contactID: "C1", book: "https://a/")
-        #expect(a == AddressBookSync.uid(contactID: "C1", book: "https://a/"))
-        #expect(a != AddressBookSync.uid(contactID: "C1", book: "https://b/"))
-        #expect(a != AddressBookSync.uid(contactID: "C2", book: "https://a/"))
+    /// One collection under two names is one collection: another host name for the same machine, the
+    /// default port written out; another path or port is another collection.
+    @Test func oneCollectionUnderTwoNamesIsRecognised() {
+        #expect(AddressBookSync.sameCollection("https://localhost:5235/alice/contacts/", "https://127.0.0.1:5235/alice/contacts/"))
+        #expect(AddressBookSync.sameCollection("https://LOCALHOST:5235/alice/contacts", "https://localhost:5235/alice/contacts/"))
+        #expect(AddressBookSync.sameCollection("https://127.0.0.1/alice/contacts/", "https://127.0.0.1:443/alice/contacts/"))
+        #expect(!AddressBookSync.sameCollection("https://localhost:5235/alice/contacts/", "https://127.0.0.1:5236/alice/contacts/"))
+        #expect(!AddressBookSync.sameCollection("https://localhost:5235/alice/contacts/", "https://localhost:5235/alice/work/"))
+        #expect(!AddressBookSync.sameCollection("https://127.0.0.2:5235/a/", "https://127.0.0.1:5235/a/"))
+    }
+
+    @Test func theUIDIsStablePerContactAndAUUID() {
+        let a = AddressBookSync.uid(contactID: "C1")
+        #expect(a == AddressBookSync.uid(contactID: "C1"), "one UID per contact, whatever the account")
+        #expect(a != AddressBookSync.uid(contactID: "C2"))
         #expect(UUID(uuidString: a) != nil, "\(a)")
         #expect(!a.contains("C1"))
     }

@@ -219,6 +219,46 @@ import Testing
         #expect(denied.stderr.split(separator: "\n").count == 1, "\(denied.stderr)")
     }
 
+    /// One address book under two names (issue 51, point 1): `https://localhost:P/` then
+    /// `https://127.0.0.1:P/` reach the same collection. The second is refused, naming the first; and
+    /// added again under the new name after the old is removed, it holds each card once (the card's UID
+    /// is the contact's, not the account's).
+    @Test(.timeLimit(.minutes(3)), arguments: ["radicale", "xandikos"])
+    func oneAddressBookUnderTwoNamesHoldsEachCardOnce(_ kind: String) throws {
+        let (a, b) = try Lab.pair()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-carddav-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try start(kind, in: a, dir: dir)
+        defer { try? stop(server, in: a) }
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let bob = try TestPerson(name: "Bob Builder")
+        defer {
+            ada.cli.cleanUp()
+            bob.cli.cleanUp()
+        }
+        let (_, bobPort) = try b.listen(home: bob.home, ["--accept", "all", "--no-discovery"], log: log("bob"))
+        #expect(try a.nearcard(["exchange", "10.77.0.2:\(bobPort)", "--yes"], home: ada.home).code == 0)
+        let first = try a.nearcard(["addressbook", "add", server.url, "--user", "alice", "--password-file", server.passwordFile], home: ada.home)
+        try #require(first.code == 0, "addressbook add: \(first.stderr)")
+        #expect(try cards(server, in: a).filter { $0["did"]?.stringValue == bob.did }.count == 1)
+
+        let otherName = server.url.replacingOccurrences(of: "//localhost:", with: "//127.0.0.1:")
+        let second = try a.nearcard(["addressbook", "add", otherName, "--user", "alice", "--password-file", server.passwordFile], home: ada.home)
+        #expect(second.code == 2, "the same book under another name was added: \(second.stdout)")
+        #expect(second.stderr.contains("already added as \(server.book)"), "\(second.stderr)")
+        #expect(second.stderr.split(separator: "\n").count == 1, "\(second.stderr)")
+        let status = try a.nearcard(["addressbook", "status", "--json"], home: ada.home)
+        #expect(status.json.arrayValue?.count == 1, "\(status.stdout)")
+
+        // The host renamed: the old account removed, the new name added; the card is the same card.
+        #expect(try a.nearcard(["addressbook", "remove", server.book], home: ada.home).code == 0)
+        let renamed = try a.nearcard(["addressbook", "add", otherName, "--user", "alice", "--password-file", server.passwordFile], home: ada.home)
+        try #require(renamed.code == 0, "addressbook add: \(renamed.stderr)")
+        #expect(try a.nearcard(["addressbook", "sync"], home: ada.home).code == 0)
+        let bobs = try cards(server, in: a).filter { $0["did"]?.stringValue == bob.did }
+        #expect(bobs.count == 1, "Bob's card is on \(kind) \(bobs.count) times: \(bobs)")
+    }
+
     /// The web app's "Address book": added from the page (the password typed there kept in a 0600 file,
     /// never shown back), the contact already in the book written at once, "Sync now" answering.
     @Test(.timeLimit(.minutes(3))) func theWebAppAddsAnAddressBookAndSyncs() throws {

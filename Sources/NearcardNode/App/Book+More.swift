@@ -30,6 +30,15 @@ extension Book {
         try call { () throws(StoreError) in try AddressBookSync.pending(account, database: database) }
     }
 
+    /// The collection `serverURL` leads to, checked writable for `username` and not one of this book's
+    /// accounts under another address (`AddressBookSync.connect`); its URL.
+    public func connectAddressBook(serverURL: String, username: String, credential: String) async throws(AddressBookError) -> String {
+        let configured: [AddressBookAccount]
+        do { configured = try database.addressBooks() } catch { throw AddressBookError(.store, error.message) }
+        return try await AddressBookSync.connect(
+            serverURL: serverURL, username: username, credential: credential, configured: configured, database: database)
+    }
+
     /// One sync of `account` here (a running node's own passes are not told; a face asks the node when
     /// one runs). The pass is recorded on the account.
     public func sync(_ account: AddressBookAccount, mirrorDeletes: Bool) async -> Result<AddressBookSyncReport, AddressBookError> {

@@ -142,7 +142,7 @@ public final class NearcardApp: Sendable {
     public func addAddressBook(serverURL: String, username: String, credential: String) async -> Result<(url: String, report: JSONValue), NodeError> {
         let collection: String
         do throws(AddressBookError) {
-            collection = try await AddressBookSync.connect(serverURL: serverURL, username: username, credential: credential)
+            collection = try await book.connectAddressBook(serverURL: serverURL, username: username, credential: credential)
         } catch {
             return .failure(NodeError(.invalidInput, error.message))
         }

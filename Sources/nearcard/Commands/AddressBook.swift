@@ -168,7 +168,7 @@ struct AddressBookCommand: AsyncParsableCommand {
             let db = try global.database()
             let collection: String
             do {
-                collection = try await AddressBookSync.connect(serverURL: url, username: user, credential: source)
+                collection = try await db.connectAddressBook(serverURL: url, username: user, credential: source)
             } catch {
                 // Nothing is kept, so nothing is tried again: the line says so.
                 if secretService { SecretService.clear(source) }
