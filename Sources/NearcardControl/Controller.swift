@@ -194,6 +194,25 @@ final class Controller: Sendable {
                     answer(false, members)
                 }
             }
+        case .invite(let ttl, let uses):
+            do throws(NodeError) {
+                let port = runtime.port ?? NearcardNode.defaultPort
+                let invitation = try runtime.invite(ttl: ttl, uses: uses, port: port)
+                reply(
+                    command, ref: ref, ok: true,
+                    [
+                        "invitation": [
+                            "text": .string(invitation.text), "expires": .string(ISO8601.string(invitation.expires)),
+                            "name": invitation.name.map { .string($0) } ?? .null, "fingerprint": .string(invitation.fingerprint),
+                            "addresses": .array(invitation.addresses.map { .string($0) }), "port": .number(Double(port)),
+                            "uses": .number(Double(uses)),
+                        ]
+                    ])
+            } catch {
+                var members = Self.error(Self.code(error, lookingFor: "not_found"), error.message)
+                members["failure"] = Self.described(error)
+                reply(command, ref: ref, ok: false, members)
+            }
         case .peers:
             reply(command, ref: ref, ok: true, ["peers": .array(runtime.peersToOffer().sorted { $0.instanceName < $1.instanceName }.map(\.json))])
         case .quit:

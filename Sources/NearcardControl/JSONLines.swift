@@ -163,6 +163,8 @@ enum ControlCommand: Sendable, Equatable {
     /// Syncs the address book at `url` (every one when nil) now, between the node's own passes:
     /// `addressbook sync` beside a running node.
     case addressBookSync(url: String?, mirrorDeletes: Bool)
+    /// An invitation to this node (§19), naming the port it listens on: `qr invite` beside a running node.
+    case invite(ttl: Double, uses: Int)
 
     /// What a command beside the node changed (`changed`'s `what`).
     enum Change: String, Sendable, CaseIterable {
@@ -186,6 +188,7 @@ enum ControlCommand: Sendable, Equatable {
         case .changed: "changed"
         case .outboxSend: "outbox.send"
         case .addressBookSync: "addressbook.sync"
+        case .invite: "invite"
         }
     }
 
@@ -275,6 +278,23 @@ enum ControlCommand: Sendable, Equatable {
                 }
                 let mirror = o["mirrorDeletes"]?.boolValue ?? false
                 command = string("url", required: false).map { .addressBookSync(url: $0, mirrorDeletes: mirror) }
+            case "invite":
+                allowed = ["ttl", "uses"]
+                var ttl = 300.0
+                if let t = o["ttl"], t != .null {
+                    guard let seconds = t.doubleValue, seconds >= 1, seconds <= 365 * 86400 else {
+                        return .failure(ParseError(message: "invite: \"ttl\" must be a number of seconds from 1 to 31536000 (365 days)", ref: ref))
+                    }
+                    ttl = seconds
+                }
+                var uses = 1
+                if let u = o["uses"], u != .null {
+                    guard let n = u.integerValue, (1...1000).contains(n) else {
+                        return .failure(ParseError(message: "invite: \"uses\" must be a whole number from 1 to 1000", ref: ref))
+                    }
+                    uses = Int(n)
+                }
+                command = .success(.invite(ttl: ttl, uses: uses))
             case "accept":
                 allowed = ["id", "message"]
                 command = string("id", required: true).flatMap { i in string("message", required: false).map { .accept(id: i!, message: $0) } }
@@ -310,7 +330,7 @@ enum ControlCommand: Sendable, Equatable {
                 return .failure(
                     ParseError(
                         message:
-                            "unknown command \"\(cmd)\" (exchange, accept, decline, message, peers, quit, rotate-presence, changed, outbox.send, addressbook.sync)",
+                            "unknown command \"\(cmd)\" (exchange, accept, decline, message, peers, quit, rotate-presence, changed, outbox.send, addressbook.sync, invite)",
                         ref: ref))
             }
             if let extra = o.keys.first(where: { !allowed.contains($0) && $0 != "cmd" && $0 != "ref" }) {

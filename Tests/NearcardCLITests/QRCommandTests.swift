@@ -1,6 +1,8 @@
 import Foundation
 import NearcardCrypto
+import NearcardProcess
 import NearcardTestSupport
+import Synchronization
 import Testing
 
 /// QR end to end: the CLI against QR texts built from the iOS app's documented format by an
@@ -282,7 +284,7 @@ import Testing
         try cli.run(["init", "--name", "Big"])
         let skills = (0..<32).map { _ in "--skill=" + Base64.urlEncode(Sodium.randomBytes(150)) + ":cat:expert" }
         #expect(try cli.run(["card", "set", "--name", "Big Card"] + skills).code == 0)
-        let frames = try cli.run(["qr", "make", "--format", "plaintext", "--fields", "name,skills", "--text"]).stdout
+        let frames = try cli.run(["qr", "make", "--frames", "--format", "plaintext", "--fields", "name,skills", "--text"]).stdout
             .split(separator: "\n").map(String.init)
         #expect(frames.count > 1 && frames.allSatisfy { $0.hasPrefix("sqc1.") && $0.utf8.count <= 2331 }, "each frame fits one code at level M")
         let viewer = try CLI()
@@ -326,9 +328,13 @@ import Testing
         try cli.run(["share", "--fields", "name,email,socialNetworks,skills"])
         let viewer = try CLI()
         defer { viewer.cleanUp() }
+        // One code unless asked: too large for one, it says how to get frames.
+        let refused = try cli.run(["qr", "make", "--format", "did-signed", "--out", cli.home.path + "-one.png"])
+        #expect(refused.code == 2 && refused.stderr.contains("--frames"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.home.path + "-one.png"))
         for format in ["zk", "did-signed"] {
             let out = cli.home.path + "-\(format).png"
-            let r = try cli.run(["qr", "make", "--format", format, "--out", out])
+            let r = try cli.run(["qr", "make", "--frames", "--format", format, "--out", out])
             #expect(r.code == 0, "\(format): \(r.stderr)")
             let base = String(out.dropLast(4))
             let files = ([out] + (1...9).map { "\(base)-\($0).png" }).filter { FileManager.default.fileExists(atPath: $0) }
@@ -342,7 +348,7 @@ import Testing
             #expect(scan.json.arrayValue?.last?["skills"]?.arrayValue?.count == 30, "\(format)")
         }
         // In a terminal: every line of the code fits the window's width, and each frame its height.
-        let wrap = "stty cols 160 rows 50; \(CLI.executable.path) qr make --format zk --home \(cli.home.path)"
+        let wrap = "stty cols 160 rows 50; \(CLI.executable.path) qr make --frames --format zk --home \(cli.home.path)"
         let drawn = try CLI.run(executable: "/usr/bin/timeout", ["-s", "INT", "4", "/usr/bin/script", "-qefc", wrap, "/dev/null"])
         let text = drawn.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;]*[A-Za-z]", with: "", options: .regularExpression)
         let art = text.split(whereSeparator: \.isNewline).filter { $0.contains("▀") || $0.contains("▄") || $0.contains("█") }
@@ -353,60 +359,144 @@ import Testing
             .filter { $0.contains("▀") || $0.contains("▄") || $0.contains("█") || $0.allSatisfy(\.isWhitespace) }.count ?? 0
         #expect(perFrame <= 50, "taller than the window: \(perFrame) lines")
         let tiny = try CLI.run(
-            executable: "/usr/bin/script", ["-qefc", "stty cols 30 rows 12; \(CLI.executable.path) qr make --format zk --home \(cli.home.path)", "/dev/null"])
+            executable: "/usr/bin/script",
+            ["-qefc", "stty cols 30 rows 12; \(CLI.executable.path) qr make --frames --format zk --home \(cli.home.path)", "/dev/null"])
         #expect(tiny.stdout.contains("too small to draw the code") && tiny.stdout.contains("--out card.png"), "\(tiny.stdout)")
     }
 
-    /// `qr make` in a default 80×24 terminal (issue 35.2): half blocks cannot draw even the smallest
-    /// frame there, so the code is drawn with sextant characters (2×3 modules a character) and says so.
-    /// What the terminal shows scans: each frame, drawn as a terminal draws the glyphs (cells twice as
-    /// tall as wide), is read by zbarimg, and the frames together give another person Ada's card.
-    @Test func aDefaultTerminalDrawsACodeThatScans() throws {
+    /// `qr make --frames` in a default 80×24 terminal (issue 35.2): half blocks cannot draw even the
+    /// smallest frame there, so the frames are drawn with sextant characters (2×3 modules a character)
+    /// and it says so. What the terminal shows scans: each frame, drawn as a terminal draws the glyphs,
+    /// is read by zbarimg, and the frames together give another person Ada's card.
+    @Test func framesInADefaultTerminalScan() throws {
         let cli = try ada()
         defer { cli.cleanUp() }
         let viewer = try CLI()
         defer { viewer.cleanUp() }
-        let wrap = "stty cols 80 rows 24; \(CLI.executable.path) qr make --format plaintext --home \(cli.home.path)"
-        let drawn = try CLI.run(executable: "/usr/bin/timeout", ["-s", "INT", "12", "/usr/bin/script", "-qefc", wrap, "/dev/null"])
-        let text = drawn.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;]*[A-Za-z]", with: "", options: .regularExpression)
+        let drawn = try Self.terminal(80, 24, "qr make --frames --format plaintext --home \(cli.home.path)", stopAfter: 12)
+        let text = Self.plain(drawn)
         #expect(!text.contains("too small"), "\(text)")
         #expect(text.contains("(sextant characters, to fit"), "it says how it drew the code: \(text.suffix(300))")
-        // The frames, one screen each: their art lines, as modules.
-        let screens = drawn.stdout.components(separatedBy: "\u{1B}[H\u{1B}[2J").dropFirst()
-        var frames = Set<String>()
+        let frames = try Self.scanned(drawn)
+        #expect(frames.count > 1, "\(frames.count) frames")
+        let scan = try viewer.run(["qr", "scan", "--json"] + frames.sorted())
+        #expect(scan.code == 0, "\(frames.count) frames: \(scan.stderr)")
+        #expect(scan.json.arrayValue?.last?["name"] == "Ada Lovelace", "\(scan.stdout)")
+    }
+
+    /// Issue 51, point 2: `qr make` draws one code, never frames unasked. In a window the smallest code of
+    /// the card fits, that code (the line beside it says which format and why), and it scans; in 80×24,
+    /// where no card code fits, one line says the size it needs — and with Ada's node listening, an
+    /// invitation instead: one code, drawn beside its words, that a photo of the terminal turns into a
+    /// completed exchange with Ada's node.
+    @Test(.timeLimit(.minutes(2))) func aTerminalShowsOneCodeOrAnInvitation() throws {
+        let cli = try ada()
+        defer { cli.cleanUp() }
+        let viewer = try CLI()
+        defer { viewer.cleanUp() }
+        try viewer.run(["init", "--name", "Vera"])
+        try viewer.run(["card", "set", "--name", "Vera Viewer", "--email", "vera@example.org"])
+
+        let roomy = try Self.terminal(100, 40, "qr make --home \(cli.home.path)", stopAfter: 8)
+        let roomyText = Self.plain(roomy)
+        #expect(!roomyText.contains("frame "), "\(roomyText)")
+        #expect(roomyText.contains("plaintext: the smallest code of your card"), "it says which format and why: \(roomyText)")
+        let one = try Self.scanned(roomy)
+        #expect(one.count == 1, "one code: \(one.count)")
+        let card = try viewer.run(["qr", "scan", "--json"] + one)
+        #expect(card.json.arrayValue?.last?["name"] == "Ada Lovelace", "\(card.stdout) \(card.stderr)")
+
+        let small = try Self.terminal(80, 24, "qr make --home \(cli.home.path); echo exit=$?", stopAfter: 8)
+        let smallText = Self.plain(small)
+        #expect(smallText.contains("needs a window of at least") && smallText.contains("exit=4"), "\(smallText)")
+        #expect(!smallText.contains("frame "), "\(smallText)")
+        #expect(try Self.scanned(small).isEmpty)
+
+        // Ada's node listens: 80×24 shows an invitation to it.
+        var environment = ProcessInfo.processInfo.environment
+        environment["NEARCARD_HOME"] = cli.home.path
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-\(UUID().uuidString)-listen.log").path
+        let node = try ChildProcess(
+            [CLI.executable.path, "listen", "--no-discovery", "--interface", "lo", "--port", "0", "--accept", "all", "--jsonl"],
+            environment: environment, log: log, pipes: true)
+        defer {
+            _ = node.stop(after: 5)
+            try? FileManager.default.removeItem(atPath: log)
+        }
+        let started = Mutex(false)
+        node.readLines { line in if line.contains("\"event\":\"started\"") { started.withLock { $0 = true } } }
+        let deadline = Date().addingTimeInterval(20)
+        while !started.withLock({ $0 }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        try #require(started.withLock { $0 }, "the node did not start")
+
+        let invited = try Self.terminal(80, 24, "qr make --home \(cli.home.path)", stopAfter: 8)
+        let invitedText = Self.plain(invited)
+        #expect(invitedText.contains("Invitation to exchange with Ada Lovelace: 1"), "\(invitedText)")
+        // What zbar read from the drawing is what Vera's scanner would hand `exchange`.
+        let codes = try Self.scanned(invited)
+        try #require(codes.count == 1 && codes[0].hasPrefix("nearcard-invite:"), "\(codes)")
+        let exchange = try viewer.run(["exchange", "--invite", codes[0], "--yes"])
+        #expect(exchange.code == 0, "\(exchange.stdout) \(exchange.stderr)")
+        #expect(try cli.run(["contacts", "--json"]).stdout.contains("Vera Viewer"))
+    }
+
+    /// What a command draws in a `columns`×`rows` pseudo-terminal (SIGINT after `stopAfter` seconds).
+    static func terminal(_ columns: Int, _ rows: Int, _ command: String, stopAfter seconds: Int) throws -> String {
+        let wrap = "stty cols \(columns) rows \(rows); \(CLI.executable.path) \(command)"
+        return try CLI.run(executable: "/usr/bin/timeout", ["-s", "INT", String(seconds), "/usr/bin/script", "-qefc", wrap, "/dev/null"]).stdout
+    }
+
+    static func plain(_ drawn: String) -> String {
+        drawn.replacingOccurrences(of: "\u{1B}\\[[0-9;]*[A-Za-z]", with: "", options: .regularExpression)
+    }
+
+    /// The codes a terminal showed, read by zbarimg: each screen's code rows (what is drawn dark on light,
+    /// between `ESC[30;47m` and `ESC[0m`, words beside them left out) drawn as a terminal draws the
+    /// glyphs (a cell twice as tall as wide: 12×24 pixels for sextants, 6×12 for half blocks).
+    static func scanned(_ drawn: String) throws -> [String] {
+        var found: [String] = []
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-sextant-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        for (n, screen) in screens.enumerated() {
-            let plain = screen.replacingOccurrences(of: "\u{1B}\\[[0-9;]*[A-Za-z]", with: "", options: .regularExpression)
-            let lines = plain.split(whereSeparator: \.isNewline).map(String.init).filter {
-                !$0.contains(" · until ") && !$0.contains("sextant characters") && !$0.isEmpty
+        for (n, screen) in drawn.components(separatedBy: "\u{1B}[H\u{1B}[2J").enumerated() {
+            let lines = screen.split(whereSeparator: \.isNewline).compactMap { line -> String? in
+                guard let start = line.range(of: "\u{1B}[30;47m"), let end = line.range(of: "\u{1B}[0m", range: start.upperBound..<line.endIndex) else {
+                    return nil
+                }
+                return String(line[start.upperBound..<end.lowerBound])
             }
             guard let width = lines.map({ $0.unicodeScalars.count }).max(), width > 0 else { continue }
-            #expect(width <= 80 && lines.count + 3 <= 24, "the frame, its caption, its note and the prompt fit 80×24: \(width)×\(lines.count)")
-            // A terminal cell is about twice as tall as wide: a module is 6 pixels across, 8 down.
-            let (mw, mh) = (6, 8)
-            let (w, h) = (width * 2 * mw, lines.count * 3 * mh)
+            let sextants = lines.joined().unicodeScalars.contains { (0x1FB00...0x1FB3B).contains($0.value) }
+            let (across, down) = sextants ? (2, 3) : (1, 2)
+            let (mw, mh) = (6, 2 * across * 6 / down)
+            let (w, h) = (width * across * mw, lines.count * down * mh)
             var px = [UInt8](repeating: 255, count: w * h)
             for (row, line) in lines.enumerated() {
                 for (col, scalar) in line.unicodeScalars.enumerated() {
-                    let bits = Self.sextantBits(scalar)
-                    for i in 0..<6 where bits & (1 << i) != 0 {
-                        let (x0, y0) = ((col * 2 + i % 2) * mw, (row * 3 + i / 2) * mh)
+                    let bits = sextants ? Self.sextantBits(scalar) : Self.halfBlockBits(scalar)
+                    for i in 0..<(across * down) where bits & (1 << i) != 0 {
+                        let (x0, y0) = ((col * across + i % across) * mw, (row * down + i / across) * mh)
                         for y in y0..<(y0 + mh) { for x in x0..<(x0 + mw) { px[y * w + x] = 0 } }
                     }
                 }
             }
-            let file = dir.appendingPathComponent("frame-\(n).pgm")
-            try (Data("P5\n\(w) \(h)\n255\n".utf8) + Data(px)).write(to: file)
-            let read = try CLI.run(executable: "/usr/bin/zbarimg", ["--quiet", "--raw", "-Sbinary", file.path])
-            #expect(read.code == 0, "frame \(n) does not scan")
-            if read.code == 0 { frames.insert(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let file = dir.appendingPathComponent("screen-\(n).pgm").path
+            try (Data("P5\n\(w) \(h)\n255\n".utf8) + Data(px)).write(to: URL(fileURLWithPath: file))
+            let read = try CLI.run(executable: "/usr/bin/zbarimg", ["--quiet", "--raw", "-Sbinary", file])
+            #expect(read.code == 0, "screen \(n) does not scan")
+            if read.code == 0 { found.append(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
-        #expect(!frames.isEmpty)
-        let scan = try viewer.run(["qr", "scan", "--json"] + frames.sorted())
-        #expect(scan.code == 0, "\(frames.count) frames: \(scan.stderr)")
-        #expect(scan.json.arrayValue?.last?["name"] == "Ada Lovelace", "\(scan.stdout)")
+        return Array(Set(found))
+    }
+
+    /// Which of a half-block cell's modules are dark (bit 0 top, bit 1 bottom).
+    static func halfBlockBits(_ c: Unicode.Scalar) -> Int {
+        switch c.value {
+        case 0x2580: return 0b01
+        case 0x2584: return 0b10
+        case 0x2588: return 0b11
+        default: return 0
+        }
     }
 
     /// Which of a 2×3 block's modules a character darkens (bit i: 0 top-left … 5 bottom-right), as a

@@ -181,6 +181,8 @@ import Testing
         #expect(parsed(#"decline 1a2b "not today""#) == .decline(id: "1a2b", reason: "not today"))
         #expect(parsed(#"message did:key:zDn… "See you \"soon\"""#) == .message(contact: "did:key:zDn…", text: "See you \"soon\""))
         #expect(parsed("  quit  ") == .quit && parsed("peers") == .peers)
+        #expect(parsed(#"{"cmd":"invite"}"#) == .invite(ttl: 300, uses: 1), "one use, five minutes unless said")
+        #expect(parsed(#"{"cmd":"invite","ttl":3600,"uses":3}"#) == .invite(ttl: 3600, uses: 3))
         #expect(ControlCommand.parse("   ") == nil)
     }
 
@@ -194,6 +196,8 @@ import Testing
         #expect(
             refused(#"{"cmd":"peers","ref":"a","ref":"b"}"#)?.contains("duplicate") == true,
             "the parser's own words: \(refused(#"{"cmd":"peers","ref":"a","ref":"b"}"#) ?? "")")
+        #expect(refused(#"{"cmd":"invite","uses":0}"#) == "invite: \"uses\" must be a whole number from 1 to 1000")
+        #expect(refused(#"{"cmd":"invite","ttl":0}"#)?.hasPrefix("invite: \"ttl\" must be") == true)
         #expect(refused(#"{"cmd":5}"#)?.contains("\"cmd\" must be a command name") == true)
         #expect(refused(#"{"cmd":"exchange","peer":""}"#) == "exchange: \"peer\" is empty")
         #expect(refused(#"exchange "Ada"#)?.hasPrefix("a quote is not closed") == true)

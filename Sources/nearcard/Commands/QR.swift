@@ -35,19 +35,27 @@ struct QR: AsyncParsableCommand {
                 and the time the code was made. Codes carry the fields the iOS formats know (name, email, \
                 phone, company, title, social profiles, skills): pronouns and a photo travel only in an \
                 exchange. A payload too large for one code (2331 bytes; in the terminal, the largest code the window \
-                fits) is compressed (sce1:) and, if still too large, split into sqc1 frames that each fit: \
-                the terminal shows them one after another, --out writes FILE-1.png, FILE-2.png…, --text \
-                prints one per line. In the terminal a code is drawn with half blocks (one module across, two \
-                down) when it fits the window that way, else with sextant characters (two across, three down: \
-                a version-10 code fits 80×24), and says so; --glyphs chooses.
+                fits) is compressed (sce1:) when that is shorter. One code is shown: without --format, the \
+                smallest of the three that fits (usually plaintext), and the line under it says which and \
+                why. When no code of the card fits the terminal window and your node is listening (listen or \
+                ui), an invitation is shown instead: a small code (one use, 5 minutes) that brings your whole \
+                card to whoever scans it with `nearcard exchange --invite-image`; else the line says the \
+                window size it needs. --frames splits a card too large for one code into sqc1 frames that \
+                each fit: the terminal shows them one after another, --out writes FILE-1.png, FILE-2.png…, \
+                --text prints one per line. In the terminal a code is drawn with half blocks (one module \
+                across, two down) when it fits the window that way, else with sextant characters (two \
+                across, three down), and says so; --glyphs chooses. Words go beside the code when the window \
+                has room to its right.
                 """)
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: "plaintext, zk, or did-signed.") var format: Format = .zk
+        @Option(help: "plaintext, zk, or did-signed (default: the smallest that fits one code).") var format: Format?
         @Option(help: ArgumentHelp("Fields to include (default: your sharing selection).", valueName: "FIELDS")) var fields: String?
         @Option(help: ArgumentHelp("How long the code is valid: 30m, 24h, 7d (at most 365d).", valueName: "DURATION")) var expires: String = "24h"
         @Option(help: ArgumentHelp("Write FILE.png or FILE.svg instead of drawing in the terminal.", valueName: "FILE")) var out: String?
-        @Flag(help: "Print the raw QR text (one frame per line).") var text = false
+        @Flag(help: "Print the raw QR text.") var text = false
+        @Flag(help: "A card too large for one code: show it in frames one after another (files FILE-1.png…, lines of --text).")
+        var frames = false
         @Option(help: ArgumentHelp("How the terminal draws it: auto, half (half blocks), sextant.", valueName: "GLYPHS"))
         var glyphs: String = "auto"
 
@@ -59,6 +67,10 @@ struct QR: AsyncParsableCommand {
             if let out, !(out.hasSuffix(".png") || out.hasSuffix(".svg")) { throw ValidationError("--out must end in .png or .svg") }
         }
 
+        /// The order formats are tried in when none is given: each carries the card; the smallest that
+        /// fits one code is shown.
+        static let byDefault: [Format] = [.plaintext, .didSigned, .zk]
+
         func run() async throws {
             let chosen = try fields.map { try CardField.parseList($0) }
             let app = NearcardApp(runtime: NodeRuntime.open(try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))))
@@ -66,13 +78,137 @@ struct QR: AsyncParsableCommand {
             let now = Date()
             let until = now.addingTimeInterval(try Durations.parse(expires))
             // Signed inside the facade (the web app's codes too), with keys that never reach this face.
-            let payload = try app.cardCode(format, fields: chosen, now: now, until: until)
-            // A code drawn in the terminal fits its window; files and text use a code's full capacity.
+            // Each candidate as one code would carry it (compressed when that is shorter), smallest first.
+            let candidates = try (format.map { [$0] } ?? Self.byDefault).map { f in
+                let payload = try app.cardCode(f, fields: chosen, now: now, until: until)
+                // Compressed (sce1:) when that is shorter, for a code that must be small: a bare JWT
+                // (did-signed) is read as it is.
+                return (format: f, payload: payload, packed: payload.hasPrefix("eyJ") ? payload : try Compressed.encode(payload))
+            }.sorted { $0.packed.utf8.count < $1.packed.utf8.count }
+            let window = out == nil && !text && Console.stdoutIsTerminal ? Console.terminalSize : nil
+
+            if frames {
+                try await showFrames(candidates[0].format, candidates[0].payload, name: mine.name, until: until, window: window)
+                return
+            }
+            // One code: the smallest candidate that fits one (the window's, or the largest code).
+            let why: (Format) -> String? = { f in
+                guard self.format == nil, candidates.count > 1 else { return nil }
+                switch f {
+                case .plaintext: return "plaintext: the smallest code of your card (anyone can read it; --format zk lets a scanner verify it)"
+                default: return "\(f.rawValue): the smallest code of your card that fits (a scanner can verify it)"
+                }
+            }
+            guard let window else {
+                // Files and text: the largest code, compressed only when it must be.
+                guard let best = candidates.first(where: { $0.packed.utf8.count <= QRMatrix.maximumBytes }) else {
+                    throw CLIError(
+                        .malformedInput,
+                        "your card's smallest code (\(candidates[0].format.rawValue), \(candidates[0].packed.utf8.count) bytes) is larger than one QR code holds (\(QRMatrix.maximumBytes)): share fewer fields (--fields name,company), or use frames (--frames)"
+                    )
+                }
+                let one = try QRFrames.plan(best.payload)[0]
+                if let reason = why(best.format), out != nil || text { Console.err(reason) }
+                if text {
+                    Console.out(one)
+                    return
+                }
+                let code = try QRMatrix.encode(Array(one.utf8))
+                if let out {
+                    let bytes = out.hasSuffix(".svg") ? Array(code.svg().utf8) : try code.png()
+                    try PrivateFiles.write(SecureBytes(bytes), to: out, mode: PrivateFiles.modeFollowingUmask(), replace: true)
+                    Console.err("Wrote \(out)")
+                    return
+                }
+                try await Self.show([code], ansi: false, caption: Self.caption(mine.name, best.format, until), note: why(best.format))
+                return
+            }
+            let allowed: [QRMatrix.Glyphs] = glyphs == "auto" ? [.halfBlocks, .sextants] : [QRMatrix.Glyphs(rawValue: glyphs) ?? .halfBlocks]
+            for c in candidates {
+                let text = [Self.caption(mine.name, c.format, until), why(c.format)].compactMap { $0 }
+                // As it is when it fits the window, else compressed.
+                for one in [c.payload, c.packed] {
+                    if let layout = Layout.fitting(bytes: one.utf8.count, text: text, glyphs: allowed, window: window) {
+                        try layout.draw(try QRMatrix.encode(Array(one.utf8)), window: window)
+                        return
+                    }
+                }
+            }
+            // No card code fits this window. A running node can invite instead: a small code that brings the whole card.
+            if let node = RunningNode.link(global) {
+                let invitation = try await Invite.made(by: node, ttl: 300, uses: 1)
+                let text = [
+                    "Invitation to exchange with \(invitation.who): 1 use until \(Self.minutes(invitation.expires))",
+                    "Your card needs a larger window; this brings all of it: scan it with nearcard exchange --invite-image PHOTO (--frames shows the card in frames)",
+                ]
+                if let layout = Layout.fitting(bytes: invitation.text.utf8.count, text: text, glyphs: allowed, window: window) {
+                    try layout.draw(try QRMatrix.encode(Array(invitation.text.utf8)), window: window)
+                    return
+                }
+            }
+            let smallest = candidates[0]
+            let side = QRMatrix.side(forBytes: smallest.packed.utf8.count) ?? 177
+            let need = allowed.last!.characters(side: side)
+            throw CLIError(
+                .environment,
+                "your card's smallest code (\(smallest.format.rawValue), \(smallest.packed.utf8.count) bytes) needs a window of at least \(need.columns + 2 + 30)×\(need.lines + 1) (this one is \(window.columns)×\(window.rows)): make it larger, or write it with --out card.png, or show it in frames with --frames\(RunningNode.link(global) == nil ? "; with your node listening (nearcard listen) a small invitation code is shown instead" : "")"
+            )
+        }
+
+        /// Under or beside the code: whose card, which format, until when.
+        static func caption(_ name: String, _ format: Format, _ until: Date) -> String { "\(name) · \(format.rawValue) · until \(minutes(until))" }
+
+        /// How one code and its words take a window: the words beside the code when there is room to the
+        /// right (a code is about as wide as it is tall, and windows are wider), else under it.
+        struct Layout {
+            let glyphs: QRMatrix.Glyphs
+            let beside: Bool
+            let lines: [String]
+
+            /// The first way (of `glyphs`, in order; beside before under) that one code of `bytes` and
+            /// `text` fit `window`, leaving a line for the shell's next prompt. Sextants add a line saying so.
+            static func fitting(bytes: Int, text: [String], glyphs: [QRMatrix.Glyphs], window: (columns: Int, rows: Int)) -> Layout? {
+                guard let side = QRMatrix.side(forBytes: bytes) else { return nil }
+                for g in glyphs {
+                    let size = g.characters(side: side)
+                    let words = text + (g == .sextants ? ["(sextant characters, to fit; gaps or boxes? --out card.png)"] : [])
+                    let room = window.columns - size.columns - 2
+                    if size.lines <= window.rows - 1, room >= 30 {
+                        let wrapped = words.flatMap { Console.wrap($0, width: room) }
+                        if wrapped.count <= size.lines { return Layout(glyphs: g, beside: true, lines: wrapped) }
+                    }
+                    let under = words.flatMap { Console.wrap($0, width: window.columns) }
+                    if size.columns <= window.columns, size.lines + under.count <= window.rows - 1 { return Layout(glyphs: g, beside: false, lines: under) }
+                }
+                return nil
+            }
+
+            func draw(_ code: QRMatrix, window: (columns: Int, rows: Int)) throws {
+                let rows = code.terminalText(ansi: true, glyphs: glyphs).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+                if beside {
+                    // The words start a little below the top, level with the code's first modules.
+                    let start = max(0, min(1, rows.count - lines.count))
+                    var out = ""
+                    for (i, row) in rows.enumerated() {
+                        let j = i - start
+                        out += row + (j >= 0 && j < lines.count ? "  " + lines[j] : "") + "\n"
+                    }
+                    Console.write(STDOUT_FILENO, out)
+                } else {
+                    Console.write(STDOUT_FILENO, rows.joined(separator: "\n") + "\n")
+                    for l in lines { Console.out(l) }
+                }
+            }
+        }
+
+        /// `--frames`: the card compressed, then split into frames that each fit (the window's, or the
+        /// largest code), shown one after another in the terminal, written FILE-1.png…, or one per line.
+        func showFrames(_ format: Format, _ payload: String, name: String, until: Date, window: (columns: Int, rows: Int)?) async throws {
             var capacity = QRMatrix.maximumBytes
             var drawing = QRMatrix.Glyphs(rawValue: glyphs) ?? .halfBlocks
             // Short, so that it and a frame's number fit an 80-column line under the code.
-            let caption = "\(mine.name) · \(format.rawValue) · until \(Self.minutes(until))"
-            if out == nil, !text, Console.stdoutIsTerminal, let window = Console.terminalSize {
+            let caption = Self.caption(name, format, until)
+            if let window {
                 // Under the code: the caption (as long as a frame's), a note (sextants; Ctrl-C for frames),
                 // the shell's next prompt; the caption as many lines as it wraps to.
                 func wrapped(_ text: String) -> Int { max(1, (Console.width(text) + window.columns - 1) / window.columns) }
@@ -177,25 +313,36 @@ struct QR: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Option(help: ArgumentHelp("How long it is valid: 30s, 5m, 1h (at most 365d).", valueName: "DURATION")) var ttl: String = "5m"
         @Option(parsing: .unconditional, help: "How many exchanges it admits.") var uses: Int = 1
-        @Option(parsing: .unconditional, help: "The port your node listens on.") var port: Int = NearcardNode.defaultPort
+        @Option(parsing: .unconditional, help: "The port your node listens on (default: the running node's, else 7447).") var port: Int?
         @Option(help: ArgumentHelp("Write FILE.png or FILE.svg instead of drawing in the terminal.", valueName: "FILE")) var out: String?
         @Flag(help: "Print the invitation's text.") var text = false
 
         func validate() throws {
             _ = try Durations.parse(ttl)
             if uses < 1 || uses > 1000 { throw ValidationError("--uses must be between 1 and 1000") }
-            if !(1...65535).contains(port) { throw ValidationError("--port must be 1…65535") }
+            if let port, !(1...65535).contains(port) { throw ValidationError("--port must be 1…65535") }
             if let out, !(out.hasSuffix(".png") || out.hasSuffix(".svg")) { throw ValidationError("--out must end in .png or .svg") }
         }
 
         func run() async throws {
-            let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
-            let runtime = NodeRuntime.open(context)
-            let invitation = try runtime.invite(ttl: try Durations.parse(ttl), uses: uses, port: port)
-            if !(await Reachability.answers(host: "127.0.0.1", port: port)) {
-                Console.err(
-                    "nearcard: nothing listens on port \(port) here yet: start `nearcard listen --port \(port)` (or `nearcard ui`) for the invitation to be answered"
-                )
+            let invitation: Made
+            if let node = RunningNode.link(global) {
+                // The running node makes it, naming the port it listens on.
+                invitation = try await Self.made(by: node, ttl: try Durations.parse(ttl), uses: uses)
+                if let port, port != invitation.port {
+                    Console.err(
+                        "nearcard: the node running on this home listens on port \(invitation.port), not \(port): the invitation names \(invitation.port)")
+                }
+            } else {
+                let port = port ?? NearcardNode.defaultPort
+                let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
+                let made = try NodeRuntime.open(context).invite(ttl: try Durations.parse(ttl), uses: uses, port: port)
+                invitation = Made(text: made.text, expires: made.expires, who: made.name ?? made.fingerprint, port: port)
+                if !(await Reachability.answers(host: "127.0.0.1", port: port)) {
+                    Console.err(
+                        "nearcard: nothing listens on port \(port) here yet: start `nearcard listen --port \(port)` (or `nearcard ui`) for the invitation to be answered"
+                    )
+                }
             }
             let until = ISO8601.string(invitation.expires)
             if text {
@@ -211,7 +358,27 @@ struct QR: AsyncParsableCommand {
             }
             try await Make.show(
                 [code], ansi: Console.stdoutIsTerminal,
-                caption: "Invitation to exchange with \(invitation.name ?? invitation.fingerprint): \(uses) use\(uses == 1 ? "" : "s") until \(until)")
+                caption: "Invitation to exchange with \(invitation.who): \(uses) use\(uses == 1 ? "" : "s") until \(until)")
+        }
+
+        /// An invitation as a face shows it.
+        struct Made {
+            let text: String
+            let expires: Date
+            /// The name it carries, else the fingerprint.
+            let who: String
+            let port: Int
+        }
+
+        /// An invitation made by the node running on the home (`invite` on its control socket).
+        static func made(by node: NodeLink, ttl: TimeInterval, uses: Int) async throws -> Made {
+            let reply = try await RunningNode.call(node, ["cmd": "invite", "ttl": .number(ttl), "uses": .number(Double(uses))])
+            try RunningNode.check(reply)
+            let i = reply["invitation"]
+            guard let text = i?["text"]?.stringValue, let expires = i?["expires"]?.stringValue.flatMap({ ISO8601.date($0) }),
+                let port = i?["port"]?.integerValue
+            else { throw CLIError(.software, "the running node's invitation was incomplete") }
+            return Made(text: text, expires: expires, who: i?["name"]?.stringValue ?? i?["fingerprint"]?.stringValue ?? "", port: Int(port))
         }
     }
 

@@ -65,6 +65,29 @@ enum Console {
     /// How many columns a line takes (the isolates take none).
     static func width(_ text: String) -> Int { text.unicodeScalars.filter { $0.value != 0x2068 && $0.value != 0x2069 }.count }
 
+    /// `text` in lines of at most `width` columns, broken at spaces (a word longer than a line is cut).
+    static func wrap(_ text: String, width: Int) -> [String] {
+        guard width > 0 else { return [text] }
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: false).map(String.init) {
+            var word = word
+            let candidate = line.isEmpty ? word : line + " " + word
+            if Self.width(candidate) <= width {
+                line = candidate
+                continue
+            }
+            if !line.isEmpty { lines.append(line) }
+            while Self.width(word) > width {
+                lines.append(String(word.prefix(width)))
+                word = String(word.dropFirst(width))
+            }
+            line = word
+        }
+        if !line.isEmpty || lines.isEmpty { lines.append(line) }
+        return lines
+    }
+
     static func visible(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: \.isControl) else { return text }
         var out = ""
