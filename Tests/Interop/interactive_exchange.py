@@ -10,6 +10,8 @@ a lab's namespace). MODE:
   decline  the listener answers n after reading the code
   vanish   the dialer is killed (SIGKILL) while the listener's prompt is open; then a second dialer
            exchanges with the same listener, which must still serve
+  interrupt  the dialer's person presses Ctrl-C while the listener's prompt is open (the dialer
+           without --json: what it says is the point)
   queue    two dialers (HOME_B and HOME_C, with --yes) ask at once; the listener's person sees one
            request, answers y; only then is the second shown, with its time left; answers n
 Prints one JSON object with what each side showed and how the dialer exited.
@@ -77,7 +79,7 @@ if mode == "queue":
     print(json.dumps(out))
     sys.exit(0)
 
-dialer = dial()
+dialer = dial() if mode != "interrupt" else spawn("exchange", f"127.0.0.1:{port}", "--home", home_b)
 listener.expect(CODE)
 out["listenerCode"] = listener.match.group(1).decode()
 dialer.expect(CODE)
@@ -130,6 +132,16 @@ elif mode == "vanish":
     second.expect(pexpect.EOF)
     second.close()
     out["dialerExit"] = second.exitstatus
+elif mode == "interrupt":
+    listener.expect(rb"\[y/N\]")
+    dialer.sendcontrol("c")
+    dialer.expect(pexpect.EOF)
+    dialer.close()
+    out["dialerExit"] = dialer.exitstatus
+    out["dialerSignal"] = dialer.signalstatus
+    out["dialerOutput"] = dialer.before.decode(errors="replace")
+    listener.expect(rb"(ended by them|failed): ([^\r\n]*)")
+    out["listenerFailure"] = listener.match.group(2).decode(errors="replace")
 else:
     sys.exit(f"unknown mode {mode}")
 

@@ -441,6 +441,20 @@ struct SmallDisk {
         #expect(out["adaContacts"]?.arrayValue?.isEmpty == true && out["graceContacts"]?.arrayValue?.isEmpty == true)
     }
 
+    /// Issue 51, point 7: the dialling person presses Ctrl-C while the other is deciding. The dialer says
+    /// what happened on its side and what the other sees (not only "^C"), exits 130; the listener reports
+    /// the ended connection; nobody stores anything.
+    @Test func ctrlCWhileDiallingSaysWhatHappened() throws {
+        let out = try interactive("interrupt")
+        #expect(out["dialerExit"] == 130, "\(out)")
+        let said = out["dialerOutput"]?.stringValue ?? ""
+        #expect(
+            said.contains("stopped before the cards crossed: nothing was stored; the node at 127.0.0.1:")
+                && said.contains("sees the connection end and stores nothing"), "\(said)")
+        #expect(out["listenerFailure"]?.stringValue?.contains("connection") == true, "\(out)")
+        #expect(out["adaContacts"]?.arrayValue?.isEmpty == true && out["graceContacts"]?.arrayValue?.isEmpty == true)
+    }
+
     /// The dialer vanishes while the listener's prompt is open: the listener reports the lost
     /// connection, stores nothing from it, and still completes the next exchange.
     @Test func peerVanishingMidExchange() throws {

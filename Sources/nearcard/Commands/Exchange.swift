@@ -25,7 +25,8 @@ struct Exchange: AsyncParsableCommand {
             PEER; 7 declined (or no decision in time); 8 unreachable (no address took the connection, or \
             their node was at a limit); 9 the connection dropped during the exchange; 10 they stopped \
             answering; 11 the cards crossed but their node has not yet confirmed it kept yours (settled when \
-            your nodes next reach each other). With --json a failure prints {"error": {"exit", "message"}} \
+            your nodes next reach each other); 130 stopped by Ctrl-C, which says what that left on each side \
+            (before the cards crossed: nothing, on either). With --json a failure prints {"error": {"exit", "message"}} \
             on stdout as well.
             """)
 
@@ -72,7 +73,22 @@ struct Exchange: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do { try await exchange() } catch {
+        // Ctrl-C (or SIGTERM) mid-exchange: what happened on this side and what the other sees, then exit 130.
+        let phase = DialPhase(peer.map { $0 } ?? "the inviting node")
+        let json = self.json
+        Task.detached {
+            for await _ in NodeSetup.interrupts() {
+                if let words = phase.interrupted {
+                    if json {
+                        Console.json(["error": ["exit": .number(Double(Exit.interrupted.rawValue)), "message": .string(words)]])
+                    } else {
+                        Console.err("\nnearcard: " + words)
+                    }
+                }
+                Foundation.exit(Exit.interrupted.rawValue)
+            }
+        }
+        do { try await exchange(phase) } catch {
             // --json: a failure is a JSON result too (an unconfirmed exchange printed its contact already).
             let (code, message) = classify(error)
             if json && code != .unconfirmed { Console.json(["error": ["exit": .number(Double(code.rawValue)), "message": .string(message)]]) }
@@ -80,19 +96,24 @@ struct Exchange: AsyncParsableCommand {
         }
     }
 
-    func exchange() async throws {
-        if invite != nil || inviteImage != nil { return try await exchangeByInvitation() }
+    func exchange(_ phase: DialPhase) async throws {
+        defer { phase.reached(.over) }
+        if invite != nil || inviteImage != nil { return try await exchangeByInvitation(phase) }
         let peer = self.peer ?? ""
         let consent: any ConsentProvider
         if yes {
             consent = AcceptAll(message: message)
         } else if Console.stdinIsTerminal {
-            consent = TerminalConsent(prompter: Prompter(), message: message, timeout: NodeLimits().consentTimeout)
+            var asking = TerminalConsent(prompter: Prompter(), message: message, timeout: NodeLimits().consentTimeout)
+            asking.answered = { yes in if yes { phase.reached(.crossing) } }
+            consent = asking
         } else {
             throw CLIError(.malformedInput, "no terminal to ask for consent on: pass --yes to consent")
         }
         // One process decides for a home: with a node running on it, the exchange is that node's.
-        if let node = RunningNode.link(global) { return try await exchange(through: node, peer: peer, consent: consent as? TerminalConsent) }
+        if let node = RunningNode.link(global) {
+            return try await exchange(through: node, peer: peer, consent: consent as? TerminalConsent, phase: phase)
+        }
         // This node declines anything that reaches it; the dial brings the consent the person gave.
         var limits = NodeLimits()
         limits.connectBudget = connectBudget
@@ -102,6 +123,7 @@ struct Exchange: AsyncParsableCommand {
         let node = NodeRuntime.open(context, options: options)
         try node.checkCanStore()
         let target = try await node.target(for: peer, wait: timeout)
+        phase.named(target.label)
         if !json { Console.out("Connecting to \(target.label)…") }
         let events = context.events.subscribe()
         let attempts = Counter()
@@ -109,10 +131,14 @@ struct Exchange: AsyncParsableCommand {
         let shower = Task {
             var codeShown = false
             for await event in events {
-                if case .exchangeRequested(_, let p, let sas, _, _, _) = event, yes, !json {
+                if case .exchangeRequested(_, let p, let sas, _, _, _) = event {
+                    phase.named(p.name ?? p.fingerprint)
+                    // With --yes this side has consented already: the cards cross now.
+                    if yes { phase.reached(.crossing) }
                     // Who answered; the code again only if it was not shown while they decided.
-                    Console.out(SessionStory.answered(by: p, sas: sas, codeShown: codeShown))
+                    if yes && !json { Console.out(SessionStory.answered(by: p, sas: sas, codeShown: codeShown)) }
                 }
+                if case .exchangeCheckCode = event { phase.reached(.deciding) }
                 // The code is compared while they decide, so it shows whenever a person is at this terminal.
                 if case .exchangeCheckCode(_, let sas) = event, !json || !yes {
                     Console.out(SessionStory.checkCode(sas))
@@ -134,7 +160,7 @@ struct Exchange: AsyncParsableCommand {
     /// book): this command shows the code, asks the person at the terminal (`consent`; nil for
     /// --yes), and reports the one ending the node reached — the same words and exit codes as an
     /// exchange made in this process.
-    func exchange(through node: NodeLink, peer: String, consent: TerminalConsent?) async throws {
+    func exchange(through node: NodeLink, peer: String, consent: TerminalConsent?, phase: DialPhase) async throws {
         if !json { Console.out("Connecting to \(peer)…") }
         var command: JSONObject = ["cmd": "exchange", "peer": .string(peer), "wait": .number(timeout), "confirm": .bool(consent != nil)]
         if let message { command["message"] = .string(message) }
@@ -147,6 +173,7 @@ struct Exchange: AsyncParsableCommand {
                 attempts.set(attempt)
                 if !json { Console.out(SessionStory.retry(attempt: attempt, reason: line["reason"]?.stringValue ?? "no answer")) }
             case "exchange.check-code":
+                phase.reached(.deciding)
                 // The code is compared while they decide, so it shows whenever a person is at this terminal.
                 if !json || consent != nil {
                     Console.out(SessionStory.checkCode(line["sas"]?.stringValue ?? ""))
@@ -156,6 +183,8 @@ struct Exchange: AsyncParsableCommand {
                 let peer = line["peer"]
                 let (name, did, sas) = (peer?["name"]?.stringValue, peer?["did"]?.stringValue ?? "", line["sas"]?.stringValue ?? "")
                 guard let id = line["id"]?.stringValue else { return }
+                phase.named(name ?? peer?["fingerprint"]?.stringValue ?? "")
+                if consent == nil { phase.reached(.crossing) }
                 if let consent, line["decision"] == "pending" {
                     let asked = SessionStory.Asked(
                         name: name, did: did, fingerprint: peer?["fingerprint"]?.stringValue ?? "", sas: sas, role: .initiator,
@@ -254,6 +283,40 @@ struct Exchange: AsyncParsableCommand {
         return text
     }
 
+    /// How far an exchange got, for what an interruption (Ctrl-C) says.
+    final class DialPhase: @unchecked Sendable {
+        enum Stage: Int { case connecting, deciding, crossing, over }
+        private let lock = NSLock()
+        private var stage = Stage.connecting
+        private var who: String
+
+        init(_ who: String) { self.who = who }
+
+        /// The stage reached (never back).
+        func reached(_ s: Stage) { lock.withLock { if s.rawValue > stage.rawValue { stage = s } } }
+        /// Who is at the other end, once known (an address until then).
+        func named(_ name: String) { lock.withLock { if !name.isEmpty { who = name } } }
+
+        /// What an interruption now did, on both sides; nil once the exchange is over (its outcome was said).
+        var interrupted: String? {
+            lock.withLock {
+                let isAddress = who.first.map { $0.isNumber || $0 == "[" } ?? false
+                let theirs = isAddress ? "the node at \(who)" : "\(who)'s node"
+                switch stage {
+                case .connecting:
+                    return "stopped while connecting to \(who): nothing was stored; \(theirs) sees the connection end and stores nothing"
+                case .deciding:
+                    return "stopped before the cards crossed: nothing was stored; \(theirs) sees the connection end and stores nothing"
+                case .crossing:
+                    return
+                        "stopped while the cards crossed: \(who)'s card may be kept here as unconfirmed (nearcard contacts marks it), and yours there; your nodes confirm it or withdraw it on both sides when they next reach each other"
+                case .over:
+                    return nil
+                }
+            }
+        }
+    }
+
     /// A dial that tries again: counted (for --json's `attempts`), and said to a person.
     static func noteRetry(_ event: NodeEvent, _ attempts: Counter, json: Bool) {
         guard case .stillDialing(_, let attempt, let reason) = event else { return }
@@ -269,8 +332,9 @@ struct Exchange: AsyncParsableCommand {
         var value: Int { lock.withLock { n } }
     }
 
-    func exchangeByInvitation() async throws {
+    func exchangeByInvitation(_ phase: DialPhase) async throws {
         let invitation = try NodeRuntime.invitation(try invitationText())
+        phase.named(invitation.name ?? invitation.fingerprint)
         let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
         let node = NodeRuntime.open(context)
         try node.checkCanStore()
@@ -280,7 +344,11 @@ struct Exchange: AsyncParsableCommand {
         let attempts = Counter()
         let json = self.json
         let counter = Task {
-            for await event in events { Self.noteRetry(event, attempts, json: json) }
+            for await event in events {
+                // The invitation stands for both decisions: once the session is up, the cards cross.
+                if case .exchangeCheckCode = event { phase.reached(.crossing) }
+                Self.noteRetry(event, attempts, json: json)
+            }
         }
         defer { counter.cancel() }
         try show(

@@ -14,6 +14,8 @@ struct TerminalConsent: ConsentProvider {
     let prompter: Prompter
     let message: String?
     let timeout: TimeInterval
+    /// Told the person's answer (yes or no), as soon as it is given.
+    var answered: @Sendable (Bool) -> Void = { _ in }
 
     func decide(_ request: ConsentRequest) async -> ConsentAnswer {
         await ask(SessionStory.Asked(request))
@@ -36,7 +38,9 @@ struct TerminalConsent: ConsentProvider {
             if Task.isCancelled { return .decline("withdrawn") }
             return await Self.askMessage(terminal, timeout: deadline.timeIntervalSinceNow)
         }
-        return answer ?? .decline("withdrawn")
+        let given = answer ?? .decline("withdrawn")
+        answered(given.accept)
+        return given
     }
 
     static func askMessage(_ terminal: Prompter, timeout: TimeInterval) async -> ConsentAnswer {
