@@ -81,6 +81,21 @@ public struct IdentityStore: Sendable {
         return keys
     }
 
+    /// Seals the secret keys under `passphrase` (nil: unsealed, readable by this user only), once
+    /// `current` opened them (asked only when they are sealed). All or nothing: the new file is read back
+    /// with the new passphrase to the same keys before it replaces the old one by a rename; a failure at
+    /// any step leaves the old file as it was.
+    public func reseal(current: () throws -> SecureBytes?, to passphrase: SecureBytes?, sealing: KeyFile.SealingParameters = .init()) throws {
+        let keys = try unlock(passphrase: current)
+        let secrets: SecureBytes
+        do { secrets = try KeyFile.encodeSecrets(keys, passphrase: passphrase, parameters: sealing) } catch { throw StoreError(error) }
+        let back = try KeyFile.decodeSecrets(secrets, name: home.secretKeysPath, passphrase: { passphrase })
+        guard back.publicIdentity(name: nil) == keys.publicIdentity(name: nil) else {
+            throw StoreError(.keyFile, "the re-sealed keys did not read back as the same keys; \(home.secretKeysPath) was left as it was")
+        }
+        try FileIO.writeAtomically(secrets, to: home.secretKeysPath, mode: 0o600, replace: true)
+    }
+
     private func readSecrets() throws(StoreError) -> SecureBytes {
         guard FileIO.exists(home.secretKeysPath) else {
             if FileIO.exists(home.identityPath) {

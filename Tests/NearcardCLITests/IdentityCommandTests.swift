@@ -216,7 +216,7 @@ import Testing
     static let driver = """
         import io, json, os, sys, pexpect
         nearcard, home, answers, stderr_to_null = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4] == "1"
-        args = ["init", "--home", home, "--name", "Ada Lovelace", *sys.argv[5:]]
+        args = json.loads(sys.argv[5])
         if stderr_to_null:
             c = pexpect.spawn("/bin/sh", ["-c", 'exec "$0" "$@" 2>/dev/null', nearcard, *args], env=dict(os.environ), encoding="utf-8", timeout=30)
         else:
@@ -224,7 +224,7 @@ import Testing
         c.logfile_read = log = io.StringIO()
         out = {"prompts": [], "waiting": False}
         for answer in answers:
-            c.expect(r"(New|Repeat) passphrase[^:]*: ")
+            c.expect(r"((New|Repeat) passphrase|Passphrase to seal your secret keys|Passphrase for [^\\r\\n]*?)[^:\\r\\n]*: ")
             out["prompts"].append(c.after.strip())
             c.sendline(answer)
         try:
@@ -246,8 +246,14 @@ import Testing
     }
 
     func initAtTerminal(_ cli: CLI, answers: [String], stderrToNull: Bool = false, _ extra: [String] = []) throws -> Run {
+        try atTerminal(cli, ["init", "--home", cli.home.path, "--name", "Ada Lovelace"] + extra, answers: answers, stderrToNull: stderrToNull)
+    }
+
+    /// Any command in the pseudo-terminal, answering its passphrase prompts.
+    func atTerminal(_ cli: CLI, _ args: [String], answers: [String], stderrToNull: Bool = false) throws -> Run {
         let answersJSON = JSONValue.array(answers.map { .string($0) }).compactText
-        let r = try CLI.run(executable: CLI.python, ["-c", Self.driver, CLI.executable.path, cli.home.path, answersJSON, stderrToNull ? "1" : "0"] + extra)
+        let argsJSON = JSONValue.array(args.map { .string($0) }).compactText
+        let r = try CLI.run(executable: CLI.python, ["-c", Self.driver, CLI.executable.path, cli.home.path, answersJSON, stderrToNull ? "1" : "0", argsJSON])
         try #require(r.code == 0, "the driver failed: \(r.stderr)")
         let o = r.json
         return Run(
@@ -284,11 +290,49 @@ import Testing
         let warning = try #require(run.transcript.split(whereSeparator: \.isNewline).first { $0.contains("warning") }, "\(run.transcript)")
         #expect(
             warning.hasPrefix("nearcard: warning: your secret keys are not sealed") && warning.contains(cli.secretsPath)
-                && warning.contains("unencrypted") && warning.contains("nearcard init"), "\(warning)")
+                && warning.contains("unencrypted") && warning.contains("nearcard id passphrase"), "\(warning)")
         #expect(run.transcript.contains("not sealed (mode 0600)"))
         let plain = try secretKeys(cli)
         #expect(plain.contains("\"keys\"") && !plain.contains("argon2id"))
         #expect(try cli.run(["jwt", "sign"], stdin: "{}").code == 0, "no passphrase needed")
+    }
+
+    /// Issue 51, point 8: a passphrase added after `init` (typed twice at the terminal), changed (the
+    /// current one asked first; a wrong one changes nothing), and removed; the identity stays the same
+    /// throughout and every state opens as it says.
+    @Test func aPassphraseIsAddedChangedAndRemovedLater() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        #expect(try cli.run(["init", "--name", "Ada Lovelace", "--no-passphrase"]).code == 0)
+        let did = try cli.run(["id", "--json"]).json["did"]
+        let added = try atTerminal(cli, ["id", "passphrase", "--home", cli.home.path], answers: ["tea at the engine room", "tea at the engine room"])
+        #expect(added.exit == 0 && !added.waiting, "\(added.transcript)")
+        #expect(added.prompts.count == 2 && added.prompts[0].contains("Passphrase to seal") && added.prompts[1].contains("Repeat"), "\(added.prompts)")
+        #expect(!added.transcript.contains("tea at the engine room"), "not echoed")
+        #expect(added.transcript.contains("now sealed under the passphrase"), "\(added.transcript)")
+        #expect(try secretKeys(cli).contains("argon2id") && fileMode(cli.secretsPath) == 0o600)
+        let tea = try cli.write("tea at the engine room\n", to: "tea")
+        #expect(try cli.run(["jwt", "sign"], stdin: "{}", env: ["NEARCARD_PASSPHRASE_FILE": tea]).code == 0)
+        #expect(try cli.run(["jwt", "sign"], stdin: "{}").code == 3, "sealed now: no passphrase, no signature")
+
+        // A wrong current passphrase: exit 3, the key file byte for byte as it was, no new one asked.
+        let before = sha(cli.secretsPath)
+        let wrong = try atTerminal(cli, ["id", "passphrase", "--home", cli.home.path], answers: ["coffee"])
+        #expect(wrong.exit == 3 && wrong.prompts.count == 1 && wrong.prompts[0].contains("Passphrase for"), "\(wrong.transcript)")
+        #expect(sha(cli.secretsPath) == before)
+        // Changed from files (as a script would), then removed.
+        let cocoa = try cli.write("cocoa in the library\n", to: "cocoa")
+        let changed = try cli.run(["id", "passphrase", "--new-passphrase-file", cocoa, "--json"], env: ["NEARCARD_PASSPHRASE_FILE": tea])
+        #expect(changed.code == 0 && changed.json == ["sealed": true, "was": true], "\(changed.stdout) \(changed.stderr)")
+        #expect(try cli.run(["jwt", "sign"], stdin: "{}", env: ["NEARCARD_PASSPHRASE_FILE": tea]).code == 3, "the old one opens nothing")
+        #expect(try cli.run(["jwt", "sign"], stdin: "{}", env: ["NEARCARD_PASSPHRASE_FILE": cocoa]).code == 0)
+        let removed = try cli.run(["id", "passphrase", "--remove"], env: ["NEARCARD_PASSPHRASE_FILE": cocoa])
+        #expect(removed.code == 0 && removed.stdout.contains("Passphrase removed"), "\(removed.stderr)")
+        #expect(try secretKeys(cli).contains("\"keys\"") && fileMode(cli.secretsPath) == 0o600)
+        #expect(try cli.run(["jwt", "sign"], stdin: "{}").code == 0)
+        #expect(try cli.run(["id", "--json"]).json["did"] == did, "the same identity throughout")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: cli.home.path).filter { $0.contains("secret-keys") }
+        #expect(leftovers == ["secret-keys.json"], "no temporary or old key file left: \(leftovers)")
     }
 
     /// Two different answers: asked again; the right pair then seals the keys. Three wrong pairs: nothing

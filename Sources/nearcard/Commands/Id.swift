@@ -8,8 +8,8 @@ import NearcardNode
 struct Id: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "id",
-        abstract: "Show your DID, fingerprint and public keys; replace your presence key.",
-        subcommands: [Show.self, RotatePresence.self], defaultSubcommand: Show.self)
+        abstract: "Show your DID, fingerprint and public keys; seal your keys under a passphrase; replace your presence key.",
+        subcommands: [Show.self, PassphraseCommand.self, RotatePresence.self], defaultSubcommand: Show.self)
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "show", abstract: "Show your DID, fingerprint and public keys.")
@@ -47,6 +47,78 @@ struct Id: AsyncParsableCommand {
                 }
                 Console.table(IdentityDisplay.rows(identity, secretKeys: state) + [("Home", home.path)])
                 if case .failure(let problem) = secrets { throw problem }
+            }
+        }
+    }
+
+    /// `nearcard id passphrase`: add, change or remove the passphrase the secret keys are sealed under.
+    struct PassphraseCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "passphrase",
+            abstract: "Add, change or remove the passphrase your secret keys are sealed under.",
+            discussion: """
+                Unsealed keys are sealed under a new passphrase; sealed keys, once opened with the current \
+                one, are sealed under the new one (--remove: left unsealed, mode 0600). The new passphrase \
+                is asked twice at the terminal, or read from --new-passphrase-file (its first line); the \
+                current one is asked as every command asks it (NEARCARD_PASSPHRASE_FILE, the systemd \
+                credential nearcard-passphrase, else the terminal). The key file is replaced all at once, \
+                only after the new one has been read back with the new passphrase: a wrong passphrase, a \
+                full disk or Ctrl-C leaves the old file as it was. A node running on this home keeps \
+                running (it opened the keys when it started); a service that reads the passphrase from a \
+                file or credential needs the new one before it next starts. Exit 0 done; 2 the new \
+                passphrases differed three times, or a passphrase file is unusable; 3 wrong current \
+                passphrase, or no identity.
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: ArgumentHelp("Read the new passphrase from this file's first line (mode 0600).", valueName: "FILE"))
+        var newPassphraseFile: String?
+
+        @Flag(help: "Remove the passphrase: the keys are left unsealed (readable by anyone who can read your files as you).")
+        var remove = false
+
+        @Flag(help: "Print {sealed, was} as JSON.")
+        var json = false
+
+        func validate() throws {
+            if remove && newPassphraseFile != nil { throw ValidationError("use either --remove or --new-passphrase-file") }
+        }
+
+        func run() async throws {
+            let home = global.resolvedHome
+            let wasSealed = try home.checkSecrets()
+            if remove && !wasSealed {
+                if json { Console.json(["sealed": false, "was": false]) } else { Console.out("Your secret keys are not sealed; nothing to remove.") }
+                return
+            }
+            // The current one first: a wrong one stops here, before a new one is asked for.
+            let current: SecureBytes? = wasSealed ? try Passphrase.forUnlocking(path: home.secretKeysPath, environment: global.environment) : nil
+            _ = try home.unlock { current }
+            let new: SecureBytes?
+            if remove {
+                new = nil
+            } else if let newPassphraseFile {
+                new = try Passphrase.read(file: newPassphraseFile)
+            } else {
+                guard
+                    let typed = try Init.askTwice(
+                        wasSealed ? "New passphrase: " : "Passphrase to seal your secret keys: ", allowEmpty: false, nothing: "nothing was changed")
+                else {
+                    throw CLIError(.malformedInput, "no terminal to ask for the new passphrase on; use --new-passphrase-file FILE")
+                }
+                new = typed
+            }
+            try home.reseal(current: { current }, to: new)
+            if json {
+                Console.json(["sealed": .bool(new != nil), "was": .bool(wasSealed)])
+            } else if new == nil {
+                Console.out("Passphrase removed: \(home.secretKeysPath) is now unsealed (mode 0600), readable by anyone who can read your files as you.")
+            } else {
+                Console.out(
+                    (wasSealed ? "Passphrase changed" : "Your secret keys are now sealed under the passphrase")
+                        + " (Argon2id + XChaCha20-Poly1305). Commands that sign ask for it; a service reads it from NEARCARD_PASSPHRASE_FILE or the nearcard-passphrase credential."
+                )
             }
         }
     }

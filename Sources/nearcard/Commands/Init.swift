@@ -88,32 +88,30 @@ struct Init: AsyncParsableCommand {
 
     /// A new passphrase typed twice at the terminal: an empty one (when allowed) is not asked again; two
     /// that differ are asked again, three times in all. nil: no terminal to ask on.
-    static func askTwice(_ prompt: String, allowEmpty: Bool) throws -> SecureBytes? {
+    static func askTwice(_ prompt: String, allowEmpty: Bool, nothing: String = "nothing was created") throws -> SecureBytes? {
         for attempt in 1...3 {
             guard let first = Passphrase.prompt(prompt) else { return nil }
             if first.count == 0 {
                 if allowEmpty { return first }
-                Console.err("nearcard: the passphrase is empty; type one (or run without --ask-passphrase)")
+                Console.err("nearcard: the passphrase is empty; type one")
                 continue
             }
             guard let second = Passphrase.prompt("Repeat passphrase: ") else {
-                throw CLIError(.malformedInput, "no answer to the second passphrase prompt; nothing was created")
+                throw CLIError(.malformedInput, "no answer to the second passphrase prompt; \(nothing)")
             }
             if first.constantTimeEquals(second) { return first }
             if attempt < 3 { Console.err("nearcard: the two passphrases differ; type it again") }
         }
-        throw CLIError(.malformedInput, "the passphrases differed three times; nothing was created")
+        throw CLIError(.malformedInput, "the passphrases differed three times; \(nothing)")
     }
 
     /// Whether a person is there to answer: standard input and standard error both a terminal.
     static var atTerminal: Bool { Console.stdinIsTerminal && Console.stderrIsTerminal }
 
-    /// Said (on standard error) when a passphrase was declined at the prompt. No command seals existing
-    /// keys, and the identity was made a moment ago, so starting again is how to get sealed keys.
+    /// Said (on standard error) when a passphrase was declined at the prompt.
     static func unsealedWarning(_ home: Home) -> String {
         "your secret keys are not sealed: \(home.secretKeysPath) is stored unencrypted, readable by anyone who can read \(home.path) as this user "
-            + "(or a copy of it); Nearcard cannot seal them later: to have them sealed, remove \(home.identityPath) and \(home.secretKeysPath) now "
-            + "and run `nearcard init` again with a passphrase"
+            + "(or a copy of it); seal them whenever you like with: nearcard id passphrase"
     }
 }
 
