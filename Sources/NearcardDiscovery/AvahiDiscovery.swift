@@ -93,6 +93,12 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
         avahi.threaded_poll_free(poll)
     }
 
+    /// The host name avahi-daemon publishes for this machine (`laptop.local`; it may differ from the
+    /// kernel's host name after a name conflict or by its configuration); nil when it has none yet.
+    public var hostName: String? {
+        withLock { avahi.client_get_host_name_fqdn(client).map { String(cString: $0) } }
+    }
+
     func withLock<T>(_ body: () throws -> T) rethrows -> T {
         avahi.threaded_poll_lock(poll)
         defer { avahi.threaded_poll_unlock(poll) }

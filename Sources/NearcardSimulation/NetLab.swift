@@ -20,6 +20,9 @@ public final class NetLab: @unchecked Sendable {
         public var ipv6: String? = nil
         /// Which IP families the namespace has.
         public var family: Family = .both
+        /// Whether its avahi-daemon publishes the namespace's own host name with its addresses (a stock
+        /// configuration does; `publish-addresses=no` is the doctor's privacy fix).
+        public var publishesAddresses = true
         /// The environment a program in the namespace needs to reach its avahi-daemon.
         public var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(directory)/system_bus_socket"] }
         /// The command prefix that runs a program inside it.
@@ -76,10 +79,11 @@ public final class NetLab: @unchecked Sendable {
     }
 
     /// One namespace whose avahi uses its loopback (all nodes of a simulation on one "machine").
-    public func loopbackSpace() throws -> Space {
+    public func loopbackSpace(publishesAddresses: Bool = true) throws -> Space {
         let name = "\(tag)l"
         try run(["ip", "netns", "add", name])
-        let space = Space(name: name, directory: "\(root)/\(name)", interface: "lo", ipv4: "127.0.0.1")
+        var space = Space(name: name, directory: "\(root)/\(name)", interface: "lo", ipv4: "127.0.0.1")
+        space.publishesAddresses = publishesAddresses
         record(space)
         try run(["ip", "-n", name, "link", "set", "lo", "up"])
         try startDaemons([space])
@@ -205,6 +209,7 @@ public final class NetLab: @unchecked Sendable {
             [wide-area]
             enable-wide-area=no
             [publish]
+            publish-addresses=\(space.publishesAddresses ? "yes" : "no")
             publish-hinfo=no
             publish-workstation=no
             [reflector]

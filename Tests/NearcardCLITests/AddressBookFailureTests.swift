@@ -77,6 +77,20 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: own))
     }
 
+    /// Issue 51, point 9: the doctor does not call an http:// address book's connection a trusted
+    /// certificate. (No system bus for it: its network checks stay off this machine's interfaces.)
+    @Test func theDoctorSaysPlainHttpIsNoCertificate() throws {
+        let server = try HostileServer()
+        defer { server.stop() }
+        let (cli, password) = try home()
+        defer { cli.cleanUp() }
+        #expect(try cli.run(["addressbook", "add", server.url("full"), "--user", "ada", "--password-file", password, "--no-sync"]).code == 0)
+        let doctor = try cli.run(["doctor", "--json"], env: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/nearcard-bus"])
+        let check = doctor.json["checks"]?.arrayValue?.first { $0["check"] == "addressbook" }
+        let said = check?["message"]?.stringValue ?? ""
+        #expect(said.contains("reached over plain http (this machine only)") && !said.contains("certificate"), "\(doctor.stdout)")
+    }
+
     @Test func eachServerFailureSaysWhatItIs() throws {
         let server = try HostileServer()
         defer { server.stop() }

@@ -49,10 +49,11 @@ public final class Lab: @unchecked Sendable {
         self.space = space
     }
 
-    /// One namespace whose avahi-daemon serves its loopback.
-    public convenience init(_ tag: String) throws {
+    /// One namespace whose avahi-daemon serves its loopback (`publishesAddresses`: false for the
+    /// doctor's privacy fix, `publish-addresses=no`).
+    public convenience init(_ tag: String, publishesAddresses: Bool = true) throws {
         let net = try Net(tag)
-        self.init(net: net, space: try net.lab.loopbackSpace())
+        self.init(net: net, space: try net.lab.loopbackSpace(publishesAddresses: publishesAddresses))
     }
 
     /// Two namespaces joined by a veth pair (interfaces `nc-NAME`, 10.77.0.1 and 10.77.0.2), each with its

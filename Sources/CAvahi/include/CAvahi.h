@@ -23,6 +23,7 @@ struct nearcard_avahi {
     __typeof__(&avahi_alternative_service_name) _Nonnull alternative_service_name;
     __typeof__(&avahi_client_errno) _Nonnull client_errno;
     __typeof__(&avahi_client_free) _Nonnull client_free;
+    __typeof__(&avahi_client_get_host_name_fqdn) _Nonnull client_get_host_name_fqdn;
     __typeof__(&avahi_client_new) _Nonnull client_new;
     __typeof__(&avahi_entry_group_add_address) _Nonnull entry_group_add_address;
     __typeof__(&avahi_entry_group_add_service_strlst) _Nonnull entry_group_add_service_strlst;

@@ -35,7 +35,8 @@ enum AvahiPrivacy {
     }
 
     /// The doctor's `privacy` finding: a warning (exchanges work) when avahi-daemon names the machine.
-    static func check(configPath: String = configPath) -> DoctorCheck {
+    /// `hostName`: the name avahi-daemon publishes (else the kernel's host name + `.local`).
+    static func check(configPath: String = configPath, hostName: String? = nil) -> DoctorCheck {
         guard let text = try? String(contentsOfFile: configPath, encoding: .utf8) else {
             return DoctorCheck("privacy", .skipped, "cannot read \(configPath)")
         }
@@ -46,7 +47,7 @@ enum AvahiPrivacy {
             ? Firewall.asRoot("systemctl restart avahi-daemon") : Firewall.asRoot("service avahi-daemon restart")
         return DoctorCheck(
             "privacy", .warning,
-            "avahi-daemon publishes this machine's own name (\(ProcessInfo.processInfo.hostName).local) with the same addresses, and a reverse record from each address to it: an observer can tell the random names Nearcard announces are this machine",
+            "avahi-daemon publishes this machine's own name (\(hostName ?? ProcessInfo.processInfo.hostName + ".local")) with the same addresses, and a reverse record from each address to it: an observer can tell the random names Nearcard announces are this machine",
             fix:
                 "in the [publish] section of \(configPath) set \(settings.joined(separator: ", ")) (programs that find this machine by its name over mDNS stop finding it), then: \(restart)"
         )

@@ -70,7 +70,7 @@ public enum Doctor {
             do throws(DiscoveryError) {
                 discovery = try AvahiDiscovery()
                 add(DoctorCheck("avahi", .ok, "avahi-daemon answers"))
-                add(AvahiPrivacy.check())
+                add(AvahiPrivacy.check(hostName: discovery?.hostName))
             } catch {
                 add(
                     DoctorCheck(
@@ -241,7 +241,9 @@ public enum Doctor {
                 checks.append(
                     DoctorCheck(
                         "addressbook", .ok,
-                        "\(account.url): certificate trusted, user \(account.username) accepted, writable"
+                        "\(account.url): "
+                            + (account.url.lowercased().hasPrefix("http://") ? "reached over plain http (this machine only)" : "certificate trusted")
+                            + ", user \(account.username) accepted, writable"
                             + (waiting > 0 ? "; \(waiting) change(s) waiting for the next sync" : "")))
             } catch {
                 let fix: String
@@ -392,9 +394,14 @@ public enum Doctor {
         let instance = "nearcard-doctor-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
         let publication: any Announcement
         do {
+            // As a node announces itself: under a random host name with this machine's addresses of its
+            // own, so the probe is seen whatever avahi-daemon publishes for the machine (publish-addresses=no,
+            // the privacy check's fix, publishes none).
+            let host = PublishedHost(
+                name: "nc-\(Hex.encode(Sodium.randomBytes(8))).local", addresses: PresenceAnnouncer.currentAddresses(interfaces: [], filter: o.filter))
             publication = try discovery.publish(
                 instanceName: instance, port: port, txt: TXTRecord(tag: nil, name: nil), interfaces: [],
-                serviceType: probeServiceType)
+                serviceType: probeServiceType, host: host.addresses.isEmpty ? nil : host)
         } catch {
             return [
                 DoctorCheck(
