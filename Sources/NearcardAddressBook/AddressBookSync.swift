@@ -447,7 +447,7 @@ extension AddressBookSync {
     }
 
     /// An account and what waits for it (`addressbook status --json`, the web app): never the password.
-    public static func json(_ a: AddressBookAccount, pending p: AddressBookPending) -> JSONValue {
+    public static func json(_ a: AddressBookAccount, pending p: AddressBookPending, notices: [AddressBookNotice] = []) -> JSONValue {
         var o: JSONObject = [
             "url": .string(a.url), "user": .string(a.username), "password": .string(passwordSource(a.credential)),
             "includeQR": .bool(a.includeQR), "toWrite": .number(Double(p.toWrite)), "toDelete": .number(Double(p.toDelete)),
@@ -455,6 +455,14 @@ extension AddressBookSync {
             "lastSync": a.lastSyncAt.map { .string(ISO8601.string($0)) } ?? .null, "lastError": a.lastError.map { .string($0) } ?? .null,
         ]
         if a.lastError != nil { o["nextAttempt"] = .string(ISO8601.string(a.nextAttemptAt)) }
+        // The cards deleted there (contacts kept here) and changed on both sides (the address book's kept).
+        o["notices"] = .array(
+            notices.map { n in
+                switch n.kind {
+                case .goneOnServer: ["name": .string(n.name), "contact": .string(n.contactID), "kind": "goneOnServer"]
+                case .conflict(let fields): ["name": .string(n.name), "contact": .string(n.contactID), "kind": "conflict", "fields": .string(fields)]
+                }
+            })
         return .object(o)
     }
 }

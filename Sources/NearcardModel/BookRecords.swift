@@ -186,6 +186,36 @@ public struct AddressBookAccount: Sendable, Equatable {
     }
 }
 
+/// Something about a contact's card in an address book that the person should hear once: the card was
+/// deleted there (the contact kept here), or changed there and here at once (the address book's kept).
+public struct AddressBookNotice: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case goneOnServer
+        /// The owned properties both sides changed, as the card records them ("email, title").
+        case conflict(String)
+    }
+
+    public let book: String
+    public let contactID: String
+    public let name: String
+    public let kind: Kind
+
+    public init(book: String, contactID: String, name: String, kind: Kind) {
+        self.book = book
+        self.contactID = contactID
+        self.name = name
+        self.kind = kind
+    }
+
+    /// What the store keeps once it was said (`addressBookCard.told`).
+    public var token: String {
+        switch kind {
+        case .goneOnServer: "gone"
+        case .conflict(let fields): "conflict:" + fields
+        }
+    }
+}
+
 /// One contact's card in one address book.
 public struct AddressBookCard: Sendable, Equatable {
     public enum State: String, Sendable, CaseIterable {

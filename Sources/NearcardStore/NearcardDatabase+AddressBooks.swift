@@ -75,6 +75,35 @@ extension NearcardDatabase {
         }
     }
 
+    /// Each card deleted on the server (its contact kept) or changed on both sides, in every address book
+    /// (`book`: one); `unsaid`: only those not yet said to the person as they now stand.
+    public func addressBookNotices(book: String? = nil, unsaid: Bool) throws(StoreError) -> [AddressBookNotice] {
+        let sql = """
+            SELECT a.book, a.contactID, a.state, a.conflict, a.told, c.name FROM addressBookCard a JOIN contact c ON c.id = a.contactID
+            WHERE (a.state = 'goneOnServer' OR a.conflict IS NOT NULL)\(book == nil ? "" : " AND a.book = ?") ORDER BY c.name, a.book
+            """
+        return try read { db in
+            try (book.map { try db.rows(sql, $0) } ?? db.rows(sql)).compactMap { row -> AddressBookNotice? in
+                let state: String = try row["state"]
+                let conflict: String? = try row["conflict"]
+                let told: String? = try row["told"]
+                let kind: AddressBookNotice.Kind = state == AddressBookCard.State.goneOnServer.rawValue ? .goneOnServer : .conflict(conflict ?? "")
+                let notice = AddressBookNotice(book: try row["book"], contactID: try row["contactID"], name: try row["name"], kind: kind)
+                return unsaid && told == notice.token ? nil : notice
+            }
+        }
+    }
+
+    /// Records that these notices were said to the person (each is not said again while it stands).
+    public func addressBookNoticesSaid(_ notices: [AddressBookNotice]) throws(StoreError) {
+        guard !notices.isEmpty else { return }
+        try write { db in
+            for n in notices {
+                try db.execute("UPDATE addressBookCard SET told = ? WHERE book = ? AND contactID = ?", n.token, n.book, n.contactID)
+            }
+        }
+    }
+
     /// Forgets a card (deleted on the server, or the contact is gone).
     public func forgetAddressBookCard(book: String, contactID: String) throws(StoreError) {
         try write { db in try db.execute("DELETE FROM addressBookCard WHERE book = ? AND contactID = ?", book, contactID) }

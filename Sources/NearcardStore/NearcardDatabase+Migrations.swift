@@ -326,5 +326,12 @@ extension NearcardDatabase {
             sql: """
                 ALTER TABLE contact ADD COLUMN exchangeVersion INTEGER
                 """),
+        // What was last said to the person about a card (a deletion on the server, a conflict), so each
+        // is said once where they look (`addressbook sync`, `exchange`) rather than at every sync.
+        Migration(
+            id: "v20-address-book-told",
+            sql: """
+                ALTER TABLE addressBookCard ADD COLUMN told TEXT
+                """),
     ]
 }

@@ -15,27 +15,33 @@ extension WebUI {
         router.post("/api/addressbooks") { request, _ in
             let body = try await Self.body(request)
             guard let url = body["url"]?.stringValue?.trimmingCharacters(in: .whitespaces), !url.isEmpty else {
-                return Self.error(.badRequest, "give the server's address (\"url\"), e.g. https://dav.example.org/")
+                return Self.json(["error": "Give the server's address, e.g. https://dav.example.org/", "field": "url"], status: .badRequest)
             }
             guard let user = body["user"]?.stringValue?.trimmingCharacters(in: .whitespaces), !user.isEmpty else {
-                return Self.error(.badRequest, "give the account's user name (\"user\")")
+                return Self.json(["error": "Give the account's user name.", "field": "user"], status: .badRequest)
             }
             guard let password = body["password"]?.stringValue, !password.isEmpty, password.utf8.count <= Self.maximumPassword,
                 !password.contains(where: \.isNewline)
-            else { return Self.error(.badRequest, "give the account's password (one line, at most \(Self.maximumPassword) bytes)") }
+            else {
+                return Self.json(
+                    ["error": .string("Give the account's password (one line, at most \(Self.maximumPassword) bytes)."), "field": "password"],
+                    status: .badRequest)
+            }
             guard let directory = self.options.secretsDirectory else {
                 return Self.error(
-                    .badRequest, "this node keeps no files; add the address book with: nearcard addressbook add URL --user NAME --password-file FILE")
+                    .badRequest, "This node keeps no files, so it cannot keep a password typed here; its operator adds address books from the command line.")
             }
             let file = NearcardApp.addressBookPasswordFile(home: directory, url: url, user: user)
             do throws(NodeError) { try NearcardApp.keepSecret(password, at: file) } catch { return Self.error(.internalServerError, error.message) }
             switch await self.app.addAddressBook(serverURL: url, username: user, credential: "file:" + file) {
             case .success(let added):
                 return Self.json(["url": .string(added.url), "sync": added.report])
-            case .failure(let error):
+            case .failure(let refusal):
                 // Not kept (refused for good): its password file goes too.
                 if (try? self.app.addressBooks().contains { $0["password"]?.stringValue == "file " + file }) != true { unlink(file) }
-                return Self.error(.badRequest, error.message)
+                // Said beside the form, in its terms, naming the field to correct.
+                return Self.json(
+                    ["error": .string(refusal.formMessage), "field": refusal.field.map { .string($0.rawValue) } ?? .null], status: .badRequest)
             }
         }
         router.post("/api/addressbooks/sync") { _, _ in

@@ -826,13 +826,16 @@ def cmd_list(args):
 def cmd_set_note(args):
     client = Client(args)
     card, meta, _ = client.find(args.uid)
-    notes = card.contents.get("note", [])
-    if notes:
-        notes[0].value = args.note
-        for extra in notes[1:]:
-            card.remove(extra)
-    else:
-        card.add("note").value = args.note
+    for name, value in (("note", args.note), ("email", args.email)):
+        if value is None:
+            continue
+        found = card.contents.get(name, [])
+        if found:
+            found[0].value = value
+            for extra in found[1:]:
+                card.remove(extra)
+        else:
+            card.add(name).value = value
     if_match = args.if_match or meta["etag"]
     if not if_match:
         fail(f"{meta['href']} has no ETag to send in If-Match")
@@ -906,9 +909,10 @@ def main():
         return p
 
     client_parser("list", "print every vCard of the collection as a JSON array").set_defaults(func=cmd_list)
-    p = client_parser("set-note", "set the NOTE of the card with UID and PUT it back with If-Match")
+    p = client_parser("set-note", "set the NOTE (and/or EMAIL) of the card with UID and PUT it back with If-Match, as a person's edit")
     p.add_argument("--uid", required=True)
-    p.add_argument("--note", required=True)
+    p.add_argument("--note")
+    p.add_argument("--email", help="also change the card's EMAIL (a property Nearcard writes: an edit that can conflict)")
     p.add_argument("--if-match", help="send this If-Match instead of the card's current ETag")
     p.set_defaults(func=cmd_set_note)
     p = client_parser("delete", "DELETE the card with UID (If-Match its ETag)")

@@ -131,6 +131,29 @@ import Testing
         #expect(updated?["title"] == "Chief Engineer", "\(updated ?? .null)")
         #expect(updated?["note"] == "Met at the loom fair; owes me a coffee", "\(updated ?? .null)")
 
+        // Issue 51, point 5: Ada changes Bob's email in her address book while Bob's new card changes it
+        // too. Ada's running node meets the conflict in its own sync; her next `addressbook sync` says it
+        // (once), `status --json` lists it, and the address book's edit is what stays there.
+        let edited = try a.run([
+            CLI.python, script, "set-note", "--url", server.book, "--user", "alice", "--password-file", server.passwordFile, "--uid", uid, "--email",
+            "bob@home.example",
+        ])
+        try #require(edited.code == 0, "set-note --email: \(edited.stderr)")
+        #expect(try bob.cli.run(["card", "set", "--name", "Bob Builder", "--email", "bob@builder.example", "--title", "Chief Engineer"]).code == 0)
+        #expect(try b.nearcard(["exchange", "10.77.0.1:\(port)", "--yes"], home: bob.home).code == 0)
+        var conflicted = false
+        for _ in 0..<40 where !conflicted {
+            let status = try a.nearcard(["addressbook", "status", "--json"], home: ada.home)
+            conflicted = status.json.arrayValue?.first?["notices"]?.arrayValue?.contains { $0["kind"] == "conflict" } == true
+            if !conflicted { usleep(250_000) }
+        }
+        #expect(conflicted, "the running node's sync did not record the conflict")
+        let told = try a.nearcard(["addressbook", "sync"], home: ada.home)
+        #expect(told.stdout.contains("changed on both sides, the address book's edit kept: Bob Builder (EMAIL)"), "\(told.stdout)")
+        let again = try a.nearcard(["addressbook", "sync"], home: ada.home)
+        #expect(!again.stdout.contains("changed on both sides"), "said once: \(again.stdout)")
+        #expect(try card(of: bob.did, server, in: a, within: 1)?["email"] == "bob@home.example", "the address book's edit stays")
+
         // Deleted in Nearcard: gone on the server after the next sync (the running node's, here).
         #expect(try a.nearcard(["contacts", "delete", "Bob Builder", "--yes"], home: ada.home).code == 0)
         let deadline = Date().addingTimeInterval(10)
@@ -167,6 +190,8 @@ import Testing
         try #require(removed.code == 0, "delete: \(removed.stderr)")
         let kept = try a.nearcard(["addressbook", "sync"], home: ada.home)
         #expect(kept.stdout.contains("deleted in the address book, kept here: Carol Cable"), "\(kept.stdout)")
+        let keptAgain = try a.nearcard(["addressbook", "sync"], home: ada.home)
+        #expect(!keptAgain.stdout.contains("kept here: Carol Cable"), "said once (issue 51, point 10): \(keptAgain.stdout)")
         #expect(try ada.contacts().contains { $0["didPublicKey"]?.stringValue == carol.did })
         #expect(try card(of: carol.did, server, in: a, within: 0) == nil)
         let mirrored = try a.nearcard(["addressbook", "sync", "--mirror-deletes"], home: ada.home)
@@ -281,6 +306,15 @@ import Testing
         let r = try a.run([CLI.python, driver, "--page", address, "--server", server.url, "--user", "alice", "--password-file", server.passwordFile])
         #expect(r.code == 0, "\(r.stdout) \(r.stderr.suffix(2000))")
         let report = r.json
+        // Issue 51, point 3: a wrong password is said beside the form, in its terms, on its field.
+        let wrong = report["wrongPassword"]?.stringValue ?? ""
+        #expect(wrong.contains("refused this user name and password") && !wrong.contains("nearcard") && !wrong.contains("--password"), "\(wrong)")
+        #expect(report["wrongPasswordInForm"] == true && report["wrongPasswordMarked"] == "true" && report["focused"] == "ab-password", "\(report)")
+        #expect(report["noticeAfterWrong"] == "", "not at the top of the page: \(report)")
+        #expect(report["errorCleared"] == true)
+        // Point 6: at 360 px the account's row fits.
+        #expect(report["fitsAt360"] == true, "\(report)")
+        #expect(report["axe360"]?.arrayValue?.isEmpty == true, "\(report["axe360"] ?? .null)")
         #expect(report["added"]?.stringValue?.contains("1 added") == true, "\(report)")
         #expect(report["listed"]?.stringValue?.contains(server.book) == true, "\(report)")
         #expect(report["synced"]?.stringValue?.contains("nothing to change") == true, "\(report)")
@@ -293,6 +327,18 @@ import Testing
         let source = status.json.arrayValue?.first?["password"]?.stringValue ?? ""
         #expect(source.hasPrefix("file \(ada.home.path)/addressbook-"), "\(status.stdout)")
         #expect(fileMode(String(source.dropFirst(5))) == 0o600)
+
+        // Point 6: Bob's card deleted on the server: after "Sync now" the list says so, not "in sync".
+        let bobs = try #require(try card(of: bob.did, server, in: a, within: 1))
+        let removed = try a.run([
+            CLI.python, script, "delete", "--url", server.book, "--user", "alice", "--password-file", server.passwordFile, "--uid",
+            bobs["uid"]?.stringValue ?? "",
+        ])
+        try #require(removed.code == 0, "delete: \(removed.stderr)")
+        let read = try a.run([CLI.python, driver, "--page", address, "--sync-and-read"])
+        #expect(read.code == 0, "\(read.stdout) \(read.stderr.suffix(1000))")
+        let list = read.json["list"]?.stringValue ?? ""
+        #expect(list.contains("1 deleted there") && list.contains("Bob Builder: deleted in this address book, kept here."), "\(list)")
     }
 
     /// `add --secret-service`: the password goes to the desktop's Secret Service (a real GNOME Keyring on

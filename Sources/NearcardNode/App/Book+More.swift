@@ -39,6 +39,17 @@ extension Book {
             serverURL: serverURL, username: username, credential: credential, configured: configured, database: database)
     }
 
+    /// Cards deleted in an address book (their contacts kept) or changed on both sides, in every account
+    /// (`book`: one); `unsaid`: only those the person has not been told yet as they now stand.
+    public func addressBookNotices(book: String? = nil, unsaid: Bool) throws(NodeError) -> [AddressBookNotice] {
+        try call { () throws(StoreError) in try database.addressBookNotices(book: book, unsaid: unsaid) }
+    }
+
+    /// Records that a face said these to the person: each is said once while it stands.
+    public func addressBookNoticesSaid(_ notices: [AddressBookNotice]) throws(NodeError) {
+        try call { () throws(StoreError) in try database.addressBookNoticesSaid(notices) }
+    }
+
     /// One sync of `account` here (a running node's own passes are not told; a face asks the node when
     /// one runs). The pass is recorded on the account.
     public func sync(_ account: AddressBookAccount, mirrorDeletes: Bool) async -> Result<AddressBookSyncReport, AddressBookError> {

@@ -132,19 +132,24 @@ public final class NearcardApp: Sendable {
     public func addressBooks() throws(NodeError) -> [JSONValue] {
         let db = database
         return try stored("reading the address books") {
-            try db.addressBooks().map { a in AddressBookSync.json(a, pending: try AddressBookSync.pending(a, database: db)) }
+            try db.addressBooks().map { a in
+                AddressBookSync.json(
+                    a, pending: try AddressBookSync.pending(a, database: db), notices: try db.addressBookNotices(book: a.url, unsaid: false))
+            }
         }
     }
 
     /// Adds an account (the collection found from `serverURL`) whose password is in the file
     /// `credential` names, and syncs it (the node's syncs wait). An account the server refuses for good
     /// (not merely down) is not kept. The collection's URL and the sync's report, or the error's sentence.
-    public func addAddressBook(serverURL: String, username: String, credential: String) async -> Result<(url: String, report: JSONValue), NodeError> {
+    public func addAddressBook(serverURL: String, username: String, credential: String) async -> Result<
+        (url: String, report: JSONValue), AddressBookRefusal
+    > {
         let collection: String
         do throws(AddressBookError) {
             collection = try await book.connectAddressBook(serverURL: serverURL, username: username, credential: credential)
         } catch {
-            return .failure(NodeError(.invalidInput, error.message))
+            return .failure(AddressBookRefusal(error))
         }
         let existed: Bool
         do throws(NodeError) {
@@ -157,9 +162,10 @@ public final class NearcardApp: Sendable {
             if outcome?.errorKind != AddressBookErrorKind.unreachable.rawValue && !existed {
                 _ = try? database.removeAddressBook(url: collection)
             }
-            return .failure(NodeError(.invalidInput, outcome?.message ?? "\(collection) was removed while it synced"))
+            let kind = outcome?.errorKind.flatMap(AddressBookErrorKind.init(rawValue:)) ?? .store
+            return .failure(AddressBookRefusal(AddressBookError(kind, outcome?.message ?? "\(collection) was removed while it synced")))
         } catch {
-            return .failure(error)
+            return .failure(AddressBookRefusal(field: nil, formMessage: error.message, message: error.message))
         }
     }
 
@@ -195,6 +201,45 @@ public final class NearcardApp: Sendable {
     public static func keepSecret(_ secret: String, at path: String) throws(NodeError) {
         do { try FileIO.writeAtomically(SecureBytes(Array(secret.utf8)), to: path, mode: 0o600, replace: true) } catch {
             throw NodeError(storage: error, while: "keeping the password")
+        }
+    }
+}
+
+/// Why an address book was not added, for a form that asked for its URL, user name and password: the
+/// field to correct and a sentence in the form's terms (no command lines), besides the full sentence.
+public struct AddressBookRefusal: Error, Sendable {
+    public enum Field: String, Sendable { case url, user, password }
+    public let field: Field?
+    public let formMessage: String
+    public let message: String
+
+    public init(field: Field?, formMessage: String, message: String) {
+        self.field = field
+        self.formMessage = formMessage
+        self.message = message
+    }
+
+    init(_ error: AddressBookError) {
+        // The detail without the account's URL in front and without advice to run a command.
+        var detail = error.message
+        if detail.hasPrefix("http"), let colon = detail.range(of: ": ") { detail = String(detail[colon.upperBound...]) }
+        let clauses = detail.components(separatedBy: "; ").filter { !$0.contains("nearcard ") && !$0.contains("--password-file") }
+        detail = clauses.joined(separator: "; ")
+        if let first = detail.first { detail = first.uppercased() + detail.dropFirst() }
+        if !detail.hasSuffix(".") { detail += "." }
+        switch error.kind {
+        case .unauthorized:
+            self.init(field: .password, formMessage: "The server refused this user name and password. Check both and try again.", message: error.message)
+        case .credential: self.init(field: .password, formMessage: detail, message: error.message)
+        case .readOnly:
+            self.init(
+                field: .user,
+                formMessage: "This user may only read that address book: give it write access on the server, or choose another address book.",
+                message: error.message)
+        case .certificate: self.init(field: .url, formMessage: "The server's certificate was not accepted. " + detail, message: error.message)
+        case .unreachable: self.init(field: .url, formMessage: "Cannot reach the server. " + detail, message: error.message)
+        case .notAddressBook, .invalidInput: self.init(field: .url, formMessage: detail, message: error.message)
+        default: self.init(field: nil, formMessage: detail, message: error.message)
         }
     }
 }

@@ -31,7 +31,11 @@ async function api(method, path, body) {
   const r = await fetch(path, { method, headers: body ? { "Content-Type": "application/json" } : {},
                                 body: body ? JSON.stringify(body) : undefined, credentials: "same-origin" });
   const data = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(data.error || ("the node answered " + r.status));
+  if (!r.ok) {
+    const err = new Error(data.error || ("the node answered " + r.status));
+    err.field = data.field;
+    throw err;
+  }
   return data;
 }
 
@@ -204,9 +208,17 @@ async function loadAddressBooks() {
   $("ab-list").replaceChildren(...books.map((b) => {
     const li = el("li", null, { "data-addressbook": b.url });
     const waiting = b.toWrite + b.toDelete;
-    const words = b.lastError ? "not synced: " + b.lastError : waiting ? waiting + " waiting" : "in sync (" + b.synced + ")";
-    li.append(el("strong", b.url), el("span", b.user, { class: "fp" }), el("span", "last sync " + (b.lastSync || "never"), { class: "fp" }),
-              el("span", words, { class: "badge " + (b.lastError ? "failed" : waiting ? "pending" : "verified") }));
+    const notices = b.notices || [];
+    const gone = notices.filter((n) => n.kind === "goneOnServer");
+    const both = notices.filter((n) => n.kind === "conflict");
+    let words = b.lastError ? "not synced: " + b.lastError : waiting ? waiting + " waiting" : "in sync (" + b.synced + ")";
+    if (!b.lastError && gone.length) words += " · " + gone.length + " deleted there";
+    if (!b.lastError && both.length) words += " · " + both.length + " changed on both sides";
+    li.append(el("strong", b.url, { class: "url" }), el("span", b.user, { class: "fp" }), el("span", "last sync " + (b.lastSync || "never"), { class: "fp" }),
+              el("span", words, { class: "badge " + (b.lastError ? "failed" : waiting || notices.length ? "pending" : "verified") }));
+    // What happened to cards there, in words, beside the account.
+    for (const n of gone) li.append(el("p", n.name + ": deleted in this address book, kept here.", { class: "ab-notice" }));
+    for (const n of both) li.append(el("p", n.name + ": changed there and by a newer card from them (" + n.fields + "); the address book's edit was kept.", { class: "ab-notice" }));
     const remove = el("button", "Remove", { type: "button", "aria-label": "Stop syncing to " + b.url });
     remove.addEventListener("click", async () => {
       if (!confirm("Stop syncing to " + b.url + "? The cards already there stay there.")) return;
@@ -216,6 +228,23 @@ async function loadAddressBooks() {
     return li;
   }));
   $("ab-sync").hidden = books.length === 0;
+  // A conflict is said on the page too, where a person looks first (unless something else is being said).
+  const conflicts = books.flatMap((b) => (b.notices || []).filter((n) => n.kind === "conflict"));
+  if (conflicts.length && !$("notice").textContent) {
+    notice("Changed on both sides in your address book: " + conflicts.map((n) => n.name + " (" + n.fields + ")").join(", ") + ". The address book's edit was kept (Contacts › Address book).");
+  }
+}
+
+// Said beside the address-book form: what is happening, or what to correct and where.
+function abSay(status, error, field) {
+  $("ab-status").textContent = status || "";
+  $("ab-error").textContent = error || "";
+  for (const id of ["ab-url", "ab-user", "ab-password"]) {
+    const bad = !!error && id === "ab-" + (field || "url");
+    if (bad) { $(id).setAttribute("aria-invalid", "true"); $(id).setAttribute("aria-describedby", "ab-error"); }
+    else { $(id).removeAttribute("aria-invalid"); $(id).removeAttribute("aria-describedby"); }
+  }
+  if (error) $("ab-" + (field || "url")).focus();
 }
 
 function syncSummary(r) {
@@ -232,13 +261,13 @@ function syncSummary(r) {
 
 async function addAddressBook(e) {
   e.preventDefault();
-  notice("Connecting to " + $("ab-url").value + "…");
+  abSay("Connecting to " + $("ab-url").value + "…");
   try {
     const r = await api("POST", "/api/addressbooks", { url: $("ab-url").value, user: $("ab-user").value, password: $("ab-password").value });
     $("ab-password").value = "";
-    notice("Added " + r.url + ": " + syncSummary(r.sync) + ".");
+    abSay("Added " + r.url + ": " + syncSummary(r.sync) + ".");
     loadAddressBooks();
-  } catch (err) { notice("Not added: " + err.message); }
+  } catch (err) { abSay("", "Not added. " + err.message, err.field); }
 }
 
 async function syncAddressBooks() {

@@ -96,6 +96,39 @@ struct AddressBookCommand: AsyncParsableCommand {
             case nil: Console.err("nearcard: \(host) did not answer within \(Int(exchangeSyncBudget)) s; the contact goes with the next sync")
             }
         }
+        // A conflict or deletion the person has not heard of yet (this sync's, or a running node's): said here, once.
+        guard !quiet, let notices = try? db.addressBookNotices(unsaid: true), !notices.isEmpty else { return }
+        for line in noticeLines(notices) { Console.out("Address book: " + line) }
+        try? db.addressBookNoticesSaid(notices)
+    }
+
+    /// The lines for what the person has not been told yet (`notices`): cards deleted in the address
+    /// book, cards changed on both sides.
+    static func noticeLines(_ notices: [AddressBookNotice]) -> [String] {
+        var lines: [String] = []
+        let gone = notices.filter { $0.kind == .goneOnServer }.map(\.name)
+        if !gone.isEmpty {
+            lines.append("deleted in the address book, kept here: \(gone.joined(separator: ", ")) (addressbook sync --mirror-deletes deletes them here too)")
+        }
+        let both = notices.compactMap { n -> String? in
+            if case .conflict(let fields) = n.kind { return "\(n.name) (\(fields))" }
+            return nil
+        }
+        if !both.isEmpty {
+            lines.append(
+                "changed on both sides, the address book's edit kept: \(both.joined(separator: "; ")) — see nearcard contacts show NAME")
+        }
+        return lines
+    }
+
+    /// One sync's lines; deletions and conflicts are said from `notices` (each once), not from the pass.
+    static func summary(_ r: AddressBookSyncReport, notices: [AddressBookNotice]) -> [String] {
+        var quiet = r
+        quiet.goneOnServer = []
+        quiet.conflicts = []
+        var lines = summary(quiet)
+        lines.insert(contentsOf: noticeLines(notices), at: 1)
+        return lines
     }
 
     static func summary(_ r: AddressBookSyncReport) -> [String] {
@@ -253,7 +286,10 @@ struct AddressBookCommand: AsyncParsableCommand {
                         o["url"] = .string(account.url)
                         docs.append(.object(o))
                     } else {
-                        for line in AddressBookCommand.summary(report) { Console.out("\(account.url): \(line)") }
+                        // What the person has not heard yet (this pass's, or a running node's earlier one), said once.
+                        let notices = (try? db.addressBookNotices(book: account.url, unsaid: true)) ?? []
+                        for line in AddressBookCommand.summary(report, notices: notices) { Console.out("\(account.url): \(line)") }
+                        try? db.addressBookNoticesSaid(notices)
                     }
                 case .failure(let failure):
                     let error = AddressBookCommand.waiting(failure)
@@ -287,7 +323,7 @@ struct AddressBookCommand: AsyncParsableCommand {
             for (i, a) in accounts.enumerated() {
                 let p = try db.pending(a)
                 if json {
-                    docs.append(AddressBookSync.json(a, pending: p))
+                    docs.append(AddressBookSync.json(a, pending: p, notices: try db.addressBookNotices(book: a.url, unsaid: false)))
                     continue
                 }
                 if i > 0 { Console.out("") }
