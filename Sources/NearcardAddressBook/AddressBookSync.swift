@@ -65,7 +65,7 @@ public enum AddressBookSync {
             throw AddressBookError(.credential, "\(account): \"\(credential)\" is not a password source Nearcard knows; add the account again")
         }
         let bytes: SecureBytes
-        do { bytes = try FileIO.readSmallFile(path, limit: maximumPassword, privateOnly: true) } catch {
+        do { bytes = try FileIO.readSmallFile(path, limit: maximumPassword, privateOnly: true, what: "password file") } catch {
             throw AddressBookError(.credential, "\(account): cannot read the password: \(error.message)")
         }
         var text = bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }

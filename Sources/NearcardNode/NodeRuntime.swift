@@ -417,7 +417,10 @@ public final class NodeRuntime: Sendable {
             }
             // One last look: a peer found as the wait ran out (its event raced the clock) is still taken.
             if case .success(let found?) = query.select(from: nearbyPeers) { return await DialTarget(discovered: located(found)) }
-            throw NodeError(.notFound, "no peer named \"\(name)\" has been seen on the LAN (use a name, a peer id as `nearcard peers` shows it, or HOST:PORT)")
+            let near = Spelling.nearest(to: name, among: nearbyPeers.map(\.displayName)).map { "did you mean \"\($0)\"? " } ?? ""
+            throw NodeError(
+                .notFound,
+                "no peer named \"\(name)\" has been seen on the LAN (\(near)use a name, a peer id as `nearcard peers` shows it, or HOST:PORT)")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 package import NearcardDiscovery
+import NearcardModel
 
 /// Browsing as the faces need it: every peer seen within a time, or the one peer a name means. It reads
 /// the discovery's event stream as events arrive (nothing polls) and stops browsing when it returns.
@@ -36,7 +37,9 @@ package enum PeerBrowser {
         switch query.select(from: peers) {
         case .success(let found?): return found
         case .success(nil):
-            throw NodeError(.notFound, "no peer named \"\(query)\" answered on the LAN within \(Int(seconds)) s (see `nearcard peers`, or use HOST:PORT)")
+            let near = Spelling.nearest(to: "\(query)", among: peers.map(\.displayName)).map { "did you mean \"\($0)\"? " } ?? ""
+            throw NodeError(
+                .notFound, "no peer named \"\(query)\" answered on the LAN within \(Int(seconds)) s (\(near)see `nearcard peers`, or use HOST:PORT)")
         case .failure(let ambiguous): throw NodeError(.ambiguous, ambiguous.description)
         }
     }

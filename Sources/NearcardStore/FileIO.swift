@@ -97,13 +97,23 @@ public enum FileIO {
         return 0o666 & ~current
     }
 
-    /// With `privateOnly`, refuses a file that group or others can read or write.
-    public static func readSmallFile(_ path: String, limit: Int, privateOnly: Bool = false) throws(StoreError) -> SecureBytes {
+    /// With `privateOnly`, refuses a file that group or others can read or write. `what` names the file
+    /// in errors ("key file", "password file").
+    public static func readSmallFile(_ path: String, limit: Int, privateOnly: Bool = false, what: String = "key file") throws(StoreError) -> SecureBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             let e = errno
             if e == ENOENT { throw StoreError(.noIdentity, "\(path) does not exist") }
-            if e == ELOOP { throw StoreError(.keyFile, "\(path) is a symbolic link; Nearcard reads key files only directly") }
+            if e == ELOOP {
+                // Where it points, so the person can give that instead.
+                var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+                let resolved =
+                    realpath(path, &target) != nil ? String(decoding: target.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+                throw StoreError(
+                    .keyFile,
+                    "\(path) is a symbolic link; Nearcard reads a \(what) only directly (a link could be pointed elsewhere later)"
+                        + (resolved.map { ": give the file itself, \($0)" } ?? ""))
+            }
             throw StoreError(.io, "cannot open \(path): \(errnoText(e))")
         }
         defer { close(fd) }
@@ -114,7 +124,7 @@ public enum FileIO {
             throw StoreError(.keyFile, "\(path) can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run: chmod 600 \(path)")
         }
         let size = Int(st.st_size)
-        guard size <= limit else { throw StoreError(.keyFile, "\(path) is \(size) bytes, larger than the \(limit) bytes a Nearcard key file can be") }
+        guard size <= limit else { throw StoreError(.keyFile, "\(path) is \(size) bytes, larger than the \(limit) bytes a Nearcard \(what) can be") }
         var readError: Int32?
         var total = 0
         let data = SecureBytes(count: size) { out in

@@ -91,6 +91,21 @@ import Testing
         #expect(said.contains("reached over plain http (this machine only)") && !said.contains("certificate"), "\(doctor.stdout)")
     }
 
+    /// Issue 51, point 10: a symlinked password file is refused as a password file (not a "key file"),
+    /// naming the file it points to.
+    @Test func aSymlinkedPasswordFileIsNamedAsOne() throws {
+        let server = try HostileServer()
+        defer { server.stop() }
+        let (cli, password) = try home()
+        defer { cli.cleanUp() }
+        let link = cli.auxiliary.appendingPathComponent("password-link").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: password)
+        let r = try cli.run(["addressbook", "add", server.url("full"), "--user", "ada", "--password-file", link, "--no-sync"])
+        #expect(
+            r.code != 0 && r.stderr.contains("reads a password file only directly") && r.stderr.contains("give the file itself, \(password)"), "\(r.stderr)")
+        #expect(!r.stderr.contains("key file"), "\(r.stderr)")
+    }
+
     @Test func eachServerFailureSaysWhatItIs() throws {
         let server = try HostileServer()
         defer { server.stop() }

@@ -121,6 +121,10 @@ import Testing
         // note Ada wrote there stays, and the server's own spelling of the card is no edit (no conflict).
         #expect(try bob.cli.run(["card", "set", "--name", "Bob Builder", "--email", "bob@example.org", "--title", "Chief Engineer"]).code == 0)
         #expect(try b.nearcard(["exchange", "10.77.0.1:\(port)", "--yes"], home: bob.home).code == 0)
+        // Two exchanges, by one node: the count, without an unexplained machine name (issue 51, point 10).
+        let twice = try a.nearcard(["contacts", "show", "Bob Builder"], home: ada.home)
+        let exchangesRow = twice.stdout.split(whereSeparator: \.isNewline).first { $0.hasPrefix("Exchanges") }.map(String.init) ?? ""
+        #expect(exchangesRow.hasSuffix(" 2") && !exchangesRow.contains("(with"), "\(twice.stdout)")
         let resync = try a.nearcard(["addressbook", "sync"], home: ada.home)
         #expect(!resync.stdout.contains("changed on both sides"), "\(resync.stdout)")
         var updated: JSONValue?

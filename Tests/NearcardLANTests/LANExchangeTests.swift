@@ -67,6 +67,9 @@ struct SmallDisk {
         let peers = try lab.nearcard(["peers", "--json", "--timeout", "2"], home: grace.home).list()
         let found = try #require(peers.first { $0["name"] == "Ada Lovelace" })
         #expect(found["fingerprint"] == nil && found["display"] == "Ada Lovelace" && found["contact"] == .null)
+        // A mistyped name: nothing dialled, and the name meant is suggested (issue 51, point 10).
+        let typo = try lab.nearcard(["exchange", "Ada Lovelcae", "--yes", "--timeout", "2"], home: grace.home)
+        #expect(typo.code == 2 && typo.stderr.contains("did you mean \"Ada Lovelace\"?"), "\(typo.code): \(typo.stderr)")
 
         let r = try lab.nearcard(["exchange", "Ada Lovelace", "--yes", "--message", "Hi Ada, Grace here", "--json"], home: grace.home)
         #expect(r.code == 0, "\(r.stderr)")

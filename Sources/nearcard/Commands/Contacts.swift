@@ -293,8 +293,10 @@ enum ContactDisplay {
         rows.append(("Received", ISO8601.string(c.receivedAt)))
         if let t = c.exchangeTimestamp { rows.append(("Exchanged", ISO8601.string(t))) }
         if exchanges.count > 1 || exchanges.contains(where: { !$0.node.isEmpty }) {
+            // Which machine's node made them matters only when several nodes share this book (a fleet).
             let nodes = Set(exchanges.map(\.node).filter { !$0.isEmpty }).sorted()
-            rows.append(("Exchanges", "\(exchanges.count)" + (nodes.isEmpty ? "" : " (with \(nodes.joined(separator: ", ")))")))
+            rows.append(
+                ("Exchanges", "\(exchanges.count)" + (nodes.count > 1 ? " (made by this book's nodes on \(nodes.joined(separator: ", ")))" : "")))
         }
         if let did = c.didPublicKey, let database {
             for w in (try? database.withdrawnExchanges(contactDID: did)) ?? [] {
@@ -311,8 +313,16 @@ enum ContactDisplay {
         if c.sealedRoute != nil { rows.append(("Sealed route", "held (private follow-up messages possible)")) }
         if let n = c.notes { rows.append(("Notes", n)) }
         // What the person keeps for this contact in their address books (never sent to anyone).
-        for card in (try? database?.addressBookCards(contactID: c.id)) ?? [] {
-            let host = URL(string: card.book)?.host ?? card.book
+        let cards = (try? database?.addressBookCards(contactID: c.id)) ?? []
+        let hosts = cards.map { URL(string: $0.book)?.host ?? $0.book }
+        for card in cards {
+            // An address book by its host; two on one host by their full address.
+            let url = URL(string: card.book)
+            var host = url?.host ?? card.book
+            if hosts.filter({ $0 == host }).count > 1, let url {
+                host += (url.port.map { ":\($0)" } ?? "") + url.path
+                while host.hasSuffix("/") { host.removeLast() }
+            }
             if let nick = card.serverNickname { rows.append(("Nickname", "\(nick)  (address book \(host))")) }
             if let note = card.serverNote { rows.append(("Book note", "\(note)  (address book \(host))")) }
             if card.state == .goneOnServer { rows.append(("Address book", "deleted on \(host); kept here (addressbook sync --mirror-deletes deletes it)")) }

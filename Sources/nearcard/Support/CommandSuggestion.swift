@@ -1,4 +1,5 @@
 import ArgumentParser
+import NearcardModel
 
 /// A mistyped command word (`nearcard exchnage Bob`, `nearcard contacts shwo Bob`) named as what it is,
 /// with the command it most likely meant — ArgumentParser would read it as a stray argument ("2
@@ -56,21 +57,6 @@ enum CommandSuggestion {
         return scored.min { $0.distance < $1.distance }?.name
     }
 
-    /// Optimal string alignment distance (Levenshtein with adjacent transpositions).
-    static func distance(_ a: String, _ b: String) -> Int {
-        let x = Array(a.unicodeScalars)
-        let y = Array(b.unicodeScalars)
-        if x.isEmpty || y.isEmpty { return max(x.count, y.count) }
-        var d = [[Int]](repeating: [Int](repeating: 0, count: y.count + 1), count: x.count + 1)
-        for i in 0...x.count { d[i][0] = i }
-        for j in 0...y.count { d[0][j] = j }
-        for i in 1...x.count {
-            for j in 1...y.count {
-                let cost = x[i - 1] == y[j - 1] ? 0 : 1
-                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
-                if i > 1, j > 1, x[i - 1] == y[j - 2], x[i - 2] == y[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
-            }
-        }
-        return d[x.count][y.count]
-    }
+    /// Optimal string alignment distance (`Spelling.distance`, shared with the node's peer names).
+    static func distance(_ a: String, _ b: String) -> Int { Spelling.distance(a, b) }
 }
