@@ -48,14 +48,17 @@ def wait(d, cond, what, seconds=60):
         fail(f"{what} did not happen within {seconds} s; page says: {d.find_element(By.ID, 'notice').text!r}")
 
 
-def audit(pages):
-    """Runs axe-core on each section of each page; returns {page/section: [violation id: impact …]}."""
+def audit(pages, wide=None):
+    """Runs axe-core on each section of each page; returns {page/section: [violation id: impact …]}.
+    `wide`: a list the sections that need a sideways scroll are added to."""
     from axe_selenium_python import Axe
     found = {}
     for name, d in pages.items():
         for tab in ("nearby", "requests", "contacts", "messages", "card", "scan"):
             d.find_element(By.CSS_SELECTOR, f'nav button[data-tab="{tab}"]').click()
             time.sleep(0.2)
+            if wide is not None and d.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
+                wide.append(f"{name}/{tab}")
             axe = Axe(d)
             axe.inject()
             result = axe.run()
@@ -105,16 +108,35 @@ try:
         return out;""")
     if unnamed:
         fail(f"controls without an accessible name: {unnamed}")
-    body = grace.find_element(By.TAG_NAME, "body")
+    # The first Tab reaches the skip link, which leads to the content.
+    from selenium.webdriver.common.action_chains import ActionChains
+    grace.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
+    ActionChains(grace).send_keys(Keys.TAB).perform()
+    if grace.switch_to.active_element.get_attribute("class") != "skip":
+        fail(f"the first Tab stop is {grace.switch_to.active_element.get_attribute('outerHTML')[:80]}, not the skip link")
+    ActionChains(grace).send_keys(Keys.ENTER).perform()
+    wait(grace, lambda d: d.switch_to.active_element.get_attribute("id") == "main", "the skip link leading to the content")
+    # The sections are a tab list: Tab reaches the selected tab, the arrows move to another and open it.
+    grace.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
     for _ in range(12):
-        if grace.switch_to.active_element.get_attribute("data-tab") == "contacts":
+        if grace.switch_to.active_element.get_attribute("role") == "tab":
             break
-        grace.switch_to.active_element.send_keys(Keys.TAB) if grace.switch_to.active_element.tag_name != "body" else body.send_keys(Keys.TAB)
-    if grace.switch_to.active_element.get_attribute("data-tab") != "contacts":
-        fail("the Contacts tab cannot be reached with the Tab key")
-    grace.switch_to.active_element.send_keys(Keys.ENTER)
+        ActionChains(grace).send_keys(Keys.TAB).perform()
+    if grace.switch_to.active_element.get_attribute("data-tab") != "nearby":
+        fail("the tab list cannot be reached with the Tab key")
+    ActionChains(grace).send_keys(Keys.ARROW_RIGHT).perform()
+    ActionChains(grace).send_keys(Keys.ARROW_RIGHT).perform()
+    if grace.switch_to.active_element.get_attribute("data-tab") != "contacts" or grace.switch_to.active_element.get_attribute("aria-selected") != "true":
+        fail("the arrow keys do not move to the Contacts tab")
     wait(grace, lambda d: d.find_element(By.ID, "contacts").is_displayed(), "Contacts opened from the keyboard")
-    grace.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
+    # Empty states say what to do: no contacts yet, no request (with a way to Nearby).
+    wait(grace, lambda d: d.find_element(By.ID, "no-contacts").is_displayed(), "the empty contact list's words")
+    report["emptyContacts"] = grace.find_element(By.ID, "no-contacts").text
+    ActionChains(grace).send_keys(Keys.ARROW_LEFT).perform()
+    wait(grace, lambda d: d.find_element(By.ID, "requests").is_displayed(), "Requests opened from the keyboard")
+    report["emptyRequests"] = grace.find_element(By.ID, "no-requests").text
+    grace.find_element(By.ID, "go-nearby").click()
+    wait(grace, lambda d: d.find_element(By.ID, "nearby").is_displayed(), "the empty Requests' button to Nearby")
     report["keyboard"] = True
     # Ada edits her card on the page: adds an email and shares it; the preview shows what Grace will get.
     ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="card"]').click()
@@ -197,7 +219,9 @@ try:
             # Ada's photo came with her card: the square, beside her name.
             wait(d, lambda d: d.execute_script("const i = document.querySelector('#contact img.photo'); return i && i.complete && i.naturalWidth"), "Ada's photo on Grace's page")
             report["photoOnGracesPage"] = d.execute_script("const i = document.querySelector('#contact img.photo'); return [i.naturalWidth, i.naturalHeight]")
+        # What shows before "Details" is opened: words, no DID or fingerprint.
         report[name] = {"contact": article.find_element(By.TAG_NAME, "h3").text, "text": article.text,
+                        "details": article.find_element(By.TAG_NAME, "details").get_attribute("textContent"),
                         "htmlElementsInName": len(article.find_elements(By.CSS_SELECTOR, "h3 *")),
                         # Every piece of the peer's text is isolated (dir="auto", PROTOCOL.md §1).
                         "isolated": all(e.get_attribute("dir") == "auto" for e in article.find_elements(By.CSS_SELECTOR, "h3, dd"))}
@@ -255,21 +279,18 @@ try:
         wait(ada, lambda d: d.find_element(By.ID, "scan-results").text != "", "the scan's result")
         report["scan"] = ada.find_element(By.ID, "scan-results").text
         shot(ada, "scan")
-    # axe-core (bundled with axe-selenium-python) on every section of both pages, light and dark: no
-    # serious or critical violation.
+    # axe-core (bundled with axe-selenium-python) on every section of both pages, and of Ada's at a
+    # phone's, a tablet's and a laptop's width (360, 768, 1280 CSS pixels), light and dark: no serious
+    # or critical violation, and no section needing a sideways scroll.
     report["axe"] = audit({"ada": ada, "grace": grace})
-    ada.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
-    report["axe"].update({k + " (dark)": v for k, v in audit({"ada": ada}).items()})
-    ada.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
-    # A phone's width (360 CSS pixels): no section needs a sideways scroll.
-    size = ada.get_window_size()
-    ada.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 360, "height": 760, "deviceScaleFactor": 1, "mobile": True})
     wide = []
-    for tab in ("nearby", "requests", "contacts", "messages", "card", "scan"):
-        ada.find_element(By.CSS_SELECTOR, f'nav button[data-tab="{tab}"]').click()
-        time.sleep(0.2)
-        if ada.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
-            wide.append(tab)
+    for width in (360, 768, 1280):
+        ada.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < 600})
+        for scheme in ("light", "dark"):
+            ada.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            report["axe"].update({f"{k} ({width} px, {scheme})": v for k, v in audit({"ada": ada}, wide).items()})
+            shot(ada, f"{width}-{scheme}")
+    ada.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
     ada.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
     report["narrow"] = wide

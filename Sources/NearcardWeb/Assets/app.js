@@ -53,10 +53,38 @@ function initials(name) {
   return el("span", letters || "?", { class: "initials", "aria-hidden": "true" });
 }
 
+// Times as people say them, in the browser's language: "today 14:05", "yesterday 09:12", "Tuesday
+// 18:30", then a date ("12 Nov 2026"); the exact time is the element's title and datetime.
+function when(iso) {
+  const t = new Date(iso);
+  if (!iso || isNaN(t)) return iso || "";
+  const time = t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  const midnight = (d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const days = Math.round((midnight(new Date()) - midnight(t)) / 86400000);
+  if (days >= -1 && days <= 1) return new Intl.RelativeTimeFormat([], { numeric: "auto" }).format(-days, "day") + " " + time;
+  if (days > 1 && days < 7) return t.toLocaleDateString([], { weekday: "long" }) + " " + time;
+  return t.toLocaleDateString([], { day: "numeric", month: "short", year: "numeric" });
+}
+
+function timeEl(iso, before) {
+  return el("time", (before || "") + when(iso), { datetime: iso, title: new Date(iso).toLocaleString(), class: "fp" });
+}
+
+// How a contact came and whether its card was checked, in words.
+function metWords(c) {
+  const how = { proximity: "met in person", qrCode: "from a QR code", manual: "added by hand" }[c.source] || c.source;
+  const checked = { verified: "checked", unverified: "not checked", failed: "the check failed", pending: "being checked" }[c.verificationStatus] || c.verificationStatus;
+  return how + ", " + checked;
+}
+
+const tabs = () => [...document.querySelectorAll('[role="tab"]')];
+
 function show(tab) {
-  // The section shown is the current one (aria-current: a plain button may carry it).
-  for (const b of document.querySelectorAll("nav button")) {
-    if (b.dataset.tab === tab) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+  // The tab list (WAI-ARIA tabs): the selected tab is the one stop of the list; arrows move between tabs.
+  for (const b of tabs()) {
+    const selected = b.dataset.tab === tab;
+    b.setAttribute("aria-selected", String(selected));
+    b.tabIndex = selected ? 0 : -1;
   }
   for (const s of ["nearby", "requests", "contacts", "messages", "card", "scan"]) $(s).hidden = s !== tab;
   if (tab === "messages") loadMessages();
@@ -95,6 +123,7 @@ function renderPeers() {
     list.append(li);
   }
   $("no-peers").hidden = state.peers.size > 0;
+  $("no-peers").setAttribute("aria-live", "polite");
 }
 
 // A notice that an action starts is shown before its request, not after: the events it causes can
@@ -124,11 +153,16 @@ function renderRequests() {
       continue;
     }
     li.append(initials(who.name), el("strong", who.name || "(no name)"),
-              el("span", (r.role === "initiator" ? "you asked" : "asks you") + " — fingerprint " + who.fingerprint, { class: "fp" }),
-              el("span", who.did, { class: "did" }));
+              el("span", r.role === "initiator" ? "answered you" : "asks to exchange cards with you", { class: "fp" }));
     li.append(el("p", r.sas, { class: "code", "aria-label": "Check code " + r.sas }));
     const left = el("span", "", { class: "countdown", "data-deadline": r.deadline || "" });
     li.append(left);
+    // Who their node proved to be, for those who look: behind a disclosure.
+    const more = el("details");
+    const dl = el("dl");
+    dl.append(el("dt", "Fingerprint"), el("dd", who.fingerprint), el("dt", "DID"), el("dd", who.did, { class: "did" }));
+    more.append(el("summary", "Details"), dl);
+    li.append(more);
     const msgId = "msg-" + r.id;
     const msg = el("input", null, { id: msgId, maxlength: "140" });
     li.append(el("label", "Message for " + (who.name || "them") + " (optional)", { for: msgId }));
@@ -172,25 +206,35 @@ function renderContacts() {
     const li = el("li", null, { "data-contact": c.id });
     const b = el("button", c.name, { type: "button", class: "link" });
     b.addEventListener("click", () => showContact(c));
-    li.append(face(c), b, el("span", c.verificationStatus, { class: "badge " + c.verificationStatus }), el("span", c.source, { class: "fp" }));
+    li.append(face(c), b, el("span", metWords(c), { class: "badge " + c.verificationStatus }));
+    if (c.receivedAt) li.append(timeEl(c.receivedAt));
     list.append(li);
   }
+  $("no-contacts").hidden = state.contacts.length > 0;
 }
 
 function showContact(c) {
   const a = $("contact");
-  a.replaceChildren(el("h3", c.name), el("p", c.verificationStatus + " · " + c.source, { class: "badge " + c.verificationStatus }));
+  const met = metWords(c);
+  a.replaceChildren(el("h3", c.name), el("p", met[0].toUpperCase() + met.slice(1) + (c.receivedAt ? " · " + when(c.receivedAt) : ""), { class: "badge " + c.verificationStatus }));
   if (c.photo) a.append(el("img", null, { class: "photo", src: "/api/contacts/" + encodeURIComponent(c.id) + "/photo", alt: "Photo of " + c.name, width: "128", height: "128" }));
   const dl = el("dl");
   const fields = textFields.filter((f) => f !== "name").map((f) => [labelOf(f), c[f]]);
   for (const [k, v] of [...fields,
                         ["Their message", c.theirEphemeralMessage], ["Your message", c.myEphemeralMessage],
-                        ["Card", c.olderCard], ["Member of", c.memberOf], ["Group proof", c.groupVerdict], ["Tags", (c.tags || []).join(", ")],
-                        ["DID", c.didPublicKey], ["Received", c.receivedAt]]) {
+                        ["Card", c.olderCard], ["Member of", c.memberOf], ["Group proof", c.groupVerdict], ["Tags", (c.tags || []).join(", ")]]) {
     if (v) dl.append(el("dt", k), el("dd", v));
   }
+  // What proves who they are, and the exact times: behind a disclosure.
+  const more = el("details");
+  const facts = el("dl");
+  for (const [k, v] of [["DID", c.didPublicKey], ["Verification", c.verificationStatus], ["Source", c.source], ["Received", c.receivedAt],
+                        ["Exchanged", c.exchangeTimestamp]]) {
+    if (v) facts.append(el("dt", k), el("dd", v));
+  }
+  more.append(el("summary", "Details"), facts);
   const card = el("a", "Download vCard", { href: "/api/contacts/" + encodeURIComponent(c.id) + "/vcard", download: "" });
-  a.append(dl, el("p", null).appendChild(card).parentNode);
+  a.append(dl, more, el("p", null).appendChild(card).parentNode);
   const del = el("button", "Delete " + c.name, { type: "button" });
   del.addEventListener("click", async () => {
     if (!confirm("Delete " + c.name + "?")) return;
@@ -214,7 +258,7 @@ async function loadAddressBooks() {
     let words = b.lastError ? "not synced: " + b.lastError : waiting ? waiting + " waiting" : "in sync (" + b.synced + ")";
     if (!b.lastError && gone.length) words += " · " + gone.length + " deleted there";
     if (!b.lastError && both.length) words += " · " + both.length + " changed on both sides";
-    li.append(el("strong", b.url, { class: "url" }), el("span", b.user, { class: "fp" }), el("span", "last sync " + (b.lastSync || "never"), { class: "fp" }),
+    li.append(el("strong", b.url, { class: "url" }), el("span", b.user, { class: "fp" }), b.lastSync ? timeEl(b.lastSync, "last sync ") : el("span", "never synced", { class: "fp" }),
               el("span", words, { class: "badge " + (b.lastError ? "failed" : waiting || notices.length ? "pending" : "verified") }));
     // What happened to cards there, in words, beside the account.
     for (const n of gone) li.append(el("p", n.name + ": deleted in this address book, kept here.", { class: "ab-notice" }));
@@ -286,14 +330,18 @@ async function loadMessages() {
   to.replaceChildren();
   for (const c of contacts.filter((c) => c.sealedRoute)) to.append(el("option", c.name, { value: c.id }));
   if (chosen) to.value = chosen;
+  $("no-recipients").hidden = to.options.length > 0;
+  $("write").hidden = to.options.length === 0;
   $("inbox").replaceChildren(...m.inbox.map((i) => {
     const li = el("li");
-    li.append(el("strong", i.contact || i.from), el("span", i.text, { class: "text" }), el("span", i.receivedAt || "", { class: "fp" }));
+    li.append(el("strong", i.contact || i.from), el("span", i.text, { class: "text" }));
+    if (i.receivedAt) li.append(timeEl(i.receivedAt));
     return li;
   }));
+  $("no-messages").hidden = m.inbox.length > 0 || m.outbox.length > 0;
   $("outbox").replaceChildren(...m.outbox.map((o) => {
     const li = el("li");
-    li.append(el("strong", o.contact || ""), el("span", o.text === null || o.text === undefined ? "delivered" + (o.deliveredAt ? " " + o.deliveredAt : "") + " (its text is not kept once delivered)" : o.text, { class: "text" }), el("span", o.state + (o.lastError ? " — " + o.lastError : ""), { class: "badge " + (o.state === "delivered" ? "verified" : o.state) }));
+    li.append(el("strong", o.contact || ""), el("span", o.text === null || o.text === undefined ? "delivered" + (o.deliveredAt ? " " + when(o.deliveredAt) : "") + " (its text is not kept once delivered)" : o.text, { class: "text" }), el("span", o.state + (o.lastError ? " — " + o.lastError : ""), { class: "badge " + (o.state === "delivered" ? "verified" : o.state) }));
     return li;
   }));
   $("message-count").textContent = "";
@@ -497,7 +545,20 @@ function onEvent(ev) {
 
 async function start() {
   // A notice belongs to where it was said: moving to another tab leaves it behind.
-  for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => { notice(""); show(b.dataset.tab); });
+  for (const b of tabs()) b.addEventListener("click", () => { notice(""); show(b.dataset.tab); });
+  // Arrow keys, Home and End move along the tabs and open the one reached (WAI-ARIA tabs, automatic activation).
+  $("tabs").addEventListener("keydown", (e) => {
+    const all = tabs(), at = all.indexOf(document.activeElement);
+    if (at < 0) return;
+    const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: all.length - 1 }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    const next = all[(to + all.length) % all.length];
+    notice("");
+    show(next.dataset.tab);
+    next.focus();
+  });
+  $("go-nearby").addEventListener("click", () => { show("nearby"); $("tab-nearby").focus(); });
   $("search").addEventListener("input", renderContacts);
   $("card-form").addEventListener("submit", saveCard);
   if ($("f-photo")) {
@@ -521,7 +582,8 @@ async function start() {
   setInterval(() => { if (!$("card").hidden && qrFrames > 1) { frame = (frame + 1) % qrFrames; showFrame(); } }, 1500);
   try {
     const s = await api("GET", "/api/state");
-    $("me").textContent = (s.me.name || "(no name)") + " · fingerprint " + s.me.fingerprint;
+    $("me").textContent = s.me.name || "(no name)";
+    $("me").title = "Your fingerprint: " + s.me.fingerprint;
     for (const p of s.peers) state.peers.set(p.instance, p);
     for (const r of s.requests) state.requests.set(r.id, r);
     if (!s.discovers) notice("Discovery is unavailable: peers cannot see this node, nor it them (try nearcard doctor).");
