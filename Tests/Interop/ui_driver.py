@@ -289,7 +289,6 @@ try:
         for scheme in ("light", "dark"):
             ada.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
             report["axe"].update({f"{k} ({width} px, {scheme})": v for k, v in audit({"ada": ada}, wide).items()})
-            shot(ada, f"{width}-{scheme}")
     ada.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
     ada.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     ada.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()

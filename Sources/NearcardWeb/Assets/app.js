@@ -516,7 +516,7 @@ function onEvent(ev) {
     case "exchange.completed": {
       state.requests.delete(ev.id); renderRequests();
       const c = ev.contact;
-      notice("Exchanged cards with " + c.name + " (" + c.verificationStatus + ")" + (ev.theirMessage ? ": “" + ev.theirMessage + "”" : ""));
+      notice("Exchanged cards with " + c.name + " (" + metWords(c) + ")" + (ev.theirMessage ? ": “" + ev.theirMessage + "”" : ""));
       show("contacts"); loadContacts().then(() => showContact(c));
       break;
     }
