@@ -116,7 +116,7 @@ soak-faults: deps
 		tail -1 /tmp/nearcard-soak-fault-$$f.log; \
 	done
 
-# A new person's first hour (Tests/Interop/new_user_walk.py): installs the newest build/nearcard_*.deb,
+# A new person's first and second hour (Tests/Interop/new_user_walk.py): installs the newest build/nearcard_*.deb,
 # walks init with a passphrase, listen, qr make at 80×24, a second ui, exchanges both ways and the packaged
 # bot as the account nearcard-test, then removes the package. Run make deb first (CI does).
 walk: deps

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A new person's first hour with Nearcard, from the Debian package, as an ordinary account.
+"""A new person's first and second hour with Nearcard, from the Debian package, as an ordinary account.
 
   new_user_walk.py [DEB]        (`make walk`; DEB defaults to the newest build/nearcard_*.deb)
 
@@ -8,12 +8,20 @@ with a fresh $HOME, at an 80×24 terminal (pexpect), the way issue 35 describes 
   1. `nearcard init --name …` asks for a passphrase, twice, and seals the keys;
   2. `nearcard card set …`;
   3. `nearcard listen` asks for the passphrase once, and listens;
-  4. `nearcard qr make` in 80×24 draws a code (it asks for the passphrase: a zk code is signed);
+  4. `nearcard qr make` in 80×24, with the node listening, draws one code (an invitation: no card code
+     fits 80×24) that zbar reads from the terminal's drawing, and that another person's exchange uses;
   5. a second `nearcard ui` on the same home says a node runs there already (one node per home);
   6. another person (a second home) exchanges cards with the running node: both have each other;
   7. the walker, its node stopped, dials the other person's node: the passphrase once, exit 0;
   8. the bot example the package installs (/usr/share/doc/nearcard/examples/run-bot.sh) starts and
      an exchange with it completes.
+The second hour (issue 51):
+  9. the other person, who made their keys without a passphrase, adds one later (`nearcard id
+     passphrase`, asked twice) and their next signed command asks for it;
+ 10. `nearcard qr make` in a 100×40 window draws one card code, never frames; rendered from the
+     terminal's characters it is read by zbar, and the other person's `qr scan` keeps the walker's card;
+ 11. an address book (Radicale with TLS on loopback, Tests/Interop/carddav_lab.py) added under
+     https://localhost:PORT/ and again under https://127.0.0.1:PORT/: the second is refused, naming the first.
 Everything is on loopback, discovery off. Each step that trips prints one line naming it; the walk
 prints a JSON report and exits 0 when every step went as a person expects, 1 otherwise. The package is
 removed (dpkg -r) and the temporary home deleted at the end, whatever happened.
@@ -122,7 +130,8 @@ def walk(home):
         trip(2, f"card set exited {code}: {out[-300:]!r}")
     passed(2)
     # 3. listen asks for the passphrase once and listens.
-    listen = spawn([NEARCARD, "listen", "--no-discovery", "--port", "0", "--accept", "all"], home)
+    # On loopback alone: the invitation of step 4 names 127.0.0.1.
+    listen = spawn([NEARCARD, "listen", "--no-discovery", "--interface", "lo", "--port", "0", "--accept", "all"], home)
     if listen.expect([r"[Pp]assphrase", pexpect.EOF, pexpect.TIMEOUT]) != 0:
         trip(3, f"listen did not ask for the passphrase: {listen.before!r}")
     listen.sendline(PASSPHRASE)
@@ -130,18 +139,13 @@ def walk(home):
         trip(3, f"one passphrase did not start listen: {listen.before[-300:]!r}")
     port = int(listen.match.group(1))
     passed(3, port=port)
-    # 4. qr make in 80×24: a code that fits, said to be drawn with sextants.
-    qr = spawn([NEARCARD, "qr", "make"], home, timeout=20)
-    while True:
-        i = qr.expect([r"[Pp]assphrase", r"sextant characters", r"too small", pexpect.EOF, pexpect.TIMEOUT])
-        if i == 0:
-            qr.sendline(PASSPHRASE)
-            continue
-        break
-    if i != 1:
-        trip(4, f"qr make in 80×24 drew no code: {qr.before[-300:]!r}")
-    qr.sendcontrol("c")
-    qr.expect([pexpect.EOF, pexpect.TIMEOUT])
+    # 4. qr make in 80×24 with the node listening: one code (an invitation), read by zbar from the drawing.
+    drawn = terminal([NEARCARD, "qr", "make"], home, 24, 80)
+    if "frame " in drawn or "Invitation to exchange with Nova Newcomer" not in drawn:
+        trip(4, f"qr make in 80×24 did not show one invitation: {drawn[-400:]!r}")
+    invitation = zbar(drawn)
+    if not invitation.startswith("nearcard-invite:"):
+        trip(4, f"zbar did not read an invitation from the terminal's drawing: {invitation!r}")
     passed(4)
     # 5. A second ui on the same home says a node runs there already.
     code, out = run([NEARCARD, "ui", "--no-browser", "--port", "0"], home, timeout=20)
@@ -157,9 +161,10 @@ def walk(home):
         code, out = run(args, home, other)
         if code != 0:
             trip(6, f"{' '.join(args[1:3])} for the other person exited {code}: {out[-200:]!r}")
-    code, out = run([NEARCARD, "exchange", f"127.0.0.1:{port}", "--yes"], home, other)
+    # By the invitation the walker's terminal showed (step 4): no check code to compare.
+    code, out = run([NEARCARD, "exchange", "--invite", invitation], home, other)
     if code != 0:
-        trip(6, f"the other person's exchange exited {code}: {out[-300:]!r}")
+        trip(6, f"the other person's exchange by the terminal's invitation exited {code}: {out[-300:]!r}")
     if listen.expect([r"Exchanged cards with Otto Other", pexpect.EOF, pexpect.TIMEOUT]) != 0:
         trip(6, f"listen did not say the exchange: {listen.before[-300:]!r}")
     passed(6)
@@ -196,6 +201,133 @@ def walk(home):
     bot.sendcontrol("c")
     bot.expect([pexpect.EOF, pexpect.TIMEOUT])
     passed(8)
+    second_hour(home, other)
+
+
+def second_hour(home, other):
+    # 9. A passphrase added after init (the other person's keys were made without one).
+    c = spawn([NEARCARD, "id", "passphrase"], home, other)
+    for _ in range(2):
+        if c.expect([r"[Pp]assphrase[^:]*: ", pexpect.EOF, pexpect.TIMEOUT]) != 0:
+            trip(9, f"id passphrase did not ask twice: {c.before!r}")
+        c.sendline("a later passphrase")
+    c.expect([pexpect.EOF, pexpect.TIMEOUT])
+    c.close()
+    if c.exitstatus != 0 or "now sealed" not in (c.before or ""):
+        trip(9, f"id passphrase exited {c.exitstatus}: {(c.before or '')[-300:]!r}")
+    signed = spawn([NEARCARD, "jwt", "sign"], home, other)
+    if signed.expect([r"[Pp]assphrase", pexpect.EOF, pexpect.TIMEOUT]) != 0:
+        trip(9, f"a signed command did not ask for the new passphrase: {signed.before!r}")
+    signed.sendline("a later passphrase")
+    signed.sendline('{"a":1}')
+    signed.sendeof()
+    signed.expect([pexpect.EOF, pexpect.TIMEOUT])
+    signed.close()
+    if signed.exitstatus != 0:
+        trip(9, f"jwt sign with the new passphrase exited {signed.exitstatus}: {(signed.before or '')[-300:]!r}")
+    passed(9)
+    # 10. One card code in a 100×40 window, read by zbar from the drawing, scanned by the other person.
+    drawn = terminal([NEARCARD, "qr", "make"], home, 40, 100)
+    if "frame " in drawn or "the smallest code of your card" not in drawn:
+        trip(10, f"qr make in 100×40 did not show one card code: {drawn[-400:]!r}")
+    text = zbar(drawn)
+    scan = spawn([NEARCARD, "qr", "scan", text], home, other)
+    if scan.expect([r"[Pp]assphrase[^:]*: ", pexpect.EOF, pexpect.TIMEOUT]) == 0:
+        scan.sendline("a later passphrase")
+        scan.expect([pexpect.EOF, pexpect.TIMEOUT])
+    out = scan.before or ""
+    scan.close()
+    code = scan.exitstatus
+    if code != 0 or "Nova Newcomer" not in out:
+        trip(10, f"the other person's qr scan of the terminal's code exited {code}: {out[-300:]!r}")
+    passed(10)
+    # 11. One address book under two names: the second is refused, naming the first.
+    lab = os.path.join(os.path.dirname(os.path.abspath(__file__)), "carddav_lab.py")
+    store = tempfile.mkdtemp(prefix="nearcard-walk-dav-")
+    server = subprocess.Popen([sys.executable, lab, "serve", "--server", "radicale", "--dir", store], stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        info = json.loads(line) if line.startswith("{") else None
+        if not info:
+            trip(11, f"the Radicale lab did not start: {line!r}")
+        password = os.path.join(home, "dav-password")
+        shutil.copy(info["password_file"], password)
+        os.chown(password, pwd.getpwnam(USER).pw_uid, pwd.getpwnam(USER).pw_gid)
+        os.chmod(password, 0o600)
+        add = [NEARCARD, "addressbook", "add", "--user", "alice", "--password-file", password]
+        code, out = run(add[:3] + [info["url"]] + add[3:], home)
+        if code != 0:
+            trip(11, f"addressbook add {info['url']} exited {code}: {out[-300:]!r}")
+        again = info["url"].replace("//localhost:", "//127.0.0.1:")
+        code, out = run(add[:3] + [again] + add[3:], home)
+        if code == 0 or "already added as " + info["addressbook"] not in out:
+            trip(11, f"the same address book under {again} was not refused naming the first (exit {code}): {out[-300:]!r}")
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        shutil.rmtree(store, ignore_errors=True)
+    passed(11)
+
+
+def terminal(args, home, rows, columns):
+    """What a command draws in a rows×columns terminal (the passphrase typed when asked)."""
+    c = pexpect.spawn("runuser", ["-u", USER, "--", "env", f"HOME={home}", "LANG=C.UTF-8", *args],
+                      dimensions=(rows, columns), timeout=30, encoding="utf-8", codec_errors="replace")
+    children.append(c)
+    out = ""
+    while True:
+        i = c.expect([r"[Pp]assphrase[^:]*: ", pexpect.EOF, pexpect.TIMEOUT])
+        out += c.before or ""
+        if i != 0:
+            break
+        c.sendline(PASSPHRASE)
+    c.close()
+    return out
+
+
+SEXTANT_EDGES = {0x20: 0, 0x258C: 0b010101, 0x2590: 0b101010, 0x2588: 0b111111}
+HALF = {0x20: 0, 0x2580: 0b01, 0x2584: 0b10, 0x2588: 0b11}
+
+
+def zbar(drawn):
+    """Draws a terminal's code rows (dark on light, between ESC[30;47m and ESC[0m; words beside them
+    left out) as a terminal cell shows them, twice as tall as wide, and reads the image with zbarimg."""
+    from PIL import Image
+    rows = re.findall(r"\x1b\[30;47m(.*?)\x1b\[0m", drawn)
+    if not rows:
+        return ""
+    sextants = any(0x1FB00 <= ord(ch) <= 0x1FB3B for r in rows for ch in r)
+    across, down = (2, 3) if sextants else (1, 2)
+    cell_w, cell_h = 12, 24
+    width = max(len(r) for r in rows)
+    img = Image.new("L", (width * cell_w, len(rows) * cell_h), 255)
+    px = img.load()
+    for y, row in enumerate(rows):
+        for x, ch in enumerate(row):
+            o = ord(ch)
+            if sextants:
+                if 0x1FB00 <= o <= 0x1FB3B:
+                    bits = o - 0x1FB00 + 1
+                    bits += 1 if bits >= 0b010101 else 0
+                    bits += 1 if bits >= 0b101010 else 0
+                else:
+                    bits = SEXTANT_EDGES.get(o, 0)
+            else:
+                bits = HALF.get(o, 0)
+            for i in range(across * down):
+                if bits & (1 << i):
+                    mx, my = i % across, i // across
+                    w, h = cell_w // across, cell_h // down
+                    for yy in range(y * cell_h + my * h, y * cell_h + (my + 1) * h):
+                        for xx in range(x * cell_w + mx * w, x * cell_w + (mx + 1) * w):
+                            px[xx, yy] = 0
+    path = tempfile.mktemp(suffix=".png", prefix="nearcard-walk-code-")
+    img.save(path)
+    try:
+        out = subprocess.run(["zbarimg", "--quiet", "--raw", "-Sbinary", path], capture_output=True, text=True)
+        return out.stdout.strip()
+    finally:
+        os.unlink(path)
 
 
 if __name__ == "__main__":
