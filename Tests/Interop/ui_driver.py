@@ -169,6 +169,17 @@ try:
         fail(f"the photo on My card is not the 256-pixel square: {report['photoPreview']}")
     wait(ada, lambda d: d.execute_script("const i = document.getElementById('qr'); return i.complete && i.naturalWidth > 0"), "the QR code shown")
     report["preview"] = ada.find_element(By.ID, "preview").text
+    # Each "share" box beside its one-line field, level with it: the largest gap between their middles, in pixels.
+    report["shareMisalignment"] = ada.execute_script("""
+        let worst = 0;
+        for (const f of document.querySelectorAll('#card-form .field')) {
+          const input = f.querySelector('input:not([type=checkbox]):not([type=file])'), share = f.querySelector('.share');
+          if (!input || !share) continue;
+          const a = input.getBoundingClientRect(), b = share.getBoundingClientRect();
+          if (b.left < a.right) return 999;  // not beside it
+          worst = Math.max(worst, Math.abs((a.top + a.bottom) / 2 - (b.top + b.bottom) / 2));
+        }
+        return worst;""")
     shot(ada, "card")
     # "Show my code": the code alone, nearly the whole window, by keyboard; Escape returns to the button.
     by_keyboard(ada, ada.find_element(By.ID, "qr-full"))

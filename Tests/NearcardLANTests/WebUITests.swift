@@ -88,6 +88,7 @@ import Testing
             "\(report["scan"] ?? .null)")
         // Sharing the email on the page changed what Grace received.
         #expect(report["preview"]?.stringValue?.contains("ada@example.org") == true, "\(report)")
+        #expect((report["shareMisalignment"]?.doubleValue ?? 999) <= 2, "share boxes beside their fields, level: \(report["shareMisalignment"] ?? .null)")
         // Pronouns and a photo set on the page travel (version 3): Grace's page shows Ada's square photo.
         #expect(report["photoPreview"] == [256, 256] && report["photoOnGracesPage"] == [256, 256], "\(report)")
         #expect(report["grace"]?["text"]?.stringValue?.contains("she/her") == true, "Ada's pronouns on Grace's page")
