@@ -215,16 +215,15 @@ def second_hour(home, other):
     c.close()
     if c.exitstatus != 0 or "now sealed" not in (c.before or ""):
         trip(9, f"id passphrase exited {c.exitstatus}: {(c.before or '')[-300:]!r}")
-    signed = spawn([NEARCARD, "jwt", "sign"], home, other)
+    # A signed code (zk) needs the keys: the new passphrase is asked, and opens them.
+    signed = spawn([NEARCARD, "qr", "make", "--format", "zk", "--text"], home, other)
     if signed.expect([r"[Pp]assphrase", pexpect.EOF, pexpect.TIMEOUT]) != 0:
         trip(9, f"a signed command did not ask for the new passphrase: {signed.before!r}")
     signed.sendline("a later passphrase")
-    signed.sendline('{"a":1}')
-    signed.sendeof()
     signed.expect([pexpect.EOF, pexpect.TIMEOUT])
     signed.close()
     if signed.exitstatus != 0:
-        trip(9, f"jwt sign with the new passphrase exited {signed.exitstatus}: {(signed.before or '')[-300:]!r}")
+        trip(9, f"qr make --format zk with the new passphrase exited {signed.exitstatus}: {(signed.before or '')[-300:]!r}")
     passed(9)
     # 10. One card code in a 100×40 window, read by zbar from the drawing, scanned by the other person.
     drawn = terminal([NEARCARD, "qr", "make"], home, 40, 100)
