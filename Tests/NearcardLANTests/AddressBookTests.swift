@@ -152,8 +152,14 @@ import Testing
             if !conflicted { usleep(250_000) }
         }
         #expect(conflicted, "the running node's sync did not record the conflict")
-        let told = try a.nearcard(["addressbook", "sync"], home: ada.home)
-        #expect(told.stdout.contains("changed on both sides, the address book's edit kept: Bob Builder (EMAIL)"), "\(told.stdout)")
+        // Ada's next exchange (with Eve, through Ada's running node) says it; the sync after does not again.
+        let eve = try TestPerson(name: "Eve Example")
+        defer { eve.cli.cleanUp() }
+        let (_, evePort) = try b.listen(home: eve.home, ["--accept", "all", "--no-discovery"], log: log("eve"))
+        let told = try a.nearcard(["exchange", "10.77.0.2:\(evePort)", "--yes"], home: ada.home)
+        #expect(told.code == 0, "\(told.stderr)")
+        #expect(
+            told.stdout.contains("Address book: changed on both sides, the address book's edit kept: Bob Builder (EMAIL)"), "\(told.stdout)")
         let again = try a.nearcard(["addressbook", "sync"], home: ada.home)
         #expect(!again.stdout.contains("changed on both sides"), "said once: \(again.stdout)")
         #expect(try card(of: bob.did, server, in: a, within: 1)?["email"] == "bob@home.example", "the address book's edit stays")
@@ -286,6 +292,44 @@ import Testing
         #expect(try a.nearcard(["addressbook", "sync"], home: ada.home).code == 0)
         let bobs = try cards(server, in: a).filter { $0["did"]?.stringValue == bob.did }
         #expect(bobs.count == 1, "Bob's card is on \(kind) \(bobs.count) times: \(bobs)")
+    }
+
+    /// Issue 51, point 10: two address books on one host (two servers on localhost) are told apart in
+    /// `contacts show`, by port and path, not both "(address book localhost)".
+    @Test(.timeLimit(.minutes(3))) func twoAddressBooksOnOneHostAreToldApart() throws {
+        let (a, b) = try Lab.pair()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-carddav-\(UUID().uuidString)").path
+        defer {
+            try? FileManager.default.removeItem(atPath: dir + "-1")
+            try? FileManager.default.removeItem(atPath: dir + "-2")
+        }
+        let one = try start("radicale", in: a, dir: dir + "-1")
+        defer { try? stop(one, in: a) }
+        let two = try start("radicale", in: a, dir: dir + "-2")
+        defer { try? stop(two, in: a) }
+        let ada = try TestPerson(name: "Ada Lovelace")
+        let bob = try TestPerson(name: "Bob Builder")
+        defer {
+            ada.cli.cleanUp()
+            bob.cli.cleanUp()
+        }
+        let (_, bobPort) = try b.listen(home: bob.home, ["--accept", "all", "--no-discovery"], log: log("bob"))
+        #expect(try a.nearcard(["exchange", "10.77.0.2:\(bobPort)", "--yes"], home: ada.home).code == 0)
+        for (server, note) in [(one, "note in the first"), (two, "note in the second")] {
+            let add = try a.nearcard(["addressbook", "add", server.url, "--user", "alice", "--password-file", server.passwordFile], home: ada.home)
+            try #require(add.code == 0, "\(add.stderr)")
+            let uid = try #require(try card(of: bob.did, server, in: a, within: 5)?["uid"]?.stringValue)
+            let set = try a.run([
+                CLI.python, script, "set-note", "--url", server.book, "--user", "alice", "--password-file", server.passwordFile, "--uid", uid,
+                "--note", note,
+            ])
+            try #require(set.code == 0, "\(set.stderr)")
+        }
+        #expect(try a.nearcard(["addressbook", "sync"], home: ada.home).code == 0)
+        let shown = try a.nearcard(["contacts", "show", "Bob Builder"], home: ada.home).stdout
+        for (server, note) in [(one, "note in the first"), (two, "note in the second")] {
+            #expect(shown.contains("\(note)  (address book localhost:\(server.port)/alice/contacts)"), "\(shown)")
+        }
     }
 
     /// The web app's "Address book": added from the page (the password typed there kept in a 0600 file,
