@@ -7,7 +7,8 @@ First it tries a wrong password: what the page says, where, and which field it m
 it checks the account's row fits. Prints a JSON report; exits 1 on failure.
 
     addressbook_ui.py --page URL --server URL --user NAME --password-file FILE
-    addressbook_ui.py --page URL --sync-and-read     (presses "Sync now"; reports the list's words)
+    addressbook_ui.py --page URL --sync-and-read TEXT   (presses "Sync now", waits for TEXT in the list;
+                                                        reports the list's and the page notice's words)
 """
 import argparse
 import json
@@ -25,7 +26,7 @@ ap.add_argument("--page", required=True)
 ap.add_argument("--server")
 ap.add_argument("--user")
 ap.add_argument("--password-file")
-ap.add_argument("--sync-and-read", action="store_true")
+ap.add_argument("--sync-and-read", metavar="TEXT")
 args = ap.parse_args()
 report = {}
 password = open(args.password_file).read().strip() if args.password_file else None
@@ -52,8 +53,17 @@ try:
             WebDriverWait(d, 30).until(lambda d: d.find_element(By.ID, "notice").text.startswith("Synced."))
         except Exception:
             fail("Sync now did not answer", d)
-        WebDriverWait(d, 10).until(lambda d: "deleted there" in d.find_element(By.CSS_SELECTOR, "#ab-list li").text)
+        try:
+            WebDriverWait(d, 10).until(lambda d: args.sync_and_read in d.find_element(By.CSS_SELECTOR, "#ab-list li").text)
+        except Exception:
+            fail(f"{args.sync_and_read!r} is not in the list: {d.find_element(By.ID, 'ab-list').text!r}", d)
         report["list"] = d.find_element(By.ID, "ab-list").text
+        # Opened afresh, the page says a standing conflict at the top.
+        d.refresh()
+        WebDriverWait(d, 30).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+        d.find_element(By.CSS_SELECTOR, "nav button[data-tab=contacts]").click()
+        WebDriverWait(d, 15).until(lambda d: d.find_element(By.CSS_SELECTOR, "#ab-list li[data-addressbook]"))
+        report["notice"] = d.find_element(By.ID, "notice").text
         print(json.dumps(report))
         sys.exit(0)
     d.find_element(By.ID, "ab-url").send_keys(args.server)

@@ -376,6 +376,22 @@ import Testing
         #expect(source.hasPrefix("file \(ada.home.path)/addressbook-"), "\(status.stdout)")
         #expect(fileMode(String(source.dropFirst(5))) == 0o600)
 
+        // Point 5 on the page: Ada edits Bob's email in the address book while Bob's new card changes it
+        // too; the account's row says it, and the page says it at the top when opened.
+        let bobsCard = try #require(try card(of: bob.did, server, in: a, within: 1))
+        let edited = try a.run([
+            CLI.python, script, "set-note", "--url", server.book, "--user", "alice", "--password-file", server.passwordFile, "--uid",
+            bobsCard["uid"]?.stringValue ?? "", "--email", "bob@home.example",
+        ])
+        try #require(edited.code == 0, "set-note --email: \(edited.stderr)")
+        #expect(try bob.cli.run(["card", "set", "--name", "Bob Builder", "--email", "bob@builder.example"]).code == 0)
+        #expect(try bob.cli.run(["share", "--fields", "name,email"]).code == 0)
+        #expect(try a.nearcard(["exchange", "10.77.0.2:\(bobPort)", "--yes"], home: ada.home).code == 0)
+        let conflict = try a.run([CLI.python, driver, "--page", address, "--sync-and-read", "changed on both sides"])
+        #expect(conflict.code == 0, "\(conflict.stdout) \(conflict.stderr.suffix(1000))")
+        #expect(conflict.json["list"]?.stringValue?.contains("Bob Builder: changed there and by a newer card from them (EMAIL)") == true, "\(conflict.stdout)")
+        #expect(conflict.json["notice"]?.stringValue?.contains("Changed on both sides in your address book: Bob Builder (EMAIL)") == true, "\(conflict.stdout)")
+
         // Point 6: Bob's card deleted on the server: after "Sync now" the list says so, not "in sync".
         let bobs = try #require(try card(of: bob.did, server, in: a, within: 1))
         let removed = try a.run([
@@ -383,7 +399,7 @@ import Testing
             bobs["uid"]?.stringValue ?? "",
         ])
         try #require(removed.code == 0, "delete: \(removed.stderr)")
-        let read = try a.run([CLI.python, driver, "--page", address, "--sync-and-read"])
+        let read = try a.run([CLI.python, driver, "--page", address, "--sync-and-read", "deleted there"])
         #expect(read.code == 0, "\(read.stdout) \(read.stderr.suffix(1000))")
         let list = read.json["list"]?.stringValue ?? ""
         #expect(list.contains("1 deleted there") && list.contains("Bob Builder: deleted in this address book, kept here."), "\(list)")
