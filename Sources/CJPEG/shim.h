@@ -24,6 +24,15 @@ static void nearcard_jpeg_quiet(j_common_ptr info, int level) {
     if (level < 0) info->err->num_warnings++;
 }
 
+// The error manager both directions use: errors longjmp back with libjpeg's message, warnings are counted.
+static struct jpeg_error_mgr *nearcard_jpeg_errors(struct nearcard_jpeg_error *error) {
+    struct jpeg_error_mgr *manager = jpeg_std_error(&error->manager);
+    manager->error_exit = nearcard_jpeg_error_exit;
+    manager->emit_message = nearcard_jpeg_quiet;
+    error->message[0] = 0;
+    return manager;
+}
+
 // Decodes a JPEG to 8-bit pixels of `components` bytes (1: JCS_GRAYSCALE, 3: JCS_RGB). 0: *pixels
 // (malloc'd; the caller frees it), *width, *height set. -1: not decodable, libjpeg's reason in message
 // (strict: an image libjpeg decoded only with warnings, truncated or corrupt, is -1 too). -2: larger
@@ -33,10 +42,7 @@ static int nearcard_jpeg_decode(const unsigned char *data, unsigned long size, i
     struct jpeg_decompress_struct info;
     struct nearcard_jpeg_error error;
     unsigned char *volatile buffer = NULL;
-    info.err = jpeg_std_error(&error.manager);
-    error.manager.error_exit = nearcard_jpeg_error_exit;
-    error.manager.emit_message = nearcard_jpeg_quiet;
-    error.message[0] = 0;
+    info.err = nearcard_jpeg_errors(&error);
     if (setjmp(error.jump)) {
         snprintf(message, (size_t)message_size, "%s", error.message);
         jpeg_destroy_decompress(&info);
@@ -86,10 +92,7 @@ static int nearcard_jpeg_encode_rgb(const unsigned char *pixels, int width, int 
                                     unsigned char **out, unsigned long *out_size, char *message, int message_size) {
     struct jpeg_compress_struct info;
     struct nearcard_jpeg_error error;
-    info.err = jpeg_std_error(&error.manager);
-    error.manager.error_exit = nearcard_jpeg_error_exit;
-    error.manager.emit_message = nearcard_jpeg_quiet;
-    error.message[0] = 0;
+    info.err = nearcard_jpeg_errors(&error);
     *out = NULL;
     *out_size = 0;
     if (setjmp(error.jump)) {

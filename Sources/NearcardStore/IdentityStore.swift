@@ -81,12 +81,15 @@ public struct IdentityStore: Sendable {
         return keys
     }
 
-    /// Seals the secret keys under `passphrase` (nil: unsealed, readable by this user only), once
-    /// `current` opened them (asked only when they are sealed). All or nothing: the new file is read back
-    /// with the new passphrase to the same keys before it replaces the old one by a rename; a failure at
-    /// any step leaves the old file as it was.
-    public func reseal(current: () throws -> SecureBytes?, to passphrase: SecureBytes?, sealing: KeyFile.SealingParameters = .init()) throws {
-        let keys = try unlock(passphrase: current)
+    /// Seals this identity's secret keys (`keys`, as `unlock` opened them) under `passphrase` (nil:
+    /// unsealed, readable by this user only). All or nothing: the new file is read back with the new
+    /// passphrase to the same keys before it replaces the old one by a rename; a failure at any step
+    /// leaves the old file as it was.
+    public func reseal(_ keys: IdentityKeys, to passphrase: SecureBytes?, sealing: KeyFile.SealingParameters = .init()) throws {
+        let identity = try loadPublic()
+        guard keys.publicIdentity(name: identity.name) == identity else {
+            throw StoreError(.keyFile, "these keys are not the identity in \(home.identityPath); \(home.secretKeysPath) was left as it was")
+        }
         let secrets: SecureBytes
         do { secrets = try KeyFile.encodeSecrets(keys, passphrase: passphrase, parameters: sealing) } catch { throw StoreError(error) }
         let back = try KeyFile.decodeSecrets(secrets, name: home.secretKeysPath, passphrase: { passphrase })

@@ -82,11 +82,10 @@ public struct Home: Sendable {
         do { return try identityStore.unlock(passphrase: passphrase) } catch let error as StoreError { throw NodeError(book: error) }
     }
 
-    /// Seals the secret keys under `passphrase` (nil: unsealed) once `current` opened them (asked only
-    /// when sealed); the old key file stays as it was unless the new one is complete (what `current`
-    /// throws passes through).
-    public func reseal(current: () throws -> SecureBytes?, to passphrase: SecureBytes?) throws {
-        do { try identityStore.reseal(current: current, to: passphrase) } catch let error as StoreError { throw NodeError(book: error) }
+    /// Seals the secret keys (`keys`, as `unlock` opened them) under `passphrase` (nil: unsealed); the
+    /// old key file stays as it was unless the new one is complete.
+    public func reseal(_ keys: IdentityKeys, to passphrase: SecureBytes?) throws {
+        do { try identityStore.reseal(keys, to: passphrase) } catch let error as StoreError { throw NodeError(book: error) }
     }
 
     // MARK: the book

@@ -178,7 +178,6 @@ public final class NearcardApp: Sendable {
         return account.credential
     }
 
-    /// Writes a secret (an address book's password) to `path`, 0600, replacing what was there.
     /// Where a face keeps an address book's password it was typed (the web app's form): a 0600 file in
     /// the home named for the account, `addressbook-<16 hex>.password`.
     public static func addressBookPasswordFile(home: String, url: String, user: String) -> String {
@@ -198,6 +197,7 @@ public final class NearcardApp: Sendable {
         return path
     }
 
+    /// Writes a secret (an address book's password) to `path`, 0600, replacing what was there.
     public static func keepSecret(_ secret: String, at path: String) throws(NodeError) {
         do { try FileIO.writeAtomically(SecureBytes(Array(secret.utf8)), to: path, mode: 0o600, replace: true) } catch {
             throw NodeError(storage: error, while: "keeping the password")

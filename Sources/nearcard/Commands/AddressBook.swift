@@ -121,29 +121,17 @@ struct AddressBookCommand: AsyncParsableCommand {
         return lines
     }
 
-    /// One sync's lines; deletions and conflicts are said from `notices` (each once), not from the pass.
+    /// One sync's lines. Deletions and conflicts are said from `notices` — what the person has not heard
+    /// yet, from this pass or a running node's earlier one — so each is said once, not at every pass.
     static func summary(_ r: AddressBookSyncReport, notices: [AddressBookNotice]) -> [String] {
-        var quiet = r
-        quiet.goneOnServer = []
-        quiet.conflicts = []
-        var lines = summary(quiet)
-        lines.insert(contentsOf: noticeLines(notices), at: 1)
-        return lines
-    }
-
-    static func summary(_ r: AddressBookSyncReport) -> [String] {
         var parts: [String] = []
         if r.created > 0 { parts.append("\(r.created) added") }
         if r.updated > 0 { parts.append("\(r.updated) updated") }
         if r.deleted > 0 { parts.append("\(r.deleted) deleted") }
         if r.editsSeen > 0 { parts.append("\(r.editsSeen) edited in the address book") }
         var lines = [parts.isEmpty ? "nothing to change (\(r.unchanged) up to date)" : parts.joined(separator: ", ")]
-        if !r.goneOnServer.isEmpty {
-            lines.append(
-                "deleted in the address book, kept here: \(r.goneOnServer.joined(separator: ", ")) (addressbook sync --mirror-deletes deletes them here too)")
-        }
+        lines += noticeLines(notices)
         if !r.mirroredDeletes.isEmpty { lines.append("deleted here as in the address book: \(r.mirroredDeletes.joined(separator: ", "))") }
-        if !r.conflicts.isEmpty { lines.append("changed on both sides, the address book's edit kept: \(r.conflicts.joined(separator: "; "))") }
         for f in r.failed { lines.append("not synced: \(f)") }
         return lines
     }
@@ -223,7 +211,9 @@ struct AddressBookCommand: AsyncParsableCommand {
                     Console.json(.object(doc))
                 } else {
                     Console.out(added)
-                    for line in AddressBookCommand.summary(report) { Console.out("Synced: " + line) }
+                    let notices = (try? db.addressBookNotices(book: account.url, unsaid: true)) ?? []
+                    for line in AddressBookCommand.summary(report, notices: notices) { Console.out("Synced: " + line) }
+                    try? db.addressBookNoticesSaid(notices)
                 }
             case .failure(let error):
                 // A server that refuses this account for good is not kept; one that is down, failing or

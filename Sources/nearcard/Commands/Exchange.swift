@@ -74,7 +74,7 @@ struct Exchange: AsyncParsableCommand {
 
     func run() async throws {
         // Ctrl-C (or SIGTERM) mid-exchange: what happened on this side and what the other sees, then exit 130.
-        let phase = DialPhase(peer.map { $0 } ?? "the inviting node")
+        let phase = DialPhase(peer ?? "the inviting node")
         let json = self.json
         Task.detached {
             for await _ in NodeSetup.interrupts() {

@@ -94,7 +94,7 @@ struct Id: AsyncParsableCommand {
             }
             // The current one first: a wrong one stops here, before a new one is asked for.
             let current: SecureBytes? = wasSealed ? try Passphrase.forUnlocking(path: home.secretKeysPath, environment: global.environment) : nil
-            _ = try home.unlock { current }
+            let keys = try home.unlock { current }
             let new: SecureBytes?
             if remove {
                 new = nil
@@ -109,7 +109,7 @@ struct Id: AsyncParsableCommand {
                 }
                 new = typed
             }
-            try home.reseal(current: { current }, to: new)
+            try home.reseal(keys, to: new)
             if json {
                 Console.json(["sealed": .bool(new != nil), "was": .bool(wasSealed)])
             } else if new == nil {

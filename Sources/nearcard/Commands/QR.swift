@@ -127,7 +127,7 @@ struct QR: AsyncParsableCommand {
             for c in candidates {
                 let text = [Self.caption(mine.name, c.format, until), why(c.format)].compactMap { $0 }
                 // As it is when it fits the window, else compressed.
-                for one in [c.payload, c.packed] {
+                for one in c.packed == c.payload ? [c.payload] : [c.payload, c.packed] {
                     if let layout = Layout.fitting(bytes: one.utf8.count, text: text, glyphs: allowed, window: window) {
                         try layout.draw(try QRMatrix.encode(Array(one.utf8)), window: window)
                         return
@@ -151,7 +151,7 @@ struct QR: AsyncParsableCommand {
             let need = allowed.last!.characters(side: side)
             throw CLIError(
                 .environment,
-                "your card's smallest code (\(smallest.format.rawValue), \(smallest.packed.utf8.count) bytes) needs a window of at least \(need.columns + 2 + 30)×\(need.lines + 1) (this one is \(window.columns)×\(window.rows)): make it larger, or write it with --out card.png, or show it in frames with --frames\(RunningNode.link(global) == nil ? "; with your node listening (nearcard listen) a small invitation code is shown instead" : "")"
+                "your card's smallest code (\(smallest.format.rawValue), \(smallest.packed.utf8.count) bytes) needs a window of at least \(need.columns + 2 + Layout.wordsBeside)×\(need.lines + 1) (this one is \(window.columns)×\(window.rows)): make it larger, or write it with --out card.png, or show it in frames with --frames\(RunningNode.link(global) == nil ? "; with your node listening (nearcard listen) a small invitation code is shown instead" : "")"
             )
         }
 
@@ -165,6 +165,9 @@ struct QR: AsyncParsableCommand {
             let beside: Bool
             let lines: [String]
 
+            /// The columns the words beside a code need at least, past the two that separate them from it.
+            static let wordsBeside = 30
+
             /// The first way (of `glyphs`, in order; beside before under) that one code of `bytes` and
             /// `text` fit `window`, leaving a line for the shell's next prompt. Sextants add a line saying so.
             static func fitting(bytes: Int, text: [String], glyphs: [QRMatrix.Glyphs], window: (columns: Int, rows: Int)) -> Layout? {
@@ -173,7 +176,7 @@ struct QR: AsyncParsableCommand {
                     let size = g.characters(side: side)
                     let words = text + (g == .sextants ? ["(sextant characters, to fit; gaps or boxes? --out card.png)"] : [])
                     let room = window.columns - size.columns - 2
-                    if size.lines <= window.rows - 1, room >= 30 {
+                    if size.lines <= window.rows - 1, room >= wordsBeside {
                         let wrapped = words.flatMap { Console.wrap($0, width: room) }
                         if wrapped.count <= size.lines { return Layout(glyphs: g, beside: true, lines: wrapped) }
                     }
