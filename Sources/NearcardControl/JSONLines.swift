@@ -129,7 +129,7 @@ extension DiscoveredPeer {
         var o = JSONObject()
         o["instance"] = .string(instanceName)
         o["id"] = id.map { .string($0) } ?? .null
-        o["name"] = txt.name.map { .string($0) } ?? .null
+        o["name"] = announcedName.map { .string($0) } ?? .null
         o["display"] = .string(displayName)
         o["contact"] = contact.map { ["did": .string($0.did), "name": .string($0.name)] } ?? .null
         o["thisNode"] = .bool(isThisNode)
@@ -138,6 +138,7 @@ extension DiscoveredPeer {
         o["port"] = .number(Double(port))
         o["addresses"] = .array(dialOrder.map { ["ip": .string($0.ip), "interface": .string($0.interfaceName), "port": .number(Double($0.port))] })
         o["confirmedAt"] = confirmedAt.map { .string(ISO8601.string($0)) } ?? .null
+        o["recordsPending"] = .bool(recordsPending)
         return .object(o)
     }
 }

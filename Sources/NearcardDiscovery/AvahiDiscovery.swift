@@ -132,6 +132,25 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
     /// alone on its daemon: 16.
     static func maximumResolvers(_ policy: AddressPolicy) -> Int { policy.always ? 16 : 4 }
 
+    /// Past this many announcements a browse of a node that runs for long is in a crowd: an
+    /// announcement its policy does not read at once (`AddressPolicy.readsAtOnce`) is listed by its
+    /// instance name, and its records (SRV, TXT) are read later, at `readsPerSecond`. Below it, every
+    /// announcement is read as soon as it is seen (a few milliseconds each, from avahi's cache).
+    public static let crowd = 64
+    /// What the browses of every node on a LAN together read of the announcements they list by name, a
+    /// second: a browse that sees N announcements reads at most `lanReadsPerSecond / N` a second (at
+    /// most `maximumReadsPerSecond`). Where nodes share one avahi-daemon (a simulation, a bot fleet),
+    /// every read is a D-Bus call, a signal and a free through that one daemon, and N nodes reading
+    /// N announcements each at once is N² of them: 500 nodes kept the daemon busy for minutes, and the
+    /// hub saw all 499 others only after 60 s (docs/PERFORMANCE.md, "Crowds").
+    public static let lanReadsPerSecond: Double = 200
+    public static let maximumReadsPerSecond: Double = 16
+
+    /// How many records a crowded browse reads a second when it sees `announcements`.
+    static func readsPerSecond(seeing announcements: Int) -> Double {
+        min(maximumReadsPerSecond, lanReadsPerSecond / Double(max(1, announcements)))
+    }
+
     /// Browses `_nearcard._tcp` and reports peers as they come, change and go, each with its
     /// addresses. Stop iterating to stop browsing.
     public func browse(filter: InterfaceFilter = InterfaceFilter()) -> AsyncStream<DiscoveryEvent> {
@@ -203,8 +222,29 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
     /// within Avahi's 5 s). Empty when none resolves.
     public func addresses(of peer: DiscoveredPeer) async -> [PeerAddress] {
         if !peer.addresses.isEmpty { return peer.addresses }
+        return await lookUp(peer).addresses
+    }
+
+    /// The peer with its addresses, and with the records it was listed without (`recordsPending`):
+    /// resolved as `addresses(of:)` does, one resolve per announcement.
+    public func locate(_ peer: DiscoveredPeer) async -> DiscoveredPeer {
+        guard peer.addresses.isEmpty || peer.recordsPending else { return peer }
+        let found = await lookUp(peer)
+        var p = peer
+        p.addresses = found.addresses
+        if p.recordsPending, let records = found.records {
+            p.txt = records.txt
+            p.hostName = records.hostName
+            p.port = records.port
+            p.recordsPending = false
+            p.confirmedAt = Date()
+        }
+        return p
+    }
+
+    private func lookUp(_ peer: DiscoveredPeer) async -> AddressLookup.Found {
         let on = peer.announcedOn.isEmpty ? [Announced(interface: nearcard_avahi_if_unspec(), proto: nearcard_avahi_proto_unspec())] : peer.announcedOn
-        return await withCheckedContinuation { (c: CheckedContinuation<[PeerAddress], Never>) in
+        return await withCheckedContinuation { (c: CheckedContinuation<AddressLookup.Found, Never>) in
             let lookup = AddressLookup(continuation: c)
             let opaque = Unmanaged.passRetained(lookup).toOpaque()
             withLock {
@@ -323,6 +363,12 @@ final class BrowseContext: @unchecked Sendable {
     /// Announcements waiting for a resolver: `first` (never resolved, or resolving failed) before
     /// `checks`.
     var first = Queue(), checks = Queue()
+    /// Announcements listed by their instance name only, waiting for their records to be read
+    /// (`AvahiDiscovery.readsPerSecond`), and the reads this browse may make now.
+    var later = Queue()
+    var readAllowance: Double = 0
+    /// The instances listed by name before their records were read.
+    var byName: Set<String> = []
     /// Resolvers running now, each freed once it answers.
     var resolving: [OpaquePointer: Advert] = [:]
     var busy: Set<Advert> = []
@@ -393,7 +439,10 @@ final class BrowseContext: @unchecked Sendable {
         adverts[a.instance, default: []].insert(a.key)
         if policy.always { located.insert(a.instance) }
         due[a] = Date()
-        if wants(a) { first.push(a) }
+        if !policy.always, peers[a.instance] == nil, adverts.count > AvahiDiscovery.crowd, !policy.readsAtOnce(a.instance) {
+            byName.insert(a.instance)
+        }
+        if wants(a) { queueUnread(a) }
         pump()
         report(a.instance) // a new announcement of a peer already reported: one more place to resolve it
     }
@@ -410,6 +459,7 @@ final class BrowseContext: @unchecked Sendable {
         if adverts[a.instance]?.isEmpty == true {
             adverts[a.instance] = nil
             located.remove(a.instance)
+            byName.remove(a.instance)
         } else {
             retry(a.instance)
         }
@@ -430,7 +480,7 @@ final class BrowseContext: @unchecked Sendable {
 
     /// Starts resolvers for waiting announcements while fewer than the limit run.
     func pump() {
-        while !closed, resolving.count < limit, let a = first.pop() ?? checks.pop() {
+        while !closed, resolving.count < limit, let a = first.pop() ?? checks.pop() ?? nextRead() {
             guard !busy.contains(a), wants(a) else { continue }
             // The daemon refused (it is going away, or this client holds too many objects): the
             // check comes round again.
@@ -450,6 +500,21 @@ final class BrowseContext: @unchecked Sendable {
         resolving[r] = a
         busy.insert(a)
         return true
+    }
+
+    /// An announcement never resolved waits in `later` when its instance is listed by name, else in `first`.
+    func queueUnread(_ a: Advert) {
+        if byName.contains(a.instance) { later.push(a) } else { first.push(a) }
+    }
+
+    /// The next announcement listed by name to read, while the allowance lasts (`tick` adds to it).
+    func nextRead() -> Advert? {
+        while readAllowance >= 1, let a = later.pop() {
+            guard peers[a.instance] == nil, !busy.contains(a), wants(a) else { continue }
+            readAllowance -= 1
+            return a
+        }
+        return nil
     }
 
     /// Resolves the announcements of the instance called `name` (as avahi compares names: ignoring
@@ -475,9 +540,11 @@ final class BrowseContext: @unchecked Sendable {
     func tick() {
         guard !closed else { return }
         let now = Date()
-        for (a, when) in due where when <= now && !busy.contains(a) && !first.contains(a) && !checks.contains(a) && wants(a) {
-            if peers[a.instance]?[a.key] == nil { first.push(a) } else { checks.push(a) }
+        for (a, when) in due where when <= now && !busy.contains(a) && !first.contains(a) && !checks.contains(a) && !later.contains(a) && wants(a) {
+            if peers[a.instance]?[a.key] == nil { queueUnread(a) } else { checks.push(a) }
         }
+        let rate = AvahiDiscovery.readsPerSecond(seeing: adverts.count)
+        readAllowance = later.isEmpty ? 0 : min(readAllowance + rate, max(1, rate))
         pump()
     }
 
@@ -488,7 +555,7 @@ final class BrowseContext: @unchecked Sendable {
         let now = Date()
         for key in adverts[instance] ?? [] {
             let a = Advert(instance: instance, key: key)
-            if (due[a] ?? now) <= now, !busy.contains(a), wants(a) { first.push(a) }
+            if (due[a] ?? now) <= now, !busy.contains(a), wants(a) { queueUnread(a) }
         }
     }
 
@@ -515,6 +582,9 @@ final class BrowseContext: @unchecked Sendable {
     /// again later, and comes back if it answers.
     func failed(_ a: Advert) {
         due[a] = Date().addingTimeInterval(checkInterval)
+        // Tried and not answering: no longer listed by its name alone (it leaves the list, and comes
+        // back when a later resolve answers).
+        byName.remove(a.instance)
         if !handOver(a) {
             forget(a)
             retry(a.instance)
@@ -550,7 +620,14 @@ final class BrowseContext: @unchecked Sendable {
 
     /// What the browse shows of an instance: nil until it has resolved (with an address, when located).
     func peer(named name: String) -> DiscoveredPeer? {
-        guard var entries = peers[name].map({ Array($0.values) }), !entries.isEmpty else { return nil }
+        guard var entries = peers[name].map({ Array($0.values) }), !entries.isEmpty else {
+            guard byName.contains(name), let on = adverts[name], !on.isEmpty else { return nil }
+            var p = DiscoveredPeer(
+                instanceName: name, hostName: "", port: 0, txt: TXTRecord(version: nil, highestVersion: nil, tag: nil, name: nil), addresses: [])
+            p.recordsPending = true
+            p.announcedOn = on.sorted()
+            return p
+        }
         if located.contains(name) {
             entries = entries.filter { !$0.addresses.isEmpty }
             if entries.isEmpty { return nil }
@@ -582,11 +659,17 @@ final class BrowseContext: @unchecked Sendable {
 
 /// An address lookup for one peer (`AvahiDiscovery.addresses(of:)`): its resolvers, what they found.
 final class AddressLookup: @unchecked Sendable {
-    var resolvers: Set<OpaquePointer> = []
-    var addresses: [PeerAddress] = []
-    private var continuation: CheckedContinuation<[PeerAddress], Never>?
+    struct Found: Sendable {
+        var addresses: [PeerAddress] = []
+        /// The records of the first announcement that resolved.
+        var records: (hostName: String, port: Int, txt: TXTRecord)?
+    }
 
-    init(continuation: CheckedContinuation<[PeerAddress], Never>) {
+    var resolvers: Set<OpaquePointer> = []
+    var found = Found()
+    private var continuation: CheckedContinuation<Found, Never>?
+
+    init(continuation: CheckedContinuation<Found, Never>) {
         self.continuation = continuation
     }
 
@@ -595,7 +678,7 @@ final class AddressLookup: @unchecked Sendable {
     func finishIfDone() {
         guard resolvers.isEmpty, let c = continuation else { return }
         continuation = nil
-        c.resume(returning: addresses)
+        c.resume(returning: found)
         Unmanaged.passUnretained(self).release()
     }
 }
@@ -652,15 +735,8 @@ private let resolveCallback: AvahiServiceResolverCallback = {
         ctx.failed(announcement)
         return
     }
-    var strings: [[UInt8]] = []
-    var item = txt
-    while let node = item, strings.count < TXTRecord.maximumEntries {
-        let size = avahi.string_list_get_size(node)
-        if let text = avahi.string_list_get_text(node) { strings.append(Array(UnsafeBufferPointer(start: text, count: size))) }
-        item = avahi.string_list_get_next(node)
-    }
     let entry = BrowseContext.Entry(
-        hostName: host.map { String(cString: $0) } ?? "", port: Int(port), txt: TXTRecord(parsing: strings),
+        hostName: host.map { String(cString: $0) } ?? "", port: Int(port), txt: readTXT(txt),
         addresses: address.map { [peerAddress($0, port: port, interface: interface)] } ?? [], confirmedAt: Date())
     ctx.resolved(announcement, entry)
 }
@@ -673,9 +749,22 @@ private let addressCallback: AvahiServiceResolverCallback = {
     _ = avahi.service_resolver_free(resolver)
     if event == AVAHI_RESOLVER_FOUND, let address {
         let a = peerAddress(address, port: port, interface: interface)
-        if !lookup.addresses.contains(a) { lookup.addresses.append(a) }
+        if !lookup.found.addresses.contains(a) { lookup.found.addresses.append(a) }
+        if lookup.found.records == nil { lookup.found.records = (host.map { String(cString: $0) } ?? "", Int(port), readTXT(txt)) }
     }
     lookup.finishIfDone()
+}
+
+/// A resolved TXT record's strings (at most `TXTRecord.maximumEntries`), parsed.
+private func readTXT(_ txt: UnsafeMutablePointer<AvahiStringList>?) -> TXTRecord {
+    var strings: [[UInt8]] = []
+    var item = txt
+    while let node = item, strings.count < TXTRecord.maximumEntries {
+        let size = avahi.string_list_get_size(node)
+        if let text = avahi.string_list_get_text(node) { strings.append(Array(UnsafeBufferPointer(start: text, count: size))) }
+        item = avahi.string_list_get_next(node)
+    }
+    return TXTRecord(parsing: strings)
 }
 
 /// A published service. Withdraws when released.

@@ -11,6 +11,10 @@ public protocol Discovery: Sendable {
     /// The addresses a peer is announced at now (for one reported without them); empty when they do
     /// not resolve (the peer has left).
     func addresses(of peer: DiscoveredPeer) async -> [PeerAddress]
+    /// The peer with its addresses, and its records when they were pending (`recordsPending`): what a
+    /// dial needs (the version it announces, the tag that may name a contact). Its addresses are
+    /// empty when it no longer resolves.
+    func locate(_ peer: DiscoveredPeer) async -> DiscoveredPeer
     /// Announces this node until the returned announcement is withdrawn or released. With `host`, the
     /// service points at that host name and its address records are published with it (nil: the
     /// machine's own host name, for probes that identify nothing).
@@ -28,6 +32,12 @@ extension Discovery {
 
     public func addresses(of peer: DiscoveredPeer) async -> [PeerAddress] { peer.addresses }
 
+    public func locate(_ peer: DiscoveredPeer) async -> DiscoveredPeer {
+        var p = peer
+        p.addresses = await addresses(of: peer)
+        return p
+    }
+
     /// A discovery that reports every peer at once has nothing to hurry.
     public func hurry(instanceNamed name: String) {}
 
@@ -42,24 +52,37 @@ extension Discovery {
 /// them for every announcement is what costs avahi-daemon most on a crowded network, so a node that
 /// runs for long (`listen`, `bot`, `ui`) asks for its contacts' only (its outbox and confirmations
 /// reach them without a dial by name) and resolves a stranger's when it dials.
+///
+/// In a crowd (more than `AvahiDiscovery.crowd` announcements) such a node does not even read every
+/// announcement's records at once: one whose instance name `readsAtOnce` does not pick is listed by
+/// that name (`DiscoveredPeer.recordsPending`) and its records are read later, at a pace the LAN's
+/// nodes together keep constant (`AvahiDiscovery.lanReadsPerSecond`), or at once when someone acts
+/// on it (`hurry`, `locate`).
 public struct AddressPolicy: Sendable {
     /// Whether a peer with this TXT record is resolved to addresses before it is reported.
     public let wants: @Sendable (TXTRecord) -> Bool
     /// Whether every peer is (no TXT needs reading first).
     public let always: Bool
+    /// Whether an announcement with this instance name has its records read as soon as it is seen,
+    /// even in a crowd (a private node's random name, a name a contact announces, this home's own).
+    public let readsAtOnce: @Sendable (String) -> Bool
 
     /// Every peer, with its addresses on every interface it is announced on (a one-shot listing that
     /// checks each peer answers).
-    public static let always = AddressPolicy(wants: { _ in true }, always: true)
+    public static let always = AddressPolicy(wants: { _ in true }, always: true, readsAtOnce: { _ in true })
 
-    /// Only the peers whose TXT record `wants` accepts; the others are reported without addresses.
-    public static func only(_ wants: @escaping @Sendable (TXTRecord) -> Bool) -> AddressPolicy {
-        AddressPolicy(wants: wants, always: false)
+    /// Only the peers whose TXT record `wants` accepts; the others are reported without addresses,
+    /// and in a crowd by their names alone unless `readsAtOnce` picks them.
+    public static func only(
+        _ wants: @escaping @Sendable (TXTRecord) -> Bool, readsAtOnce: @escaping @Sendable (String) -> Bool = { _ in true }
+    ) -> AddressPolicy {
+        AddressPolicy(wants: wants, always: false, readsAtOnce: readsAtOnce)
     }
 
-    private init(wants: @escaping @Sendable (TXTRecord) -> Bool, always: Bool) {
+    private init(wants: @escaping @Sendable (TXTRecord) -> Bool, always: Bool, readsAtOnce: @escaping @Sendable (String) -> Bool) {
         self.wants = wants
         self.always = always
+        self.readsAtOnce = readsAtOnce
     }
 }
 

@@ -40,6 +40,10 @@ public struct DiscoveredPeer: Sendable, Equatable {
     /// Its tag was made with this home's own presence key: this person's own node (a `listen` or `ui`
     /// of the same home, or this node itself), not someone nearby.
     public var isThisNode = false
+    /// Listed by the name it is announced under before its records were read (a browse in a crowd,
+    /// `AddressPolicy.readsAtOnce`): `txt` is empty — no presence tag, name or version yet — and
+    /// `hostName` and `port` are unknown. An update follows once they are read.
+    public var recordsPending = false
     /// Where the browser saw it announced (interface, protocol), for resolving its addresses later
     /// when it was reported without them.
     var announcedOn: [Announced] = []
@@ -61,12 +65,16 @@ public struct DiscoveredPeer: Sendable, Equatable {
     /// digits of its presence tag (random to all but its contacts, and renewed with every publication).
     public var id: String? { txt.tag.map { String($0.prefix(8)) } }
 
+    /// The name it announces: its TXT `name`, or, while its records are pending, its instance name
+    /// (in default mode the same name, cut to 63 bytes; a private node's instance name is read at once).
+    public var announcedName: String? { txt.name ?? (recordsPending ? instanceName : nil) }
+
     /// How a face shows it before any session: "Ada Lovelace (contact)" for a recognised contact, the
     /// announced name for a stranger in default mode, "someone nearby (private)" otherwise.
     public var displayName: String {
         if isThisNode { return (txt.name ?? "your own node") + " (this node)" }
         if let contact { return "\(contact.name) (contact)" }
-        if let name = txt.name { return name }
+        if let name = announcedName { return name }
         return Self.privateLabel
     }
 

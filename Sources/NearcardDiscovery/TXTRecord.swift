@@ -1,3 +1,5 @@
+import Foundation
+
 /// The DNS-SD TXT record of a Nearcard node (docs/PROTOCOL.md §3, protocol version 2): `v=2`,
 /// `vmax=3` (the highest exchange version it speaks; absent from a version-2 node's record),
 /// `t=<32 hex>` (a presence tag only the node's contacts can resolve, fresh at every publication) and
@@ -50,6 +52,19 @@ public struct TXTRecord: Sendable, Equatable {
         var out = cut(name, bytes: maximumInstanceNameLength, scalars: Int.max)
         while out.last?.isWhitespace == true { out.removeLast() }
         return out
+    }
+
+    /// Whether `instance` is how a node announcing `name` is published: the instance name made from it
+    /// (ignoring case, as mDNS compares names), or avahi's alternative for it after a collision
+    /// (`Ada #2`).
+    public static func instance(_ instance: String, announces name: String) -> Bool {
+        var base = Substring(instance)
+        if let hash = base.range(of: " #", options: .backwards), !base[hash.upperBound...].isEmpty,
+            base[hash.upperBound...].allSatisfy({ $0.isASCII && $0.isNumber })
+        {
+            base = base[..<hash.lowerBound]
+        }
+        return String(base).caseInsensitiveCompare(instanceName(for: name)) == .orderedSame
     }
 
     /// The longest prefix of whole characters within `bytes` of UTF-8, stopping once it holds `scalars`

@@ -320,14 +320,25 @@ public final class NodeRuntime: Sendable {
         let filter = self.filter
         // Addresses are resolved up front only for contacts (the outbox and confirmations reach
         // them); a stranger's when it is dialled (`target(for:)`).
-        let policy = AddressPolicy.only { resolver.contact(for: $0.tag) != nil }
+        // In a crowd, the others are listed by name and read in turn (`AddressPolicy`), except a private
+        // node (its name says nothing), a name a contact announces and this home's own.
+        let policy = AddressPolicy.only(
+            { resolver.contact(for: $0.tag) != nil },
+            readsAtOnce: { instance in
+                instance.hasPrefix(PresenceAnnouncer.privateInstancePrefix) || announcer?.mayBeOwn(instance) == true
+                    || resolver.mayBeContact(named: instance)
+            })
         var failures = 0
         while !Task.isCancelled {
             for await raw in discovery.browse(filter: filter, addresses: policy) {
                 let event = resolver.resolve(raw)
                 switch event {
                 case .found(let p) where announcer?.isOwn(p) == true, .updated(let p) where announcer?.isOwn(p) == true:
-                    continue // ourselves
+                    // Ourselves (listed by name before its records said so: no longer).
+                    if peers.forget(p.instanceName), self.liveness?.forget(p.instanceName) ?? true {
+                        events.emit(.peerLost(instanceName: p.instanceName))
+                    }
+                    continue
                 case .found(let p), .updated(let p):
                     // An update of a peer forgotten after a failed dial brings it back.
                     let before = peers.peer(named: p.instanceName)
@@ -335,7 +346,11 @@ public final class NodeRuntime: Sendable {
                     // Shown as the LAN announces it. A new publication (a node restarted, or
                     // announcing again: a new host name each time, §3) is a new announcement:
                     // whatever its last check said is forgotten.
-                    if before == nil || p.port != before?.port || p.hostName != before?.hostName {
+                    if let before, before.recordsPending, !p.recordsPending {
+                        // Its records read (listed by name in a crowd until now): found again, with
+                        // its id, version and whether it is a contact — unless a check hid it.
+                        if self.liveness?.isShown(p.instanceName) ?? true { events.emit(.peerFound(p)) }
+                    } else if before == nil || p.port != before?.port || p.hostName != before?.hostName {
                         let wasShown = self.liveness?.forget(p.instanceName) ?? true
                         if before == nil || !wasShown { events.emit(.peerFound(p)) }
                     }
@@ -429,6 +444,8 @@ public final class NodeRuntime: Sendable {
     /// answering (lost).
     private func check(_ peer: DiscoveredPeer, force: Bool) {
         guard let liveness, liveness.begin(peer.instanceName, force: force) else { return }
+        // A face is about to offer it: its records are read now, not in their turn.
+        if peer.recordsPending { discovery?.hurry(instanceNamed: peer.instanceName) }
         let events = context.events
         Task { [peers] in
             let live = await PeerLiveness.answers(await self.located(peer))
@@ -451,10 +468,9 @@ public final class NodeRuntime: Sendable {
     /// stranger, until it is dialled); none when it no longer resolves (the dial then fails, and the
     /// peer leaves the list).
     func located(_ peer: DiscoveredPeer) async -> DiscoveredPeer {
-        guard peer.addresses.isEmpty, let discovery else { return peer }
-        var p = peer
-        p.addresses = await discovery.addresses(of: peer)
-        return p
+        guard peer.addresses.isEmpty || peer.recordsPending, let discovery else { return peer }
+        let p = await discovery.locate(peer)
+        return peer.recordsPending ? resolver.resolve(p) : p
     }
 
     /// Dials a peer and runs one exchange, consenting for this node (the user asked for it).

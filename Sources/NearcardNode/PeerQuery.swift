@@ -66,7 +66,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
     package func matches(_ peer: DiscoveredPeer) -> Bool {
         guard case .name(let n) = self, !n.isEmpty else { return false }
         if peer.instanceName.caseInsensitiveCompare(n) == .orderedSame { return true }
-        if let name = peer.txt.name, name.caseInsensitiveCompare(n) == .orderedSame { return true }
+        if let name = peer.announcedName, name.caseInsensitiveCompare(n) == .orderedSame { return true }
         if let contact = peer.contact, contact.did == n || contact.name.caseInsensitiveCompare(n) == .orderedSame { return true }
         if n.count >= 4, n.count <= 8, n.allSatisfy(\.isHexDigit), let id = peer.id, id.hasPrefix(n.lowercased()) { return true }
         return false
@@ -81,7 +81,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
         guard matches.count > 1 else { return .success(matches.first) }
         let q = description
         if let exact = matches.first(where: { $0.instanceName.caseInsensitiveCompare(q) == .orderedSame }) {
-            let lookalikes = matches.filter { $0 != exact && ($0.txt.name?.caseInsensitiveCompare(q) == .orderedSame) }
+            let lookalikes = matches.filter { $0 != exact && ($0.announcedName?.caseInsensitiveCompare(q) == .orderedSame) }
             if lookalikes.isEmpty { return .success(exact) }
         }
         return .failure(AmbiguousPeer(query: q, matches: matches))

@@ -79,7 +79,6 @@ final class PresenceAnnouncer: Sendable {
         }
     }
 
-    /// The prefix of a private instance name; 8 random hex digits follow.
     /// How long avahi-daemon may take to confirm a publication (probing takes about a second) before
     /// it is made again; doubled at each further try, up to a minute.
     static let settleTimeout: TimeInterval = 10
@@ -92,7 +91,16 @@ final class PresenceAnnouncer: Sendable {
     /// The first wait before a publication avahi-daemon did not take is tried again (then twice as long,
     /// up to 60 s): `settleTimeout` (shorter in tests).
     let retryAfter: TimeInterval
+    /// The prefix of a private instance name; 8 random hex digits follow.
     static let privateInstancePrefix = "nearcard-"
+
+    /// Whether `instance` may be this node's own announcement, or another node's of the same home (the
+    /// same name, or avahi's alternative for it): such an announcement is read at once, so that its
+    /// tag tells it apart (`isOwn`, `PresenceResolver`) before it could be listed as a peer.
+    func mayBeOwn(_ instance: String) -> Bool {
+        guard !isPrivate, let name = displayName else { return false }
+        return TXTRecord.instance(instance, announces: name)
+    }
 
     /// A new advert: a fresh tag made with `presenceKey`, a fresh host name over `addresses`, and
     /// the display name (default mode) or a fresh random instance name (private mode).

@@ -72,6 +72,14 @@ public final class PresenceResolver: Sendable {
         return RecognisedContact(did: c.did, name: c.name, presenceKey: c.presenceKey)
     }
 
+    /// Whether `instance` is the name a contact would announce (the name they are kept under): in a
+    /// crowd, such an announcement is read at once, so the contact is recognised by their tag without
+    /// waiting for its turn (`AddressPolicy.readsAtOnce`). A contact announcing another name is
+    /// recognised when its turn comes.
+    package func mayBeContact(named instance: String) -> Bool {
+        current().contacts.contains { TXTRecord.instance(instance, announces: $0.name) }
+    }
+
     /// The peer with `contact` set to whom its tag resolves (nil: a stranger).
     package func resolve(_ peer: DiscoveredPeer) -> DiscoveredPeer {
         var p = peer

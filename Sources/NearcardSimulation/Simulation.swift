@@ -39,8 +39,9 @@ public final class Simulation: @unchecked Sendable {
         public var concurrency = 8
         /// The whole run (set-up, discovery, exchanges) must finish within this; what is left fails as `deadline`.
         public var deadline: TimeInterval = 300
-        /// How long discovery may take before the exchanges start anyway.
-        public var discoveryTimeout: TimeInterval = 30
+        /// How long discovery may take before the exchanges start anyway: 60 s, the target for 500 nodes
+        /// on one machine (docs/PERFORMANCE.md, "Crowds").
+        public var discoveryTimeout: TimeInterval = 60
         /// The `nearcard` executable the nodes run.
         public var executable: String
         /// Keep the work directory (homes, logs) afterwards.

@@ -172,6 +172,8 @@ import Testing
             }
             return nil
         }
+        /// Every line so far that `match` accepts.
+        func all(_ match: (JSONValue) -> Bool) -> [JSONValue] { lock.withLock { lines.filter(match) } }
     }
 
     /// A peer that vanishes without a goodbye (its publisher killed with SIGKILL) leaves a listening

@@ -163,7 +163,7 @@ func simulationScaleBenchmark(sizes: [Int] = [25, 50, 75, 100, 110, 120, 130, 14
         let latency = o["latencyMs"] as? [String: Any] ?? [:]
         func n2(_ v: Any?) -> String { (v as? Double).map { format2($0) } ?? (v as? Int).map(String.init) ?? "—" }
         let undiscovered = o["undiscoveredPeers"] as? Int ?? 0
-        let discovery = undiscovered > 0 ? "\(undiscovered) sightings missing after 30 s" : "\(n2(o["discoveryMs"])) ms"
+        let discovery = undiscovered > 0 ? "\(undiscovered) sightings missing after 60 s" : "\(n2(o["discoveryMs"])) ms"
         out +=
             "| \(n) | \(attempts) | \(successes) | \(failures.isEmpty ? "0" : failures) | \(discovery) | \(n2(o["exchangeSeconds"])) s | \(n2(o["wallSeconds"])) s | \(n2(o["exchangesPerSecond"])) | \(n2(latency["p50"])) / \(n2(latency["p99"])) ms |\n"
         guard r.code == 0, attempts > 0, successes == attempts else { break }
@@ -214,7 +214,7 @@ func crowdBenchmark(sizes: [Int], idle: Double, shapes: Bool = true) throws -> S
         let latency = o["latencyMs"] as? [String: Any] ?? [:]
         func int(_ v: Any?) -> Int? { (v as? Int) ?? (v as? Double).map { Int($0) } }
         let undiscovered = int(o["undiscoveredPeers"]) ?? 0
-        let discovery = undiscovered > 0 ? "\(undiscovered) not seen after 30 s" : "\(n2((o["discoveryMs"] as? Double).map { $0 / 1000 })) s"
+        let discovery = undiscovered > 0 ? "\(undiscovered) not seen after 60 s" : "\(n2((o["discoveryMs"] as? Double).map { $0 / 1000 })) s"
         var failures = (o["failures"] as? [String: Any] ?? [:]).map { "\(int($0.value) ?? 0) \($0.key)" }.sorted()
         if let fleet = int(o["fleetContacts"]) { failures.append("\(fleet)/\(n2(o["fleetContactsExpected"])) visitors in the fleet's book") }
         let noted = failures.joined(separator: "; ")
