@@ -53,6 +53,17 @@ import Testing
         #expect(catalog.text("%1$ld contact", plural: "%1$ld contacts", count: 0) == "%1$ld Kontakte")
     }
 
+    /// The first language asked for that has a catalog speaks; what it lacks stays English.
+    @Test func theFirstLanguageWithACatalogSpeaks() throws {
+        let german = try compiled(Self.german)
+        let t = Translator(languages: ["fr_FR", "fr", "de"]) { $0 == "de" ? german : nil }
+        #expect(t.language == "de")
+        #expect(t("Exchanged cards with %1$@.", "Grace") == "Karten mit Grace getauscht.")
+        #expect(t("Accept", context: "button") == "Annehmen")
+        #expect(t("Not yet translated") == "Not yet translated")
+        #expect(t.plural("%1$ld contact", "%1$ld contacts", count: 2, "2") == "2 Kontakte")
+    }
+
     /// Arabic's six forms, Polish's three, French's two (0 and 1 alike), Japanese's one.
     @Test func pluralRulesOfRealLanguages() throws {
         let arabic = try PluralRule(
@@ -88,5 +99,24 @@ import Testing
         #expect(Languages.preferred(["LC_ALL": "ar_EG.UTF-8", "LANG": "de_DE.UTF-8"]) == ["ar_EG", "ar"])
         #expect(Languages.preferred(["LC_MESSAGES": "sr_RS@latin"]) == ["sr_RS", "sr"])
         #expect(Languages.preferred([:]).isEmpty)
+    }
+}
+
+@Suite struct TranslatorTests {
+    @Test func placeholdersAreFilledByPositionAndInOrder() {
+        #expect(Translator.format("%1$@ exchanged cards with %2$@", ["Ada", "Grace"]) == "Ada exchanged cards with Grace")
+        #expect(Translator.format("mit %2$@ hat %1$@ Karten getauscht", ["Ada", "Grace"]) == "mit Grace hat Ada Karten getauscht")
+        #expect(Translator.format("%@ and %@", ["a", "b"]) == "a and b")
+        #expect(Translator.format("%1$ld contacts, 100%%", ["3"]) == "3 contacts, 100%")
+        #expect(Translator.format("%3$@ is missing", ["a"]) == "%3$@ is missing", "a placeholder with no argument stays")
+        #expect(Translator.format("50% off", []) == "50% off", "a lone percent sign stays")
+    }
+
+    @Test func englishWhenNoCatalogReads() {
+        let t = Translator(languages: ["de", "fr"]) { _ in Array("not a catalog, not at all".utf8) }
+        #expect(t.language == nil)
+        #expect(t("Exchanged cards with %1$@.", "Grace") == "Exchanged cards with Grace.")
+        #expect(t.plural("%1$ld contact", "%1$ld contacts", count: 1, "1") == "1 contact")
+        #expect(t.plural("%1$ld contact", "%1$ld contacts", count: 2, "2") == "2 contacts")
     }
 }
