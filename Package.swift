@@ -58,6 +58,8 @@ let package = Package(
         // did:key, multibase, JCS, JSON, ECDSA P-256 (libcrypto), X25519/Ed25519/sealed box/AEAD/Argon2id (libsodium), JWS/JWT.
         // The one shape of a module's error (`ModuleError<Kind>`): every module below the node names its own.
         .target(name: "NearcardErrors"),
+        // PURE: gettext catalogs (.mo), plural rules, the languages a person asked for. No disk, no globals.
+        .target(name: "NearcardText"),
         .target(name: "NearcardCrypto", dependencies: ["NearcardErrors", "CSodium", "COpenSSL"]),
         // Card, sharing policy, ProximityPayload, selective-disclosure proof, Contact, vCard.
         // One wrapper for libjpeg and libpng: QR codes' images, and card photos (made and checked).
@@ -194,6 +196,7 @@ let package = Package(
         .testTarget(name: "NearcardAddressBookTests", dependencies: ["NearcardAddressBook", "NearcardStore", "NearcardModel"]),
         .testTarget(name: "NearcardProtocolTests", dependencies: ["NearcardProtocol", "NearcardModel", "NearcardCrypto"]),
         .testTarget(name: "NearcardDiscoveryTests", dependencies: ["NearcardDiscovery"]),
+        .testTarget(name: "NearcardTextTests", dependencies: ["NearcardText"]),
         .testTarget(name: "NearcardSemaphoreTests", dependencies: ["NearcardSemaphore", "NearcardCrypto"]),
         .testTarget(name: "NearcardQRTests", dependencies: ["NearcardQR", "NearcardImage", "NearcardModel", "NearcardCrypto", "NearcardTestSupport"]),
         .testTarget(

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Writes po/nearcard.pot: every message the sources hand to a Translator, with where it is used.
+
+    scripts/po-extract.py [--check]
+
+A message is the first string literal of `t("…")`, `t("…", context: "…")` or `t.plural("…", "…", …)`
+(single-line literals; their escapes as Swift writes them). Placeholders are positional (`%1$@`,
+`%2$ld`), marked objc-format so that `msgfmt --check` holds each translation to the same ones.
+--check: exit 1, saying so, when po/nearcard.pot is not what the sources give (run without it to update).
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+LITERAL = r'"((?:[^"\\\n]|\\.)*)"'
+CALL = re.compile(r'\bt(?:\.plural)?\(\s*' + LITERAL + r'(?:\s*,\s*' + LITERAL + r')?(?:[^)\n]*?context:\s*' + LITERAL + r')?')
+PLURAL = re.compile(r'\bt\.plural\(')
+
+
+def po_escape(swift):
+    """A Swift literal's body as a PO string's body (both escape \\ and \" alike; \\u{…} is written out)."""
+    text = re.sub(r"\\u\{([0-9a-fA-F]+)\}", lambda m: chr(int(m.group(1), 16)), swift)
+    return text.replace("\\(", "(")  # an interpolation has no place in a message: it is refused below
+
+
+def messages():
+    found = {}
+    for base, _, files in sorted(os.walk(os.path.join(ROOT, "Sources"))):
+        for name in sorted(files):
+            if not name.endswith(".swift"):
+                continue
+            path = os.path.join(base, name)
+            rel = os.path.relpath(path, ROOT)
+            for number, line in enumerate(open(path, encoding="utf-8"), 1):
+                for m in CALL.finditer(line):
+                    singular, plural, context = m.group(1), m.group(2), m.group(3)
+                    if "\\(" in singular or (plural and "\\(" in plural):
+                        sys.exit(f"{rel}:{number}: a message with an interpolation; use a placeholder (%1$@) and pass the value")
+                    is_plural = bool(PLURAL.match(line, m.start()))
+                    key = (context, singular, plural if is_plural else None)
+                    found.setdefault(key, []).append(f"{rel}:{number}")
+    return found
+
+
+def pot(found):
+    out = ['msgid ""', 'msgstr ""', '"Project-Id-Version: nearcard\\n"', '"Content-Type: text/plain; charset=UTF-8\\n"',
+           '"Content-Transfer-Encoding: 8bit\\n"', '"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n"', ""]
+    for (context, singular, plural), where in sorted(found.items(), key=lambda kv: kv[1][0]):
+        out += ["#: " + " ".join(where)]
+        if "%" in singular:
+            out += ["#, objc-format"]
+        if context:
+            out += [f'msgctxt "{po_escape(context)}"']
+        out += [f'msgid "{po_escape(singular)}"']
+        if plural:
+            out += [f'msgid_plural "{po_escape(plural)}"', 'msgstr[0] ""', 'msgstr[1] ""']
+        else:
+            out += ['msgstr ""']
+        out += [""]
+    return "\n".join(out)
+
+
+def main():
+    text = pot(messages())
+    target = os.path.join(ROOT, "po", "nearcard.pot")
+    if "--check" in sys.argv[1:]:
+        current = open(target, encoding="utf-8").read() if os.path.exists(target) else ""
+        if current != text:
+            sys.exit("po/nearcard.pot is out of date with the sources: run scripts/po-extract.py (then msgmerge each po/*.po)")
+        return
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
