@@ -48,11 +48,15 @@ check: deps lint
 	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) --skip NearcardLANTests
 
 # Formatting is the formatter's job: .swift-format holds the style, CI refuses a tree it would change. The
-# web app's script is checked by ESLint (Debian's, which finds its modules through NODE_PATH).
+# web app's script is checked by ESLint (Debian's, which finds its modules through NODE_PATH). The catalogs
+# (docs/TRANSLATING.md): po/nearcard.pot is what the sources say, each po/LANG.po compiles, is complete and
+# holds the template's messages, and the catalogs built into the binary are po/'s.
 ESLINT = NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs eslint --no-eslintrc -f unix -c Sources/NearcardWeb/Assets/.eslintrc.json
 lint: deps
 	$(SWIFT) format lint --strict --recursive Sources Tests benchmarks Package.swift
 	$(ESLINT) Sources/NearcardWeb/Assets/app.js
+	scripts/po-extract.py --check
+	scripts/po-embed.py --check
 
 demo: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)

@@ -112,7 +112,7 @@ let package = Package(
             dependencies: [
                 "NearcardCrypto", "NearcardModel", "NearcardDiscovery", "NearcardNode", "NearcardQR",
                 "NearcardSemaphore", "NearcardSimulation", "NearcardWeb", "NearcardScan", "NearcardControl", "NearcardMetrics", "NearcardProcess",
-                "NearcardAddressBook", "NearcardImage",
+                "NearcardAddressBook", "NearcardImage", "NearcardText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

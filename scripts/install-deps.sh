@@ -31,6 +31,7 @@ packages=(
   libsecret-tools gnome-keyring  # addressbook add --secret-service (secret-tool); tests: a real GNOME Keyring
   ca-certificates      # tests: the CardDAV servers' throw-away CA in the system trust store (update-ca-certificates)
   eslint               # make lint: the web app's script (Sources/NearcardWeb/Assets/app.js)
+  gettext              # msgfmt, msgmerge: the catalogs under po/ (make lint checks them; make install compiles them)
 )
 
 for arg in "$@"; do

@@ -8,12 +8,25 @@
 #   PREFIX   e.g. /usr/local (make install) or /usr (the Debian package)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The man pages and the command list are read from the binary's own help: in English, whatever the
+# installing person's language (the catalogs below translate it at run time).
+export LC_ALL=C.UTF-8
+unset LANGUAGE
 binary=$1 destdir=$2 prefix=$3
 root="$destdir$prefix"
 [ -x "$binary" ] || { echo "install.sh: $binary is not an executable (build it first: make release)" >&2; exit 1; }
 
 install -D -m 0755 "$binary" "$root/bin/nearcard"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/bin/nearcard"
+
+# The translations (po/LANG.po, docs/TRANSLATING.md), compiled where gettext's tools and the binary look:
+# PREFIX/share/locale/LANG/LC_MESSAGES/nearcard.mo. They win over the copies built into the binary.
+for po in po/*.po; do
+  lang=$(basename "$po" .po)
+  install -d -m 0755 "$root/share/locale/$lang/LC_MESSAGES"
+  msgfmt --check -o "$root/share/locale/$lang/LC_MESSAGES/nearcard.mo" "$po"
+  chmod 0644 "$root/share/locale/$lang/LC_MESSAGES/nearcard.mo"
+done
 
 # Man pages: swift-argument-parser's generate-manual reads the binary's own help (GENERATE_MANUAL names
 # a built one; otherwise it is built here). The date is the last commit's: the same tree, the same pages.

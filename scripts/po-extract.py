@@ -4,7 +4,7 @@
     scripts/po-extract.py [--check]
 
 A message is the first string literal of `t("…")`, `t("…", context: "…")` or `t.plural("…", "…", …)`
-(single-line literals; their escapes as Swift writes them). Placeholders are positional (`%1$@`,
+(single-line literals, the call itself may span lines; their escapes as Swift writes them). Placeholders are positional (`%1$@`,
 `%2$ld`), marked objc-format so that `msgfmt --check` holds each translation to the same ones.
 --check: exit 1, saying so, when po/nearcard.pot is not what the sources give (run without it to update).
 """
@@ -32,19 +32,23 @@ def messages():
                 continue
             path = os.path.join(base, name)
             rel = os.path.relpath(path, ROOT)
-            for number, line in enumerate(open(path, encoding="utf-8"), 1):
-                for m in CALL.finditer(line):
-                    singular, plural, context = m.group(1), m.group(2), m.group(3)
-                    if "\\(" in singular or (plural and "\\(" in plural):
-                        sys.exit(f"{rel}:{number}: a message with an interpolation; use a placeholder (%1$@) and pass the value")
-                    is_plural = bool(PLURAL.match(line, m.start()))
-                    key = (context, singular, plural if is_plural else None)
-                    found.setdefault(key, []).append(f"{rel}:{number}")
+            text = open(path, encoding="utf-8").read()
+            for m in CALL.finditer(text):
+                number = text.count("\n", 0, m.start()) + 1
+                singular, plural, context = m.group(1), m.group(2), m.group(3)
+                is_plural = bool(PLURAL.match(text, m.start()))
+                if "\\(" in singular or (is_plural and "\\(" in plural):
+                    sys.exit(f"{rel}:{number}: a message with an interpolation; use a placeholder (%1$@) and pass the value")
+                key = (context, singular, plural if is_plural else None)
+                # Where it is used, by file (as xgettext --add-location=file): the template does not
+                # change each time a line moves.
+                if rel not in found.setdefault(key, []):
+                    found[key].append(rel)
     return found
 
 
 def pot(found):
-    out = ['msgid ""', 'msgstr ""', '"Project-Id-Version: nearcard\\n"', '"Content-Type: text/plain; charset=UTF-8\\n"',
+    out = ['msgid ""', 'msgstr ""', '"Project-Id-Version: nearcard\\n"', '"MIME-Version: 1.0\\n"', '"Content-Type: text/plain; charset=UTF-8\\n"',
            '"Content-Transfer-Encoding: 8bit\\n"', '"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n"', ""]
     for (context, singular, plural), where in sorted(found.items(), key=lambda kv: kv[1][0]):
         out += ["#: " + " ".join(where)]

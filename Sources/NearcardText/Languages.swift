@@ -1,12 +1,13 @@
 /// Which languages a person asked for, as gettext reads the environment: `LANGUAGE` (a colon-separated
-/// list of preferences), which counts only when the locale is not "C"/"POSIX"; else the first of
-/// `LC_ALL`, `LC_MESSAGES`, `LANG`. Each locale name is tried as given and then by its language alone
+/// list of preferences), else the first of `LC_ALL`, `LC_MESSAGES`, `LANG`. A locale set to exactly "C"
+/// or "POSIX" (`LC_ALL=C nearcard …`, what scripts do) means English whatever `LANGUAGE` says, as in
+/// glibc's gettext (which honours `LANGUAGE` beside `C.UTF-8`); unlike it, `LANGUAGE` alone (no locale
+/// set at all, as in a bare root shell) counts too: Nearcard writes UTF-8 either way. Each locale name is tried as given and then by its language alone
 /// (`de_AT.UTF-8@euro` → `de_AT`, `de`). Empty: English, the source language.
 public enum Languages {
     public static func preferred(_ environment: [String: String]) -> [String] {
         let locale = ["LC_ALL", "LC_MESSAGES", "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty } ?? ""
-        let base = strip(locale)
-        if base.isEmpty || base == "C" || base == "POSIX" { return [] }
+        if locale == "C" || locale == "POSIX" { return [] }
         let asked = (environment["LANGUAGE"].flatMap { $0.isEmpty ? nil : $0 }?.split(separator: ":").map(String.init)) ?? [locale]
         var out: [String] = []
         for name in asked {

@@ -27,12 +27,22 @@ public struct Translator: Sendable {
 
     /// `id` in this language, its placeholders filled with `arguments`.
     public func callAsFunction(_ id: String, context: String? = nil, _ arguments: String...) -> String {
+        text(id, context: context, arguments: arguments)
+    }
+
+    /// `id` in this language, its placeholders filled with `arguments`.
+    public func text(_ id: String, context: String? = nil, arguments: [String]) -> String {
         Self.format(catalog?.text(id, context: context) ?? id, arguments)
     }
 
     /// The form of `singular`/`plural` for `count` in this language (English's rule without a catalog),
     /// its placeholders filled with `arguments` (`%1$ld` is usually the count itself).
     public func plural(_ singular: String, _ plural: String, count: Int, context: String? = nil, _ arguments: String...) -> String {
+        self.plural(singular, plural, count: count, context: context, arguments: arguments)
+    }
+
+    /// The form of `singular`/`plural` for `count`, its placeholders filled with `arguments`.
+    public func plural(_ singular: String, _ plural: String, count: Int, context: String? = nil, arguments: [String]) -> String {
         let text = catalog?.text(singular, plural: plural, count: count, context: context) ?? (count == 1 ? singular : plural)
         return Self.format(text, arguments)
     }

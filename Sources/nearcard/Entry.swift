@@ -9,25 +9,22 @@ import NearcardNode
 struct Nearcard: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nearcard",
-        abstract: "Exchange signed business cards in person, on the local network.",
-        discussion: """
-            Start with `nearcard init --name "Your Name"`. Data lives in $NEARCARD_HOME \
-            (default ~/.local/share/nearcard).
-
-            Exit codes: 0 ok · 1 a check failed · 2 malformed input, or a name that matches no contact or \
-            several · 3 identity problem (none, exists, wrong passphrase, damaged key file) · 4 environment \
-            (avahi-daemon, D-Bus, a port) · 5 storage · 6 not found (no card, group, credential) · 7 declined · \
-            8 peer unreachable · 9 connection lost · 10 timed out · 11 unconfirmed (the other node has not yet \
-            confirmed it kept your card) · 12 a server answered but not usably (an address book's: it failed, \
-            is full, or sent too much or not CardDAV) · 64 usage · 70 internal error · 130 interrupted.
-            """,
-        version: "0.1.0",
+        abstract: t("Exchange signed business cards in person, on the local network."),
+        discussion: t("Start with `nearcard init --name \"Your Name\"`. Data lives in $NEARCARD_HOME (default ~/.local/share/nearcard).")
+            + "\n\n"
+            + t(
+                "Exit codes: 0 ok · 1 a check failed · 2 malformed input, or a name that matches no contact or several · 3 identity problem (none, exists, wrong passphrase, damaged key file) · 4 environment (avahi-daemon, D-Bus, a port) · 5 storage · 6 not found (no card, group, credential) · 7 declined · 8 peer unreachable · 9 connection lost · 10 timed out · 11 unconfirmed (the other node has not yet confirmed it kept your card) · 12 a server answered but not usably (an address book's: it failed, is full, or sent too much or not CardDAV) · 64 usage · 70 internal error · 130 interrupted."
+            ),
+        version: version,
         subcommands: [
             Init.self, Id.self, CardCommand.self, Share.self, Listen.self, Bot.self, Simulate.self, Peers.self, Exchange.self, Contacts.self,
             Message.self, Inbox.self, Outbox.self, QR.self, Present.self, Trust.self, Credentials.self, Group.self, Semaphore.self, DID.self, JWT.self,
             DoctorCommand.self, UICommand.self, StoreCommand.self, AddressBookCommand.self,
         ]
     )
+
+    /// What `--version` says.
+    static let version = "0.1.0"
 }
 
 @main
@@ -40,7 +37,7 @@ enum Main {
         // `nearcard --version` alone answers before the command tree is built (what a script's check
         // runs; docs/PERFORMANCE.md "Commands": the tree's reflection was a quarter of it).
         if CommandLine.arguments.count == 2 && CommandLine.arguments[1] == "--version" {
-            Console.out(Nearcard.configuration.version)
+            Console.out(Nearcard.version)
             exit(0)
         }
         EventLoops.sizeToAllowedCPUs()
@@ -48,7 +45,7 @@ enum Main {
             try refuseInvalidUTF8Arguments()
             let arguments = globalOptionsMoved(Array(CommandLine.arguments.dropFirst()))
             if let problem = CommandSuggestion.problem(in: arguments, root: Nearcard.self) {
-                Console.err("nearcard: \(problem)")
+                Console.err("nearcard: " + problem)
                 exit(ExitCode.validationFailure.rawValue)
             }
             var command = try Nearcard.parseAsRoot(arguments)
@@ -73,7 +70,13 @@ enum Main {
             }
             exit(code.rawValue)
         } catch {
-            Nearcard.exit(withError: error)
+            // ArgumentParser's help, version and usage errors, with its own words in the person's language.
+            let text = HelpWords.translated(Nearcard.fullMessage(for: error))
+            let code = Nearcard.exitCode(for: error)
+            if !text.isEmpty {
+                if code == .success { Console.out(text) } else { Console.err(text) }
+            }
+            exit(code.rawValue)
         }
     }
 

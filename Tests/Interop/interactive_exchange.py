@@ -12,6 +12,8 @@ a lab's namespace). MODE:
            exchanges with the same listener, which must still serve
   interrupt  the dialer's person presses Ctrl-C while the listener's prompt is open (the dialer
            without --json: what it says is the point)
+  german   as accept, both people in German (LANGUAGE=de), the dialer without --json: what each is
+           asked and told is the point
   queue    two dialers (HOME_B and HOME_C, with --yes) ask at once; the listener's person sees one
            request, answers y; only then is the second shown, with its time left; answers n
 Prints one JSON object with what each side showed and how the dialer exited.
@@ -29,10 +31,15 @@ wrap, nearcard, home_a, home_b, mode = sys.argv[1:6]
 home_c = sys.argv[6] if len(sys.argv) > 6 else None
 WRAP = shlex.split(wrap)
 CODE = re.compile(rb"Check code\s+(\d{3} \d{3})")
+ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TERM": "dumb"}
+if mode == "german":
+    # The code stays in ASCII digits in every language.
+    CODE = re.compile("Prüfcode\\s+(\\d{3} \\d{3})".encode())
+    ENV["LANGUAGE"] = "de"
 
 
 def spawn(*args):
-    return pexpect.spawn(WRAP[0], [*WRAP[1:], nearcard, *args], timeout=30, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TERM": "dumb"})
+    return pexpect.spawn(WRAP[0], [*WRAP[1:], nearcard, *args], timeout=30, env=ENV)
 
 
 out = {}
@@ -79,9 +86,10 @@ if mode == "queue":
     print(json.dumps(out))
     sys.exit(0)
 
-dialer = dial() if mode != "interrupt" else spawn("exchange", f"127.0.0.1:{port}", "--home", home_b)
+dialer = dial() if mode not in ("interrupt", "german") else spawn("exchange", f"127.0.0.1:{port}", "--home", home_b)
 listener.expect(CODE)
 out["listenerCode"] = listener.match.group(1).decode()
+out["listenerShown"] = (listener.before + listener.after).decode(errors="replace")[-600:]
 dialer.expect(CODE)
 out["dialerCode"] = dialer.match.group(1).decode()
 
@@ -97,6 +105,22 @@ if mode == "accept":
     dialer.expect(rb"Message for them")
     dialer.sendline("Hello from the dialer")
     listener.expect(rb"Exchanged cards with")
+    dialer.expect(pexpect.EOF)
+    dialer.close()
+    out["dialerExit"] = dialer.exitstatus
+    out["dialerOutput"] = dialer.before.decode(errors="replace")
+elif mode == "german":
+    listener.expect(rb"\[j/N\]")
+    out["listenerAsked"] = listener.before.decode(errors="replace")[-300:]
+    listener.sendline("j")
+    listener.expect("Nachricht an sie".encode())
+    listener.sendline("Hallo vom Zuhörer")
+    dialer.expect(rb"\[j/N\]")
+    out["dialerAsked"] = dialer.before.decode(errors="replace")[-600:]
+    dialer.sendline("ja")
+    dialer.expect("Nachricht an sie".encode())
+    dialer.sendline("")
+    listener.expect("Karten getauscht mit".encode())
     dialer.expect(pexpect.EOF)
     dialer.close()
     out["dialerExit"] = dialer.exitstatus

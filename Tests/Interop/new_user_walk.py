@@ -22,6 +22,8 @@ The second hour (issue 51):
      terminal's characters it is read by zbar, and the other person's `qr scan` keeps the walker's card;
  11. an address book (Radicale with TLS on loopback, Tests/Interop/carddav_lab.py) added under
      https://localhost:PORT/ and again under https://127.0.0.1:PORT/: the second is refused, naming the first.
+In their own language (issue 52):
+ 12. the package installed its catalogs under /usr/share/locale, and `LANGUAGE=de nearcard --help` is German.
 Everything is on loopback, discovery off. Each step that trips prints one line naming it; the walk
 prints a JSON report and exits 0 when every step went as a person expects, 1 otherwise. The package is
 removed (dpkg -r) and the temporary home deleted at the end, whatever happened.
@@ -266,6 +268,15 @@ def second_hour(home, other):
         server.wait(timeout=20)
         shutil.rmtree(store, ignore_errors=True)
     passed(11)
+    # 12. In their own language: the package's catalogs are installed where gettext's are, and a person
+    # whose environment asks for German reads the help in German.
+    for lang in ("de", "fr", "ar"):
+        if not os.path.exists(f"/usr/share/locale/{lang}/LC_MESSAGES/nearcard.mo"):
+            trip(12, f"the package did not install /usr/share/locale/{lang}/LC_MESSAGES/nearcard.mo")
+    code, out = run([NEARCARD, "--help"], home, env={"LANGUAGE": "de"})
+    if code != 0 or "UNTERBEFEHLE:" not in out or "Karten mit einem Gegenüber im lokalen Netz tauschen." not in out:
+        trip(12, f"LANGUAGE=de nearcard --help is not German (exit {code}): {out[:300]!r}")
+    passed(12)
 
 
 def terminal(args, home, rows, columns):

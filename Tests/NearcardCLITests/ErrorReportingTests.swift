@@ -44,6 +44,36 @@ import Testing
         #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.contains("no identity in") && !r.stderr.contains("no terminal"), "\(r.stderr)")
     }
 
+    /// Issue 52: the help, an error and the parser's own words in the language the environment asks
+    /// for (German and Arabic here, from the catalogs built into the binary); English in the C locale.
+    @Test func helpAndErrorsSpeakTheLanguageAskedFor() throws {
+        let cli = try CLI()
+        defer { cli.cleanUp() }
+        let help = try cli.run(["--help"], env: ["LANGUAGE": "de", "LC_ALL": "", "LANG": ""])
+        #expect(help.code == 0)
+        for words in [
+            "ÜBERSICHT: Signierte Visitenkarten persönlich tauschen", "UNTERBEFEHLE:", "Karten mit einem Gegenüber im lokalen Netz tauschen.",
+            "Hilfe anzeigen.",
+        ] {
+            #expect(help.stdout.contains(words), "\(words) in: \(help.stdout)")
+        }
+        #expect(!help.stdout.contains("OVERVIEW:") && !help.stdout.contains("Exchange cards with a peer"), "\(help.stdout)")
+        let typo = try cli.run(["exchnage", "Bob"], env: ["LANGUAGE": "", "LC_ALL": "", "LANG": "de_DE.UTF-8"])
+        #expect(
+            typo.code == 64
+                && typo.stderr == "nearcard: unbekannter Befehl \"exchnage\"; meinten Sie \"nearcard exchange\"? (nearcard --help listet sie auf)\n",
+            "\(typo.stderr)")
+        let usage = try cli.run(["exchange", "--yess", "Bob"], env: ["LANGUAGE": "de"])
+        #expect(usage.code == 64 && usage.stderr.hasPrefix("Fehler:") && usage.stderr.contains("Aufruf:"), "\(usage.stderr)")
+        let arabic = try cli.run(["--help"], env: ["LANGUAGE": "ar", "LC_ALL": "", "LANG": "ar_EG.UTF-8"])
+        #expect(arabic.stdout.contains("الأوامر الفرعية:") && arabic.stdout.contains("تبادل البطاقات مع نظير على الشبكة المحلية."), "\(arabic.stdout)")
+        // A locale set to C is English whatever LANGUAGE says (what scripts set); so is a language with no catalog.
+        for env in [["LANGUAGE": "de", "LC_ALL": "C"], ["LANGUAGE": "", "LC_ALL": "", "LANG": "ja_JP.UTF-8"]] {
+            let english = try cli.run(["--help"], env: env)
+            #expect(english.stdout.hasPrefix("OVERVIEW: Exchange signed business cards in person"), "\(env): \(english.stdout)")
+        }
+    }
+
     @Test func aMistypedCommandSuggestsTheOneMeant() throws {
         let cli = try CLI()
         defer { cli.cleanUp() }

@@ -435,6 +435,25 @@ struct SmallDisk {
         #expect(out["adaContacts"]?.arrayValue?.first?["theirEphemeralMessage"] == "Hello from the dialer")
     }
 
+    /// Issue 52: two people whose terminals speak German (LANGUAGE=de) are asked, answer "j"/"ja" and
+    /// are told the outcome in German; the check code stays in ASCII digits.
+    @Test func theConsentPromptAndTheOutcomeSpeakGerman() throws {
+        let out = try interactive("german")
+        #expect(out["listenerCode"] != nil && out["listenerCode"] == out["dialerCode"], "the same ASCII code on both screens: \(out)")
+        let shown = out["listenerShown"]?.stringValue ?? ""
+        #expect(shown.contains("Tauschanfrage von Grace unter 127.0.0.1:") && shown.contains("Fingerabdruck"), "\(shown)")
+        let question = out["listenerAsked"]?.stringValue ?? ""
+        #expect(
+            question.contains("← muss mit dem Code auf dem anderen Bildschirm übereinstimmen") && question.contains("Annehmen und Karten tauschen?"),
+            "\(question)")
+        let asked = out["dialerAsked"]?.stringValue ?? ""
+        #expect(asked.contains("Ada hat unter 127.0.0.1:") && asked.contains("Stimmen die Codes überein? Karten tauschen?"), "\(asked)")
+        #expect(out["dialerExit"] == 0, "\(out)")
+        #expect(out["dialerOutput"]?.stringValue?.contains("✔ Karten getauscht mit Ada — Kontakt ") == true, "\(out)")
+        #expect(out["graceContacts"]?.arrayValue?.first?["theirEphemeralMessage"] == "Hallo vom Zuhörer")
+        #expect(out["adaContacts"]?.arrayValue?.count == 1)
+    }
+
     /// The person at the listener reads the code and says no (as they would if it did not match):
     /// the dialer is told it was declined; nobody stores anything.
     @Test func declinedAfterReadingTheCode() throws {

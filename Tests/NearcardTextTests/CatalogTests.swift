@@ -95,10 +95,47 @@ import Testing
     @Test func theLanguagesAskedForAsGettextReadsThem() {
         #expect(Languages.preferred(["LANG": "de_AT.UTF-8"]) == ["de_AT", "de"])
         #expect(Languages.preferred(["LANGUAGE": "fr:de", "LANG": "en_GB.UTF-8"]) == ["fr", "de"])
-        #expect(Languages.preferred(["LANGUAGE": "fr", "LC_ALL": "C"]).isEmpty, "LANGUAGE counts only beside a real locale")
+        #expect(Languages.preferred(["LANGUAGE": "fr", "LC_ALL": "C"]).isEmpty, "a locale set to C is English, whatever LANGUAGE says")
+        #expect(Languages.preferred(["LANGUAGE": "fr", "LANG": "C.UTF-8"]) == ["fr"], "as glibc: C.UTF-8 is not C")
+        #expect(Languages.preferred(["LANG": "C.UTF-8"]).isEmpty)
+        #expect(Languages.preferred(["LANGUAGE": "de"]) == ["de"], "LANGUAGE alone (no locale set) counts")
         #expect(Languages.preferred(["LC_ALL": "ar_EG.UTF-8", "LANG": "de_DE.UTF-8"]) == ["ar_EG", "ar"])
         #expect(Languages.preferred(["LC_MESSAGES": "sr_RS@latin"]) == ["sr_RS", "sr"])
         #expect(Languages.preferred([:]).isEmpty)
+    }
+}
+
+/// Where the process's catalogs come from: installed under the binary's prefix first, else built in.
+@Suite struct CatalogLookupTests {
+    @Test func anInstalledCatalogWinsOverTheBuiltInOne() throws {
+        let prefix = FileManager.default.temporaryDirectory.appendingPathComponent("nearcard-prefix-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: prefix) }
+        let bin = prefix.appendingPathComponent("bin")
+        let messages = prefix.appendingPathComponent("share/locale/de/LC_MESSAGES")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: messages, withIntermediateDirectories: true)
+        try Data().write(to: bin.appendingPathComponent("nearcard"))
+        let executable = bin.appendingPathComponent("nearcard").path
+
+        // Built in: the German of po/de.po.
+        #expect(Catalogs.embeddedLanguages.contains("de") && Catalogs.embeddedLanguages.contains("ar"))
+        #expect(Catalogs.translator(environment: ["LANGUAGE": "de"], executable: executable)("OVERVIEW:") == "ÜBERSICHT:")
+        // Installed beside the binary: that one (a translator's fresh catalog).
+        let mo = try CatalogTests().compiled(
+            #"""
+            msgid ""
+            msgstr ""
+            "Content-Type: text/plain; charset=UTF-8\n"
+
+            msgid "OVERVIEW:"
+            msgstr "ÜBERBLICK:"
+            """#)
+        try Data(mo).write(to: messages.appendingPathComponent("nearcard.mo"))
+        #expect(Catalogs.translator(environment: ["LANGUAGE": "de"], executable: executable)("OVERVIEW:") == "ÜBERBLICK:")
+        // English asked first stops there; a language with no catalog, and C, are English.
+        #expect(Catalogs.translator(environment: ["LANGUAGE": "en:de"], executable: executable)("OVERVIEW:") == "OVERVIEW:")
+        #expect(Catalogs.translator(environment: ["LANG": "ja_JP.UTF-8"], executable: executable).language == nil)
+        #expect(Catalogs.translator(environment: ["LANGUAGE": "de", "LC_ALL": "C"], executable: executable).language == nil)
     }
 }
 

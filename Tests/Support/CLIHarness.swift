@@ -80,6 +80,9 @@ public struct CLI: Sendable {
     public static func run(executable: String, _ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "NEARCARD_PASSPHRASE_FILE")
+        // The words a test reads are English whatever the runner's language (a test asks for another
+        // through `env`).
+        for k in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] { environment.removeValue(forKey: k) }
         for (k, v) in env { environment[k] = v }
         SecretWatch.shared.learn(arguments: args, environment: env)
         let o = try ChildProcess.capture([executable] + args, environment: environment, stdin: stdin.map { Array($0.utf8) })

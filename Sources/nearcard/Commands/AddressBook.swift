@@ -10,7 +10,7 @@ import Synchronization
 struct AddressBookCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "addressbook",
-        abstract: "Keep your contacts in a CardDAV address book (Nextcloud, Fastmail, Radicale, GNOME/Evolution, Thunderbird).",
+        abstract: t("Keep your contacts in a CardDAV address book (Nextcloud, Fastmail, Radicale, GNOME/Evolution, Thunderbird)."),
         discussion:
             "Each contact met in person is written there as a vCard 4.0 with only what its owner disclosed, their DID and how it was verified. A running listen, ui or bot writes each new contact within seconds and retries while the server is down. Notes and nicknames you add in the address book stay there: contacts show shows them, nobody is sent them.",
         subcommands: [Add.self, Remove.self, Sync.self, Status.self],

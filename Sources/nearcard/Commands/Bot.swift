@@ -11,7 +11,7 @@ import NearcardNode
 struct Bot: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bot",
-        abstract: "Run an unattended exchange bot: a policy file decides, events go out as JSON lines.",
+        abstract: t("Run an unattended exchange bot: a policy file decides, events go out as JSON lines."),
         discussion: """
             The policy (docs/JSONL.md "Bot policy") says whom to accept (everyone, an allowlist of DIDs, only \
             peers whose card discloses given fields), the message to send ({name} is the peer's name), rate \

@@ -10,7 +10,7 @@ import NearcardSemaphore
 struct CardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "card",
-        abstract: "Set, show or import your business card.",
+        abstract: t("Set, show or import your business card."),
         subcommands: [Set.self, Show.self, Import.self, Fields.self],
         defaultSubcommand: Show.self)
 

@@ -8,7 +8,7 @@ import NearcardNode
 struct Contacts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "contacts",
-        abstract: "List, show, add, import, delete and export contacts.",
+        abstract: t("List, show, add, import, delete and export contacts."),
         subcommands: [List.self, Show.self, Add.self, Import.self, Delete.self, Export.self],
         defaultSubcommand: List.self)
 
@@ -201,7 +201,7 @@ struct Contacts: AsyncParsableCommand {
                 }
                 let what = [contact.card.company, contact.source.rawValue, contact.verificationStatus.rawValue].compactMap { $0 }.joined(separator: ", ")
                 Console.out("\(contact.name) (\(contact.id.prefix(8)); \(what)), received \(ISO8601.string(contact.receivedAt))")
-                guard let a = await Prompter().ask("Delete this contact? [y/N] ", timeout: 120), ["y", "yes"].contains(a.lowercased()) else {
+                guard let a = await Prompter().ask(t("Delete this contact? [y/N] "), timeout: 120), TerminalConsent.isYes(a) else {
                     throw CLIError(.declined, "not deleted")
                 }
             }

@@ -9,7 +9,7 @@ import NearcardQR
 struct Credentials: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "credentials",
-        abstract: "List or show the verifiable credentials you imported.",
+        abstract: t("List or show the verifiable credentials you imported."),
         subcommands: [List.self, Show.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {

@@ -6,7 +6,7 @@ import NearcardCrypto
 struct DID: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "did",
-        abstract: "Work with did:key identifiers.",
+        abstract: t("Work with did:key identifiers."),
         subcommands: [Resolve.self])
 
     /// `nearcard did resolve DID`.

@@ -8,7 +8,7 @@ import NearcardNode
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check what an exchange needs here, and say how to fix what is wrong.",
+        abstract: t("Check what an exchange needs here, and say how to fix what is wrong."),
         discussion: """
             One line per check: your home's permissions, the identity and the contact database, the clock, \
             the D-Bus system bus, avahi-daemon, the network interfaces discovery can use, the TCP port; then \

@@ -11,7 +11,7 @@ import NearcardScan
 struct Exchange: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "exchange",
-        abstract: "Exchange cards with a peer on the LAN.",
+        abstract: t("Exchange cards with a peer on the LAN."),
         discussion: """
             PEER is a name as `nearcard peers` shows it (an announced name, or a contact recognised by \
             their presence tag, even in private mode: then their node must prove it is them), a contact's \
@@ -108,7 +108,7 @@ struct Exchange: AsyncParsableCommand {
             asking.answered = { yes in if yes { phase.reached(.crossing) } }
             consent = asking
         } else {
-            throw CLIError(.malformedInput, "no terminal to ask for consent on: pass --yes to consent")
+            throw CLIError(.malformedInput, t("no terminal to ask for consent on: pass --yes to consent"))
         }
         // One process decides for a home: with a node running on it, the exchange is that node's.
         if let node = RunningNode.link(global) {
@@ -224,12 +224,16 @@ struct Exchange: AsyncParsableCommand {
             SessionStory.completed(contact, database: db)
         }
         if unconfirmed {
-            throw CLIError(
-                .unconfirmed,
-                "\(contact.card.name)'s node may have kept your card: the connection ended before it confirmed (\(reply["reason"]?.stringValue ?? "")). "
-                    + "Their card is kept here as unconfirmed; it will be confirmed or withdrawn when your nodes next reach each other.")
+            throw CLIError(.unconfirmed, Self.unconfirmed(contact.card.name, reason: reply["reason"]?.stringValue ?? ""))
         }
         await AddressBookCommand.afterExchange(try global.database(), quiet: json)
+    }
+
+    /// What an exchange that ended before the other node confirmed leaves behind.
+    static func unconfirmed(_ who: String, reason: String) -> String {
+        t(
+            "%1$@'s node may have kept your card: the connection ended before it confirmed (%2$@). Their card is kept here as unconfirmed; it will be confirmed or withdrawn when your nodes next reach each other.",
+            who, reason)
     }
 
     /// Prints the new contact (`extra` adds to its JSON, given the check code), or throws the failure.
@@ -252,10 +256,7 @@ struct Exchange: AsyncParsableCommand {
                 SessionStory.completed(contact, database: database)
             }
         case .unconfirmed(let contact, let outcome, let error):
-            let who = contact.card.name
-            let words =
-                "\(who)'s node may have kept your card: the connection ended before it confirmed (\(error.message)). "
-                + "Their card is kept here as unconfirmed; it will be confirmed or withdrawn when your nodes next reach each other."
+            let words = Self.unconfirmed(contact.card.name, reason: error.message)
             if json {
                 var o = contact.json.objectValue!
                 extra(&o, outcome.sas)
@@ -301,15 +302,16 @@ struct Exchange: AsyncParsableCommand {
         var interrupted: String? {
             lock.withLock {
                 let isAddress = who.first.map { $0.isNumber || $0 == "[" } ?? false
-                let theirs = isAddress ? "the node at \(who)" : "\(who)'s node"
+                let theirs = isAddress ? t("the node at %1$@", who) : t("%1$@'s node", who)
                 switch stage {
                 case .connecting:
-                    return "stopped while connecting to \(who): nothing was stored; \(theirs) sees the connection end and stores nothing"
+                    return t("stopped while connecting to %1$@: nothing was stored; %2$@ sees the connection end and stores nothing", who, theirs)
                 case .deciding:
-                    return "stopped before the cards crossed: nothing was stored; \(theirs) sees the connection end and stores nothing"
+                    return t("stopped before the cards crossed: nothing was stored; %1$@ sees the connection end and stores nothing", theirs)
                 case .crossing:
-                    return
-                        "stopped while the cards crossed: \(who)'s card may be kept here as unconfirmed (nearcard contacts marks it), and yours there; your nodes confirm it or withdraw it on both sides when they next reach each other"
+                    return t(
+                        "stopped while the cards crossed: %1$@'s card may be kept here as unconfirmed (nearcard contacts marks it), and yours there; your nodes confirm it or withdraw it on both sides when they next reach each other",
+                        who)
                 case .over:
                     return nil
                 }
@@ -353,7 +355,7 @@ struct Exchange: AsyncParsableCommand {
         defer { counter.cancel() }
         try show(
             try await node.exchange(invitation: invitation, message: message), database: context.book,
-            note: "Invited by QR: their key was the one the invitation names, so no code needed comparing."
+            note: t("Invited by QR: their key was the one the invitation names, so no code needed comparing.")
         ) { o, sas in
             o["sas"] = JSONValue.string(sas)
             o["attempts"] = JSONValue.number(Double(attempts.value))

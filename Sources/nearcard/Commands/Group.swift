@@ -9,7 +9,7 @@ import NearcardSemaphore
 struct Group: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "group",
-        abstract: "Manage the Semaphore groups you trust (a card proving membership of one is verified).",
+        abstract: t("Manage the Semaphore groups you trust (a card proving membership of one is verified)."),
         discussion: """
             A group is named by its Merkle root, which its issuer publishes ("the attendees of X"). A card \
             that carries a Semaphore proof for a trusted root, bound to the card's DID, is verified and shows \

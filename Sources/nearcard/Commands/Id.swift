@@ -8,7 +8,7 @@ import NearcardNode
 struct Id: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "id",
-        abstract: "Show your DID, fingerprint and public keys; seal your keys under a passphrase; replace your presence key.",
+        abstract: t("Show your DID, fingerprint and public keys; seal your keys under a passphrase; replace your presence key."),
         subcommands: [Show.self, PassphraseCommand.self, RotatePresence.self], defaultSubcommand: Show.self)
 
     struct Show: AsyncParsableCommand {

@@ -9,7 +9,7 @@ import NearcardNode
 struct Inbox: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inbox",
-        abstract: "Show the follow-up messages your contacts sent you (newest first), or delete them.",
+        abstract: t("Show the follow-up messages your contacts sent you (newest first), or delete them."),
         subcommands: [List.self, Delete.self], defaultSubcommand: List.self)
 
     struct Delete: AsyncParsableCommand {

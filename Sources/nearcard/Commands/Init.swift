@@ -12,7 +12,7 @@ import NearcardNode
 struct Init: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
-        abstract: "Create your identity: a did:key (P-256), an X25519 key and an Ed25519 key.",
+        abstract: t("Create your identity: a did:key (P-256), an X25519 key and an Ed25519 key."),
         discussion: """
             Refuses if an identity exists already; keys are never overwritten. Secret keys are written with mode 0600, \
             sealed under a passphrase when one is given.

@@ -6,7 +6,7 @@ import NearcardCrypto
 struct JWT: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jwt",
-        abstract: "Sign and verify JWTs (ES256 with your DID key; verify ES256 and EdDSA).",
+        abstract: t("Sign and verify JWTs (ES256 with your DID key; verify ES256 and EdDSA)."),
         subcommands: [Sign.self, Verify.self])
 
     /// The largest claims document `jwt sign` reads.

@@ -9,7 +9,7 @@ import NearcardNode
 struct Listen: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "listen",
-        abstract: "Publish this node on the LAN (DNS-SD, _nearcard._tcp) and serve card exchanges until Ctrl-C.",
+        abstract: t("Publish this node on the LAN (DNS-SD, _nearcard._tcp) and serve card exchanges until Ctrl-C."),
         discussion: """
             With --accept ask (the default) each request shows who is asking and the check code, and waits \
             for y/N at the terminal. Without a terminal, ask declines every request and says why: give \

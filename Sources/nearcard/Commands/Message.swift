@@ -10,7 +10,7 @@ import NearcardNode
 struct Message: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "message",
-        abstract: "Send a private follow-up message to a contact you exchanged cards with.",
+        abstract: t("Send a private follow-up message to a contact you exchanged cards with."),
         discussion: """
             The message goes end to end encrypted to the contact's own node, which must prove the key \
             pinned when you exchanged cards. If the contact is on the LAN now it is delivered at once; \

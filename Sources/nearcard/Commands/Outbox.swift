@@ -10,7 +10,7 @@ import Synchronization
 struct Outbox: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outbox",
-        abstract: "Show follow-up messages waiting to be delivered, or that failed; clear the sent ones.",
+        abstract: t("Show follow-up messages waiting to be delivered, or that failed; clear the sent ones."),
         subcommands: [List.self, Clear.self], defaultSubcommand: List.self)
 
     struct Clear: AsyncParsableCommand {

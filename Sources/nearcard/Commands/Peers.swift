@@ -9,7 +9,7 @@ import NearcardNode
 struct Peers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "peers",
-        abstract: "List the Nearcard nodes on the LAN (DNS-SD through avahi-daemon).",
+        abstract: t("List the Nearcard nodes on the LAN (DNS-SD through avahi-daemon)."),
         discussion: """
             Answers as soon as avahi-daemon has told what it holds (its cache: nodes announced on the LAN \
             while it ran), at most \(Int(Peers.longestWait)) s; --wait SECONDS browses that long instead (to \

@@ -9,7 +9,7 @@ import NearcardQR
 struct Present: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "present",
-        abstract: "Answer an openid4vp:// request: show who asks for what, ask consent, print the VP token.",
+        abstract: t("Answer an openid4vp:// request: show who asks for what, ask consent, print the VP token."),
         discussion: """
             Each verifier (by client_id host) gets its own did:key, derived from your identity so a backup \
             restores it, so two verifiers cannot link your presentations. The token carries the nonce, \
@@ -42,8 +42,8 @@ struct Present: AsyncParsableCommand {
         }
         if !yes {
             guard Console.stdinIsTerminal else { throw CLIError(.malformedInput, "no terminal to ask for consent on: pass --yes to consent") }
-            guard let a = await Prompter().ask("Present these to \(req.verifierHost)? [y/N] ", timeout: 120),
-                ["y", "yes"].contains(a.lowercased())
+            guard let a = await Prompter().ask(t("Present these to %1$@? [y/N] ", req.verifierHost), timeout: 120),
+                TerminalConsent.isYes(a)
             else {
                 throw CLIError(.checkFailed, "declined; nothing was presented")
             }

@@ -17,7 +17,7 @@ extension CardCode.Format: @retroactive ExpressibleByArgument {}
 struct QR: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qr",
-        abstract: "Make a QR code of your card, or scan one (text or image).",
+        abstract: t("Make a QR code of your card, or scan one (text or image)."),
         subcommands: [Make.self, Scan.self, Invite.self])
 
     typealias Format = CardCode.Format

@@ -9,7 +9,7 @@ import NearcardSemaphore
 struct Semaphore: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "semaphore",
-        abstract: "Verify Semaphore v4 group proofs, or show the message and scope a proof for your card needs.",
+        abstract: t("Verify Semaphore v4 group proofs, or show the message and scope a proof for your card needs."),
         subcommands: [Verify.self, Binding.self])
 
     struct Verify: AsyncParsableCommand {

@@ -7,7 +7,7 @@ import NearcardNode
 struct Share: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "share",
-        abstract: "Show or set which card fields every exchange discloses (name is always included).",
+        abstract: t("Show or set which card fields every exchange discloses (name is always included)."),
         discussion: "Fields: \(CardField.allCases.map(\.rawValue).joined(separator: ", ")). The choice is kept and reused for every exchange.")
 
     @OptionGroup var global: GlobalOptions

@@ -11,7 +11,7 @@ import NearcardSimulation
 struct Simulate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",
-        abstract: "Start N nodes on this machine, let them discover each other and exchange cards, and summarise.",
+        abstract: t("Start N nodes on this machine, let them discover each other and exchange cards, and summarise."),
         discussion: """
             Each node is a `nearcard listen --jsonl` process with its own home and port, driven through its \
             JSON-lines interface. By default all nodes share one private network namespace whose own \

@@ -9,7 +9,7 @@ import NearcardNode
 struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
-        abstract: "Show where the book lives, or move it between SQLite and PostgreSQL.",
+        abstract: t("Show where the book lives, or move it between SQLite and PostgreSQL."),
         discussion: """
             A node keeps its book (card, contacts, messages, trust) in the home's nearcard.sqlite; bots of a \
             fleet share one PostgreSQL database instead (--store postgres://USER@HOST/DATABASE, or \

@@ -9,7 +9,7 @@ import NearcardQR
 struct Trust: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trust",
-        abstract: "Manage trusted issuers (their signed cards and credentials scan as verified).",
+        abstract: t("Manage trusted issuers (their signed cards and credentials scan as verified)."),
         discussion: "Contacts you exchanged with in person are trusted without being listed here.",
         subcommands: [Add.self, Remove.self, List.self], defaultSubcommand: List.self)
 

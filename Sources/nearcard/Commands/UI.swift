@@ -17,7 +17,7 @@ import Synchronization
 struct UICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ui",
-        abstract: "Run the node with a web app on this machine (http://127.0.0.1:7448/).",
+        abstract: t("Run the node with a web app on this machine (http://127.0.0.1:7448/)."),
         discussion: """
             Starts the node as `listen` does (same options) and serves its pages on loopback: who is nearby, \
             requests with their check codes, contacts, messages, your card and what each exchange shares, \

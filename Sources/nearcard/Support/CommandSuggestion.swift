@@ -25,11 +25,16 @@ enum CommandSuggestion {
             // A command with a default subcommand hands it the words it does not know (`contacts`
             // is `contacts list`): only a near miss of a subcommand's name is a typo there.
             if command.configuration.defaultSubcommand != nil && near == nil { return nil }
-            let whose = path.count == 1 ? "unknown command \"\(word)\"" : "\"\(path.joined(separator: " "))\" has no subcommand \"\(word)\""
+            let typed = path.joined(separator: " ")
             if let near {
-                return "\(whose); did you mean \"\((path + [near]).joined(separator: " "))\"? (\(path.joined(separator: " ")) --help lists them)"
+                let suggestion = (path + [near]).joined(separator: " ")
+                return path.count == 1
+                    ? t("unknown command \"%1$@\"; did you mean \"%2$@\"? (%3$@ --help lists them)", word, suggestion, typed)
+                    : t("\"%1$@\" has no subcommand \"%2$@\"; did you mean \"%3$@\"? (%1$@ --help lists them)", typed, word, suggestion)
             }
-            return "\(whose); the \(path.count == 1 ? "commands" : "subcommands") are \(known.joined(separator: ", "))"
+            return path.count == 1
+                ? t("unknown command \"%1$@\"; the commands are %2$@", word, known.joined(separator: ", "))
+                : t("\"%1$@\" has no subcommand \"%2$@\"; the subcommands are %3$@", typed, word, known.joined(separator: ", "))
         }
         return nil
     }

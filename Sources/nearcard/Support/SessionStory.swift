@@ -40,26 +40,30 @@ enum SessionStory {
     }
 
     static func request(_ request: Asked) -> [String] {
-        let who = request.name.map(Console.isolated) ?? "(no name)"
+        let who = request.name.map(Console.isolated) ?? t("(no name)")
+        let labels = [t("DID"), t("Fingerprint"), t("Check code")]
+        let width = labels.map(\.count).max()! + 2
+        func row(_ label: String, _ value: String) -> String { "  " + label + String(repeating: " ", count: width - label.count) + value }
         return [
             "",
             request.role == .responder
-                ? "Exchange request from \(who) at \(request.remoteAddress)" : "\(who) answered at \(request.remoteAddress)",
-            "  DID          \(request.did)",
-            "  Fingerprint  \(request.fingerprint)",
-            "  Check code   \(request.sas)   ← must match the code on the other screen",
+                ? t("Exchange request from %1$@ at %2$@", who, request.remoteAddress) : t("%1$@ answered at %2$@", who, request.remoteAddress),
+            row(labels[0], request.did),
+            row(labels[1], request.fingerprint),
+            // The code is ASCII digits in every language: the two people may read different ones.
+            row(labels[2], request.sas + "   " + t("← must match the code on the other screen")),
         ]
     }
 
     /// The question after `request`, with the seconds left to answer.
     static func question(_ request: Asked, secondsLeft: Int) -> String {
         request.role == .responder
-            ? "Accept and exchange cards? (\(secondsLeft) s to answer) [y/N] "
-            : "Do the codes match? Exchange cards with them? (\(secondsLeft) s to answer) [y/N] "
+            ? t("Accept and exchange cards? (%1$@ s to answer) [y/N] ", String(secondsLeft))
+            : t("Do the codes match? Exchange cards with them? (%1$@ s to answer) [y/N] ", String(secondsLeft))
     }
 
     /// The dialling side: the code both screens show, while the other person decides.
-    static func checkCode(_ sas: String) -> String { "Check code \(sas) (compare with their screen) — waiting for them to accept" }
+    static func checkCode(_ sas: String) -> String { t("Check code %1$@ (compare with their screen) — waiting for them to accept", sas) }
 
     /// The dialling side: who answered; the code again only if it was not shown while they decided.
     static func answered(by peer: PeerIdentity, sas: String, codeShown: Bool) -> String {
@@ -67,23 +71,26 @@ enum SessionStory {
     }
 
     static func answered(name: String?, did: String, sas: String, codeShown: Bool) -> String {
-        "\(name.map(Console.isolated) ?? "(no name)") — \(did)" + (codeShown ? "" : "\n  Check code \(sas) (compare with their screen)")
+        "\(name.map(Console.isolated) ?? t("(no name)")) — \(did)" + (codeShown ? "" : "\n  " + t("Check code %1$@ (compare with their screen)", sas))
     }
 
     /// An unconfirmed exchange, settled (`listen`, `ui`, `outbox --send`).
     static func settled(name: String, kept: Bool) -> String {
         let name = Console.isolated(name)
         return kept
-            ? "✔ Confirmed: \(name)'s node kept your exchange; both of you have each other's card"
-            : "↩ Withdrawn: \(name)'s node did not keep your exchange, so it was withdrawn here too"
+            ? t("✔ Confirmed: %1$@'s node kept your exchange; both of you have each other's card", name)
+            : t("↩ Withdrawn: %1$@'s node did not keep your exchange, so it was withdrawn here too", name)
     }
 
     /// A dial that tries again.
-    static func retry(attempt: Int, reason: String) -> String { "… still trying (attempt \(attempt); loss on the network?): \(reason)" }
+    static func retry(attempt: Int, reason: String) -> String { t("… still trying (attempt %1$@; loss on the network?): %2$@", String(attempt), reason) }
 
     /// An exchange that ended with a contact: the line, then the contact as `contacts show` prints it.
     static func completed(_ contact: Contact, database: Book) {
-        Console.out("✔ Exchanged cards with \(Console.isolated(contact.name)) — contact \(contact.id.prefix(8)) (\(contact.verificationStatus.rawValue))")
+        Console.out(
+            t(
+                "✔ Exchanged cards with %1$@ — contact %2$@ (%3$@)", Console.isolated(contact.name), String(contact.id.prefix(8)),
+                contact.verificationStatus.rawValue))
         ContactDisplay.show(contact, database: database)
     }
 
@@ -96,38 +103,52 @@ enum SessionStory {
         switch event {
         case .exchangeAbandoned(_, let phase, _):
             // Someone who never said who they are: not an exchange with anyone (PROTOCOL §6.2).
-            return ("· A connection stopped before identifying itself (during the \(phase)); nothing was stored", .out)
+            return (t("· A connection stopped before identifying itself (during the %1$@); nothing was stored", String(describing: phase)), .out)
         case .exchangeFailed(_, let peer, let error, let byPeer):
-            let who = peer?.name.map(Console.isolated) ?? peer?.did ?? "a peer"
+            let who = peer?.name.map(Console.isolated) ?? peer?.did ?? t("a peer")
             // A refusal's words say it was one; other failures add their code.
-            let code = error.code == .declined ? "" : " (\(error.code.rawValue))"
-            return ("✘ Exchange with \(who) \(byPeer ? "ended by them" : "failed"): \(error.message)\(code); nothing was stored", .out)
+            let reason = error.code == .declined ? error.message : "\(error.message) (\(error.code.rawValue))"
+            return (
+                byPeer
+                    ? t("✘ Exchange with %1$@ ended by them: %2$@; nothing was stored", who, reason)
+                    : t("✘ Exchange with %1$@ failed: %2$@; nothing was stored", who, reason), .out
+            )
         case .exchangeSettled(_, let name, let kept):
             return (settled(name: name, kept: kept), .out)
         case .messageReceived(let m):
-            return ("✉ Message from \(m.contactName.map(Console.isolated) ?? m.fromDID): \(Console.isolated(m.text))", .out)
+            return (t("✉ Message from %1$@: %2$@", m.contactName.map(Console.isolated) ?? m.fromDID, Console.isolated(m.text)), .out)
         case .messageRefused(let remote, let reason, _):
-            return ("nearcard: refused a message delivery from \(remote): \(reason)", .errors)
+            return ("nearcard: " + t("refused a message delivery from %1$@: %2$@", remote, reason), .errors)
         case .messageDelivered(let m):
-            return ("✔ Delivered your message to \(Console.isolated(m.contactName))", .out)
+            return (t("✔ Delivered your message to %1$@", Console.isolated(m.contactName)), .out)
         case .messageGaveUp(let m):
-            return ("✘ Gave up delivering your message to \(Console.isolated(m.contactName)): \(m.lastError ?? "")", .out)
+            return (t("✘ Gave up delivering your message to %1$@: %2$@", Console.isolated(m.contactName), m.lastError ?? ""), .out)
         case .published(let name):
-            return ("Published on the LAN as “\(name)” (\(TXTRecord.serviceType)).", .out)
+            return (t("Published on the LAN as “%1$@” (%2$@).", name, TXTRecord.serviceType), .out)
         case .discoveryUnavailable(let message):
-            return ("nearcard: discovery unavailable: \(message). Peers can still reach you at HOST:PORT.", .errors)
+            return ("nearcard: " + t("discovery unavailable: %1$@. Peers can still reach you at HOST:PORT.", message), .errors)
         case .rateLimited(let address, let reason, let count, let seconds):
-            let from = address.map { "from \(Console.isolated($0))" } ?? "from other addresses"
-            if seconds == 0 { return ("nearcard: refusing connections \(from): \(reason)", .errors) }
-            return ("nearcard: refused \(count) more connection\(count == 1 ? "" : "s") \(from) in the last \(seconds) s: \(reason)", .errors)
-        case .connectionsProbed(let count, let seconds, let address, _):
-            let from = address.map { "from \(Console.isolated($0)) " } ?? "from other addresses "
+            let from = address.map { t("from %1$@", Console.isolated($0)) } ?? t("from other addresses")
+            if seconds == 0 { return ("nearcard: " + t("refusing connections %1$@: %2$@", from, reason), .errors) }
             return (
-                "· \(count) connection\(count == 1 ? "" : "s") \(from)in the last \(seconds) s ended before starting an exchange (port scans, probes, idle or half-open sockets); not shown one by one",
+                "nearcard: "
+                    + t.plural(
+                        "refused %1$ld more connection %2$@ in the last %3$@ s: %4$@", "refused %1$ld more connections %2$@ in the last %3$@ s: %4$@",
+                        count: count, String(count), from, String(seconds), reason), .errors
+            )
+        case .connectionsProbed(let count, let seconds, let address, _):
+            let from = address.map { t("from %1$@", Console.isolated($0)) } ?? t("from other addresses")
+            return (
+                t.plural(
+                    "· %1$ld connection %2$@ in the last %3$@ s ended before starting an exchange (port scans, probes, idle or half-open sockets); not shown one by one",
+                    "· %1$ld connections %2$@ in the last %3$@ s ended before starting an exchange (port scans, probes, idle or half-open sockets); not shown one by one",
+                    count: count, String(count), from, String(seconds)),
                 .out
             )
         case .storeConnection(let lost, let store):
-            return (lost ? "nearcard: lost the connection to \(store); retrying (exchanges wait meanwhile)" : "nearcard: reconnected to \(store)", .errors)
+            return (
+                "nearcard: " + (lost ? t("lost the connection to %1$@; retrying (exchanges wait meanwhile)", store) : t("reconnected to %1$@", store)), .errors
+            )
         case .error(let message):
             return ("nearcard: \(message)", .errors)
         default:

@@ -30,7 +30,7 @@ struct TerminalConsent: ConsentProvider {
             guard left >= 1 else { return .decline("no answer within \(Int(timeout)) s") }
             for line in SessionStory.request(request) { Console.out(line) }
             guard let answer = await terminal.read(SessionStory.question(request, secondsLeft: Int(left)), timeout: left),
-                ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+                Self.isYes(answer)
             else {
                 return .decline()
             }
@@ -43,11 +43,17 @@ struct TerminalConsent: ConsentProvider {
         return given
     }
 
+    /// "y" or "yes", or the person's language's short and long yes (what its `[y/N]` names).
+    static func isYes(_ answer: String) -> Bool {
+        let a = answer.trimmingCharacters(in: .whitespaces).lowercased()
+        return ["y", "yes", t("y", context: "answer"), t("yes", context: "answer")].contains(a)
+    }
+
     static func askMessage(_ terminal: Prompter, timeout: TimeInterval) async -> ConsentAnswer {
-        let typed = await terminal.read("Message for them (optional, up to 140 characters, Enter for none): ", timeout: timeout)
+        let typed = await terminal.read(t("Message for them (optional, up to 140 characters, Enter for none): "), timeout: timeout)
         let text = typed?.trimmingCharacters(in: .whitespaces) ?? ""
         if let problem = text.isEmpty ? nil : ProximityPayload.messageProblem(text) {
-            Console.out("(\(problem); sending no message)")
+            Console.out(t("(%1$@; sending no message)", problem))
             return ConsentAnswer(accept: true)
         }
         return ConsentAnswer(accept: true, message: text.isEmpty ? nil : text)
