@@ -96,6 +96,7 @@ let package = Package(
             name: "NearcardWeb",
             dependencies: [
                 "NearcardCrypto", "NearcardModel", "NearcardDiscovery", "NearcardNode", "NearcardControl", "NearcardQR", "NearcardScan", "NearcardImage",
+                "NearcardText",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

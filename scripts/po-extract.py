@@ -3,18 +3,23 @@
 
     scripts/po-extract.py [--check]
 
-A message is the first string literal of `t("…")`, `t("…", context: "…")` or `t.plural("…", "…", …)`
-(single-line literals, the call itself may span lines; their escapes as Swift writes them). Placeholders are positional (`%1$@`,
-`%2$ld`), marked objc-format so that `msgfmt --check` holds each translation to the same ones.
+A message is the first string literal of `t("…")`, `t("…", context: "…")`, `t.plural("…", "…", …)`
+or `N_("…")` (a message marked where it is made and translated where it is shown) in the Swift sources and the web app's script (single-line literals, the call itself may span lines;
+their escapes as Swift writes them), and each text between tags and each `aria-label`, `placeholder`,
+`alt` and `title` of the web app's page (Sources/NearcardWeb/Assets/index.html, translated by the node
+as it serves it: WebAssets.translated) that has a letter in it (not within <code>, and not a lower-case
+word alone such as a format's name). Placeholders are positional (`%1$@`, `%2$ld`), marked objc-format
+so that `msgfmt --check` holds each translation to the same ones.
 --check: exit 1, saying so, when po/nearcard.pot is not what the sources give (run without it to update).
 """
+import html.parser
 import os
 import re
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 LITERAL = r'"((?:[^"\\\n]|\\.)*)"'
-CALL = re.compile(r'\bt(?:\.plural)?\(\s*' + LITERAL + r'(?:\s*,\s*' + LITERAL + r')?(?:[^)\n]*?context:\s*' + LITERAL + r')?')
+CALL = re.compile(r'\b(?:t|N_)(?:\.plural)?\(\s*' + LITERAL + r'(?:\s*,\s*' + LITERAL + r')?(?:[^)\n]*?context:\s*' + LITERAL + r')?')
 PLURAL = re.compile(r'\bt\.plural\(')
 
 
@@ -28,7 +33,12 @@ def messages():
     found = {}
     for base, _, files in sorted(os.walk(os.path.join(ROOT, "Sources"))):
         for name in sorted(files):
-            if not name.endswith(".swift"):
+            if name == "index.html" and base.endswith(os.path.join("NearcardWeb", "Assets")):
+                rel = os.path.relpath(os.path.join(base, name), ROOT)
+                for text in page_messages(open(os.path.join(base, name), encoding="utf-8").read()):
+                    found.setdefault((None, text.replace("\\", "\\\\").replace('"', '\\"'), None), []).append(rel)
+                continue
+            if not (name.endswith(".swift") or name == "app.js"):
                 continue
             path = os.path.join(base, name)
             rel = os.path.relpath(path, ROOT)
@@ -45,6 +55,43 @@ def messages():
                 if rel not in found.setdefault(key, []):
                     found[key].append(rel)
     return found
+
+
+class Page(html.parser.HTMLParser):
+    """The page's translatable texts and attribute values, in order."""
+
+    ATTRIBUTES = ("aria-label", "placeholder", "alt", "title")
+
+    def __init__(self):
+        super().__init__(convert_charrefs=False)
+        self.texts, self.skipping = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("code", "script", "style"):
+            self.skipping += 1
+        for k, v in attrs:
+            if k in self.ATTRIBUTES and v:
+                self.add(v)
+
+    def handle_endtag(self, tag):
+        if tag in ("code", "script", "style"):
+            self.skipping -= 1
+
+    def handle_data(self, data):
+        if not self.skipping:
+            self.add(data.strip())
+
+    def add(self, text):
+        if not any(c.isalpha() for c in text) or (" " not in text and text == text.lower()):
+            return
+        if text not in self.texts:
+            self.texts.append(text)
+
+
+def page_messages(text):
+    p = Page()
+    p.feed(text)
+    return p.texts
 
 
 def pot(found):

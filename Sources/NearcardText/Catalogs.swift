@@ -11,7 +11,11 @@ public enum Catalogs {
     /// The translator for a process with this environment (`Languages.preferred`): English in the C
     /// locale and when no asked-for language has a catalog.
     public static func translator(environment: [String: String], executable: String = CommandLine.arguments.first ?? "") -> Translator {
-        let languages = Languages.preferred(environment)
+        translator(languages: Languages.preferred(environment), executable: executable)
+    }
+
+    /// The translator for the first of `languages` (locale names, most wanted first) that has a catalog.
+    public static func translator(languages: [String], executable: String = CommandLine.arguments.first ?? "") -> Translator {
         guard !languages.isEmpty else { return .english }
         let roots = searchRoots(executable: executable)
         return Translator(languages: languages) { language in

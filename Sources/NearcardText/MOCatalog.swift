@@ -65,4 +65,14 @@ public struct MOCatalog: Sendable {
     }
 
     static func key(_ id: String, _ context: String?) -> String { context.map { $0 + "\u{4}" + id } ?? id }
+
+    /// Every message without a context and its translation (a plural one's first form): what a page's
+    /// script looks its words up in.
+    public var singulars: [String: String] {
+        var out: [String: String] = [:]
+        for (key, forms) in messages where !key.contains("\u{4}") {
+            if let first = forms.first, !first.isEmpty { out[key] = first }
+        }
+        return out
+    }
 }

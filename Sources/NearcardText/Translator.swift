@@ -1,3 +1,5 @@
+import Foundation
+
 /// The words of one language: the first catalog of the languages a person asked for that exists, read
 /// from where catalogs are installed (`share/locale/LANG/LC_MESSAGES/nearcard.mo`) or given whole (the
 /// catalogs built into the binary); English — the source text — when there is none or a message is
@@ -7,6 +9,18 @@ public struct Translator: Sendable {
     let catalog: MOCatalog?
 
     public static let english = Translator(language: nil, catalog: nil)
+
+    /// The language as a BCP 47 tag for a page's `lang` (`pt_BR` → `pt-BR`; English: `en`).
+    public var languageTag: String { (language ?? "en").replacingOccurrences(of: "_", with: "-") }
+
+    /// Whether the language is written right to left (Arabic, Hebrew, Persian, Urdu and their kin).
+    public var isRightToLeft: Bool {
+        let base = (language ?? "en").prefix { $0 != "_" && $0 != "-" }
+        return ["ar", "he", "fa", "ur", "ps", "sd", "ug", "yi", "ckb", "dv"].contains(String(base))
+    }
+
+    /// Every message without a context and its translation (empty in English): a page's words.
+    public var words: [String: String] { catalog?.singulars ?? [:] }
 
     public init(language: String?, catalog: MOCatalog?) {
         self.language = language
@@ -95,3 +109,8 @@ public struct Translator: Sendable {
         return out
     }
 }
+
+/// Marks `message` for the catalogs where it is made, unchanged: it is translated where a face shows
+/// it (the web app's script looks an error the node sent up in its words). gettext's `N_`, by its name.
+// swift-format-ignore: AlwaysUseLowerCamelCase
+public func N_(_ message: String) -> String { message }

@@ -6,9 +6,13 @@ import NearcardImage
 import NearcardModel
 import NearcardNode
 import NearcardQR
+import NearcardText
 
 /// The "My card" page's API: the card, what each exchange shares, and the card as QR codes.
 extension WebUI {
+    /// What the card's routes answer before there is a card (the page shows it in its language).
+    static let noCard = N_("no card yet: fill in My card first")
+
     func cardRoutes(_ router: Router<BasicRequestContext>) {
         router.get("/api/card") { _, _ in Self.json(try self.cardState()) }
         router.put("/api/card") { request, _ in
@@ -38,7 +42,7 @@ extension WebUI {
             do { buffer = try await request.collectBody(upTo: Photo.maximumInputBytes) } catch {
                 return Self.error(.contentTooLarge, "the picture is larger than \(Photo.maximumInputBytes >> 20) MB")
             }
-            guard var card = try self.app.card().card else { return Self.error(.notFound, "no card yet: fill in My card first") }
+            guard var card = try self.app.card().card else { return Self.error(.notFound, Self.noCard) }
             do throws(ImageError) { card.photo = try Photo.make(from: Array(buffer.readableBytesView)) } catch {
                 return Self.error(.badRequest, "the picture: " + error.message + " (give a JPEG or PNG picture)")
             }
@@ -46,7 +50,7 @@ extension WebUI {
             return Self.json(try self.cardState())
         }
         router.delete("/api/card/photo") { _, _ in
-            guard var card = try self.app.card().card else { return Self.error(.notFound, "no card yet: fill in My card first") }
+            guard var card = try self.app.card().card else { return Self.error(.notFound, Self.noCard) }
             card.photo = nil
             do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.message) }
             return Self.json(try self.cardState())
@@ -107,7 +111,7 @@ extension WebUI {
 
     /// The QR frames of the card in the requested format (`format`: plaintext, zk, did-signed).
     func codeFrames(_ request: Request) throws -> [String] {
-        guard try app.card().card != nil else { throw HTTPError(.notFound, message: "no card yet: fill in My card first") }
+        guard try app.card().card != nil else { throw HTTPError(.notFound, message: Self.noCard) }
         let name = request.uri.queryParameters.get("format") ?? "zk"
         guard let format = CardCode.Format(rawValue: name) else { throw HTTPError(.badRequest, message: "no QR format \(name)") }
         let now = Date()

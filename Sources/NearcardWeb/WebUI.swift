@@ -38,6 +38,8 @@ public final class WebUI: Sendable {
     let options: Options
     let feed = Feed()
     let pending = Mutex<[String: JSONValue]>([:])
+    /// The page in the person's language (docs/TRANSLATING.md).
+    let language = WebLanguage()
 
     public init(runtime: NodeRuntime, options: Options) {
         self.runtime = runtime
@@ -169,7 +171,13 @@ public final class WebUI: Sendable {
     }
 
     func routes(_ router: Router<BasicRequestContext>) {
-        router.get("/") { _, _ in Self.asset(WebAssets.index, type: "text/html; charset=utf-8") }
+        router.get("/") { request, _ in
+            var r = Self.asset(
+                self.language.page(self.language.translator(for: request), chosen: WebLanguage.chosen(request)), type: "text/html; charset=utf-8")
+            // The page differs by the language the browser asks for and the one chosen on it.
+            r.headers[.vary] = "Accept-Language, Cookie"
+            return r
+        }
         router.get("/app.js") { _, _ in Self.asset(WebAssets.script, type: "text/javascript; charset=utf-8") }
         router.get("/app.css") { _, _ in Self.asset(WebAssets.style, type: "text/css; charset=utf-8") }
         router.get("/icon.svg") { _, _ in Self.asset(WebAssets.icon, type: "image/svg+xml") }

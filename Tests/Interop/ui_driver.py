@@ -14,14 +14,13 @@ import argparse
 import json
 import os
 import sys
-import time
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from chromium import browser  # this folder's module: Debian's headless Chromium
+from chromium import audit, browser  # this folder's module: Debian's headless Chromium, axe-core on each section
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--ada", required=True)
@@ -46,27 +45,6 @@ def wait(d, cond, what, seconds=60):
         return WebDriverWait(d, seconds).until(cond)
     except Exception:
         fail(f"{what} did not happen within {seconds} s; page says: {d.find_element(By.ID, 'notice').text!r}")
-
-
-def audit(pages, wide=None):
-    """Runs axe-core on each section of each page; returns {page/section: [violation id: impact …]}.
-    `wide`: a list the sections that need a sideways scroll are added to."""
-    from axe_selenium_python import Axe
-    found = {}
-    for name, d in pages.items():
-        for tab in ("nearby", "requests", "contacts", "messages", "card", "scan"):
-            d.find_element(By.CSS_SELECTOR, f'nav button[data-tab="{tab}"]').click()
-            time.sleep(0.2)
-            if wide is not None and d.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
-                wide.append(f"{name}/{tab}")
-            axe = Axe(d)
-            axe.inject()
-            result = axe.run()
-            found[f"{name}/{tab}"] = [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target'] if v['nodes'] else ''} "
-                                      f"{(v['nodes'][0].get('any') or [{}])[0].get('message', '') if v['nodes'] else ''}"
-                                      for v in result["violations"] if v.get("impact") in ("serious", "critical")]
-        d.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
-    return found
 
 
 def by_keyboard(d, target, keys=None, limit=60):

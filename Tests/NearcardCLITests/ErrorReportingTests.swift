@@ -67,6 +67,14 @@ import Testing
         #expect(usage.code == 64 && usage.stderr.hasPrefix("Fehler:") && usage.stderr.contains("Aufruf:"), "\(usage.stderr)")
         let arabic = try cli.run(["--help"], env: ["LANGUAGE": "ar", "LC_ALL": "", "LANG": "ar_EG.UTF-8"])
         #expect(arabic.stdout.contains("الأوامر الفرعية:") && arabic.stdout.contains("تبادل البطاقات مع نظير على الشبكة المحلية."), "\(arabic.stdout)")
+        // The pseudo-locale (every catalog message bracketed and accented): the top-level help and a
+        // mistyped command have no English words left outside the brackets but names and options.
+        for arguments in [["--help"], ["exchnage", "Bob"]] {
+            let r = try cli.run(arguments, env: ["LANGUAGE": "qps"])
+            let outside = (r.stdout + r.stderr).replacing(/⟦[^⟧]*⟧/, with: "")
+            #expect(outside.firstMatch(of: /[A-Za-z]{2,} [A-Za-z]{2,}/) == nil, "\(arguments): words outside the catalogs: \(outside)")
+            #expect((r.stdout + r.stderr).contains("⟦"), "\(arguments)")
+        }
         // A locale set to C is English whatever LANGUAGE says (what scripts set); so is a language with no catalog.
         for env in [["LANGUAGE": "de", "LC_ALL": "C"], ["LANGUAGE": "", "LC_ALL": "", "LANG": "ja_JP.UTF-8"]] {
             let english = try cli.run(["--help"], env: env)

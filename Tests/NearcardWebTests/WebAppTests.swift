@@ -116,6 +116,37 @@ import Testing
 
     /// The card form: saved as typed, its field words from the card field table; an email, phone or
     /// profile URL without its shape is refused naming the field, and nothing changes.
+    /// Issue 52: the page in the language the browser asks for, or the one chosen on the page (its
+    /// cookie), with `lang` and `dir` set, the menu showing the choice and the script's words inlined.
+    @Test func thePageSpeaksTheLanguageAskedFor() async throws {
+        let page = try Page()
+        defer { page.cleanUp() }
+        try await page.test { client, headers in
+            func get(accept: String?, chosen: String? = nil) async throws -> (String, HTTPFields) {
+                var h = headers
+                if let accept { h[.acceptLanguage] = accept }
+                if let chosen { h[.cookie] = "nearcard_ui=\(page.token); nearcard-lang=\(chosen)" }
+                return try await client.execute(uri: "/", method: .get, headers: h) { response in
+                    #expect(response.status == .ok)
+                    return (String(buffer: response.body), response.headers)
+                }
+            }
+            let (french, frenchHeaders) = try await get(accept: "fr-CA, fr;q=0.9, en;q=0.5")
+            #expect(french.contains("<html lang=\"fr\" dir=\"ltr\">") && french.contains(">À proximité<") && french.contains(">Enregistrer la carte<"))
+            #expect(french.contains("aria-label=\"Sections\"") && french.contains("alt=\"Votre carte en code QR\""), "attributes are translated")
+            #expect(french.contains("<script type=\"application/json\" id=\"words\">") && french.contains("Cartes échangées avec %1$@ (%2$@)"))
+            #expect(!french.contains("<!-- words -->") && !french.contains("<!-- languages -->"))
+            #expect(frenchHeaders[.vary]?.contains("Accept-Language") == true)
+            let (arabic, _) = try await get(accept: "fr", chosen: "ar")
+            #expect(arabic.contains("<html lang=\"ar\" dir=\"rtl\">") && arabic.contains(">بالقرب<"), "the page's choice wins over the browser's")
+            #expect(arabic.contains("<option value=\"ar\" lang=\"ar\" selected>العربية</option>"))
+            let (english, _) = try await get(accept: "en-GB, de;q=0.8")
+            #expect(english.contains("<html lang=\"en-GB\" dir=\"ltr\">") && english.contains(">Nearby<"), "English asked first is English")
+            let (german, _) = try await get(accept: "de-AT")
+            #expect(german.contains("<html lang=\"de\" dir=\"ltr\">") && german.contains(">Meine Karte<") && german.contains(">E-Mail<"))
+        }
+    }
+
     @Test func theCardFormChecksWhatWasTyped() async throws {
         let page = try Page()
         defer { page.cleanUp() }

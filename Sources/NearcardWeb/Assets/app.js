@@ -1,6 +1,16 @@
 // Nearcard's page: state from /api/state, then every node event from /api/events (server-sent events).
 // Everything from the network or the store is put on the page with textContent, never as HTML.
 const $ = (id) => document.getElementById(id);
+
+// The page's words in its language (docs/TRANSLATING.md): the node serves the page translated, with
+// the script's words in a JSON element (no inline script runs). t(words, ...values) gives their
+// translation with its numbered placeholders (%1$@, %2$@) filled; the English words when there is none.
+const WORDS = JSON.parse(($("words") || {}).textContent || "{}");
+function t(id, ...args) {
+  return (WORDS[id] || id).replace(/%(\d+)\$@/g, (m, n) => (args[n - 1] === undefined ? m : String(args[n - 1])));
+}
+// Dates, times and numbers in the page's language.
+const LANG = document.documentElement.lang || "en";
 const state = { peers: new Map(), requests: new Map(), contacts: [], timeout: 60 };
 
 // The card's fields are the card form's inputs and textareas, which the node writes from its field
@@ -14,7 +24,7 @@ const listItem = {
   skills: (k) => [k.name, k.category || "", k.proficiency || ""].join(":").replace(/:+$/, ""),
 };
 let fieldLabels = {};
-const labelOf = (f) => fieldLabels[f] || ($("f-" + f) && $("f-" + f).labels[0] ? $("f-" + f).labels[0].textContent : f);
+const labelOf = (f) => (fieldLabels[f] ? t(fieldLabels[f]) : $("f-" + f) && $("f-" + f).labels[0] ? $("f-" + f).labels[0].textContent : f);
 
 function el(tag, text, attrs) {
   const e = document.createElement(tag);
@@ -32,7 +42,8 @@ async function api(method, path, body) {
                                 body: body ? JSON.stringify(body) : undefined, credentials: "same-origin" });
   const data = await r.json().catch(() => ({}));
   if (!r.ok) {
-    const err = new Error(data.error || ("the node answered " + r.status));
+    // The node's words, in the page's language when the catalogs have them.
+    const err = new Error(data.error ? t(data.error) : t("the node answered %1$@", r.status));
     err.field = data.field;
     throw err;
   }
@@ -56,25 +67,25 @@ function initials(name) {
 // Times as people say them, in the browser's language: "today 14:05", "yesterday 09:12", "Tuesday
 // 18:30", then a date ("12 Nov 2026"); the exact time is the element's title and datetime.
 function when(iso) {
-  const t = new Date(iso);
-  if (!iso || isNaN(t)) return iso || "";
-  const time = t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  const at = new Date(iso);
+  if (!iso || isNaN(at)) return iso || "";
+  const time = at.toLocaleTimeString(LANG, { hour: "2-digit", minute: "2-digit" });
   const midnight = (d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
-  const days = Math.round((midnight(new Date()) - midnight(t)) / 86400000);
-  if (days >= -1 && days <= 1) return new Intl.RelativeTimeFormat([], { numeric: "auto" }).format(-days, "day") + " " + time;
-  if (days > 1 && days < 7) return t.toLocaleDateString([], { weekday: "long" }) + " " + time;
-  return t.toLocaleDateString([], { day: "numeric", month: "short", year: "numeric" });
+  const days = Math.round((midnight(new Date()) - midnight(at)) / 86400000);
+  if (days >= -1 && days <= 1) return new Intl.RelativeTimeFormat(LANG, { numeric: "auto" }).format(-days, "day") + " " + time;
+  if (days > 1 && days < 7) return at.toLocaleDateString(LANG, { weekday: "long" }) + " " + time;
+  return at.toLocaleDateString(LANG, { day: "numeric", month: "short", year: "numeric" });
 }
 
 function timeEl(iso, before) {
-  return el("time", (before || "") + when(iso), { datetime: iso, title: new Date(iso).toLocaleString(), class: "fp" });
+  return el("time", (before || "") + when(iso), { datetime: iso, title: new Date(iso).toLocaleString(LANG), class: "fp" });
 }
 
 // How a contact came and whether its card was checked, in words.
 function metWords(c) {
-  const how = { proximity: "met in person", qrCode: "from a QR code", manual: "added by hand" }[c.source] || c.source;
-  const checked = { verified: "checked", unverified: "not checked", failed: "the check failed", pending: "being checked" }[c.verificationStatus] || c.verificationStatus;
-  return how + ", " + checked;
+  const how = { proximity: t("met in person"), qrCode: t("from a QR code"), manual: t("added by hand") }[c.source] || c.source;
+  const checked = { verified: t("checked"), unverified: t("not checked"), failed: t("the check failed"), pending: t("being checked") }[c.verificationStatus] || c.verificationStatus;
+  return t("%1$@, %2$@", how, checked);
 }
 
 const tabs = () => [...document.querySelectorAll('[role="tab"]')];
@@ -106,17 +117,19 @@ function renderPeers() {
   list.replaceChildren();
   // Before a session nothing is proven: a contact recognised by their presence tag, the name a
   // stranger announces, or "someone nearby (private)"; the fingerprint shows once a session proves it.
-  const shown = (p) => p.display || p.name || p.instance;
+  const shown = (p) => (p.thisNode ? t("%1$@ (this node)", p.name || t("your own node")) : p.contact ? t("%1$@ (contact)", p.contact.name)
+    : p.name || (p.display ? t("someone nearby (private)") : p.instance));
   for (const p of [...state.peers.values()].sort((a, b) => shown(a).localeCompare(shown(b)))) {
     const li = el("li", null, { "data-instance": p.instance });
-    const how = p.thisNode ? " your own node, announced with your presence key" : p.contact ? " recognised by their presence tag" : p.name ? " announced name, not proven" : "";
+    const how = p.thisNode ? t("your own node, announced with your presence key") : p.contact ? t("recognised by their presence tag") : p.name ? t("announced name, not proven") : "";
     // Contact, announced or private, at a glance.
     const kind = p.thisNode ? "this node" : p.contact ? "contact" : p.name ? "announced" : "private";
+    const kindWords = { "this node": t("this node"), contact: t("contact"), announced: t("announced"), private: t("private") }[kind];
     li.append(initials(p.contact ? p.contact.name : p.name), el("strong", shown(p)),
-              el("span", kind, { class: "kind " + kind.replace(" ", "-") }), el("span", how, { class: "fp" }));
+              el("span", kindWords, { class: "kind " + kind.replace(" ", "-") }), el("span", how, { class: "fp" }));
     // Your own node is not someone to exchange cards with.
     if (!p.thisNode) {
-      const b = el("button", "Exchange", { type: "button", class: "primary", "aria-label": "Exchange cards with " + shown(p) });
+      const b = el("button", t("Exchange"), { type: "button", class: "primary", "aria-label": t("Exchange cards with %1$@", shown(p)) });
       b.addEventListener("click", () => exchange(p));
       li.append(b);
     }
@@ -129,12 +142,12 @@ function renderPeers() {
 // A notice that an action starts is shown before its request, not after: the events it causes can
 // arrive before the request's answer, and a later "Asking…" or "Accepted…" would hide how it ended.
 async function exchange(p) {
-  notice("Asking " + (p.display || p.name || p.instance) + "…");
+  notice(t("Asking %1$@…", p.name || p.instance));
   try {
     await api("POST", "/api/exchange", { peer: p.id || p.instance, message: $("message").value });
     // The message went with this exchange: it does not stay to go with the next one, to anyone.
     $("message").value = "";
-  } catch (e) { notice("Cannot exchange: " + e.message); }
+  } catch (e) { notice(t("Cannot exchange: %1$@", e.message)); }
 }
 
 function renderRequests() {
@@ -146,28 +159,28 @@ function renderRequests() {
     if (r.waiting) {
       // We asked; the check code is known, and who answers is not yet (they show themselves when they accept).
       li.classList.add("waiting");
-      li.append(el("strong", "Waiting for them to accept"),
-                el("p", r.sas, { class: "code", "aria-label": "Check code " + r.sas }),
-                el("span", "Compare this code with their screen; you confirm once they accept.", { class: "fp" }));
+      li.append(el("strong", t("Waiting for them to accept")),
+                el("p", r.sas, { class: "code", "aria-label": t("Check code %1$@", r.sas) }),
+                el("span", t("Compare this code with their screen; you confirm once they accept."), { class: "fp" }));
       list.append(li);
       continue;
     }
-    li.append(initials(who.name), el("strong", who.name || "(no name)"),
-              el("span", r.role === "initiator" ? "answered you" : "asks to exchange cards with you", { class: "fp" }));
-    li.append(el("p", r.sas, { class: "code", "aria-label": "Check code " + r.sas }));
+    li.append(initials(who.name), el("strong", who.name || t("(no name)")),
+              el("span", r.role === "initiator" ? t("answered you") : t("asks to exchange cards with you"), { class: "fp" }));
+    li.append(el("p", r.sas, { class: "code", "aria-label": t("Check code %1$@", r.sas) }));
     const left = el("span", "", { class: "countdown", "data-deadline": r.deadline || "" });
     li.append(left);
     // Who their node proved to be, for those who look: behind a disclosure.
     const more = el("details");
     const dl = el("dl");
-    dl.append(el("dt", "Fingerprint"), el("dd", who.fingerprint), el("dt", "DID"), el("dd", who.did, { class: "did" }));
-    more.append(el("summary", "Details"), dl);
+    dl.append(el("dt", t("Fingerprint")), el("dd", who.fingerprint), el("dt", t("DID")), el("dd", who.did, { class: "did" }));
+    more.append(el("summary", t("Details")), dl);
     li.append(more);
     const msgId = "msg-" + r.id;
     const msg = el("input", null, { id: msgId, maxlength: "140" });
-    li.append(el("label", "Message for " + (who.name || "them") + " (optional)", { for: msgId }));
-    const yes = el("button", r.role === "initiator" ? "Codes match" : "Accept", { type: "button", class: "primary" });
-    const no = el("button", r.role === "initiator" ? "They differ" : "Decline", { type: "button" });
+    li.append(el("label", who.name ? t("Message for %1$@ (optional)", who.name) : t("Message for them (optional)"), { for: msgId }));
+    const yes = el("button", r.role === "initiator" ? t("Codes match") : t("Accept"), { type: "button", class: "primary" });
+    const no = el("button", r.role === "initiator" ? t("They differ") : t("Decline"), { type: "button" });
     yes.addEventListener("click", () => answer(r.id, true, msg.value));
     no.addEventListener("click", () => answer(r.id, false, "", r.role === "initiator" ? "the check codes differ" : undefined));
     li.append(msg, yes, no);
@@ -181,15 +194,15 @@ function renderRequests() {
 function tick() {
   for (const c of document.querySelectorAll(".countdown")) {
     const d = Date.parse(c.dataset.deadline);
-    if (!isNaN(d)) c.textContent = Math.max(0, Math.round((d - Date.now()) / 1000)) + " s to answer";
+    if (!isNaN(d)) c.textContent = t("%1$@ s to answer", Math.max(0, Math.round((d - Date.now()) / 1000)).toLocaleString(LANG));
   }
 }
 
 async function answer(id, accept, message, reason) {
-  notice(accept ? "Accepted: exchanging…" : "Declined.");
+  notice(accept ? t("Accepted: exchanging…") : t("Declined."));
   try {
     await api("POST", "/api/requests/" + encodeURIComponent(id), { accept, message, reason });
-  } catch (e) { notice("Cannot answer: " + e.message); }
+  } catch (e) { notice(t("Cannot answer: %1$@", e.message)); }
 }
 
 async function loadContacts() {
@@ -217,27 +230,27 @@ function showContact(c) {
   const a = $("contact");
   const met = metWords(c);
   a.replaceChildren(el("h3", c.name), el("p", met[0].toUpperCase() + met.slice(1) + (c.receivedAt ? " · " + when(c.receivedAt) : ""), { class: "badge " + c.verificationStatus }));
-  if (c.photo) a.append(el("img", null, { class: "photo", src: "/api/contacts/" + encodeURIComponent(c.id) + "/photo", alt: "Photo of " + c.name, width: "128", height: "128" }));
+  if (c.photo) a.append(el("img", null, { class: "photo", src: "/api/contacts/" + encodeURIComponent(c.id) + "/photo", alt: t("Photo of %1$@", c.name), width: "128", height: "128" }));
   const dl = el("dl");
   const fields = textFields.filter((f) => f !== "name").map((f) => [labelOf(f), c[f]]);
   for (const [k, v] of [...fields,
-                        ["Their message", c.theirEphemeralMessage], ["Your message", c.myEphemeralMessage],
-                        ["Card", c.olderCard], ["Member of", c.memberOf], ["Group proof", c.groupVerdict], ["Tags", (c.tags || []).join(", ")]]) {
+                        [t("Their message"), c.theirEphemeralMessage], [t("Your message"), c.myEphemeralMessage],
+                        [t("Card"), c.olderCard], [t("Member of"), c.memberOf], [t("Group proof"), c.groupVerdict], [t("Tags"), (c.tags || []).join(", ")]]) {
     if (v) dl.append(el("dt", k), el("dd", v));
   }
   // What proves who they are, and the exact times: behind a disclosure.
   const more = el("details");
   const facts = el("dl");
-  for (const [k, v] of [["DID", c.didPublicKey], ["Verification", c.verificationStatus], ["Source", c.source], ["Received", c.receivedAt],
-                        ["Exchanged", c.exchangeTimestamp]]) {
+  for (const [k, v] of [[t("DID"), c.didPublicKey], [t("Verification"), c.verificationStatus], [t("Source"), c.source], [t("Received"), c.receivedAt],
+                        [t("Exchanged"), c.exchangeTimestamp]]) {
     if (v) facts.append(el("dt", k), el("dd", v));
   }
-  more.append(el("summary", "Details"), facts);
-  const card = el("a", "Download vCard", { href: "/api/contacts/" + encodeURIComponent(c.id) + "/vcard", download: "" });
+  more.append(el("summary", t("Details")), facts);
+  const card = el("a", t("Download vCard"), { href: "/api/contacts/" + encodeURIComponent(c.id) + "/vcard", download: "" });
   a.append(dl, more, el("p", null).appendChild(card).parentNode);
-  const del = el("button", "Delete " + c.name, { type: "button" });
+  const del = el("button", t("Delete %1$@", c.name), { type: "button" });
   del.addEventListener("click", async () => {
-    if (!confirm("Delete " + c.name + "?")) return;
+    if (!confirm(t("Delete %1$@?", c.name))) return;
     try { await api("DELETE", "/api/contacts/" + encodeURIComponent(c.id)); a.hidden = true; loadContacts(); refreshPeers(); }
     catch (e) { notice(e.message); }
   });
@@ -255,17 +268,17 @@ async function loadAddressBooks() {
     const notices = b.notices || [];
     const gone = notices.filter((n) => n.kind === "goneOnServer");
     const both = notices.filter((n) => n.kind === "conflict");
-    let words = b.lastError ? "not synced: " + b.lastError : waiting ? waiting + " waiting" : "in sync (" + b.synced + ")";
-    if (!b.lastError && gone.length) words += " · " + gone.length + " deleted there";
-    if (!b.lastError && both.length) words += " · " + both.length + " changed on both sides";
-    li.append(el("strong", b.url, { class: "url" }), el("span", b.user, { class: "fp" }), b.lastSync ? timeEl(b.lastSync, "last sync ") : el("span", "never synced", { class: "fp" }),
+    let words = b.lastError ? t("not synced: %1$@", b.lastError) : waiting ? t("%1$@ waiting", waiting.toLocaleString(LANG)) : t("in sync (%1$@)", b.synced.toLocaleString(LANG));
+    if (!b.lastError && gone.length) words += " · " + t("%1$@ deleted there", gone.length.toLocaleString(LANG));
+    if (!b.lastError && both.length) words += " · " + t("%1$@ changed on both sides", both.length.toLocaleString(LANG));
+    li.append(el("strong", b.url, { class: "url" }), el("span", b.user, { class: "fp" }), b.lastSync ? timeEl(b.lastSync, t("last sync") + " ") : el("span", t("never synced"), { class: "fp" }),
               el("span", words, { class: "badge " + (b.lastError ? "failed" : waiting || notices.length ? "pending" : "verified") }));
     // What happened to cards there, in words, beside the account.
-    for (const n of gone) li.append(el("p", n.name + ": deleted in this address book, kept here.", { class: "ab-notice" }));
-    for (const n of both) li.append(el("p", n.name + ": changed there and by a newer card from them (" + n.fields + "); the address book's edit was kept.", { class: "ab-notice" }));
-    const remove = el("button", "Remove", { type: "button", "aria-label": "Stop syncing to " + b.url });
+    for (const n of gone) li.append(el("p", t("%1$@: deleted in this address book, kept here.", n.name), { class: "ab-notice" }));
+    for (const n of both) li.append(el("p", t("%1$@: changed there and by a newer card from them (%2$@); the address book's edit was kept.", n.name, n.fields), { class: "ab-notice" }));
+    const remove = el("button", t("Remove"), { type: "button", "aria-label": t("Stop syncing to %1$@", b.url) });
     remove.addEventListener("click", async () => {
-      if (!confirm("Stop syncing to " + b.url + "? The cards already there stay there.")) return;
+      if (!confirm(t("Stop syncing to %1$@? The cards already there stay there.", b.url))) return;
       try { await api("POST", "/api/addressbooks/remove", { url: b.url }); loadAddressBooks(); } catch (e) { notice(e.message); }
     });
     li.append(remove);
@@ -275,7 +288,7 @@ async function loadAddressBooks() {
   // A conflict is said on the page too, where a person looks first (unless something else is being said).
   const conflicts = books.flatMap((b) => (b.notices || []).filter((n) => n.kind === "conflict"));
   if (conflicts.length && !$("notice").textContent) {
-    notice("Changed on both sides in your address book: " + conflicts.map((n) => n.name + " (" + n.fields + ")").join(", ") + ". The address book's edit was kept (Contacts › Address book).");
+    notice(t("Changed on both sides in your address book: %1$@. The address book's edit was kept (Contacts › Address book).", conflicts.map((n) => n.name + " (" + n.fields + ")").join(", ")));
   }
 }
 
@@ -293,32 +306,32 @@ function abSay(status, error, field) {
 
 function syncSummary(r) {
   const parts = [];
-  if (r.created) parts.push(r.created + " added");
-  if (r.updated) parts.push(r.updated + " updated");
-  if (r.deleted) parts.push(r.deleted + " deleted");
-  if (r.editsSeen) parts.push(r.editsSeen + " edited in the address book");
-  if (r.goneOnServer.length) parts.push("deleted in the address book, kept here: " + r.goneOnServer.join(", "));
-  if (r.conflicts.length) parts.push("the address book's edit kept: " + r.conflicts.join("; "));
-  if (r.failed.length) parts.push("not synced: " + r.failed.join("; "));
-  return parts.length ? parts.join(", ") : "nothing to change";
+  if (r.created) parts.push(t("%1$@ added", r.created.toLocaleString(LANG)));
+  if (r.updated) parts.push(t("%1$@ updated", r.updated.toLocaleString(LANG)));
+  if (r.deleted) parts.push(t("%1$@ deleted", r.deleted.toLocaleString(LANG)));
+  if (r.editsSeen) parts.push(t("%1$@ edited in the address book", r.editsSeen.toLocaleString(LANG)));
+  if (r.goneOnServer.length) parts.push(t("deleted in the address book, kept here: %1$@", r.goneOnServer.join(", ")));
+  if (r.conflicts.length) parts.push(t("the address book's edit kept: %1$@", r.conflicts.join("; ")));
+  if (r.failed.length) parts.push(t("not synced: %1$@", r.failed.join("; ")));
+  return parts.length ? parts.join(", ") : t("nothing to change");
 }
 
 async function addAddressBook(e) {
   e.preventDefault();
-  abSay("Connecting to " + $("ab-url").value + "…");
+  abSay(t("Connecting to %1$@…", $("ab-url").value));
   try {
     const r = await api("POST", "/api/addressbooks", { url: $("ab-url").value, user: $("ab-user").value, password: $("ab-password").value });
     $("ab-password").value = "";
-    abSay("Added " + r.url + ": " + syncSummary(r.sync) + ".");
+    abSay(t("Added %1$@: %2$@.", r.url, syncSummary(r.sync)));
     loadAddressBooks();
-  } catch (err) { abSay("", "Not added. " + err.message, err.field); }
+  } catch (err) { abSay("", t("Not added. %1$@", err.message), err.field); }
 }
 
 async function syncAddressBooks() {
-  notice("Syncing…");
+  notice(t("Syncing…"));
   try {
     const results = await api("POST", "/api/addressbooks/sync", {});
-    notice("Synced. " + results.map((r) => r.url + ": " + (r.error ? r.error : syncSummary(r.sync))).join(" · "));
+    notice(t("Synced.") + " " + results.map((r) => r.url + ": " + (r.error ? r.error : syncSummary(r.sync))).join(" · "));
     loadAddressBooks();
   } catch (e) { notice(e.message); }
 }
@@ -341,7 +354,7 @@ async function loadMessages() {
   $("no-messages").hidden = m.inbox.length > 0 || m.outbox.length > 0;
   $("outbox").replaceChildren(...m.outbox.map((o) => {
     const li = el("li");
-    li.append(el("strong", o.contact || ""), el("span", o.text === null || o.text === undefined ? "delivered" + (o.deliveredAt ? " " + when(o.deliveredAt) : "") + " (its text is not kept once delivered)" : o.text, { class: "text" }), el("span", o.state + (o.lastError ? " — " + o.lastError : ""), { class: "badge " + (o.state === "delivered" ? "verified" : o.state) }));
+    li.append(el("strong", o.contact || ""), el("span", o.text === null || o.text === undefined ? (o.deliveredAt ? t("delivered %1$@ (its text is not kept once delivered)", when(o.deliveredAt)) : t("delivered (its text is not kept once delivered)")) : o.text, { class: "text" }), el("span", ({ delivered: t("delivered"), queued: t("queued"), failed: t("failed") }[o.state] || o.state) + (o.lastError ? " — " + o.lastError : ""), { class: "badge " + (o.state === "delivered" ? "verified" : o.state) }));
     return li;
   }));
   $("message-count").textContent = "";
@@ -351,10 +364,10 @@ async function send(e) {
   e.preventDefault();
   try {
     const item = await api("POST", "/api/messages", { contact: $("to").value, text: $("text").value });
-    notice(item.state === "delivered" ? "Delivered." : item.state === "queued" ? "Queued: delivered when they are around." : "Not delivered: " + (item.lastError || item.state));
+    notice(item.state === "delivered" ? t("Delivered.") : item.state === "queued" ? t("Queued: delivered when they are around.") : t("Not delivered: %1$@", item.lastError || item.state));
     $("text").value = "";
     loadMessages();
-  } catch (err) { notice("Not sent: " + err.message); }
+  } catch (err) { notice(t("Not sent: %1$@", err.message)); }
 }
 
 async function scan() {
@@ -369,7 +382,7 @@ async function scan() {
                                      body: JSON.stringify({ text: $("scan-text").value }) });
     }
     const data = await r.json();
-    if (!r.ok) throw new Error(data.error || ("the node answered " + r.status));
+    if (!r.ok) throw new Error(data.error ? t(data.error) : t("the node answered %1$@", r.status));
     notice("");  // an earlier "Cannot read it" is not this scan's
     $("scan-results").replaceChildren(...data.map((x) => {
       const li = el("li");
@@ -377,18 +390,18 @@ async function scan() {
         li.append(el("strong", x.name), el("span", x.format + ", " + x.verificationStatus, { class: "badge " + x.verificationStatus }),
                   el("span", x.summary + ". " + x.reason, { class: "fp" }));
       } else if (x.result === "partial") {
-        li.append(el("span", "Part of a larger code: " + x.received + " of " + x.total + " frames"));
+        li.append(el("span", t("Part of a larger code: %1$@ of %2$@ frames", x.received, x.total)));
       } else if (x.result === "error") {
-        li.append(el("span", "Not usable: " + x.message));
+        li.append(el("span", t("Not usable: %1$@", x.message)));
       } else if (x.result === "own-card") {
-        li.append(el("strong", x.name), el("span", "This is your own card: nothing was stored.", { class: "fp" }));
+        li.append(el("strong", x.name), el("span", t("This is your own card: nothing was stored."), { class: "fp" }));
       } else {
         li.append(el("span", x.result + (x.note ? ": " + x.note : "")));
       }
       return li;
     }));
     $("scan-file").value = "";
-  } catch (e) { notice("Cannot read it: " + e.message); }
+  } catch (e) { notice(t("Cannot read it: %1$@", e.message)); }
 }
 
 
@@ -430,15 +443,15 @@ async function sendPhoto() {
   try {
     const r = await fetch("/api/card/photo", { method: "PUT", headers: { "Content-Type": file.type || "application/octet-stream" }, body: file, credentials: "same-origin" });
     const data = await r.json().catch(() => ({}));
-    if (!r.ok) throw new Error(data.error || ("the node answered " + r.status));
-    notice("Photo saved: peers receive the square shown.");
+    if (!r.ok) throw new Error(data.error ? t(data.error) : t("the node answered %1$@", r.status));
+    notice(t("Photo saved: peers receive the square shown."));
     loadCard();
-  } catch (e) { notice("Photo not saved: " + e.message); }
+  } catch (e) { notice(t("Photo not saved: %1$@", e.message)); }
   input.value = "";
 }
 
 async function removePhoto() {
-  try { await api("DELETE", "/api/card/photo"); notice("Photo removed."); loadCard(); } catch (e) { notice(e.message); }
+  try { await api("DELETE", "/api/card/photo"); notice(t("Photo removed.")); loadCard(); } catch (e) { notice(e.message); }
 }
 
 function sharedFields() { return [...document.querySelectorAll("[data-share]")].filter((b) => b.checked).map((b) => b.dataset.share); }
@@ -448,7 +461,7 @@ function renderPreview() {
   dl.replaceChildren();
   const card = formCard();
   for (const f of sharedFields()) {
-    let v = f === "photo" ? (cardHasPhoto ? "your photo (shown above)" : "") : card[f];
+    let v = f === "photo" ? (cardHasPhoto ? t("your photo (shown above)") : "") : card[f];
     if (Array.isArray(v)) v = v.filter((x) => x.trim()).join(", ");
     if (v && v.trim()) dl.append(el("dt", labelOf(f)), el("dd", v));
   }
@@ -467,7 +480,7 @@ function showFrame() {
   $("qr").src = "/api/card/qr.svg?format=" + format + "&frame=" + frame + "&t=" + Date.now();
   if (!$("qr-view").hidden) $("qr-big").src = $("qr").src;
   $("qr-png").href = "/api/card/qr.png?format=" + format + "&frame=" + frame;
-  $("qr-frame").textContent = qrFrames > 1 ? "Frame " + (frame + 1) + " of " + qrFrames + " (scan them all)" : "";
+  $("qr-frame").textContent = qrFrames > 1 ? t("Frame %1$@ of %2$@ (scan them all)", (frame + 1).toLocaleString(LANG), qrFrames.toLocaleString(LANG)) : "";
   $("qr-big-frame").textContent = $("qr-frame").textContent;
 }
 
@@ -489,9 +502,9 @@ async function saveCard(e) {
   try {
     await api("PUT", "/api/card", formCard());
     await api("PUT", "/api/sharing", { fields: sharedFields() });
-    notice("Saved: the next exchange sends this card.");
+    notice(t("Saved: the next exchange sends this card."));
     loadCard();
-  } catch (err) { notice("Not saved: " + err.message); }
+  } catch (err) { notice(t("Not saved: %1$@", err.message)); }
 }
 
 let events = null, stopped = false;
@@ -509,37 +522,39 @@ function onEvent(ev) {
     case "exchange.unconfirmed": {
       state.requests.delete(ev.id); renderRequests();
       const c = ev.contact;
-      notice(c.name + "'s node may have kept your card: the connection ended before it confirmed. Kept here as unconfirmed; it is settled when your nodes next reach each other.");
+      notice(t("%1$@'s node may have kept your card: the connection ended before it confirmed. Kept here as unconfirmed; it is settled when your nodes next reach each other.", c.name));
       show("contacts"); loadContacts().then(() => showContact(c));
       break;
     }
     case "exchange.completed": {
       state.requests.delete(ev.id); renderRequests();
       const c = ev.contact;
-      notice("Exchanged cards with " + c.name + " (" + metWords(c) + ")" + (ev.theirMessage ? ": “" + ev.theirMessage + "”" : ""));
+      notice(ev.theirMessage ? t("Exchanged cards with %1$@ (%2$@): “%3$@”", c.name, metWords(c), ev.theirMessage) : t("Exchanged cards with %1$@ (%2$@)", c.name, metWords(c)));
       show("contacts"); loadContacts().then(() => showContact(c));
       break;
     }
     case "exchange.settled":
-      notice(ev.kept ? "Confirmed: " + ev.name + "'s node kept your exchange; both of you have each other's card."
-                     : "Withdrawn: " + ev.name + "'s node did not keep your exchange, so it was withdrawn here too.");
+      notice(ev.kept ? t("Confirmed: %1$@'s node kept your exchange; both of you have each other's card.", ev.name)
+                     : t("Withdrawn: %1$@'s node did not keep your exchange, so it was withdrawn here too.", ev.name));
       if (!$("contacts").hidden) loadContacts();
       break;
-    case "exchange.failed":
+    case "exchange.failed": {
       state.requests.delete(ev.id); renderRequests();
       // A refusal's words say it was one; other failures add their code.
-      notice("Exchange " + (ev.byPeer ? "ended by them" : "failed") + ": " + ev.reason + (ev.code === "declined" ? "" : " (" + ev.code + ")") + "; nothing was stored");
+      const why = ev.reason + (ev.code === "declined" ? "" : " (" + ev.code + ")");
+      notice(ev.byPeer ? t("Exchange ended by them: %1$@; nothing was stored", why) : t("Exchange failed: %1$@; nothing was stored", why));
       break;
-    case "exchange.error": notice("Cannot exchange with " + ev.peer + ": " + ev.reason); break;
+    }
+    case "exchange.error": notice(t("Cannot exchange with %1$@: %2$@", ev.peer, ev.reason)); break;
     case "stopped":
       stopped = true; events.close();
-      notice("Nearcard stopped on this computer. Run nearcard ui again to open it.");
+      notice(t("Nearcard stopped on this computer. Run nearcard ui again to open it."));
       break;
     case "message.received":
-      notice("Message from " + (ev.contact || ev.from) + ": " + ev.text);
-      if (!$("messages").hidden) loadMessages(); else $("message-count").textContent = "(new)";
+      notice(t("Message from %1$@: %2$@", ev.contact || ev.from, ev.text));
+      if (!$("messages").hidden) loadMessages(); else $("message-count").textContent = t("(new)");
       break;
-    case "discovery-unavailable": notice("Discovery is unavailable: " + ev.message); break;
+    case "discovery-unavailable": notice(t("Discovery is unavailable: %1$@", ev.message)); break;
   }
 }
 
@@ -550,7 +565,9 @@ async function start() {
   $("tabs").addEventListener("keydown", (e) => {
     const all = tabs(), at = all.indexOf(document.activeElement);
     if (at < 0) return;
-    const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: all.length - 1 }[e.key];
+    // Right to left, the next tab is on the left.
+    const step = document.documentElement.dir === "rtl" ? -1 : 1;
+    const to = { ArrowRight: at + step, ArrowLeft: at - step, Home: 0, End: all.length - 1 }[e.key];
     if (to === undefined) return;
     e.preventDefault();
     const next = all[(to + all.length) % all.length];
@@ -570,7 +587,7 @@ async function start() {
   $("ab-sync").addEventListener("click", syncAddressBooks);
   $("scan-go").addEventListener("click", scan);
   $("retry").addEventListener("click", async () => {
-    try { const r = await api("POST", "/api/outbox/retry", {}); notice("Tried " + r.tried + ": " + r.delivered + " delivered."); loadMessages(); }
+    try { const r = await api("POST", "/api/outbox/retry", {}); notice(t("Tried %1$@: %2$@ delivered.", r.tried.toLocaleString(LANG), r.delivered.toLocaleString(LANG))); loadMessages(); }
     catch (e) { notice(e.message); }
   });
   $("card-form").addEventListener("input", renderPreview);
@@ -580,18 +597,23 @@ async function start() {
   $("qr-close").addEventListener("click", () => showCodeFull(false));
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("qr-view").hidden) showCodeFull(false); });
   setInterval(() => { if (!$("card").hidden && qrFrames > 1) { frame = (frame + 1) % qrFrames; showFrame(); } }, 1500);
+  // The language menu: the choice is kept (a cookie) and the page comes back in it.
+  $("lang").addEventListener("change", () => {
+    document.cookie = "nearcard-lang=" + encodeURIComponent($("lang").value) + "; Path=/; SameSite=Strict; Max-Age=31536000";
+    location.reload();
+  });
   try {
     const s = await api("GET", "/api/state");
-    $("me").textContent = s.me.name || "(no name)";
-    $("me").title = "Your fingerprint: " + s.me.fingerprint;
+    $("me").textContent = s.me.name || t("(no name)");
+    $("me").title = t("Your fingerprint: %1$@", s.me.fingerprint);
     for (const p of s.peers) state.peers.set(p.instance, p);
     for (const r of s.requests) state.requests.set(r.id, r);
-    if (!s.discovers) notice("Discovery is unavailable: peers cannot see this node, nor it them (try nearcard doctor).");
+    if (!s.discovers) notice(t("Discovery is unavailable: peers cannot see this node, nor it them (try nearcard doctor)."));
   } catch (e) { notice(e.message); }
   renderPeers(); renderRequests();
   events = new EventSource("/api/events");
   events.onmessage = (m) => { try { onEvent(JSON.parse(m.data)); } catch (e) { /* a line we do not know */ } };
-  events.onerror = () => { if (!stopped) notice("Lost the node; reconnecting…"); };
+  events.onerror = () => { if (!stopped) notice(t("Lost the node; reconnecting…")); };
   setInterval(tick, 1000);
   document.body.dataset.ready = "true";
 }
