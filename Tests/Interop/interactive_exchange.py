@@ -44,8 +44,9 @@ def spawn(*args):
 
 out = {}
 listener = spawn("listen", "--home", home_a, "--port", "0", "--no-discovery")
-listener.expect(rb"Listening on port (\d+)")
+listener.expect("(?:Listening on port|Empfangsbereit auf Port) (\\d+)".encode())
 port = listener.match.group(1).decode()
+out["listenerStarted"] = listener.match.group(0).decode()
 
 
 def dial(home=home_b, *extra):

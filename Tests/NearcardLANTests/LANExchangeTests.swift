@@ -440,6 +440,7 @@ struct SmallDisk {
     @Test func theConsentPromptAndTheOutcomeSpeakGerman() throws {
         let out = try interactive("german")
         #expect(out["listenerCode"] != nil && out["listenerCode"] == out["dialerCode"], "the same ASCII code on both screens: \(out)")
+        #expect(out["listenerStarted"]?.stringValue?.hasPrefix("Empfangsbereit auf Port") == true, "\(out)")
         let shown = out["listenerShown"]?.stringValue ?? ""
         #expect(shown.contains("Tauschanfrage von Grace unter 127.0.0.1:") && shown.contains("Fingerabdruck"), "\(shown)")
         let question = out["listenerAsked"]?.stringValue ?? ""

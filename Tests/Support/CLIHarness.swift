@@ -77,12 +77,18 @@ public struct CLI: Sendable {
         try CLI.run(executable: CLI.builtExecutable.path, args, env: ["NEARCARD_HOME": home.path].merging(env) { $1 })
     }
 
-    public static func run(executable: String, _ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
+    /// This process's environment without the variables that choose a language: the words a test
+    /// reads are English whatever the runner's language (issue 52: the suite passes in the C locale
+    /// and in German); a test asks for another language through `env`.
+    public static var englishEnvironment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "NEARCARD_PASSPHRASE_FILE")
-        // The words a test reads are English whatever the runner's language (a test asks for another
-        // through `env`).
         for k in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] { environment.removeValue(forKey: k) }
+        return environment
+    }
+
+    public static func run(executable: String, _ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
+        var environment = englishEnvironment
+        environment.removeValue(forKey: "NEARCARD_PASSPHRASE_FILE")
         for (k, v) in env { environment[k] = v }
         SecretWatch.shared.learn(arguments: args, environment: env)
         let o = try ChildProcess.capture([executable] + args, environment: environment, stdin: stdin.map { Array($0.utf8) })

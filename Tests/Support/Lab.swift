@@ -110,7 +110,7 @@ public final class Lab: @unchecked Sendable {
     /// (its stderr goes to `log`), e.g. `listen --jsonl`. It is killed when the lab goes.
     public func converse(_ args: [String], log: URL) throws -> ChildProcess {
         SecretWatch.shared.learn(arguments: args, environment: [:])
-        let child = try ChildProcess(execPrefix + args, log: log.path, pipes: true)
+        let child = try ChildProcess(execPrefix + args, environment: CLI.englishEnvironment, log: log.path, pipes: true)
         lock.withLock { processes.append(child) }
         return child
     }
@@ -181,7 +181,7 @@ extension ChildProcess {
     /// A long-running command with its output (stdout and stderr) to `log`.
     public convenience init(_ path: String, _ args: [String], log: URL) throws {
         SecretWatch.shared.learn(arguments: args, environment: [:])
-        try self.init([path] + args, log: log.path, pipes: false)
+        try self.init([path] + args, environment: CLI.englishEnvironment, log: log.path, pipes: false)
     }
 
     /// Sends it a signal if it still runs.

@@ -124,7 +124,7 @@ struct Exchange: AsyncParsableCommand {
         try node.checkCanStore()
         let target = try await node.target(for: peer, wait: timeout)
         phase.named(target.label)
-        if !json { Console.out("Connecting to \(target.label)…") }
+        if !json { Console.out(t("Connecting to %1$@…", target.label)) }
         let events = context.events.subscribe()
         let attempts = Counter()
         let json = self.json
@@ -161,7 +161,7 @@ struct Exchange: AsyncParsableCommand {
     /// --yes), and reports the one ending the node reached — the same words and exit codes as an
     /// exchange made in this process.
     func exchange(through node: NodeLink, peer: String, consent: TerminalConsent?, phase: DialPhase) async throws {
-        if !json { Console.out("Connecting to \(peer)…") }
+        if !json { Console.out(t("Connecting to %1$@…", peer)) }
         var command: JSONObject = ["cmd": "exchange", "peer": .string(peer), "wait": .number(timeout), "confirm": .bool(consent != nil)]
         if let message { command["message"] = .string(message) }
         let attempts = Counter()
@@ -340,7 +340,9 @@ struct Exchange: AsyncParsableCommand {
         let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
         let node = NodeRuntime.open(context)
         try node.checkCanStore()
-        if !json { Console.out("Connecting to \(invitation.name ?? invitation.fingerprint) at \(invitation.addresses.joined(separator: ", "))…") }
+        if !json {
+            Console.out(t("Connecting to %1$@ at %2$@…", invitation.name ?? invitation.fingerprint, invitation.addresses.joined(separator: ", ")))
+        }
         // The same --json members as an exchange by name or address (sas, attempts), and `invited`.
         let events = context.events.subscribe()
         let attempts = Counter()

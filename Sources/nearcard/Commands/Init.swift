@@ -64,11 +64,11 @@ struct Init: AsyncParsableCommand {
         if let passphraseFile {
             passphrase = try Passphrase.read(file: passphraseFile)
         } else if askPassphrase {
-            guard let typed = try Self.askTwice("New passphrase: ", allowEmpty: false) else {
+            guard let typed = try Self.askTwice(t("New passphrase: "), allowEmpty: false) else {
                 throw CLIError(.malformedInput, "--ask-passphrase needs a terminal; use --passphrase-file FILE instead")
             }
             passphrase = typed
-        } else if !noPassphrase, Self.atTerminal, let typed = try Self.askTwice("New passphrase for your secret keys (empty for none): ", allowEmpty: true) {
+        } else if !noPassphrase, Self.atTerminal, let typed = try Self.askTwice(t("New passphrase for your secret keys (empty for none): "), allowEmpty: true) {
             // (No controlling terminal to ask on, where the prompt gives nil, counts as not at a terminal.)
             passphrase = typed.count > 0 ? typed : nil
             warnUnsealed = passphrase == nil
@@ -82,7 +82,7 @@ struct Init: AsyncParsableCommand {
             Console.json(identity.json)
             return
         }
-        Console.out("Created an identity in \(home.path)")
+        Console.out(t("Created an identity in %1$@", home.path))
         Console.table(IdentityDisplay.rows(identity, sealed: passphrase != nil))
     }
 
@@ -93,14 +93,14 @@ struct Init: AsyncParsableCommand {
             guard let first = Passphrase.prompt(prompt) else { return nil }
             if first.count == 0 {
                 if allowEmpty { return first }
-                Console.err("nearcard: the passphrase is empty; type one")
+                Console.err("nearcard: " + t("the passphrase is empty; type one"))
                 continue
             }
-            guard let second = Passphrase.prompt("Repeat passphrase: ") else {
+            guard let second = Passphrase.prompt(t("Repeat passphrase: ")) else {
                 throw CLIError(.malformedInput, "no answer to the second passphrase prompt; \(nothing)")
             }
             if first.constantTimeEquals(second) { return first }
-            if attempt < 3 { Console.err("nearcard: the two passphrases differ; type it again") }
+            if attempt < 3 { Console.err("nearcard: " + t("the two passphrases differ; type it again")) }
         }
         throw CLIError(.malformedInput, "the passphrases differed three times; \(nothing)")
     }

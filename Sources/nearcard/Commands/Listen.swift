@@ -51,7 +51,7 @@ struct Listen: AsyncParsableCommand {
                 consent = TerminalConsent(prompter: Prompter(), message: message, timeout: node.consentTimeout)
             } else {
                 consent = DeclineAll(reason: "no terminal to ask on and no --accept policy")
-                Console.err("nearcard: no terminal: every request will be declined (use --accept all or --accept allowlist:FILE)")
+                Console.err("nearcard: " + t("no terminal: every request will be declined (use --accept all or --accept allowlist:FILE)"))
             }
         default:
             consent = AcceptAllowlist(dids: try NodeSetup.allowlist(String(accept.dropFirst("allowlist:".count))), message: message)

@@ -60,8 +60,9 @@ enum NodeCommand {
             if let session { session.warn(note) } else { Console.err("nearcard: \(note)") }
         }
         if !jsonl {
-            let label = identity.name.map { "“\($0)”" } ?? "(no name)"
-            Console.out("Listening on port \(runtime.port ?? node.port) as \(label), fingerprint \(identity.fingerprint). Ctrl-C to stop.")
+            let label = identity.name.map { "“\($0)”" } ?? t("(no name)")
+            Console.out(
+                t("Listening on port %1$@ as %2$@, fingerprint %3$@. Ctrl-C to stop.", String(runtime.port ?? node.port), label, identity.fingerprint))
         }
         // One service group until a stop (NodeLifecycle): `quit` on stdin or Ctrl-C at once, SIGTERM
         // (systemd's stop, `kill`) drains.

@@ -110,18 +110,21 @@ struct UICommand: AsyncParsableCommand {
             lock.record(NodeLock.Holder(command: "ui", pid: Int(getpid()), port: runtime.port, page: base))
             // Said as it is: opened in a browser, or only served (--no-browser, no xdg-open).
             if !noBrowser && Self.open(web.address) {
-                Console.out("Opened Nearcard in your browser: \(web.address)")
+                Console.out(t("Opened Nearcard in your browser: %1$@", web.address))
             } else {
-                Console.out("Nearcard's page: \(web.address)")
-                Console.out("  (open that address in a browser on this computer; nothing was opened)")
+                Console.out(t("Nearcard's page: %1$@", web.address))
+                Console.out("  " + t("(open that address in a browser on this computer; nothing was opened)"))
             }
             Console.out(
-                "Listening for exchanges on port \(runtime.port ?? node.port) as \(context.identity.name ?? "(no name)"), fingerprint \(context.identity.fingerprint). Ctrl-C to stop."
-            )
+                t(
+                    "Listening for exchanges on port %1$@ as %2$@, fingerprint %3$@. Ctrl-C to stop.", String(runtime.port ?? node.port),
+                    context.identity.name ?? t("(no name)"), context.identity.fingerprint))
             if !DesktopNotification.available {
                 Console.err(
-                    "nearcard: desktop notifications are not available here (no session bus): a request that arrives while no page is open waits unseen until it times out; keep the page open"
-                )
+                    "nearcard: "
+                        + t(
+                            "desktop notifications are not available here (no session bus): a request that arrives while no page is open waits unseen until it times out; keep the page open"
+                        ))
             }
         }
         defer { greeter.cancel() }
@@ -130,10 +133,13 @@ struct UICommand: AsyncParsableCommand {
             for await event in events {
                 switch event {
                 case .exchangeRequested(_, let peer, let sas, .responder, _, _):
-                    Console.out("→ Exchange request from \(peer.name.map(Console.isolated) ?? "(no name)") (check code \(sas)): answer it on the page")
+                    Console.out(
+                        t("→ Exchange request from %1$@ (check code %2$@): answer it on the page", peer.name.map(Console.isolated) ?? t("(no name)"), sas))
                 case .exchangeCompleted(_, let contact, _, _, _):
                     Console.out(
-                        "✔ Exchanged cards with \(Console.isolated(contact.name)) — contact \(contact.id.prefix(8)) (\(contact.verificationStatus.rawValue))")
+                        t(
+                            "✔ Exchanged cards with %1$@ — contact %2$@ (%3$@)", Console.isolated(contact.name), String(contact.id.prefix(8)),
+                            contact.verificationStatus.rawValue))
                 default:
                     if let (text, stream) = SessionStory.line(for: event) { stream == .out ? Console.out(text) : Console.err(text) }
                 }
@@ -149,18 +155,18 @@ struct UICommand: AsyncParsableCommand {
                 if case .exchangeSettled(_, let name, let kept) = event, web.openPages == 0 {
                     Task {
                         _ = await DesktopNotification.ask(
-                            summary: kept ? "Exchange with \(name) confirmed" : "Exchange with \(name) withdrawn",
-                            body: SessionStory.settled(name: name, kept: kept), actions: [("default", "Open Nearcard")], seconds: 10)
+                            summary: kept ? t("Exchange with %1$@ confirmed", name) : t("Exchange with %1$@ withdrawn", name),
+                            body: SessionStory.settled(name: name, kept: kept), actions: [("default", t("Open Nearcard"))], seconds: 10)
                     }
                     continue
                 }
                 guard case .exchangeRequested(let id, let peer, let sas, .responder, true, _) = event, web.openPages == 0 else { continue }
                 Task {
-                    let who = peer.name ?? "someone without a name"
+                    let who = peer.name ?? t("someone without a name")
                     let answer = await DesktopNotification.ask(
-                        summary: "Exchange request from \(who)",
-                        body: "Check code \(sas): compare it with their screen.\nFingerprint \(peer.fingerprint)",
-                        actions: [("accept", "Accept"), ("decline", "Decline"), ("default", "Open Nearcard")],
+                        summary: t("Exchange request from %1$@", who),
+                        body: t("Check code %1$@: compare it with their screen.", sas) + "\n" + t("Fingerprint %1$@", peer.fingerprint),
+                        actions: [("accept", t("Accept")), ("decline", t("Decline")), ("default", t("Open Nearcard"))],
                         seconds: context.limits.consentTimeout)
                     switch answer {
                     case "accept": try? runtime.answer(request: id, accept: true)
