@@ -45,3 +45,11 @@ def audit(pages, wide=None):
                                       for v in result["violations"] if v.get("impact") in ("serious", "critical")]
         d.find_element(By.CSS_SELECTOR, 'nav button[data-tab="nearby"]').click()
     return found
+
+
+def watch_errors(d):
+    """From now on, the page's uncaught errors and rejected promises collect in window.__nearcardErrors."""
+    d.execute_script("""
+        window.__nearcardErrors = [];
+        addEventListener('error', e => window.__nearcardErrors.push(String(e.message)));
+        addEventListener('unhandledrejection', e => window.__nearcardErrors.push(String(e.reason)));""")

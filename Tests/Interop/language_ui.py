@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from chromium import audit, browser
+from chromium import audit, browser, watch_errors
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--url", required=True)
@@ -36,10 +36,7 @@ def fail(why):
 
 def ready(d):
     WebDriverWait(d, 30).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
-    d.execute_script("""
-        window.__nearcardErrors = [];
-        addEventListener('error', e => window.__nearcardErrors.push(String(e.message)));
-        addEventListener('unhandledrejection', e => window.__nearcardErrors.push(String(e.reason)));""")
+    watch_errors(d)
 
 
 def page(d):

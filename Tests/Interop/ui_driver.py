@@ -20,7 +20,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from chromium import audit, browser  # this folder's module: Debian's headless Chromium, axe-core on each section
+from chromium import audit, browser, watch_errors  # this folder's module: Debian's headless Chromium, axe-core on each section
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--ada", required=True)
@@ -70,10 +70,7 @@ try:
     for d, url in ((ada, args.ada), (grace, args.grace)):
         d.get(url)
         wait(d, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true", "the page loading")
-        d.execute_script("""
-            window.__nearcardErrors = [];
-            addEventListener('error', e => window.__nearcardErrors.push(String(e.message)));
-            addEventListener('unhandledrejection', e => window.__nearcardErrors.push(String(e.reason)));""")
+        watch_errors(d)
         if "token=" in d.current_url:
             fail("the token stayed in the address bar")
     # Every control has an accessible name; the keyboard alone reaches and opens a section.
