@@ -161,7 +161,9 @@ public final class TestPostgres: @unchecked Sendable {
             command = ["/usr/bin/setpriv"] + TestAccount.dropArguments(account) + command
         }
         if let netns { command = ["/usr/sbin/ip", "netns", "exec", netns] + command }
-        var env = ProcessInfo.processInfo.environment
+        // The server's messages in English whatever the runner's language (the tests read them): glibc's
+        // gettext reads LANGUAGE in any locale but exactly C, and C.UTF-8 is not exactly C.
+        var env = CLI.englishEnvironment
         env["LC_ALL"] = "C.UTF-8"
         return try ChildProcess.run(command, environment: env)
     }
