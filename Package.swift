@@ -57,7 +57,7 @@ let package = Package(
 
         // did:key, multibase, JCS, JSON, ECDSA P-256 (libcrypto), X25519/Ed25519/sealed box/AEAD/Argon2id (libsodium), JWS/JWT.
         // The one shape of a module's error (`ModuleError<Kind>`): every module below the node names its own.
-        .target(name: "NearcardErrors"),
+        .target(name: "NearcardErrors", dependencies: ["NearcardText"]),
         // PURE: gettext catalogs (.mo), plural rules, the languages a person asked for. No disk, no globals.
         .target(name: "NearcardText"),
         .target(name: "NearcardCrypto", dependencies: ["NearcardErrors", "CSodium", "COpenSSL"]),
@@ -166,6 +166,7 @@ let package = Package(
             name: "NearcardNode",
             dependencies: [
                 "NearcardCrypto", "NearcardModel", "NearcardProtocol", "NearcardDiscovery", "NearcardStore", "NearcardSemaphore", "NearcardAddressBook",
+                "NearcardErrors", "NearcardText",
                 "CLibC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

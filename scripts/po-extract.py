@@ -4,8 +4,8 @@
     scripts/po-extract.py [--check]
 
 A message is the first string literal of `t("…")`, `t("…", context: "…")`, `t.plural("…", "…", …)`
-or `N_("…")` (a message marked where it is made and translated where it is shown) in the Swift sources and the web app's script (single-line literals, the call itself may span lines;
-their escapes as Swift writes them), and each text between tags and each `aria-label`, `placeholder`,
+or `N_("…")` (a message marked where it is made and translated where it is shown) in the Swift sources and the web app's script (single-line literals, the call itself may span lines,
+their escapes as Swift writes them; in Swift also a multi-line literal `t(\"\"\"…\"\"\")`, as Swift reads it), and each text between tags and each `aria-label`, `placeholder`,
 `alt` and `title` of the web app's page (Sources/NearcardWeb/Assets/index.html, translated by the node
 as it serves it: WebAssets.translated) that has a letter in it (not within <code>, and not a lower-case
 word alone such as a format's name). Placeholders are positional (`%1$@`, `%2$ld`), marked objc-format
@@ -19,8 +19,24 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 LITERAL = r'"((?:[^"\\\n]|\\.)*)"'
-CALL = re.compile(r'\b(?:t|N_)(?:\.plural)?\(\s*' + LITERAL + r'(?:\s*,\s*' + LITERAL + r')?(?:[^)\n]*?context:\s*' + LITERAL + r')?')
+MULTILINE = re.compile(r'\b(?:t|N_|Phrase)\(\s*"""\n(.*?)\n([ \t]*)"""', re.S)
+CALL = re.compile(r'\b(?:t|N_|Phrase)(?:\.plural)?\(\s*(?!\"\"\")' + LITERAL + r'(?:\s*,\s*' + LITERAL + r')?(?:[^)\n]*?context:\s*' + LITERAL + r')?')
 PLURAL = re.compile(r'\bt\.plural\(')
+
+
+def multiline(body, indent):
+    """A Swift multi-line literal's body (between the line after its opening and its closing delimiter) as a
+    single-line literal's body: the closing delimiter's indentation stripped from each line, a line ending in
+    a backslash joined to the next, quotes escaped, newlines written \\n."""
+    lines = [line[len(indent):] if line.startswith(indent) else line.lstrip() for line in body.split("\n")]
+    text = ""
+    for n, line in enumerate(lines):
+        backslashes = len(line) - len(line.rstrip("\\"))
+        if backslashes % 2 == 1:
+            text += line[:-1]
+        else:
+            text += line + ("\\n" if n < len(lines) - 1 else "")
+    return re.sub(r'(?<!\\)"', '\\"', text)
 
 
 def po_escape(swift):
@@ -43,6 +59,14 @@ def messages():
             path = os.path.join(base, name)
             rel = os.path.relpath(path, ROOT)
             text = open(path, encoding="utf-8").read()
+            for m in MULTILINE.finditer(text):
+                number = text.count("\n", 0, m.start()) + 1
+                body = multiline(m.group(1), m.group(2))
+                if "\\(" in body:
+                    sys.exit(f"{rel}:{number}: a message with an interpolation; use a placeholder (%1$@) and pass the value")
+                key = (None, body, None)
+                if rel not in found.setdefault(key, []):
+                    found[key].append(rel)
             for m in CALL.finditer(text):
                 number = text.count("\n", 0, m.start()) + 1
                 singular, plural, context = m.group(1), m.group(2), m.group(3)

@@ -57,20 +57,21 @@ public enum AddressBookSync {
             guard let dir = environment["CREDENTIALS_DIRECTORY"], !dir.isEmpty else {
                 throw AddressBookError(
                     .credential,
-                    "\(account): the password is the systemd credential \"\(name)\", but $CREDENTIALS_DIRECTORY is not set; run under systemd with LoadCredential=\(name):FILE"
-                )
+                    Phrase(
+                        "%1$@: the password is the systemd credential \"%2$@\", but $CREDENTIALS_DIRECTORY is not set; run under systemd with LoadCredential=%2$@:FILE",
+                        account, name))
             }
             path = dir + "/" + name
         } else {
-            throw AddressBookError(.credential, "\(account): \"\(credential)\" is not a password source Nearcard knows; add the account again")
+            throw AddressBookError(.credential, Phrase("%1$@: \"%2$@\" is not a password source Nearcard knows; add the account again", account, credential))
         }
         let bytes: SecureBytes
         do { bytes = try FileIO.readSmallFile(path, limit: maximumPassword, privateOnly: true, what: "password file") } catch {
-            throw AddressBookError(.credential, "\(account): cannot read the password: \(error.message)")
+            throw AddressBookError(.credential, Phrase("%1$@: cannot read the password: %2$@", account, error.phrase))
         }
         var text = bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
-        guard !text.isEmpty else { throw AddressBookError(.credential, "\(account): the password file \(path) is empty") }
+        guard !text.isEmpty else { throw AddressBookError(.credential, Phrase("%1$@: the password file %2$@ is empty", account, path)) }
         return text
     }
 
@@ -82,7 +83,7 @@ public enum AddressBookSync {
         serverURL: String, username: String, credential: String, configured: [AddressBookAccount] = [], database: NearcardDatabase? = nil
     ) async throws(AddressBookError) -> String {
         guard let start = URL(string: serverURL), start.host != nil else {
-            throw AddressBookError(.invalidInput, "\"\(serverURL)\" is not a URL; give the server's address, e.g. https://dav.example.org/")
+            throw AddressBookError(.invalidInput, Phrase("\"%1$@\" is not a URL; give the server's address, e.g. https://dav.example.org/", serverURL))
         }
         try CardDAVClient.checkScheme(start, account: serverURL)
         let secret = try password(credential: credential, account: serverURL)
@@ -93,8 +94,9 @@ public enum AddressBookSync {
             if try await client.mayWrite(collection) == false {
                 throw AddressBookError(
                     .readOnly,
-                    "\(collection.absoluteString): user \"\(username)\" may only read this address book; give the account write access on the server, or choose another address book"
-                )
+                    Phrase(
+                        "%1$@: user \"%2$@\" may only read this address book; give the account write access on the server, or choose another address book",
+                        collection.absoluteString, username))
             }
             var text = collection.absoluteString
             if !text.hasSuffix("/") { text += "/" }
@@ -124,8 +126,9 @@ public enum AddressBookSync {
     static func alreadyAdded(_ url: String, as existing: String) -> AddressBookError {
         AddressBookError(
             .invalidInput,
-            "\(url) is the address book already added as \(existing) (the same server and collection); it is synced there already — to use this address instead, remove that one first (nearcard addressbook remove \(existing))"
-        )
+            Phrase(
+                "%1$@ is the address book already added as %2$@ (the same server and collection); it is synced there already — to use this address instead, remove that one first (nearcard addressbook remove %2$@)",
+                url, existing))
     }
 
     /// Whether two collection URLs name one collection on one server: the same path and port, and host
@@ -225,7 +228,7 @@ public enum AddressBookSync {
         -> AddressBookSyncReport
     {
         guard let collection = URL(string: account.url) else {
-            throw AddressBookError(.invalidInput, "\(account.url) is not a URL; remove the account and add it again")
+            throw AddressBookError(.invalidInput, Phrase("%1$@ is not a URL; remove the account and add it again", account.url))
         }
         let secret = try password(credential: account.credential, account: account.url)
         let client = CardDAVClient(account: account.url, username: account.username, password: secret)
@@ -249,7 +252,9 @@ private struct Pass {
     let mirrorDeletes: Bool
 
     func store<T>(_ body: () throws -> T) throws(AddressBookError) -> T {
-        do { return try body() } catch { throw AddressBookError(.store, "\(account.url): the book: \((error as? StoreError)?.message ?? "\(error)")") }
+        do { return try body() } catch {
+            throw AddressBookError(.store, Phrase("%1$@: the book: %2$@", account.url, (error as? StoreError)?.phrase ?? Phrase(verbatim: "\(error)")))
+        }
     }
 
     func run() async throws(AddressBookError) -> AddressBookSyncReport {
@@ -307,8 +312,9 @@ private struct Pass {
     func readOnly() -> AddressBookError {
         AddressBookError(
             .readOnly,
-            "\(account.url): user \"\(account.username)\" may not write to this address book (403); give the account write access on the server, or add another address book"
-        )
+            Phrase(
+                "%1$@: user \"%2$@\" may not write to this address book (403); give the account write access on the server, or add another address book",
+                account.url, account.username))
     }
 
     /// The server's copy of a card: text and ETag; nil when it is gone.
@@ -316,7 +322,7 @@ private struct Pass {
         let answer = try await client.request("GET", url, limit: CardDAVClient.maximumCard)
         if answer.status == 404 || answer.status == 410 { return nil }
         guard answer.status == 200 else {
-            throw AddressBookError(.server, "\(account.url): GET \(url.path) (\(name)'s card) answered \(answer.status)")
+            throw AddressBookError(.server, Phrase("%1$@: GET %2$@ (%3$@'s card) answered %4$@", account.url, url.path, name, String(answer.status)))
         }
         return (answer.text, answer.etag)
     }

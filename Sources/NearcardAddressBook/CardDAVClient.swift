@@ -54,9 +54,9 @@ struct CardDAVClient: Sendable {
             let host = url.host?.lowercased() ?? ""
             if host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]" { return }
             throw AddressBookError(
-                .invalidInput, "\(account): Nearcard sends the password only over https (http only to localhost); use the https:// address")
+                .invalidInput, Phrase("%1$@: Nearcard sends the password only over https (http only to localhost); use the https:// address", account))
         default:
-            throw AddressBookError(.invalidInput, "\(account) is not an http(s) URL; give the server's https:// address")
+            throw AddressBookError(.invalidInput, Phrase("%1$@ is not an http(s) URL; give the server's https:// address", account))
         }
     }
 
@@ -74,21 +74,22 @@ struct CardDAVClient: Sendable {
                 .connect(host: host, port: port).get()
             try? await channel.close()
         } catch {
-            throw AddressBookError(.unreachable, "\(account): cannot reach \(host):\(port) (\(Self.reason(error))); is the server up?")
+            throw AddressBookError(
+                .unreachable, Phrase("%1$@: cannot reach %2$@:%3$@ (%4$@); is the server up?", account, host, String(port), Self.reason(error)))
         }
     }
 
     /// A connection's failure in a few words ("connection refused"), not NIO's nested description.
-    static func reason(_ error: any Error) -> String {
+    static func reason(_ error: any Error) -> Phrase {
         let text = String(describing: error)
         for (needle, words) in [
-            ("Connection refused", "connection refused"), ("No route to host", "no route to host"), ("Network is unreachable", "network unreachable"),
-            ("connectTimeout", "no answer within 5 s"), ("timed out", "timed out"), ("Name or service not known", "no such host name"),
-            ("NXDOMAIN", "no such host name"),
+            ("Connection refused", Phrase("connection refused")), ("No route to host", Phrase("no route to host")),
+            ("Network is unreachable", Phrase("network unreachable")), ("connectTimeout", Phrase("no answer within 5 s")), ("timed out", Phrase("timed out")),
+            ("Name or service not known", Phrase("no such host name")), ("NXDOMAIN", Phrase("no such host name")),
         ] where text.contains(needle) {
             return words
         }
-        return text.count > 120 ? String(text.prefix(120)) + "…" : text
+        return Phrase(verbatim: text.count > 120 ? String(text.prefix(120)) + "…" : text)
     }
 
     func request(_ method: String, _ url: URL, headers: [(String, String)] = [], body: String? = nil, limit: Int = maximumAnswer)
@@ -114,8 +115,13 @@ struct CardDAVClient: Sendable {
                 do { bytes = try await response.body.collect(upTo: limit) } catch is NIOTooManyBytesError {
                     throw AddressBookError(
                         .tooLarge,
-                        "\(account): the answer to \(method) \(url.path) was too large (over \(limit >> 20) MiB, the limit for \(limit == Self.maximumCard ? "one card" : "an answer")); no address book needs that much: check the URL and the server"
-                    )
+                        limit == Self.maximumCard
+                            ? Phrase(
+                                "%1$@: the answer to %2$@ %3$@ was too large (over %4$@ MiB, the limit for one card); no address book needs that much: check the URL and the server",
+                                account, method, url.path, String(limit >> 20))
+                            : Phrase(
+                                "%1$@: the answer to %2$@ %3$@ was too large (over %4$@ MiB, the limit for an answer); no address book needs that much: check the URL and the server",
+                                account, method, url.path, String(limit >> 20)))
                 }
                 answer = Answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer: bytes), url: url)
             } catch let problem as AddressBookError {
@@ -127,8 +133,9 @@ struct CardDAVClient: Sendable {
                 {
                     problem = AddressBookError(
                         .certificate,
-                        "\(account): the TLS certificate of \(host) was not accepted: \(dates); renew it on the server (or, if this machine's clock is wrong, set it)"
-                    )
+                        Phrase(
+                            "%1$@: the TLS certificate of %2$@ was not accepted: %3$@; renew it on the server (or, if this machine's clock is wrong, set it)",
+                            account, host, dates))
                 }
                 throw problem
             }
@@ -141,22 +148,25 @@ struct CardDAVClient: Sendable {
             if answer.status == 401 {
                 throw AddressBookError(
                     .unauthorized,
-                    "\(account): the server refused user \"\(username)\" and its password (401); check the password file and run: nearcard addressbook add \(account) --user NAME --password-file FILE"
-                )
+                    Phrase(
+                        "%1$@: the server refused user \"%2$@\" and its password (401); check the password file and run: nearcard addressbook add %1$@ --user NAME --password-file FILE",
+                        account, username))
             }
             if answer.status == 507 {
                 throw AddressBookError(
                     .serverFull,
-                    "\(account): the server is out of space (507 Insufficient Storage on \(method) \(url.path)); nothing can be written there until space is freed on it"
-                )
+                    Phrase(
+                        "%1$@: the server is out of space (507 Insufficient Storage on %2$@ %3$@); nothing can be written there until space is freed on it",
+                        account, method, url.path))
             }
             if (500..<600).contains(answer.status) {
                 throw AddressBookError(
-                    .serverFailed, "\(account): the server failed (\(answer.status) on \(method) \(url.path)); its own log says why")
+                    .serverFailed,
+                    Phrase("%1$@: the server failed (%2$@ on %3$@ %4$@); its own log says why", account, String(answer.status), method, url.path))
             }
             return answer
         }
-        throw AddressBookError(.server, "\(account): more than 5 redirects from \(url.absoluteString); give the address book's own URL")
+        throw AddressBookError(.server, Phrase("%1$@: more than 5 redirects from %2$@; give the address book's own URL", account, url.absoluteString))
     }
 
     /// One line for a failed request: the certificate, the connection, or the transport.
@@ -167,20 +177,22 @@ struct CardDAVClient: Sendable {
         if let e = error as? NIOSSLExtraError, e == .failedToValidateHostname {
             return AddressBookError(
                 .certificate,
-                "\(account): the TLS certificate of \(host) was issued for another name; give the address book's URL with a name its certificate names"
-            )
+                Phrase(
+                    "%1$@: the TLS certificate of %2$@ was issued for another name; give the address book's URL with a name its certificate names", account,
+                    host))
         }
         if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
             return AddressBookError(
                 .certificate,
-                "\(account): the TLS certificate of \(host) was not accepted (expired, issued for another name, or by a CA this system does not trust): renew it on the server, or add its CA to the system's trust store (update-ca-certificates)"
-            )
+                Phrase(
+                    "%1$@: the TLS certificate of %2$@ was not accepted (expired, issued for another name, or by a CA this system does not trust): renew it on the server, or add its CA to the system's trust store (update-ca-certificates)",
+                    account, host))
         }
         if let e = error as? HTTPClientError, e == .deadlineExceeded || e == .readTimeout || e == .connectTimeout {
-            return AddressBookError(.unreachable, "\(account): \(host) did not answer in time; is the server up?")
+            return AddressBookError(.unreachable, Phrase("%1$@: %2$@ did not answer in time; is the server up?", account, host))
         }
         let short = text.count > 160 ? String(text.prefix(160)) + "…" : text
-        return AddressBookError(.unreachable, "\(account): cannot reach \(host) (\(short)); is the server up?")
+        return AddressBookError(.unreachable, Phrase("%1$@: cannot reach %2$@ (%3$@); is the server up?", account, host, short))
     }
 
     static let propfindDiscovery = """
@@ -199,18 +211,25 @@ struct CardDAVClient: Sendable {
         let answer = try await request(
             "PROPFIND", url, headers: [("Depth", String(depth)), ("Content-Type", "application/xml; charset=utf-8")], body: body)
         if answer.status == 403 {
-            throw AddressBookError(.readOnly, "\(account): user \"\(username)\" may not read \(url.path) (403); check the account's rights on the server")
+            throw AddressBookError(
+                .readOnly, Phrase("%1$@: user \"%2$@\" may not read %3$@ (403); check the account's rights on the server", account, username, url.path))
         }
         if answer.status == 404 || answer.status == 405 {
             throw AddressBookError(
-                .notAddressBook, "\(account): there is nothing at \(url.path) (\(answer.status)); give the address book's URL or the server's root")
+                .notAddressBook,
+                Phrase("%1$@: there is nothing at %2$@ (%3$@); give the address book's URL or the server's root", account, url.path, String(answer.status)))
         }
         guard answer.status == 207, let responses = try DAVResponse.multistatus(answer.body) else {
-            let what =
-                answer.status == 207
-                ? "a body Nearcard does not read (not well-formed XML, a DTD or entities, or no multistatus)"
-                : "\(answer.status), not a WebDAV multistatus"
-            throw AddressBookError(.server, "\(account): PROPFIND \(url.path) answered \(what); is this a CardDAV server?")
+            if answer.status == 207 {
+                throw AddressBookError(
+                    .server,
+                    Phrase(
+                        "%1$@: PROPFIND %2$@ answered a body Nearcard does not read (not well-formed XML, a DTD or entities, or no multistatus); is this a CardDAV server?",
+                        account, url.path))
+            }
+            throw AddressBookError(
+                .server,
+                Phrase("%1$@: PROPFIND %2$@ answered %3$@, not a WebDAV multistatus; is this a CardDAV server?", account, url.path, String(answer.status)))
         }
         return (answer.url, responses)
     }
@@ -264,13 +283,16 @@ struct CardDAVClient: Sendable {
         }
         guard let principal else {
             throw lastProblem
-                ?? AddressBookError(.notAddressBook, "\(account): the server names no principal for \"\(username)\"; give the address book's own URL")
+                ?? AddressBookError(
+                    .notAddressBook, Phrase("%1$@: the server names no principal for \"%2$@\"; give the address book's own URL", account, username))
         }
         let home = try await propfind(principal, depth: 0, body: Self.propfindDiscovery)
         guard let homeHref = home.responses.first?.property(DAVElement.carddav, "addressbook-home-set")?.hrefs.first,
             let homeURL = Self.resolve(homeHref, against: home.url)
         else {
-            throw AddressBookError(.notAddressBook, "\(account): \(principal.path) has no CardDAV address book home; is CardDAV enabled for \"\(username)\"?")
+            throw AddressBookError(
+                .notAddressBook,
+                Phrase("%1$@: %2$@ has no CardDAV address book home; is CardDAV enabled for \"%3$@\"?", account, principal.path, username))
         }
         return try await firstAddressBook(in: homeURL)
     }
@@ -280,7 +302,9 @@ struct CardDAVClient: Sendable {
         if let book = listing.responses.first(where: Self.isAddressBook), let url = Self.resolve(book.href, against: listing.url) { return url }
         throw AddressBookError(
             .notAddressBook,
-            "\(account): user \"\(username)\" has no address book under \(home.path); create one (in the server's web page or client) and add again")
+            Phrase(
+                "%1$@: user \"%2$@\" has no address book under %3$@; create one (in the server's web page or client) and add again", account, username,
+                home.path))
     }
 
     /// The collection's privileges for this user, when the server says (RFC 3744 current-user-privilege-set).
@@ -289,7 +313,8 @@ struct CardDAVClient: Sendable {
         guard let me = found.responses.first else { return nil }
         guard Self.isAddressBook(me) else {
             throw AddressBookError(
-                .notAddressBook, "\(account): \(collection.path) is not a CardDAV address book; give the address book's URL or the server's root")
+                .notAddressBook,
+                Phrase("%1$@: %2$@ is not a CardDAV address book; give the address book's URL or the server's root", account, collection.path))
         }
         guard let set = me.property(DAVElement.dav, "current-user-privilege-set") else { return nil }
         let granted = Set(set.all(DAVElement.dav, "privilege").flatMap(\.children).map(\.name))

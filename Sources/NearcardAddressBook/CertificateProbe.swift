@@ -9,7 +9,7 @@ import Synchronization
 /// first, refused, handshake did the real verification; this one only finds the words for it.
 enum CertificateProbe {
     /// "expired on 2026-11-26", "not valid before …", or nil (another name, or a CA the system does not trust).
-    static func dateProblem(host: String, port: Int, now: Date = Date()) async -> String? {
+    static func dateProblem(host: String, port: Int, now: Date = Date()) async -> Phrase? {
         guard let context = try? NIOSSLContext(configuration: .makeClientConfiguration()) else { return nil }
         let seen = Mutex<(notBefore: time_t, notAfter: time_t)?>(nil)
         let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
@@ -33,9 +33,10 @@ enum CertificateProbe {
         let day = ISO8601DateFormatter()
         day.formatOptions = [.withFullDate]
         let t = time_t(now.timeIntervalSince1970)
-        if t > dates.notAfter { return "it expired on \(day.string(from: Date(timeIntervalSince1970: TimeInterval(dates.notAfter))))" }
+        if t > dates.notAfter { return Phrase("it expired on %1$@", day.string(from: Date(timeIntervalSince1970: TimeInterval(dates.notAfter)))) }
         if t < dates.notBefore {
-            return "it is not valid before \(day.string(from: Date(timeIntervalSince1970: TimeInterval(dates.notBefore)))) (is this machine's clock right?)"
+            return Phrase(
+                "it is not valid before %1$@ (is this machine's clock right?)", day.string(from: Date(timeIntervalSince1970: TimeInterval(dates.notBefore))))
         }
         return nil
     }

@@ -51,7 +51,7 @@ struct DAVElement: Sendable {
         case NEARCARD_XML_WELL_FORMED: return builder.root
         case NEARCARD_XML_NO_LIBRARY:
             let why = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw AddressBookError(.library, "cannot load libxml2 to read the server's answers (\(why)); install it: apt install libxml2")
+            throw AddressBookError(.library, Phrase("cannot load libxml2 to read the server's answers (%1$@); install it: apt install libxml2", why))
         default: return nil
         }
     }

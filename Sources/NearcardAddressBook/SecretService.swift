@@ -24,12 +24,12 @@ public enum SecretService {
         return (String(rest[..<space]), String(rest[rest.index(after: space)...]))
     }
 
-    static func available(environment: [String: String]) -> String? {
+    static func available(environment: [String: String]) -> Phrase? {
         guard FileManager.default.isExecutableFile(atPath: tool) else {
-            return "the Secret Service needs secret-tool (sudo apt install libsecret-tools); or use --password-file"
+            return Phrase("the Secret Service needs secret-tool (sudo apt install libsecret-tools); or use --password-file")
         }
         guard environment["DBUS_SESSION_BUS_ADDRESS"] != nil || environment["XDG_RUNTIME_DIR"] != nil else {
-            return "there is no desktop session here (no D-Bus session bus) to reach the Secret Service; use --password-file or --credential"
+            return Phrase("there is no desktop session here (no D-Bus session bus) to reach the Secret Service; use --password-file or --credential")
         }
         return nil
     }
@@ -38,38 +38,40 @@ public enum SecretService {
     public static func store(password: [UInt8], server: String, user: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(AddressBookError)
     {
-        if let problem = available(environment: environment) { throw AddressBookError(.credential, "\(server): \(problem)") }
+        if let problem = available(environment: environment) { throw AddressBookError(.credential, Phrase("%1$@: %2$@", server, problem)) }
         let label = "Nearcard: CardDAV password of \(user) at \(server)"
         let result: ChildProcess.Captured
         do {
             result = try ChildProcess.capture(
                 [tool, "store", "--label", label] + attributes(server: server, user: user), environment: environment, stdin: password, timeout: timeout)
         } catch {
-            throw AddressBookError(.credential, "\(server): cannot run secret-tool: \(error)")
+            throw AddressBookError(.credential, Phrase("%1$@: cannot run secret-tool: %2$@", server, "\(error)"))
         }
         guard result.code == 0 else {
-            throw AddressBookError(.credential, "\(server): the Secret Service did not keep the password (\(firstLine(result.stderr))); use --password-file")
+            throw AddressBookError(
+                .credential, Phrase("%1$@: the Secret Service did not keep the password (%2$@); use --password-file", server, firstLine(result.stderr)))
         }
     }
 
     /// The password kept for a `secret-service:` credential.
     static func lookup(_ credential: String, account: String, environment: [String: String]) throws(AddressBookError) -> String {
         guard let (server, user) = parse(credential) else {
-            throw AddressBookError(.credential, "\(account): the Secret Service entry is not named right; add the account again")
+            throw AddressBookError(.credential, Phrase("%1$@: the Secret Service entry is not named right; add the account again", account))
         }
-        if let problem = available(environment: environment) { throw AddressBookError(.credential, "\(account): \(problem)") }
+        if let problem = available(environment: environment) { throw AddressBookError(.credential, Phrase("%1$@: %2$@", account, problem)) }
         let result: ChildProcess.Captured
         do {
             result = try ChildProcess.capture([tool, "lookup"] + attributes(server: server, user: user), environment: environment, timeout: timeout)
         } catch {
-            throw AddressBookError(.credential, "\(account): cannot run secret-tool: \(error)")
+            throw AddressBookError(.credential, Phrase("%1$@: cannot run secret-tool: %2$@", account, "\(error)"))
         }
         let text = String(decoding: result.stdout, as: UTF8.self)
         guard result.code == 0, !text.isEmpty else {
             throw AddressBookError(
                 .credential,
-                "\(account): the Secret Service holds no password for \(user) (locked, or removed); add the account again: nearcard addressbook add \(server) --user \(user) --secret-service"
-            )
+                Phrase(
+                    "%1$@: the Secret Service holds no password for %2$@ (locked, or removed); add the account again: nearcard addressbook add %3$@ --user %2$@ --secret-service",
+                    account, user, server))
         }
         return text
     }

@@ -242,7 +242,7 @@ final class Controller: Sendable {
 
     /// A node error as a face reports it: its kind (which decides the exit code) and its sentence.
     static func described(_ e: NodeError) -> JSONValue {
-        ["kind": .string(e.kind.rawValue), "message": .string(e.message)]
+        ["kind": .string(e.kind.rawValue), "message": .string(e.message), "phrase": e.phrase.json]
     }
 
     /// `{"error": {code, message}}`, a failed reply's members.

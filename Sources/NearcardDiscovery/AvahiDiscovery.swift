@@ -15,8 +15,9 @@ let avahiLibrary: Result<nearcard_avahi, DiscoveryError> = {
         return .failure(
             DiscoveryError(
                 .daemonUnavailable,
-                "cannot load Avahi's client library (\(why)): install it (apt install libavahi-client3), or exchange by address with `nearcard exchange HOST:PORT`"
-            ))
+                Phrase(
+                    "cannot load Avahi's client library (%1$@): install it (apt install libavahi-client3), or exchange by address with `nearcard exchange HOST:PORT`",
+                    why)))
     }
     return .success(table.pointee)
 }()
@@ -56,7 +57,7 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
     /// avahi-daemon or the D-Bus system bus is not running.
     public init() throws(DiscoveryError) {
         _ = try avahiLibrary.get()
-        guard let poll = avahi.threaded_poll_new() else { throw DiscoveryError(.avahi, "avahi_threaded_poll_new failed") }
+        guard let poll = avahi.threaded_poll_new() else { throw DiscoveryError(.avahi, Phrase("%1$@ failed", "avahi_threaded_poll_new")) }
         let context = ClientContext()
         var error: Int32 = 0
         guard
@@ -73,18 +74,22 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
         guard avahi.threaded_poll_start(poll) >= 0 else {
             avahi.client_free(client)
             avahi.threaded_poll_free(poll)
-            throw DiscoveryError(.avahi, "cannot start Avahi's event thread")
+            throw DiscoveryError(.avahi, Phrase("cannot start Avahi's event thread"))
         }
     }
 
     static func unavailable(_ error: Int32) -> DiscoveryError {
         let why = avahiMessage(error)
         let dbus = fileExists("/run/dbus/system_bus_socket") || (getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil)
-        let fix =
+        return DiscoveryError(
+            .daemonUnavailable,
             dbus
-            ? "start avahi-daemon (systemctl start avahi-daemon)"
-            : "start the D-Bus system bus and avahi-daemon (systemctl start dbus avahi-daemon)"
-        return DiscoveryError(.daemonUnavailable, "cannot reach avahi-daemon (\(why)): \(fix), or exchange by address with `nearcard exchange HOST:PORT`")
+                ? Phrase(
+                    "cannot reach avahi-daemon (%1$@): start avahi-daemon (systemctl start avahi-daemon), or exchange by address with `nearcard exchange HOST:PORT`",
+                    why)
+                : Phrase(
+                    "cannot reach avahi-daemon (%1$@): start the D-Bus system bus and avahi-daemon (systemctl start dbus avahi-daemon), or exchange by address with `nearcard exchange HOST:PORT`",
+                    why))
     }
 
     deinit {
@@ -173,7 +178,7 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
                 nil, AvahiLookupFlags(rawValue: 0), browseCallback, opaque)
         }
         guard let browser else {
-            let error = DiscoveryError(.avahi, "cannot browse: \(avahiMessage(avahi.client_errno(client)))")
+            let error = DiscoveryError(.avahi, Phrase("cannot browse: %1$@", avahiMessage(avahi.client_errno(client))))
             continuation.yield(.failed(error))
             continuation.finish()
             Unmanaged<BrowseContext>.fromOpaque(opaque).release()
@@ -278,14 +283,14 @@ public final class AvahiDiscovery: Discovery, @unchecked Sendable {
         var indices: [Int32] = []
         for name in interfaces {
             let index = if_nametoindex(name)
-            guard index != 0 else { throw DiscoveryError(.invalidInput, "no network interface named \(name)") }
+            guard index != 0 else { throw DiscoveryError(.invalidInput, Phrase("no network interface named %1$@", name)) }
             indices.append(Int32(index))
         }
         var addresses: [(interface: Int32, address: AvahiAddress)] = []
         for a in host?.addresses ?? [] {
             var parsed = AvahiAddress()
             guard a.interfaceIndex > 0, avahi.address_parse(a.ip, nearcard_avahi_proto_unspec(), &parsed) != nil else {
-                throw DiscoveryError(.invalidInput, "cannot publish the address \(a.ip) on interface \(a.interfaceName)")
+                throw DiscoveryError(.invalidInput, Phrase("cannot publish the address %1$@ on interface %2$@", a.ip, a.interfaceName))
             }
             addresses.append((a.interfaceIndex, parsed))
         }
@@ -310,7 +315,7 @@ private let clientCallback: AvahiClientCallback = { client, state, userdata in
     guard let userdata else { return }
     let ctx = Unmanaged<AvahiDiscovery.ClientContext>.fromOpaque(userdata).takeUnretainedValue()
     if state == AVAHI_CLIENT_FAILURE {
-        let e = DiscoveryError(.daemonUnavailable, "lost avahi-daemon (\(avahiMessage(avahi.client_errno(client)))); discovery has stopped")
+        let e = DiscoveryError(.daemonUnavailable, Phrase("lost avahi-daemon (%1$@); discovery has stopped", avahiMessage(avahi.client_errno(client))))
         ctx.failure = e
         for f in ctx.onFailure { f(e) }
     }
@@ -709,7 +714,7 @@ private let browseCallback: AvahiServiceBrowserCallback = { browser, interface, 
         ctx.disappeared(a)
     case AVAHI_BROWSER_FAILURE:
         let why = avahiMessage(avahi.client_errno(ctx.client))
-        ctx.continuation.yield(.failed(DiscoveryError(.avahi, "browsing failed: \(why)")))
+        ctx.continuation.yield(.failed(DiscoveryError(.avahi, Phrase("browsing failed: %1$@", why))))
     default:
         break // ALL_FOR_NOW: the first query's window; the cache is what a listing waits for
     }
@@ -806,7 +811,7 @@ public final class Publication: Announcement, @unchecked Sendable {
         if group == nil {
             group = avahi.entry_group_new(discoveryRef.client, groupCallback, Unmanaged.passUnretained(self).toOpaque())
             guard group != nil else {
-                throw DiscoveryError(.avahi, "cannot create an Avahi entry group: \(avahiMessage(avahi.client_errno(discoveryRef.client)))")
+                throw DiscoveryError(.avahi, Phrase("cannot create an Avahi entry group: %1$@", avahiMessage(avahi.client_errno(discoveryRef.client))))
             }
         }
         var list: UnsafeMutablePointer<AvahiStringList>? = nil
@@ -823,7 +828,7 @@ public final class Publication: Announcement, @unchecked Sendable {
                     try rename()
                     return
                 }
-                throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(avahiMessage(rc))")
+                throw DiscoveryError(.avahi, Phrase("cannot publish \"%1$@\": %2$@", name, avahiMessage(rc)))
             }
         }
         // The service's own host: its A/AAAA records, each on its interface. No reverse (PTR) record:
@@ -833,12 +838,12 @@ public final class Publication: Announcement, @unchecked Sendable {
                 var a = address
                 let rc = avahi.entry_group_add_address(group, index, nearcard_avahi_proto_unspec(), AVAHI_PUBLISH_NO_REVERSE, hostName, &a)
                 guard rc >= 0 else {
-                    throw DiscoveryError(.avahi, "cannot publish the address records of \(hostName): \(avahiMessage(rc))")
+                    throw DiscoveryError(.avahi, Phrase("cannot publish the address records of %1$@: %2$@", hostName, avahiMessage(rc)))
                 }
             }
         }
         let rc = avahi.entry_group_commit(group)
-        guard rc >= 0 else { throw DiscoveryError(.avahi, "cannot publish \"\(name)\": \(avahiMessage(rc))") }
+        guard rc >= 0 else { throw DiscoveryError(.avahi, Phrase("cannot publish \"%1$@\": %2$@", name, avahiMessage(rc))) }
     }
 
     /// Another node has our name: take Avahi's alternative ("Name #2") and try again.
@@ -864,7 +869,7 @@ public final class Publication: Announcement, @unchecked Sendable {
         case AVAHI_ENTRY_GROUP_COLLISION:
             do { try rename() } catch { fail(error) }
         case AVAHI_ENTRY_GROUP_FAILURE:
-            fail(DiscoveryError(.avahi, "publishing failed: \(avahiMessage(avahi.client_errno(discoveryRef.client)))"))
+            fail(DiscoveryError(.avahi, Phrase("publishing failed: %1$@", avahiMessage(avahi.client_errno(discoveryRef.client)))))
         default:
             break
         }

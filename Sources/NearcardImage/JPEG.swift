@@ -31,14 +31,18 @@ public enum JPEG {
             data, UInt(data.count), Int32(maximumSide), Int32(components), strict ? 1 : 0, &pixels, &width, &height, &message, Int32(message.count))
         switch rc {
         case 0:
-            guard let pixels else { throw ImageError(.image, "the JPEG image decoded to nothing") }
+            guard let pixels else { throw ImageError(.image, Phrase("the JPEG image decoded to nothing")) }
             defer { free(pixels) }
             return (Int(width), Int(height), Array(UnsafeBufferPointer(start: pixels, count: Int(width) * Int(height) * components)))
         case -2:
-            throw ImageError(.image, "the image is \(width)×\(height); Nearcard reads images up to \(maximumSide) pixels a side")
+            throw ImageError(
+                .image, Phrase("the image is %1$@×%2$@; Nearcard reads images up to %3$@ pixels a side", String(width), String(height), String(maximumSide)))
         default:
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw ImageError(.image, "not a JPEG image libjpeg can read (\(reason.isEmpty ? "unknown error" : reason))")
+            throw ImageError(
+                .image,
+                reason.isEmpty
+                    ? Phrase("not a JPEG image libjpeg can read (unknown error)") : Phrase("not a JPEG image libjpeg can read (%1$@)", reason))
         }
     }
 
@@ -53,7 +57,7 @@ public enum JPEG {
         defer { free(out) }
         guard rc == 0, let out else {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw ImageError(.library, "libjpeg could not encode the image (\(reason))")
+            throw ImageError(.library, Phrase("libjpeg could not encode the image (%1$@)", reason))
         }
         return Array(UnsafeBufferPointer(start: out, count: Int(size)))
     }

@@ -35,19 +35,21 @@ public enum PNG {
         var image = png_image()
         image.version = nearcard_png_image_version()
         guard png_image_begin_read_from_memory(&image, data, data.count) != 0 else {
-            throw ImageError(.image, "not a PNG image libpng can read (\(message(image)))")
+            throw ImageError(.image, Phrase("not a PNG image libpng can read (%1$@)", message(image)))
         }
         let width = Int(image.width)
         let height = Int(image.height)
         guard width > 0, height > 0, width <= maximumDimension, height <= maximumDimension else {
             png_image_free(&image)
-            throw ImageError(.image, "the image is \(width)×\(height); Nearcard reads images up to \(maximumDimension) pixels a side")
+            throw ImageError(
+                .image,
+                Phrase("the image is %1$@×%2$@; Nearcard reads images up to %3$@ pixels a side", String(width), String(height), String(maximumDimension)))
         }
         image.format = format
         var pixels = [UInt8](repeating: 0, count: width * height * channels)
         var white = png_color(red: 255, green: 255, blue: 255)
         guard png_image_finish_read(&image, &white, &pixels, Int32(width * channels), nil) != 0 else {
-            throw ImageError(.image, "the PNG image is damaged (\(message(image)))")
+            throw ImageError(.image, Phrase("the PNG image is damaged (%1$@)", message(image)))
         }
         return (width, height, pixels)
     }

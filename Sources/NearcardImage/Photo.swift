@@ -15,7 +15,7 @@ public enum Photo {
     /// less), encoded at the best quality that fits `maximumBytes`.
     public static func make(from data: [UInt8]) throws(ImageError) -> [UInt8] {
         guard data.count <= maximumInputBytes else {
-            throw ImageError(.image, "the picture is \(data.count) bytes; at most \(maximumInputBytes) are read")
+            throw ImageError(.image, Phrase("the picture is %1$@ bytes; at most %2$@ are read", String(data.count), String(maximumInputBytes)))
         }
         let (width, height, rgb): (Int, Int, [UInt8])
         if JPEG.looksLike(data) {
@@ -23,9 +23,11 @@ public enum Photo {
         } else if data.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
             (width, height, rgb) = try PNG.decodeRGB(data)
         } else {
-            throw ImageError(.image, "not a JPEG or PNG picture")
+            throw ImageError(.image, Phrase("not a JPEG or PNG picture"))
         }
-        guard min(width, height) >= 16 else { throw ImageError(.image, "the picture is \(width)×\(height); a photo needs at least 16 pixels a side") }
+        guard min(width, height) >= 16 else {
+            throw ImageError(.image, Phrase("the picture is %1$@×%2$@; a photo needs at least 16 pixels a side", String(width), String(height)))
+        }
         let crop = min(width, height)
         for target in [min(side, crop), min(192, crop), min(128, crop), min(96, crop)] {
             let square = scaled(rgb, width: width, x: (width - crop) / 2, y: (height - crop) / 2, crop: crop, to: target)
@@ -34,7 +36,7 @@ public enum Photo {
                 if jpeg.count <= maximumBytes { return jpeg }
             }
         }
-        throw ImageError(.image, "the picture does not fit \(maximumBytes) bytes even at 96 pixels")
+        throw ImageError(.image, Phrase("the picture does not fit %1$@ bytes even at 96 pixels", String(maximumBytes)))
     }
 
     /// The `crop`×`crop` square at (x, y) of an RGB image `width` wide, scaled to `target` pixels a side

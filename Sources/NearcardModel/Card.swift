@@ -17,7 +17,7 @@ public struct SocialProfile: Sendable, Equatable, Hashable {
     public init(argument: String) throws(ModelError) {
         let parts = argument.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-            throw ModelError(.invalidCard, "social profile \"\(argument)\" is not PLATFORM:HANDLE[:URL]")
+            throw ModelError(.invalidCard, Phrase("social profile \"%1$@\" is not PLATFORM:HANDLE[:URL]", argument))
         }
         self.init(platform: parts[0], username: parts[1], url: parts.count == 3 && !parts[2].isEmpty ? parts[2] : nil)
     }
@@ -43,7 +43,7 @@ public struct Skill: Sendable, Equatable, Hashable {
     /// `NAME[:CATEGORY[:PROFICIENCY]]` as `card set --skill` takes it.
     public init(argument: String) throws(ModelError) {
         let parts = argument.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-        guard !parts[0].isEmpty else { throw ModelError(.invalidCard, "skill \"\(argument)\" has no name") }
+        guard !parts[0].isEmpty else { throw ModelError(.invalidCard, Phrase("skill \"%1$@\" has no name", argument)) }
         self.init(
             name: parts[0], category: parts.count > 1 && !parts[1].isEmpty ? parts[1] : nil,
             proficiency: parts.count > 2 && !parts[2].isEmpty ? parts[2] : nil)
@@ -132,7 +132,7 @@ public struct Card: Sendable, Equatable {
         let items = values.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         switch field.kind {
         case .text:
-            if field == .name && items.isEmpty { throw ModelError(.invalidCard, "the card's name is empty: a card always has a name") }
+            if field == .name && items.isEmpty { throw ModelError(.invalidCard, Phrase("the card's name is empty: a card always has a name")) }
             self[text: field] = items.first
         case .socialProfiles:
             var profiles: [SocialProfile] = []
@@ -157,7 +157,7 @@ public struct Card: Sendable, Equatable {
     /// The JPEG of a photo's data: URI; anything else is named.
     public static func photo(dataURI: String) throws(ModelError) -> [UInt8] {
         guard dataURI.hasPrefix(photoURIPrefix), let bytes = try? Base64.decode(String(dataURI.dropFirst(photoURIPrefix.count))) else {
-            throw ModelError(.invalidCard, "\"photo\" must be a data:image/jpeg;base64,… URI")
+            throw ModelError(.invalidCard, Phrase("\"photo\" must be a data:image/jpeg;base64,… URI"))
         }
         return bytes
     }
@@ -203,29 +203,33 @@ public struct Card: Sendable, Equatable {
 
     /// Reads Nearcard's JSON card. Errors name the key at fault.
     public init(json: JSONValue) throws(ModelError) {
-        guard let o = json.objectValue else { throw ModelError(.invalidCard, "a card must be a JSON object") }
+        guard let o = json.objectValue else { throw ModelError(.invalidCard, Phrase("a card must be a JSON object")) }
         for key in o.keys where CardField(rawValue: key) == nil {
-            throw ModelError(.invalidCard, "unknown key \"\(key)\" in the card (known: \(CardField.allCases.map(\.rawValue).joined(separator: ", ")))")
+            throw ModelError(
+                .invalidCard, Phrase("unknown key \"%1$@\" in the card (known: %2$@)", key, CardField.allCases.map(\.rawValue).joined(separator: ", ")))
         }
         func text(_ key: String, required: Bool = false) throws(ModelError) -> String? {
             guard let v = o[key], !v.isNull else {
-                if required { throw ModelError(.invalidCard, "the card has no \"\(key)\"") }
+                if required { throw ModelError(.invalidCard, Phrase("the card has no \"%1$@\"", key)) }
                 return nil
             }
-            guard let s = v.stringValue else { throw ModelError(.invalidCard, "\"\(key)\" must be a string") }
+            guard let s = v.stringValue else { throw ModelError(.invalidCard, Phrase("\"%1$@\" must be a string", key)) }
             return s
         }
         // An item holds its members and nothing else: a member the card would drop silently could make
         // a card differ from what its disclosure proof committed to (docs/PROTOCOL.md §9).
         func list(_ key: String, members: Set<String>) throws(ModelError) -> [JSONObject] {
             guard let v = o[key], !v.isNull else { return [] }
-            guard let a = v.arrayValue else { throw ModelError(.invalidCard, "\"\(key)\" must be an array") }
+            guard let a = v.arrayValue else { throw ModelError(.invalidCard, Phrase("\"%1$@\" must be an array", key)) }
             var out: [JSONObject] = []
             for (i, item) in a.enumerated() {
-                guard let io = item.objectValue else { throw ModelError(.invalidCard, "\"\(key)[\(i)]\" must be an object") }
+                guard let io = item.objectValue else { throw ModelError(.invalidCard, Phrase("\"%1$@[%2$@]\" must be an object", key, String(i))) }
                 if let extra = io.members.first(where: { !members.contains($0.key) }) {
                     throw ModelError(
-                        .invalidCard, "\"\(key)[\(i)]\" has an unknown member \"\(extra.key)\" (known: \(members.sorted().joined(separator: ", ")))")
+                        .invalidCard,
+                        Phrase(
+                            "\"%1$@[%2$@]\" has an unknown member \"%3$@\" (known: %4$@)", key, String(i), extra.key,
+                            members.sorted().joined(separator: ", ")))
                 }
                 out.append(io)
             }
@@ -233,10 +237,10 @@ public struct Card: Sendable, Equatable {
         }
         func member(_ o: JSONObject, _ key: String, _ path: String, required: Bool) throws(ModelError) -> String? {
             guard let v = o[key], !v.isNull else {
-                if required { throw ModelError(.invalidCard, "\"\(path)\" has no \"\(key)\"") }
+                if required { throw ModelError(.invalidCard, Phrase("\"%1$@\" has no \"%2$@\"", path, key)) }
                 return nil
             }
-            guard let s = v.stringValue else { throw ModelError(.invalidCard, "\"\(path).\(key)\" must be a string") }
+            guard let s = v.stringValue else { throw ModelError(.invalidCard, Phrase("\"%1$@.%2$@\" must be a string", path, key)) }
             return s
         }
         var card = Card(name: try text(CardField.name.rawValue, required: true)!)
@@ -275,20 +279,20 @@ public struct Card: Sendable, Equatable {
     /// that does not fit is thrown, named as `naming` names it (`--email`, `"email"`).
     public func checkShapes(naming: (CardField) -> String) throws(ModelError) {
         for field in CardField.textFields {
-            if let value = self[text: field], let problem = field.shapeProblem(value) {
-                throw ModelError(.invalidCard, "\(naming(field)) \"\(value)\" \(problem)")
+            if let value = self[text: field], let problem = field.shapeProblem(value, named: naming(field)) {
+                throw ModelError(.invalidCard, problem)
             }
         }
         for profile in socialNetworks {
-            if let url = profile.url, let problem = CardField.socialNetworks.shapeProblem(url) {
-                throw ModelError(.invalidCard, "\(naming(.socialNetworks)) \"\(profile.platform):\(profile.username):\(url)\": the URL \(problem)")
+            if let url = profile.url, let problem = CardField.socialNetworks.urlShapeProblem(url, named: naming(.socialNetworks), in: profile) {
+                throw ModelError(.invalidCard, problem)
             }
         }
     }
 
     /// Checks the documented limits and that the name is not empty.
     public func validate() throws(ModelError) {
-        if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ModelError(.invalidCard, "the card's name is empty") }
+        if name.trimmingCharacters(in: .whitespaces).isEmpty { throw ModelError(.invalidCard, Phrase("the card's name is empty")) }
         let strings: [(String, String?, Int)] =
             CardField.textFields.map { ($0.rawValue, self[text: $0], $0.row.maximumCharacters) }
             + socialNetworks.enumerated().flatMap { i, s in
@@ -305,31 +309,41 @@ public struct Card: Sendable, Equatable {
             // "character" of thousands of combining marks is thousands of characters here.
             let length = value.unicodeScalars.count
             if length > limit {
-                throw ModelError(.limitExceeded, "\"\(key)\" is \(length) characters; at most \(limit) (Unicode code points)")
+                throw ModelError(
+                    .limitExceeded, Phrase("\"%1$@\" is %2$@ characters; at most %3$@ (Unicode code points)", key, String(length), String(limit)))
             }
             if let control = value.unicodeScalars.first(where: \.isControl) {
-                let what =
+                let problem =
                     switch control {
-                    case "\n", "\r": "a line break"
-                    case "\t": "a tab"
-                    default: "a control character (U+\(String(format: "%04X", control.value)))"
+                    case "\n", "\r": Phrase("\"%1$@\" contains a line break; a card's text is one line without control characters", key)
+                    case "\t": Phrase("\"%1$@\" contains a tab; a card's text is one line without control characters", key)
+                    default:
+                        Phrase(
+                            "\"%1$@\" contains a control character (U+%2$@); a card's text is one line without control characters", key,
+                            String(format: "%04X", control.value))
                     }
-                throw ModelError(.invalidCard, "\"\(key)\" contains \(what); a card's text is one line without control characters")
+                throw ModelError(.invalidCard, problem)
             }
             if let bidi = value.unicodeScalars.first(where: \.isBidiControl) {
                 throw ModelError(
                     .invalidCard,
-                    "\"\(key)\" contains a bidirectional control (U+\(String(bidi.value, radix: 16, uppercase: true))), which would reorder the text around it")
+                    Phrase(
+                        "\"%1$@\" contains a bidirectional control (U+%2$@), which would reorder the text around it", key,
+                        String(bidi.value, radix: 16, uppercase: true)))
             }
         }
-        if socialNetworks.count > Limits.socialNetworks { throw ModelError(.limitExceeded, "a card has at most \(Limits.socialNetworks) social profiles") }
+        if socialNetworks.count > Limits.socialNetworks {
+            throw ModelError(.limitExceeded, Phrase("a card has at most %1$@ social profiles", String(Limits.socialNetworks)))
+        }
         if let photo {
             // The cheap checks here (every card read from the book passes them); a received photo is
             // also decoded (`ProximityPayload.verify`).
-            if photo.count > Photo.maximumBytes { throw ModelError(.limitExceeded, "\"photo\" is \(photo.count) bytes; at most \(Photo.maximumBytes)") }
+            if photo.count > Photo.maximumBytes {
+                throw ModelError(.limitExceeded, Phrase("\"photo\" is %1$@ bytes; at most %2$@", String(photo.count), String(Photo.maximumBytes)))
+            }
             if let why = Photo.metadataProblem(photo) { throw ModelError(.invalidCard, "\"photo\" \(why)") }
         }
-        if skills.count > Limits.skills { throw ModelError(.limitExceeded, "a card has at most \(Limits.skills) skills") }
+        if skills.count > Limits.skills { throw ModelError(.limitExceeded, Phrase("a card has at most %1$@ skills", String(Limits.skills))) }
     }
 }
 

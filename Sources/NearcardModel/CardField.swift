@@ -89,43 +89,43 @@ public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
     /// The table: one row for each field, in the card's canonical order.
     public static let table: [Row] = [
         Row(
-            field: .name, kind: .text, maximumCharacters: 256, shape: .free, label: "Name", help: "The name on the card (a new card needs one).",
+            field: .name, kind: .text, maximumCharacters: 256, shape: .free, label: N_("Name"), help: N_("The name on the card (a new card needs one)."),
             option: "name", valueName: "NAME", typedForContacts: true, vCardProperty: "FN", vCardForm: .text, snapshotMember: ("name", false),
             sharedByDefault: true, since: 2, displayRank: 0),
         Row(
-            field: .email, kind: .text, maximumCharacters: 256, shape: .emailAddress, label: "Email", help: "Email address.",
+            field: .email, kind: .text, maximumCharacters: 256, shape: .emailAddress, label: N_("Email"), help: N_("Email address."),
             option: "email", valueName: "ADDRESS", typedForContacts: true, vCardProperty: "EMAIL", vCardForm: .text,
             snapshotMember: ("emails", true), sharedByDefault: false, since: 2, displayRank: 4),
         Row(
-            field: .phone, kind: .text, maximumCharacters: 256, shape: .phoneNumber, label: "Phone", help: "Phone number.",
+            field: .phone, kind: .text, maximumCharacters: 256, shape: .phoneNumber, label: N_("Phone"), help: N_("Phone number."),
             option: "phone", valueName: "NUMBER", typedForContacts: true, vCardProperty: "TEL", vCardForm: .telephone,
             snapshotMember: ("phones", true), sharedByDefault: false, since: 2, displayRank: 5),
         Row(
-            field: .company, kind: .text, maximumCharacters: 256, shape: .free, label: "Company", help: "Company.",
+            field: .company, kind: .text, maximumCharacters: 256, shape: .free, label: N_("Company"), help: N_("Company."),
             option: "company", valueName: "NAME", typedForContacts: true, vCardProperty: "ORG", vCardForm: .firstComponent,
             snapshotMember: ("company", false), sharedByDefault: true, since: 2, displayRank: 3),
         Row(
-            field: .title, kind: .text, maximumCharacters: 256, shape: .free, label: "Title", help: "Job title.",
+            field: .title, kind: .text, maximumCharacters: 256, shape: .free, label: N_("Title"), help: N_("Job title."),
             option: "title", valueName: "TITLE", typedForContacts: true, vCardProperty: "TITLE", vCardForm: .text,
             snapshotMember: ("title", false), sharedByDefault: true, since: 2, displayRank: 2),
         Row(
-            field: .socialNetworks, kind: .socialProfiles, maximumCharacters: 256, shape: .webAddress, label: "Social",
-            help: "A social profile; repeat it for several (they replace the list).", option: "social",
+            field: .socialNetworks, kind: .socialProfiles, maximumCharacters: 256, shape: .webAddress, label: N_("Social"),
+            help: N_("A social profile; repeat it for several (they replace the list)."), option: "social",
             valueName: "PLATFORM:HANDLE[:URL]", typedForContacts: false, vCardProperty: "SOCIALPROFILE", vCardForm: .text,
             snapshotMember: ("socialProfiles", true), sharedByDefault: false, since: 2, displayRank: 6),
         Row(
-            field: .skills, kind: .skills, maximumCharacters: 256, shape: .free, label: "Skills",
-            help: "A skill; repeat it for several (they replace the list).", option: "skill",
+            field: .skills, kind: .skills, maximumCharacters: 256, shape: .free, label: N_("Skills"),
+            help: N_("A skill; repeat it for several (they replace the list)."), option: "skill",
             valueName: "NAME[:CATEGORY[:PROFICIENCY]]", typedForContacts: false, vCardProperty: "X-NEARCARD-SKILL", vCardForm: .text,
             snapshotMember: ("skills", true), sharedByDefault: false, since: 2, displayRank: 7),
         Row(
-            field: .pronouns, kind: .text, maximumCharacters: 64, shape: .free, label: "Pronouns",
-            help: "The pronouns you use, as you write them (e.g. she/her, they/them).", option: "pronouns", valueName: "PRONOUNS",
+            field: .pronouns, kind: .text, maximumCharacters: 64, shape: .free, label: N_("Pronouns"),
+            help: N_("The pronouns you use, as you write them (e.g. she/her, they/them)."), option: "pronouns", valueName: "PRONOUNS",
             typedForContacts: true, vCardProperty: "PRONOUNS", vCardForm: .text, snapshotMember: nil, sharedByDefault: false, since: 3,
             displayRank: 1),
         Row(
-            field: .photo, kind: .photo, maximumCharacters: Photo.maximumBytes, shape: .free, label: "Photo",
-            help: "A picture of you, JPEG or PNG: its centre square is kept, re-encoded (256 px, at most 16 KB) with nothing else of the file.",
+            field: .photo, kind: .photo, maximumCharacters: Photo.maximumBytes, shape: .free, label: N_("Photo"),
+            help: N_("A picture of you, JPEG or PNG: its centre square is kept, re-encoded (256 px, at most 16 KB) with nothing else of the file."),
             option: "photo", valueName: "FILE", typedForContacts: false, vCardProperty: "PHOTO", vCardForm: .text, snapshotMember: nil,
             sharedByDefault: false, since: 3, displayRank: 8),
     ]
@@ -170,6 +170,27 @@ public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
         }
     }
 
+    /// `shapeProblem` as the sentence it makes: `value`, typed for this field named `name` (`--email`,
+    /// `"email"`), does not have the field's shape; nil when it has.
+    func shapeProblem(_ value: String, named name: String) -> Phrase? {
+        guard shapeProblem(value) != nil else { return nil }
+        return switch row.shape {
+        case .emailAddress: Phrase("%1$@ \"%2$@\" is not an email address (NAME@DOMAIN, e.g. ada@example.org)", name, value)
+        case .phoneNumber: Phrase("%1$@ \"%2$@\" is not a phone number (digits, spaces and + - ( ) . /, e.g. +44 20 7946 0000)", name, value)
+        case .webAddress:
+            Phrase("%1$@ \"%2$@\" is not a web address (http:// or https:// and a host, e.g. https://example.social/@ada)", name, value)
+        case .free: nil
+        }
+    }
+
+    /// The same for the URL `url` of `profile`, a social profile typed for this field named `name`.
+    func urlShapeProblem(_ url: String, named name: String, in profile: SocialProfile) -> Phrase? {
+        guard let problem = shapeProblem(url) else { return nil }
+        let typed = "\(profile.platform):\(profile.username):\(url)"
+        guard row.shape == .webAddress else { return Phrase(verbatim: "\(name) \"\(typed)\": the URL \(problem)") }
+        return Phrase("%1$@ \"%2$@\": the URL is not a web address (http:// or https:// and a host, e.g. https://example.social/@ada)", name, typed)
+    }
+
     /// The fields that hold one line of text, in card order.
     public static let textFields: [CardField] = allCases.filter { $0.kind == .text }
 
@@ -191,7 +212,8 @@ public enum CardField: String, Sendable, CaseIterable, Hashable, Comparable {
         for part in text.split(separator: ",") {
             let name = part.trimmingCharacters(in: .whitespaces)
             guard let field = CardField(rawValue: name) ?? CardField.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
-                throw ModelError(.invalidCard, "unknown card field \"\(name)\"; the fields are \(CardField.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ModelError(
+                    .invalidCard, Phrase("unknown card field \"%1$@\"; the fields are %2$@", name, CardField.allCases.map(\.rawValue).joined(separator: ", ")))
             }
             out.insert(field)
         }

@@ -40,19 +40,29 @@ public struct MessageEnvelope: Sendable, Equatable {
     }
 
     /// Why a text cannot be sent; nil when it can.
-    public static func textProblem(_ text: String) -> String? {
-        if text.isEmpty { return "the message is empty" }
-        if text.utf8.count > maximumTextLength { return "a message is \(text.utf8.count) bytes; at most \(maximumTextLength)" }
+    public static func textProblem(_ text: String) -> String? { textProblemPhrase(text)?.english }
+
+    /// `textProblem` as a sentence to say in a person's language.
+    public static func textProblemPhrase(_ text: String) -> Phrase? {
+        if text.isEmpty { return Phrase("the message is empty") }
+        if text.utf8.count > maximumTextLength {
+            return Phrase("a message is %1$@ bytes; at most %2$@", String(text.utf8.count), String(maximumTextLength))
+        }
         if text.unicodeScalars.contains(where: { $0.isControl && $0 != "\n" && $0 != "\t" }) {
-            return "a message must not contain control characters"
+            return Phrase("a message must not contain control characters")
         }
         return nil
     }
 
     /// Why a lifetime cannot be asked for; nil when it can.
     public static func lifetimeProblem(sentAt: Int64, expiresAt: Int64) -> String? {
-        if expiresAt <= sentAt { return "a message must expire after it is sent" }
-        if expiresAt - sentAt > maximumLifetime { return "a message may live at most 365 days" }
+        lifetimeProblemPhrase(sentAt: sentAt, expiresAt: expiresAt)?.english
+    }
+
+    /// `lifetimeProblem` as a sentence to say in a person's language.
+    public static func lifetimeProblemPhrase(sentAt: Int64, expiresAt: Int64) -> Phrase? {
+        if expiresAt <= sentAt { return Phrase("a message must expire after it is sent") }
+        if expiresAt - sentAt > maximumLifetime { return Phrase("a message may live at most 365 days") }
         return nil
     }
 
@@ -77,34 +87,34 @@ public struct MessageEnvelope: Sendable, Equatable {
     }
 
     public init(json: JSONValue) throws(ModelError) {
-        guard let o = json.objectValue else { throw ModelError(.malformedPayload, "a message must be a JSON object") }
+        guard let o = json.objectValue else { throw ModelError(.malformedPayload, Phrase("a message must be a JSON object")) }
         for key in o.keys where !["version", "id", "from", "to", "sentAt", "expiresAt", "text", "signature"].contains(key) {
-            throw ModelError(.malformedPayload, "unknown member \"\(key)\" in the message")
+            throw ModelError(.malformedPayload, Phrase("unknown member \"%1$@\" in the message", key))
         }
-        guard o["version"]?.integerValue == Int64(Self.version) else { throw ModelError(.malformedPayload, "message version is not 1") }
+        guard o["version"]?.integerValue == Int64(Self.version) else { throw ModelError(.malformedPayload, Phrase("message version is not 1")) }
         guard let id = o["id"]?.stringValue, let idBytes = try? Base64.urlDecode(id), idBytes.count == Self.idByteCount else {
-            throw ModelError(.malformedPayload, "the message id is not 16 bytes of base64url")
+            throw ModelError(.malformedPayload, Phrase("the message id is not 16 bytes of base64url"))
         }
         guard let from = o["from"]?.stringValue, let to = o["to"]?.stringValue, from.utf8.count <= 256, to.utf8.count <= 256 else {
-            throw ModelError(.malformedPayload, "the message has no from/to DID")
+            throw ModelError(.malformedPayload, Phrase("the message has no from/to DID"))
         }
-        guard let sentAt = o["sentAt"]?.integerValue else { throw ModelError(.malformedPayload, "sentAt must be an integer") }
+        guard let sentAt = o["sentAt"]?.integerValue else { throw ModelError(.malformedPayload, Phrase("%1$@ must be an integer", "sentAt")) }
         var expiresAt: Int64?
         if let e = o["expiresAt"] {
-            guard let at = e.integerValue else { throw ModelError(.malformedPayload, "expiresAt must be an integer") }
+            guard let at = e.integerValue else { throw ModelError(.malformedPayload, Phrase("%1$@ must be an integer", "expiresAt")) }
             // §15: a lifetime over 365 days is over a limit (too_large); one that ends before it begins is malformed.
-            if let problem = Self.lifetimeProblem(sentAt: sentAt, expiresAt: at) {
+            if let problem = Self.lifetimeProblemPhrase(sentAt: sentAt, expiresAt: at) {
                 throw ModelError(at > sentAt ? .limitExceeded : .malformedPayload, problem)
             }
             expiresAt = at
         }
-        guard let text = o["text"]?.stringValue else { throw ModelError(.malformedPayload, "the message has no text") }
+        guard let text = o["text"]?.stringValue else { throw ModelError(.malformedPayload, Phrase("the message has no text")) }
         // Over the limit is too_large on the wire; empty or a control character is malformed (§13).
-        if let problem = Self.textProblem(text) {
+        if let problem = Self.textProblemPhrase(text) {
             throw ModelError(text.utf8.count > Self.maximumTextLength ? .limitExceeded : .malformedPayload, problem)
         }
         guard let sig = o["signature"]?.stringValue, let signature = try? Base64.decode(sig), signature.count == 64 else {
-            throw ModelError(.malformedPayload, "the message signature is not 64 bytes of base64")
+            throw ModelError(.malformedPayload, Phrase("the message signature is not 64 bytes of base64"))
         }
         self.init(id: id, from: from, to: to, sentAt: sentAt, expiresAt: expiresAt, text: text, signature: signature)
     }

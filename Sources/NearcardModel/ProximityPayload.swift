@@ -43,13 +43,17 @@ public struct ProximityPayload: Sendable, Equatable {
     public static func messageHash(_ message: String) -> String { Hex.encode(SHA256.hash(Array(message.utf8))) }
 
     /// Checks an ephemeral message against the limit; nil when acceptable.
-    public static func messageProblem(_ message: String) -> String? {
+    public static func messageProblem(_ message: String) -> String? { messageProblemPhrase(message)?.english }
+
+    /// `messageProblem` as a sentence to say in a person's language.
+    public static func messageProblemPhrase(_ message: String) -> Phrase? {
         let length = message.unicodeScalars.count
         if length > maximumMessageLength {
-            return "an ephemeral message is \(length) characters; at most \(maximumMessageLength) (Unicode code points)"
+            return Phrase(
+                "an ephemeral message is %1$@ characters; at most %2$@ (Unicode code points)", String(length), String(maximumMessageLength))
         }
         if message.unicodeScalars.contains(where: { $0.isControl && $0 != "\n" }) {
-            return "an ephemeral message must not contain control characters"
+            return Phrase("an ephemeral message must not contain control characters")
         }
         return nil
     }
@@ -162,35 +166,38 @@ public struct ProximityPayload: Sendable, Equatable {
     /// values are refused — but for the card's fields of a newer peer in version 3, which are set aside
     /// (`unknownCardFields`).
     public init(json: JSONValue, version: Int = ExchangeVersions.lowest) throws(ModelError) {
-        guard let o = json.objectValue else { throw ModelError(.malformedPayload, "a payload must be a JSON object") }
+        guard let o = json.objectValue else { throw ModelError(.malformedPayload, Phrase("a payload must be a JSON object")) }
         for key in o.keys where !Self.members.contains(key) {
-            throw ModelError(.malformedPayload, "unknown member \"\(key)\" in the payload")
+            throw ModelError(.malformedPayload, Phrase("unknown member \"%1$@\" in the payload", key))
         }
         guard o["version"]?.integerValue == Int64(Self.version) else {
-            throw ModelError(.malformedPayload, "payload version \(o["version"]?.compactText ?? "missing") is not \(Self.version)")
+            guard let v = o["version"] else { throw ModelError(.malformedPayload, Phrase("payload version missing is not %1$@", String(Self.version))) }
+            throw ModelError(.malformedPayload, Phrase("payload version %1$@ is not %2$@", v.compactText, String(Self.version)))
         }
         func string(_ key: String, required: Bool) throws(ModelError) -> String? {
             guard let v = o[key] else {
-                if required { throw ModelError(.malformedPayload, "the payload has no \"\(key)\"") }
+                if required { throw ModelError(.malformedPayload, Phrase("the payload has no \"%1$@\"", key)) }
                 return nil
             }
-            guard let s = v.stringValue else { throw ModelError(.malformedPayload, "\"\(key)\" must be a string") }
+            guard let s = v.stringValue else { throw ModelError(.malformedPayload, Phrase("\"%1$@\" must be a string", key)) }
             return s
         }
-        guard var card = o["cardFields"] else { throw ModelError(.malformedPayload, "the payload has no \"cardFields\"") }
+        guard var card = o["cardFields"] else { throw ModelError(.malformedPayload, Phrase("the payload has no \"%1$@\"", "cardFields")) }
         if version >= 3, let members = card.objectValue {
             let known = Set(CardField.fields(ofVersion: version).map(\.rawValue))
             unknownCardFields = JSONObject(members.members.filter { !known.contains($0.key) }.map { ($0.key, $0.value) })
             card = .object(JSONObject(members.members.filter { known.contains($0.key) }.map { ($0.key, $0.value) }))
         } else if let members = card.objectValue, let newer = members.keys.first(where: { CardField(rawValue: $0).map { $0.row.since > version } ?? false }) {
-            throw ModelError(.malformedPayload, "cardFields: \"\(newer)\" is not a field of version \(version)")
+            throw ModelError(.malformedPayload, Phrase("%1$@: \"%2$@\" is not a field of version %3$@", "cardFields", newer, String(version)))
         }
         do { cardFields = try Card(json: card) } catch {
             // A value over a limit stays that (too_large on the wire), not "malformed".
-            throw ModelError(error.kind == .limitExceeded ? .limitExceeded : .malformedPayload, "cardFields: \(error.message)")
+            throw ModelError(error.kind == .limitExceeded ? .limitExceeded : .malformedPayload, Phrase("%1$@: %2$@", "cardFields", error.phrase))
         }
         senderDID = try string("senderDID", required: true)!
-        guard let ts = o["timestamp"]?.integerValue else { throw ModelError(.malformedPayload, "\"timestamp\" must be an integer (Unix seconds)") }
+        guard let ts = o["timestamp"]?.integerValue else {
+            throw ModelError(.malformedPayload, Phrase("\"%1$@\" must be an integer (Unix seconds)", "timestamp"))
+        }
         timestamp = ts
         issuerCommitment = try string("issuerCommitment", required: false)
         issuerProof = try string("issuerProof", required: false)
@@ -282,22 +289,25 @@ public enum PayloadFailure: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 
-    public var description: String {
+    public var description: String { phrase.english }
+
+    /// The reason as a sentence to say in a person's language.
+    package var phrase: Phrase {
         switch self {
-        case .malformed(let why): "the payload is malformed: \(why)"
-        case .tooLarge(let why): "the card is over a limit: \(why)"
-        case .wrongDID(let why): "wrong DID: \(why)"
-        case .badSignature: "the payload signature does not verify with the sender's DID key"
-        case .staleTimestamp(let ts, let now): "the payload's timestamp \(ts) is too far from now (\(now))"
-        case .fieldNotDisclosed(let f): "the card carries \(f.rawValue), but the disclosure proof does not open it"
-        case .disclosureMismatch(let f): "the card's \(f.rawValue) differs from the value the disclosure proof commits to"
-        case .disclosureProof(let f): f.description
-        case .missingDisclosureProof: "the payload has no selective-disclosure proof"
-        case .bindingMismatch(.receiver): "the payload is addressed to someone else"
-        case .bindingMismatch(.session): "the payload was signed for another session"
-        case .bindingMismatch(.messageHash): "the ephemeral message does not match the hash the payload signs"
-        case .keyMismatch(let why): "key mismatch: \(why)"
-        case .badPhoto(let why): "the card's photo \(why)"
+        case .malformed(let why): Phrase("the payload is malformed: %1$@", why)
+        case .tooLarge(let why): Phrase("the card is over a limit: %1$@", why)
+        case .wrongDID(let why): Phrase("wrong DID: %1$@", why)
+        case .badSignature: Phrase("the payload signature does not verify with the sender's DID key")
+        case .staleTimestamp(let ts, let now): Phrase("the payload's timestamp %1$@ is too far from now (%2$@)", String(ts), String(now))
+        case .fieldNotDisclosed(let f): Phrase("the card carries %1$@, but the disclosure proof does not open it", f.rawValue)
+        case .disclosureMismatch(let f): Phrase("the card's %1$@ differs from the value the disclosure proof commits to", f.rawValue)
+        case .disclosureProof(let f): f.phrase
+        case .missingDisclosureProof: Phrase("the payload has no selective-disclosure proof")
+        case .bindingMismatch(.receiver): Phrase("the payload is addressed to someone else")
+        case .bindingMismatch(.session): Phrase("the payload was signed for another session")
+        case .bindingMismatch(.messageHash): Phrase("the ephemeral message does not match the hash the payload signs")
+        case .keyMismatch(let why): Phrase("key mismatch: %1$@", why)
+        case .badPhoto(let why): Phrase(verbatim: "the card's photo \(why)")
         }
     }
 }

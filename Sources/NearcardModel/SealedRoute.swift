@@ -68,14 +68,14 @@ public struct RouteRecord: Sendable, Equatable {
 
     public init(json: JSONValue) throws(ModelError) {
         guard let o = json.objectValue, o["version"]?.integerValue == Int64(Self.version) else {
-            throw ModelError(.malformedPayload, "a route record must be a version-1 JSON object")
+            throw ModelError(.malformedPayload, Phrase("a route record must be a version-1 JSON object"))
         }
         func s(_ k: String) throws(ModelError) -> String {
-            guard let v = o[k]?.stringValue else { throw ModelError(.malformedPayload, "the route has no \"\(k)\"") }
+            guard let v = o[k]?.stringValue else { throw ModelError(.malformedPayload, Phrase("the route has no \"%1$@\"", k)) }
             return v
         }
         func n(_ k: String) throws(ModelError) -> Int64 {
-            guard let v = o[k]?.integerValue else { throw ModelError(.malformedPayload, "the route's \"\(k)\" is not an integer") }
+            guard let v = o[k]?.integerValue else { throw ModelError(.malformedPayload, Phrase("the route's \"%1$@\" is not an integer", k)) }
             return v
         }
         do {
@@ -86,24 +86,24 @@ public struct RouteRecord: Sendable, Equatable {
         } catch let e as ModelError {
             throw e
         } catch {
-            throw ModelError(.malformedPayload, "the route's keys or token are malformed")
+            throw ModelError(.malformedPayload, Phrase("the route's keys or token are malformed"))
         }
-        guard mailboxToken.count == Self.mailboxTokenByteCount else { throw ModelError(.malformedPayload, "the route's mailbox token is not 32 bytes") }
+        guard mailboxToken.count == Self.mailboxTokenByteCount else { throw ModelError(.malformedPayload, Phrase("the route's mailbox token is not 32 bytes")) }
         fingerprint = try s("fingerprint")
         recipient = try s("recipient")
         issuedAt = try n("issuedAt")
         expiresAt = try n("expiresAt")
         guard expiresAt - issuedAt <= Self.maximumValidity else {
-            throw ModelError(.limitExceeded, "the route is valid for \((expiresAt - issuedAt) / 86400) days; at most 365")
+            throw ModelError(.limitExceeded, Phrase("the route is valid for %1$@ days; at most 365", String((expiresAt - issuedAt) / 86400)))
         }
-        guard let hs = o["hints"]?.arrayValue else { throw ModelError(.malformedPayload, "the route has no hints list") }
+        guard let hs = o["hints"]?.arrayValue else { throw ModelError(.malformedPayload, Phrase("the route has no hints list")) }
         guard hs.count <= Self.maximumHints else {
-            throw ModelError(.limitExceeded, "the route has \(hs.count) hints; at most \(Self.maximumHints)")
+            throw ModelError(.limitExceeded, Phrase("the route has %1$@ hints; at most %2$@", String(hs.count), String(Self.maximumHints)))
         }
         var hints: [Hint] = []
         for h in hs {
             guard let host = h["host"]?.stringValue, host.utf8.count <= 256, let port = h["port"]?.integerValue, (1...65535).contains(port) else {
-                throw ModelError(.malformedPayload, "a route hint is not {host, port}")
+                throw ModelError(.malformedPayload, Phrase("a route hint is not {host, port}"))
             }
             hints.append(Hint(host: host, port: Int(port)))
         }
@@ -125,17 +125,20 @@ public enum RouteFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case expired
     case keyMismatch
 
-    public var description: String {
+    public var description: String { phrase.english }
+
+    /// The reason as a sentence to say in a person's language.
+    package var phrase: Phrase {
         switch self {
-        case .notForMe: "the sealed route does not open with this key (it was sealed for someone else, or altered)"
-        case .malformed(let why): "the sealed route is malformed: \(why)"
-        case .tooLarge(let n): "the sealed route is \(n) bytes; at most \(SealedRoute.maximumLength)"
-        case .overLimit(let why): "the sealed route is over a limit: \(why)"
-        case .badSignature: "the sealed route's signature does not verify"
-        case .wrongIssuer: "the sealed route was issued by someone other than the sender"
-        case .wrongRecipient: "the sealed route names another recipient"
-        case .expired: "the sealed route has expired"
-        case .keyMismatch: "the sealed route is signed by a key other than the sender's signPubKey"
+        case .notForMe: Phrase("the sealed route does not open with this key (it was sealed for someone else, or altered)")
+        case .malformed(let why): Phrase("the sealed route is malformed: %1$@", why)
+        case .tooLarge(let n): Phrase("the sealed route is %1$@ bytes; at most %2$@", String(n), String(SealedRoute.maximumLength))
+        case .overLimit(let why): Phrase("the sealed route is over a limit: %1$@", why)
+        case .badSignature: Phrase("the sealed route's signature does not verify")
+        case .wrongIssuer: Phrase("the sealed route was issued by someone other than the sender")
+        case .wrongRecipient: Phrase("the sealed route names another recipient")
+        case .expired: Phrase("the sealed route has expired")
+        case .keyMismatch: Phrase("the sealed route is signed by a key other than the sender's %1$@", "signPubKey")
         }
     }
 }

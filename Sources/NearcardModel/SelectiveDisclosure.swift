@@ -222,14 +222,18 @@ public enum SDProofFailure: Error, Sendable, Equatable, CustomStringConvertible 
     /// A disclosure of `null`: it would say the field is absent; only present fields are disclosed.
     case nullDisclosure(CardField)
 
-    public var description: String {
+    public var description: String { phrase.english }
+
+    /// The reason as a sentence to say in a person's language.
+    package var phrase: Phrase {
         switch self {
-        case .malformed(let why): "the selective-disclosure proof is malformed: \(why)"
-        case .tooLarge(let why): why
-        case .nullDisclosure(let f): "the proof discloses \(f.rawValue) as null (absent); only fields the card has are disclosed"
-        case .badSignature(let why): "the selective-disclosure proof's signature fails: \(why)"
-        case .wrongIssuer: "the selective-disclosure proof was issued by another DID"
-        case .unknownDisclosure: "a disclosure matches none of the proof's signed digests"
+        case .malformed(let why): Phrase("the selective-disclosure proof is malformed: %1$@", why)
+        case .tooLarge(let why): Phrase(verbatim: why)
+        case .nullDisclosure(let f):
+            Phrase("the proof discloses %1$@ as null (absent); only fields the card has are disclosed", f.rawValue)
+        case .badSignature(let why): Phrase("the selective-disclosure proof's signature fails: %1$@", why)
+        case .wrongIssuer: Phrase("the selective-disclosure proof was issued by another DID")
+        case .unknownDisclosure: Phrase("a disclosure matches none of the proof's signed digests")
         }
     }
 }

@@ -27,7 +27,9 @@ public enum VCard {
 
     /// Parses every vCard in `text`.
     public static func parse(_ text: String) throws(ModelError) -> [Entry] {
-        guard text.utf8.count <= maximumLength else { throw ModelError(.limitExceeded, "the vCard file is larger than \(maximumLength) bytes") }
+        guard text.utf8.count <= maximumLength else {
+            throw ModelError(.limitExceeded, Phrase("the vCard file is larger than %1$@ bytes", String(maximumLength)))
+        }
         // Unfold: a line beginning with a space or tab continues the previous one (RFC 6350 §3.2).
         var lines: [(number: Int, text: String)] = []
         var number = 0
@@ -42,7 +44,7 @@ public enum VCard {
             }
         }
         guard let first = lines.first, first.text.uppercased().hasPrefix("BEGIN:VCARD") else {
-            throw ModelError(.invalidCard, "line \(lines.first?.number ?? 1): no BEGIN:VCARD here: this is not a vCard file")
+            throw ModelError(.invalidCard, Phrase("line %1$@: no BEGIN:VCARD here: this is not a vCard file", String(lines.first?.number ?? 1)))
         }
         var entries: [Entry] = []
         var current: [(Int, Property)]?
@@ -50,20 +52,26 @@ public enum VCard {
             let property = try parseLine(line, number: n)
             switch property.name {
             case "BEGIN":
-                guard property.value.uppercased() == "VCARD" else { throw ModelError(.invalidCard, "line \(n): BEGIN:\(property.value) is not BEGIN:VCARD") }
-                guard current == nil else { throw ModelError(.invalidCard, "line \(n): BEGIN:VCARD inside another vCard (missing END:VCARD)") }
+                guard property.value.uppercased() == "VCARD" else {
+                    throw ModelError(.invalidCard, Phrase("line %1$@: BEGIN:%2$@ is not BEGIN:VCARD", String(n), property.value))
+                }
+                guard current == nil else {
+                    throw ModelError(.invalidCard, Phrase("line %1$@: BEGIN:VCARD inside another vCard (missing END:VCARD)", String(n)))
+                }
                 current = []
             case "END":
-                guard let props = current else { throw ModelError(.invalidCard, "line \(n): END without BEGIN:VCARD") }
+                guard let props = current else { throw ModelError(.invalidCard, Phrase("line %1$@: END without BEGIN:VCARD", String(n))) }
                 entries.append(try build(props, endLine: n))
                 current = nil
             default:
-                guard current != nil else { throw ModelError(.invalidCard, "line \(n): \"\(property.name)\" outside BEGIN:VCARD … END:VCARD") }
+                guard current != nil else {
+                    throw ModelError(.invalidCard, Phrase("line %1$@: \"%2$@\" outside BEGIN:VCARD … END:VCARD", String(n), property.name))
+                }
                 current!.append((n, property))
             }
         }
-        if current != nil { throw ModelError(.invalidCard, "the last vCard has no END:VCARD (truncated file?)") }
-        guard !entries.isEmpty else { throw ModelError(.invalidCard, "no BEGIN:VCARD found: this is not a vCard file") }
+        if current != nil { throw ModelError(.invalidCard, Phrase("the last vCard has no END:VCARD (truncated file?)")) }
+        guard !entries.isEmpty else { throw ModelError(.invalidCard, Phrase("no BEGIN:VCARD found: this is not a vCard file")) }
         return entries
     }
 
@@ -86,7 +94,7 @@ public enum VCard {
                 break
             }
         }
-        guard let colon else { throw ModelError(.invalidCard, "line \(n): no ':' between the property name and its value") }
+        guard let colon else { throw ModelError(.invalidCard, Phrase("line %1$@: no ':' between the property name and its value", String(n))) }
         let head = line[..<colon]
         let value = String(line[line.index(after: colon)...])
         var parts: [String] = []
@@ -108,7 +116,7 @@ public enum VCard {
         var name = parts[0].uppercased()
         if let dot = name.lastIndex(of: ".") { name = String(name[name.index(after: dot)...]) } // drop a group prefix
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
-            throw ModelError(.invalidCard, "line \(n): \"\(parts[0])\" is not a property name")
+            throw ModelError(.invalidCard, Phrase("line %1$@: \"%2$@\" is not a property name", String(n), parts[0]))
         }
         var params: [String: String] = [:]
         for p in parts.dropFirst() {
@@ -210,14 +218,14 @@ public enum VCard {
                 let value = unescape(p.value)
                 let isText = p.parameters["VALUE"]?.lowercased() == "text"
                 guard let platform = (p.parameters["SERVICE-TYPE"] ?? p.parameters["TYPE"])?.split(separator: ",").first.map(String.init) else {
-                    throw ModelError(.invalidCard, "line \(line): SOCIALPROFILE needs a SERVICE-TYPE= parameter naming the platform")
+                    throw ModelError(.invalidCard, Phrase("line %1$@: SOCIALPROFILE needs a SERVICE-TYPE= parameter naming the platform", String(line)))
                 }
                 let user = p.parameters["USERNAME"] ?? (isText ? value : value.split(separator: "/").last.map(String.init) ?? value)
                 socials.append(SocialProfile(platform: platform, username: user, url: isText || value.isEmpty ? nil : value))
             case "X-SOCIALPROFILE":
                 let url = unescape(p.value)
                 guard let platform = p.parameters["TYPE"]?.split(separator: ",").first.map(String.init) else {
-                    throw ModelError(.invalidCard, "line \(line): X-SOCIALPROFILE needs a TYPE= parameter naming the platform")
+                    throw ModelError(.invalidCard, Phrase("line %1$@: X-SOCIALPROFILE needs a TYPE= parameter naming the platform", String(line)))
                 }
                 let user = p.parameters["X-USER"] ?? url.split(separator: "/").last.map(String.init) ?? url
                 olderSocials.append(SocialProfile(platform: platform, username: user, url: url.isEmpty ? nil : url))
@@ -234,15 +242,15 @@ public enum VCard {
             }
         }
         if let version, version != "4.0", version != "3.0" {
-            throw ModelError(.invalidCard, "line \(endLine): vCard VERSION \(version) is not supported (4.0, or 3.0)")
+            throw ModelError(.invalidCard, Phrase("line %1$@: vCard VERSION %2$@ is not supported (4.0, or 3.0)", String(endLine), version))
         }
         guard let name = (texts[.name] ?? n).flatMap({ $0.isEmpty ? nil : $0 }) else {
-            throw ModelError(.invalidCard, "the vCard ending at line \(endLine) has no FN (formatted name)")
+            throw ModelError(.invalidCard, Phrase("the vCard ending at line %1$@ has no FN (formatted name)", String(endLine)))
         }
         var card = Card(name: name, socialNetworks: socials.isEmpty ? olderSocials : socials, skills: skills)
         card.photo = photo
         for field in CardField.textFields where field != .name { card[text: field] = texts[field].flatMap { $0.isEmpty ? nil : $0 } }
-        do { try card.validate() } catch { throw ModelError(error.kind, "the vCard ending at line \(endLine): \(error.message)") }
+        do { try card.validate() } catch { throw ModelError(error.kind, Phrase("the vCard ending at line %1$@: %2$@", String(endLine), error.phrase)) }
         return Entry(card: card, notes: note)
     }
 

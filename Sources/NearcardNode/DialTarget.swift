@@ -39,7 +39,7 @@ extension DialTarget {
         var addresses: [PeerAddress] = []
         for text in invitation.addresses {
             guard case .address(let host, let port) = PeerQuery(parsing: text) else {
-                throw NodeError(.invalidInput, "the invitation's address \"\(text.prefix(64))\" is not HOST:PORT")
+                throw NodeError(.invalidInput, Phrase("the invitation's address \"%1$@\" is not HOST:PORT", text.prefix(64)))
             }
             addresses += try PeerQuery.resolve(host: host, port: port)
         }

@@ -30,13 +30,13 @@ package enum Dialer {
         SessionTrace.mark("dial")
         let started = Date()
         let budget = context.limits.connectBudget
-        var failures: [String] = []
+        var failures: [(address: String, why: Phrase)] = []
         var addresses = target.addresses
         var target = target
         var round = 0
         while true {
             var silent: [PeerAddress] = []
-            var lastFailures: [String] = []
+            var lastFailures: [(address: String, why: Phrase)] = []
             for address in addresses {
                 let remaining = budget - Date().timeIntervalSince(started)
                 guard remaining > 0.05 else { break }
@@ -57,15 +57,15 @@ package enum Dialer {
                     // again like silence, within the budget (issue 49: a lossy link's lost replies).
                     if let why = Self.unansweredHandshake(result), Date().timeIntervalSince(started) + 1 < budget {
                         silent.append(address)
-                        lastFailures.append("\(address): \(why)")
+                        lastFailures.append(("\(address)", why))
                         continue
                     }
                     return result
                 case .silent(let why):
                     silent.append(address)
-                    lastFailures.append("\(address): \(why)")
+                    lastFailures.append(("\(address)", why))
                 case .refused(let why):
-                    lastFailures.append("\(address): \(why)")
+                    lastFailures.append(("\(address)", why))
                 }
             }
             failures = lastFailures
@@ -74,17 +74,28 @@ package enum Dialer {
             let elapsed = Date().timeIntervalSince(started)
             guard !silent.isEmpty, elapsed + pause < budget else {
                 // One address that is the label itself (dialled as HOST:PORT) is not named twice.
-                let said =
-                    failures.count == 1 && failures[0].hasPrefix(target.label + ": ") ? [String(failures[0].dropFirst(target.label.count + 2))] : failures
-                var error = NodeError(
-                    .unreachable,
-                    "cannot connect to \(target.label)" + (round > 1 ? " (\(round) attempts in \(Int(elapsed.rounded())) s)" : "") + ": "
-                        + (said.isEmpty ? "no addresses" : said.joined(separator: "; ")), causes: failures)
+                let why: Phrase =
+                    if failures.isEmpty {
+                        Phrase("no addresses")
+                    } else if failures.count == 1 && failures[0].address == target.label {
+                        failures[0].why
+                    } else {
+                        failures.map { Phrase("%1$@: %2$@", $0.address, $0.why) }.dropFirst().reduce(Phrase("%1$@: %2$@", failures[0].address, failures[0].why))
+                        {
+                            Phrase("%1$@; %2$@", $0, $1)
+                        }
+                    }
+                let phrase =
+                    round > 1
+                    ? Phrase("cannot connect to %1$@ (%2$@ attempts in %3$@ s): %4$@", target.label, String(round), String(Int(elapsed.rounded())), why)
+                    : Phrase("cannot connect to %1$@: %2$@", target.label, why)
+                var error = NodeError(.unreachable, phrase, causes: failures.map { "\($0.address): \($0.why.english)" })
                 error.neverConnected = true
                 throw error
             }
             addresses = silent
-            context.events.emit(.stillDialing(target: target.label, attempt: round + 1, reason: failures.first ?? "no answer"))
+            context.events.emit(
+                .stillDialing(target: target.label, attempt: round + 1, reason: failures.first.map { "\($0.address): \($0.why.english)" } ?? "no answer"))
             try? await Task.sleep(nanoseconds: UInt64(pause * 1e9))
         }
     }
@@ -92,9 +103,9 @@ package enum Dialer {
     enum Attempt: Sendable {
         case connected(SessionResult)
         /// No answer in time: worth another try on a lossy network.
-        case silent(String)
+        case silent(Phrase)
         /// A definite answer (refused, no route, a malformed address): not worth another try.
-        case refused(String)
+        case refused(Phrase)
     }
 
     /// One connection attempt; once connected, the exchange runs to its end (no retry after that: the
@@ -106,7 +117,7 @@ package enum Dialer {
         do {
             let socketAddress: SocketAddress
             do { socketAddress = try address.socketAddress() } catch {
-                return .refused("\(error)")
+                return .refused((error as? NodeError)?.phrase ?? Phrase(verbatim: "\(error)"))
             }
             let promise = group.next().makePromise(of: SessionResult.self)
             let bootstrap = leavingFrom(context, to: socketAddress, ClientBootstrap(group: group))
@@ -130,10 +141,10 @@ package enum Dialer {
                 }
             }.recover { error -> Attempt in
                 promise.fail(error)
-                return isSilence(error) ? .silent(describeConnectError(error)) : .refused(describeConnectError(error))
+                return isSilence(error) ? .silent(connectProblem(error)) : .refused(connectProblem(error))
             }
             // (Every path above ends in an attempt: the future cannot fail.)
-            let attempt = (try? await outcome.get()) ?? .refused("the connection attempt ended without an outcome")
+            let attempt = (try? await outcome.get()) ?? .refused(Phrase("the connection attempt ended without an outcome"))
             SessionTrace.mark("dial result")
             return attempt
         }
@@ -141,9 +152,9 @@ package enum Dialer {
 
     /// Why a session ended before the peer identified itself, when it ran out of time or lost its
     /// connection (not a refusal of the peer's): nil for any other end.
-    static func unansweredHandshake(_ result: SessionResult) -> String? {
+    static func unansweredHandshake(_ result: SessionResult) -> Phrase? {
         guard case .failed(let error, nil, false, nil) = result, [.timeout, .connectionLost].contains(error.code) else { return nil }
-        return error.message
+        return error.phrase
     }
 
     /// The peer refused our hello's version (a version-2 node, §21).
@@ -226,28 +237,35 @@ extension Dialer {
 
 /// A short reason for a failed connect ("connection refused", "no answer within 5 s").
 /// An errno as a person reads it (never the library's `read(descriptor:…)` text).
-func describeErrno(_ code: Int32) -> String {
+func describeErrno(_ code: Int32) -> String { errnoProblem(code).english }
+
+func errnoProblem(_ code: Int32) -> Phrase {
     switch code {
-    case ECONNRESET: "the other side reset the connection"
-    case EPIPE: "the other side closed the connection"
-    case ECONNREFUSED: "nothing accepts connections there (connection refused)"
-    case ETIMEDOUT: "the network stopped answering (timed out)"
-    case EHOSTUNREACH: "no route to that host"
-    case ENETUNREACH: "no route to that network"
-    case ENETDOWN: "the network is down"
-    default: String(cString: strerror(code)).lowercased()
+    case ECONNRESET: Phrase("the other side reset the connection")
+    case EPIPE: Phrase("the other side closed the connection")
+    case ECONNREFUSED: Phrase("nothing accepts connections there (connection refused)")
+    case ETIMEDOUT: Phrase("the network stopped answering (timed out)")
+    case EHOSTUNREACH: Phrase("no route to that host")
+    case ENETUNREACH: Phrase("no route to that network")
+    case ENETDOWN: Phrase("the network is down")
+    default: Phrase(verbatim: String(cString: strerror(code)).lowercased())
     }
 }
 
-func describeConnectError(_ error: any Error) -> String {
+func describeConnectError(_ error: any Error) -> String { connectProblem(error).english }
+
+/// Why a connect failed, to be said in a person's language.
+func connectProblem(_ error: any Error) -> Phrase {
     if let e = error as? NIOConnectionError {
-        if let first = e.connectionErrors.first { return describeConnectError(first.error) }
-        if let dns = e.dnsAAAAError ?? e.dnsAError { return describeConnectError(dns) }
-        return "cannot connect"
+        if let first = e.connectionErrors.first { return connectProblem(first.error) }
+        if let dns = e.dnsAAAAError ?? e.dnsAError { return connectProblem(dns) }
+        return Phrase("cannot connect")
     }
-    if let e = error as? IOError { return describeErrno(e.errnoCode) }
-    if case ChannelError.connectTimeout(let t) = error as? ChannelError ?? .ioOnClosedChannel { return "no answer within \(t.nanoseconds / 1_000_000_000) s" }
-    return "\(error)"
+    if let e = error as? IOError { return errnoProblem(e.errnoCode) }
+    if case ChannelError.connectTimeout(let t) = error as? ChannelError ?? .ioOnClosedChannel {
+        return Phrase("no answer within %1$@ s", String(t.nanoseconds / 1_000_000_000))
+    }
+    return Phrase(verbatim: "\(error)")
 }
 
 extension PeerAddress {
@@ -257,7 +275,7 @@ extension PeerAddress {
             var sin6 = sockaddr_in6()
             sin6.sin6_family = sa_family_t(AF_INET6)
             sin6.sin6_port = in_port_t(UInt16(port).bigEndian)
-            guard inet_pton(AF_INET6, ip, &sin6.sin6_addr) == 1 else { throw NodeError(.invalidInput, "\(ip) is not an IPv6 address") }
+            guard inet_pton(AF_INET6, ip, &sin6.sin6_addr) == 1 else { throw NodeError(.invalidInput, Phrase("%1$@ is not an IPv6 address", ip)) }
             if isLinkLocal { sin6.sin6_scope_id = UInt32(interfaceIndex) }
             return SocketAddress(sin6, host: ip)
         }

@@ -82,12 +82,14 @@ package final class Listener: Sendable {
 
     /// A bind failure in words (no errno, no `bind(descriptor:…)`), with what to do.
     static func bindError(_ error: any Error, port: Int) -> NodeError {
-        let words: String
+        let words: Phrase
         switch BindProblem(error) {
-        case .inUse?: words = "port \(port) is in use — another nearcard listen? Use --port to choose another (--port 0 picks a free one)"
-        case .privileged?: words = "port \(port) needs privileges this account does not have; use a port from 1024 up (the default is \(defaultPort))"
-        case .noSuchAddress?: words = "this machine has no such address to listen on; leave the address out to listen on all of them"
-        case nil: words = "cannot listen on port \(port): \(describeConnectError(error))"
+        case .inUse?: words = Phrase("port %1$@ is in use — another nearcard listen? Use --port to choose another (--port 0 picks a free one)", String(port))
+        case .privileged?:
+            words = Phrase(
+                "port %1$@ needs privileges this account does not have; use a port from 1024 up (the default is %2$@)", String(port), String(defaultPort))
+        case .noSuchAddress?: words = Phrase("this machine has no such address to listen on; leave the address out to listen on all of them")
+        case nil: words = Phrase("cannot listen on port %1$@: %2$@", String(port), connectProblem(error))
         }
         return NodeError(.environment, words, causes: ["\(error)"])
     }

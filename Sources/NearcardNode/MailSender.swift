@@ -31,7 +31,7 @@ package struct MailSender: Sendable {
 
     package func target(for contact: Contact) throws(NodeError) -> Target {
         guard let sealed = contact.sealedRoute, let did = contact.didPublicKey else {
-            throw NodeError(.noRoute, "\(contact.name) gave no sealed route (only contacts from an exchange can be messaged)")
+            throw NodeError(.noRoute, Phrase("%1$@ gave no sealed route (only contacts from an exchange can be messaged)", contact.name))
         }
         switch SealedRoute.open(
             sealed, with: context.keys.x25519, expectedIssuer: did, expectedRecipient: context.identity.did,
@@ -40,7 +40,7 @@ package struct MailSender: Sendable {
         {
         case .success(let route):
             return Target(route: route, contact: contact, presenceKey: try? context.database.presenceKey(contactDID: did))
-        case .failure(let f): throw NodeError(.noRoute, "cannot use the route \(contact.name) gave: \(f)")
+        case .failure(let f): throw NodeError(.noRoute, Phrase("cannot use the route %1$@ gave: %2$@", contact.name, "\(f)"))
         }
     }
 

@@ -1,12 +1,14 @@
 package import NearcardDiscovery
+public import NearcardErrors
 package import NearcardModel
 import NearcardProtocol
 package import NearcardStore
+public import NearcardText
 
 /// Why something a face asked of the node did not happen. Faces decide by `kind` (the CLI maps each
 /// kind to one exit code, exhaustively); `message` is the one line a person reads; `cause` is what lay
 /// beneath, for `--verbose`.
-public struct NodeError: Error, Sendable, CustomStringConvertible {
+public struct NodeError: PhrasedError, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable {
         /// Text the node cannot use: a message over its limit, a malformed address.
         case invalidInput
@@ -40,7 +42,10 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     }
 
     public let kind: Kind
+    /// The sentence in English (logs, JSON lines).
     public let message: String
+    /// The sentence to be said in a person's language (`phrase.said(by:)`).
+    public let phrase: Phrase
     /// The protocol code when a session failed ("declined", "timeout", …; docs/PROTOCOL.md §13).
     public let code: String?
     /// What lay beneath, most immediate first.
@@ -49,8 +54,13 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
     var neverConnected = false
 
     package init(_ kind: Kind, _ message: String, code: String? = nil, causes: [String] = []) {
+        self.init(kind, Phrase(verbatim: message), code: code, causes: causes)
+    }
+
+    package init(_ kind: Kind, _ phrase: Phrase, code: String? = nil, causes: [String] = []) {
         self.kind = kind
-        self.message = message
+        self.message = phrase.english
+        self.phrase = phrase
         self.code = code
         self.causes = causes
     }
@@ -74,33 +84,38 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
         case .internalError:
             kind = .internalError
         }
-        let message =
+        let phrase =
             switch kind {
-            case .internalError: "exchange failed: \(error.message)"
+            case .internalError: Phrase("exchange failed: %1$@", error.phrase)
             // A refusal's words say it was one ("the peer declined: …").
-            case .declined where error.code == .declined: "\(error.message); nothing was stored"
-            default: "exchange failed (\(error.code.rawValue)): \(error.message); nothing was stored"
+            case .declined where error.code == .declined: Phrase("%1$@; nothing was stored", error.phrase)
+            default: Phrase("exchange failed (%1$@): %2$@; nothing was stored", error.code.rawValue, error.phrase)
             }
-        self.init(kind, message, code: error.code.rawValue)
+        self.init(kind, phrase, code: error.code.rawValue)
     }
 
     /// A store failure met while serving a face.
     /// The cards crossed but this side's book refused the contact: a storage error (exit 5), in the
     /// store's own words (what failed and what to do); the peer was told nothing was kept.
     package init(notStored error: StoreError, peer name: String?) {
-        let who = name.map { "with \($0) " } ?? ""
-        self.init(
-            .storage, "the exchange \(who)was not kept: this side could not store it (\(error.message)); the other side was told, so neither keeps it",
-            code: ProtocolErrorCode.internalError.rawValue, causes: [error.message])
+        let phrase =
+            if let name {
+                Phrase(
+                    "the exchange with %1$@ was not kept: this side could not store it (%2$@); the other side was told, so neither keeps it", name, error.phrase
+                )
+            } else {
+                Phrase("the exchange was not kept: this side could not store it (%1$@); the other side was told, so neither keeps it", error.phrase)
+            }
+        self.init(.storage, phrase, code: ProtocolErrorCode.internalError.rawValue, causes: [error.message])
     }
 
-    package init(storage error: any Error, while doing: String) {
+    package init(storage error: any Error, while doing: Phrase) {
         if let e = error as? StoreError, e.kind == .notFound || e.kind == .unmatched {
-            self.init(.notFound, e.message)
+            self.init(.notFound, e.phrase)
         } else if let e = error as? StoreError, e.kind == .invalidInput {
-            self.init(.invalidInput, e.message)
+            self.init(.invalidInput, e.phrase)
         } else {
-            self.init(.storage, "\(doing): \(error)", causes: ["\(error)"])
+            self.init(.storage, Phrase("%1$@: %2$@", doing, (error as? StoreError)?.phrase ?? Phrase(verbatim: "\(error)")), causes: ["\(error)"])
         }
     }
 
@@ -124,14 +139,14 @@ public struct NodeError: Error, Sendable, CustomStringConvertible {
             // An exchange the peer was already told is not kept.
             case .withdrawn: .refused
             }
-        self.init(kind, error.message)
+        self.init(kind, error.phrase)
     }
 
     /// Discovery that cannot run.
     package init(discovery error: DiscoveryError) {
         switch error.kind {
-        case .daemonUnavailable, .avahi: self.init(.environment, error.message)
-        case .invalidInput: self.init(.invalidInput, error.message)
+        case .daemonUnavailable, .avahi: self.init(.environment, error.phrase)
+        case .invalidInput: self.init(.invalidInput, error.phrase)
         }
     }
 }

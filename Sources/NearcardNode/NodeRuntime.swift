@@ -380,8 +380,8 @@ public final class NodeRuntime: Sendable {
     /// The discovery an operation needs, or why there is none.
     private func requireDiscovery() throws(NodeError) -> any Discovery {
         if let discovery { return discovery }
-        if let discoveryProblem { throw NodeError(.environment, discoveryProblem.message) }
-        throw NodeError(.environment, "discovery is off for this node (--no-discovery): name the peer by HOST:PORT")
+        if let discoveryProblem { throw NodeError(.environment, discoveryProblem.phrase) }
+        throw NodeError(.environment, Phrase("discovery is off for this node (--no-discovery): name the peer by HOST:PORT"))
     }
 
     /// Finds a peer by what a user calls it: host:port, or a name (announced, or a recognised contact's),
@@ -432,10 +432,15 @@ public final class NodeRuntime: Sendable {
             }
             // One last look: a peer found as the wait ran out (its event raced the clock) is still taken.
             if case .success(let found?) = query.select(from: nearbyPeers) { return await DialTarget(discovered: located(found)) }
-            let near = Spelling.nearest(to: name, among: nearbyPeers.map(\.displayName)).map { "did you mean \"\($0)\"? " } ?? ""
+            if let near = Spelling.nearest(to: name, among: nearbyPeers.map(\.displayName)) {
+                throw NodeError(
+                    .notFound,
+                    Phrase(
+                        "no peer named \"%1$@\" has been seen on the LAN (did you mean \"%2$@\"? use a name, a peer id as `nearcard peers` shows it, or HOST:PORT)",
+                        name, near))
+            }
             throw NodeError(
-                .notFound,
-                "no peer named \"\(name)\" has been seen on the LAN (\(near)use a name, a peer id as `nearcard peers` shows it, or HOST:PORT)")
+                .notFound, Phrase("no peer named \"%1$@\" has been seen on the LAN (use a name, a peer id as `nearcard peers` shows it, or HOST:PORT)", name))
         }
     }
 
@@ -487,7 +492,7 @@ public final class NodeRuntime: Sendable {
     public func exchange(with text: String, message: String?, confirm: Bool) async throws(NodeError) -> SessionResult {
         guard confirm else { return try await exchange(with: text, message: message) }
         guard let decisions = context.pendingDecisions else {
-            throw NodeError(.invalidInput, "confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides")
+            throw NodeError(.invalidInput, Phrase("confirm needs accept/decline commands (listen --jsonl --accept ask); this node's policy decides"))
         }
         return try await exchange(with: text, message: message, consent: DecidedByCommand(decisions: decisions, message: message))
     }
@@ -501,7 +506,9 @@ public final class NodeRuntime: Sendable {
 
     /// An invitation's text read, or why it cannot be (invalid input).
     public static func invitation(_ text: String) throws(NodeError) -> ExchangeInvitation {
-        do { return ExchangeInvitation(try Invitation(text: text)) } catch { throw NodeError(.invalidInput, "the invitation cannot be read: \(error.message)") }
+        do { return ExchangeInvitation(try Invitation(text: text)) } catch {
+            throw NodeError(.invalidInput, Phrase("the invitation cannot be read: %1$@", error.phrase))
+        }
     }
 
     /// Whether a QR text is a Nearcard invitation (to route it before other QR formats).
@@ -509,10 +516,11 @@ public final class NodeRuntime: Sendable {
 
     public func exchange(invitation shown: ExchangeInvitation, message: String?, now: Date = Date()) async throws(NodeError) -> SessionResult {
         let invitation = shown.invitation
-        if let message, let problem = ProximityPayload.messageProblem(message) { throw NodeError(.invalidInput, problem) }
+        if let message, let problem = ProximityPayload.messageProblemPhrase(message) { throw NodeError(.invalidInput, problem) }
         guard Int64(now.timeIntervalSince1970) <= invitation.expires else {
             throw NodeError(
-                .refused, "the invitation expired at \(ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))); ask for a new one")
+                .refused,
+                Phrase("the invitation expired at %1$@; ask for a new one", ISO8601.string(Date(timeIntervalSince1970: TimeInterval(invitation.expires)))))
         }
         return try await exchange(with: try DialTarget(invitation: invitation), consent: AcceptAll(message: message))
     }
@@ -532,7 +540,7 @@ public final class NodeRuntime: Sendable {
                 id: invitation.id, secret: invitation.secret,
                 expires: Date(timeIntervalSince1970: TimeInterval(invitation.expires)), uses: uses, now: now)
         } catch {
-            throw NodeError(storage: error, while: "saving the invitation")
+            throw NodeError(storage: error, while: Phrase("saving the invitation"))
         }
         return ExchangeInvitation(invitation)
     }
@@ -541,13 +549,13 @@ public final class NodeRuntime: Sendable {
     /// `.invalidInput` when this node's requests are not decided by commands or the message is too long;
     /// `.notFound` when no request with this id waits (answered, timed out, or ended).
     public func answer(request id: String, accept: Bool, message: String? = nil, reason: String? = nil) throws(NodeError) {
-        if let message, let problem = ProximityPayload.messageProblem(message) { throw NodeError(.invalidInput, problem) }
+        if let message, let problem = ProximityPayload.messageProblemPhrase(message) { throw NodeError(.invalidInput, problem) }
         guard let decisions = context.pendingDecisions else {
-            throw NodeError(.invalidInput, "this node decides by its policy; accept and decline are not taken")
+            throw NodeError(.invalidInput, Phrase("this node decides by its policy; accept and decline are not taken"))
         }
         let answer = accept ? ConsentAnswer(accept: true, message: message) : .decline(reason)
         guard decisions.resolve(id, answer) else {
-            throw NodeError(.notFound, "no request \(id) is waiting for a decision (it may have timed out or ended)")
+            throw NodeError(.notFound, Phrase("no request %1$@ is waiting for a decision (it may have timed out or ended)", id))
         }
     }
 
@@ -576,7 +584,7 @@ public final class NodeRuntime: Sendable {
 
     static func checkWritable(_ context: NodeContext) throws(NodeError) {
         do { try context.database.checkWritable() } catch {
-            throw NodeError(.storage, "cannot store a contact: \(error.message); nothing was sent", causes: ["\(error)"])
+            throw NodeError(.storage, Phrase("cannot store a contact: %1$@; nothing was sent", error.phrase), causes: ["\(error)"])
         }
     }
 
@@ -599,7 +607,7 @@ public final class NodeRuntime: Sendable {
         if let chosen {
             discovery = chosen
         } else {
-            do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { throw NodeError(.environment, error.message) }
+            do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { throw NodeError(.environment, error.phrase) }
         }
         let events = discovery.browse(filter: options.filter)
         let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self, bufferingPolicy: .unbounded)
@@ -623,7 +631,7 @@ public final class NodeRuntime: Sendable {
         if let chosen {
             discovery = chosen
         } else {
-            do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { throw NodeError(.environment, error.message) }
+            do throws(DiscoveryError) { discovery = try AvahiDiscovery() } catch { throw NodeError(.environment, error.phrase) }
         }
         return try await PeerBrowser.collect(discovery, filter: options.filter, seconds: seconds, resolver: resolver, untilSettled: untilSettled)
     }
@@ -634,16 +642,16 @@ public final class NodeRuntime: Sendable {
     /// it), or failed.
     /// `expiresIn`: seconds after which both nodes delete the message (§15); nil keeps it.
     public func send(message text: String, to contact: String, wait: TimeInterval = 5, expiresIn: Int64? = nil) async throws -> OutboxItem {
-        if let problem = MessageEnvelope.textProblem(text) { throw NodeError(.invalidInput, problem) }
+        if let problem = MessageEnvelope.textProblemPhrase(text) { throw NodeError(.invalidInput, problem) }
         let context = self.context
         let found = try context.database.findContact(contact)
         guard let did = found.didPublicKey, found.sealedRoute != nil else {
-            throw NodeError(.invalidInput, "\(found.name) has no sealed route: only contacts from an in-person exchange can be messaged")
+            throw NodeError(.invalidInput, Phrase("%1$@ has no sealed route: only contacts from an in-person exchange can be messaged", found.name))
         }
         let target = try MailSender(context: context).target(for: found)
         let sentAt = Int64(Date().timeIntervalSince1970)
         let expiresAt = expiresIn.map { sentAt + $0 }
-        if let expiresAt, let problem = MessageEnvelope.lifetimeProblem(sentAt: sentAt, expiresAt: expiresAt) { throw NodeError(.invalidInput, problem) }
+        if let expiresAt, let problem = MessageEnvelope.lifetimeProblemPhrase(sentAt: sentAt, expiresAt: expiresAt) { throw NodeError(.invalidInput, problem) }
         let envelope = MessageEnvelope.make(
             text: text, from: context.identity.did, to: did, sentAt: sentAt, expiresAt: expiresAt,
             signer: context.keys.ed25519)
@@ -720,9 +728,9 @@ public final class NodeRuntime: Sendable {
     public func syncAddressBooks(url: String?, mirrorDeletes: Bool) async throws(NodeError) -> [AddressBookSyncOutcome] {
         let accounts: [AddressBookAccount]
         do { accounts = try context.database.addressBooks().filter { url == nil || $0.url == url } } catch {
-            throw NodeError(storage: error, while: "reading the address books")
+            throw NodeError(storage: error, while: Phrase("reading the address books"))
         }
-        if let url, accounts.isEmpty { throw NodeError(.notFound, "no address book \(url)") }
+        if let url, accounts.isEmpty { throw NodeError(.notFound, Phrase("no address book %1$@", url)) }
         let database = context.database
         return await addressBookGate.run {
             var out: [AddressBookSyncOutcome] = []
@@ -744,7 +752,7 @@ public final class NodeRuntime: Sendable {
     public func rotatePresence(now: Date = Date()) async throws(NodeError) {
         let key: [UInt8]
         do { key = try context.database.rotatePresenceKey(now: now) } catch {
-            throw NodeError(storage: error, while: "replacing the presence key")
+            throw NodeError(storage: error, while: Phrase("replacing the presence key"))
         }
         context.presenceKeyPublished(key)
         await announceAgain(displayName: .none)
@@ -756,7 +764,7 @@ public final class NodeRuntime: Sendable {
     public func cardChanged() async throws(NodeError) -> Bool {
         context.database.forgetSharedCard()
         let card: Card?
-        do { card = try context.database.myCard()?.card } catch { throw NodeError(storage: error, while: "reading the card") }
+        do { card = try context.database.myCard()?.card } catch { throw NodeError(storage: error, while: Phrase("reading the card")) }
         let name = card?.name ?? context.identity.name
         guard context.rename(name) else { return false }
         await announceAgain(displayName: .some(name))

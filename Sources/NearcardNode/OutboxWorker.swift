@@ -31,7 +31,7 @@ package struct OutboxWorker: Sendable {
             let outcome: Result<Bool, ProtocolError>
             do {
                 guard let contact = try db.contact(id: item.contactID) else {
-                    throw NodeError(.notFound, "the contact was deleted")
+                    throw NodeError(.notFound, Phrase("the contact was deleted"))
                 }
                 let target = try sender.target(for: contact)
                 outcome = await sender.deliver(item, to: target, addresses: MailSender.addresses(for: target, discovered: peers))

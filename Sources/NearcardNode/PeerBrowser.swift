@@ -37,9 +37,16 @@ package enum PeerBrowser {
         switch query.select(from: peers) {
         case .success(let found?): return found
         case .success(nil):
-            let near = Spelling.nearest(to: "\(query)", among: peers.map(\.displayName)).map { "did you mean \"\($0)\"? " } ?? ""
+            if let near = Spelling.nearest(to: "\(query)", among: peers.map(\.displayName)) {
+                throw NodeError(
+                    .notFound,
+                    Phrase(
+                        "no peer named \"%1$@\" answered on the LAN within %2$@ s (did you mean \"%3$@\"? see `nearcard peers`, or use HOST:PORT)",
+                        "\(query)", String(Int(seconds)), near))
+            }
             throw NodeError(
-                .notFound, "no peer named \"\(query)\" answered on the LAN within \(Int(seconds)) s (\(near)see `nearcard peers`, or use HOST:PORT)")
+                .notFound,
+                Phrase("no peer named \"%1$@\" answered on the LAN within %2$@ s (see `nearcard peers`, or use HOST:PORT)", "\(query)", String(Int(seconds))))
         case .failure(let ambiguous): throw NodeError(.ambiguous, ambiguous.description)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 package import NearcardDiscovery
+public import NearcardText
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +12,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
     case address(host: String, port: Int)
     case name(String)
     /// Text shaped like HOST:PORT that is not one (`1.2.3.4:99999`, `host:`): never looked up as a name.
-    case malformed(String, reason: String)
+    case malformed(String, reason: Phrase)
 
     public init(parsing text: String) {
         let t = text.trimmingCharacters(in: .whitespaces)
@@ -19,15 +20,14 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
             guard let p = Int(digits), (1...65535).contains(p) else { return nil }
             return p
         }
-        let badPort = "the port must be a number from 1 to 65535 (HOST:PORT, or [IPv6]:PORT)"
         if t.hasPrefix("["), let close = t.firstIndex(of: "]") {
             let rest = t[t.index(after: close)...]
             guard rest.hasPrefix(":") else {
-                self = .malformed(t, reason: "\"\(t)\" is not an address: an IPv6 address is written [ADDRESS]:PORT")
+                self = .malformed(t, reason: Phrase("\"%1$@\" is not an address: an IPv6 address is written [ADDRESS]:PORT", t))
                 return
             }
             guard let p = port(rest.dropFirst()) else {
-                self = .malformed(t, reason: "\"\(t)\": \(badPort)")
+                self = .malformed(t, reason: Phrase("\"%1$@\": the port must be a number from 1 to 65535 (HOST:PORT, or [IPv6]:PORT)", t))
                 return
             }
             self = .address(host: String(t[t.index(after: t.startIndex)..<close]), port: p)
@@ -39,11 +39,11 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
             if after.allSatisfy(\.isASCII) && after.allSatisfy(\.isNumber) {
                 let host = String(t[..<colon])
                 guard !host.isEmpty else {
-                    self = .malformed(t, reason: "\"\(t)\" has no host before the colon (HOST:PORT)")
+                    self = .malformed(t, reason: Phrase("\"%1$@\" has no host before the colon (HOST:PORT)", t))
                     return
                 }
                 guard let p = port(after) else {
-                    self = .malformed(t, reason: "\"\(t)\": \(badPort)")
+                    self = .malformed(t, reason: Phrase("\"%1$@\": the port must be a number from 1 to 65535 (HOST:PORT, or [IPv6]:PORT)", t))
                     return
                 }
                 self = .address(host: host, port: p)
@@ -98,7 +98,7 @@ public enum PeerQuery: Sendable, Equatable, CustomStringConvertible {
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(name, String(port), &hints, &list)
-        guard rc == 0, let first = list else { throw NodeError(.notFound, "cannot resolve \(host): \(String(cString: gai_strerror(rc)))") }
+        guard rc == 0, let first = list else { throw NodeError(.notFound, Phrase("cannot resolve %1$@: %2$@", host, String(cString: gai_strerror(rc)))) }
         defer { freeaddrinfo(list) }
         var out: [PeerAddress] = []
         var node: UnsafeMutablePointer<addrinfo>? = first

@@ -24,7 +24,7 @@ public struct FrameParser: Sendable {
     public mutating func nextFrame() throws(ProtocolError) -> [UInt8]? {
         guard buffer.count - start >= 2 else { return nil }
         let length = Int(buffer[start]) << 8 | Int(buffer[start + 1])
-        guard length > 0 else { throw ProtocolError(.protocolError, "a frame of length zero") }
+        guard length > 0 else { throw ProtocolError(.protocolError, Phrase("a frame of length zero")) }
         guard buffer.count - start >= 2 + length else { return nil }
         let frame = Array(buffer[(start + 2)..<(start + 2 + length)])
         start += 2 + length

@@ -27,6 +27,6 @@ public enum QRErrorKind: Sendable, Equatable {
 extension ModuleError where K == QRErrorKind {
     /// An image library's failure as NearcardQR's: an unreadable image stays `.image`.
     init(_ error: ImageError) {
-        self.init(error.kind == .image ? .image : .library, error.message)
+        self.init(error.kind == .image ? .image : .library, error.phrase)
     }
 }

@@ -68,14 +68,14 @@ public struct ScanRouter: Sendable {
 
     public mutating func scan(_ raw: String, context: ScanContext) throws(QRError) -> ScanOutcome {
         let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty else { throw QRError(.malformed, "the QR code is empty") }
-        guard text.utf8.count <= Self.maximumTextLength else { throw QRError(.tooLarge, "the text is over \(Self.maximumTextLength) bytes") }
+        guard !text.isEmpty else { throw QRError(.malformed, Phrase("the QR code is empty")) }
+        guard text.utf8.count <= Self.maximumTextLength else { throw QRError(.tooLarge, Phrase("the text is over %1$@ bytes", String(Self.maximumTextLength))) }
         if text.hasPrefix(Chunks.prefix) {
             guard let payload = try assembler.add(try Chunks.parse(text)) else {
                 return .needMoreFrames(received: assembler.received, total: assembler.expected, missing: assembler.missing)
             }
             guard let inner = String(validating: payload, as: UTF8.self), !inner.hasPrefix(Chunks.prefix) else {
-                throw QRError(.chunks, "the reassembled payload is not text (or is itself chunked)")
+                throw QRError(.chunks, Phrase("the reassembled payload is not text (or is itself chunked)"))
             }
             var fresh = ScanRouter()
             return try fresh.scan(inner, context: context)
@@ -87,28 +87,31 @@ public struct ScanRouter: Sendable {
         if lower.hasPrefix("openid-credential-offer://") {
             throw QRError(
                 .unusable,
-                "this is an OpenID credential offer: it asks you to fetch a credential from an issuer's server, which Nearcard does not do; nothing was stored")
+                Phrase(
+                    "this is an OpenID credential offer: it asks you to fetch a credential from an issuer's server, which Nearcard does not do; nothing was stored"
+                ))
         }
         if Self.looksLikeJWT(text) { return try scanJWT(text, context: context) }
         if text.hasPrefix(Compressed.prefix) { return try scanEnvelope(try Compressed.decode(text), context: context) }
         if text.hasPrefix("{") {
             let value: JSONValue
             do { value = try JSONParser(maximumDepth: 32, maximumLength: Self.maximumTextLength).parse(Array(text.utf8)) } catch {
-                throw QRError(.malformed, "the QR code holds broken JSON: \(error.message)")
+                throw QRError(.malformed, Phrase("the QR code holds broken JSON: %1$@", error.phrase))
             }
             if Self.isPresentation(value) { return try scanPresentation(value, context: context) }
             return try scanEnvelope(value, context: context)
         }
         if let scheme = text.range(of: "://"), text[..<scheme.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "+" }) {
-            throw QRError(.unusable, "this is a link (\(text[..<scheme.lowerBound])://…) for an app, not a card; nothing was stored")
+            throw QRError(.unusable, Phrase("this is a link (%1$@://…) for an app, not a card; nothing was stored", text[..<scheme.lowerBound]))
         }
         if let blob = try? Base64.decode(text), blob.count >= 28 {
             throw QRError(
                 .unusable,
-                "this is an encrypted card from the iOS app's older format: only the sender's own devices can open it; ask them to share a plaintext or signed QR code; nothing was stored"
-            )
+                Phrase(
+                    "this is an encrypted card from the iOS app's older format: only the sender's own devices can open it; ask them to share a plaintext or signed QR code; nothing was stored"
+                ))
         }
-        throw QRError(.malformed, "not a card, credential or OpenID request QR code that Nearcard knows")
+        throw QRError(.malformed, Phrase("not a card, credential or OpenID request QR code that Nearcard knows"))
     }
 
     static func looksLikeJWT(_ text: String) -> Bool {
@@ -126,27 +129,29 @@ public struct ScanRouter: Sendable {
     func scanEnvelope(_ text: String, context: ScanContext) throws(QRError) -> ScanOutcome {
         let value: JSONValue
         do { value = try JSONParser(maximumDepth: 32, maximumLength: Self.maximumTextLength).parse(Array(text.utf8)) } catch {
-            throw QRError(.malformed, "the QR code holds broken JSON: \(error.message)")
+            throw QRError(.malformed, Phrase("the QR code holds broken JSON: %1$@", error.phrase))
         }
         return try scanEnvelope(value, context: context)
     }
 
     func scanEnvelope(_ value: JSONValue, context: ScanContext) throws(QRError) -> ScanOutcome {
-        guard let o = value.objectValue else { throw QRError(.malformed, "the QR code's JSON is not an object") }
-        guard let format = o["format"]?.stringValue else { throw QRError(.malformed, "not a card envelope (no \"format\")") }
+        guard let o = value.objectValue else { throw QRError(.malformed, Phrase("the QR code's JSON is not an object")) }
+        guard let format = o["format"]?.stringValue else { throw QRError(.malformed, Phrase("not a card envelope (no \"format\")")) }
         guard let version = o["version"]?.integerValue, version == 2 || version == 1 else {
-            guard let given = o["version"] else { throw QRError(.malformed, "the card envelope has no \"version\" (Nearcard reads version 2)") }
-            throw QRError(.malformed, "card envelope version \(given.compactText) is not one Nearcard reads (it reads version 2)")
+            guard let given = o["version"] else { throw QRError(.malformed, Phrase("the card envelope has no \"version\" (Nearcard reads version 2)")) }
+            throw QRError(.malformed, Phrase("card envelope version %1$@ is not one Nearcard reads (it reads version 2)", given.compactText))
         }
         let source = value.canonicalText
         switch format {
         case "plaintext":
             guard let p = o["plaintext"]?.objectValue, let snapshot = p["snapshot"] else {
-                throw QRError(.malformed, "a plaintext envelope without \"plaintext.snapshot\"")
+                throw QRError(.malformed, Phrase("a plaintext envelope without \"plaintext.snapshot\""))
             }
             if let exp = p["expirationDate"]?.stringValue {
-                guard let date = ISO8601.date(exp) else { throw QRError(.malformed, "the envelope's expirationDate is not an ISO-8601 date") }
-                guard date > context.now else { throw QRError(.expired, "this card's QR code expired on \(ISO8601.string(date)); nothing was stored") }
+                guard let date = ISO8601.date(exp) else { throw QRError(.malformed, Phrase("the envelope's expirationDate is not an ISO-8601 date")) }
+                guard date > context.now else {
+                    throw QRError(.expired, Phrase("this card's QR code expired on %1$@; nothing was stored", ISO8601.string(date)))
+                }
             }
             let (card, cardId) = try Snapshot.card(from: snapshot)
             return .contact(
@@ -154,19 +159,20 @@ public struct ScanRouter: Sendable {
                     format: .plaintext, card: card, cardId: cardId, did: nil, status: .unverified,
                     reason: "plaintext QR codes carry no proof of who made them", credential: nil, source: source))
         case "didSigned":
-            guard let jwt = o["didSigned"]?["jwt"]?.stringValue else { throw QRError(.malformed, "a didSigned envelope without \"didSigned.jwt\"") }
+            guard let jwt = o["didSigned"]?["jwt"]?.stringValue else { throw QRError(.malformed, Phrase("a didSigned envelope without \"didSigned.jwt\"")) }
             return try scanJWT(jwt, context: context)
         case "zkProof":
             if let proof = o["sdProof"]?.objectValue { return try scanSDProof(proof, envelope: o, context: context, source: source) }
             if o["encryptedPayload"] != nil {
                 throw QRError(
                     .unusable,
-                    "this is the iOS app's zkProof card: it is encrypted for the sender's own devices, so no scanner can open it; ask them for a plaintext or signed QR code; nothing was stored"
-                )
+                    Phrase(
+                        "this is the iOS app's zkProof card: it is encrypted for the sender's own devices, so no scanner can open it; ask them for a plaintext or signed QR code; nothing was stored"
+                    ))
             }
-            throw QRError(.malformed, "a zkProof envelope with neither sdProof nor encryptedPayload")
+            throw QRError(.malformed, Phrase("a zkProof envelope with neither sdProof nor encryptedPayload"))
         default:
-            throw QRError(.malformed, "envelope format \"\(format.prefix(32))\" is not plaintext, zkProof or didSigned")
+            throw QRError(.malformed, Phrase("envelope format \"%1$@\" is not plaintext, zkProof or didSigned", format.prefix(32)))
         }
     }
 
@@ -175,12 +181,12 @@ public struct ScanRouter: Sendable {
         guard let sdJwt = proof["sdJwt"]?.stringValue, let jwt = sdJwt.split(separator: "~").first,
             let shareId = envelope["shareId"]?.stringValue
         else {
-            throw QRError(.malformed, "the zkProof envelope has no sdJwt or shareId")
+            throw QRError(.malformed, Phrase("the zkProof envelope has no sdJwt or shareId"))
         }
         let jws: CompactJWS
-        do { jws = try CompactJWS(parsing: String(jwt)) } catch { throw QRError(.malformed, "the zkProof's JWT: \(error.message)") }
+        do { jws = try CompactJWS(parsing: String(jwt)) } catch { throw QRError(.malformed, Phrase("the zkProof's JWT: %1$@", error.phrase)) }
         guard let iss = (try? JSONParser.parse(jws.payload))?["iss"]?.stringValue, let issuer = try? DIDKey(parsing: iss), issuer.keyType == .p256 else {
-            throw QRError(.malformed, "the zkProof's JWT names no P-256 did:key issuer")
+            throw QRError(.malformed, Phrase("the zkProof's JWT names no P-256 did:key issuer"))
         }
         let claimed = Set((envelope["selectedFields"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(CardField.init(rawValue:)) })
         func failed(_ why: String, card: Card = Card(name: "(unverified card)")) -> ScanOutcome {
@@ -192,7 +198,7 @@ public struct ScanRouter: Sendable {
         case .success(let d): disclosed = d
         }
         if let exp = disclosed.claims["exp"]?.doubleValue, context.now.timeIntervalSince1970 >= exp {
-            throw QRError(.expired, "this card's QR code expired on \(ISO8601.string(Date(timeIntervalSince1970: exp))); nothing was stored")
+            throw QRError(.expired, Phrase("this card's QR code expired on %1$@; nothing was stored", ISO8601.string(Date(timeIntervalSince1970: exp))))
         }
         var o = JSONObject()
         for (field, value) in disclosed.fields { o[field.rawValue] = value }
@@ -241,9 +247,9 @@ public struct ScanRouter: Sendable {
         let credential = try Self.importCredential(token, context: context)
         guard credential.types.contains(BusinessCardCredential.type) else { return .credentials([credential]) }
         let jws: CompactJWS
-        do { jws = try CompactJWS(parsing: token) } catch { throw QRError(.malformed, error.message) }
+        do { jws = try CompactJWS(parsing: token) } catch { throw QRError(.malformed, error.phrase) }
         guard let subject = (try? JSONParser.parse(jws.payload))?["vc"]?["credentialSubject"]?.objectValue else {
-            throw QRError(.malformed, "the BusinessCardCredential has no credentialSubject")
+            throw QRError(.malformed, Phrase("the BusinessCardCredential has no credentialSubject"))
         }
         let card = try BusinessCardCredential.card(from: subject)
         return .contact(
@@ -260,10 +266,10 @@ public struct ScanRouter: Sendable {
             jws = try CompactJWS(parsing: token)
             outcome = try JWTVerifier(now: context.now.timeIntervalSince1970, leeway: 60).verify(token)
         } catch {
-            throw QRError(.malformed, "the JWT is malformed: \(error.message)")
+            throw QRError(.malformed, Phrase("the JWT is malformed: %1$@", error.phrase))
         }
         guard let claims = (try? JSONParser.parse(jws.payload))?.objectValue, let vc = claims["vc"]?.objectValue else {
-            throw QRError(.unusable, "this JWT is not a verifiable credential (it has no \"vc\" claim); nothing was stored")
+            throw QRError(.unusable, Phrase("this JWT is not a verifiable credential (it has no \"vc\" claim); nothing was stored"))
         }
         let types = (vc["type"]?.arrayValue ?? []).compactMap(\.stringValue)
         let issuer = claims["iss"]?.stringValue ?? vc["issuer"]?.stringValue ?? "(unknown)"
@@ -282,7 +288,7 @@ public struct ScanRouter: Sendable {
                 reason = "the signature checks, signed by \(key.did)" + ScanRouter.unknownSigner
             }
         case .invalid(.expired(let e, _)):
-            throw QRError(.expired, "this credential expired on \(ISO8601.string(Date(timeIntervalSince1970: e))); nothing was stored")
+            throw QRError(.expired, Phrase("this credential expired on %1$@; nothing was stored", ISO8601.string(Date(timeIntervalSince1970: e))))
         case .invalid(let f):
             status = .failed
             reason = "\(f)"
@@ -296,11 +302,11 @@ public struct ScanRouter: Sendable {
     func scanPresentation(_ value: JSONValue, context: ScanContext) throws(QRError) -> ScanOutcome {
         let vp = value["vp"] ?? value
         let list = vp["verifiableCredential"]?.arrayValue ?? []
-        guard !list.isEmpty else { throw QRError(.malformed, "the presentation holds no credentials") }
+        guard !list.isEmpty else { throw QRError(.malformed, Phrase("the presentation holds no credentials")) }
         var out: [ImportedCredential] = []
         for item in list.prefix(16) {
             guard let token = item.stringValue else {
-                throw QRError(.unusable, "the presentation holds a credential that is not a JWT; Nearcard imports VC-JWTs")
+                throw QRError(.unusable, Phrase("the presentation holds a credential that is not a JWT; Nearcard imports VC-JWTs"))
             }
             out.append(try Self.importCredential(token, context: context))
         }

@@ -44,7 +44,13 @@ public struct ScanSession {
     /// (`result: error`), never a thrown error; only the store failing throws.
     /// The report of an input that is no code at all (an unreadable invitation, an image with no code).
     public static func malformed(_ message: String) -> (report: JSONValue, severity: Severity) {
-        (["result": "error", "kind": "malformed", "message": .string(message)], .unusable)
+        malformed(Phrase(verbatim: message))
+    }
+
+    /// A code that could not be used. The report's `phrase` is the message to be said in a person's
+    /// language (`Phrase(json:)`); a face that prints the report as JSON leaves it out.
+    public static func malformed(_ phrase: Phrase) -> (report: JSONValue, severity: Severity) {
+        (["result": "error", "kind": "malformed", "message": .string(phrase.english), "phrase": phrase.json], .unusable)
     }
 
     /// Whether a scanned card is the scanner's own: signed with their DID, or (a plaintext code carries
@@ -75,13 +81,14 @@ public struct ScanSession {
                     ], .ok
                 )
             } catch {
-                return Self.malformed("the invitation cannot be read: \(error.message)")
+                return Self.malformed(Phrase("the invitation cannot be read: %1$@", error.phrase))
             }
         }
         let outcome: ScanOutcome
         do { outcome = try router.scan(text, context: context) } catch {
             return (
-                ["result": "error", "kind": .string("\(error.kind)"), "message": .string(error.message)], error.kind == .expired ? .checkFailed : .unusable
+                ["result": "error", "kind": .string("\(error.kind)"), "message": .string(error.message), "phrase": error.phrase.json],
+                error.kind == .expired ? .checkFailed : .unusable
             )
         }
         switch outcome {

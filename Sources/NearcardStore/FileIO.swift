@@ -19,13 +19,13 @@ public enum FileIO {
     package static func makeDirectory(_ path: String, mode: mode_t = 0o700) throws(StoreError) {
         var st = stat()
         if stat(path, &st) == 0 {
-            guard st.st_mode & S_IFMT == S_IFDIR else { throw StoreError(.io, "\(path) exists and is not a directory") }
+            guard st.st_mode & S_IFMT == S_IFDIR else { throw StoreError(.io, Phrase("%1$@ exists and is not a directory", path)) }
             return
         }
         let parent = directoryName(path)
         if parent != path, !parent.isEmpty { try makeDirectory(parent, mode: 0o755) }
         if mkdir(path, mode) != 0, errno != EEXIST {
-            throw StoreError(.io, "cannot create directory \(path): \(errnoText())")
+            throw StoreError(.io, Phrase("cannot create directory %1$@: %2$@", path, errnoText()))
         }
         _ = chmod(path, mode)
     }
@@ -43,7 +43,7 @@ public enum FileIO {
         let temp = dir + "/.\(baseName(path)).tmp-\(Hex.encode(Sodium.randomBytes(6)))"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
         // Named by the file asked for: the temporary name is ours, not the user's.
-        guard fd >= 0 else { throw StoreError(.io, "cannot create \(path): \(errnoText())") }
+        guard fd >= 0 else { throw StoreError(.io, Phrase("cannot create %1$@: %2$@", path, errnoText())) }
         var ok = false
         defer {
             if !ok { unlink(temp) }
@@ -63,20 +63,20 @@ public enum FileIO {
         }
         if let writeError {
             close(fd)
-            throw StoreError(.io, "cannot write \(path): \(errnoText(writeError))")
+            throw StoreError(.io, Phrase("cannot write %1$@: %2$@", path, errnoText(writeError)))
         }
         guard fsync(fd) == 0 else {
             let e = errno
             close(fd)
-            throw StoreError(.io, "cannot sync \(path): \(errnoText(e))")
+            throw StoreError(.io, Phrase("cannot sync %1$@: %2$@", path, errnoText(e)))
         }
         close(fd)
         if replace {
-            guard rename(temp, path) == 0 else { throw StoreError(.io, "cannot move \(temp) to \(path): \(errnoText())") }
+            guard rename(temp, path) == 0 else { throw StoreError(.io, Phrase("cannot move %1$@ to %2$@: %3$@", temp, path, errnoText())) }
         } else {
             guard link(temp, path) == 0 else {
-                if errno == EEXIST { throw StoreError(.identityExists, "\(path) already exists; it was not overwritten") }
-                throw StoreError(.io, "cannot create \(path): \(errnoText())")
+                if errno == EEXIST { throw StoreError(.identityExists, Phrase("%1$@ already exists; it was not overwritten", path)) }
+                throw StoreError(.io, Phrase("cannot create %1$@: %2$@", path, errnoText()))
             }
             unlink(temp)
         }
@@ -103,28 +103,35 @@ public enum FileIO {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             let e = errno
-            if e == ENOENT { throw StoreError(.noIdentity, "\(path) does not exist") }
+            if e == ENOENT { throw StoreError(.noIdentity, Phrase("%1$@ does not exist", path)) }
             if e == ELOOP {
                 // Where it points, so the person can give that instead.
                 var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
                 let resolved =
                     realpath(path, &target) != nil ? String(decoding: target.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+                if let resolved {
+                    throw StoreError(
+                        .keyFile,
+                        Phrase(
+                            "%1$@ is a symbolic link; Nearcard reads a %2$@ only directly (a link could be pointed elsewhere later): give the file itself, %3$@",
+                            path, what, resolved))
+                }
                 throw StoreError(
-                    .keyFile,
-                    "\(path) is a symbolic link; Nearcard reads a \(what) only directly (a link could be pointed elsewhere later)"
-                        + (resolved.map { ": give the file itself, \($0)" } ?? ""))
+                    .keyFile, Phrase("%1$@ is a symbolic link; Nearcard reads a %2$@ only directly (a link could be pointed elsewhere later)", path, what))
             }
-            throw StoreError(.io, "cannot open \(path): \(errnoText(e))")
+            throw StoreError(.io, Phrase("cannot open %1$@: %2$@", path, errnoText(e)))
         }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw StoreError(.io, "cannot stat \(path): \(errnoText())") }
-        guard st.st_mode & S_IFMT == S_IFREG else { throw StoreError(.keyFile, "\(path) is not a regular file") }
+        guard fstat(fd, &st) == 0 else { throw StoreError(.io, Phrase("cannot stat %1$@: %2$@", path, errnoText())) }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw StoreError(.keyFile, Phrase("%1$@ is not a regular file", path)) }
         if privateOnly, st.st_mode & 0o077 != 0 {
-            throw StoreError(.keyFile, "\(path) can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run: chmod 600 \(path)")
+            throw StoreError(.keyFile, Phrase("%1$@ can be read by other users (mode %2$@); run: chmod 600 %1$@", path, String(st.st_mode & 0o777, radix: 8)))
         }
         let size = Int(st.st_size)
-        guard size <= limit else { throw StoreError(.keyFile, "\(path) is \(size) bytes, larger than the \(limit) bytes a Nearcard \(what) can be") }
+        guard size <= limit else {
+            throw StoreError(.keyFile, Phrase("%1$@ is %2$@ bytes, larger than the %3$@ bytes a Nearcard %4$@ can be", path, String(size), String(limit), what))
+        }
         var readError: Int32?
         var total = 0
         let data = SecureBytes(count: size) { out in
@@ -139,8 +146,8 @@ public enum FileIO {
                 total += n
             }
         }
-        if let readError { throw StoreError(.io, "cannot read \(path): \(errnoText(readError))") }
-        guard total == size else { throw StoreError(.io, "\(path) changed while being read; try again") }
+        if let readError { throw StoreError(.io, Phrase("cannot read %1$@: %2$@", path, errnoText(readError))) }
+        guard total == size else { throw StoreError(.io, Phrase("%1$@ changed while being read; try again", path)) }
         return data
     }
 

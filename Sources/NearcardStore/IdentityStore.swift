@@ -15,7 +15,8 @@ public struct IdentityStore: Sendable {
     public func create(name: String?, passphrase: SecureBytes?, sealing: KeyFile.SealingParameters = .init()) throws(StoreError) -> PublicIdentity {
         if exists {
             throw StoreError(
-                .identityExists, "an identity already exists in \(home.path); Nearcard never overwrites keys (use another --home, or move that directory away)")
+                .identityExists,
+                Phrase("an identity already exists in %1$@; Nearcard never overwrites keys (use another --home, or move that directory away)", home.path))
         }
         try FileIO.makeDirectory(home.path, mode: 0o700)
         let keys = IdentityKeys.generate()
@@ -38,9 +39,10 @@ public struct IdentityStore: Sendable {
         guard FileIO.exists(home.identityPath) else {
             if FileIO.exists(home.secretKeysPath) {
                 throw StoreError(
-                    .keyFile, "\(home.identityPath) is missing but \(home.secretKeysPath) exists; the identity is incomplete and was left untouched")
+                    .keyFile,
+                    Phrase("%1$@ is missing but %2$@ exists; the identity is incomplete and was left untouched", home.identityPath, home.secretKeysPath))
             }
-            throw StoreError(.noIdentity, "no identity in \(home.path); create one with: nearcard init --name \"Your Name\"")
+            throw StoreError(.noIdentity, Phrase("no identity in %1$@; create one with: nearcard init --name \"Your Name\"", home.path))
         }
         let bytes = try FileIO.readSmallFile(home.identityPath, limit: KeyFile.maximumLength)
         do { return try KeyFile.decodeIdentity(bytes.bytes, name: home.identityPath) } catch { throw StoreError(error) }
@@ -58,7 +60,7 @@ public struct IdentityStore: Sendable {
     public func checkSecrets() throws(StoreError) -> Bool {
         guard try isSealed() else {
             do { _ = try unlock(passphrase: { nil }) } catch let e as StoreError { throw e } catch {
-                throw StoreError(.keyFile, "\(home.secretKeysPath): \(error)")
+                throw StoreError(.keyFile, Phrase("%1$@: %2$@", home.secretKeysPath, "\(error)"))
             }
             return false
         }
@@ -76,7 +78,7 @@ public struct IdentityStore: Sendable {
         }
         let derived = keys.publicIdentity(name: identity.name)
         guard derived == identity else {
-            throw StoreError(.keyFile, "the keys in \(home.secretKeysPath) do not match \(home.identityPath); both were left untouched")
+            throw StoreError(.keyFile, Phrase("the keys in %1$@ do not match %2$@; both were left untouched", home.secretKeysPath, home.identityPath))
         }
         return keys
     }
@@ -88,13 +90,13 @@ public struct IdentityStore: Sendable {
     public func reseal(_ keys: IdentityKeys, to passphrase: SecureBytes?, sealing: KeyFile.SealingParameters = .init()) throws {
         let identity = try loadPublic()
         guard keys.publicIdentity(name: identity.name) == identity else {
-            throw StoreError(.keyFile, "these keys are not the identity in \(home.identityPath); \(home.secretKeysPath) was left as it was")
+            throw StoreError(.keyFile, Phrase("these keys are not the identity in %1$@; %2$@ was left as it was", home.identityPath, home.secretKeysPath))
         }
         let secrets: SecureBytes
         do { secrets = try KeyFile.encodeSecrets(keys, passphrase: passphrase, parameters: sealing) } catch { throw StoreError(error) }
         let back = try KeyFile.decodeSecrets(secrets, name: home.secretKeysPath, passphrase: { passphrase })
         guard back.publicIdentity(name: nil) == keys.publicIdentity(name: nil) else {
-            throw StoreError(.keyFile, "the re-sealed keys did not read back as the same keys; \(home.secretKeysPath) was left as it was")
+            throw StoreError(.keyFile, Phrase("the re-sealed keys did not read back as the same keys; %1$@ was left as it was", home.secretKeysPath))
         }
         try FileIO.writeAtomically(secrets, to: home.secretKeysPath, mode: 0o600, replace: true)
     }
@@ -102,9 +104,9 @@ public struct IdentityStore: Sendable {
     private func readSecrets() throws(StoreError) -> SecureBytes {
         guard FileIO.exists(home.secretKeysPath) else {
             if FileIO.exists(home.identityPath) {
-                throw StoreError(.keyFile, "\(home.secretKeysPath) is missing; this identity's secret keys are gone (restore them from a backup)")
+                throw StoreError(.keyFile, Phrase("%1$@ is missing; this identity's secret keys are gone (restore them from a backup)", home.secretKeysPath))
             }
-            throw StoreError(.noIdentity, "no identity in \(home.path); create one with: nearcard init --name \"Your Name\"")
+            throw StoreError(.noIdentity, Phrase("no identity in %1$@; create one with: nearcard init --name \"Your Name\"", home.path))
         }
         return try FileIO.readSmallFile(home.secretKeysPath, limit: KeyFile.maximumLength, privateOnly: true)
     }

@@ -15,7 +15,7 @@ extension NearcardDatabase {
         _ incoming: Contact, payloadJSON: String? = nil, credential: StoredCredential? = nil, presenceKey: [UInt8]? = nil,
         now: Date = Date()
     ) throws(StoreError) -> KeptContact {
-        do { try incoming.card.validate() } catch { throw StoreError(.invalidInput, error.message) }
+        do { try incoming.card.validate() } catch { throw StoreError(.invalidInput, error.phrase) }
         try Self.checkPresenceKey(presenceKey)
         return try write { db in
             let kept = try Self.keep(incoming, payloadJSON: payloadJSON, credential: credential, now: now, db: db)

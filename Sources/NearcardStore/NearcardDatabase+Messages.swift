@@ -9,7 +9,7 @@ extension NearcardDatabase {
     @discardableResult
     package func enqueue(_ envelope: MessageEnvelope, for contact: Contact, now: Date = Date()) throws(StoreError) -> OutboxItem {
         guard let did = contact.didPublicKey else {
-            throw StoreError(.invalidInput, "\(contact.name) has no DID: only contacts from an exchange can be messaged")
+            throw StoreError(.invalidInput, Phrase("%1$@ has no DID: only contacts from an exchange can be messaged", contact.name))
         }
         try write { db in
             try db.execute(
@@ -19,7 +19,7 @@ extension NearcardDatabase {
                 """, envelope.id, contact.id, did, envelope.text, envelope.json.canonicalText,
                 now.timeIntervalSince1970, now.timeIntervalSince1970, envelope.from, envelope.expiresAt.map { Double($0) })
         }
-        guard let item = try outboxItem(id: envelope.id) else { throw StoreError(.database, "the queued message vanished") }
+        guard let item = try outboxItem(id: envelope.id) else { throw StoreError(.database, Phrase("the queued message vanished")) }
         return item
     }
 

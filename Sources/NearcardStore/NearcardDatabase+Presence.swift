@@ -18,7 +18,7 @@ extension NearcardDatabase {
                 "INSERT INTO presence (id, presenceKey, createdAt) VALUES (1, ?, ?) ON CONFLICT(id) DO NOTHING",
                 Presence.makeKey(), now.timeIntervalSince1970)
             guard let key: [UInt8] = try db.value("SELECT presenceKey FROM presence WHERE id = 1"), key.count == Presence.keyByteCount else {
-                throw StoreError(.database, "the stored presence key is damaged; `nearcard id rotate-presence` makes a new one")
+                throw StoreError(.database, Phrase("the stored presence key is damaged; `nearcard id rotate-presence` makes a new one"))
             }
             return key
         }
@@ -70,7 +70,7 @@ extension NearcardDatabase {
     /// Checks a presence key handed over by a peer before it is stored.
     static func checkPresenceKey(_ key: [UInt8]?) throws(StoreError) {
         if let key, key.count != Presence.keyByteCount {
-            throw StoreError(.invalidInput, "a presence key is \(Presence.keyByteCount) bytes, not \(key.count)")
+            throw StoreError(.invalidInput, Phrase("a presence key is %1$@ bytes, not %2$@", String(Presence.keyByteCount), String(key.count)))
         }
     }
 }

@@ -48,7 +48,7 @@ extension NearcardDatabase {
             try db.execute("INSERT INTO bookSecret (name, value) VALUES ('visitor', ?) ON CONFLICT DO NOTHING", Hex.encode(Sodium.randomBytes(32)))
             key = try stored()
         }
-        guard let key else { throw StoreError(.database, "the book's visitor secret is unreadable (table bookSecret)") }
+        guard let key else { throw StoreError(.database, Phrase("the book's visitor secret is unreadable (table bookSecret)")) }
         return Hex.encode(HMACSHA256.authenticate(key: key, message: Array("nearcard/visitor/v1".utf8) + [0] + Array(did.utf8)))
     }
 }

@@ -22,7 +22,8 @@ extension NearcardDatabase {
             if occupied > 0 {
                 throw StoreError(
                     .invalidInput,
-                    "\(target.path) already holds a book (a card, contacts or messages); add --merge to add this one to it, keeping what is there")
+                    Phrase(
+                        "%1$@ already holds a book (a card, contacts or messages); add --merge to add this one to it, keeping what is there", target.path))
             }
         }
         var source: [(name: String, key: [String], rows: [SQLRow])] = []

@@ -64,7 +64,10 @@ extension NearcardDatabase {
         let matches = all.filter { $0.id.localizedCaseInsensitiveContains(query) }
         guard matches.count == 1 else {
             throw StoreError(
-                .notFound, matches.isEmpty ? "no credential matches \"\(query)\"" : "\"\(query)\" matches \(matches.count) credentials; give more of the id")
+                .notFound,
+                matches.isEmpty
+                    ? Phrase("no credential matches \"%1$@\"", query)
+                    : Phrase("\"%1$@\" matches %2$@ credentials; give more of the id", query, String(matches.count)))
         }
         return matches[0]
     }

@@ -137,7 +137,7 @@ public final class NearcardDatabase: Sendable {
         try read { db in
             guard let row = try db.row("SELECT cardId, cardJSON, updatedAt FROM myCard WHERE id = 1") else { return nil }
             return MyCard(
-                cardId: try row["cardId"], card: try Self.decodeCard(try row["cardJSON"], what: "your card"),
+                cardId: try row["cardId"], card: try Self.decodeCard(try row["cardJSON"], contact: nil),
                 updatedAt: Date(timeIntervalSince1970: try row["updatedAt"]))
         }
     }
@@ -146,9 +146,9 @@ public final class NearcardDatabase: Sendable {
     @discardableResult
     public func saveMyCard(_ card: Card, now: Date = Date()) throws(StoreError) -> MyCard {
         defer { forgetSharedCard() }
-        do { try card.validate() } catch { throw StoreError(.invalidInput, error.message) }
+        do { try card.validate() } catch { throw StoreError(.invalidInput, error.phrase) }
         if let problem = SelectiveDisclosure.exchangeProblem(card) {
-            throw StoreError(.invalidInput, "this card could never be exchanged: \(problem); nothing was changed")
+            throw StoreError(.invalidInput, Phrase("this card could never be exchanged: %1$@; nothing was changed", problem))
         }
         return try write { db in
             let existing: String? = try db.value("SELECT cardId FROM myCard WHERE id = 1")
@@ -216,7 +216,7 @@ public final class NearcardDatabase: Sendable {
             return SharedCard(card: hit, policy: policy, issuerProof: proof, commonContacts: common == "on", presenceKey: presenceKey)
         }
         let card: Card
-        do { card = try Self.decodeCard(cardJSON, what: "your card") } catch { throw error as? StoreError ?? StoreError(.database, "\(error)") }
+        do { card = try Self.decodeCard(cardJSON, contact: nil) } catch { throw error as? StoreError ?? StoreError(.database, "\(error)") }
         parsedCard.withLock { $0 = (cardJSON, card) }
         return SharedCard(card: card, policy: policy, issuerProof: proof, commonContacts: common == "on", presenceKey: presenceKey)
     }
@@ -263,7 +263,7 @@ public final class NearcardDatabase: Sendable {
     public func findContact(_ query: String) throws(StoreError) -> Contact {
         let all = try contacts()
         let q = query.trimmingCharacters(in: .whitespaces)
-        guard !q.isEmpty else { throw StoreError(.unmatched, "an empty name names no contact; list them with: nearcard contacts") }
+        guard !q.isEmpty else { throw StoreError(.unmatched, Phrase("an empty name names no contact; list them with: nearcard contacts")) }
         if let exact = all.first(where: { $0.id.caseInsensitiveCompare(q) == .orderedSame || $0.didPublicKey == q }) { return exact }
         var matches: [Contact] = []
         if q.count >= 4 { matches = all.filter { $0.id.uppercased().hasPrefix(q.uppercased()) } }
@@ -271,17 +271,20 @@ public final class NearcardDatabase: Sendable {
         switch matches.count {
         case 1: return matches[0]
         case 0:
-            var hint = "list them with: nearcard contacts"
             if !q.isEmpty, all.contains(where: { $0.name.range(of: q, options: [.caseInsensitive, .diacriticInsensitive]) != nil }) {
                 let near = all.filter { $0.name.range(of: q, options: [.caseInsensitive, .diacriticInsensitive]) != nil }.prefix(5)
-                hint = "give a whole name, a DID or 4+ characters of the id (\(near.map { "\($0.id.prefix(8)) \($0.name)" }.joined(separator: ", ")))"
+                throw StoreError(
+                    .unmatched,
+                    Phrase(
+                        "no contact is named \"%1$@\"; give a whole name, a DID or 4+ characters of the id (%2$@)", q,
+                        near.map { "\($0.id.prefix(8)) \($0.name)" }.joined(separator: ", ")))
             } else if q.count < 4, all.contains(where: { $0.id.uppercased().hasPrefix(q.uppercased()) }) {
-                hint = "an id prefix needs at least 4 characters"
+                throw StoreError(.unmatched, Phrase("no contact is named \"%1$@\"; an id prefix needs at least 4 characters", q))
             }
-            throw StoreError(.unmatched, "no contact is named \"\(q)\"; \(hint)")
+            throw StoreError(.unmatched, Phrase("no contact is named \"%1$@\"; list them with: nearcard contacts", q))
         default:
             let names = matches.prefix(5).map { "\($0.id.prefix(8)) \($0.name)" }.joined(separator: ", ")
-            throw StoreError(.unmatched, "\"\(q)\" names \(matches.count) contacts (\(names)); give more of the id")
+            throw StoreError(.unmatched, Phrase("\"%1$@\" names %2$@ contacts (%3$@); give more of the id", q, String(matches.count), names))
         }
     }
 
@@ -423,7 +426,7 @@ public final class NearcardDatabase: Sendable {
                 try Self.announce(.contacts, db)
             }
             if case .final(let edge?) = confirmation, try db.row("SELECT 1 FROM withdrawnExchange WHERE edge = ?", edge) != nil {
-                throw StoreError(.withdrawn, "the peer already asked about this exchange and was told it is not kept; it is not stored now")
+                throw StoreError(.withdrawn, Phrase("the peer already asked about this exchange and was told it is not kept; it is not stored now"))
             }
             let (saved, existed) = try Self.merged(contact, now: now, db: db, forUpdate: true)
             let id = Self.exchangeID(payloadJSON: payloadJSON)
@@ -618,10 +621,10 @@ public final class NearcardDatabase: Sendable {
         func date(_ column: String) throws -> Date? { (try row[column] as Double?).map { Date(timeIntervalSince1970: $0) } }
         let id: String = try row["id"]
         guard let source = ContactSource(rawValue: try row["source"]), let status = VerificationStatus(rawValue: try row["verificationStatus"]) else {
-            throw StoreError(.database, "contact \(id) has an unknown source or status; the database is damaged")
+            throw StoreError(.database, Phrase("contact %1$@ has an unknown source or status; the database is damaged", id))
         }
         return Contact(
-            id: id, cardId: try row["cardId"], card: try decodeCard(try row["cardJSON"], what: "contact \(id)"), source: source,
+            id: id, cardId: try row["cardId"], card: try decodeCard(try row["cardJSON"], contact: id), source: source,
             verificationStatus: status, receivedAt: Date(timeIntervalSince1970: try row["receivedAt"]), lastInteraction: try date("lastInteraction"),
             tags: try list("tagsJSON"), notes: try row["notes"], sealedRoute: try row["sealedRoute"], pubKey: try row["pubKey"],
             signPubKey: try row["signPubKey"], didPublicKey: try row["did"], exchangeSignature: try row["exchangeSignature"],
@@ -632,9 +635,13 @@ public final class NearcardDatabase: Sendable {
             exchangeVersion: (try row["exchangeVersion"] as Int64?).map(Int.init))
     }
 
-    static func decodeCard(_ text: String, what: String) throws -> Card {
+    /// The stored card of the contact with this id, or (nil) the user's own.
+    static func decodeCard(_ text: String, contact id: String?) throws -> Card {
         do { return try Card(json: try JSONParser.parse(text)) } catch {
-            throw StoreError(.database, "the stored card of \(what) cannot be read (\(error)); the database is damaged")
+            guard let id else {
+                throw StoreError(.database, Phrase("the stored card of your card cannot be read (%1$@); the database is damaged", "\(error)"))
+            }
+            throw StoreError(.database, Phrase("the stored card of contact %1$@ cannot be read (%2$@); the database is damaged", id, "\(error)"))
         }
     }
 
@@ -666,7 +673,7 @@ public final class NearcardDatabase: Sendable {
     }
 
     static var pastDeadline: StoreError {
-        StoreError(.pastDeadline, "the book did not answer before the exchange's deadline; nothing of it was stored")
+        StoreError(.pastDeadline, Phrase("the book did not answer before the exchange's deadline; nothing of it was stored"))
     }
 }
 

@@ -51,10 +51,10 @@ extension NearcardHome {
         var st = stat()
         guard lstat(path, &st) == 0 else { return nil }
         guard st.st_mode & S_IFMT == S_IFDIR else {
-            throw StoreError(.io, "\(path) is not a directory; give --home a directory")
+            throw StoreError(.io, Phrase("%1$@ is not a directory; give --home a directory", path))
         }
         if st.st_uid != geteuid() && geteuid() != 0 {
-            throw StoreError(.io, "\(path) belongs to another user (uid \(st.st_uid)); use a home of your own (--home DIR)")
+            throw StoreError(.io, Phrase("%1$@ belongs to another user (uid %2$@); use a home of your own (--home DIR)", path, String(st.st_uid)))
         }
         let nearcardFiles = [identityPath, secretKeysPath, databasePath]
         guard nearcardFiles.contains(where: { access($0, F_OK) == 0 }) else { return nil }
@@ -63,8 +63,9 @@ extension NearcardHome {
             guard chmod(path, 0o700) == 0 else {
                 throw StoreError(
                     .io,
-                    "\(path) can be reached by other users (mode \(String(st.st_mode & 0o777, radix: 8))) and cannot be tightened: \(String(cString: strerror(errno)))"
-                )
+                    Phrase(
+                        "%1$@ can be reached by other users (mode %2$@) and cannot be tightened: %3$@", path, String(st.st_mode & 0o777, radix: 8),
+                        String(cString: strerror(errno))))
             }
             notice = "\(path) could be reached by other users (mode \(String(st.st_mode & 0o777, radix: 8))); it is 0700 now"
         }

@@ -41,8 +41,8 @@ public enum StoreErrorKind: Sendable, Equatable {
 extension ModuleError where K == StoreErrorKind {
     init(_ error: CryptoError) {
         switch error.kind {
-        case .wrongPassphrase: self.init(.wrongPassphrase, error.message)
-        default: self.init(.keyFile, error.message)
+        case .wrongPassphrase: self.init(.wrongPassphrase, error.phrase)
+        default: self.init(.keyFile, error.phrase)
         }
     }
 }

@@ -55,18 +55,19 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         let t = text.trimmingCharacters(in: .whitespaces)
         if t.hasPrefix("sqlite:") {
             let path = String(t.dropFirst("sqlite:".count))
-            guard !path.isEmpty else { throw StoreError(.invalidInput, "--store sqlite: needs a path, e.g. sqlite:/var/lib/nearcard/book.sqlite") }
+            guard !path.isEmpty else { throw StoreError(.invalidInput, Phrase("--store sqlite: needs a path, e.g. sqlite:/var/lib/nearcard/book.sqlite")) }
             return .sqlite(path: path)
         }
         guard t.hasPrefix("postgres://") || t.hasPrefix("postgresql://") else {
-            throw StoreError(.invalidInput, "--store \"\(Self.shown(t))\" is not a store: give sqlite:PATH or postgres://USER@HOST/DATABASE")
+            throw StoreError(.invalidInput, Phrase("--store \"%1$@\" is not a store: give sqlite:PATH or postgres://USER@HOST/DATABASE", Self.shown(t)))
         }
         guard let url = URLComponents(string: t), let scheme = url.scheme, scheme.hasPrefix("postgres") else {
-            throw StoreError(.invalidInput, "--store \(Self.shown(t)) is not a valid URL: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
+            throw StoreError(.invalidInput, Phrase("--store %1$@ is not a valid URL: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE", Self.shown(t)))
         }
         let query = Dictionary((url.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
         for key in query.keys where !["host", "port", "user", "password", "dbname", "sslmode", "sslrootcert", "application_name"].contains(key) {
-            throw StoreError(.invalidInput, "--store: the parameter \(key) is not supported (host, port, user, password, dbname, sslmode, sslrootcert are)")
+            throw StoreError(
+                .invalidInput, Phrase("--store: the parameter %1$@ is not supported (host, port, user, password, dbname, sslmode, sslrootcert are)", key))
         }
         var tls: Postgres.TLS
         switch query["sslmode"] ?? "prefer" {
@@ -76,14 +77,14 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         case "verify-ca": tls = .verify(rootCertificate: query["sslrootcert"], hostname: false)
         case "verify-full": tls = .verify(rootCertificate: query["sslrootcert"], hostname: true)
         case let mode:
-            throw StoreError(.invalidInput, "--store: sslmode=\(mode) is not one of disable, allow, prefer, require, verify-ca, verify-full")
+            throw StoreError(.invalidInput, Phrase("--store: sslmode=%1$@ is not one of disable, allow, prefer, require, verify-ca, verify-full", mode))
         }
         let user = query["user"] ?? url.user.flatMap { $0.isEmpty ? nil : $0 } ?? environment["PGUSER"] ?? environment["USER"] ?? "postgres"
         let password = query["password"] ?? url.password ?? environment["PGPASSWORD"]
         let database = query["dbname"] ?? String(url.path.drop(while: { $0 == "/" }))
         let portText = query["port"] ?? url.port.map(String.init) ?? "5432"
         guard let port = Int(portText), (1...65535).contains(port) else {
-            throw StoreError(.invalidInput, "--store: port \(portText) is not a port number (1–65535)")
+            throw StoreError(.invalidInput, Phrase("--store: port %1$@ is not a port number (1–65535)", portText))
         }
         var host = query["host"] ?? url.host ?? ""
         var socket: String? = nil

@@ -29,10 +29,11 @@ extension WebUI {
             }
             guard let directory = self.options.secretsDirectory else {
                 return Self.error(
-                    .badRequest, "This node keeps no files, so it cannot keep a password typed here; its operator adds address books from the command line.")
+                    .badRequest,
+                    Phrase("This node keeps no files, so it cannot keep a password typed here; its operator adds address books from the command line."))
             }
             let file = NearcardApp.addressBookPasswordFile(home: directory, url: url, user: user)
-            do throws(NodeError) { try NearcardApp.keepSecret(password, at: file) } catch { return Self.error(.internalServerError, error.message) }
+            do throws(NodeError) { try NearcardApp.keepSecret(password, at: file) } catch { return Self.error(.internalServerError, error.phrase) }
             switch await self.app.addAddressBook(serverURL: url, username: user, credential: "file:" + file) {
             case .success(let added):
                 return Self.json(["url": .string(added.url), "sync": added.report])
@@ -57,7 +58,7 @@ extension WebUI {
         router.post("/api/addressbooks/remove") { request, _ in
             let body = try await Self.body(request)
             guard let url = body["url"]?.stringValue, let credential = try await self.app.removeAddressBook(url: url) else {
-                return Self.error(.notFound, "no such address book")
+                return Self.error(.notFound, Phrase("no such address book"))
             }
             // A password file this page made goes with its account.
             if let directory = self.options.secretsDirectory, let file = NearcardApp.keptPasswordFile(credential: credential, home: directory) {

@@ -19,18 +19,18 @@ extension WebUI {
             let body = try await Self.body(request)
             let card: Card
             do { card = try Self.card(from: body, keeping: try self.app.card().card?.photo) } catch let e as ModelError {
-                return Self.error(.badRequest, e.message)
+                return Self.error(.badRequest, e.phrase)
             }
-            do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.message) }
+            do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.phrase) }
             return Self.json(try self.cardState())
         }
         router.put("/api/sharing") { request, _ in
             let body = try await Self.body(request)
             guard let names = body["fields"]?.arrayValue?.compactMap(\.stringValue) else {
-                return Self.error(.badRequest, "say which fields to share (\"fields\": [...])")
+                return Self.error(.badRequest, Phrase("say which fields to share (\"fields\": [...])"))
             }
             let fields: Set<CardField>
-            do { fields = try CardField.parseList(names.joined(separator: ",")) } catch let e as ModelError { return Self.error(.badRequest, e.message) }
+            do { fields = try CardField.parseList(names.joined(separator: ",")) } catch let e as ModelError { return Self.error(.badRequest, e.phrase) }
             try await self.app.share(fields)
             return Self.json(try self.cardState())
         }
@@ -40,28 +40,30 @@ extension WebUI {
             var request = request
             let buffer: ByteBuffer
             do { buffer = try await request.collectBody(upTo: Photo.maximumInputBytes) } catch {
-                return Self.error(.contentTooLarge, "the picture is larger than \(Photo.maximumInputBytes >> 20) MB")
+                return Self.error(.contentTooLarge, Phrase("the picture is larger than %1$@ MB", String(Photo.maximumInputBytes >> 20)))
             }
-            guard var card = try self.app.card().card else { return Self.error(.notFound, Self.noCard) }
+            guard var card = try self.app.card().card else { return Self.error(.notFound, Phrase(Self.noCard)) }
             do throws(ImageError) { card.photo = try Photo.make(from: Array(buffer.readableBytesView)) } catch {
-                return Self.error(.badRequest, "the picture: " + error.message + " (give a JPEG or PNG picture)")
+                return Self.error(.badRequest, Phrase("the picture: %1$@ (give a JPEG or PNG picture)", error.phrase))
             }
-            do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.message) }
+            do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.phrase) }
             return Self.json(try self.cardState())
         }
         router.delete("/api/card/photo") { _, _ in
-            guard var card = try self.app.card().card else { return Self.error(.notFound, Self.noCard) }
+            guard var card = try self.app.card().card else { return Self.error(.notFound, Phrase(Self.noCard)) }
             card.photo = nil
-            do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.message) }
+            do throws(NodeError) { try await self.app.saveCard(card) } catch { return Self.error(.badRequest, error.phrase) }
             return Self.json(try self.cardState())
         }
         router.get("/api/card/photo") { _, _ in
-            guard let photo = try self.app.card().card?.photo else { return Self.error(.notFound, "your card has no photo") }
+            guard let photo = try self.app.card().card?.photo else { return Self.error(.notFound, Phrase("your card has no photo")) }
             return Self.jpeg(photo)
         }
         router.get("/api/card/qr") { request, _ in
             let frames: [String]
-            do { frames = try self.codeFrames(request) } catch let e as HTTPError { throw e } catch { return Self.error(.badRequest, "\(error)") }
+            do { frames = try self.codeFrames(request) } catch let e as HTTPError { throw e } catch {
+                return Self.error(.badRequest, Phrase(verbatim: "\(error)"))
+            }
             return Self.json(["frames": .number(Double(frames.count))])
         }
         router.get("/api/card/qr.svg") { request, _ in try self.code(request, png: false) }
@@ -121,10 +123,12 @@ extension WebUI {
 
     func code(_ request: Request, png: Bool) throws -> Response {
         let frames: [String]
-        do { frames = try codeFrames(request) } catch let e as HTTPError { throw e } catch { return Self.error(.badRequest, "\(error)") }
+        do { frames = try codeFrames(request) } catch let e as HTTPError { throw e } catch { return Self.error(.badRequest, Phrase(verbatim: "\(error)")) }
         let frame = request.uri.queryParameters.get("frame")
-        guard let index = frame.map({ Int($0) }) ?? 0 else { return Self.error(.badRequest, "frame must be a number: 0 for the first") }
-        guard frames.indices.contains(index) else { return Self.error(.notFound, "no frame \(index) (the code has \(frames.count))") }
+        guard let index = frame.map({ Int($0) }) ?? 0 else { return Self.error(.badRequest, Phrase("frame must be a number: 0 for the first")) }
+        guard frames.indices.contains(index) else {
+            return Self.error(.notFound, Phrase("no frame %1$@ (the code has %2$@)", String(index), String(frames.count)))
+        }
         let matrix = try QRMatrix.encode(Array(frames[index].utf8))
         if png {
             var r = Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: try matrix.png())))

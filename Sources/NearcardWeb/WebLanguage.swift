@@ -11,6 +11,10 @@ final class WebLanguage: Sendable {
     /// The cookie the page's language menu sets ("auto", or a language with a catalog).
     static let cookieName = "nearcard-lang"
 
+    /// The language of the request being answered (set by `Speaking` for each request): what an API
+    /// error is said in.
+    @TaskLocal static var current: Translator = .english
+
     private let node: Translator
     private let pages = Mutex<[String: String]>([:])
     private let translators = Mutex<[String: Translator]>([:])
@@ -53,5 +57,15 @@ final class WebLanguage: Sendable {
         let p = WebAssets.index(t, chosen: chosen)
         pages.withLock { if $0.count < 64 { $0[key] = p } }
         return p
+    }
+}
+
+/// Answers each request in its language: `WebLanguage.current` is the request's translator while it is
+/// served, so that an API error's sentence (a `Phrase`) is said in the page's language.
+struct Speaking<Context: RequestContext>: RouterMiddleware {
+    let language: WebLanguage
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        try await WebLanguage.$current.withValue(language.translator(for: request)) { try await next(request, context) }
     }
 }

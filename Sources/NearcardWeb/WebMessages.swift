@@ -17,12 +17,14 @@ extension WebUI {
         }
         router.post("/api/messages") { request, _ in
             let body = try await Self.body(request)
-            guard let contact = body["contact"]?.stringValue, !contact.isEmpty else { return Self.error(.badRequest, "say to whom (\"contact\": its id)") }
-            guard let text = body["text"]?.stringValue, !text.isEmpty else { return Self.error(.badRequest, "the message is empty") }
+            guard let contact = body["contact"]?.stringValue, !contact.isEmpty else {
+                return Self.error(.badRequest, Phrase("say to whom (\"contact\": its id)"))
+            }
+            guard let text = body["text"]?.stringValue, !text.isEmpty else { return Self.error(.badRequest, Phrase("the message is empty")) }
             do throws(NodeError) {
                 return Self.json(try await self.app.send(message: text, to: contact, wait: 3))
             } catch {
-                return Self.error(error.kind == .notFound ? .notFound : .badRequest, error.message)
+                return Self.error(error.kind == .notFound ? .notFound : .badRequest, error.phrase)
             }
         }
     }

@@ -20,20 +20,28 @@ extension WebUI {
             if type.hasPrefix("image/") {
                 let buffer: ByteBuffer
                 do { buffer = try await request.collectBody(upTo: Self.maximumImageLength) } catch {
-                    return Self.error(.contentTooLarge, "the image is larger than \(Self.maximumImageLength >> 20) MB")
+                    return Self.error(.contentTooLarge, Phrase("the image is larger than %1$@ MB", String(Self.maximumImageLength >> 20)))
                 }
                 do { texts = try ScanSession.texts(inImage: Array(buffer.readableBytesView)) } catch let e as QRError {
-                    return Self.error(.badRequest, e.message)
+                    return Self.error(.badRequest, e.phrase)
                 }
             } else {
                 let body = try await Self.body(request)
                 texts = (body["text"]?.stringValue ?? "").split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
-                guard !texts.isEmpty else { return Self.error(.badRequest, "paste the text of a code, or drop an image") }
+                guard !texts.isEmpty else { return Self.error(.badRequest, Phrase("paste the text of a code, or drop an image")) }
             }
             var session = self.app.scanSession()
             var reports: [JSONValue] = []
-            for text in texts { reports.append(try session.scan(text).report) }
+            for text in texts { reports.append(Self.said(try session.scan(text).report)) }
             return Self.json(.array(reports))
         }
+    }
+
+    /// A scan's report for the page: a failed code's message in the request's language, said from its phrase.
+    static func said(_ report: JSONValue) -> JSONValue {
+        guard var o = report.objectValue, let phrase = o["phrase"] else { return report }
+        o["phrase"] = nil
+        if let p = Phrase(json: phrase) { o["message"] = .string(WebLanguage.current.say(p)) }
+        return .object(o)
     }
 }

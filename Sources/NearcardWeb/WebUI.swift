@@ -166,6 +166,7 @@ public final class WebUI: Sendable {
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: WebGuard(token: options.token, port: options.port))
+        router.add(middleware: Speaking(language: language))
         routes(router)
         return router
     }
@@ -193,38 +194,38 @@ public final class WebUI: Sendable {
         }
         router.get("/api/contacts/:id") { _, context in
             let id = try context.parameters.require("id")
-            guard let contact = try self.app.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
+            guard let contact = try self.app.contact(id: id) else { return Self.error(.notFound, Phrase("no contact %1$@", id)) }
             return Self.json(contact.json)
         }
         router.get("/api/contacts/:id/photo") { _, context in
             let id = try context.parameters.require("id")
-            guard let photo = try self.app.contact(id: id)?.card.photo else { return Self.error(.notFound, "no photo for contact \(id)") }
+            guard let photo = try self.app.contact(id: id)?.card.photo else { return Self.error(.notFound, Phrase("no photo for contact %1$@", id)) }
             return Self.jpeg(photo)
         }
         router.get("/api/contacts/:id/vcard") { _, context in
             let id = try context.parameters.require("id")
-            guard let c = try self.app.contact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
+            guard let c = try self.app.contact(id: id) else { return Self.error(.notFound, Phrase("no contact %1$@", id)) }
             return Self.download(NearcardApp.vCard(c), type: NearcardApp.ExportFormat.vcard.mediaType, name: Self.fileName(c.name) + ".vcf")
         }
         router.get("/api/export/:format") { _, context in
             guard let format = NearcardApp.ExportFormat(rawValue: try context.parameters.require("format")) else {
-                return Self.error(.notFound, "export as vcard, json or graph")
+                return Self.error(.notFound, Phrase("export as vcard, json or graph"))
             }
             return Self.download(try self.app.export(format), type: format.mediaType, name: format.fileName)
         }
         router.delete("/api/contacts/:id") { _, context in
             let id = try context.parameters.require("id")
-            guard try self.app.deleteContact(id: id) else { return Self.error(.notFound, "no contact \(id)") }
+            guard try self.app.deleteContact(id: id) else { return Self.error(.notFound, Phrase("no contact %1$@", id)) }
             return Self.json(["ok": true])
         }
         router.post("/api/exchange") { request, _ in
             let body = try await Self.body(request)
-            guard let peer = body["peer"]?.stringValue, !peer.isEmpty else { return Self.error(.badRequest, "say whom to exchange with (\"peer\")") }
+            guard let peer = body["peer"]?.stringValue, !peer.isEmpty else { return Self.error(.badRequest, Phrase("say whom to exchange with (\"peer\")")) }
             // An address that cannot be one (a port out of range, IPv6 without brackets) is refused here,
             // as the CLI refuses it; only the search for a name or the dial goes on after the answer.
             if case .malformed(_, let reason) = PeerQuery(parsing: peer) { return Self.error(.badRequest, reason) }
             let message = body["message"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-            if let message, let problem = ProximityPayload.messageProblem(message) { return Self.error(.badRequest, problem) }
+            if let message, let problem = ProximityPayload.messageProblemPhrase(message) { return Self.error(.badRequest, problem) }
             let runtime = self.runtime
             let feed = self.feed
             // The exchange runs on; its steps come as events (the code to compare, then the outcome).
@@ -244,14 +245,14 @@ public final class WebUI: Sendable {
         router.post("/api/requests/:id") { request, context in
             let id = try context.parameters.require("id")
             let body = try await Self.body(request)
-            guard let accept = body["accept"]?.boolValue else { return Self.error(.badRequest, "say whether to accept (\"accept\": true or false)") }
+            guard let accept = body["accept"]?.boolValue else { return Self.error(.badRequest, Phrase("say whether to accept (\"accept\": true or false)")) }
             let message = body["message"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
             // A decline may say why ("the check codes differ"): kept in this node's events; the peer reads only "the peer declined".
             let reason = body["reason"]?.stringValue.flatMap { $0.isEmpty ? nil : String($0.prefix(140)) }
             do {
                 try self.runtime.answer(request: id, accept: accept, message: message, reason: reason)
             } catch let error as NodeError {
-                return Self.error(error.kind == .notFound ? .notFound : .badRequest, error.message)
+                return Self.error(error.kind == .notFound ? .notFound : .badRequest, error.phrase)
             }
             return Self.json(["ok": true])
         }
@@ -311,8 +312,9 @@ public final class WebUI: Sendable {
         Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: value.compactText)))
     }
 
-    static func error(_ status: HTTPResponse.Status, _ why: String) -> Response {
-        json(["error": .string(why)], status: status)
+    /// `{"error": …}`: why, in the request's language (`WebLanguage.current`).
+    static func error(_ status: HTTPResponse.Status, _ why: Phrase) -> Response {
+        json(["error": .string(WebLanguage.current.say(why))], status: status)
     }
 
     static func body(_ request: Request) async throws -> JSONValue {

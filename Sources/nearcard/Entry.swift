@@ -59,14 +59,14 @@ enum Main {
         } catch let error as ExitCode {
             exit(error.rawValue)
         } catch let error where error is CLIError || !isArgumentParserError(error) {
-            let (code, raw) = classify(error)
-            let message = Console.visible(raw)
+            let (code, _) = classify(error)
+            let message = Console.visible(said(error))
             Console.err("nearcard: \(message)")
             // --verbose (anywhere on the line): what lay beneath, one line each.
             if CommandLine.arguments.dropFirst().contains("--verbose") {
                 // (A cause the message already says is not said again.)
-                for cause in causes(of: error).map(Console.visible) where !message.contains(cause) { Console.err("  caused by: \(cause)") }
-                Console.err("  (\(String(reflecting: type(of: error))), exit \(code.rawValue))")
+                for cause in causes(of: error).map(Console.visible) where !message.contains(cause) { Console.err("  " + t("caused by: %1$@", cause)) }
+                Console.err("  " + t("(%1$@, exit %2$@)", String(reflecting: type(of: error)), String(code.rawValue)))
             }
             exit(code.rawValue)
         } catch {
@@ -85,10 +85,13 @@ enum Main {
     static func refuseInvalidUTF8Arguments() throws {
         for i in 1..<Int(CommandLine.argc) {
             guard let raw = CommandLine.unsafeArgv[i], String(validatingCString: raw) == nil else { continue }
-            let shown = CommandLine.arguments[i].prefix(40)
+            let shown = String(CommandLine.arguments[i].prefix(40))
             let previous = i > 1 ? CommandLine.arguments[i - 1] : ""
-            let what = previous.hasPrefix("--") ? "the value of \(previous)" : "argument \(i)"
-            throw CLIError(.malformedInput, "\(what) (\"\(shown)\") is not valid UTF-8 text: give it in UTF-8 (check the terminal's or file's encoding)")
+            throw CLIError(
+                .malformedInput,
+                previous.hasPrefix("--")
+                    ? t("the value of %1$@ (\"%2$@\") is not valid UTF-8 text: give it in UTF-8 (check the terminal's or file's encoding)", previous, shown)
+                    : t("argument %1$@ (\"%2$@\") is not valid UTF-8 text: give it in UTF-8 (check the terminal's or file's encoding)", String(i), shown))
         }
     }
 

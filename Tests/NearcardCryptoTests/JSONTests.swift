@@ -175,3 +175,21 @@ import Testing
         #expect(Varint.decode([0x80]) == nil, "truncated")
     }
 }
+
+/// A phrase as the control socket hands it to a face beside the node (docs/JSONL.md `failure.phrase`).
+@Suite struct PhraseJSONTests {
+    @Test func aPhraseReadsBackAsItWasMade() throws {
+        let phrase = Phrase("cannot connect to %1$@: %2$@", "Grace", Phrase("no addresses"))
+        let text = phrase.json.compactText
+        #expect(text == #"{"template":"cannot connect to %1$@: %2$@","arguments":["Grace",{"template":"no addresses","arguments":[]}]}"#)
+        let back = try #require(Phrase(json: try JSONParser.parse(text)))
+        #expect(back == phrase && back.english == "cannot connect to Grace: no addresses")
+        #expect(Phrase(json: "plain") == Phrase(verbatim: "plain"))
+        // Neither shape, or nested deeper than a sentence: nothing is said from it.
+        #expect(Phrase(json: 42) == nil)
+        #expect(Phrase(json: ["template": "x"]) == nil)
+        var deep: JSONValue = "x"
+        for _ in 0..<20 { deep = ["template": "%1$@", "arguments": [deep]] }
+        #expect(Phrase(json: deep) == nil)
+    }
+}

@@ -79,6 +79,13 @@ import Testing
         #expect(refused.code == 8 && refused.stderr.contains("cannot connect to 127.0.0.1:9"), "\(refused.code) \(refused.stderr)")
         // --json says so on stdout too (issue 49: a program reads one result either way).
         #expect(refused.json["error"]?["exit"] == 8 && refused.json["error"]?["message"]?.stringValue?.contains("127.0.0.1:9") == true, "\(refused.stdout)")
+        // Issue 52: said in the language of the terminal that asked, whatever the node's (its failure
+        // carries the phrase); --json keeps the English.
+        let german = try lab.run(
+            [CLI.executable.path, "exchange", "127.0.0.1:9", "--yes", "--json", "--connect-budget", "2", "--home", grace.home.path],
+            env: ["LANGUAGE": "de", "LANG": "C.UTF-8"])
+        #expect(german.code == 8 && german.stderr.contains("keine Verbindung zu 127.0.0.1:9 möglich"), "\(german.stderr)")
+        #expect(german.json["error"]?["message"]?.stringValue?.hasPrefix("cannot connect to 127.0.0.1:9") == true, "\(german.stdout)")
 
         // Another user (root, here) is refused at the socket and the node says so.
         if getuid() == 0 {

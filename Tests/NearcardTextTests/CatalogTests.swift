@@ -157,3 +157,35 @@ import Testing
         #expect(t.plural("%1$ld contact", "%1$ld contacts", count: 2, "2") == "2 contacts")
     }
 }
+
+/// An error's sentence made below the faces and said above them: in English for logs and JSON, in the
+/// person's language at a terminal or on a page, the phrase it wraps said in the same language, its
+/// values (a name, a library's reason) as they are.
+@Suite struct PhraseTests {
+    static let german = #"""
+        msgid ""
+        msgstr ""
+        "Content-Type: text/plain; charset=UTF-8\n"
+        "Plural-Forms: nplurals=2; plural=(n != 1);\n"
+
+        msgid "cannot connect to %1$@: %2$@"
+        msgstr "keine Verbindung zu %1$@ möglich: %2$@"
+
+        msgid "no addresses"
+        msgstr "keine Adressen"
+        """#
+
+    @Test func aPhraseIsSaidInEnglishOrInTheLanguageAskedFor() throws {
+        let mo = try CatalogTests().compiled(Self.german)
+        let german = Translator(languages: ["de"]) { _ in mo }
+        let nested = Phrase("cannot connect to %1$@: %2$@", "Grace", Phrase("no addresses"))
+        #expect(nested.english == "cannot connect to Grace: no addresses")
+        #expect(nested.description == nested.english)
+        #expect(german.say(nested) == "keine Verbindung zu Grace möglich: keine Adressen")
+        // A value is never looked up, even when it reads like a message of the catalog.
+        let value = Phrase("cannot connect to %1$@: %2$@", "no addresses", Phrase(verbatim: "no addresses"))
+        #expect(german.say(value) == "keine Verbindung zu no addresses möglich: no addresses")
+        // A template the catalog lacks is said in English, its values filled.
+        #expect(german.say(Phrase("the peer declined: %1$@", "busy")) == "the peer declined: busy")
+    }
+}

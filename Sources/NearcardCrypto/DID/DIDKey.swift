@@ -83,18 +83,20 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
         guard publicKeyBytes.count == keyType.keyByteCount else {
             throw CryptoError(
                 .didKey(.invalidPublicKeyLength),
-                "invalidPublicKeyLength: a \(keyType.rawValue) did:key carries \(keyType.keyByteCount) key bytes, this one \(publicKeyBytes.count)")
+                Phrase(
+                    "%1$@: a %2$@ did:key carries %3$@ key bytes, this one %4$@", "invalidPublicKeyLength", keyType.rawValue,
+                    String(keyType.keyByteCount), String(publicKeyBytes.count)))
         }
         var ecKey: ECPublicKey?
         if let curve = keyType.curve {
             do { ecKey = try ECPublicKey(curve: curve, sec1: publicKeyBytes) } catch {
-                throw CryptoError(.didKey(.invalidPublicKey), "invalidPublicKey: the key bytes are not a point on \(curve.rawValue)")
+                throw CryptoError(.didKey(.invalidPublicKey), Phrase("%1$@: the key bytes are not a point on %2$@", "invalidPublicKey", curve.rawValue))
             }
         }
         if keyType == .ed25519 {
             // A did:key must name a usable key: the point must decode (its X25519 form exists).
             do { _ = try Ed25519.PublicKey(rawRepresentation: publicKeyBytes).x25519() } catch {
-                throw CryptoError(.didKey(.invalidPublicKey), "invalidPublicKey: the key bytes are not an Ed25519 point")
+                throw CryptoError(.didKey(.invalidPublicKey), Phrase("%1$@: the key bytes are not an Ed25519 point", "invalidPublicKey"))
             }
         }
         self.keyType = keyType
@@ -140,7 +142,7 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
     /// Parses a DID (`did:key:z…`, optionally `did:key:1:z…`). Errors carry the spec's error names.
     public init(parsing text: String) throws(CryptoError) {
         guard text.utf8.count <= DIDKey.maximumLength else {
-            throw CryptoError(.didKey(.invalidDid), "invalidDid: longer than \(DIDKey.maximumLength) characters")
+            throw CryptoError(.didKey(.invalidDid), Phrase("%1$@: longer than %2$@ characters", "invalidDid", String(DIDKey.maximumLength)))
         }
         if let known = Self.parsed.withLock({ $0[text] }) {
             self = known
@@ -157,34 +159,36 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
     private init(uncachedParsing text: String) throws(CryptoError) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3 || parts.count == 4, parts[0] == "did" else {
-            throw CryptoError(.didKey(.invalidDid), "invalidDid: \"\(Self.clip(text))\" is not of the form did:key:<multibase>")
+            throw CryptoError(.didKey(.invalidDid), Phrase("%1$@: \"%2$@\" is not of the form did:key:<multibase>", "invalidDid", Self.clip(text)))
         }
         guard parts[1] == "key" else {
-            throw CryptoError(.didKey(.invalidDid), "invalidDid: the method is \"\(Self.clip(String(parts[1])))\", not \"key\"")
+            throw CryptoError(.didKey(.invalidDid), Phrase("%1$@: the method is \"%2$@\", not \"key\"", "invalidDid", Self.clip(String(parts[1]))))
         }
         if parts.count == 4 {
             guard parts[2] == "1" else {
-                throw CryptoError(.didKey(.invalidDid), "invalidDid: did:key version \"\(Self.clip(String(parts[2])))\" is not supported (only 1)")
+                throw CryptoError(
+                    .didKey(.invalidDid), Phrase("%1$@: did:key version \"%2$@\" is not supported (only 1)", "invalidDid", Self.clip(String(parts[2]))))
             }
         }
         let value = String(parts[parts.count - 1])
         if value.contains("#") || value.contains("?") || value.contains("/") {
-            throw CryptoError(.didKey(.invalidDid), "invalidDid: a DID has no path, query or fragment (this is a DID URL)")
+            throw CryptoError(.didKey(.invalidDid), Phrase("%1$@: a DID has no path, query or fragment (this is a DID URL)", "invalidDid"))
         }
         guard value.first == "z" else {
-            throw CryptoError(.didKey(.invalidDid), "invalidDid: the multibase value must start with 'z' (base58btc)")
+            throw CryptoError(.didKey(.invalidDid), Phrase("%1$@: the multibase value must start with 'z' (base58btc)", "invalidDid"))
         }
         let decoded: [UInt8]
         do { decoded = try Multibase.decodeBase58btc(value) } catch {
-            throw CryptoError(.didKey(.invalidDid), "invalidDid: \(error.message)")
+            throw CryptoError(.didKey(.invalidDid), Phrase("%1$@: %2$@", "invalidDid", error.phrase))
         }
         guard let (codec, prefixLength) = Varint.decode(decoded) else {
-            throw CryptoError(.didKey(.invalidDid), "invalidDid: the decoded value does not start with a multicodec varint")
+            throw CryptoError(.didKey(.invalidDid), Phrase("%1$@: the decoded value does not start with a multicodec varint", "invalidDid"))
         }
         guard let type = KeyType(multicodec: codec) else {
             throw CryptoError(
                 .didKey(.unsupportedPublicKeyType),
-                "unsupportedPublicKeyType: multicodec 0x\(String(codec, radix: 16)) is not P-256, P-384, P-521, Ed25519 or X25519")
+                Phrase(
+                    "%1$@: multicodec 0x%2$@ is not P-256, P-384, P-521, Ed25519 or X25519", "unsupportedPublicKeyType", String(codec, radix: 16)))
         }
         try self.init(keyType: type, publicKeyBytes: Array(decoded[prefixLength...]))
     }
@@ -195,7 +199,7 @@ public struct DIDKey: Sendable, Hashable, CustomStringConvertible {
         let key = try DIDKey(parsing: String(text[..<hash]))
         let fragment = String(text[text.index(after: hash)...])
         guard !fragment.isEmpty else {
-            throw CryptoError(.didKey(.invalidDidUrl), "invalidDidUrl: the fragment after '#' is empty")
+            throw CryptoError(.didKey(.invalidDidUrl), Phrase("%1$@: the fragment after '#' is empty", "invalidDidUrl"))
         }
         return (key, fragment)
     }

@@ -34,14 +34,15 @@ public enum Base58 {
     public static func decode(_ text: String) throws(CryptoError) -> [UInt8] {
         let chars = Array(text.utf8)
         guard chars.count <= maximumEncodedLength else {
-            throw CryptoError(.malformedEncoding, "base58 text is longer than \(maximumEncodedLength) characters")
+            throw CryptoError(.malformedEncoding, Phrase("base58 text is longer than %1$@ characters", String(maximumEncodedLength)))
         }
         let zeros = chars.prefix { $0 == alphabet[0] }.count
         var bytes = [UInt8]() // little-endian
         for c in chars[zeros...] {
             let v = table[Int(c)]
             guard v != 0xFF else {
-                throw CryptoError(.malformedEncoding, "base58 text contains '\(Character(Unicode.Scalar(c)))', which is not in the base58btc alphabet")
+                throw CryptoError(
+                    .malformedEncoding, Phrase("base58 text contains '%1$@', which is not in the base58btc alphabet", String(Character(Unicode.Scalar(c)))))
             }
             var carry = Int(v)
             for j in 0..<bytes.count {
@@ -65,7 +66,7 @@ public enum Multibase {
 
     public static func decodeBase58btc(_ text: String) throws(CryptoError) -> [UInt8] {
         guard text.first == "z" else {
-            throw CryptoError(.malformedEncoding, "multibase value does not start with 'z' (base58btc)")
+            throw CryptoError(.malformedEncoding, Phrase("multibase value does not start with 'z' (base58btc)"))
         }
         return try Base58.decode(String(text.dropFirst()))
     }

@@ -62,20 +62,22 @@ public enum Base64 {
     private static func decode(_ text: [UInt8], table: [UInt8], padded: Bool, name: String) throws(CryptoError) -> [UInt8] {
         var chars = text[...]
         if padded {
-            guard chars.count % 4 == 0 else { throw CryptoError(.malformedEncoding, "\(name) text must be a multiple of 4 characters long (with = padding)") }
+            guard chars.count % 4 == 0 else {
+                throw CryptoError(.malformedEncoding, Phrase("%1$@ text must be a multiple of 4 characters long (with = padding)", name))
+            }
             while chars.last == UInt8(ascii: "=") { chars = chars.dropLast() }
-            guard text.count - chars.count <= 2 else { throw CryptoError(.malformedEncoding, "\(name) text has too much padding") }
+            guard text.count - chars.count <= 2 else { throw CryptoError(.malformedEncoding, Phrase("%1$@ text has too much padding", name)) }
         } else if chars.contains(UInt8(ascii: "=")) {
-            throw CryptoError(.malformedEncoding, "\(name) text must not be padded with '='")
+            throw CryptoError(.malformedEncoding, Phrase("%1$@ text must not be padded with '='", name))
         }
-        guard chars.count % 4 != 1 else { throw CryptoError(.malformedEncoding, "\(name) text has an impossible length") }
+        guard chars.count % 4 != 1 else { throw CryptoError(.malformedEncoding, Phrase("%1$@ text has an impossible length", name)) }
         var out = [UInt8]()
         out.reserveCapacity(chars.count * 3 / 4)
         var acc: UInt32 = 0
         var bits = 0
         for c in chars {
             let v = table[Int(c)]
-            guard v != 0xFF else { throw CryptoError(.malformedEncoding, "\(name) text contains a character outside its alphabet") }
+            guard v != 0xFF else { throw CryptoError(.malformedEncoding, Phrase("%1$@ text contains a character outside its alphabet", name)) }
             acc = acc << 6 | UInt32(v)
             bits += 6
             if bits >= 8 {
@@ -84,7 +86,7 @@ public enum Base64 {
             }
         }
         guard acc & ((1 << UInt32(bits)) - 1) == 0 else {
-            throw CryptoError(.malformedEncoding, "\(name) text is not canonical (its unused trailing bits are not zero)")
+            throw CryptoError(.malformedEncoding, Phrase("%1$@ text is not canonical (its unused trailing bits are not zero)", name))
         }
         return out
     }
@@ -106,13 +108,13 @@ public enum Hex {
 
     public static func decode(_ text: String) throws(CryptoError) -> [UInt8] {
         let chars = Array(text.utf8)
-        guard chars.count % 2 == 0 else { throw CryptoError(.malformedEncoding, "hex text has an odd number of digits") }
+        guard chars.count % 2 == 0 else { throw CryptoError(.malformedEncoding, Phrase("hex text has an odd number of digits")) }
         func value(_ c: UInt8) throws(CryptoError) -> UInt8 {
             switch c {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
             case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
             case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-            default: throw CryptoError(.malformedEncoding, "hex text contains a non-hex character")
+            default: throw CryptoError(.malformedEncoding, Phrase("hex text contains a non-hex character"))
             }
         }
         var out = [UInt8]()

@@ -36,7 +36,7 @@ public enum KeyFile {
         let o = try object(bytes, name: name, format: identityFormat)
         do throws(CryptoError) {
             let didKey = try DIDKey(parsing: try string(o, "did", name))
-            guard didKey.keyType == .p256 else { throw CryptoError(.keyFile, "\(name): the DID is not a P-256 did:key") }
+            guard didKey.keyType == .p256 else { throw CryptoError(.keyFile, Phrase("%1$@: the DID is not a P-256 did:key", name)) }
             let pub = try X25519.PublicKey(rawRepresentation: try Base64.decode(try string(o, "pubKey", name)))
             let sign = try Ed25519.PublicKey(rawRepresentation: try Base64.decode(try string(o, "signPubKey", name)))
             let displayName = o["name"]?.stringValue
@@ -44,7 +44,7 @@ public enum KeyFile {
         } catch  where error.kind == .keyFile {
             throw error
         } catch {
-            throw CryptoError(.keyFile, "\(name) is damaged: \(error.message)")
+            throw CryptoError(.keyFile, Phrase("%1$@ is damaged: %2$@", name, error.phrase))
         }
     }
 
@@ -98,7 +98,7 @@ public enum KeyFile {
         switch o["protection"]?.stringValue {
         case "none": return false
         case sealedProtection: return true
-        default: throw CryptoError(.keyFile, "\(name) uses a protection Nearcard does not know; it was not written by this version of Nearcard")
+        default: throw CryptoError(.keyFile, Phrase("%1$@ uses a protection Nearcard does not know; it was not written by this version of Nearcard", name))
         }
     }
 
@@ -109,7 +109,7 @@ public enum KeyFile {
         let o = try object(raw, name: name, format: secretFormat)
         switch o["protection"]?.stringValue {
         case "none":
-            guard let keys = o["keys"] else { throw CryptoError(.keyFile, "\(name) is damaged: it has no \"keys\"") }
+            guard let keys = o["keys"] else { throw CryptoError(.keyFile, Phrase("%1$@ is damaged: it has no \"keys\"", name)) }
             return try keysFrom(keys, name: name)
         case sealedProtection:
             guard let kdf = o["kdf"]?.objectValue,
@@ -118,31 +118,31 @@ public enum KeyFile {
                 let nonceText = o["nonce"]?.stringValue, let nonce = try? Base64.urlDecode(nonceText),
                 let ctText = o["ciphertext"]?.stringValue, let ciphertext = try? Base64.urlDecode(ctText)
             else {
-                throw CryptoError(.keyFile, "\(name) is damaged: its sealing parameters are missing or malformed")
+                throw CryptoError(.keyFile, Phrase("%1$@ is damaged: its sealing parameters are missing or malformed", name))
             }
             var header = o
             header["nonce"] = nil
             header["ciphertext"] = nil
             let aad = JCS.canonicalize(.object(header))
             guard let pass = try passphrase() else {
-                throw CryptoError(.wrongPassphrase, "\(name) is sealed with a passphrase and none was given")
+                throw CryptoError(.wrongPassphrase, Phrase("%1$@ is sealed with a passphrase and none was given", name))
             }
             let key: SecureBytes
             do { key = try Argon2id.deriveKey(passphrase: pass, salt: salt, opsLimit: UInt64(ops), memLimit: Int(mem)) } catch {
-                throw CryptoError(.keyFile, "\(name): \(error.message)")
+                throw CryptoError(.keyFile, Phrase("%1$@: %2$@", name, error.phrase))
             }
             let plain: SecureBytes
             do { plain = try XChaChaPoly.open(ciphertext, key: key, nonce: nonce, authenticating: aad) } catch {
-                throw CryptoError(.wrongPassphrase, "the passphrase does not open \(name) (wrong passphrase, or the file was altered)")
+                throw CryptoError(.wrongPassphrase, Phrase("the passphrase does not open %1$@ (wrong passphrase, or the file was altered)", name))
             }
             let inner = try plain.withUnsafeBytes { b throws(CryptoError) in
                 do { return try JSONParser.parse(Array(b)) } catch {
-                    throw CryptoError(.keyFile, "\(name) is damaged: its sealed content is not JSON")
+                    throw CryptoError(.keyFile, Phrase("%1$@ is damaged: its sealed content is not JSON", name))
                 }
             }
             return try keysFrom(inner, name: name)
         default:
-            throw CryptoError(.keyFile, "\(name) uses a protection Nearcard does not know; it was not written by this version of Nearcard")
+            throw CryptoError(.keyFile, Phrase("%1$@ uses a protection Nearcard does not know; it was not written by this version of Nearcard", name))
         }
     }
 
@@ -158,7 +158,7 @@ public enum KeyFile {
     private static func keysFrom(_ value: JSONValue, name: String) throws(CryptoError) -> IdentityKeys {
         func secret(_ k: String) throws(CryptoError) -> SecureBytes {
             guard let text = value[k]?.stringValue, var raw = try? Base64.urlDecode(text) else {
-                throw CryptoError(.keyFile, "\(name) is damaged: the \(k) key is missing or not base64url")
+                throw CryptoError(.keyFile, Phrase("%1$@ is damaged: the %2$@ key is missing or not base64url", name, k))
             }
             defer { raw.wipe() }
             return SecureBytes(raw)
@@ -171,31 +171,36 @@ public enum KeyFile {
         } catch  where error.kind == .keyFile {
             throw error
         } catch {
-            throw CryptoError(.keyFile, "\(name) is damaged: \(error.message)")
+            throw CryptoError(.keyFile, Phrase("%1$@ is damaged: %2$@", name, error.phrase))
         }
     }
 
     private static func object(_ bytes: [UInt8], name: String, format: String) throws(CryptoError) -> JSONObject {
         guard bytes.count <= maximumLength else {
-            throw CryptoError(.keyFile, "\(name) is \(bytes.count) bytes, too large to be a Nearcard key file")
+            throw CryptoError(.keyFile, Phrase("%1$@ is %2$@ bytes, too large to be a Nearcard key file", name, String(bytes.count)))
         }
         guard let value = try? JSONParser(maximumDepth: 8).parse(bytes), let o = value.objectValue else {
-            throw CryptoError(.keyFile, "\(name) is not a Nearcard key file (not JSON: truncated or foreign); it was left untouched")
+            throw CryptoError(.keyFile, Phrase("%1$@ is not a Nearcard key file (not JSON: truncated or foreign); it was left untouched", name))
         }
         guard o["format"]?.stringValue == format else {
             throw CryptoError(
                 .keyFile,
-                "\(name) is not a Nearcard \(format == identityFormat ? "identity" : "secret key") file (its \"format\" is not \"\(format)\"); it was left untouched"
+                format == identityFormat
+                    ? Phrase("%1$@ is not a Nearcard identity file (its \"format\" is not \"%2$@\"); it was left untouched", name, format)
+                    : Phrase("%1$@ is not a Nearcard secret key file (its \"format\" is not \"%2$@\"); it was left untouched", name, format)
             )
         }
         guard o["version"]?.integerValue == Int64(version) else {
-            throw CryptoError(.keyFile, "\(name) has version \(o["version"]?.compactText ?? "none"); this Nearcard reads version \(version)")
+            throw CryptoError(
+                .keyFile,
+                o["version"].map { Phrase("%1$@ has version %2$@; this Nearcard reads version %3$@", name, $0.compactText, String(version)) }
+                    ?? Phrase("%1$@ has version none; this Nearcard reads version %2$@", name, String(version)))
         }
         return o
     }
 
     private static func string(_ o: JSONObject, _ key: String, _ name: String) throws(CryptoError) -> String {
-        guard let s = o[key]?.stringValue else { throw CryptoError(.keyFile, "\(name) is damaged: \"\(key)\" is missing") }
+        guard let s = o[key]?.stringValue else { throw CryptoError(.keyFile, Phrase("%1$@ is damaged: \"%2$@\" is missing", name, key)) }
         return s
     }
 }

@@ -24,12 +24,12 @@ public struct JWK: Sendable, Equatable {
 
     /// Parses a JWK object; refuses unknown key types and malformed coordinates.
     public init(json: JSONValue) throws(CryptoError) {
-        guard let o = json.objectValue else { throw CryptoError(.invalidKey, "a JWK must be a JSON object") }
-        guard let kty = o["kty"]?.stringValue else { throw CryptoError(.invalidKey, "the JWK has no \"kty\"") }
-        guard let crv = o["crv"]?.stringValue else { throw CryptoError(.invalidKey, "the JWK has no \"crv\"") }
+        guard let o = json.objectValue else { throw CryptoError(.invalidKey, Phrase("a JWK must be a JSON object")) }
+        guard let kty = o["kty"]?.stringValue else { throw CryptoError(.invalidKey, Phrase("the JWK has no \"%1$@\"", "kty")) }
+        guard let crv = o["crv"]?.stringValue else { throw CryptoError(.invalidKey, Phrase("the JWK has no \"%1$@\"", "crv")) }
         func coordinate(_ name: String) throws(CryptoError) -> [UInt8] {
-            guard let s = o[name]?.stringValue else { throw CryptoError(.invalidKey, "the JWK has no \"\(name)\"") }
-            do { return try Base64.urlDecode(s) } catch { throw CryptoError(.invalidKey, "the JWK's \"\(name)\" is not base64url") }
+            guard let s = o[name]?.stringValue else { throw CryptoError(.invalidKey, Phrase("the JWK has no \"%1$@\"", name)) }
+            do { return try Base64.urlDecode(s) } catch { throw CryptoError(.invalidKey, Phrase("the JWK's \"%1$@\" is not base64url", name)) }
         }
         switch (kty, crv) {
         case ("EC", "P-256"), ("EC", "P-384"), ("EC", "P-521"):
@@ -41,19 +41,19 @@ public struct JWK: Sendable, Equatable {
         case ("OKP", "X25519"):
             key = DIDKey(try X25519.PublicKey(rawRepresentation: try coordinate("x")))
         default:
-            throw CryptoError(.invalidKey, "JWK key type \(kty)/\(crv) is not supported (EC P-256/P-384/P-521, OKP Ed25519/X25519)")
+            throw CryptoError(.invalidKey, Phrase("JWK key type %1$@/%2$@ is not supported (EC P-256/P-384/P-521, OKP Ed25519/X25519)", kty, crv))
         }
     }
 
     /// The private key of a P-256 JWK with `d` (used by tests and key import only).
     public static func p256PrivateKey(json: JSONValue) throws(CryptoError) -> P256.PrivateKey {
-        guard let d = json["d"]?.stringValue else { throw CryptoError(.invalidKey, "the JWK has no private \"d\"") }
+        guard let d = json["d"]?.stringValue else { throw CryptoError(.invalidKey, Phrase("the JWK has no private \"%1$@\"", "d")) }
         var raw: [UInt8]
-        do { raw = try Base64.urlDecode(d) } catch { throw CryptoError(.invalidKey, "the JWK's \"d\" is not base64url") }
+        do { raw = try Base64.urlDecode(d) } catch { throw CryptoError(.invalidKey, Phrase("the JWK's \"%1$@\" is not base64url", "d")) }
         defer { raw.wipe() }
         let key = try P256.PrivateKey(rawRepresentation: SecureBytes(raw))
         guard DIDKey(key.publicKey) == (try JWK(json: json)).key else {
-            throw CryptoError(.invalidKey, "the JWK's \"d\" does not match its public coordinates")
+            throw CryptoError(.invalidKey, Phrase("the JWK's \"%1$@\" does not match its public coordinates", "d"))
         }
         return key
     }

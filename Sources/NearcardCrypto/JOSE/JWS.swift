@@ -36,25 +36,26 @@ public struct CompactJWS: Sendable {
 
     public init(parsing token: String) throws(CryptoError) {
         guard token.utf8.count <= CompactJWS.maximumLength else {
-            throw CryptoError(.malformedToken, "the token is \(token.utf8.count) bytes, over the limit of \(CompactJWS.maximumLength)")
+            throw CryptoError(
+                .malformedToken, Phrase("the token is %1$@ bytes, over the limit of %2$@", String(token.utf8.count), String(CompactJWS.maximumLength)))
         }
         let parts = token.split(ascii: ".")
         guard parts.count == 3 else {
-            throw CryptoError(.malformedToken, "a compact JWS has three dot-separated parts; this has \(parts.count)")
+            throw CryptoError(.malformedToken, Phrase("a compact JWS has three dot-separated parts; this has %1$@", String(parts.count)))
         }
         let names = ["header", "payload", "signature"]
         var decoded: [[UInt8]] = []
         for (n, part) in parts.enumerated() {
             do { decoded.append(try Base64.urlDecode(String(part))) } catch {
-                throw CryptoError(.malformedToken, "the token's \(names[n]) is not base64url: \(error.message)")
+                throw CryptoError(.malformedToken, Phrase("the token's %1$@ is not base64url: %2$@", names[n], error.phrase))
             }
         }
         let headerValue: JSONValue
         do { headerValue = try JSONParser(maximumDepth: 16).parse(decoded[0]) } catch {
-            throw CryptoError(.malformedToken, "the token's header is not JSON: \(error.message)")
+            throw CryptoError(.malformedToken, Phrase("the token's header is not JSON: %1$@", error.phrase))
         }
-        guard let header = headerValue.objectValue else { throw CryptoError(.malformedToken, "the token's header is not a JSON object") }
-        guard header["alg"]?.stringValue != nil else { throw CryptoError(.malformedToken, "the token's header has no \"alg\"") }
+        guard let header = headerValue.objectValue else { throw CryptoError(.malformedToken, Phrase("the token's header is not a JSON object")) }
+        guard header["alg"]?.stringValue != nil else { throw CryptoError(.malformedToken, Phrase("the token's header has no \"alg\"")) }
         self.header = header
         self.payload = decoded[1]
         self.signature = decoded[2]

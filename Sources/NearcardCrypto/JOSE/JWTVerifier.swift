@@ -52,12 +52,12 @@ public struct JWTVerifier: Sendable {
         let jws = try CompactJWS(parsing: token)
         let claimsValue: JSONValue
         do { claimsValue = try JSONParser(maximumDepth: 32).parse(jws.payload) } catch {
-            throw CryptoError(.malformedToken, "the token's payload is not JSON: \(error.message)")
+            throw CryptoError(.malformedToken, Phrase("the token's payload is not JSON: %1$@", error.phrase))
         }
-        guard let claims = claimsValue.objectValue else { throw CryptoError(.malformedToken, "the token's claims are not a JSON object") }
+        guard let claims = claimsValue.objectValue else { throw CryptoError(.malformedToken, Phrase("the token's claims are not a JSON object")) }
         for name in ["exp", "nbf", "iat"] {
             if let v = claims[name], v.doubleValue == nil {
-                throw CryptoError(.malformedToken, "the \"\(name)\" claim is not a number")
+                throw CryptoError(.malformedToken, Phrase("the \"%1$@\" claim is not a number", name))
             }
         }
 

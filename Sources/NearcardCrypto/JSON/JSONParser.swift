@@ -28,13 +28,13 @@ public struct JSONParser {
     /// Parses one JSON value surrounded by optional whitespace.
     public func parse(_ bytes: [UInt8]) throws(CryptoError) -> JSONValue {
         guard bytes.count <= maximumLength else {
-            throw CryptoError(.malformedJSON, "JSON text is \(bytes.count) bytes, over the limit of \(maximumLength)")
+            throw CryptoError(.malformedJSON, Phrase("JSON text is %1$@ bytes, over the limit of %2$@", String(bytes.count), String(maximumLength)))
         }
         var state = State(bytes: bytes, maximumDepth: maximumDepth)
         state.skipWhitespace()
         let value = try state.parseValue(depth: 0)
         state.skipWhitespace()
-        guard state.i == bytes.count else { throw state.error("unexpected text after the JSON value") }
+        guard state.i == bytes.count else { throw state.error(Phrase("unexpected text after the JSON value")) }
         return value
     }
 
@@ -48,7 +48,7 @@ public struct JSONParser {
             self.maximumDepth = maximumDepth
         }
 
-        func error(_ what: String) -> CryptoError {
+        func error(_ what: Phrase) -> CryptoError {
             var line = 1
             var column = 1
             for b in bytes[0..<min(i, bytes.count)] {
@@ -59,7 +59,7 @@ public struct JSONParser {
                     column += 1
                 }
             }
-            return CryptoError(.malformedJSON, "invalid JSON at line \(line), column \(column): \(what)")
+            return CryptoError(.malformedJSON, Phrase("invalid JSON at line %1$@, column %2$@: %3$@", String(line), String(column), what))
         }
 
         mutating func skipWhitespace() {
@@ -67,7 +67,7 @@ public struct JSONParser {
         }
 
         mutating func parseValue(depth: Int) throws(CryptoError) -> JSONValue {
-            guard i < bytes.count else { throw error("the text ends where a value was expected") }
+            guard i < bytes.count else { throw error(Phrase("the text ends where a value was expected")) }
             switch bytes[i] {
             case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
             case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
@@ -82,18 +82,18 @@ public struct JSONParser {
                 try literal("null")
                 return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
-            default: throw error("expected a value (object, array, string, number, true, false or null)")
+            default: throw error(Phrase("expected a value (object, array, string, number, true, false or null)"))
             }
         }
 
         mutating func literal(_ word: StaticString) throws(CryptoError) {
             let w = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
-            guard i + w.count <= bytes.count, bytes[i..<(i + w.count)].elementsEqual(w) else { throw error("expected '\(word)'") }
+            guard i + w.count <= bytes.count, bytes[i..<(i + w.count)].elementsEqual(w) else { throw error(Phrase("expected '%1$@'", "\(word)")) }
             i += w.count
         }
 
         mutating func parseObject(depth: Int) throws(CryptoError) -> JSONValue {
-            guard depth <= maximumDepth else { throw error("nesting deeper than \(maximumDepth) levels") }
+            guard depth <= maximumDepth else { throw error(Phrase("nesting deeper than %1$@ levels", String(maximumDepth))) }
             i += 1
             var members: [(key: String, value: JSONValue)] = []
             // Duplicate names: a scan of the few members most objects have, a set once there are more.
@@ -105,7 +105,7 @@ public struct JSONParser {
             }
             while true {
                 skipWhitespace()
-                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a member name in double quotes") }
+                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error(Phrase("expected a member name in double quotes")) }
                 let keyStart = i
                 let key = try parseString()
                 let duplicate: Bool
@@ -117,15 +117,15 @@ public struct JSONParser {
                 }
                 if duplicate {
                     i = keyStart
-                    throw error("duplicate member name \"\(key)\"")
+                    throw error(Phrase("duplicate member name \"%1$@\"", key))
                 }
                 skipWhitespace()
-                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
+                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw error(Phrase("expected ':' after a member name")) }
                 i += 1
                 skipWhitespace()
                 members.append((key, try parseValue(depth: depth)))
                 skipWhitespace()
-                guard i < bytes.count else { throw error("the text ends inside an object") }
+                guard i < bytes.count else { throw error(Phrase("the text ends inside an object")) }
                 if bytes[i] == UInt8(ascii: ",") {
                     i += 1
                     continue
@@ -134,12 +134,12 @@ public struct JSONParser {
                     i += 1
                     return .object(JSONObject(uniqueMembers: members))
                 }
-                throw error("expected ',' or '}' in an object")
+                throw error(Phrase("expected ',' or '}' in an object"))
             }
         }
 
         mutating func parseArray(depth: Int) throws(CryptoError) -> JSONValue {
-            guard depth <= maximumDepth else { throw error("nesting deeper than \(maximumDepth) levels") }
+            guard depth <= maximumDepth else { throw error(Phrase("nesting deeper than %1$@ levels", String(maximumDepth))) }
             i += 1
             var array: [JSONValue] = []
             skipWhitespace()
@@ -151,7 +151,7 @@ public struct JSONParser {
                 skipWhitespace()
                 array.append(try parseValue(depth: depth))
                 skipWhitespace()
-                guard i < bytes.count else { throw error("the text ends inside an array") }
+                guard i < bytes.count else { throw error(Phrase("the text ends inside an array")) }
                 if bytes[i] == UInt8(ascii: ",") {
                     i += 1
                     continue
@@ -160,7 +160,7 @@ public struct JSONParser {
                     i += 1
                     return .array(array)
                 }
-                throw error("expected ',' or ']' in an array")
+                throw error(Phrase("expected ',' or ']' in an array"))
             }
         }
 
@@ -168,28 +168,28 @@ public struct JSONParser {
             let start = i
             if bytes[i] == UInt8(ascii: "-") { i += 1 }
             func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
-            guard i < bytes.count, isDigit(bytes[i]) else { throw error("expected a digit") }
+            guard i < bytes.count, isDigit(bytes[i]) else { throw error(Phrase("expected a digit")) }
             if bytes[i] == UInt8(ascii: "0") {
                 i += 1
-                if i < bytes.count, isDigit(bytes[i]) { throw error("numbers must not have leading zeros") }
+                if i < bytes.count, isDigit(bytes[i]) { throw error(Phrase("numbers must not have leading zeros")) }
             } else {
                 while i < bytes.count, isDigit(bytes[i]) { i += 1 }
             }
             if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
                 i += 1
-                guard i < bytes.count, isDigit(bytes[i]) else { throw error("expected a digit after '.'") }
+                guard i < bytes.count, isDigit(bytes[i]) else { throw error(Phrase("expected a digit after '.'")) }
                 while i < bytes.count, isDigit(bytes[i]) { i += 1 }
             }
             if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
                 i += 1
                 if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
-                guard i < bytes.count, isDigit(bytes[i]) else { throw error("expected a digit in the exponent") }
+                guard i < bytes.count, isDigit(bytes[i]) else { throw error(Phrase("expected a digit in the exponent")) }
                 while i < bytes.count, isDigit(bytes[i]) { i += 1 }
             }
             let text = String(decoding: bytes[start..<i], as: UTF8.self)
             guard let value = Double(text), value.isFinite else {
                 i = start
-                throw error("the number \(text) is outside the range of IEEE 754 doubles")
+                throw error(Phrase("the number %1$@ is outside the range of IEEE 754 doubles", text))
             }
             return value
         }
@@ -202,7 +202,7 @@ public struct JSONParser {
                 if from < to { s.append(contentsOf: String(decoding: bytes[from..<to], as: UTF8.self).unicodeScalars) }
             }
             while true {
-                guard i < bytes.count else { throw error("the text ends inside a string") }
+                guard i < bytes.count else { throw error(Phrase("the text ends inside a string")) }
                 let b = bytes[i]
                 if b == UInt8(ascii: "\"") {
                     if scalars.isEmpty {
@@ -215,7 +215,7 @@ public struct JSONParser {
                     i += 1
                     return String(scalars)
                 }
-                if b < 0x20 { throw error("control character U+00\(Hex.encode([b]).uppercased()) must be escaped in a string") }
+                if b < 0x20 { throw error(Phrase("control character U+00%1$@ must be escaped in a string", Hex.encode([b]).uppercased())) }
                 if b == UInt8(ascii: "\\") {
                     flushRun(&scalars, runStart, i, bytes)
                     i += 1
@@ -244,23 +244,23 @@ public struct JSONParser {
                     length = 4
                     minimum = 0x10000
                     value = UInt32(b & 0x07)
-                default: throw error("invalid UTF-8 byte 0x\(Hex.encode([b]))")
+                default: throw error(Phrase("invalid UTF-8 byte 0x%1$@", Hex.encode([b])))
                 }
-                guard i + length <= bytes.count else { throw error("truncated UTF-8 sequence") }
+                guard i + length <= bytes.count else { throw error(Phrase("truncated UTF-8 sequence")) }
                 for k in 1..<length {
                     let c = bytes[i + k]
-                    guard c & 0xC0 == 0x80 else { throw error("invalid UTF-8 continuation byte") }
+                    guard c & 0xC0 == 0x80 else { throw error(Phrase("invalid UTF-8 continuation byte")) }
                     value = value << 6 | UInt32(c & 0x3F)
                 }
                 guard value >= minimum, value <= 0x10FFFF, !(0xD800...0xDFFF).contains(value) else {
-                    throw error("invalid UTF-8 sequence (overlong, surrogate or beyond U+10FFFF)")
+                    throw error(Phrase("invalid UTF-8 sequence (overlong, surrogate or beyond U+10FFFF)"))
                 }
                 i += length
             }
         }
 
         mutating func parseEscape() throws(CryptoError) -> Unicode.Scalar {
-            guard i < bytes.count else { throw error("the text ends inside an escape") }
+            guard i < bytes.count else { throw error(Phrase("the text ends inside an escape")) }
             let c = bytes[i]
             i += 1
             switch c {
@@ -276,25 +276,25 @@ public struct JSONParser {
                 let high = try hex4()
                 if (0xD800...0xDBFF).contains(high) {
                     guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
-                        throw error("a high surrogate escape must be followed by a low surrogate escape")
+                        throw error(Phrase("a high surrogate escape must be followed by a low surrogate escape"))
                     }
                     i += 2
                     let low = try hex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw error("a high surrogate escape must be followed by a low surrogate escape") }
+                    guard (0xDC00...0xDFFF).contains(low) else { throw error(Phrase("a high surrogate escape must be followed by a low surrogate escape")) }
                     return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))!
                 }
                 guard !(0xDC00...0xDFFF).contains(high), let scalar = Unicode.Scalar(high) else {
-                    throw error("a lone low surrogate escape is not a character")
+                    throw error(Phrase("a lone low surrogate escape is not a character"))
                 }
                 return scalar
             default:
                 i -= 1
-                throw error("unknown escape '\\\(Character(Unicode.Scalar(c)))'")
+                throw error(Phrase("unknown escape '\\%1$@'", String(Character(Unicode.Scalar(c)))))
             }
         }
 
         mutating func hex4() throws(CryptoError) -> UInt32 {
-            guard i + 4 <= bytes.count else { throw error("\\u needs four hex digits") }
+            guard i + 4 <= bytes.count else { throw error(Phrase("\\u needs four hex digits")) }
             var v: UInt32 = 0
             for _ in 0..<4 {
                 let c = bytes[i]
@@ -303,7 +303,7 @@ public struct JSONParser {
                 case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(c - UInt8(ascii: "0"))
                 case UInt8(ascii: "a")...UInt8(ascii: "f"): d = UInt32(c - UInt8(ascii: "a") + 10)
                 case UInt8(ascii: "A")...UInt8(ascii: "F"): d = UInt32(c - UInt8(ascii: "A") + 10)
-                default: throw error("\\u needs four hex digits")
+                default: throw error(Phrase("\\u needs four hex digits"))
                 }
                 v = v << 4 | d
                 i += 1

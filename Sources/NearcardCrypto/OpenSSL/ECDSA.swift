@@ -75,14 +75,18 @@ public struct ECPublicKey: Sendable, Hashable, CustomStringConvertible {
     public init(curve: ECCurve, sec1: [UInt8]) throws(CryptoError) {
         let n = curve.coordinateByteCount
         guard sec1.count == 1 + n || sec1.count == 1 + 2 * n else {
-            throw CryptoError(.invalidKey, "a \(curve.rawValue) public key is \(1 + n) bytes compressed or \(1 + 2 * n) uncompressed, not \(sec1.count)")
+            throw CryptoError(
+                .invalidKey,
+                Phrase(
+                    "a %1$@ public key is %2$@ bytes compressed or %3$@ uncompressed, not %4$@", curve.rawValue, String(1 + n), String(1 + 2 * n),
+                    String(sec1.count)))
         }
         let group = ECGroupHandle.of(curve).group
         guard let point = EC_POINT_new(group) else { throw OpenSSL.error(.library, "EC_POINT_new failed") }
         defer { EC_POINT_free(point) }
         guard EC_POINT_oct2point(group, point, sec1, sec1.count, nil) == 1, EC_POINT_is_at_infinity(group, point) == 0 else {
             OpenSSL.clearErrors()
-            throw CryptoError(.invalidKey, "the bytes are not a point on \(curve.rawValue)")
+            throw CryptoError(.invalidKey, Phrase("the bytes are not a point on %1$@", curve.rawValue))
         }
         var uncompressed = [UInt8](repeating: 0, count: 1 + 2 * n)
         guard EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &uncompressed, uncompressed.count, nil) == uncompressed.count else {
@@ -97,7 +101,8 @@ public struct ECPublicKey: Sendable, Hashable, CustomStringConvertible {
     public init(curve: ECCurve, x: [UInt8], y: [UInt8]) throws(CryptoError) {
         let n = curve.coordinateByteCount
         guard x.count == n, y.count == n else {
-            throw CryptoError(.invalidKey, "\(curve.rawValue) JWK coordinates are \(n) bytes each, not \(x.count) and \(y.count)")
+            throw CryptoError(
+                .invalidKey, Phrase("%1$@ JWK coordinates are %2$@ bytes each, not %3$@ and %4$@", curve.rawValue, String(n), String(x.count), String(y.count)))
         }
         try self.init(curve: curve, sec1: [0x04] + x + y)
     }
@@ -157,7 +162,7 @@ public enum P256 {
         /// From the 32-byte big-endian private scalar, which must lie in 1…n−1.
         public convenience init(rawRepresentation scalar: SecureBytes) throws(CryptoError) {
             guard scalar.count == P256.privateKeyByteCount else {
-                throw CryptoError(.invalidKey, "a P-256 private key is 32 bytes, not \(scalar.count)")
+                throw CryptoError(.invalidKey, Phrase("a P-256 private key is 32 bytes, not %1$@", String(scalar.count)))
             }
             let group = ECGroupHandle.p256.group
             guard let d = scalar.withUnsafeBytes({ BN_bin2bn($0.baseAddress!.assumingMemoryBound(to: UInt8.self), 32, BN_secure_new()) }) else {
@@ -165,7 +170,7 @@ public enum P256 {
             }
             defer { BN_clear_free(d) }
             guard BN_is_zero(d) == 0, BN_cmp(d, EC_GROUP_get0_order(group)) < 0 else {
-                throw CryptoError(.invalidKey, "the P-256 private scalar is zero or not below the group order")
+                throw CryptoError(.invalidKey, Phrase("the P-256 private scalar is zero or not below the group order"))
             }
             guard let point = EC_POINT_new(group) else { throw OpenSSL.error(.library, "EC_POINT_new failed") }
             defer { EC_POINT_free(point) }
@@ -214,7 +219,7 @@ public enum P256 {
                 throw OpenSSL.error(.library, "ECDSA signing failed")
             }
             guard let raw = ECDSASignature.raw(fromDER: der[0..<derLength], coordinateByteCount: 32) else {
-                throw CryptoError(.library, "OpenSSL produced a signature Nearcard cannot parse")
+                throw CryptoError(.library, Phrase("OpenSSL produced a signature Nearcard cannot parse"))
             }
             return raw
         }

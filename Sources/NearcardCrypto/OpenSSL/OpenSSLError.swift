@@ -8,6 +8,12 @@ internal import COpenSSL
 /// and empties the queue so a stale error never attaches to a later call.
 enum OpenSSL {
     static func error(_ kind: CryptoError.Kind, _ what: String) -> CryptoError {
+        let detail = drainErrors()
+        return CryptoError(kind, detail.isEmpty ? what : "\(what) (\(detail))")
+    }
+
+    /// OpenSSL's own words for the queued errors ("" when there are none), emptying the queue.
+    static func drainErrors() -> String {
         var detail: [String] = []
         while true {
             let code = ERR_get_error()
@@ -16,7 +22,7 @@ enum OpenSSL {
             ERR_error_string_n(code, &buf, buf.count)
             detail.append(String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
-        return CryptoError(kind, detail.isEmpty ? what : "\(what) (\(detail.joined(separator: "; ")))")
+        return detail.joined(separator: "; ")
     }
 
     static func clearErrors() { ERR_clear_error() }
@@ -50,7 +56,13 @@ enum OpenSSL {
                 let selection = privateScalar == nil ? nearcard_evp_pkey_public_key_selection() : nearcard_evp_pkey_keypair_selection()
                 var pkey: OpaquePointer?
                 guard EVP_PKEY_fromdata_init(ctx) == 1, EVP_PKEY_fromdata(ctx, &pkey, selection, params) == 1, let pkey else {
-                    return .failure(error(.invalidKey, "OpenSSL refused the \(curve.rawValue) key"))
+                    let detail = drainErrors()
+                    return .failure(
+                        CryptoError(
+                            .invalidKey,
+                            detail.isEmpty
+                                ? Phrase("OpenSSL refused the %1$@ key", curve.rawValue)
+                                : Phrase("OpenSSL refused the %1$@ key (%2$@)", curve.rawValue, detail)))
                 }
                 return .success(EVPKey(pkey))
             }

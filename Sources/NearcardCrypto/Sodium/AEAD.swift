@@ -23,7 +23,7 @@ public enum ChaChaPoly {
     public static func open(_ sealed: [UInt8], key: SecureBytes, nonce: [UInt8], authenticating aad: [UInt8] = []) throws(CryptoError) -> [UInt8] {
         try check(key: key, nonce: nonce)
         guard sealed.count >= tagByteCount else {
-            throw CryptoError(.authenticationFailed, "ciphertext is shorter than its 16-byte tag")
+            throw CryptoError(.authenticationFailed, Phrase("ciphertext is shorter than its 16-byte tag"))
         }
         var out = [UInt8](repeating: 0, count: sealed.count - tagByteCount)
         var outLength: UInt64 = 0
@@ -33,15 +33,17 @@ public enum ChaChaPoly {
                 k.baseAddress!.assumingMemoryBound(to: UInt8.self))
         }
         guard rc == 0 else {
-            throw CryptoError(.authenticationFailed, "decryption failed: the ciphertext or its associated data was altered, or the key is wrong")
+            throw CryptoError(.authenticationFailed, Phrase("decryption failed: the ciphertext or its associated data was altered, or the key is wrong"))
         }
         return out
     }
 
     private static func check(key: SecureBytes, nonce: [UInt8]) throws(CryptoError) {
         Sodium.ensureInitialized()
-        guard key.count == keyByteCount else { throw CryptoError(.invalidArgument, "ChaCha20-Poly1305 keys are 32 bytes, not \(key.count)") }
-        guard nonce.count == nonceByteCount else { throw CryptoError(.invalidArgument, "ChaCha20-Poly1305 nonces are 12 bytes, not \(nonce.count)") }
+        guard key.count == keyByteCount else { throw CryptoError(.invalidArgument, Phrase("ChaCha20-Poly1305 keys are 32 bytes, not %1$@", String(key.count))) }
+        guard nonce.count == nonceByteCount else {
+            throw CryptoError(.invalidArgument, Phrase("ChaCha20-Poly1305 nonces are 12 bytes, not %1$@", String(nonce.count)))
+        }
     }
 }
 
@@ -65,7 +67,7 @@ public enum XChaChaPoly {
 
     public static func open(_ sealed: [UInt8], key: SecureBytes, nonce: [UInt8], authenticating aad: [UInt8] = []) throws(CryptoError) -> SecureBytes {
         try check(key: key, nonce: nonce)
-        guard sealed.count >= tagByteCount else { throw CryptoError(.authenticationFailed, "ciphertext is shorter than its 16-byte tag") }
+        guard sealed.count >= tagByteCount else { throw CryptoError(.authenticationFailed, Phrase("ciphertext is shorter than its 16-byte tag")) }
         var failed = false
         let plain = SecureBytes(count: sealed.count - tagByteCount) { out in
             var outLength: UInt64 = 0
@@ -77,14 +79,18 @@ public enum XChaChaPoly {
             failed = rc != 0
         }
         guard !failed else {
-            throw CryptoError(.authenticationFailed, "decryption failed: the ciphertext or its associated data was altered, or the key is wrong")
+            throw CryptoError(.authenticationFailed, Phrase("decryption failed: the ciphertext or its associated data was altered, or the key is wrong"))
         }
         return plain
     }
 
     private static func check(key: SecureBytes, nonce: [UInt8]) throws(CryptoError) {
         Sodium.ensureInitialized()
-        guard key.count == keyByteCount else { throw CryptoError(.invalidArgument, "XChaCha20-Poly1305 keys are 32 bytes, not \(key.count)") }
-        guard nonce.count == nonceByteCount else { throw CryptoError(.invalidArgument, "XChaCha20-Poly1305 nonces are 24 bytes, not \(nonce.count)") }
+        guard key.count == keyByteCount else {
+            throw CryptoError(.invalidArgument, Phrase("XChaCha20-Poly1305 keys are 32 bytes, not %1$@", String(key.count)))
+        }
+        guard nonce.count == nonceByteCount else {
+            throw CryptoError(.invalidArgument, Phrase("XChaCha20-Poly1305 nonces are 24 bytes, not %1$@", String(nonce.count)))
+        }
     }
 }

@@ -10,7 +10,7 @@ public enum X25519 {
 
         public init(rawRepresentation: [UInt8]) throws(CryptoError) {
             guard rawRepresentation.count == X25519.keyByteCount else {
-                throw CryptoError(.invalidKey, "an X25519 public key is 32 bytes, not \(rawRepresentation.count)")
+                throw CryptoError(.invalidKey, Phrase("an X25519 public key is 32 bytes, not %1$@", String(rawRepresentation.count)))
             }
             self.rawRepresentation = rawRepresentation
         }
@@ -30,7 +30,7 @@ public enum X25519 {
         public init(secret: SecureBytes) throws(CryptoError) {
             Sodium.ensureInitialized()
             guard secret.count == X25519.keyByteCount else {
-                throw CryptoError(.invalidKey, "an X25519 private key is 32 bytes, not \(secret.count)")
+                throw CryptoError(.invalidKey, Phrase("an X25519 private key is 32 bytes, not %1$@", String(secret.count)))
             }
             var pub = [UInt8](repeating: 0, count: X25519.keyByteCount)
             secret.withUnsafeBytes { s in
@@ -51,7 +51,7 @@ public enum X25519 {
                         s.baseAddress!.assumingMemoryBound(to: UInt8.self), peer.rawRepresentation)
                 }
             }
-            guard rc == 0 else { throw CryptoError(.invalidKey, "the peer's X25519 key has low order (the shared secret would be zero)") }
+            guard rc == 0 else { throw CryptoError(.invalidKey, Phrase("the peer's X25519 key has low order (the shared secret would be zero)")) }
             return shared
         }
 
@@ -70,7 +70,7 @@ public enum Ed25519 {
 
         public init(rawRepresentation: [UInt8]) throws(CryptoError) {
             guard rawRepresentation.count == Ed25519.publicKeyByteCount else {
-                throw CryptoError(.invalidKey, "an Ed25519 public key is 32 bytes, not \(rawRepresentation.count)")
+                throw CryptoError(.invalidKey, Phrase("an Ed25519 public key is 32 bytes, not %1$@", String(rawRepresentation.count)))
             }
             self.rawRepresentation = rawRepresentation
         }
@@ -87,7 +87,7 @@ public enum Ed25519 {
             Sodium.ensureInitialized()
             var out = [UInt8](repeating: 0, count: X25519.keyByteCount)
             guard crypto_sign_ed25519_pk_to_curve25519(&out, rawRepresentation) == 0 else {
-                throw CryptoError(.invalidKey, "this Ed25519 public key is not a valid curve point, so it has no X25519 form")
+                throw CryptoError(.invalidKey, Phrase("this Ed25519 public key is not a valid curve point, so it has no X25519 form"))
             }
             return try X25519.PublicKey(rawRepresentation: out)
         }
@@ -109,7 +109,7 @@ public enum Ed25519 {
         public init(seed: SecureBytes) throws(CryptoError) {
             Sodium.ensureInitialized()
             guard seed.count == Ed25519.seedByteCount else {
-                throw CryptoError(.invalidKey, "an Ed25519 seed is 32 bytes, not \(seed.count)")
+                throw CryptoError(.invalidKey, Phrase("an Ed25519 seed is 32 bytes, not %1$@", String(seed.count)))
             }
             var pub = [UInt8](repeating: 0, count: Ed25519.publicKeyByteCount)
             // The expanded key lives in locked memory when the seed does.
@@ -185,7 +185,7 @@ public enum SealedBox {
     public static func open(_ sealed: [UInt8], with recipient: X25519.PrivateKey) throws(CryptoError) -> [UInt8] {
         Sodium.ensureInitialized()
         guard sealed.count >= overhead else {
-            throw CryptoError(.authenticationFailed, "a sealed box is at least \(overhead) bytes; this one has \(sealed.count)")
+            throw CryptoError(.authenticationFailed, Phrase("a sealed box is at least %1$@ bytes; this one has %2$@", String(overhead), String(sealed.count)))
         }
         var out = [UInt8](repeating: 0, count: sealed.count - overhead)
         let rc = recipient.secret.withUnsafeBytes { sk in
@@ -193,7 +193,9 @@ public enum SealedBox {
                 &out, sealed, UInt64(sealed.count), recipient.publicKey.rawRepresentation,
                 sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
         }
-        guard rc == 0 else { throw CryptoError(.authenticationFailed, "the sealed box does not open with this key (sealed for someone else, or altered)") }
+        guard rc == 0 else {
+            throw CryptoError(.authenticationFailed, Phrase("the sealed box does not open with this key (sealed for someone else, or altered)"))
+        }
         return out
     }
 }
@@ -211,13 +213,17 @@ public enum Argon2id {
 
     public static func deriveKey(passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimit: Int, length: Int = 32) throws(CryptoError) -> SecureBytes {
         Sodium.ensureInitialized()
-        guard salt.count == saltByteCount else { throw CryptoError(.invalidArgument, "Argon2id salts are \(saltByteCount) bytes, not \(salt.count)") }
+        guard salt.count == saltByteCount else {
+            throw CryptoError(.invalidArgument, Phrase("Argon2id salts are %1$@ bytes, not %2$@", String(saltByteCount), String(salt.count)))
+        }
         guard opsLimit >= UInt64(crypto_pwhash_OPSLIMIT_MIN), opsLimit <= maximumOpsLimit,
             memLimit >= Int(crypto_pwhash_MEMLIMIT_MIN), memLimit <= maximumMemLimit
         else {
             throw CryptoError(
                 .invalidArgument,
-                "Argon2id limits (ops \(opsLimit), memory \(memLimit) bytes) are outside what Nearcard accepts (ops ≤ \(maximumOpsLimit), memory ≤ \(maximumMemLimit) bytes)"
+                Phrase(
+                    "Argon2id limits (ops %1$@, memory %2$@ bytes) are outside what Nearcard accepts (ops ≤ %3$@, memory ≤ %4$@ bytes)",
+                    String(opsLimit), String(memLimit), String(maximumOpsLimit), String(maximumMemLimit))
             )
         }
         var rc: Int32 = 0
@@ -229,7 +235,7 @@ public enum Argon2id {
                     salt, opsLimit, memLimit, crypto_pwhash_ALG_ARGON2ID13)
             }
         }
-        guard rc == 0 else { throw CryptoError(.library, "Argon2id failed (out of memory for \(memLimit) bytes?)") }
+        guard rc == 0 else { throw CryptoError(.library, Phrase("Argon2id failed (out of memory for %1$@ bytes?)", String(memLimit))) }
         return key
     }
 }

@@ -25,13 +25,14 @@ public enum Ristretto255 {
         public init(rawRepresentation: [UInt8]) throws(CryptoError) {
             Sodium.ensureInitialized()
             guard rawRepresentation.count == Ristretto255.pointByteCount else {
-                throw CryptoError(.invalidKey, "a ristretto255 element is \(Ristretto255.pointByteCount) bytes, not \(rawRepresentation.count)")
+                throw CryptoError(
+                    .invalidKey, Phrase("a ristretto255 element is %1$@ bytes, not %2$@", String(Ristretto255.pointByteCount), String(rawRepresentation.count)))
             }
             guard crypto_core_ristretto255_is_valid_point(rawRepresentation) == 1 else {
-                throw CryptoError(.invalidKey, "\(Base64.urlEncode(rawRepresentation)) is not the canonical encoding of a ristretto255 element")
+                throw CryptoError(.invalidKey, Phrase("%1$@ is not the canonical encoding of a ristretto255 element", Base64.urlEncode(rawRepresentation)))
             }
             guard sodium_is_zero(rawRepresentation, rawRepresentation.count) == 0 else {
-                throw CryptoError(.invalidKey, "the ristretto255 identity element is refused (it blinds nothing)")
+                throw CryptoError(.invalidKey, Phrase("the ristretto255 identity element is refused (it blinds nothing)"))
             }
             self.rawRepresentation = rawRepresentation
         }
@@ -44,13 +45,14 @@ public enum Ristretto255 {
         public init(fromHash hash: [UInt8]) throws(CryptoError) {
             Sodium.ensureInitialized()
             guard hash.count == Ristretto255.hashByteCount else {
-                throw CryptoError(.invalidArgument, "ristretto255 hash-to-group takes \(Ristretto255.hashByteCount) bytes, not \(hash.count)")
+                throw CryptoError(
+                    .invalidArgument, Phrase("ristretto255 hash-to-group takes %1$@ bytes, not %2$@", String(Ristretto255.hashByteCount), String(hash.count)))
             }
             var out = [UInt8](repeating: 0, count: Ristretto255.pointByteCount)
             _ = crypto_core_ristretto255_from_hash(&out, hash)
             // The map reaches the identity only from inputs nobody can find (it would break SHA-512).
             guard sodium_is_zero(out, out.count) == 0 else {
-                throw CryptoError(.invalidArgument, "this hash maps to the ristretto255 identity")
+                throw CryptoError(.invalidArgument, Phrase("this hash maps to the ristretto255 identity"))
             }
             self.init(trusted: out)
         }
@@ -90,10 +92,11 @@ public enum Ristretto255 {
         public init(secret: SecureBytes) throws(CryptoError) {
             Sodium.ensureInitialized()
             guard secret.count == Ristretto255.scalarByteCount else {
-                throw CryptoError(.invalidKey, "a ristretto255 scalar is \(Ristretto255.scalarByteCount) bytes, not \(secret.count)")
+                throw CryptoError(
+                    .invalidKey, Phrase("a ristretto255 scalar is %1$@ bytes, not %2$@", String(Ristretto255.scalarByteCount), String(secret.count)))
             }
             let isZero = secret.withUnsafeBytes { sodium_is_zero($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) == 1 }
-            guard !isZero else { throw CryptoError(.invalidKey, "a ristretto255 scalar of zero is refused") }
+            guard !isZero else { throw CryptoError(.invalidKey, Phrase("a ristretto255 scalar of zero is refused")) }
             // Canonical when reducing it modulo ℓ changes nothing.
             let wide = SecureBytes(count: 64) { out in secret.withUnsafeBytes { out.copyMemory(from: $0) } }
             let reduced = SecureBytes(count: Ristretto255.scalarByteCount) { out in
@@ -104,7 +107,7 @@ public enum Ristretto255 {
                 }
             }
             guard reduced.constantTimeEquals(secret) else {
-                throw CryptoError(.invalidKey, "a ristretto255 scalar must be less than the group order (canonical, little-endian)")
+                throw CryptoError(.invalidKey, Phrase("a ristretto255 scalar must be less than the group order (canonical, little-endian)"))
             }
             self.secret = secret
         }
@@ -119,7 +122,9 @@ public enum Ristretto255 {
             let rc = secret.withUnsafeBytes { s in
                 crypto_scalarmult_ristretto255(&out, s.baseAddress!.assumingMemoryBound(to: UInt8.self), point.rawRepresentation)
             }
-            guard rc == 0 else { throw CryptoError(.library, "ristretto255 scalar multiplication refused \(point) (the product is the identity)") }
+            guard rc == 0 else {
+                throw CryptoError(.library, Phrase("ristretto255 scalar multiplication refused %1$@ (the product is the identity)", "\(point)"))
+            }
             return Point.multiplied(out)
         }
 

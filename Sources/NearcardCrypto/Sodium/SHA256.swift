@@ -92,7 +92,7 @@ public enum HKDFSHA256 {
 
     public static func expand(pseudoRandomKey prk: [UInt8], info: [UInt8], outputLength: Int) throws(CryptoError) -> [UInt8] {
         guard outputLength >= 0, outputLength <= maximumOutputLength else {
-            throw CryptoError(.invalidArgument, "HKDF output length \(outputLength) is outside 0…\(maximumOutputLength) bytes")
+            throw CryptoError(.invalidArgument, Phrase("HKDF output length %1$@ is outside 0…%2$@ bytes", String(outputLength), String(maximumOutputLength)))
         }
         var output: [UInt8] = []
         output.reserveCapacity(outputLength)

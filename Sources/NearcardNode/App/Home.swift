@@ -66,7 +66,7 @@ public struct Home: Sendable {
     public func createIdentity(name: String?, passphrase: SecureBytes?) throws(NodeError) -> PublicIdentity {
         do { return try identityStore.create(name: name, passphrase: passphrase) } catch {
             if error.kind == .io {
-                throw NodeError(.storage, "\(error.message); choose a directory you can write with --home DIR (or NEARCARD_HOME)")
+                throw NodeError(.storage, Phrase("%1$@; choose a directory you can write with --home DIR (or NEARCARD_HOME)", error.phrase))
             }
             throw NodeError(book: error)
         }
@@ -109,7 +109,7 @@ public struct Home: Sendable {
         do {
             return Book(try database(use, events: events))
         } catch let e as NodeError { throw e } catch let e as StoreError { throw NodeError(book: e) } catch {
-            throw NodeError(storage: error, while: "opening the book")
+            throw NodeError(storage: error, while: Phrase("opening the book"))
         }
     }
 
@@ -142,12 +142,12 @@ public struct Home: Sendable {
             case .sqlite(let path)?:
                 guard fm.fileExists(atPath: path) else {
                     throw NodeError(
-                        .identity, "there is no book at \(path) yet: a command that stores something (nearcard card set, listen, bot) creates it")
+                        .identity, Phrase("there is no book at %1$@ yet: a command that stores something (nearcard card set, listen, bot) creates it", path))
                 }
                 return try NearcardDatabase(location: .sqlite(path: path), singleConnection: true)
             case nil:
                 guard fm.fileExists(atPath: databasePath) || fm.fileExists(atPath: identityPath) else {
-                    throw NodeError(.identity, "no identity yet in \(path): create one with: nearcard init --name \"Your Name\"")
+                    throw NodeError(.identity, Phrase("no identity yet in %1$@: create one with: nearcard init --name \"Your Name\"", path))
                 }
                 return try NearcardDatabase(location: .sqlite(path: databasePath), singleConnection: true)
             }

@@ -30,7 +30,7 @@ public final class NearcardApp: Sendable {
 
     /// A store call, its failure as the node's kind (not found, invalid input, storage).
     @discardableResult
-    private func stored<T>(_ doing: String, _ body: () throws -> T) throws(NodeError) -> T {
+    private func stored<T>(_ doing: Phrase, _ body: () throws -> T) throws(NodeError) -> T {
         do { return try body() } catch let e as NodeError { throw e } catch { throw NodeError(storage: error, while: doing) }
     }
 
@@ -38,37 +38,37 @@ public final class NearcardApp: Sendable {
 
     /// The card (nil before one is made) and the fields every exchange discloses.
     public func card() throws(NodeError) -> (card: Card?, sharing: SharingPolicy) {
-        try stored("reading your card") { (try database.myCard()?.card, try database.sharingPolicy()) }
+        try stored(Phrase("reading your card")) { (try database.myCard()?.card, try database.sharingPolicy()) }
     }
 
     /// Saves the card; the node announces a new name before this returns and sends the new card from
     /// the next session.
     public func saveCard(_ card: Card) async throws(NodeError) {
-        try stored("saving your card") { try database.saveMyCard(card) }
+        try stored(Phrase("saving your card")) { try database.saveMyCard(card) }
         try await runtime.cardChanged()
     }
 
     /// Sets the fields every exchange discloses, from the next session on.
     public func share(_ fields: Set<CardField>) async throws(NodeError) {
-        try stored("saving what you share") { try database.saveSharingPolicy(SharingPolicy(fields: fields)) }
+        try stored(Phrase("saving what you share")) { try database.saveSharingPolicy(SharingPolicy(fields: fields)) }
         try await runtime.cardChanged()
     }
 
     // MARK: contacts
 
     public func contacts() throws(NodeError) -> [Contact] {
-        try stored("reading your contacts") { try database.contacts() }
+        try stored(Phrase("reading your contacts")) { try database.contacts() }
     }
 
     public func contact(id: String) throws(NodeError) -> Contact? {
-        try stored("reading a contact") { try database.contact(id: id) }
+        try stored(Phrase("reading a contact")) { try database.contact(id: id) }
     }
 
     /// Deletes a contact and all tied to them; the node recognises them no more from the return on.
     /// False when there was no such contact.
     @discardableResult
     public func deleteContact(id: String) throws(NodeError) -> Bool {
-        let deleted = try stored("deleting a contact") { try database.deleteContact(id: id) }
+        let deleted = try stored(Phrase("deleting a contact")) { try database.deleteContact(id: id) }
         if deleted { runtime.contactsChanged() }
         return deleted
     }
@@ -109,13 +109,13 @@ public final class NearcardApp: Sendable {
 
     /// What contacts wrote, and what was sent with how it stands (as docs/JSONL.md shows a message).
     public func messages() throws(NodeError) -> (inbox: [JSONValue], outbox: [JSONValue]) {
-        try stored("reading your messages") { (try database.inbox().map(\.json), try database.outbox(all: true).map(\.json)) }
+        try stored(Phrase("reading your messages")) { (try database.inbox().map(\.json), try database.outbox(all: true).map(\.json)) }
     }
 
     /// Sends a follow-up to a contact (queued when they are away); the message as docs/JSONL.md shows it.
     public func send(message text: String, to contact: String, wait: TimeInterval) async throws(NodeError) -> JSONValue {
         do { return try await runtime.send(message: text, to: contact, wait: wait).json } catch let e as NodeError { throw e } catch {
-            throw NodeError(storage: error, while: "sending the message")
+            throw NodeError(storage: error, while: Phrase("sending the message"))
         }
     }
 
@@ -131,7 +131,7 @@ public final class NearcardApp: Sendable {
     /// Each account and what waits for it (never its password), as `addressbook status --json` shows it.
     public func addressBooks() throws(NodeError) -> [JSONValue] {
         let db = database
-        return try stored("reading the address books") {
+        return try stored(Phrase("reading the address books")) {
             try db.addressBooks().map { a in
                 AddressBookSync.json(
                     a, pending: try AddressBookSync.pending(a, database: db), notices: try db.addressBookNotices(book: a.url, unsaid: false))
@@ -153,9 +153,9 @@ public final class NearcardApp: Sendable {
         }
         let existed: Bool
         do throws(NodeError) {
-            existed = try stored("reading the address books") { try database.addressBooks().contains { $0.url == collection } }
+            existed = try stored(Phrase("reading the address books")) { try database.addressBooks().contains { $0.url == collection } }
             let account = AddressBookAccount(url: collection, serverURL: serverURL, username: username, credential: credential, includeQR: false)
-            try stored("saving the address book") { try database.saveAddressBook(account) }
+            try stored(Phrase("saving the address book")) { try database.saveAddressBook(account) }
             let outcome = try await runtime.syncAddressBooks(url: collection, mirrorDeletes: false).first
             if let report = outcome?.report { return .success((collection, report)) }
             // Refused for good (not merely down): not kept.
@@ -172,8 +172,8 @@ public final class NearcardApp: Sendable {
     /// Removes an account (its cards on the server stay); nil when there is none. Returns where its
     /// password was kept (`file:PATH`, …), for the face that made the file to remove it.
     public func removeAddressBook(url: String) async throws(NodeError) -> String? {
-        guard let account = try stored("reading the address books", { try database.addressBooks().first { $0.url == url } }) else { return nil }
-        _ = try stored("removing the address book") { try database.removeAddressBook(url: account.url) }
+        guard let account = try stored(Phrase("reading the address books"), { try database.addressBooks().first { $0.url == url } }) else { return nil }
+        _ = try stored(Phrase("removing the address book")) { try database.removeAddressBook(url: account.url) }
         await runtime.addressBooksChanged()
         return account.credential
     }
@@ -200,7 +200,7 @@ public final class NearcardApp: Sendable {
     /// Writes a secret (an address book's password) to `path`, 0600, replacing what was there.
     public static func keepSecret(_ secret: String, at path: String) throws(NodeError) {
         do { try FileIO.writeAtomically(SecureBytes(Array(secret.utf8)), to: path, mode: 0o600, replace: true) } catch {
-            throw NodeError(storage: error, while: "keeping the password")
+            throw NodeError(storage: error, while: Phrase("keeping the password"))
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NearcardText
 
 /// What avahi-daemon itself publishes that can undo Nearcard's random host names (docs/PROTOCOL.md
 /// §3): a stock configuration announces the machine's own name with the same addresses, and a reverse
@@ -38,18 +39,21 @@ enum AvahiPrivacy {
     /// `hostName`: the name avahi-daemon publishes (else the kernel's host name + `.local`).
     static func check(configPath: String = configPath, hostName: String? = nil) -> DoctorCheck {
         guard let text = try? String(contentsOfFile: configPath, encoding: .utf8) else {
-            return DoctorCheck("privacy", .skipped, "cannot read \(configPath)")
+            return DoctorCheck("privacy", .skipped, Phrase("cannot read %1$@", configPath))
         }
         let settings = leaks(text)
-        guard !settings.isEmpty else { return DoctorCheck("privacy", .ok, "avahi-daemon does not publish this machine's own name") }
+        guard !settings.isEmpty else { return DoctorCheck("privacy", .ok, Phrase("avahi-daemon does not publish this machine's own name")) }
         let restart =
             FileManager.default.fileExists(atPath: "/run/systemd/system")
             ? Firewall.asRoot("systemctl restart avahi-daemon") : Firewall.asRoot("service avahi-daemon restart")
         return DoctorCheck(
             "privacy", .warning,
-            "avahi-daemon publishes this machine's own name (\(hostName ?? ProcessInfo.processInfo.hostName + ".local")) with the same addresses, and a reverse record from each address to it: an observer can tell the random names Nearcard announces are this machine",
-            fix:
-                "in the [publish] section of \(configPath) set \(settings.joined(separator: ", ")) (programs that find this machine by its name over mDNS stop finding it), then: \(restart)"
+            Phrase(
+                "avahi-daemon publishes this machine's own name (%1$@) with the same addresses, and a reverse record from each address to it: an observer can tell the random names Nearcard announces are this machine",
+                hostName ?? ProcessInfo.processInfo.hostName + ".local"),
+            fix: Phrase(
+                "in the [publish] section of %1$@ set %2$@ (programs that find this machine by its name over mDNS stop finding it), then: %3$@",
+                configPath, settings.joined(separator: ", "), restart)
         )
     }
 }

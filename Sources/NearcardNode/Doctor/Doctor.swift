@@ -5,6 +5,7 @@ import NearcardCrypto
 public import NearcardDiscovery
 import NearcardModel
 package import NearcardStore
+import NearcardText
 
 #if canImport(Glibc)
     import Glibc
@@ -50,14 +51,14 @@ public enum Doctor {
         add(home)
         let identity =
             home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
-            ? (DoctorCheck("identity", .skipped, "no home to look in"), nil) : checkIdentity(o.home)
+            ? (DoctorCheck("identity", .skipped, Phrase("no home to look in")), nil) : checkIdentity(o.home)
         add(identity.0)
         if let store = o.store, store.isPostgres {
             add(checkSharedStore(store))
         } else {
             add(
                 home.status == .problem && !FileManager.default.fileExists(atPath: o.home.path)
-                    ? DoctorCheck("database", .skipped, "no home to look in") : checkDatabase(o.home, store: o.store))
+                    ? DoctorCheck("database", .skipped, Phrase("no home to look in")) : checkDatabase(o.home, store: o.store))
         }
         add(checkClock())
         for c in await checkAddressBooks(o) { add(c) }
@@ -65,17 +66,17 @@ public enum Doctor {
         add(bus)
         var discovery: AvahiDiscovery?
         if bus.status == .problem {
-            add(DoctorCheck("avahi", .skipped, "needs the D-Bus system bus"))
+            add(DoctorCheck("avahi", .skipped, Phrase("needs the D-Bus system bus")))
         } else {
             do throws(DiscoveryError) {
                 discovery = try AvahiDiscovery()
-                add(DoctorCheck("avahi", .ok, "avahi-daemon answers"))
+                add(DoctorCheck("avahi", .ok, Phrase("avahi-daemon answers")))
                 add(AvahiPrivacy.check(hostName: discovery?.hostName))
             } catch {
                 add(
                     DoctorCheck(
-                        "avahi", .problem, error.message,
-                        fix: "sudo systemctl start avahi-daemon   (not installed: sudo apt install avahi-daemon)"))
+                        "avahi", .problem, error.phrase,
+                        fix: Phrase("sudo systemctl start avahi-daemon   (not installed: sudo apt install avahi-daemon)")))
             }
         }
         let (interfaces, usable) = checkInterfaces(o.filter)
@@ -90,24 +91,34 @@ public enum Doctor {
         }
         switch port {
         case .free:
-            add(DoctorCheck("port", .ok, "TCP port \(o.port) is free for nearcard listen"))
+            add(DoctorCheck("port", .ok, Phrase("TCP port %1$@ is free for nearcard listen", String(o.port))))
         case .inUse where ownNodeOnPort:
-            add(DoctorCheck("port", .ok, "your node\(holder.map { " (pid \($0.pid))" } ?? "") is listening on TCP port \(o.port)"))
-        case .inUse:
-            let who = holder.map { "\($0.command) (pid \($0.pid))" } ?? "another program"
             add(
                 DoctorCheck(
-                    "port", .problem, "TCP port \(o.port) is in use by \(who)",
-                    fix: "see which: ss -ltnp 'sport = :\(o.port)'; or listen on another port: nearcard listen --port \(Self.freePort(besides: o.port))"))
+                    "port", .ok,
+                    holder.map { Phrase("your node (pid %1$@) is listening on TCP port %2$@", String($0.pid), String(o.port)) }
+                        ?? Phrase("your node is listening on TCP port %1$@", String(o.port))))
+        case .inUse:
+            add(
+                DoctorCheck(
+                    "port", .problem,
+                    holder.map { Phrase("TCP port %1$@ is in use by %2$@ (pid %3$@)", String(o.port), $0.command, String($0.pid)) }
+                        ?? Phrase("TCP port %1$@ is in use by another program", String(o.port)),
+                    fix: Phrase(
+                        "see which: %1$@; or listen on another port: %2$@", "ss -ltnp 'sport = :\(o.port)'",
+                        "nearcard listen --port \(Self.freePort(besides: o.port))")))
         case .refused(let why):
-            add(DoctorCheck("port", .problem, "TCP port \(o.port) cannot be used: \(why)", fix: "listen on a port above 1023: nearcard listen --port 7447"))
+            add(
+                DoctorCheck(
+                    "port", .problem, Phrase("TCP port %1$@ cannot be used: %2$@", String(o.port), why),
+                    fix: Phrase("listen on a port above 1023: nearcard listen --port 7447")))
         }
         guard let discovery else {
-            for name in ["announce", "tcp", "mdns"] { add(DoctorCheck(name, .skipped, "needs avahi-daemon")) }
+            for name in ["announce", "tcp", "mdns"] { add(DoctorCheck(name, .skipped, Phrase("needs avahi-daemon"))) }
             return all
         }
         guard interfaces.status != .problem else {
-            for name in ["announce", "tcp", "mdns"] { add(DoctorCheck(name, .skipped, "needs an interface discovery can use")) }
+            for name in ["announce", "tcp", "mdns"] { add(DoctorCheck(name, .skipped, Phrase("needs an interface discovery can use"))) }
             return all
         }
         for c in await selfTest(discovery, o, port: port == .free || ownNodeOnPort ? o.port : 0, listen: port == .free, usable: usable) { add(c) }
@@ -120,47 +131,53 @@ public enum Doctor {
         var st = stat()
         guard stat(home.path, &st) == 0 else {
             if errno == ENOENT {
-                return DoctorCheck("home", .problem, "no Nearcard home at \(home.path) yet", fix: "nearcard init --name \"Your Name\"")
+                return DoctorCheck(
+                    "home", .problem, Phrase("no Nearcard home at %1$@ yet", home.path), fix: Phrase(verbatim: "nearcard init --name \"Your Name\""))
             }
-            return DoctorCheck("home", .problem, "\(home.path) cannot be read: \(String(cString: strerror(errno)))", fix: "ls -ld \(home.path)")
+            return DoctorCheck(
+                "home", .problem, Phrase("%1$@ cannot be read: %2$@", home.path, String(cString: strerror(errno))),
+                fix: Phrase(verbatim: "ls -ld \(home.path)"))
         }
         let mode = st.st_mode & 0o7777
         let shown = String(mode, radix: 8)
         guard st.st_mode & S_IFMT == S_IFDIR else {
-            return DoctorCheck("home", .problem, "\(home.path) is not a directory", fix: "mv \(home.path) \(home.path).old")
+            return DoctorCheck("home", .problem, Phrase("%1$@ is not a directory", home.path), fix: Phrase(verbatim: "mv \(home.path) \(home.path).old"))
         }
         if st.st_uid != geteuid() {
             return DoctorCheck(
-                "home", .problem, "\(home.path) belongs to another user (uid \(st.st_uid))",
-                fix: "sudo chown -R \"$(id -un)\": \(home.path)   (or use a home of your own: --home DIR)")
+                "home", .problem, Phrase("%1$@ belongs to another user (uid %2$@)", home.path, String(st.st_uid)),
+                fix: Phrase("%1$@   (or use a home of your own: --home DIR)", "sudo chown -R \"$(id -un)\": \(home.path)"))
         }
         if mode & 0o022 != 0 {
             return DoctorCheck(
-                "home", .problem, "\(home.path) can be changed by other users (mode 0\(shown)): they could replace your keys or contacts",
-                fix: "chmod 700 \(home.path)")
+                "home", .problem, Phrase("%1$@ can be changed by other users (mode 0%2$@): they could replace your keys or contacts", home.path, shown),
+                fix: Phrase(verbatim: "chmod 700 \(home.path)"))
         }
         if mode & 0o055 != 0 {
-            return DoctorCheck("home", .warning, "\(home.path) can be read by other users (mode 0\(shown))", fix: "chmod 700 \(home.path)")
+            return DoctorCheck(
+                "home", .warning, Phrase("%1$@ can be read by other users (mode 0%2$@)", home.path, shown), fix: Phrase(verbatim: "chmod 700 \(home.path)"))
         }
         // Nothing could be stored there: no exchange, no contact, no message (root writes anything).
         if access(home.path, W_OK) != 0 {
             return DoctorCheck(
-                "home", .problem, "\(home.path) cannot be written by you (mode 0\(shown)): nothing can be stored there",
-                fix: "chmod 700 \(home.path)")
+                "home", .problem, Phrase("%1$@ cannot be written by you (mode 0%2$@): nothing can be stored there", home.path, shown),
+                fix: Phrase(verbatim: "chmod 700 \(home.path)"))
         }
-        return DoctorCheck("home", .ok, "\(home.path) (mode 0\(shown))")
+        return DoctorCheck("home", .ok, Phrase("%1$@ (mode 0%2$@)", home.path, shown))
     }
 
     /// The identity check, and the fingerprint when the identity reads.
     static func checkIdentity(_ home: NearcardHome) -> (DoctorCheck, String?) {
         guard FileManager.default.fileExists(atPath: home.identityPath) else {
-            return (DoctorCheck("identity", .problem, "no identity in \(home.path)", fix: "nearcard init --name \"Your Name\""), nil)
+            return (
+                DoctorCheck("identity", .problem, Phrase("no identity in %1$@", home.path), fix: Phrase(verbatim: "nearcard init --name \"Your Name\"")), nil
+            )
         }
         if let mode = FileIO.mode(home.secretKeysPath), mode & 0o077 != 0 {
             return (
                 DoctorCheck(
-                    "identity", .problem, "\(home.secretKeysPath) can be read by other users (mode 0\(String(mode, radix: 8)))",
-                    fix: "chmod 600 \(home.secretKeysPath)"), nil
+                    "identity", .problem, Phrase("%1$@ can be read by other users (mode 0%2$@)", home.secretKeysPath, String(mode, radix: 8)),
+                    fix: Phrase(verbatim: "chmod 600 \(home.secretKeysPath)")), nil
             )
         }
         do {
@@ -168,16 +185,20 @@ public enum Doctor {
             let identity = try store.loadPublic()
             // The secret keys are what an exchange signs with: a damaged or foreign file stops every one.
             let sealed = try store.checkSecrets()
+            let name = identity.name.map { Phrase(verbatim: $0) } ?? Phrase("(no name)")
             return (
                 DoctorCheck(
-                    "identity", .ok, "\(identity.name ?? "(no name)"), fingerprint \(identity.fingerprint), secret keys \(sealed ? "sealed" : "readable")"),
+                    "identity", .ok,
+                    sealed
+                        ? Phrase("%1$@, fingerprint %2$@, secret keys sealed", name, identity.fingerprint)
+                        : Phrase("%1$@, fingerprint %2$@, secret keys readable", name, identity.fingerprint)),
                 identity.fingerprint
             )
         } catch {
             return (
                 DoctorCheck(
-                    "identity", .problem, error.message,
-                    fix: "restore \(home.path) from a backup, or start again elsewhere: nearcard init --home NEWDIR --name \"Your Name\""), nil
+                    "identity", .problem, error.phrase,
+                    fix: Phrase("restore %1$@ from a backup, or start again elsewhere: nearcard init --home NEWDIR --name \"Your Name\"", home.path)), nil
             )
         }
     }
@@ -188,13 +209,16 @@ public enum Doctor {
             let db = try NearcardDatabase(location: store, busyTimeout: 2, retryWindow: 3)
             defer { db.close() }
             let integrity = try db.integrityCheck()
-            guard integrity == "ok" else { return DoctorCheck("database", .problem, integrity, fix: "check that --store names the fleet's database") }
+            guard integrity == "ok" else {
+                return DoctorCheck("database", .problem, Phrase(verbatim: integrity), fix: Phrase("check that --store names the fleet's database"))
+            }
             try db.checkWritable()
-            return DoctorCheck("database", .ok, "\(store): \(try db.contacts().count) contacts, schema current, writable")
+            let count = try db.contacts().count
+            return DoctorCheck("database", .ok, Phrase("%1$@: %2$@ contacts, schema current, writable", "\(store)", String(count)))
         } catch {
             return DoctorCheck(
-                "database", .problem, error.message,
-                fix: "start the server or fix --store / $NEARCARD_STORE (password in $PGPASSWORD)")
+                "database", .problem, error.phrase,
+                fix: Phrase("start the server or fix --store / $NEARCARD_STORE (password in $PGPASSWORD)"))
         }
     }
 
@@ -202,20 +226,23 @@ public enum Doctor {
         var path = home.databasePath
         if case .sqlite(let other)? = store { path = other }
         guard FileManager.default.fileExists(atPath: path) else {
-            return DoctorCheck("database", .ok, "no contact database yet (made on first use)")
+            return DoctorCheck("database", .ok, Phrase("no contact database yet (made on first use)"))
         }
-        let aside = "mv \(path) \(path).damaged   (keep that copy: your contacts are in it)"
+        let aside = Phrase("%1$@   (keep that copy: your contacts are in it)", "mv \(path) \(path).damaged")
         do {
             let db = try NearcardDatabase(path: path, busyTimeout: 2)
             let integrity = try db.integrityCheck()
-            guard integrity == "ok" else { return DoctorCheck("database", .problem, "\(path) is damaged: \(integrity)", fix: aside) }
+            guard integrity == "ok" else { return DoctorCheck("database", .problem, Phrase("%1$@ is damaged: %2$@", path, integrity), fix: aside) }
             try db.checkWritable()
-            return DoctorCheck("database", .ok, "\(path): \(try db.contacts().count) contacts, integrity ok, writable")
+            let count = try db.contacts().count
+            return DoctorCheck("database", .ok, Phrase("%1$@: %2$@ contacts, integrity ok, writable", path, String(count)))
         } catch {
             if error.kind == .io {
-                return DoctorCheck("database", .problem, error.message, fix: "free some space, or make it writable: ls -l \(FileIO.directoryName(path))")
+                return DoctorCheck(
+                    "database", .problem, error.phrase,
+                    fix: Phrase("free some space, or make it writable: %1$@", "ls -l \(FileIO.directoryName(path))"))
             }
-            return DoctorCheck("database", .problem, "\(path) cannot be used: \(error.message)", fix: aside)
+            return DoctorCheck("database", .problem, Phrase("%1$@ cannot be used: %2$@", path, error.phrase), fix: aside)
         }
     }
 
@@ -238,26 +265,38 @@ public enum Doctor {
                 _ = try await AddressBookSync.connect(serverURL: account.url, username: account.username, credential: account.credential)
                 let p = try? AddressBookSync.pending(account, database: db)
                 let waiting = (p?.toWrite ?? 0) + (p?.toDelete ?? 0)
-                checks.append(
-                    DoctorCheck(
-                        "addressbook", .ok,
-                        "\(account.url): "
-                            + (account.url.lowercased().hasPrefix("http://") ? "reached over plain http (this machine only)" : "certificate trusted")
-                            + ", user \(account.username) accepted, writable"
-                            + (waiting > 0 ? "; \(waiting) change(s) waiting for the next sync" : "")))
+                let found: Phrase
+                switch (account.url.lowercased().hasPrefix("http://"), waiting > 0) {
+                case (true, false):
+                    found = Phrase("%1$@: reached over plain http (this machine only), user %2$@ accepted, writable", account.url, account.username)
+                case (false, false):
+                    found = Phrase("%1$@: certificate trusted, user %2$@ accepted, writable", account.url, account.username)
+                case (true, true):
+                    found = Phrase(
+                        "%1$@: reached over plain http (this machine only), user %2$@ accepted, writable; %3$@ change(s) waiting for the next sync",
+                        account.url, account.username, String(waiting))
+                case (false, true):
+                    found = Phrase(
+                        "%1$@: certificate trusted, user %2$@ accepted, writable; %3$@ change(s) waiting for the next sync", account.url, account.username,
+                        String(waiting))
+                }
+                checks.append(DoctorCheck("addressbook", .ok, found))
             } catch {
-                let fix: String
+                let fix: Phrase
                 switch error.kind {
                 case .credential, .unauthorized:
-                    fix = "add it again with the right password: nearcard addressbook add \(account.url) --user \(account.username) --password-file FILE"
-                case .certificate: fix = "renew the server's certificate, or add its CA to the system's trust store (update-ca-certificates)"
-                case .readOnly: fix = "give \(account.username) write access on the server, or: nearcard addressbook remove \(account.url)"
-                case .unreachable: fix = "start the server or check the network; contacts wait and go with the next sync"
-                case .serverFull: fix = "free space on the server (or raise the account's quota); contacts wait and go with the next sync"
-                case .serverFailed: fix = "see the server's log; contacts wait and go with the next sync"
-                default: fix = "nearcard addressbook remove \(account.url), then add the address book's own URL"
+                    fix = Phrase(
+                        "add it again with the right password: %1$@",
+                        "nearcard addressbook add \(account.url) --user \(account.username) --password-file FILE")
+                case .certificate: fix = Phrase("renew the server's certificate, or add its CA to the system's trust store (update-ca-certificates)")
+                case .readOnly:
+                    fix = Phrase("give %1$@ write access on the server, or: %2$@", account.username, "nearcard addressbook remove \(account.url)")
+                case .unreachable: fix = Phrase("start the server or check the network; contacts wait and go with the next sync")
+                case .serverFull: fix = Phrase("free space on the server (or raise the account's quota); contacts wait and go with the next sync")
+                case .serverFailed: fix = Phrase("see the server's log; contacts wait and go with the next sync")
+                default: fix = Phrase("%1$@, then add the address book's own URL", "nearcard addressbook remove \(account.url)")
                 }
-                checks.append(DoctorCheck("addressbook", .warning, error.message, fix: fix))
+                checks.append(DoctorCheck("addressbook", .warning, error.phrase, fix: fix))
             }
         }
         return checks
@@ -269,23 +308,23 @@ public enum Doctor {
     /// may be minutes apart (a payload over 300 s off is refused).
     static func checkClock() -> DoctorCheck {
         let state = nearcard_clock_state(nil)
-        if state < 0 { return DoctorCheck("clock", .skipped, "the kernel does not say whether the clock is synchronized") }
+        if state < 0 { return DoctorCheck("clock", .skipped, Phrase("the kernel does not say whether the clock is synchronized")) }
         if state == nearcard_time_error() {
             return DoctorCheck(
-                "clock", .warning, "the system clock is not synchronized (no NTP): exchanges fail when two clocks differ by more than 300 s",
+                "clock", .warning, Phrase("the system clock is not synchronized (no NTP): exchanges fail when two clocks differ by more than 300 s"),
                 fix: clockFix)
         }
-        return DoctorCheck("clock", .ok, "synchronized")
+        return DoctorCheck("clock", .ok, Phrase("synchronized"))
     }
 
     /// What sets the clock on this machine: systemd's timedatectl where systemd runs, else an NTP client
     /// from Debian's archive (chrony starts its own service when installed).
-    static var clockFix: String {
+    static var clockFix: Phrase {
         let systemd = FileManager.default.fileExists(atPath: "/run/systemd/system")
         let timedatectl = ["/usr/bin/timedatectl", "/bin/timedatectl"].contains { FileManager.default.isExecutableFile(atPath: $0) }
         return systemd && timedatectl
-            ? Firewall.asRoot("timedatectl set-ntp true")
-            : Firewall.asRoot("apt-get install chrony") + "   (an NTP client: this machine does not run systemd's)"
+            ? Phrase(verbatim: Firewall.asRoot("timedatectl set-ntp true"))
+            : Phrase("%1$@   (an NTP client: this machine does not run systemd's)", Firewall.asRoot("apt-get install chrony"))
     }
 
     static func checkBus(_ environment: [String: String]) -> DoctorCheck {
@@ -295,12 +334,14 @@ public enum Doctor {
             let path = first.dropFirst(5).split(separator: ",")
                 .first(where: { $0.hasPrefix("path=") }).map({ String($0.dropFirst(5)) })
         else {
-            return DoctorCheck("dbus", .ok, "system bus at \(first) (not a socket path: not checked)")
+            return DoctorCheck("dbus", .ok, Phrase("system bus at %1$@ (not a socket path: not checked)", first))
         }
         if let problem = NetworkProbe.unixSocketProblem(path) {
-            return DoctorCheck("dbus", .problem, "the D-Bus system bus does not answer at \(path) (\(problem))", fix: "sudo systemctl start dbus")
+            return DoctorCheck(
+                "dbus", .problem, Phrase("the D-Bus system bus does not answer at %1$@ (%2$@)", path, problem),
+                fix: Phrase(verbatim: "sudo systemctl start dbus"))
         }
-        return DoctorCheck("dbus", .ok, "system bus at \(path)")
+        return DoctorCheck("dbus", .ok, Phrase("system bus at %1$@", path))
     }
 
     /// A port to suggest instead of `port`: the default, else the next ones that are free now — never
@@ -323,35 +364,55 @@ public enum Doctor {
                 let missing = filter.unknownAllowed
                 let what =
                     missing.isEmpty
-                    ? "no interface named by --interface (\(names)) is up with an address"
-                    : "no such network interface: \(missing.joined(separator: ", "))"
-                return (DoctorCheck("interfaces", .problem, what, fix: "name an interface that is up: ip -brief address lists them"), [])
+                    ? Phrase("no interface named by --interface (%1$@) is up with an address", names)
+                    : Phrase("no such network interface: %1$@", missing.joined(separator: ", "))
+                return (DoctorCheck("interfaces", .problem, what, fix: Phrase("name an interface that is up: ip -brief address lists them")), [])
             }
-            return (DoctorCheck("interfaces", .problem, "no network interface is up", fix: "connect to the network (ip -brief link shows the interfaces)"), [])
+            return (
+                DoctorCheck(
+                    "interfaces", .problem, Phrase("no network interface is up"), fix: Phrase("connect to the network (ip -brief link shows the interfaces)")),
+                []
+            )
         }
         // Avahi uses an interface with the MULTICAST flag, or loopback (looped back either way).
         let withMulticast = candidates.filter { $0.multicast || $0.loopback }
         let noMulticast = candidates.filter { !$0.multicast && !$0.loopback }.map(\.name)
-        let fixes = noMulticast.map { "sudo ip link set \($0) multicast on" }.joined(separator: "; ")
+        let fixes = Phrase(verbatim: noMulticast.map { "sudo ip link set \($0) multicast on" }.joined(separator: "; "))
         let usable = withMulticast.flatMap { i in i.ipv4.map { (name: i.name, ip: $0) } }
         if withMulticast.isEmpty {
             return (
                 DoctorCheck(
                     "interfaces", .problem,
-                    "\(noMulticast.joined(separator: ", ")) \(noMulticast.count == 1 ? "has" : "have") no MULTICAST flag: discovery cannot use \(noMulticast.count == 1 ? "it" : "them")",
+                    noMulticast.count == 1
+                        ? Phrase("%1$@ has no MULTICAST flag: discovery cannot use it", noMulticast.joined(separator: ", "))
+                        : Phrase("%1$@ have no MULTICAST flag: discovery cannot use them", noMulticast.joined(separator: ", ")),
                     fix: fixes), usable
             )
         }
         let listed = withMulticast.map { "\($0.name) (\(($0.ipv4 + $0.ipv6).joined(separator: ", ")))" }.joined(separator: "; ")
-        let leftOut = excluded.isEmpty ? "" : "; left out by default: \(excluded.joined(separator: ", ")) (--interface to use one)"
+        let leftOut = excluded.joined(separator: ", ")
         if !noMulticast.isEmpty {
+            let without = noMulticast.joined(separator: ", ")
             return (
                 DoctorCheck(
-                    "interfaces", .warning, "discovery can use \(listed); not \(noMulticast.joined(separator: ", ")) (no MULTICAST flag)\(leftOut)", fix: fixes),
+                    "interfaces", .warning,
+                    excluded.isEmpty
+                        ? Phrase("discovery can use %1$@; not %2$@ (no MULTICAST flag)", listed, without)
+                        : Phrase(
+                            "discovery can use %1$@; not %2$@ (no MULTICAST flag); left out by default: %3$@ (--interface to use one)", listed, without, leftOut
+                        ),
+                    fix: fixes),
                 usable
             )
         }
-        return (DoctorCheck("interfaces", .ok, "discovery can use \(listed)\(leftOut)"), usable)
+        return (
+            DoctorCheck(
+                "interfaces", .ok,
+                excluded.isEmpty
+                    ? Phrase("discovery can use %1$@", listed)
+                    : Phrase("discovery can use %1$@; left out by default: %2$@ (--interface to use one)", listed, leftOut)),
+            usable
+        )
     }
 
     // MARK: end to end
@@ -385,8 +446,8 @@ public enum Doctor {
             (listener, port) = NetworkProbe.listen(onPort: listen ? requested : 0)
             guard listener >= 0 else {
                 return [
-                    DoctorCheck("announce", .problem, "cannot open a TCP port to test with: \(String(cString: strerror(errno)))"),
-                    DoctorCheck("tcp", .skipped, "needs the test port"), DoctorCheck("mdns", .skipped, "needs the announcement"),
+                    DoctorCheck("announce", .problem, Phrase("cannot open a TCP port to test with: %1$@", String(cString: strerror(errno)))),
+                    DoctorCheck("tcp", .skipped, Phrase("needs the test port")), DoctorCheck("mdns", .skipped, Phrase("needs the announcement")),
                 ]
             }
         }
@@ -405,9 +466,9 @@ public enum Doctor {
         } catch {
             return [
                 DoctorCheck(
-                    "announce", .problem, "avahi-daemon does not take an announcement: \(error.message)",
-                    fix: "see avahi-daemon's log: journalctl -u avahi-daemon"),
-                DoctorCheck("tcp", .skipped, "needs the announcement"), DoctorCheck("mdns", .skipped, "needs the announcement"),
+                    "announce", .problem, Phrase("avahi-daemon does not take an announcement: %1$@", error.phrase),
+                    fix: Phrase("see avahi-daemon's log: journalctl -u avahi-daemon")),
+                DoctorCheck("tcp", .skipped, Phrase("needs the announcement")), DoctorCheck("mdns", .skipped, Phrase("needs the announcement")),
             ]
         }
         defer { publication.withdraw() }
@@ -422,20 +483,22 @@ public enum Doctor {
         // The verdict and its fix come from the packet filter this machine has (read once, if needed).
         let firewall = failures.isEmpty ? nil : Firewall.read()
         let tcpVerdict = firewall.map {
-            Firewall.verdict($0, proto: "tcp", port: port, elsewhere: "ss -ltn 'sport = :\(port)'   (is something listening there?)")
+            Firewall.verdict($0, proto: "tcp", port: port, elsewhere: Phrase("%1$@   (is something listening there?)", "ss -ltn 'sport = :\(port)'"))
         }
         let tcp: DoctorCheck
         if addresses.isEmpty {
-            tcp = DoctorCheck("tcp", .skipped, "no address to connect to")
+            tcp = DoctorCheck("tcp", .skipped, Phrase("no address to connect to"))
         } else if failures.count == addresses.count, let tcpVerdict {
             tcp = DoctorCheck(
-                "tcp", .problem, "cannot connect to this machine on TCP port \(port) at \(failures.joined(separator: ", ")): \(tcpVerdict.cause)",
+                "tcp", .problem,
+                Phrase("cannot connect to this machine on TCP port %1$@ at %2$@: %3$@", String(port), failures.joined(separator: ", "), tcpVerdict.cause),
                 fix: tcpVerdict.fix)
         } else if !failures.isEmpty, let tcpVerdict {
             tcp = DoctorCheck(
-                "tcp", .warning, "TCP port \(port) answers, but not at \(failures.joined(separator: ", ")): \(tcpVerdict.cause)", fix: tcpVerdict.fix)
+                "tcp", .warning, Phrase("TCP port %1$@ answers, but not at %2$@: %3$@", String(port), failures.joined(separator: ", "), tcpVerdict.cause),
+                fix: tcpVerdict.fix)
         } else {
-            tcp = DoctorCheck("tcp", .ok, "TCP port \(port) answers at \(addresses.map(\.description).joined(separator: ", "))")
+            tcp = DoctorCheck("tcp", .ok, Phrase("TCP port %1$@ answers at %2$@", String(port), addresses.map(\.description).joined(separator: ", ")))
         }
 
         // mDNS: a query out of each interface, answered by this machine's own responder.
@@ -453,30 +516,33 @@ public enum Doctor {
             ? nil
             : Firewall.verdict(
                 firewall ?? Firewall.read(), proto: "udp", port: 5353,
-                elsewhere: "grep -E '^(allow|deny)-interfaces' /etc/avahi/avahi-daemon.conf   (does avahi-daemon serve that interface?)")
+                elsewhere: Phrase(
+                    "%1$@   (does avahi-daemon serve that interface?)", "grep -E '^(allow|deny)-interfaces' /etc/avahi/avahi-daemon.conf"))
         let mdns: DoctorCheck
         if usable.isEmpty {
-            mdns = DoctorCheck("mdns", .skipped, "no interface with an IPv4 address and multicast to ask on")
+            mdns = DoctorCheck("mdns", .skipped, Phrase("no interface with an IPv4 address and multicast to ask on"))
         } else if answered.isEmpty, let mdnsVerdict {
             mdns = DoctorCheck(
-                "mdns", .problem, "mDNS queries on \(silent.joined(separator: ", ")) go unanswered: \(mdnsVerdict.cause)", fix: mdnsVerdict.fix)
+                "mdns", .problem, Phrase("mDNS queries on %1$@ go unanswered: %2$@", silent.joined(separator: ", "), mdnsVerdict.cause), fix: mdnsVerdict.fix)
         } else if !silent.isEmpty, let mdnsVerdict {
             mdns = DoctorCheck(
-                "mdns", .warning, "mDNS answers on \(answered.joined(separator: ", ")) but not on \(silent.joined(separator: ", ")): \(mdnsVerdict.cause)",
+                "mdns", .warning,
+                Phrase("mDNS answers on %1$@ but not on %2$@: %3$@", answered.joined(separator: ", "), silent.joined(separator: ", "), mdnsVerdict.cause),
                 fix: mdnsVerdict.fix)
         } else {
-            mdns = DoctorCheck("mdns", .ok, "mDNS answers on \(answered.joined(separator: ", "))")
+            mdns = DoctorCheck("mdns", .ok, Phrase("mDNS answers on %1$@", answered.joined(separator: ", ")))
         }
 
         let announce: DoctorCheck
         if let seen {
-            announce = DoctorCheck("announce", .ok, "announced and seen back at \(seen.dialOrder.map(\.description).joined(separator: ", "))")
+            announce = DoctorCheck("announce", .ok, Phrase("announced and seen back at %1$@", seen.dialOrder.map(\.description).joined(separator: ", ")))
         } else if mdns.status == .problem {
-            announce = DoctorCheck("announce", .skipped, "a test announcement was not seen back: mDNS does not get through (the mdns check)")
+            announce = DoctorCheck("announce", .skipped, Phrase("a test announcement was not seen back: mDNS does not get through (the mdns check)"))
         } else {
             announce = DoctorCheck(
-                "announce", .problem, "a test announcement was not seen back within \(Int(o.seconds)) s",
-                fix: "see avahi-daemon's log: journalctl -u avahi-daemon; its allow-interfaces (/etc/avahi/avahi-daemon.conf) may leave out your network")
+                "announce", .problem, Phrase("a test announcement was not seen back within %1$@ s", String(Int(o.seconds))),
+                fix: Phrase(
+                    "see avahi-daemon's log: journalctl -u avahi-daemon; its allow-interfaces (/etc/avahi/avahi-daemon.conf) may leave out your network"))
         }
         return [announce, tcp, mdns]
     }

@@ -1,5 +1,6 @@
 import Foundation
 import NearcardCrypto
+import NearcardText
 
 /// What this machine's packet filter holds, as `nft -j list ruleset` shows it (iptables-nft and ufw
 /// write there too): the doctor's verdict on an unanswered port comes from it, and so does the command
@@ -73,32 +74,57 @@ struct Firewall: Sendable, Equatable {
         return "su -c '\(command)'"
     }
 
+    /// Why `proto`/`port` may go unanswered, and the command that lets it in, from what the ruleset says,
+    /// in English. `elsewhere` is the fix when the packet filter is not the cause.
+    static func verdict(_ state: State, proto: String, port: Int, elsewhere: String) -> (cause: String, fix: String) {
+        let v = verdict(state, proto: proto, port: port, elsewhere: Phrase(verbatim: elsewhere))
+        return (v.cause.english, v.fix.english)
+    }
+
     /// Why `proto`/`port` may go unanswered, and the command that lets it in, from what the ruleset says.
     /// `elsewhere` is the fix when the packet filter is not the cause.
-    static func verdict(_ state: State, proto: String, port: Int, elsewhere: String) -> (cause: String, fix: String) {
+    static func verdict(_ state: State, proto: String, port: Int, elsewhere: Phrase) -> (cause: Phrase, fix: Phrase) {
         switch state {
         case .unreadable(let why) where why == "no nft here":
-            return ("no packet filter tool (nft) is installed, so a firewall is unlikely to be the cause", elsewhere)
+            return (Phrase("no packet filter tool (nft) is installed, so a firewall is unlikely to be the cause"), elsewhere)
         case .unreadable(let why):
             return (
-                "a firewall may drop \(proto.uppercased()) port \(port) (the packet filter's rules were not read: \(why))",
-                asRoot("nft list ruleset") + "   (shows whether an input chain drops \(proto) port \(port); nearcard doctor run as root names the rule to add)"
+                Phrase("a firewall may drop %1$@ port %2$@ (the packet filter's rules were not read: %3$@)", proto.uppercased(), String(port), reason(why)),
+                Phrase(
+                    "%1$@   (shows whether an input chain drops %2$@ port %3$@; nearcard doctor run as root names the rule to add)", asRoot("nft list ruleset"),
+                    proto, String(port))
             )
         case .inputChains(let chains):
             let dropping = chains.filter(\.drops)
             if dropping.isEmpty {
-                let what =
-                    chains.isEmpty ? "there is no packet filter here (nft list ruleset has no rules)" : "no input chain of the packet filter drops anything"
-                return ("\(what), so it is not a firewall", elsewhere)
+                return (
+                    chains.isEmpty
+                        ? Phrase("there is no packet filter here (nft list ruleset has no rules), so it is not a firewall")
+                        : Phrase("no input chain of the packet filter drops anything, so it is not a firewall"),
+                    elsewhere
+                )
             }
             if dropping.contains(where: { $0.table.contains("ufw") || $0.name.contains("ufw") }) {
-                return ("the packet filter (ufw) drops it", asRoot("ufw allow \(port)/\(proto)"))
+                return (Phrase("the packet filter (ufw) drops it"), Phrase(verbatim: asRoot("ufw allow \(port)/\(proto)")))
             }
-            let named = dropping.map { "\($0.family) \($0.table) \($0.name)" }
+            let named = dropping.map { "\($0.family) \($0.table) \($0.name)" }.joined(separator: ", ")
             return (
-                "the packet filter's input chain\(named.count == 1 ? "" : "s") \(named.joined(separator: ", ")) drop\(named.count == 1 ? "s" : "") it",
-                dropping.map { asRoot("nft insert rule \($0.family) \($0.table) \($0.name) \(proto) dport \(port) accept") }.joined(separator: " && ")
+                dropping.count == 1
+                    ? Phrase("the packet filter's input chain %1$@ drops it", named) : Phrase("the packet filter's input chains %1$@ drop it", named),
+                Phrase(
+                    verbatim: dropping.map { asRoot("nft insert rule \($0.family) \($0.table) \($0.name) \(proto) dport \(port) accept") }.joined(
+                        separator: " && "))
             )
+        }
+    }
+
+    /// Why the ruleset could not be read (`State.unreadable`), to be said in the person's language.
+    static func reason(_ why: String) -> Phrase {
+        switch why {
+        case "nft did not run": Phrase("nft did not run")
+        case "reading them needs root": Phrase("reading them needs root")
+        case "nft's answer is not JSON": Phrase("nft's answer is not JSON")
+        default: Phrase(verbatim: why)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import NearcardDiscovery
+import NearcardText
 
 #if canImport(Glibc)
     import Glibc
@@ -137,21 +138,21 @@ enum NetworkProbe {
     }
 
     /// Whether a Unix stream socket at `path` takes a connection (nil) or why not.
-    static func unixSocketProblem(_ path: String) -> String? {
+    static func unixSocketProblem(_ path: String) -> Phrase? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        guard fd >= 0 else { return Phrase(verbatim: String(cString: strerror(errno))) }
         defer { close(fd) }
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return "the path is too long" }
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return Phrase("the path is too long") }
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
             for (i, b) in bytes.enumerated() { raw[i] = b }
         }
         let rc = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        return rc == 0 ? nil : String(cString: strerror(errno))
+        return rc == 0 ? nil : Phrase(verbatim: String(cString: strerror(errno)))
     }
 
     /// Sends a DNS-SD query for `serviceType`'s instances to 224.0.0.251:5353 out of the interface with

@@ -108,7 +108,7 @@ final class FirstMessageHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         refuse(
-            error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectError(error))"), probe: .foreign,
+            error as? ProtocolError ?? ProtocolError(.connectionLost, Phrase("the connection failed: %1$@", connectProblem(error))), probe: .foreign,
             context: context)
     }
 

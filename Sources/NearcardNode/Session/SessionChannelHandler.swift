@@ -141,7 +141,7 @@ final class SessionChannelHandler: ChannelInboundHandler, RemovableChannelHandle
             return
         }
         if let driver, !driver.isFinished {
-            driver.failed(error as? ProtocolError ?? ProtocolError(.connectionLost, "the connection failed: \(describeConnectError(error))"))
+            driver.failed(error as? ProtocolError ?? ProtocolError(.connectionLost, Phrase("the connection failed: %1$@", connectProblem(error))))
         }
         context.close(promise: nil)
     }

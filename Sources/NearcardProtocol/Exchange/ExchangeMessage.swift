@@ -89,9 +89,9 @@ public enum ExchangeMessage: Sendable, Equatable {
 
         /// Decodes an `identity` object strictly (`in` names the message, for errors).
         public init(json value: JSONValue, in type: String) throws(ProtocolError) {
-            guard let o = value.objectValue else { throw ProtocolError(.protocolError, "\(type): \"identity\" must be an object") }
+            guard let o = value.objectValue else { throw ProtocolError(.protocolError, Phrase("%1$@: \"identity\" must be an object", type)) }
             for k in o.keys where !["did", "name", "pubKey", "signPubKey", "signature"].contains(k) {
-                throw ProtocolError(.protocolError, "\(type): identity: unexpected member \"\(k)\"")
+                throw ProtocolError(.protocolError, Phrase("%1$@: identity: unexpected member \"%2$@\"", type, k))
             }
             let fields = MessageFields(o, type: "\(type): identity")
             let name = o["name"] == nil ? nil : try fields.text("name", maxCharacters: ProtocolLimits.maximumNameLength, allowing: [])
@@ -99,8 +99,9 @@ public enum ExchangeMessage: Sendable, Equatable {
             if let bidi = name?.unicodeScalars.first(where: \.isBidiControl) {
                 throw ProtocolError(
                     .badIdentity,
-                    "\(type): identity: \"name\" contains a bidirectional control (U+\(String(bidi.value, radix: 16, uppercase: true))), which would reorder the text around it"
-                )
+                    Phrase(
+                        "%1$@: identity: \"name\" contains a bidirectional control (U+%2$@), which would reorder the text around it", type,
+                        String(bidi.value, radix: 16, uppercase: true)))
             }
             self.init(
                 did: try fields.string("did", max: 256),
@@ -179,10 +180,10 @@ public enum ExchangeMessage: Sendable, Equatable {
     public init(decoding bytes: [UInt8]) throws(ProtocolError) {
         let value = try Self.parseCanonical(bytes)
         guard let o = value.objectValue, let type = o["type"]?.stringValue else {
-            throw ProtocolError(.protocolError, "a message is not an object with a \"type\"")
+            throw ProtocolError(.protocolError, Phrase("a message is not an object with a \"type\""))
         }
         func only(_ members: Set<String>) throws(ProtocolError) {
-            for k in o.keys where !members.contains(k) { throw ProtocolError(.protocolError, "\(type): unexpected member \"\(k)\"") }
+            for k in o.keys where !members.contains(k) { throw ProtocolError(.protocolError, Phrase("%1$@: unexpected member \"%2$@\"", type, k)) }
         }
         let fields = MessageFields(o, type: type)
         func identity(_ k: String = "identity") throws(ProtocolError) -> Identity? {
@@ -193,13 +194,14 @@ public enum ExchangeMessage: Sendable, Equatable {
         case "hello":
             try only(["type", "version", "sasCommit", "identity", "invite"])
             guard let version = o["version"], version.integerValue != nil else {
-                throw ProtocolError(.protocolError, "hello: \"version\" missing or not an integer")
+                throw ProtocolError(.protocolError, Phrase("hello: \"version\" missing or not an integer"))
             }
             guard let spoken = version.integerValue.flatMap({ ExchangeVersions.spoken.contains(Int($0)) ? Int($0) : nil }) else {
                 throw ProtocolError(
                     .unsupportedVersion,
-                    "the peer speaks hello version \(o["version"]?.compactText ?? "none"); this Nearcard speaks \(ExchangeVersions.spoken.map(String.init).joined(separator: " and "))"
-                )
+                    Phrase(
+                        "the peer speaks hello version %1$@; this Nearcard speaks %2$@", version.compactText,
+                        ExchangeVersions.spoken.map(String.init).joined(separator: " and ")))
             }
             let commit = try fields.fixedBytes("sasCommit", urlSafe: true, count: 32)
             let id = try identity()
@@ -209,9 +211,9 @@ public enum ExchangeMessage: Sendable, Equatable {
                     let inviteID = io["id"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), inviteID.count == Invitation.idByteCount,
                     let proof = io["proof"]?.stringValue.flatMap({ try? Base64.urlDecode($0) }), proof.count == HMACSHA256.byteCount
                 else {
-                    throw ProtocolError(.protocolError, "hello: \"invite\" must be {id: 8 bytes, proof: 32 bytes} of base64url")
+                    throw ProtocolError(.protocolError, Phrase("hello: \"invite\" must be {id: 8 bytes, proof: 32 bytes} of base64url"))
                 }
-                guard id != nil else { throw ProtocolError(.protocolError, "hello: an invitation is presented with an identity") }
+                guard id != nil else { throw ProtocolError(.protocolError, Phrase("hello: an invitation is presented with an identity")) }
                 invite = Invite(id: inviteID, proof: proof)
             }
             self = .hello(Hello(sasCommit: commit, identity: id, invite: invite, version: spoken))
@@ -221,7 +223,7 @@ public enum ExchangeMessage: Sendable, Equatable {
             if o["sealedIdentity"] != nil {
                 let s = try fields.string("sealedIdentity", max: Self.maximumSealedIdentityLength * 4 / 3 + 4)
                 guard let b = try? Base64.urlDecode(s), b.count > ChaChaPoly.tagByteCount else {
-                    throw ProtocolError(.protocolError, "nonce: \"sealedIdentity\" is not base64url of a sealed box")
+                    throw ProtocolError(.protocolError, Phrase("nonce: \"sealedIdentity\" is not base64url of a sealed box"))
                 }
                 sealed = b
             }
@@ -231,13 +233,13 @@ public enum ExchangeMessage: Sendable, Equatable {
             self = .sasReveal(nonce: try fields.fixedBytes("nonce", urlSafe: true, count: 32), identity: try identity())
         case "decision":
             try only(["type", "accept", "reason", "identity", "commonContacts"])
-            guard let accept = o["accept"]?.boolValue else { throw ProtocolError(.protocolError, "decision: \"accept\" must be true or false") }
+            guard let accept = o["accept"]?.boolValue else { throw ProtocolError(.protocolError, Phrase("decision: \"accept\" must be true or false")) }
             let id = try identity()
-            guard accept || id == nil else { throw ProtocolError(.protocolError, "decision: a refusal carries no identity") }
+            guard accept || id == nil else { throw ProtocolError(.protocolError, Phrase("decision: a refusal carries no identity")) }
             var offer = false
             if let c = o["commonContacts"] {
-                guard let b = c.boolValue else { throw ProtocolError(.protocolError, "decision: \"commonContacts\" must be true or false") }
-                guard accept else { throw ProtocolError(.protocolError, "decision: a refusal offers no common contacts") }
+                guard let b = c.boolValue else { throw ProtocolError(.protocolError, Phrase("decision: \"commonContacts\" must be true or false")) }
+                guard accept else { throw ProtocolError(.protocolError, Phrase("decision: a refusal offers no common contacts")) }
                 offer = b
             }
             self = .decision(accept: accept, reason: o["reason"] == nil ? nil : try fields.string("reason", max: 512), identity: id, commonContacts: offer)
@@ -245,7 +247,9 @@ public enum ExchangeMessage: Sendable, Equatable {
             self = .psi(try PSI.Message(object: o, type: type))
         case "card":
             try only(["type", "payload", "message", "presenceKey"])
-            guard let payload = o["payload"], payload.objectValue != nil else { throw ProtocolError(.protocolError, "card: \"payload\" must be an object") }
+            guard let payload = o["payload"], payload.objectValue != nil else {
+                throw ProtocolError(.protocolError, Phrase("card: \"payload\" must be an object"))
+            }
             self = .card(
                 payload: payload,
                 message: o["message"] == nil ? nil : try fields.text("message", maxCharacters: ProximityPayload.maximumMessageLength, allowing: ["\n"]),
@@ -260,7 +264,7 @@ public enum ExchangeMessage: Sendable, Equatable {
             try only(["type", "code", "reason"])
             self = .abort(code: try fields.string("code", max: 64), reason: try fields.string("reason", max: 512))
         default:
-            throw ProtocolError(.protocolError, "unknown message type \"\(type.prefix(32))\"")
+            throw ProtocolError(.protocolError, Phrase("unknown message type \"%1$@\"", type.prefix(32)))
         }
     }
 
@@ -269,10 +273,11 @@ public enum ExchangeMessage: Sendable, Equatable {
     static func parseCanonical(_ bytes: [UInt8]) throws(ProtocolError) -> JSONValue {
         let value: JSONValue
         do { value = try JSONParser(maximumDepth: ProtocolLimits.maximumJSONDepth, maximumLength: ProtocolLimits.maximumMessageLength).parse(bytes) } catch {
-            throw ProtocolError(.protocolError, "a message is not JSON: \(error.message)")
+            throw ProtocolError(.protocolError, Phrase("a message is not JSON: %1$@", error.phrase))
         }
         guard JCS.canonicalize(value) == bytes else {
-            throw ProtocolError(.protocolError, "a message is not in its canonical JSON form (RFC 8785: sorted members, no whitespace, shortest escapes)")
+            throw ProtocolError(
+                .protocolError, Phrase("a message is not in its canonical JSON form (RFC 8785: sorted members, no whitespace, shortest escapes)"))
         }
         return value
     }
@@ -304,8 +309,8 @@ struct MessageFields {
     }
 
     func string(_ k: String, max: Int) throws(ProtocolError) -> String {
-        guard let s = o[k]?.stringValue else { throw ProtocolError(.protocolError, "\(type): \"\(k)\" missing or not a string") }
-        guard s.utf8.count <= max else { throw ProtocolError(.tooLarge, "\(type): \"\(k)\" is over \(max) bytes") }
+        guard let s = o[k]?.stringValue else { throw ProtocolError(.protocolError, Phrase("%1$@: \"%2$@\" missing or not a string", type, k)) }
+        guard s.utf8.count <= max else { throw ProtocolError(.tooLarge, Phrase("%1$@: \"%2$@\" is over %3$@ bytes", type, k, String(max))) }
         return s
     }
 
@@ -315,11 +320,13 @@ struct MessageFields {
         let s = try string(k, max: ProtocolLimits.maximumMessageLength)
         let length = s.unicodeScalars.count
         guard length <= maxCharacters else {
-            throw ProtocolError(.tooLarge, "\(type): \"\(k)\" is \(length) characters; at most \(maxCharacters) (Unicode code points)")
+            throw ProtocolError(
+                .tooLarge, Phrase("%1$@: \"%2$@\" is %3$@ characters; at most %4$@ (Unicode code points)", type, k, String(length), String(maxCharacters)))
         }
         if let c = s.unicodeScalars.first(where: { $0.isControl && !allowing.contains($0) }) {
             throw ProtocolError(
-                .protocolError, "\(type): \"\(k)\" contains the control character U+\(String(c.value, radix: 16, uppercase: true).leftPadded(4))")
+                .protocolError,
+                Phrase("%1$@: \"%2$@\" contains the control character U+%3$@", type, k, String(c.value, radix: 16, uppercase: true).leftPadded(4)))
         }
         return s
     }
@@ -327,7 +334,7 @@ struct MessageFields {
     func fixedBytes(_ k: String, urlSafe: Bool, count: Int) throws(ProtocolError) -> [UInt8] {
         let s = try string(k, max: 128)
         guard let b = urlSafe ? try? Base64.urlDecode(s) : try? Base64.decode(s), b.count == count else {
-            throw ProtocolError(.protocolError, "\(type): \"\(k)\" is not \(count) bytes of base64")
+            throw ProtocolError(.protocolError, Phrase("%1$@: \"%2$@\" is not %3$@ bytes of base64", type, k, String(count)))
         }
         return b
     }

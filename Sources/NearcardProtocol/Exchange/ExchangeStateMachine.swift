@@ -299,14 +299,14 @@ public struct ExchangeStateMachine: Sendable {
     public mutating func decide(accept: Bool, message: String?, reason: String? = nil, now: Int64) -> [Action] {
         guard case .deciding(var d) = state, case .undecided = d.mine else { return [] }
         do throws(ProtocolError) {
-            if let message, let problem = ProximityPayload.messageProblem(message) {
+            if let message, let problem = ProximityPayload.messageProblemPhrase(message) {
                 throw ProtocolError(.protocolError, problem)
             }
             guard accept else {
                 let why = reason.flatMap { $0.isEmpty ? nil : String($0.prefix(200)) }
                 var actions = try send(.decision(accept: false, reason: nil, identity: nil), on: &d.session.channel)
                 state = .failed
-                actions.append(.failed(ProtocolError(.declined, "declined here" + (why.map { ": \($0)" } ?? "")), byPeer: false))
+                actions.append(.failed(ProtocolError(.declined, why.map { Phrase("declined here: %1$@", $0) } ?? Phrase("declined here")), byPeer: false))
                 return actions
             }
             let message = message?.isEmpty == true ? nil : message
@@ -327,11 +327,14 @@ public struct ExchangeStateMachine: Sendable {
 
     /// How a peer's refusal reads: "the peer declined", and its reason after a colon when it gave one
     /// (the first 100 characters, and not a bare "declined" again, which older nodes send).
-    static func peerDeclined(_ reason: String?) -> String {
+    static func peerDeclined(_ reason: String?) -> String { peerDeclinedPhrase(reason).english }
+
+    /// `peerDeclined` as a sentence to say in a person's language.
+    static func peerDeclinedPhrase(_ reason: String?) -> Phrase {
         guard let reason, !reason.allSatisfy(\.isWhitespace), reason.lowercased() != "declined" else {
-            return "the peer declined"
+            return Phrase("the peer declined")
         }
-        return "the peer declined: \(reason.prefix(100))"
+        return Phrase("the peer declined: %1$@", reason.prefix(100))
     }
 
     /// The driver's word, once the peer is known (its `identified`) and before our decision: do not
@@ -390,7 +393,7 @@ public struct ExchangeStateMachine: Sendable {
     public mutating func timerFired(_ timer: SessionTimer, after seconds: Int) -> [Action] {
         guard timer == runningTimer else { return [] }
         switch timer {
-        case .handshake: return fail(ProtocolError(.timeout, "no answer within \(seconds) s during the \(phaseName)"))
+        case .handshake: return fail(ProtocolError(.timeout, Phrase("no answer within %1$@ s during the %2$@", String(seconds), phaseName)))
         case .consent:
             // Our side accepted (or, as an initiator waiting for the responder, has nothing to decide
             // yet) and the peer's decision never came: that is silence on the wire (an outage, a frozen
@@ -409,7 +412,7 @@ public struct ExchangeStateMachine: Sendable {
             // Our person did not decide: consent_timeout here, and to the peer a refusal like any other
             // (§8) — the same `decision` a person's "no" sends, so a stranger cannot tell that a person
             // was asked, nor how long this side gives them.
-            let timedOut = ProtocolError(.consentTimeout, "no decision within \(seconds) s")
+            let timedOut = ProtocolError(.consentTimeout, Phrase("no decision within %1$@ s", String(seconds)))
             if case .deciding(var d) = state, d.isUndecided {
                 var actions = (try? send(.decision(accept: false, reason: nil, identity: nil), on: &d.session.channel)) ?? []
                 state = .failed
@@ -420,8 +423,11 @@ public struct ExchangeStateMachine: Sendable {
         case .peerDecision:
             return fail(
                 ProtocolError(
-                    .timeout, "the peer's decision never arrived (no answer for \(seconds) s past the consent time): the network between you may be down"))
-        case .cards, .mail: return fail(ProtocolError(.timeout, "no progress within \(seconds) s"))
+                    .timeout,
+                    Phrase(
+                        "the peer's decision never arrived (no answer for %1$@ s past the consent time): the network between you may be down",
+                        String(seconds))))
+        case .cards, .mail: return fail(ProtocolError(.timeout, Phrase("no progress within %1$@ s", String(seconds))))
         }
     }
 
@@ -435,7 +441,7 @@ public struct ExchangeStateMachine: Sendable {
     mutating func handle(_ frame: [UInt8], now: Int64) throws(ProtocolError) -> [Action] {
         switch state {
         case .idle, .resumed:
-            throw ProtocolError(.protocolError, "the peer sent a frame before this side began")
+            throw ProtocolError(.protocolError, Phrase("the peer sent a frame before this side began"))
         case .awaitingMessage2(let noise):
             return try receiveInAwaitingMessage2(noise, frame: frame, now: now)
         case .awaitingMessage3(let noise):
@@ -471,7 +477,7 @@ public struct ExchangeStateMachine: Sendable {
         if case .abort(let code, let reason) = message {
             let c = ProtocolErrorCode(rawValue: code) ?? .protocolError
             // A refusal reads as one ("the peer declined: …") whether it came as a decision or an abort.
-            let error = ProtocolError(c, c == .declined ? Self.peerDeclined(reason) : "the peer ended the exchange: \(reason.prefix(200))")
+            let error = ProtocolError(c, c == .declined ? Self.peerDeclinedPhrase(reason) : Phrase("the peer ended the exchange: %1$@", reason.prefix(200)))
             if hasCommitted {
                 state = .failed
                 return [.unconfirmed(error)]
@@ -479,7 +485,7 @@ public struct ExchangeStateMachine: Sendable {
             state = .failed
             return [.failed(error, byPeer: true)]
         }
-        throw ProtocolError(.protocolError, "unexpected \(message.typeName) during \(phaseName)")
+        throw ProtocolError(.protocolError, Phrase("unexpected %1$@ during %2$@", message.typeName, phaseName))
     }
 
     // MARK: steps
@@ -491,7 +497,7 @@ public struct ExchangeStateMachine: Sendable {
             signPubKey: me.keys.ed25519.publicKey.rawRepresentation)
         let input = ExchangeMessage.Identity.signingInput(identity.signedObject(role: role, handshakeHash: channel.handshakeHash))
         do { identity.signature = try me.keys.p256.signature(for: input) } catch {
-            throw ProtocolError(.internalError, "signing our identity failed: \(error.message)")
+            throw ProtocolError(.internalError, Phrase("signing our identity failed: %1$@", error.phrase))
         }
         return identity
     }
@@ -500,29 +506,30 @@ public struct ExchangeStateMachine: Sendable {
     func verify(_ identity: ExchangeMessage.Identity, _ channel: EstablishedChannel) throws(ProtocolError) -> PeerIdentity {
         let didKey: DIDKey
         do { didKey = try DIDKey(parsing: identity.did) } catch {
-            throw ProtocolError(.badIdentity, "the peer's DID is unusable: \(error.message)")
+            throw ProtocolError(.badIdentity, Phrase("the peer's DID is unusable: %1$@", error.phrase))
         }
-        guard didKey.keyType == .p256, let ec = didKey.ecPublicKey() else { throw ProtocolError(.badIdentity, "the peer's DID is not a P-256 did:key") }
+        guard didKey.keyType == .p256, let ec = didKey.ecPublicKey() else { throw ProtocolError(.badIdentity, Phrase("the peer's DID is not a P-256 did:key")) }
         let peerRole: NoiseXXHandshake.Role = role == .initiator ? .responder : .initiator
         let input = ExchangeMessage.Identity.signingInput(identity.signedObject(role: peerRole, handshakeHash: channel.handshakeHash))
         guard ec.isValidRawSignature(identity.signature, for: input) else {
-            throw ProtocolError(.badIdentity, "the peer's DID signature over this session does not verify")
+            throw ProtocolError(.badIdentity, Phrase("the peer's DID signature over this session does not verify"))
         }
         let sign: Ed25519.PublicKey
         let pub: X25519.PublicKey
         do {
             sign = try Ed25519.PublicKey(rawRepresentation: identity.signPubKey)
             pub = try X25519.PublicKey(rawRepresentation: identity.pubKey)
-        } catch { throw ProtocolError(.badIdentity, "bad signPubKey or pubKey") }
+        } catch { throw ProtocolError(.badIdentity, Phrase("bad %1$@ or %2$@", "signPubKey", "pubKey")) }
         let fingerprint = PublicIdentity.fingerprint(didKey: didKey, pubKey: pub, signPubKey: sign)
         if let want = expected.fingerprint, !fingerprint.hasPrefix(want.lowercased()) {
-            throw ProtocolError(.identityMismatch, "expected fingerprint \(want) but the peer proved \(fingerprint): someone else is answering")
+            throw ProtocolError(
+                .identityMismatch, Phrase("expected fingerprint %1$@ but the peer proved %2$@: someone else is answering", want, fingerprint))
         }
         if let want = expected.did, want != identity.did {
-            throw ProtocolError(.identityMismatch, "expected \(want) but the peer proved \(identity.did)")
+            throw ProtocolError(.identityMismatch, Phrase("expected %1$@ but the peer proved %2$@", want, identity.did))
         }
         if identity.did == me.identity.did {
-            throw ProtocolError(.badIdentity, "the peer uses this node's own identity")
+            throw ProtocolError(.badIdentity, Phrase("the peer uses this node's own identity"))
         }
         return PeerIdentity(did: identity.did, didKey: didKey, name: identity.name, pubKey: pub, signPubKey: sign, fingerprint: fingerprint)
     }
@@ -601,7 +608,7 @@ public struct ExchangeStateMachine: Sendable {
                 issuerProof: card.issuerProof, sdProof: card.disclosureProof, now: now, version: version)
             return PreparedCard(payload: payload, route: route)
         } catch {
-            throw ProtocolError(.internalError, "building our card failed: \(error.message)")
+            throw ProtocolError(.internalError, Phrase("building our card failed: %1$@", error.phrase))
         }
     }
 
@@ -615,32 +622,33 @@ public struct ExchangeStateMachine: Sendable {
         let verified: ProximityPayload.Verified
         switch ProximityPayload.verify(json: json, context: context) {
         case .success(let v): verified = v
-        case .failure(.tooLarge(let why)): throw ProtocolError(.tooLarge, "the peer's card is over a limit: \(why)")
-        case .failure(let f): throw ProtocolError(.badCard, "the peer's card failed verification (\(f.code)): \(f)")
+        case .failure(.tooLarge(let why)): throw ProtocolError(.tooLarge, Phrase("the peer's card is over a limit: %1$@", why))
+        case .failure(let f): throw ProtocolError(.badCard, Phrase("the peer's card failed verification (%1$@): %2$@", f.code, f.phrase))
         }
         guard verified.signPubKey == peer.signPubKey else {
-            throw ProtocolError(.badCard, "the card's signPubKey is not the one the peer proved in its identity")
+            throw ProtocolError(.badCard, Phrase("the card's %1$@ is not the one the peer proved in its identity", "signPubKey"))
         }
         let missing = sent.card.requiredFields.subtracting(verified.payload.cardFields.presentFields)
         guard missing.isEmpty else {
-            throw ProtocolError(.declined, "the card does not disclose \(missing.map(\.rawValue).sorted().joined(separator: ", ")), which this node requires")
+            throw ProtocolError(
+                .declined, Phrase("the card does not disclose %1$@, which this node requires", missing.map(\.rawValue).sorted().joined(separator: ", ")))
         }
-        guard let sealed = verified.payload.sealedRoute else { throw ProtocolError(.badCard, "the peer's card carries no sealed route") }
+        guard let sealed = verified.payload.sealedRoute else { throw ProtocolError(.badCard, Phrase("the peer's card carries no sealed route")) }
         switch SealedRoute.open(
             sealed, with: me.keys.x25519, expectedIssuer: peer.did, expectedRecipient: me.identity.did,
             expectedSignKey: peer.signPubKey, now: now)
         {
         case .success(let route):
             guard route.pubKey == peer.pubKey, route.fingerprint == peer.fingerprint else {
-                throw ProtocolError(.badCard, "the peer's sealed route names other keys than the session's")
+                throw ProtocolError(.badCard, Phrase("the peer's sealed route names other keys than the session's"))
             }
             return Received(verified: verified, json: json, message: message, sealedRoute: sealed, route: route, presenceKey: presenceKey)
         case .failure(.tooLarge(let n)):
-            throw ProtocolError(.tooLarge, "the peer's sealed route is \(n) bytes; at most \(SealedRoute.maximumLength)")
+            throw ProtocolError(.tooLarge, Phrase("the peer's sealed route is %1$@ bytes; at most %2$@", String(n), String(SealedRoute.maximumLength)))
         case .failure(.overLimit(let why)):
-            throw ProtocolError(.tooLarge, "the peer's sealed route: \(why)")
+            throw ProtocolError(.tooLarge, Phrase("the peer's sealed route: %1$@", why))
         case .failure(let f):
-            throw ProtocolError(.badCard, "the peer's sealed route: \(f)")
+            throw ProtocolError(.badCard, Phrase("the peer's sealed route: %1$@", f.phrase))
         }
     }
 

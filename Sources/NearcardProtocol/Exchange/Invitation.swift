@@ -51,47 +51,54 @@ public struct Invitation: Sendable, Equatable {
     /// Reads an invitation's text; every problem says which part is wrong.
     public init(text raw: String) throws(ProtocolError) {
         let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.utf8.count <= Self.maximumLength else { throw ProtocolError(.tooLarge, "the invitation is longer than \(Self.maximumLength) bytes") }
-        guard text.hasPrefix(Self.prefix) else { throw ProtocolError(.protocolError, "not a Nearcard invitation (it starts \(Self.prefix)…)") }
+        guard text.utf8.count <= Self.maximumLength else {
+            throw ProtocolError(.tooLarge, Phrase("the invitation is longer than %1$@ bytes", String(Self.maximumLength)))
+        }
+        guard text.hasPrefix(Self.prefix) else { throw ProtocolError(.protocolError, Phrase("not a Nearcard invitation (it starts %1$@…)", Self.prefix)) }
         guard let bytes = try? Base64.urlDecode(String(text.dropFirst(Self.prefix.count))),
             let value = try? JSONParser(maximumDepth: 4, maximumLength: Self.maximumLength).parse(bytes), let o = value.objectValue
         else {
-            throw ProtocolError(.protocolError, "the invitation is damaged (not base64url JSON after \(Self.prefix))")
+            throw ProtocolError(.protocolError, Phrase("the invitation is damaged (not base64url JSON after %1$@)", Self.prefix))
         }
         for k in o.keys where !["v", "fp", "name", "addrs", "id", "secret", "exp"].contains(k) {
-            throw ProtocolError(.protocolError, "the invitation has an unknown member \"\(k.prefix(32))\"")
+            throw ProtocolError(.protocolError, Phrase("the invitation has an unknown member \"%1$@\"", k.prefix(32)))
         }
         guard o["v"]?.integerValue == Int64(Self.version) else {
-            throw ProtocolError(.unsupportedVersion, "the invitation is version \(o["v"]?.compactText ?? "none"); this Nearcard reads version \(Self.version)")
+            guard let v = o["v"] else {
+                throw ProtocolError(.unsupportedVersion, Phrase("the invitation is version none; this Nearcard reads version %1$@", String(Self.version)))
+            }
+            throw ProtocolError(
+                .unsupportedVersion, Phrase("the invitation is version %1$@; this Nearcard reads version %2$@", v.compactText, String(Self.version)))
         }
         guard let fp = o["fp"]?.stringValue, fp.count == 16, fp.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
-            throw ProtocolError(.protocolError, "the invitation's fingerprint is not 16 lower-case hex digits")
+            throw ProtocolError(.protocolError, Phrase("the invitation's fingerprint is not 16 lower-case hex digits"))
         }
         guard let list = o["addrs"]?.arrayValue, !list.isEmpty, list.count <= Self.maximumAddresses else {
-            throw ProtocolError(.protocolError, "the invitation lists no address, or more than \(Self.maximumAddresses)")
+            throw ProtocolError(.protocolError, Phrase("the invitation lists no address, or more than %1$@", String(Self.maximumAddresses)))
         }
         var addresses: [String] = []
         for a in list {
             guard let s = a.stringValue, !s.isEmpty, s.utf8.count <= 64 else {
-                throw ProtocolError(.protocolError, "an address in the invitation is not HOST:PORT")
+                throw ProtocolError(.protocolError, Phrase("an address in the invitation is not HOST:PORT"))
             }
             addresses.append(s)
         }
         func field(_ key: String, _ count: Int) throws(ProtocolError) -> [UInt8] {
             guard let s = o[key]?.stringValue, let b = try? Base64.urlDecode(s), b.count == count else {
-                throw ProtocolError(.protocolError, "the invitation's \(key) is not \(count) bytes of base64url")
+                throw ProtocolError(.protocolError, Phrase("the invitation's %1$@ is not %2$@ bytes of base64url", key, String(count)))
             }
             return b
         }
-        guard let exp = o["exp"]?.integerValue else { throw ProtocolError(.protocolError, "the invitation has no expiry (exp)") }
+        guard let exp = o["exp"]?.integerValue else { throw ProtocolError(.protocolError, Phrase("the invitation has no expiry (exp)")) }
         var name: String?
         if let n = o["name"] {
             guard let s = n.stringValue, s.unicodeScalars.count <= ProtocolLimits.maximumNameLength else {
-                throw ProtocolError(.protocolError, "the invitation's name is not a string of at most \(ProtocolLimits.maximumNameLength) characters")
+                throw ProtocolError(
+                    .protocolError, Phrase("the invitation's name is not a string of at most %1$@ characters", String(ProtocolLimits.maximumNameLength)))
             }
             guard !s.unicodeScalars.contains(where: { $0.isControl || $0.isBidiControl }) else {
                 throw ProtocolError(
-                    .badIdentity, "the invitation's name contains a control character or a bidirectional control (U+202A–U+202E, U+2066–U+2069)")
+                    .badIdentity, Phrase("the invitation's name contains a control character or a bidirectional control (U+202A–U+202E, U+2066–U+2069)"))
             }
             name = s
         }

@@ -90,7 +90,7 @@ public enum PSI {
         public init(decoding bytes: [UInt8]) throws(ProtocolError) {
             let value = try ExchangeMessage.parseCanonical(bytes)
             guard let o = value.objectValue, let type = o["type"]?.stringValue else {
-                throw ProtocolError(.protocolError, "a message is not an object with a \"type\"")
+                throw ProtocolError(.protocolError, Phrase("a message is not an object with a \"type\""))
             }
             try self.init(object: o, type: type)
         }
@@ -104,23 +104,25 @@ public enum PSI {
             switch type {
             case "psi-1", "psi-3": member = "blinded"
             case "psi-2", "psi-4": member = "doubled"
-            default: throw ProtocolError(.protocolError, "unknown message type \"\(type.prefix(32))\"")
+            default: throw ProtocolError(.protocolError, Phrase("unknown message type \"%1$@\"", type.prefix(32)))
             }
             for k in o.keys where k != "type" && k != member {
-                throw ProtocolError(.protocolError, "\(type): unexpected member \"\(k)\"")
+                throw ProtocolError(.protocolError, Phrase("%1$@: unexpected member \"%2$@\"", type, k))
             }
-            guard let list = o[member]?.arrayValue else { throw ProtocolError(.protocolError, "\(type): \"\(member)\" missing or not a list") }
+            guard let list = o[member]?.arrayValue else { throw ProtocolError(.protocolError, Phrase("%1$@: \"%2$@\" missing or not a list", type, member)) }
             guard list.count <= PSI.maximumSetSize else {
-                throw ProtocolError(.tooLarge, "\(type): \"\(member)\" has \(list.count) entries; at most \(PSI.maximumSetSize)")
+                throw ProtocolError(
+                    .tooLarge, Phrase("%1$@: \"%2$@\" has %3$@ entries; at most %4$@", type, member, String(list.count), String(PSI.maximumSetSize)))
             }
             var points: [Ristretto255.Point] = []
             points.reserveCapacity(list.count)
             for (i, entry) in list.enumerated() {
                 guard let text = entry.stringValue, text.utf8.count == 43, let bytes = try? Base64.urlDecode(text) else {
-                    throw ProtocolError(.protocolError, "\(type): \"\(member)\"[\(i)] is not 32 bytes of base64url")
+                    throw ProtocolError(.protocolError, Phrase("%1$@: \"%2$@\"[%3$@] is not 32 bytes of base64url", type, member, String(i)))
                 }
                 do { points.append(try Ristretto255.Point(rawRepresentation: bytes)) } catch {
-                    throw ProtocolError(.protocolError, "\(type): \"\(member)\"[\(i)] is not a ristretto255 element (\(error.message))")
+                    throw ProtocolError(
+                        .protocolError, Phrase("%1$@: \"%2$@\"[%3$@] is not a ristretto255 element (%4$@)", type, member, String(i), error.phrase))
                 }
             }
             switch type {
@@ -321,11 +323,11 @@ public enum PSI {
 
             case (.finished, _):
                 state = current // the result stands; the session ends on the caller's abort
-                throw ProtocolError(.protocolError, "\(message.typeName): one private-common-contacts run per session, and this one is over")
+                throw ProtocolError(.protocolError, Phrase("%1$@: one private-common-contacts run per session, and this one is over", message.typeName))
             case (.failed, _):
-                throw ProtocolError(.protocolError, "\(message.typeName): the private-common-contacts run already failed")
+                throw ProtocolError(.protocolError, Phrase("%1$@: the private-common-contacts run already failed", message.typeName))
             case (.initiatorReady, _), (.sentBlinded, _), (.receivedDoubled, _), (.responderReady, _), (.answered, _):
-                throw ProtocolError(.protocolError, "\(message.typeName) does not belong here (\(current.expecting))")
+                throw ProtocolError(.protocolError, Phrase("%1$@ does not belong here (%2$@)", message.typeName, current.expecting))
             }
         }
 
@@ -348,13 +350,16 @@ public enum PSI {
         /// A blinded list: one of the bucket sizes, no element twice. Returns its length (the peer's bound).
         private static func checkBlinded(_ points: [Ristretto255.Point], in message: Message) throws(ProtocolError) -> Int {
             guard points.count <= PSI.maximumSetSize else {
-                throw ProtocolError(.tooLarge, "\(message.typeName): \"blinded\" has \(points.count) entries; at most \(PSI.maximumSetSize)")
+                throw ProtocolError(
+                    .tooLarge,
+                    Phrase("%1$@: \"%2$@\" has %3$@ entries; at most %4$@", message.typeName, "blinded", String(points.count), String(PSI.maximumSetSize)))
             }
             guard PSI.buckets.contains(points.count) else {
                 throw ProtocolError(
                     .protocolError,
-                    "\(message.typeName): \"blinded\" has \(points.count) entries; a blinded list is padded to one of \(PSI.buckets.map(String.init).joined(separator: ", "))"
-                )
+                    Phrase(
+                        "%1$@: \"blinded\" has %2$@ entries; a blinded list is padded to one of %3$@", message.typeName, String(points.count),
+                        PSI.buckets.map(String.init).joined(separator: ", ")))
             }
             try checkDistinct(points, in: message)
             return points.count
@@ -363,10 +368,13 @@ public enum PSI {
         /// A doubled list: exactly as long as the list it answers, no element twice.
         private static func checkDoubled(_ points: [Ristretto255.Point], in message: Message, expected: Int) throws(ProtocolError) {
             guard points.count <= PSI.maximumSetSize else {
-                throw ProtocolError(.tooLarge, "\(message.typeName): \"doubled\" has \(points.count) entries; at most \(PSI.maximumSetSize)")
+                throw ProtocolError(
+                    .tooLarge,
+                    Phrase("%1$@: \"%2$@\" has %3$@ entries; at most %4$@", message.typeName, "doubled", String(points.count), String(PSI.maximumSetSize)))
             }
             guard points.count == expected else {
-                throw ProtocolError(.protocolError, "\(message.typeName): \"doubled\" has \(points.count) entries for the \(expected) we sent")
+                throw ProtocolError(
+                    .protocolError, Phrase("%1$@: \"doubled\" has %2$@ entries for the %3$@ we sent", message.typeName, String(points.count), String(expected)))
             }
             try checkDistinct(points, in: message)
         }
@@ -376,7 +384,7 @@ public enum PSI {
         private static func checkDistinct(_ points: [Ristretto255.Point], in message: Message) throws(ProtocolError) {
             var seen = Set<Ristretto255.Point>()
             for (i, p) in points.enumerated() where !seen.insert(p).inserted {
-                throw ProtocolError(.protocolError, "\(message.typeName): \"\(message.member)\"[\(i)] repeats an earlier element")
+                throw ProtocolError(.protocolError, Phrase("%1$@: \"%2$@\"[%3$@] repeats an earlier element", message.typeName, message.member, String(i)))
             }
         }
 
@@ -386,7 +394,7 @@ public enum PSI {
             for p in points {
                 // Unreachable for valid non-identity elements and a scalar in 1..<ℓ (prime order).
                 do { out.append(try scalar.multiply(p)) } catch {
-                    throw ProtocolError(.protocolError, "an element the peer sent cannot be blinded: \(error.message)")
+                    throw ProtocolError(.protocolError, Phrase("an element the peer sent cannot be blinded: %1$@", error.phrase))
                 }
             }
             return out
@@ -396,15 +404,15 @@ public enum PSI {
 
 extension PSI.Session.State {
     /// What this state waits for, for errors.
-    var expecting: String {
+    var expecting: Phrase {
         switch self {
-        case .initiatorReady: "the initiator has not sent psi-1"
-        case .sentBlinded: "expected psi-2"
-        case .receivedDoubled: "expected psi-3"
-        case .responderReady: "expected psi-1"
-        case .answered: "expected psi-4"
-        case .finished: "the run is over"
-        case .failed: "the run failed"
+        case .initiatorReady: Phrase("the initiator has not sent %1$@", "psi-1")
+        case .sentBlinded: Phrase("expected %1$@", "psi-2")
+        case .receivedDoubled: Phrase("expected %1$@", "psi-3")
+        case .responderReady: Phrase("expected %1$@", "psi-1")
+        case .answered: Phrase("expected %1$@", "psi-4")
+        case .finished: Phrase("the run is over")
+        case .failed: Phrase("the run failed")
         }
     }
 }

@@ -34,7 +34,7 @@ public enum Recall {
                 padded(JCS.canonicalize(identity.json)), key: key(presenceKey: presenceKey, handshakeHash: handshakeHash),
                 nonce: [UInt8](repeating: 0, count: ChaChaPoly.nonceByteCount))
         } catch {
-            throw ProtocolError(.internalError, "sealing our identity failed: \(error.message)")
+            throw ProtocolError(.internalError, Phrase("sealing our identity failed: %1$@", error.phrase))
         }
     }
 

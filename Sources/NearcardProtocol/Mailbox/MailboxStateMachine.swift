@@ -176,7 +176,7 @@ public struct MailboxStateMachine: Sendable {
     /// The timer armed at the start ran out after `seconds`.
     public mutating func timerFired(_ timer: SessionTimer, after seconds: Int) -> [Action] {
         guard timer == .mail else { return [] }
-        return fail(ProtocolError(.timeout, "no progress within \(seconds) s"))
+        return fail(ProtocolError(.timeout, Phrase("no progress within %1$@ s", String(seconds))))
     }
 
     public mutating func abort(_ error: ProtocolError) -> [Action] {
@@ -186,7 +186,7 @@ public struct MailboxStateMachine: Sendable {
     private mutating func handle(_ frame: [UInt8]) throws(ProtocolError) -> [Action] {
         switch state {
         case .idle, .resumed:
-            throw ProtocolError(.protocolError, "the peer sent a frame before this side began")
+            throw ProtocolError(.protocolError, Phrase("the peer sent a frame before this side began"))
         case .awaitingMessage2(var noise, let sending):
             // Message 2 decrypts only for the holder of the pinned key: anything else is another node.
             let payload: [UInt8]
@@ -195,11 +195,14 @@ public struct MailboxStateMachine: Sendable {
                 return [
                     .failed(
                         ProtocolError(
-                            .identityMismatch, "the node that answered is not the contact (it does not hold the key pinned when you exchanged cards)"),
+                            .identityMismatch,
+                            Phrase("the node that answered is not the contact (it does not hold the key pinned when you exchanged cards)")),
                         byPeer: false)
                 ]
             }
-            guard payload.isEmpty else { throw ProtocolError(.protocolError, "Noise message 2 carries a \(payload.count)-byte payload; it must be empty") }
+            guard payload.isEmpty else {
+                throw ProtocolError(.protocolError, Phrase("Noise message %1$@ carries a %2$@-byte payload; it must be empty", "2", String(payload.count)))
+            }
             var channel = try EstablishedChannel(completed: noise)
             var actions: [Action] = []
             switch sending.request {
@@ -216,7 +219,7 @@ public struct MailboxStateMachine: Sendable {
             state = .awaitingDelivery(channel)
             if type == "query" {
                 guard Set(o.keys) == ["type", "edge"], let edge = o["edge"]?.stringValue, Self.isEdgeID(edge) else {
-                    throw ProtocolError(.protocolError, "query: needs edge (32 lower-case hex digits)")
+                    throw ProtocolError(.protocolError, Phrase("query: needs edge (32 lower-case hex digits)"))
                 }
                 state = .answering(channel, edge: edge)
                 return [.answerQuery(edge: edge, senderStatic: channel.remoteStatic)]
@@ -225,11 +228,11 @@ public struct MailboxStateMachine: Sendable {
             guard Set(o.keys) == ["type", "mailboxToken", "envelope"], let tokenText = o["mailboxToken"]?.stringValue,
                 let token = try? Base64.urlDecode(tokenText), token.count == RouteRecord.mailboxTokenByteCount, let e = o["envelope"]
             else {
-                throw ProtocolError(.protocolError, "deliver: needs mailboxToken (32 bytes) and envelope")
+                throw ProtocolError(.protocolError, Phrase("deliver: needs mailboxToken (32 bytes) and envelope"))
             }
             let envelope: MessageEnvelope
             do { envelope = try MessageEnvelope(json: e) } catch {
-                throw ProtocolError(error.kind == .limitExceeded ? .tooLarge : .protocolError, "deliver: \(error.message)")
+                throw ProtocolError(error.kind == .limitExceeded ? .tooLarge : .protocolError, Phrase("%1$@: %2$@", "deliver", error.phrase))
             }
             state = .authorizing(channel, id: envelope.id)
             return [.authorize(Delivery(mailboxToken: token, envelope: envelope, senderStatic: channel.remoteStatic))]
@@ -247,7 +250,7 @@ public struct MailboxStateMachine: Sendable {
             state = .awaitingAnswer(channel, edge: edge)
             guard type == "answer" else { return try unexpected(type, o) }
             guard Set(o.keys) == ["type", "edge", "held"], o["edge"]?.stringValue == edge, let held = o["held"]?.boolValue else {
-                throw ProtocolError(.protocolError, "answer: not for this query (needs edge and held)")
+                throw ProtocolError(.protocolError, Phrase("answer: not for this query (needs edge and held)"))
             }
             state = .done
             return [.answered(edge: edge, held: held)]
@@ -256,7 +259,7 @@ public struct MailboxStateMachine: Sendable {
             state = .awaitingAck(channel, id: id)
             guard type == "ack" else { return try unexpected(type, o) }
             guard o["id"]?.stringValue == id, let status = o["status"]?.stringValue, status == "stored" || status == "duplicate" else {
-                throw ProtocolError(.protocolError, "ack: not for this message")
+                throw ProtocolError(.protocolError, Phrase("ack: not for this message"))
             }
             state = .done
             return [.delivered(id: id, duplicate: status == "duplicate")]
@@ -270,15 +273,15 @@ public struct MailboxStateMachine: Sendable {
         if type == "abort" {
             state = .failed
             let code = ProtocolErrorCode(rawValue: o["code"]?.stringValue ?? "") ?? .protocolError
-            return [.failed(ProtocolError(code, "the recipient refused: \(o["reason"]?.stringValue?.prefix(200) ?? "")"), byPeer: true)]
+            return [.failed(ProtocolError(code, Phrase("the recipient refused: %1$@", o["reason"]?.stringValue?.prefix(200) ?? "")), byPeer: true)]
         }
-        throw ProtocolError(.protocolError, "unexpected \(type.prefix(32)) in a mail session")
+        throw ProtocolError(.protocolError, Phrase("unexpected %1$@ in a mail session", type.prefix(32)))
     }
 
     private func decrypt(_ frame: [UInt8], on channel: inout EstablishedChannel) throws(ProtocolError) -> (String, JSONObject) {
         let plaintext = try channel.decrypt(frame)
         let value = try ExchangeMessage.parseCanonical(plaintext)
-        guard let o = value.objectValue, let type = o["type"]?.stringValue else { throw ProtocolError(.protocolError, "a message without a type") }
+        guard let o = value.objectValue, let type = o["type"]?.stringValue else { throw ProtocolError(.protocolError, Phrase("a message without a type")) }
         return (type, o)
     }
 

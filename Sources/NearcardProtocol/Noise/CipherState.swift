@@ -17,10 +17,10 @@ public struct NoiseCipherState: Sendable {
 
     public mutating func encrypt(associatedData ad: [UInt8], plaintext: [UInt8]) throws(ProtocolError) -> [UInt8] {
         guard let key else { return plaintext }
-        guard nonce < UInt64.max else { throw ProtocolError(.protocolError, "Noise nonce exhausted") }
+        guard nonce < UInt64.max else { throw ProtocolError(.protocolError, Phrase("Noise nonce exhausted")) }
         let out: [UInt8]
         do { out = try ChaChaPoly.seal(plaintext, key: key, nonce: Self.nonceBytes(nonce), authenticating: ad) } catch {
-            throw ProtocolError(.internalError, "encryption failed: \(error.message)")
+            throw ProtocolError(.internalError, Phrase("encryption failed: %1$@", error.phrase))
         }
         nonce += 1
         return out
@@ -28,10 +28,10 @@ public struct NoiseCipherState: Sendable {
 
     public mutating func decrypt(associatedData ad: [UInt8], ciphertext: [UInt8]) throws(ProtocolError) -> [UInt8] {
         guard let key else { return ciphertext }
-        guard nonce < UInt64.max else { throw ProtocolError(.protocolError, "Noise nonce exhausted") }
+        guard nonce < UInt64.max else { throw ProtocolError(.protocolError, Phrase("Noise nonce exhausted")) }
         let out: [UInt8]
         do { out = try ChaChaPoly.open(ciphertext, key: key, nonce: Self.nonceBytes(nonce), authenticating: ad) } catch {
-            throw ProtocolError(.decryptFailed, "a Noise message failed authentication (altered, replayed, or from another session)")
+            throw ProtocolError(.decryptFailed, Phrase("a Noise message failed authentication (altered, replayed, or from another session)"))
         }
         nonce += 1
         return out

@@ -5,9 +5,9 @@ import NearcardModel
 /// handshake message.
 enum NoiseDH {
     static func agree(_ local: X25519.PrivateKey, _ remote: X25519.PublicKey?) throws(ProtocolError) -> SecureBytes {
-        guard let remote else { throw ProtocolError(.internalError, "a Noise DH before the peer's key is known") }
+        guard let remote else { throw ProtocolError(.internalError, Phrase("a Noise DH before the peer's key is known")) }
         do { return try local.sharedSecret(with: remote) } catch {
-            throw ProtocolError(.decryptFailed, "the peer's key has low order")
+            throw ProtocolError(.decryptFailed, Phrase("the peer's key has low order"))
         }
     }
 }
@@ -19,7 +19,7 @@ struct HandshakeMessageReader {
     init(_ message: [UInt8]) { rest = message[...] }
 
     mutating func take(_ n: Int) throws(ProtocolError) -> [UInt8] {
-        guard rest.count >= n else { throw ProtocolError(.protocolError, "a handshake message is too short") }
+        guard rest.count >= n else { throw ProtocolError(.protocolError, Phrase("a handshake message is too short")) }
         defer { rest = rest.dropFirst(n) }
         return Array(rest.prefix(n))
     }
@@ -31,6 +31,6 @@ struct HandshakeMessageReader {
     var remaining: [UInt8] { Array(rest) }
 
     static func publicKey(_ bytes: [UInt8]) throws(ProtocolError) -> X25519.PublicKey {
-        do { return try X25519.PublicKey(rawRepresentation: bytes) } catch { throw ProtocolError(.protocolError, "bad key length") }
+        do { return try X25519.PublicKey(rawRepresentation: bytes) } catch { throw ProtocolError(.protocolError, Phrase("bad key length")) }
     }
 }

@@ -80,9 +80,9 @@ public struct NoiseIKHandshake: Sendable {
             out += try symmetric.encryptAndHash(payload)
             state = .complete
         default:
-            throw ProtocolError(.internalError, "no Noise IK message to write in state \(state) as the \(role)")
+            throw ProtocolError(.internalError, Phrase("no Noise IK message to write in state %1$@ as the %2$@", "\(state)", "\(role)"))
         }
-        guard out.count <= ProtocolLimits.maximumFrameLength else { throw ProtocolError(.tooLarge, "handshake message over 65535 bytes") }
+        guard out.count <= ProtocolLimits.maximumFrameLength else { throw ProtocolError(.tooLarge, Phrase("handshake message over %1$@ bytes", "65535")) }
         return out
     }
 
@@ -123,13 +123,13 @@ public struct NoiseIKHandshake: Sendable {
             state = .complete
             return payload
         default:
-            throw ProtocolError(.protocolError, "a handshake message arrived out of turn")
+            throw ProtocolError(.protocolError, Phrase("a handshake message arrived out of turn"))
         }
     }
 
     /// The transport ciphers once complete: (send, receive) from this side's point of view.
     public func split() throws(ProtocolError) -> NoiseTransport {
-        guard isComplete else { throw ProtocolError(.internalError, "the Noise handshake is not complete") }
+        guard isComplete else { throw ProtocolError(.internalError, Phrase("the Noise handshake is not complete")) }
         let (c1, c2) = symmetric.split()
         return role == .initiator ? NoiseTransport(send: c1, receive: c2) : NoiseTransport(send: c2, receive: c1)
     }

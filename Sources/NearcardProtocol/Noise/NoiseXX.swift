@@ -53,7 +53,7 @@ public struct NoiseXXHandshake: Sendable {
     }
 
     private func staticKey() throws(ProtocolError) -> X25519.PrivateKey {
-        guard let localStatic else { throw ProtocolError(.internalError, "no Noise static key chosen for this session") }
+        guard let localStatic else { throw ProtocolError(.internalError, Phrase("no Noise static key chosen for this session")) }
         return localStatic
     }
 
@@ -93,9 +93,9 @@ public struct NoiseXXHandshake: Sendable {
             out += try symmetric.encryptAndHash(payload)
             state = .complete
         default:
-            throw ProtocolError(.internalError, "no Noise message to write in state \(state) as the \(role)")
+            throw ProtocolError(.internalError, Phrase("no Noise message to write in state %1$@ as the %2$@", "\(state)", "\(role)"))
         }
-        guard out.count <= ProtocolLimits.maximumFrameLength else { throw ProtocolError(.tooLarge, "handshake message over 65535 bytes") }
+        guard out.count <= ProtocolLimits.maximumFrameLength else { throw ProtocolError(.tooLarge, Phrase("handshake message over %1$@ bytes", "65535")) }
         return out
     }
 
@@ -105,7 +105,9 @@ public struct NoiseXXHandshake: Sendable {
         let payload = try readMessage(message)
         guard payload.isEmpty else {
             state = .failed
-            throw ProtocolError(.protocolError, "Noise message \(role == .initiator ? 2 : 3) carries a \(payload.count)-byte payload; it must be empty")
+            throw ProtocolError(
+                .protocolError,
+                Phrase("Noise message %1$@ carries a %2$@-byte payload; it must be empty", role == .initiator ? "2" : "3", String(payload.count)))
         }
     }
 
@@ -151,13 +153,13 @@ public struct NoiseXXHandshake: Sendable {
             state = .complete
             return payload
         default:
-            throw ProtocolError(.protocolError, "a handshake message arrived out of turn")
+            throw ProtocolError(.protocolError, Phrase("a handshake message arrived out of turn"))
         }
     }
 
     /// The transport ciphers once complete: (send, receive) from this side's point of view.
     public func split() throws(ProtocolError) -> NoiseTransport {
-        guard isComplete else { throw ProtocolError(.internalError, "the Noise handshake is not complete") }
+        guard isComplete else { throw ProtocolError(.internalError, Phrase("the Noise handshake is not complete")) }
         let (c1, c2) = symmetric.split()
         return role == .initiator ? NoiseTransport(send: c1, receive: c2) : NoiseTransport(send: c2, receive: c1)
     }
@@ -173,7 +175,9 @@ public struct NoiseTransport: Sendable {
         guard plaintext.count <= ProtocolLimits.maximumMessageLength else {
             throw ProtocolError(
                 .tooLarge,
-                "a message of \(plaintext.count) bytes is over the \(ProtocolLimits.maximumMessageLength)-byte limit; Nearcard refuses rather than splits it")
+                Phrase(
+                    "a message of %1$@ bytes is over the %2$@-byte limit; Nearcard refuses rather than splits it", String(plaintext.count),
+                    String(ProtocolLimits.maximumMessageLength)))
         }
         return try send.encrypt(associatedData: [], plaintext: plaintext)
     }

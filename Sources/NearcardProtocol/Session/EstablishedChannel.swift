@@ -9,14 +9,18 @@ struct EstablishedChannel: Sendable {
     let remoteStatic: X25519.PublicKey
 
     init(completed noise: NoiseXXHandshake) throws(ProtocolError) {
-        guard let remoteStatic = noise.remoteStatic else { throw ProtocolError(.internalError, "the handshake completed without the peer's static key") }
+        guard let remoteStatic = noise.remoteStatic else {
+            throw ProtocolError(.internalError, Phrase("the handshake completed without the peer's static key"))
+        }
         transport = try noise.split()
         handshakeHash = noise.handshakeHash
         self.remoteStatic = remoteStatic
     }
 
     init(completed noise: NoiseIKHandshake) throws(ProtocolError) {
-        guard let remoteStatic = noise.remoteStatic else { throw ProtocolError(.internalError, "the handshake completed without the peer's static key") }
+        guard let remoteStatic = noise.remoteStatic else {
+            throw ProtocolError(.internalError, Phrase("the handshake completed without the peer's static key"))
+        }
         transport = try noise.split()
         handshakeHash = noise.handshakeHash
         self.remoteStatic = remoteStatic

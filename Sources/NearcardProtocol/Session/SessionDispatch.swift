@@ -41,7 +41,7 @@ public enum SessionDispatch {
             if let version = otherVersion(sealed) { throw version }
         }
         if let clear, let version = otherVersion(clear) { throw version }
-        throw ProtocolError(.protocolError, "the first message is not a Nearcard session's (\(frame.count) bytes)")
+        throw ProtocolError(.protocolError, Phrase("the first message is not a Nearcard session's (%1$@ bytes)", String(frame.count)))
     }
 
     /// "nearcard/1", "nearcard-mail/9": a Nearcard peer of another version, worth telling a person about.
@@ -50,7 +50,8 @@ public enum SessionDispatch {
         guard payload.starts(with: Array("nearcard".utf8)), payload.count <= 32, payload.allSatisfy({ (0x21...0x7E).contains($0) }) else { return nil }
         return ProtocolError(
             .unsupportedVersion,
-            "the peer speaks \(String(decoding: payload, as: UTF8.self)), a Nearcard protocol this node does not know (it speaks \(SessionKind.allCases.map { String(decoding: $0.tag, as: UTF8.self) }.joined(separator: " and ")))"
-        )
+            Phrase(
+                "the peer speaks %1$@, a Nearcard protocol this node does not know (it speaks %2$@)", String(decoding: payload, as: UTF8.self),
+                SessionKind.allCases.map { String(decoding: $0.tag, as: UTF8.self) }.joined(separator: " and ")))
     }
 }

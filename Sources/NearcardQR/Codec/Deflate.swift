@@ -41,11 +41,11 @@ public enum RawDeflate {
                 }
                 let produced = chunk.count - Int(stream.avail_out)
                 output += chunk.prefix(produced)
-                guard output.count <= limit else { throw QRError(.tooLarge, "compressed data expands beyond \(limit) bytes") }
+                guard output.count <= limit else { throw QRError(.tooLarge, Phrase("compressed data expands beyond %1$@ bytes", String(limit))) }
                 if rc == Z_BUF_ERROR && stream.avail_in == 0 { break }
             } while rc == Z_OK
         }
-        guard rc == Z_STREAM_END else { throw QRError(.malformed, "the compressed data is damaged or truncated") }
+        guard rc == Z_STREAM_END else { throw QRError(.malformed, Phrase("the compressed data is damaged or truncated")) }
         return output
     }
 }

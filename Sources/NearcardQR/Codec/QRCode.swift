@@ -15,9 +15,11 @@ public struct QRMatrix: Sendable, Equatable {
 
     /// Encodes bytes in 8-bit mode, error correction level M (as phones expect), the smallest version that fits.
     public static func encode(_ data: [UInt8]) throws(QRError) -> QRMatrix {
-        guard !data.isEmpty else { throw QRError(.malformed, "nothing to encode") }
+        guard !data.isEmpty else { throw QRError(.malformed, Phrase("nothing to encode")) }
         guard data.count <= maximumBytes, let code = QRcode_encodeData(Int32(data.count), data, 0, QR_ECLEVEL_M) else {
-            throw QRError(.tooLarge, "\(data.count) bytes do not fit in one QR code (at most \(maximumBytes) at level M); split them into frames")
+            throw QRError(
+                .tooLarge,
+                Phrase("%1$@ bytes do not fit in one QR code (at most %2$@ at level M); split them into frames", String(data.count), String(maximumBytes)))
         }
         defer { QRcode_free(code) }
         let size = Int(code.pointee.width)

@@ -8,7 +8,7 @@ public enum QRScanner {
         var reason = [CChar](repeating: 0, count: 256)
         guard let table = nearcard_zbar_load(&reason, reason.count) else {
             let why = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return .failure(QRError(.library, "cannot load zbar to read QR codes (\(why)); install it: apt install libzbar0"))
+            return .failure(QRError(.library, Phrase("cannot load zbar to read QR codes (%1$@); install it: apt install libzbar0", why)))
         }
         return .success(table.pointee)
     }()
@@ -56,10 +56,10 @@ public enum QRScanner {
         } else if data.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
             do { (w, h, px) = try PNG.decodeGray(data) } catch { throw QRError(error) }
         } else {
-            throw QRError(.image, "not a PNG or JPEG image")
+            throw QRError(.image, Phrase("not a PNG or JPEG image"))
         }
         let found = try scan(width: w, height: h, pixels: px)
-        guard !found.isEmpty else { throw QRError(.image, "no QR code found in the image (is it sharp, and the whole code in view?)") }
+        guard !found.isEmpty else { throw QRError(.image, Phrase("no QR code found in the image (is it sharp, and the whole code in view?)")) }
         return found
     }
 }

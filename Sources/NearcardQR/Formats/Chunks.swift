@@ -29,14 +29,19 @@ public enum Chunks {
         session: String = Hex.encode(Sodium.randomBytes(16))
     ) throws(QRError) -> [String] {
         guard payload.count <= maximumTotal else {
-            throw QRError(.tooLarge, "the payload is \(payload.count) bytes; QR chunking carries at most \(maximumTotal)")
+            throw QRError(.tooLarge, Phrase("the payload is %1$@ bytes; QR chunking carries at most %2$@", String(payload.count), String(maximumTotal)))
         }
         let hash = Hex.encode(SHA256.hash(payload))
         // Room for the header, then base64url (4 characters per 3 bytes).
         let perFrame = (min(frameLength, maximumFrameLength) - headerLength) / 4 * 3
-        guard perFrame > 0 else { throw QRError(.tooLarge, "a frame of \(frameLength) characters has no room for data (its header takes \(headerLength))") }
+        guard perFrame > 0 else {
+            throw QRError(
+                .tooLarge, Phrase("a frame of %1$@ characters has no room for data (its header takes %2$@)", String(frameLength), String(headerLength)))
+        }
         let total = max(1, (payload.count + perFrame - 1) / perFrame)
-        guard total <= maximumFrames else { throw QRError(.tooLarge, "the payload needs \(total) frames; at most \(maximumFrames)") }
+        guard total <= maximumFrames else {
+            throw QRError(.tooLarge, Phrase("the payload needs %1$@ frames; at most %2$@", String(total), String(maximumFrames)))
+        }
         return (0..<total).map { i in
             let part = payload[(i * perFrame)..<min(payload.count, (i + 1) * perFrame)]
             return "\(prefix)\(session).\(i).\(total).\(hash).\(Base64.urlEncode(part))"
@@ -45,18 +50,21 @@ public enum Chunks {
 
     public static func parse(_ text: String) throws(QRError) -> Frame {
         guard text.hasPrefix(prefix), text.utf8.count <= maximumFrameLength else {
-            throw QRError(.chunks, text.hasPrefix(prefix) ? "a chunk frame is longer than \(maximumFrameLength) characters" : "not a chunk frame")
+            throw QRError(
+                .chunks,
+                text.hasPrefix(prefix)
+                    ? Phrase("a chunk frame is longer than %1$@ characters", String(maximumFrameLength)) : Phrase("not a chunk frame"))
         }
         let parts = text.dropFirst(prefix.count).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 5 else { throw QRError(.chunks, "a chunk frame has 6 dot-separated parts") }
+        guard parts.count == 5 else { throw QRError(.chunks, Phrase("a chunk frame has 6 dot-separated parts")) }
         let isHex: (String, Int) -> Bool = { s, n in s.count == n && s.allSatisfy { $0.isHexDigit && !$0.isUppercase } }
-        guard isHex(parts[0].lowercased(), 32) else { throw QRError(.chunks, "the frame's session id is not 32 hex digits") }
+        guard isHex(parts[0].lowercased(), 32) else { throw QRError(.chunks, Phrase("the frame's session id is not 32 hex digits")) }
         guard let index = Int(parts[1]), let total = Int(parts[2]), total >= 1, total <= maximumFrames, index >= 0, index <= total else {
-            throw QRError(.chunks, "the frame's index or total is out of range (at most \(maximumFrames) frames)")
+            throw QRError(.chunks, Phrase("the frame's index or total is out of range (at most %1$@ frames)", String(maximumFrames)))
         }
-        guard isHex(parts[3].lowercased(), 64) else { throw QRError(.chunks, "the frame's hash is not 64 hex digits") }
+        guard isHex(parts[3].lowercased(), 64) else { throw QRError(.chunks, Phrase("the frame's hash is not 64 hex digits")) }
         let chunk: [UInt8]
-        do { chunk = try Base64.urlDecode(parts[4]) } catch { throw QRError(.chunks, "the frame's data is not base64url") }
+        do { chunk = try Base64.urlDecode(parts[4]) } catch { throw QRError(.chunks, Phrase("the frame's data is not base64url")) }
         return Frame(session: parts[0].lowercased(), index: index, total: total, hash: parts[3].lowercased(), chunk: chunk)
     }
 
@@ -93,7 +101,8 @@ public enum Chunks {
         public mutating func add(_ frame: Frame) throws(QRError) -> [UInt8]? {
             if let session {
                 guard frame.session == session, frame.total == total, frame.hash == hash else {
-                    throw QRError(.chunks, "a frame from another chunked payload (session \(frame.session.prefix(8))…) was mixed in; nothing was stored")
+                    throw QRError(
+                        .chunks, Phrase("a frame from another chunked payload (session %1$@…) was mixed in; nothing was stored", frame.session.prefix(8)))
                 }
             }
             // Frames 0 and `total` cannot both belong to one payload: keep the numbering already seen.
@@ -101,15 +110,21 @@ public enum Chunks {
                 throw QRError(
                     .chunks,
                     first == 0
-                        ? "frame \(frame.index) of \(total) cannot join frame 0: this payload's frames count from 0 (0…\(total - 1)), so it has no frame \(total); the frame was not used"
-                        : "frame 0 cannot join frame \(total) of \(total): this payload's frames count from 1 (1…\(total)), so it has no frame 0; the frame was not used"
+                        ? Phrase(
+                            "frame %1$@ of %2$@ cannot join frame 0: this payload's frames count from 0 (0…%3$@), so it has no frame %2$@; the frame was not used",
+                            String(frame.index), String(total), String(total - 1))
+                        : Phrase(
+                            "frame 0 cannot join frame %1$@ of %1$@: this payload's frames count from 1 (1…%1$@), so it has no frame 0; the frame was not used",
+                            String(total))
                 )
             }
             if let existing = frames[frame.index] {
-                guard existing == frame.chunk else { throw QRError(.chunks, "frame \(frame.index) arrived twice with different contents") }
+                guard existing == frame.chunk else { throw QRError(.chunks, Phrase("frame %1$@ arrived twice with different contents", String(frame.index))) }
                 return nil
             }
-            guard bytes + frame.chunk.count <= maximumTotal else { throw QRError(.tooLarge, "the chunked payload is over \(maximumTotal) bytes") }
+            guard bytes + frame.chunk.count <= maximumTotal else {
+                throw QRError(.tooLarge, Phrase("the chunked payload is over %1$@ bytes", String(maximumTotal)))
+            }
             if session == nil {
                 session = frame.session
                 total = frame.total
@@ -126,12 +141,16 @@ public enum Chunks {
             var payload: [UInt8] = []
             for (i, part) in parts.enumerated() {
                 guard let part else {
-                    throw QRError(.chunks, "frame \(base + i) of \(total) is missing (the indices do not run \(base)…\(base + total - 1)); nothing was stored")
+                    throw QRError(
+                        .chunks,
+                        Phrase(
+                            "frame %1$@ of %2$@ is missing (the indices do not run %3$@…%4$@); nothing was stored",
+                            String(base + i), String(total), String(base), String(base + total - 1)))
                 }
                 payload += part
             }
             guard Hex.encode(SHA256.hash(payload)) == expectedHash else {
-                throw QRError(.chunks, "the reassembled payload does not match its SHA-256; a frame was altered; nothing was stored")
+                throw QRError(.chunks, Phrase("the reassembled payload does not match its SHA-256; a frame was altered; nothing was stored"))
             }
             return payload
         }
@@ -176,7 +195,9 @@ public enum QRFrames {
         let packed = payload.hasPrefix("eyJ") ? payload : try Compressed.encode(payload)
         if packed.utf8.count <= capacity { return [packed] }
         guard capacity >= minimumCapacity else {
-            throw QRError(.tooLarge, "\(packed.utf8.count) bytes need codes of at least \(minimumCapacity) bytes each to be split into frames")
+            throw QRError(
+                .tooLarge,
+                Phrase("%1$@ bytes need codes of at least %2$@ bytes each to be split into frames", String(packed.utf8.count), String(minimumCapacity)))
         }
         return try Chunks.split(Array(packed.utf8), frameLength: capacity)
     }
@@ -193,9 +214,11 @@ public enum Compressed {
     public static func decode(_ text: String) throws(QRError) -> String {
         guard text.hasPrefix(prefix) else { return text }
         let raw: [UInt8]
-        do { raw = try Base64.urlDecode(String(text.dropFirst(prefix.count))) } catch { throw QRError(.malformed, "the sce1: payload is not base64url") }
+        do { raw = try Base64.urlDecode(String(text.dropFirst(prefix.count))) } catch {
+            throw QRError(.malformed, Phrase("the sce1: payload is not base64url"))
+        }
         let bytes = try RawDeflate.decompress(raw, limit: Chunks.maximumTotal)
-        guard let s = String(validating: bytes, as: UTF8.self) else { throw QRError(.malformed, "the sce1: payload is not UTF-8 text") }
+        guard let s = String(validating: bytes, as: UTF8.self) else { throw QRError(.malformed, Phrase("the sce1: payload is not UTF-8 text")) }
         return s
     }
 }

@@ -93,13 +93,13 @@ public enum BusinessCardCredential {
 
     /// The card in a credentialSubject: Nearcard's field names, and the iOS snapshot's plural forms.
     public static func card(from subject: JSONObject) throws(QRError) -> Card {
-        guard let name = subject["name"]?.stringValue, !name.isEmpty else { throw QRError(.malformed, "the credential's subject has no name") }
+        guard let name = subject["name"]?.stringValue, !name.isEmpty else { throw QRError(.malformed, Phrase("the credential's subject has no name")) }
         var o = JSONObject()
         for field in CardField.allCases { if let v = subject[field.rawValue] { o[field.rawValue] = v } }
         if o["email"] == nil, let e = subject["emails"]?.arrayValue?.first?.stringValue { o["email"] = .string(e) }
         if o["phone"] == nil, let p = subject["phones"]?.arrayValue?.first?.stringValue { o["phone"] = .string(p) }
         if o["socialNetworks"] == nil, let s = subject["socialProfiles"] { o["socialNetworks"] = s }
         o["name"] = .string(name)
-        do { return try Card(json: .object(o)) } catch { throw QRError(.malformed, "the credential's subject: \(error.message)") }
+        do { return try Card(json: .object(o)) } catch { throw QRError(.malformed, Phrase("the credential's subject: %1$@", error.phrase)) }
     }
 }

@@ -29,36 +29,40 @@ public struct PresentationRequest: Sendable, Equatable {
     /// Parses and checks a request: client_id, nonce and state are required; direct_post needs
     /// response_uri and must not carry redirect_uri.
     public init(parsing text: String) throws(QRError) {
-        guard text.utf8.count <= Self.maximumLength else { throw QRError(.tooLarge, "the request is longer than \(Self.maximumLength) bytes") }
-        guard let q = text.firstIndex(of: "?") else { throw QRError(.invalidRequest, "the request has no query (client_id, nonce, state, …)") }
+        guard text.utf8.count <= Self.maximumLength else {
+            throw QRError(.tooLarge, Phrase("the request is longer than %1$@ bytes", String(Self.maximumLength)))
+        }
+        guard let q = text.firstIndex(of: "?") else { throw QRError(.invalidRequest, Phrase("the request has no query (client_id, nonce, state, …)")) }
         var params: [String: String] = [:]
         for pair in text[text.index(after: q)...].split(separator: "&") {
             let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
             guard let key = kv.first?.removingPercentEncoding else { continue }
             let value = (kv.count > 1 ? kv[1] : "").replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-            guard params[key] == nil else { throw QRError(.invalidRequest, "the request repeats \"\(key)\"") }
+            guard params[key] == nil else { throw QRError(.invalidRequest, Phrase("the request repeats \"%1$@\"", key)) }
             params[key] = value
         }
         func required(_ k: String) throws(QRError) -> String {
-            guard let v = params[k], !v.isEmpty else { throw QRError(.invalidRequest, "the request has no \(k); refused (OID4VP requires it)") }
+            guard let v = params[k], !v.isEmpty else { throw QRError(.invalidRequest, Phrase("the request has no %1$@; refused (OID4VP requires it)", k)) }
             return v
         }
         clientID = try required("client_id")
         nonce = try required("nonce")
         state = try required("state")
         responseType = params["response_type"] ?? "vp_token"
-        guard responseType == "vp_token" else { throw QRError(.invalidRequest, "response_type \"\(responseType)\" is not supported (vp_token only)") }
+        guard responseType == "vp_token" else {
+            throw QRError(.invalidRequest, Phrase("response_type \"%1$@\" is not supported (vp_token only)", responseType))
+        }
         responseMode = params["response_mode"]
         responseURI = params["response_uri"]
         redirectURI = params["redirect_uri"]
         if responseMode == "direct_post" || responseMode == "direct_post.jwt" {
-            guard responseURI != nil else { throw QRError(.invalidRequest, "response_mode direct_post needs a response_uri; refused") }
-            guard redirectURI == nil else { throw QRError(.invalidRequest, "response_mode direct_post must not carry a redirect_uri; refused") }
+            guard responseURI != nil else { throw QRError(.invalidRequest, Phrase("response_mode direct_post needs a response_uri; refused")) }
+            guard redirectURI == nil else { throw QRError(.invalidRequest, Phrase("response_mode direct_post must not carry a redirect_uri; refused")) }
         }
         var claims: [String] = []
         if let pd = params["presentation_definition"] {
             guard let v = try? JSONParser(maximumDepth: 16, maximumLength: Self.maximumLength).parse(Array(pd.utf8)) else {
-                throw QRError(.invalidRequest, "presentation_definition is not JSON")
+                throw QRError(.invalidRequest, Phrase("%1$@ is not JSON", "presentation_definition"))
             }
             for d in v["input_descriptors"]?.arrayValue ?? [] {
                 for f in d["constraints"]?["fields"]?.arrayValue ?? [] {
@@ -70,7 +74,7 @@ public struct PresentationRequest: Sendable, Equatable {
         }
         if let dq = params["dcql_query"] {
             guard let v = try? JSONParser(maximumDepth: 16, maximumLength: Self.maximumLength).parse(Array(dq.utf8)) else {
-                throw QRError(.invalidRequest, "dcql_query is not JSON")
+                throw QRError(.invalidRequest, Phrase("%1$@ is not JSON", "dcql_query"))
             }
             for c in v["credentials"]?.arrayValue ?? [] {
                 for cl in c["claims"]?.arrayValue ?? [] {
@@ -104,7 +108,7 @@ public enum Presentation {
             defer { scalar.wipe() }
             if let key = try? P256.PrivateKey(rawRepresentation: SecureBytes(scalar)) { return key }
         }
-        throw CryptoError(.library, "no valid pairwise key (this does not happen)")
+        throw CryptoError(.library, Phrase("no valid pairwise key (this does not happen)"))
     }
 
     /// The VP token: a `vp+jwt` signed by the pairwise key, with nonce, aud = client_id and a five-minute

@@ -50,16 +50,16 @@ public enum Snapshot {
 
     /// Reads a snapshot as the iOS app writes it. Errors name the member at fault.
     public static func card(from json: JSONValue) throws(QRError) -> (card: Card, cardId: String?) {
-        guard let o = json.objectValue else { throw QRError(.malformed, "the snapshot is not a JSON object") }
-        guard let name = o["name"]?.stringValue, !name.isEmpty else { throw QRError(.malformed, "the snapshot has no \"name\"") }
+        guard let o = json.objectValue else { throw QRError(.malformed, Phrase("the snapshot is not a JSON object")) }
+        guard let name = o["name"]?.stringValue, !name.isEmpty else { throw QRError(.malformed, Phrase("the snapshot has no \"name\"")) }
         for field in CardField.allCases {
             guard let (key, isList) = field.snapshotMember, isList else { continue }
-            guard o[key]?.arrayValue != nil else { throw QRError(.malformed, "the snapshot's \"\(key)\" is missing or not an array") }
+            guard o[key]?.arrayValue != nil else { throw QRError(.malformed, Phrase("the snapshot's \"%1$@\" is missing or not an array", key)) }
         }
         func strings(_ k: String) throws(QRError) -> [String] {
             var out: [String] = []
             for v in o[k]?.arrayValue ?? [] {
-                guard let s = v.stringValue else { throw QRError(.malformed, "the snapshot's \"\(k)\" holds a non-string") }
+                guard let s = v.stringValue else { throw QRError(.malformed, Phrase("the snapshot's \"%1$@\" holds a non-string", k)) }
                 out.append(s)
             }
             return out
@@ -72,13 +72,13 @@ public enum Snapshot {
                 card[text: field] = isList ? try strings(key).first : o[key]?.stringValue
             case .skills:
                 for (i, s) in (o[key]?.arrayValue ?? []).prefix(Card.Limits.skills).enumerated() {
-                    guard let n = s["name"]?.stringValue else { throw QRError(.malformed, "the snapshot's \(key)[\(i)] has no name") }
+                    guard let n = s["name"]?.stringValue else { throw QRError(.malformed, Phrase("the snapshot's %1$@[%2$@] has no name", key, String(i))) }
                     card.skills.append(Skill(name: n, category: s["category"]?.stringValue, proficiency: s["proficiency"]?.stringValue))
                 }
             case .socialProfiles:
                 for (i, s) in (o[key]?.arrayValue ?? []).prefix(Card.Limits.socialNetworks).enumerated() {
                     guard let p = s["platform"]?.stringValue, let u = s["username"]?.stringValue else {
-                        throw QRError(.malformed, "the snapshot's \(key)[\(i)] needs platform and username")
+                        throw QRError(.malformed, Phrase("the snapshot's %1$@[%2$@] needs platform and username", key, String(i)))
                     }
                     card.socialNetworks.append(SocialProfile(platform: p, username: u, url: s["url"]?.stringValue))
                 }
@@ -86,7 +86,7 @@ public enum Snapshot {
                 continue
             }
         }
-        do { try card.validate() } catch { throw QRError(.malformed, "the snapshot: \(error.message)") }
+        do { try card.validate() } catch { throw QRError(.malformed, Phrase("the snapshot: %1$@", error.phrase)) }
         return (card, o["cardId"]?.stringValue)
     }
 }

@@ -80,14 +80,14 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
             config.certificateVerification = hostname ? .fullVerification : .noHostnameVerification
             if let root {
                 guard FileManager.default.isReadableFile(atPath: root) else {
-                    throw StoreError(.invalidInput, "--store: sslrootcert \(root) cannot be read")
+                    throw StoreError(.invalidInput, Phrase("--store: sslrootcert %1$@ cannot be read", root))
                 }
                 config.trustRoots = .file(root)
             }
         }
         let context: NIOSSLContext
         do { context = try NIOSSLContext(configuration: config) } catch {
-            throw StoreError(.invalidInput, "--store: cannot set up TLS (\(error)); check sslrootcert")
+            throw StoreError(.invalidInput, Phrase("--store: cannot set up TLS (%1$@); check sslrootcert", "\(error)"))
         }
         return location.tls == .prefer ? .prefer(context) : .require(context)
     }
@@ -123,7 +123,9 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
         } catch  where commitUnanswered && [.database, .pastDeadline].contains(error.kind) {
             throw StoreError(
                 .inDoubt,
-                "\(name) did not answer the commit before the exchange's deadline: whether it kept the exchange is settled with the peer when it asks")
+                Phrase(
+                    "%1$@ did not answer the commit before the exchange's deadline: whether it kept the exchange is settled with the peer when it asks",
+                    name))
         }
     }
 
@@ -141,7 +143,9 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
             if !applied.isSubset(of: known) {
                 throw StoreError(
                     .database,
-                    "\(name) holds a newer Nearcard schema (\(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade this Nearcard to use it (the other bots already run a newer one)"
+                    Phrase(
+                        "%1$@ holds a newer Nearcard schema (%2$@); upgrade this Nearcard to use it (the other bots already run a newer one)", name,
+                        applied.subtracting(known).sorted().joined(separator: ", "))
                 )
             }
             for migration in migrations where !applied.contains(migration.id) {
@@ -153,7 +157,7 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
 
     func checkWritable() throws(StoreError) {
         let readOnly: Int? = try read { db in try db.value("SELECT pg_is_in_recovery()") }
-        if readOnly == 1 { throw StoreError(.database, "\(name) is a read-only standby: nothing can be stored there; point --store at the primary") }
+        if readOnly == 1 { throw StoreError(.database, Phrase("%1$@ is a read-only standby: nothing can be stored there; point --store at the primary", name)) }
     }
 
     func integrityCheck() throws(StoreError) -> String {
@@ -372,43 +376,51 @@ final class PostgresBackend: StoreBackend, @unchecked Sendable {
     private func storeError(_ error: any Error, window: TimeInterval) -> StoreError {
         switch error {
         case let e as StoreError: return e
-        case AcquireError.closed: return StoreError(.database, "\(name): the store was closed")
-        case AcquireError.busy: return StoreError(.database, "\(name): all \(Self.maxConnections) connections stayed busy for \(Int(window)) s; try again")
+        case AcquireError.closed: return StoreError(.database, Phrase("%1$@: the store was closed", name))
+        case AcquireError.busy:
+            return StoreError(
+                .database, Phrase("%1$@: all %2$@ connections stayed busy for %3$@ s; try again", name, String(Self.maxConnections), String(Int(window))))
         case AcquireError.unreachable(let cause) where !Self.mayComeBack(cause):
             return StoreError(
                 .database,
-                "PostgreSQL at \(name) refused the connection: \(Self.reason(cause)); fix --store (user, database, sslmode, sslrootcert) or $PGPASSWORD")
+                Phrase(
+                    "PostgreSQL at %1$@ refused the connection: %2$@; fix --store (user, database, sslmode, sslrootcert) or $PGPASSWORD", name,
+                    Self.reason(cause)))
         case AcquireError.unreachable(let cause):
             return StoreError(
-                .database, "cannot reach PostgreSQL at \(name) (tried for \(Int(window)) s): \(Self.reason(cause)); start the server or fix --store")
+                .database,
+                Phrase(
+                    "cannot reach PostgreSQL at %1$@ (tried for %2$@ s): %3$@; start the server or fix --store", name, String(Int(window)),
+                    Self.reason(cause)))
         case is RoundTripTimeout:
-            return StoreError(.database, "\(name) did not answer within \(Int(Self.roundTripTimeout)) s; is the server overloaded or stopped?")
-        default: return StoreError(.database, "\(name): \(Self.reason(error))")
+            return StoreError(
+                .database, Phrase("%1$@ did not answer within %2$@ s; is the server overloaded or stopped?", name, String(Int(Self.roundTripTimeout))))
+        default: return StoreError(.database, Phrase("%1$@: %2$@", name, Self.reason(error)))
         }
     }
 
     /// What a postgres-nio error says, in one line, never the query's bound values.
-    static func reason(_ error: any Error) -> String {
+    static func reason(_ error: any Error) -> Phrase {
         guard let e = error as? PSQLError else {
-            if let io = error as? IOError { return String(cString: strerror(io.errnoCode)) }
-            return "\(error)"
+            if let io = error as? IOError { return Phrase(verbatim: String(cString: strerror(io.errnoCode))) }
+            return Phrase(verbatim: "\(error)")
         }
-        if e.code == .sslUnsupported { return "the server does not offer TLS (sslmode asks for it)" }
-        if let tls = e.underlying as? NIOSSLError { return "TLS failed (\(tls)); check the server's certificate and sslrootcert" }
-        if let tls = e.underlying as? BoringSSLError { return "TLS failed (\(tls)); check the server's certificate and sslrootcert" }
+        if e.code == .sslUnsupported { return Phrase("the server does not offer TLS (sslmode asks for it)") }
+        if let tls = e.underlying as? NIOSSLError { return Phrase("TLS failed (%1$@); check the server's certificate and sslrootcert", "\(tls)") }
+        if let tls = e.underlying as? BoringSSLError { return Phrase("TLS failed (%1$@); check the server's certificate and sslrootcert", "\(tls)") }
         if let message = e.serverInfo?[.message] {
-            let state = e.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
-            return message + state
+            guard let state = e.serverInfo?[.sqlState] else { return Phrase(verbatim: message) }
+            return Phrase("%1$@ (SQLSTATE %2$@)", message, state)
         }
         if let underlying = e.underlying {
-            if let io = underlying as? IOError { return String(cString: strerror(io.errnoCode)) }
+            if let io = underlying as? IOError { return Phrase(verbatim: String(cString: strerror(io.errnoCode))) }
             if let connect = underlying as? NIOConnectionError, let first = connect.connectionErrors.first {
-                if let io = first.error as? IOError { return String(cString: strerror(io.errnoCode)) }
-                return "\(first.error)"
+                if let io = first.error as? IOError { return Phrase(verbatim: String(cString: strerror(io.errnoCode))) }
+                return Phrase(verbatim: "\(first.error)")
             }
-            return "\(underlying)"
+            return Phrase(verbatim: "\(underlying)")
         }
-        return "\(e.code)"
+        return Phrase(verbatim: "\(e.code)")
     }
 
     /// `?` placeholders numbered `$1…` (outside quoted literals), cached per statement.

@@ -81,7 +81,7 @@ struct SQLRow: Sendable {
         get throws {
             let key = column.lowercased()
             guard let index = names.firstIndex(of: key) else {
-                throw StoreError(.database, "the database has no column \(column) where Nearcard expects one; it is damaged or from another program")
+                throw StoreError(.database, Phrase("the database has no column %1$@ where Nearcard expects one; it is damaged or from another program", column))
             }
             return try self[index, column]
         }
@@ -94,9 +94,13 @@ struct SQLRow: Sendable {
 
     private subscript<T: SQLReadable>(index: Int, what: String) -> T {
         get throws {
-            guard index < values.count else { throw StoreError(.database, "a query returned \(values.count) columns, not \(index + 1)") }
+            guard index < values.count else {
+                throw StoreError(.database, Phrase("a query returned %1$@ columns, not %2$@", String(values.count), String(index + 1)))
+            }
             guard let value = T.read(values[index]) else {
-                throw StoreError(.database, "column \(what) holds \(values[index].kind) where Nearcard expects \(T.self); the database is damaged")
+                throw StoreError(
+                    .database, Phrase("column %1$@ holds %2$@ where Nearcard expects %3$@; the database is damaged", what, "\(values[index].kind)", "\(T.self)")
+                )
             }
             return value
         }

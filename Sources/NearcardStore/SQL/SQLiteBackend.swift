@@ -121,7 +121,9 @@ final class SQLiteBackend: StoreBackend {
             if !applied.isSubset(of: known) {
                 throw StoreError(
                     .database,
-                    "\(path) was written by a newer Nearcard (schema \(applied.subtracting(known).sorted().joined(separator: ", "))); upgrade Nearcard to use it"
+                    Phrase(
+                        "%1$@ was written by a newer Nearcard (schema %2$@); upgrade Nearcard to use it", path,
+                        applied.subtracting(known).sorted().joined(separator: ", "))
                 )
             }
             if applied != known {
@@ -147,7 +149,7 @@ final class SQLiteBackend: StoreBackend {
 
     /// What a read-only store throws when the schema needs a migration (`NearcardDatabase(reading:)` then
     /// opens it to write).
-    static let schemaBehind = "the book's schema is older than this Nearcard: it must be opened to write once"
+    static let schemaBehind = Phrase("the book's schema is older than this Nearcard: it must be opened to write once")
 
     /// A regular file that is empty or starts as an SQLite database does (never waiting on a FIFO).
     static func isDatabaseOrEmpty(_ path: String) -> Bool {
@@ -175,13 +177,15 @@ final class SQLiteBackend: StoreBackend {
         var fs = statvfs()
         if statvfs(directory, &fs) == 0 {
             if fs.f_flag & UInt(ST_RDONLY) != 0 {
-                return StoreError(.io, "\(directory) is on a read-only file system: nothing can be stored there; use a writable --home")
+                return StoreError(.io, Phrase("%1$@ is on a read-only file system: nothing can be stored there; use a writable --home", directory))
             }
             let free = UInt64(fs.f_bavail) * UInt64(fs.f_frsize)
             if free < NearcardDatabase.minimumFreeBytes {
                 return StoreError(
                     .io,
-                    "the disk holding \(directory) is full (\(free / 1024) KiB free, \(NearcardDatabase.minimumFreeBytes / 1024) KiB needed); free some space")
+                    Phrase(
+                        "the disk holding %1$@ is full (%2$@ KiB free, %3$@ KiB needed); free some space", directory, String(free / 1024),
+                        String(NearcardDatabase.minimumFreeBytes / 1024)))
             }
         }
         for file in [directory, path] where access(file, F_OK) == 0 && access(file, W_OK) != 0 {
@@ -189,12 +193,19 @@ final class SQLiteBackend: StoreBackend {
             if errno == EPERM {
                 return StoreError(
                     .io,
-                    "\(file) is marked immutable (see: lsattr \(file)): nothing can be stored there; "
-                        + "its owner must run chattr -i \(file) as root, or use another --home")
+                    Phrase(
+                        "%1$@ is marked immutable (see: lsattr %1$@): nothing can be stored there; its owner must run chattr -i %1$@ as root, or use another --home",
+                        file))
             }
-            let mode = FileIO.mode(file).map { " (mode \(String($0 & 0o777, radix: 8)))" } ?? ""
+            if let mode = FileIO.mode(file) {
+                return StoreError(
+                    .io,
+                    Phrase(
+                        "%1$@ is not writable by this user (mode %2$@): nothing was changed; make it writable (chmod u+w %1$@) or use another --home",
+                        file, String(mode & 0o777, radix: 8)))
+            }
             return StoreError(
-                .io, "\(file) is not writable by this user\(mode): nothing was changed; make it writable (chmod u+w \(file)) or use another --home")
+                .io, Phrase("%1$@ is not writable by this user: nothing was changed; make it writable (chmod u+w %1$@) or use another --home", file))
         }
         return nil
     }
@@ -233,18 +244,18 @@ final class SQLiteBackend: StoreBackend {
     }
 
     static func storeError(_ error: any Error, path: String, busyTimeout: TimeInterval) -> StoreError {
-        guard let e = error as? DatabaseError else { return StoreError(.database, "\(path): \(error)") }
+        guard let e = error as? DatabaseError else { return StoreError(.database, Phrase("%1$@: %2$@", path, "\(error)")) }
         switch e.resultCode.primaryResultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return StoreError(.database, "\(path) is locked by another process (waited \(busyTimeout) s); try again when it is done")
+            return StoreError(.database, Phrase("%1$@ is locked by another process (waited %2$@ s); try again when it is done", path, "\(busyTimeout)"))
         case .SQLITE_NOTADB, .SQLITE_CORRUPT:
-            return StoreError(.database, "\(path) is not a Nearcard database or is damaged; it was left untouched (move it away to start a new one)")
+            return StoreError(.database, Phrase("%1$@ is not a Nearcard database or is damaged; it was left untouched (move it away to start a new one)", path))
         case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_FULL:
             // SQLite's words ("disk I/O error", "attempt to write a readonly database") say what failed,
             // not why nor what to do: the file system usually can.
-            return unwritable(path) ?? StoreError(.io, "\(path): \(e.message ?? "\(e.resultCode)")")
+            return unwritable(path) ?? StoreError(.io, Phrase("%1$@: %2$@", path, e.message ?? "\(e.resultCode)"))
         default:
-            return StoreError(.database, "\(path): \(e.message ?? "\(e.resultCode)")")
+            return StoreError(.database, Phrase("%1$@: %2$@", path, e.message ?? "\(e.resultCode)"))
         }
     }
 

@@ -12,26 +12,28 @@ struct Bot: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bot",
         abstract: t("Run an unattended exchange bot: a policy file decides, events go out as JSON lines."),
-        discussion: """
+        discussion: t(
+            """
             The policy (docs/JSONL.md "Bot policy") says whom to accept (everyone, an allowlist of DIDs, only \
             peers whose card discloses given fields), the message to send ({name} is the peer's name), rate \
             limits per peer and overall, the most sessions at once, and what to do with people already in the \
             contact book. Commands on stdin as for listen --jsonl (accept and decline are the policy's). \
             --check reads the policy, prints it as JSON and exits. See examples/bot for a ready bot and a systemd unit.
-            """)
+            """
+        ))
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var node: NodeOptions
 
-    @Option(help: ArgumentHelp("The policy file (JSON).", valueName: "FILE"))
+    @Option(help: ArgumentHelp(t("The policy file (JSON)."), valueName: "FILE"))
     var policy: String
 
-    @Flag(help: "Only check the policy file and print what it means.")
+    @Flag(help: ArgumentHelp(t("Only check the policy file and print what it means.")))
     var check = false
 
     func run() async throws {
         guard let data = FileManager.default.contents(atPath: policy) else {
-            throw CLIError(.malformedInput, "cannot read the policy file \(policy)")
+            throw CLIError(.malformedInput, t("cannot read the policy file %1$@", policy))
         }
         let parsed: BotPolicy
         do {

@@ -17,10 +17,13 @@ struct CardCommand: AsyncParsableCommand {
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set",
-            abstract: "Set fields of your card (only the fields given change; an empty value removes a field).",
+            abstract: t("Set fields of your card (only the fields given change; an empty value removes a field)."),
             usage: "nearcard card set [--FIELD VALUE …] [--no-FIELD …] [--issuer-proof FILE | --clear-issuer-proof] [--json]",
             discussion: FieldOptions.help(for: CardField.allCases)
-                + "\n\nExample: nearcard card set --name \"Ada Lovelace\" --title Engineer --email ada@example.org --social mastodon:ada:https://example.social/@ada"
+                + "\n\n"
+                + t(
+                    "Example: nearcard card set --name \"Ada Lovelace\" --title Engineer --email ada@example.org --social mastodon:ada:https://example.social/@ada"
+                )
         )
 
         @OptionGroup var global: GlobalOptions
@@ -30,14 +33,14 @@ struct CardCommand: AsyncParsableCommand {
         @Flag(help: .hidden) var clearSkills = false
         @Option(
             help: ArgumentHelp(
-                "A Semaphore group proof your card carries from now on; it must verify and be bound to your DID (see: nearcard semaphore binding).",
+                t("A Semaphore group proof your card carries from now on; it must verify and be bound to your DID (see: nearcard semaphore binding)."),
                 valueName: "FILE"))
         var issuerProof: String?
-        @Flag(help: "Stop carrying a group proof.") var clearIssuerProof = false
-        @Flag(help: "Print the card as JSON afterwards.") var json = false
+        @Flag(help: ArgumentHelp(t("Stop carrying a group proof."))) var clearIssuerProof = false
+        @Flag(help: ArgumentHelp(t("Print the card as JSON afterwards."))) var json = false
 
         func validate() throws {
-            if issuerProof != nil && clearIssuerProof { throw ValidationError("give --issuer-proof or --clear-issuer-proof, not both") }
+            if issuerProof != nil && clearIssuerProof { throw ValidationError(t("give --issuer-proof or --clear-issuer-proof, not both")) }
             _ = try options()
         }
 
@@ -55,11 +58,11 @@ struct CardCommand: AsyncParsableCommand {
             if let issuerProof {
                 let proof = try IssuerProofs.checked(issuerProof, holderDID: try global.identity().did)
                 try db.setIssuerProof(proof.exportJSON)
-                Console.err("Your card now carries a proof of membership of root \(proof.root) (depth \(proof.depth)).")
+                Console.err(t("Your card now carries a proof of membership of root %1$@ (depth %2$@).", "\(proof.root)", String(proof.depth)))
             }
             if clearIssuerProof {
                 try db.setIssuerProof(nil)
-                Console.err("Your card no longer carries a group proof.")
+                Console.err(t("Your card no longer carries a group proof."))
             }
             let options = try options()
             if options.isEmpty && (issuerProof != nil || clearIssuerProof) {
@@ -69,10 +72,10 @@ struct CardCommand: AsyncParsableCommand {
             }
             let typedName = options.values[.name]?.first?.trimmingCharacters(in: .whitespaces)
             if options.removed.contains(.name) || typedName == "" {
-                throw CLIError(.malformedInput, "--name cannot be empty: a card always has a name (--name \"Your Name\")")
+                throw CLIError(.malformedInput, t("--name cannot be empty: a card always has a name (--name \"Your Name\")"))
             }
             guard existing != nil || typedName != nil else {
-                throw CLIError(.malformedInput, "you have no card yet: give at least --name")
+                throw CLIError(.malformedInput, t("you have no card yet: give at least --name"))
             }
             let card = try options.applied(to: existing ?? Card(name: typedName ?? ""))
             // What was typed now must have its field's shape (an email address, a phone number, a URL).
@@ -85,14 +88,14 @@ struct CardCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show your card and which fields exchanges disclose.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: t("Show your card and which fields exchanges disclose."))
         @OptionGroup var global: GlobalOptions
-        @Flag(help: "Print the card as JSON.") var json = false
+        @Flag(help: ArgumentHelp(t("Print the card as JSON."))) var json = false
 
         func run() async throws {
             let db = try global.existingDatabase()
             guard let mine = try db.myCard() else {
-                throw CLIError(.notFound, "you have no card yet; make one with: nearcard card set --name \"Your Name\" --email …")
+                throw CLIError(.notFound, t("you have no card yet; make one with: nearcard card set --name \"Your Name\" --email …"))
             }
             if json { Console.json(mine.card.json) } else { try CardDisplay.show(mine.card, database: db) }
         }
@@ -101,19 +104,19 @@ struct CardCommand: AsyncParsableCommand {
     struct Fields: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "fields",
-            abstract: "List the fields a card can hold: option, limit, vCard property, whether exchanges share it by default.",
-            discussion: "The list is the node's field table; --json prints it whole (one object a field, in the card's order).")
-        @Flag(help: "Print the table as JSON.") var json = false
+            abstract: t("List the fields a card can hold: option, limit, vCard property, whether exchanges share it by default."),
+            discussion: t("The list is the node's field table; --json prints it whole (one object a field, in the card's order)."))
+        @Flag(help: ArgumentHelp(t("Print the table as JSON."))) var json = false
 
         func run() throws {
             if json { return Console.json(CardField.tableJSON) }
             let rows = CardField.displayOrder.map(\.row)
             ContactDisplay.columns(
-                ["FIELD", "OPTION", "LIMIT", "VCARD", "SHARED", "SINCE"],
+                [t("FIELD"), t("OPTION"), t("LIMIT"), "VCARD", t("SHARED"), t("SINCE")],
                 rows.map { row in
                     [
                         row.field.rawValue, "--\(row.option)", "\(row.maximumCharacters)", row.vCardProperty,
-                        row.sharedByDefault ? "by default" : "if chosen", "v\(row.since)",
+                        row.sharedByDefault ? t("by default") : t("if chosen"), "v\(row.since)",
                     ]
                 })
         }
@@ -122,10 +125,10 @@ struct CardCommand: AsyncParsableCommand {
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "import",
-            abstract: "Replace your card with one read from a vCard 4.0 file or a Nearcard JSON card.")
+            abstract: t("Replace your card with one read from a vCard 4.0 file or a Nearcard JSON card."))
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The file (vCard: BEGIN:VCARD…; JSON: {\"name\": …}).") var file: String
-        @Flag(help: "Print the card as JSON afterwards.") var json = false
+        @Argument(help: ArgumentHelp(t("The file (vCard: BEGIN:VCARD…; JSON: {\"name\": …})."))) var file: String
+        @Flag(help: ArgumentHelp(t("Print the card as JSON afterwards."))) var json = false
 
         func run() async throws {
             let card = try CardFiles.read(file)
@@ -135,7 +138,7 @@ struct CardCommand: AsyncParsableCommand {
             if json {
                 Console.json(saved.card.json)
             } else {
-                Console.out("Imported your card from \(file)")
+                Console.out(t("Imported your card from %1$@", file))
                 try CardDisplay.show(saved.card, database: db)
             }
         }
@@ -147,11 +150,14 @@ enum CardFiles {
     /// The one card of a file (your own card): a file of several is refused, not read for its first.
     static func read(_ path: String) throws -> Card {
         let entries = try readAll(path)
-        guard let first = entries.first else { throw CLIError(.malformedInput, "\(path) holds no card") }
+        guard let first = entries.first else { throw CLIError(.malformedInput, t("%1$@ holds no card", path)) }
         guard entries.count == 1 else {
             throw CLIError(
                 .malformedInput,
-                "\(path) holds \(entries.count) cards and your card is one: give a file with one card (to add these as contacts: nearcard contacts import \(path))"
+                t.plural(
+                    "%1$@ holds %2$@ card and your card is one: give a file with one card (to add these as contacts: nearcard contacts import %1$@)",
+                    "%1$@ holds %2$@ cards and your card is one: give a file with one card (to add these as contacts: nearcard contacts import %1$@)",
+                    count: entries.count, path, String(entries.count))
             )
         }
         return first.card
@@ -162,31 +168,35 @@ enum CardFiles {
     /// not what it claims of its verification).
     static func readAll(_ path: String) throws -> [VCard.Entry] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError(.malformedInput, "cannot read \(path): \(PrivateFiles.unreadable(path))")
+            throw CLIError(.malformedInput, t("cannot read %1$@: %2$@", path, PrivateFiles.unreadable(path)))
         }
-        guard data.count <= VCard.maximumLength else { throw CLIError(.malformedInput, "\(path) is larger than \(VCard.maximumLength) bytes") }
-        guard let text = String(validating: Array(data), as: UTF8.self) else { throw CLIError(.malformedInput, "\(path) is not UTF-8 text") }
+        guard data.count <= VCard.maximumLength else {
+            throw CLIError(
+                .malformedInput,
+                t.plural("%1$@ is larger than %2$@ byte", "%1$@ is larger than %2$@ bytes", count: VCard.maximumLength, path, String(VCard.maximumLength)))
+        }
+        guard let text = String(validating: Array(data), as: UTF8.self) else { throw CLIError(.malformedInput, t("%1$@ is not UTF-8 text", path)) }
         let trimmed = text.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
         do {
             if trimmed.first == "{" {
                 return [VCard.Entry(card: try Card(json: try JSONParser.parse(Array(data))), notes: nil)]
             }
             if trimmed.first == "[" {
-                guard let items = try JSONParser.parse(Array(data)).arrayValue else { throw CLIError(.malformedInput, "\(path) is not a JSON array") }
-                guard !items.isEmpty else { throw CLIError(.malformedInput, "\(path) holds no card") }
+                guard let items = try JSONParser.parse(Array(data)).arrayValue else { throw CLIError(.malformedInput, t("%1$@ is not a JSON array", path)) }
+                guard !items.isEmpty else { throw CLIError(.malformedInput, t("%1$@ holds no card", path)) }
                 return try items.enumerated().map { i, item in
                     do { return try entry(item) } catch let e as ModelError {
-                        throw CLIError(.malformedInput, "\(path): item \(i + 1): \(e.message)")
+                        throw CLIError(.malformedInput, t("%1$@: item %2$@: %3$@", path, String(i + 1), t.say(e.phrase)))
                     }
                 }
             }
             let entries = try VCard.parse(text)
-            guard !entries.isEmpty else { throw CLIError(.malformedInput, "\(path) holds no card") }
+            guard !entries.isEmpty else { throw CLIError(.malformedInput, t("%1$@ holds no card", path)) }
             return entries
         } catch let e as ModelError {
-            throw CLIError(.malformedInput, "\(path): \(e.message)")
+            throw CLIError(.malformedInput, "\(path): " + t.say(e.phrase))
         } catch let e as CryptoError {
-            throw CLIError(.malformedInput, "\(path): \(e.message)")
+            throw CLIError(.malformedInput, "\(path): " + t.say(e.phrase))
         }
     }
 
@@ -207,11 +217,11 @@ enum CardDisplay {
         var rows: [(String, String)] = []
         for field in CardField.displayOrder {
             switch field.kind {
-            case .text: if let v = card[text: field] { rows.append((field.label, v)) }
+            case .text: if let v = card[text: field] { rows.append((t(field.label), v)) }
             case .socialProfiles:
-                for s in card.socialNetworks { rows.append((field.label, "\(s.platform): \(s.username)" + (s.url.map { " <\($0)>" } ?? ""))) }
-            case .skills: if !card.skills.isEmpty { rows.append((field.label, card.skills.map(\.name).joined(separator: ", "))) }
-            case .photo: if let photo = card.photo { rows.append((field.label, Photo.describe(photo))) }
+                for s in card.socialNetworks { rows.append((t(field.label), "\(s.platform): \(s.username)" + (s.url.map { " <\($0)>" } ?? ""))) }
+            case .skills: if !card.skills.isEmpty { rows.append((t(field.label), card.skills.map(\.name).joined(separator: ", "))) }
+            case .photo: if let photo = card.photo { rows.append((t(field.label), Photo.describe(photo))) }
             }
         }
         // What a card says is the card holder's text: isolated, it cannot reorder the line it is on.
@@ -221,10 +231,11 @@ enum CardDisplay {
     static func show(_ card: Card, database: Book) throws {
         var rows = rows(card)
         if let text = try database.issuerProof(), let proof = try? SemaphoreProof(json: text) {
-            rows.append(("Group proof", "member of root \(proof.root) (Semaphore, depth \(proof.depth))"))
+            rows.append((t("Group proof"), t("member of root %1$@ (Semaphore, depth %2$@)", "\(proof.root)", String(proof.depth))))
         }
         Console.table(rows)
         Console.out("")
-        Console.out("Exchanges disclose: \(try database.sharingPolicy().orderedFieldNames.joined(separator: ", "))  (change with: nearcard share --fields …)")
+        let disclosed = try database.sharingPolicy().orderedFieldNames.joined(separator: ", ")
+        Console.out(t("Exchanges disclose: %1$@  (change with: nearcard share --fields …)", disclosed))
     }
 }

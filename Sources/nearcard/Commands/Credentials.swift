@@ -13,9 +13,9 @@ struct Credentials: AsyncParsableCommand {
         subcommands: [List.self, Show.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "list", abstract: "List imported credentials.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: t("List imported credentials."))
         @OptionGroup var global: GlobalOptions
-        @Flag(help: "Print as JSON.") var json = false
+        @Flag(help: ArgumentHelp(t("Print as JSON."))) var json = false
         func run() async throws {
             let all = try global.existingDatabase().credentials()
             if json {
@@ -23,11 +23,11 @@ struct Credentials: AsyncParsableCommand {
                 return
             }
             if all.isEmpty {
-                Console.out("No credentials.")
+                Console.out(t("No credentials."))
                 return
             }
             ContactDisplay.columns(
-                ["ID", "TYPE", "ISSUER", "STATUS", "EXPIRES"],
+                [t("ID"), t("TYPE"), t("ISSUER"), t("STATUS"), t("EXPIRES")],
                 all.map { c in
                     [String(c.id.prefix(24)), c.types.last ?? "", String(c.issuer.prefix(30)) + "…", c.status.rawValue, c.expiresAt.map(ISO8601.string) ?? "-"]
                 })
@@ -35,10 +35,10 @@ struct Credentials: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one credential.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: t("Show one credential."))
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The credential id (or a unique part of it).") var id: String
-        @Flag(help: "Print as JSON.") var json = false
+        @Argument(help: ArgumentHelp(t("The credential id (or a unique part of it)."))) var id: String
+        @Flag(help: ArgumentHelp(t("Print as JSON."))) var json = false
         func run() async throws {
             let c = try global.existingDatabase().credential(id)
             if json {
@@ -46,9 +46,9 @@ struct Credentials: AsyncParsableCommand {
                 return
             }
             Console.table([
-                ("ID", c.id), ("Types", c.types.joined(separator: ", ")), ("Issuer", c.issuer), ("Subject", c.subject ?? "-"),
-                ("Status", "\(c.status.rawValue): \(c.reason)"), ("Issued", c.issuedAt.map(ISO8601.string) ?? "-"),
-                ("Expires", c.expiresAt.map(ISO8601.string) ?? "-"), ("Imported", ISO8601.string(c.importedAt)),
+                (t("ID"), c.id), (t("Types"), c.types.joined(separator: ", ")), (t("Issuer"), c.issuer), (t("Subject"), c.subject ?? "-"),
+                (t("Status"), "\(c.status.rawValue): \(c.reason)"), (t("Issued"), c.issuedAt.map(ISO8601.string) ?? "-"),
+                (t("Expires"), c.expiresAt.map(ISO8601.string) ?? "-"), (t("Imported"), ISO8601.string(c.importedAt)),
             ])
         }
     }

@@ -13,18 +13,20 @@ struct DID: AsyncParsableCommand {
     struct Resolve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "resolve",
-            abstract: "Resolve a did:key (P-256 zDn…, Ed25519 z6Mk…, X25519 z6LS…; also P-384, P-521) to its DID document.",
+            abstract: t("Resolve a did:key (P-256 zDn…, Ed25519 z6Mk…, X25519 z6LS…; also P-384, P-521) to its DID document."),
             discussion:
-                "A malformed or unsupported did:key exits with code 2 and names the did:key specification's error (invalidDid, invalidPublicKeyLength, invalidPublicKey, unsupportedPublicKeyType)."
+                t(
+                    "A malformed or unsupported did:key exits with code 2 and names the did:key specification's error (invalidDid, invalidPublicKeyLength, invalidPublicKey, unsupportedPublicKeyType)."
+                )
         )
 
         /// (Accepted like everywhere, README: resolving reads no home.)
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "The did:key to resolve.")
+        @Argument(help: ArgumentHelp(t("The did:key to resolve.")))
         var did: String
 
-        @Option(help: "Verification-method format: Multikey or JsonWebKey2020.")
+        @Option(help: ArgumentHelp(t("Verification-method format: Multikey or JsonWebKey2020.")))
         var format: DIDKey.DocumentFormat = .multikey
 
         func run() async throws {

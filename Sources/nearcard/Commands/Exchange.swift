@@ -12,7 +12,8 @@ struct Exchange: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "exchange",
         abstract: t("Exchange cards with a peer on the LAN."),
-        discussion: """
+        discussion: t(
+            """
             PEER is a name as `nearcard peers` shows it (an announced name, or a contact recognised by \
             their presence tag, even in private mode: then their node must prove it is them), a contact's \
             DID, a peer ID from `nearcard peers` (4+ of its hex digits), or HOST:PORT (no multicast \
@@ -28,53 +29,55 @@ struct Exchange: AsyncParsableCommand {
             your nodes next reach each other); 130 stopped by Ctrl-C, which says what that left on each side \
             (before the cards crossed: nothing, on either). With --json a failure prints {"error": {"exit", "message"}} \
             on stdout as well.
-            """)
+            """))
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "A name or peer ID as `nearcard peers` shows it, a contact's DID, or HOST:PORT.")
+    @Argument(help: ArgumentHelp(t("A name or peer ID as `nearcard peers` shows it, a contact's DID, or HOST:PORT.")))
     var peer: String?
 
-    @Option(help: ArgumentHelp("An invitation's text (nearcard-invite:…), from `nearcard qr invite` or any QR scanner.", valueName: "TEXT"))
+    @Option(help: ArgumentHelp(t("An invitation's text (nearcard-invite:…), from `nearcard qr invite` or any QR scanner."), valueName: "TEXT"))
     var invite: String?
 
-    @Option(help: ArgumentHelp("An image (PNG or JPEG) of an invitation's QR code.", valueName: "FILE"))
+    @Option(help: ArgumentHelp(t("An image (PNG or JPEG) of an invitation's QR code."), valueName: "FILE"))
     var inviteImage: String?
 
-    @Option(help: "Ephemeral message sent with your card (at most 140 characters).")
+    @Option(help: ArgumentHelp(t("Ephemeral message sent with your card (at most 140 characters).")))
     var message: String?
 
-    @Flag(name: .shortAndLong, help: "Consent without asking.")
+    @Flag(name: .shortAndLong, help: ArgumentHelp(t("Consent without asking.")))
     var yes = false
 
-    @Flag(help: "Print the new contact as JSON.")
+    @Flag(help: ArgumentHelp(t("Print the new contact as JSON.")))
     var json = false
 
-    @Option(parsing: .unconditional, help: "Seconds to look for PEER on the LAN.")
+    @Option(parsing: .unconditional, help: ArgumentHelp(t("Seconds to look for PEER on the LAN.")))
     var timeout: Double = 5
 
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Seconds to keep trying to connect when the peer does not answer (a lossy or slow network): attempts with longer waits, in all.",
+            t(
+                "Seconds to keep trying to connect when the peer does not answer (a lossy or slow network): attempts with longer waits, in all."
+            ),
             valueName: "SECONDS"))
     var connectBudget: Double = 30
 
-    @Option(name: .customLong("interface"), help: ArgumentHelp("Look for PEER only on this interface; repeatable.", valueName: "IF"))
+    @Option(name: .customLong("interface"), help: ArgumentHelp(t("Look for PEER only on this interface; repeatable."), valueName: "IF"))
     var interfaces: [String] = []
 
     func validate() throws {
         if [peer != nil, invite != nil, inviteImage != nil].filter({ $0 }).count != 1 {
-            throw ValidationError("give one of PEER, --invite TEXT or --invite-image FILE")
+            throw ValidationError(t("give one of PEER, --invite TEXT or --invite-image FILE"))
         }
-        if let message, let problem = ProximityPayload.messageProblem(message) { throw ValidationError(problem) }
-        if !(timeout > 0 && timeout <= 600) { throw ValidationError("--timeout must be more than 0 and at most 600 seconds") }
-        if !(connectBudget >= 1 && connectBudget <= 600) { throw ValidationError("--connect-budget must be between 1 and 600 seconds") }
+        if let message, let problem = ProximityPayload.messageProblemPhrase(message) { throw ValidationError(t.say(problem)) }
+        if !(timeout > 0 && timeout <= 600) { throw ValidationError(t("--timeout must be more than 0 and at most 600 seconds")) }
+        if !(connectBudget >= 1 && connectBudget <= 600) { throw ValidationError(t("--connect-budget must be between 1 and 600 seconds")) }
     }
 
     func run() async throws {
         // Ctrl-C (or SIGTERM) mid-exchange: what happened on this side and what the other sees, then exit 130.
-        let phase = DialPhase(peer ?? "the inviting node")
+        let phase = DialPhase(peer ?? t("the inviting node"))
         let json = self.json
         Task.detached {
             for await _ in NodeSetup.interrupts() {
@@ -204,7 +207,7 @@ struct Exchange: AsyncParsableCommand {
         guard reply["ok"] == true else { throw RunningNode.failure(reply) }
         let db = try global.readingDatabase()
         guard let id = reply["contact"]?["id"]?.stringValue, let contact = try db.contact(id: id) else {
-            throw CLIError(.software, "the running node reported an exchange whose contact is not in the book")
+            throw CLIError(.software, t("the running node reported an exchange whose contact is not in the book"))
         }
         let unconfirmed = reply["unconfirmed"] == true
         if json {
@@ -256,7 +259,7 @@ struct Exchange: AsyncParsableCommand {
                 SessionStory.completed(contact, database: database)
             }
         case .unconfirmed(let contact, let outcome, let error):
-            let words = Self.unconfirmed(contact.card.name, reason: error.message)
+            let words = Self.unconfirmed(contact.card.name, reason: t.say(error.phrase))
             if json {
                 var o = contact.json.objectValue!
                 extra(&o, outcome.sas)
@@ -279,7 +282,7 @@ struct Exchange: AsyncParsableCommand {
         let path = inviteImage ?? ""
         let texts = try QR.Scan.codes(inImage: path)
         guard let text = texts.first(where: NodeRuntime.isInvitation) else {
-            throw CLIError(.malformedInput, "\(path): the QR code is not a Nearcard invitation")
+            throw CLIError(.malformedInput, t("%1$@: the QR code is not a Nearcard invitation", path))
         }
         return text
     }

@@ -9,6 +9,6 @@ import NearcardSemaphore
 /// contact stored before verdicts were kept shows its group, if it proved one).
 enum GroupNote {
     static func note(for contact: Contact) -> String? {
-        contact.groupVerdict ?? contact.memberOf.map { "a member of the trusted group “\($0)” (Semaphore proof verified)" }
+        contact.groupVerdict ?? contact.memberOf.map { t("a member of the trusted group “%1$@” (Semaphore proof verified)", $0) }
     }
 }

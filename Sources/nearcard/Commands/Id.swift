@@ -12,21 +12,21 @@ struct Id: AsyncParsableCommand {
         subcommands: [Show.self, PassphraseCommand.self, RotatePresence.self], defaultSubcommand: Show.self)
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show your DID, fingerprint and public keys.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: t("Show your DID, fingerprint and public keys."))
 
         @OptionGroup var global: GlobalOptions
 
-        @Flag(help: "Print {did, publicKeyJwk, pubKey, signPubKey, fingerprint, name} as JSON.")
+        @Flag(help: ArgumentHelp(t("Print {did, publicKeyJwk, pubKey, signPubKey, fingerprint, name} as JSON.")))
         var json = false
 
-        @Flag(help: "Print the identity's W3C DID document.")
+        @Flag(help: ArgumentHelp(t("Print the identity's W3C DID document.")))
         var document = false
 
-        @Option(help: "Verification-method format of --document: Multikey or JsonWebKey2020.")
+        @Option(help: ArgumentHelp(t("Verification-method format of --document: Multikey or JsonWebKey2020.")))
         var format: DIDKey.DocumentFormat = .multikey
 
         func validate() throws {
-            if json && document { throw ValidationError("use either --json or --document") }
+            if json && document { throw ValidationError(t("use either --json or --document")) }
         }
 
         func run() async throws {
@@ -42,10 +42,10 @@ struct Id: AsyncParsableCommand {
                 let secrets = Result { () throws(NodeError) -> Bool in try home.checkSecrets() }
                 let state: String
                 switch secrets {
-                case .success(let sealed): state = sealed ? "sealed under a passphrase" : "not sealed (mode 0600)"
-                case .failure: state = "DAMAGED (see below)"
+                case .success(let sealed): state = sealed ? t("sealed under a passphrase") : t("not sealed (mode 0600)")
+                case .failure: state = t("DAMAGED (see below)")
                 }
-                Console.table(IdentityDisplay.rows(identity, secretKeys: state) + [("Home", home.path)])
+                Console.table(IdentityDisplay.rows(identity, secretKeys: state) + [(t("Home"), home.path)])
                 if case .failure(let problem) = secrets { throw problem }
             }
         }
@@ -55,8 +55,9 @@ struct Id: AsyncParsableCommand {
     struct PassphraseCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "passphrase",
-            abstract: "Add, change or remove the passphrase your secret keys are sealed under.",
-            discussion: """
+            abstract: t("Add, change or remove the passphrase your secret keys are sealed under."),
+            discussion: t(
+                """
                 Unsealed keys are sealed under a new passphrase; sealed keys, once opened with the current \
                 one, are sealed under the new one (--remove: left unsealed, mode 0600). The new passphrase \
                 is asked twice at the terminal, or read from --new-passphrase-file (its first line); the \
@@ -68,28 +69,29 @@ struct Id: AsyncParsableCommand {
                 file or credential needs the new one before it next starts. Exit 0 done; 2 the new \
                 passphrases differed three times, or a passphrase file is unusable; 3 wrong current \
                 passphrase, or no identity.
-                """)
+                """
+            ))
 
         @OptionGroup var global: GlobalOptions
 
-        @Option(help: ArgumentHelp("Read the new passphrase from this file's first line (mode 0600).", valueName: "FILE"))
+        @Option(help: ArgumentHelp(t("Read the new passphrase from this file's first line (mode 0600)."), valueName: "FILE"))
         var newPassphraseFile: String?
 
-        @Flag(help: "Remove the passphrase: the keys are left unsealed (readable by anyone who can read your files as you).")
+        @Flag(help: ArgumentHelp(t("Remove the passphrase: the keys are left unsealed (readable by anyone who can read your files as you).")))
         var remove = false
 
-        @Flag(help: "Print {sealed, was} as JSON.")
+        @Flag(help: ArgumentHelp(t("Print {sealed, was} as JSON.")))
         var json = false
 
         func validate() throws {
-            if remove && newPassphraseFile != nil { throw ValidationError("use either --remove or --new-passphrase-file") }
+            if remove && newPassphraseFile != nil { throw ValidationError(t("use either --remove or --new-passphrase-file")) }
         }
 
         func run() async throws {
             let home = global.resolvedHome
             let wasSealed = try home.checkSecrets()
             if remove && !wasSealed {
-                if json { Console.json(["sealed": false, "was": false]) } else { Console.out("Your secret keys are not sealed; nothing to remove.") }
+                if json { Console.json(["sealed": false, "was": false]) } else { Console.out(t("Your secret keys are not sealed; nothing to remove.")) }
                 return
             }
             // The current one first: a wrong one stops here, before a new one is asked for.
@@ -103,9 +105,9 @@ struct Id: AsyncParsableCommand {
             } else {
                 guard
                     let typed = try Init.askTwice(
-                        wasSealed ? "New passphrase: " : "Passphrase to seal your secret keys: ", allowEmpty: false, nothing: "nothing was changed")
+                        wasSealed ? t("New passphrase: ") : t("Passphrase to seal your secret keys: "), allowEmpty: false, nothing: t("nothing was changed"))
                 else {
-                    throw CLIError(.malformedInput, "no terminal to ask for the new passphrase on; use --new-passphrase-file FILE")
+                    throw CLIError(.malformedInput, t("no terminal to ask for the new passphrase on; use --new-passphrase-file FILE"))
                 }
                 new = typed
             }
@@ -113,12 +115,16 @@ struct Id: AsyncParsableCommand {
             if json {
                 Console.json(["sealed": .bool(new != nil), "was": .bool(wasSealed)])
             } else if new == nil {
-                Console.out("Passphrase removed: \(home.secretKeysPath) is now unsealed (mode 0600), readable by anyone who can read your files as you.")
+                Console.out(t("Passphrase removed: %1$@ is now unsealed (mode 0600), readable by anyone who can read your files as you.", home.secretKeysPath))
             } else {
                 Console.out(
-                    (wasSealed ? "Passphrase changed" : "Your secret keys are now sealed under the passphrase")
-                        + " (Argon2id + XChaCha20-Poly1305). Commands that sign ask for it; a service reads it from NEARCARD_PASSPHRASE_FILE or the nearcard-passphrase credential."
-                )
+                    wasSealed
+                        ? t(
+                            "Passphrase changed (Argon2id + XChaCha20-Poly1305). Commands that sign ask for it; a service reads it from NEARCARD_PASSPHRASE_FILE or the nearcard-passphrase credential."
+                        )
+                        : t(
+                            "Your secret keys are now sealed under the passphrase (Argon2id + XChaCha20-Poly1305). Commands that sign ask for it; a service reads it from NEARCARD_PASSPHRASE_FILE or the nearcard-passphrase credential."
+                        ))
             }
         }
     }
@@ -127,19 +133,21 @@ struct Id: AsyncParsableCommand {
     struct RotatePresence: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rotate-presence",
-            abstract: "Replace your presence key: your contacts stop recognising you on the LAN until you next exchange with them.",
-            discussion: """
+            abstract: t("Replace your presence key: your contacts stop recognising you on the LAN until you next exchange with them."),
+            discussion: t(
+                """
                 Your node's announcements carry a tag that changes every few minutes and that only your \
                 contacts can recognise, with the presence key you handed them in your last exchange. A new \
                 key withdraws that: a node running on this home announces again with the new key before \
                 this command returns (and one started later uses it from the start), and from then on nobody \
                 recognises you until an exchange hands them the new key. Your identity, contacts and \
                 messages are not changed.
-                """)
+                """
+            ))
 
         @OptionGroup var global: GlobalOptions
 
-        @Flag(help: "Print {rotated, createdAt} as JSON.")
+        @Flag(help: ArgumentHelp(t("Print {rotated, createdAt} as JSON.")))
         var json = false
 
         func run() async throws {
@@ -156,7 +164,7 @@ struct Id: AsyncParsableCommand {
             if json {
                 Console.json(["rotated": .bool(true), "createdAt": .string(ISO8601.string(now))])
             } else {
-                Console.out("New presence key made: your contacts will not recognise you on the LAN until you next exchange cards with them.")
+                Console.out(t("New presence key made: your contacts will not recognise you on the LAN until you next exchange cards with them."))
             }
         }
     }

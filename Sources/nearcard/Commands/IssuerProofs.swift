@@ -15,10 +15,11 @@ enum IssuerProofs {
         guard SemaphoreBinding.isBound(proof, to: holderDID) else {
             throw CLIError(
                 .checkFailed,
-                """
-                \(file): the proof is not bound to your DID, so recipients would refuse it; make it with the message \
-                and scope from: nearcard semaphore binding
-                """)
+                t(
+                    """
+                    %1$@: the proof is not bound to your DID, so recipients would refuse it; make it with the message \
+                    and scope from: nearcard semaphore binding
+                    """, file))
         }
         if case .failure(let f) = SemaphoreVerifier.verify(proof) { throw CLIError(.checkFailed, "\(file): \(f.description)") }
         return proof

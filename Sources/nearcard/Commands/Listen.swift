@@ -10,30 +10,32 @@ struct Listen: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "listen",
         abstract: t("Publish this node on the LAN (DNS-SD, _nearcard._tcp) and serve card exchanges until Ctrl-C."),
-        discussion: """
+        discussion: t(
+            """
             With --accept ask (the default) each request shows who is asking and the check code, and waits \
             for y/N at the terminal. Without a terminal, ask declines every request and says why: give \
             --accept all or --accept allowlist:FILE (one DID per line) to run unattended. With --jsonl the \
             node speaks JSON lines (docs/JSONL.md): events on stdout, commands on stdin, and --accept ask \
             waits for accept/decline commands. Exits 0 on Ctrl-C (SIGINT or SIGTERM) or a quit command.
-            """)
+            """
+        ))
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var node: NodeOptions
 
-    @Option(help: ArgumentHelp("Who to accept: ask, all, or allowlist:FILE.", valueName: "POLICY"))
+    @Option(help: ArgumentHelp(t("Who to accept: ask, all, or allowlist:FILE."), valueName: "POLICY"))
     var accept: String = "ask"
 
-    @Option(help: "Ephemeral message sent with your card in every exchange (at most 140 characters).")
+    @Option(help: ArgumentHelp(t("Ephemeral message sent with your card in every exchange (at most 140 characters).")))
     var message: String?
 
-    @Flag(help: "Speak JSON lines: events on stdout, commands on stdin (docs/JSONL.md).")
+    @Flag(help: ArgumentHelp(t("Speak JSON lines: events on stdout, commands on stdin (docs/JSONL.md).")))
     var jsonl = false
 
     func validate() throws {
-        if let message, let problem = ProximityPayload.messageProblem(message) { throw ValidationError(problem) }
+        if let message, let problem = ProximityPayload.messageProblemPhrase(message) { throw ValidationError(t.say(problem)) }
         if !(accept == "ask" || accept == "all" || accept.hasPrefix("allowlist:")) {
-            throw ValidationError("--accept is ask, all, or allowlist:FILE")
+            throw ValidationError(t("--accept is ask, all, or allowlist:FILE"))
         }
     }
 

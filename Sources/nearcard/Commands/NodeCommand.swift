@@ -39,8 +39,11 @@ enum NodeCommand {
         // node runs, answers commands; this face only moves the lines.
         let session = jsonl ? JSONLinesSession(configuration: context, output: { Console.line($0) }) : nil
         if try context.book.myCard() == nil {
-            let note = "you have no card yet; peers will get only your name (set one with: nearcard card set …)"
-            if let session { session.warn(note) } else { Console.err("nearcard: \(note)") }
+            if let session {
+                session.warn("you have no card yet; peers will get only your name (set one with: nearcard card set …)")
+            } else {
+                Console.err("nearcard: " + t("you have no card yet; peers will get only your name (set one with: nearcard card set …)"))
+            }
         }
         let printer: Task<Void, Never>? =
             jsonl
@@ -52,7 +55,7 @@ enum NodeCommand {
         do { runtime = try await NodeRuntime.start(context, options: node.runtime) } catch {
             printer?.cancel()
             if error is NodeError { throw error }
-            throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
+            throw CLIError(.environment, t("cannot listen on port %1$@: %2$@", String(node.port), "\(error)"))
         }
         lock.record(NodeLock.Holder(command: command, pid: Int(getpid()), port: runtime.port))
         // Commands typed beside the node (exchange, id rotate-presence, card set …) reach it here.
@@ -100,7 +103,7 @@ enum NodeCommand {
     /// missing: a configuration shared by machines.
     static func sayMissingInterfaces(_ node: NodeOptions) {
         for name in InterfaceFilter(allow: node.interfaces).unknownAllowed {
-            Console.err("nearcard: --interface \(name): this machine has no such interface now (see: ip link); the node will use it if it appears")
+            Console.err("nearcard: " + t("--interface %1$@: this machine has no such interface now (see: ip link); the node will use it if it appears", name))
         }
     }
 
@@ -108,10 +111,12 @@ enum NodeCommand {
         guard let metrics = node.metrics else { return nil }
         let host: String
         let port: Int
-        do { (host, port) = try MetricsEndpoint.parse(metrics) } catch { throw ValidationError(error.message) }
+        do { (host, port) = try MetricsEndpoint.parse(metrics) } catch {
+            throw ValidationError(t("--metrics %1$@ is not HOST:PORT (e.g. 127.0.0.1:9464)", metrics))
+        }
         MetricsEndpoint.bootstrap()
         do { return try await MetricsEndpoint.start(host: host, port: port) } catch {
-            throw CLIError(.environment, "cannot serve metrics on \(metrics): \(UICommand.reason(error))")
+            throw CLIError(.environment, t("cannot serve metrics on %1$@: %2$@", metrics, UICommand.reason(error)))
         }
     }
 
@@ -127,13 +132,14 @@ enum NodeCommand {
     /// --grace seconds to finish), or a stop at once.
     static func sayStopping(_ how: NodeLifecycle.Stop, open: Int, grace: TimeInterval) {
         switch how {
-        case .drain: Console.out("\nStopping: no new sessions; \(open) in flight get up to \(Int(grace)) s…")
-        case .atOnce: Console.out("\nStopping…")
+        case .drain:
+            Console.out("\n" + t("Stopping: no new sessions; %1$@ in flight get up to %2$@ s…", String(open), String(Int(grace))))
+        case .atOnce: Console.out("\n" + t("Stopping…"))
         }
     }
 
     static func sayLeftOpen(_ left: Int, grace: TimeInterval) {
-        Console.err("nearcard: \(left) session(s) did not finish within \(Int(grace)) s and were closed")
+        Console.err("nearcard: " + t("%1$@ session(s) did not finish within %2$@ s and were closed", String(left), String(Int(grace))))
     }
 
     /// Tells systemd the node is ready, keeps its STATUS= current as sessions start and end, and feeds

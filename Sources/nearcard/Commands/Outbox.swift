@@ -14,32 +14,32 @@ struct Outbox: AsyncParsableCommand {
         subcommands: [List.self, Clear.self], defaultSubcommand: List.self)
 
     struct Clear: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "clear", abstract: "Remove delivered and failed messages (queued ones stay).")
+        static let configuration = CommandConfiguration(commandName: "clear", abstract: t("Remove delivered and failed messages (queued ones stay)."))
         @OptionGroup var global: GlobalOptions
         func run() async throws {
             let n = try global.existingDatabase().clearOutbox()
-            Console.out("Removed \(n) message(s).")
+            Console.out(t.plural("Removed %1$ld message(s).", "Removed %1$ld message(s).", count: n, String(n)))
         }
     }
 }
 
 extension Outbox {
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "list", abstract: "Show follow-up messages waiting to be delivered, or that failed.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: t("Show follow-up messages waiting to be delivered, or that failed."))
         @OptionGroup var global: GlobalOptions
         /// What the TEXT column shows for a delivered message, whose text the store no longer keeps.
-        static let removedText = "(text removed after delivery)"
+        static let removedText = t("(text removed after delivery)")
 
-        @Flag(help: "Also list delivered messages (their text is not kept after delivery).") var all = false
-        @Flag(help: "Print the messages as a JSON array.") var json = false
-        @Flag(help: "Try to deliver every queued message now (looking for the contacts on the LAN for --wait seconds).")
+        @Flag(help: ArgumentHelp(t("Also list delivered messages (their text is not kept after delivery)."))) var all = false
+        @Flag(help: ArgumentHelp(t("Print the messages as a JSON array."))) var json = false
+        @Flag(help: ArgumentHelp(t("Try to deliver every queued message now (looking for the contacts on the LAN for --wait seconds).")))
         var send = false
-        @Option(parsing: .unconditional, help: "With --send: seconds to look for the contacts on the LAN.")
+        @Option(parsing: .unconditional, help: ArgumentHelp(t("With --send: seconds to look for the contacts on the LAN.")))
         var wait: Double = 3
 
         func validate() throws {
             // Written so that nan fails it too (every comparison with nan is false).
-            if !(wait >= 0 && wait <= 3600) { throw ValidationError("--wait must be between 0 and 3600 seconds") }
+            if !(wait >= 0 && wait <= 3600) { throw ValidationError(t("--wait must be between 0 and 3600 seconds")) }
         }
 
         func run() async throws {
@@ -52,7 +52,10 @@ extension Outbox {
                     for s in reply["settled"]?.arrayValue ?? [] {
                         Console.out(SessionStory.settled(name: s["name"]?.stringValue ?? "?", kept: s["kept"]?.boolValue ?? false))
                     }
-                    Console.out("Tried \(sent.count) message(s): \(sent.filter { $0["state"] == "delivered" }.count) delivered.")
+                    Console.out(
+                        t.plural(
+                            "Tried %1$ld message(s): %2$@ delivered.", "Tried %1$ld message(s): %2$@ delivered.", count: sent.count, String(sent.count),
+                            String(sent.filter { $0["state"] == "delivered" }.count)))
                 }
             } else if send {
                 let context = try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))
@@ -64,7 +67,10 @@ extension Outbox {
                 let sent = await NodeRuntime.open(context).deliverQueued(wait: wait)
                 if !json {
                     for line in settled.withLock({ $0 }) { Console.out(line) }
-                    Console.out("Tried \(sent.count) message(s): \(sent.filter { $0.state == .delivered }.count) delivered.")
+                    Console.out(
+                        t.plural(
+                            "Tried %1$ld message(s): %2$@ delivered.", "Tried %1$ld message(s): %2$@ delivered.", count: sent.count, String(sent.count),
+                            String(sent.filter { $0.state == .delivered }.count)))
                 }
             }
             let items = try global.existingDatabase().outbox(all: all)
@@ -73,16 +79,18 @@ extension Outbox {
                 return
             }
             if items.isEmpty {
-                Console.out(all ? "No messages sent." : "Nothing waiting: every message was delivered.")
+                Console.out(all ? t("No messages sent.") : t("Nothing waiting: every message was delivered."))
                 return
             }
             ContactDisplay.columns(
-                ["STATE", "TO", "ATTEMPTS", "CREATED", "DETAIL", "TEXT"],
+                [t("STATE"), t("TO"), t("ATTEMPTS"), t("CREATED"), t("DETAIL"), t("TEXT")],
                 items.map { m in
                     let detail: String
                     switch m.state {
-                    case .queued: detail = "next try \(ISO8601.string(m.nextAttemptAt))" + (m.lastError.map { " — \($0)" } ?? "")
-                    case .delivered: detail = "delivered \(m.deliveredAt.map(ISO8601.string) ?? "")"
+                    case .queued:
+                        let next = ISO8601.string(m.nextAttemptAt)
+                        detail = m.lastError.map { t("next try %1$@ — %2$@", next, $0) } ?? t("next try %1$@", next)
+                    case .delivered: detail = t("delivered %1$@", m.deliveredAt.map(ISO8601.string) ?? "")
                     case .failed: detail = m.lastError ?? ""
                     }
                     return [

@@ -10,9 +10,10 @@ struct Peers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "peers",
         abstract: t("List the Nearcard nodes on the LAN (DNS-SD through avahi-daemon)."),
-        discussion: """
+        discussion: t(
+            """
             Answers as soon as avahi-daemon has told what it holds (its cache: nodes announced on the LAN \
-            while it ran), at most \(Int(Peers.longestWait)) s; --wait SECONDS browses that long instead (to \
+            while it ran), at most %1$@ s; --wait SECONDS browses that long instead (to \
             catch a node that has not announced itself yet), --watch goes on, a line per node that comes \
             or goes, until Ctrl-C. Then checks that each node answers on TCP: nodes that said \
             goodbye or do not answer are left out (--all lists them, marked); CONFIRMED says when each \
@@ -21,37 +22,37 @@ struct Peers: AsyncParsableCommand {
             "someone nearby (private)". Nothing here is proven: `nearcard exchange` proves who answers \
             (a recognised contact must prove their DID; a stranger, the check code). ID names a peer for \
             `nearcard exchange` until it announces itself again (every 15 minutes).
-            """)
+            """, String(Int(Peers.longestWait))))
 
     @OptionGroup var global: GlobalOptions
 
     /// The longest wait for the daemon's cache (one that never says it is done).
     static let longestWait: Double = 3
 
-    @Option(parsing: .unconditional, help: "Browse this many seconds, instead of answering once the daemon's cache is told.")
+    @Option(parsing: .unconditional, help: ArgumentHelp(t("Browse this many seconds, instead of answering once the daemon's cache is told.")))
     var wait: Double?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The same as --wait (its older name).", visibility: .hidden))
+    @Option(parsing: .unconditional, help: ArgumentHelp(t("The same as --wait (its older name)."), visibility: .hidden))
     var timeout: Double?
 
-    @Flag(help: "Go on listing: a line per node that comes or goes (one JSON object per line with --json), until Ctrl-C.")
+    @Flag(help: ArgumentHelp(t("Go on listing: a line per node that comes or goes (one JSON object per line with --json), until Ctrl-C.")))
     var watch = false
 
-    @Flag(help: "Print the peers as JSON.")
+    @Flag(help: ArgumentHelp(t("Print the peers as JSON.")))
     var json = false
 
-    @Flag(help: "Also list nodes that do not answer on TCP.")
+    @Flag(help: ArgumentHelp(t("Also list nodes that do not answer on TCP.")))
     var all = false
 
-    @Option(name: .customLong("interface"), help: ArgumentHelp("Browse only on this interface; repeatable.", valueName: "IF"))
+    @Option(name: .customLong("interface"), help: ArgumentHelp(t("Browse only on this interface; repeatable."), valueName: "IF"))
     var interfaces: [String] = []
 
-    @Option(name: .customLong("exclude-interface"), help: ArgumentHelp("Never browse on this interface; repeatable.", valueName: "IF"))
+    @Option(name: .customLong("exclude-interface"), help: ArgumentHelp(t("Never browse on this interface; repeatable."), valueName: "IF"))
     var excluded: [String] = []
 
     func validate() throws {
-        if let w = wait ?? timeout, !(w > 0 && w <= 600) { throw ValidationError("--wait must be more than 0 and at most 600 seconds") }
-        if watch && (wait ?? timeout) != nil { throw ValidationError("--watch goes on until Ctrl-C: give it no --wait") }
+        if let w = wait ?? timeout, !(w > 0 && w <= 600) { throw ValidationError(t("--wait must be more than 0 and at most 600 seconds")) }
+        if watch && (wait ?? timeout) != nil { throw ValidationError(t("--watch goes on until Ctrl-C: give it no --wait")) }
     }
 
     func run() async throws {
@@ -81,18 +82,18 @@ struct Peers: AsyncParsableCommand {
         }
         if rows.isEmpty {
             Console.out(
-                seconds.map { "No Nearcard nodes found on the LAN in \(Int($0)) s." }
-                    ?? "No Nearcard nodes on the LAN that avahi-daemon knows of (nearcard peers --wait 10 listens longer).")
+                seconds.map { t("No Nearcard nodes found on the LAN in %1$@ s.", String(Int($0))) }
+                    ?? t("No Nearcard nodes on the LAN that avahi-daemon knows of (nearcard peers --wait 10 listens longer)."))
             return
         }
         ContactDisplay.columns(
-            ["ID", "PEER", "INSTANCE", "PORT", "ADDRESSES", "CONFIRMED"] + (all ? ["ANSWERS"] : []),
+            [t("ID"), t("PEER"), t("INSTANCE"), t("PORT"), t("ADDRESSES"), t("CONFIRMED")] + (all ? [t("ANSWERS")] : []),
             rows.map { r in
                 [
                     r.peer.id ?? "-", r.peer.displayName, r.peer.instanceName, String(r.peer.port),
                     r.peer.dialOrder.map { "\($0.ip) (\($0.interfaceName))" }.joined(separator: ", "), Self.age(r.peer.confirmedAt),
                 ]
-                    + (all ? [r.reachable ? "yes" : "no"] : [])
+                    + (all ? [r.reachable ? t("yes") : t("no")] : [])
             })
     }
 
@@ -118,13 +119,16 @@ struct Peers: AsyncParsableCommand {
                         o["event"] = "peer.found"
                         Console.out(JSONValue.object(o).compactText)
                     } else {
-                        Console.out("+ \(peer.displayName)  \(peer.instanceName)  \(peer.dialOrder.map(\.ip).joined(separator: ", "))  port \(peer.port)")
+                        Console.out(
+                            t(
+                                "+ %1$@  %2$@  %3$@  port %4$@", peer.displayName, peer.instanceName, peer.dialOrder.map(\.ip).joined(separator: ", "),
+                                String(peer.port)))
                     }
                 case .lost(let name):
                     guard shown.remove(name) != nil else { continue }
                     if json { Console.out(JSONValue.object(["event": "peer.lost", "instance": .string(name)]).compactText) } else { Console.out("- \(name)") }
                 case .failed(let e):
-                    Console.err("nearcard: discovery: \(e.message)")
+                    Console.err("nearcard: " + t("discovery: %1$@", t.say(e.phrase)))
                 case .settled:
                     continue
                 }
@@ -144,9 +148,9 @@ struct Peers: AsyncParsableCommand {
 
     /// "just now", "40 s ago", "3 min ago", or "never" (its records were never resolved).
     static func age(_ date: Date?) -> String {
-        guard let date else { return "never" }
+        guard let date else { return t("never") }
         let s = Int(Date().timeIntervalSince(date))
-        return s < 5 ? "just now" : s < 120 ? "\(s) s ago" : "\(s / 60) min ago"
+        return s < 5 ? t("just now") : s < 120 ? t("%1$@ s ago", String(s)) : t("%1$@ min ago", String(s / 60))
     }
 
     static func json(_ p: DiscoveredPeer, reachable: Bool) -> JSONValue {

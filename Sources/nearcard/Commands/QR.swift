@@ -25,8 +25,9 @@ struct QR: AsyncParsableCommand {
     struct Make: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "make",
-            abstract: "Show your card as a QR code (terminal), or write it as PNG/SVG or raw text.",
-            discussion: """
+            abstract: t("Show your card as a QR code (terminal), or write it as PNG/SVG or raw text."),
+            discussion: t(
+                """
                 plaintext: the iOS app's plain card (anyone can read it; nobody can verify it). zk: a \
                 selective-disclosure proof any scanner can check (Nearcard's zkProof). did-signed: a \
                 BusinessCardCredential VC-JWT signed with your DID key (what the iOS app calls didSigned). \
@@ -46,25 +47,25 @@ struct QR: AsyncParsableCommand {
                 across, two down) when it fits the window that way, else with sextant characters (two \
                 across, three down), and says so; --glyphs chooses. Words go beside the code when the window \
                 has room to its right.
-                """)
+                """))
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: "plaintext, zk, or did-signed (default: the smallest that fits one code).") var format: Format?
-        @Option(help: ArgumentHelp("Fields to include (default: your sharing selection).", valueName: "FIELDS")) var fields: String?
-        @Option(help: ArgumentHelp("How long the code is valid: 30m, 24h, 7d (at most 365d).", valueName: "DURATION")) var expires: String = "24h"
-        @Option(help: ArgumentHelp("Write FILE.png or FILE.svg instead of drawing in the terminal.", valueName: "FILE")) var out: String?
-        @Flag(help: "Print the raw QR text.") var text = false
-        @Flag(help: "A card too large for one code: show it in frames one after another (files FILE-1.png…, lines of --text).")
+        @Option(help: ArgumentHelp(t("plaintext, zk, or did-signed (default: the smallest that fits one code)."))) var format: Format?
+        @Option(help: ArgumentHelp(t("Fields to include (default: your sharing selection)."), valueName: "FIELDS")) var fields: String?
+        @Option(help: ArgumentHelp(t("How long the code is valid: 30m, 24h, 7d (at most 365d)."), valueName: "DURATION")) var expires: String = "24h"
+        @Option(help: ArgumentHelp(t("Write FILE.png or FILE.svg instead of drawing in the terminal."), valueName: "FILE")) var out: String?
+        @Flag(help: ArgumentHelp(t("Print the raw QR text."))) var text = false
+        @Flag(help: ArgumentHelp(t("A card too large for one code: show it in frames one after another (files FILE-1.png…, lines of --text).")))
         var frames = false
-        @Option(help: ArgumentHelp("How the terminal draws it: auto, half (half blocks), sextant.", valueName: "GLYPHS"))
+        @Option(help: ArgumentHelp(t("How the terminal draws it: auto, half (half blocks), sextant."), valueName: "GLYPHS"))
         var glyphs: String = "auto"
 
         func validate() throws {
             _ = try Durations.parse(expires)
             if glyphs != "auto" && QRMatrix.Glyphs(rawValue: glyphs) == nil {
-                throw ValidationError("--glyphs must be auto, half or sextant")
+                throw ValidationError(t("--glyphs must be auto, half or sextant"))
             }
-            if let out, !(out.hasSuffix(".png") || out.hasSuffix(".svg")) { throw ValidationError("--out must end in .png or .svg") }
+            if let out, !(out.hasSuffix(".png") || out.hasSuffix(".svg")) { throw ValidationError(t("--out must end in .png or .svg")) }
         }
 
         /// The order formats are tried in when none is given: each carries the card; the smallest that
@@ -74,7 +75,7 @@ struct QR: AsyncParsableCommand {
         func run() async throws {
             let chosen = try fields.map { try CardField.parseList($0) }
             let app = NearcardApp(runtime: NodeRuntime.open(try NodeSetup.context(global, consent: DeclineAll(reason: "not listening"))))
-            guard let mine = try app.card().card else { throw CLIError(.notFound, "you have no card yet; make one with: nearcard card set --name …") }
+            guard let mine = try app.card().card else { throw CLIError(.notFound, t("you have no card yet; make one with: nearcard card set --name …")) }
             let now = Date()
             let until = now.addingTimeInterval(try Durations.parse(expires))
             // Signed inside the facade (the web app's codes too), with keys that never reach this face.
@@ -95,8 +96,8 @@ struct QR: AsyncParsableCommand {
             let why: (Format) -> String? = { f in
                 guard self.format == nil, candidates.count > 1 else { return nil }
                 switch f {
-                case .plaintext: return "plaintext: the smallest code of your card (anyone can read it; --format zk lets a scanner verify it)"
-                default: return "\(f.rawValue): the smallest code of your card that fits (a scanner can verify it)"
+                case .plaintext: return t("plaintext: the smallest code of your card (anyone can read it; --format zk lets a scanner verify it)")
+                default: return t("%1$@: the smallest code of your card that fits (a scanner can verify it)", f.rawValue)
                 }
             }
             guard let window else {
@@ -104,8 +105,9 @@ struct QR: AsyncParsableCommand {
                 guard let best = candidates.first(where: { $0.packed.utf8.count <= QRMatrix.maximumBytes }) else {
                     throw CLIError(
                         .malformedInput,
-                        "your card's smallest code (\(candidates[0].format.rawValue), \(candidates[0].packed.utf8.count) bytes) is larger than one QR code holds (\(QRMatrix.maximumBytes)): share fewer fields (--fields name,company), or use frames (--frames)"
-                    )
+                        t(
+                            "your card's smallest code (%1$@, %2$@ bytes) is larger than one QR code holds (%3$@): share fewer fields (--fields name,company), or use frames (--frames)",
+                            candidates[0].format.rawValue, String(candidates[0].packed.utf8.count), String(QRMatrix.maximumBytes)))
                 }
                 let one = try QRFrames.plan(best.payload)[0]
                 if let reason = why(best.format), out != nil || text { Console.err(reason) }
@@ -117,7 +119,7 @@ struct QR: AsyncParsableCommand {
                 if let out {
                     let bytes = out.hasSuffix(".svg") ? Array(code.svg().utf8) : try code.png()
                     try PrivateFiles.write(SecureBytes(bytes), to: out, mode: PrivateFiles.modeFollowingUmask(), replace: true)
-                    Console.err("Wrote \(out)")
+                    Console.err(t("Wrote %1$@", out))
                     return
                 }
                 try await Self.show([code], ansi: false, caption: Self.caption(mine.name, best.format, until), note: why(best.format))
@@ -138,8 +140,12 @@ struct QR: AsyncParsableCommand {
             if let node = RunningNode.link(global) {
                 let invitation = try await Invite.made(by: node, ttl: 300, uses: 1)
                 let text = [
-                    "Invitation to exchange with \(invitation.who): 1 use until \(Self.minutes(invitation.expires))",
-                    "Your card needs a larger window; this brings all of it: scan it with nearcard exchange --invite-image PHOTO (--frames shows the card in frames)",
+                    t.plural(
+                        "Invitation to exchange with %1$@: %2$@ use until %3$@", "Invitation to exchange with %1$@: %2$@ uses until %3$@", count: 1,
+                        invitation.who, "1", Self.minutes(invitation.expires)),
+                    t(
+                        "Your card needs a larger window; this brings all of it: scan it with nearcard exchange --invite-image PHOTO (--frames shows the card in frames)"
+                    ),
                 ]
                 if let layout = Layout.fitting(bytes: invitation.text.utf8.count, text: text, glyphs: allowed, window: window) {
                     try layout.draw(try QRMatrix.encode(Array(invitation.text.utf8)), window: window)
@@ -149,14 +155,26 @@ struct QR: AsyncParsableCommand {
             let smallest = candidates[0]
             let side = QRMatrix.side(forBytes: smallest.packed.utf8.count) ?? 177
             let need = allowed.last!.characters(side: side)
+            let sizes = [
+                smallest.format.rawValue, String(smallest.packed.utf8.count), String(need.columns + 2 + Layout.wordsBeside), String(need.lines + 1),
+                String(window.columns), String(window.rows),
+            ]
             throw CLIError(
                 .environment,
-                "your card's smallest code (\(smallest.format.rawValue), \(smallest.packed.utf8.count) bytes) needs a window of at least \(need.columns + 2 + Layout.wordsBeside)×\(need.lines + 1) (this one is \(window.columns)×\(window.rows)): make it larger, or write it with --out card.png, or show it in frames with --frames\(RunningNode.link(global) == nil ? "; with your node listening (nearcard listen) a small invitation code is shown instead" : "")"
+                RunningNode.link(global) == nil
+                    ? t(
+                        "your card's smallest code (%1$@, %2$@ bytes) needs a window of at least %3$@×%4$@ (this one is %5$@×%6$@): make it larger, or write it with --out card.png, or show it in frames with --frames; with your node listening (nearcard listen) a small invitation code is shown instead",
+                        sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5])
+                    : t(
+                        "your card's smallest code (%1$@, %2$@ bytes) needs a window of at least %3$@×%4$@ (this one is %5$@×%6$@): make it larger, or write it with --out card.png, or show it in frames with --frames",
+                        sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5])
             )
         }
 
         /// Under or beside the code: whose card, which format, until when.
-        static func caption(_ name: String, _ format: Format, _ until: Date) -> String { "\(name) · \(format.rawValue) · until \(minutes(until))" }
+        static func caption(_ name: String, _ format: Format, _ until: Date) -> String {
+            t("%1$@ · %2$@ · until %3$@", name, format.rawValue, minutes(until))
+        }
 
         /// How one code and its words take a window: the words beside the code when there is room to the
         /// right (a code is about as wide as it is tall, and windows are wider), else under it.
@@ -174,7 +192,7 @@ struct QR: AsyncParsableCommand {
                 guard let side = QRMatrix.side(forBytes: bytes) else { return nil }
                 for g in glyphs {
                     let size = g.characters(side: side)
-                    let words = text + (g == .sextants ? ["(sextant characters, to fit; gaps or boxes? --out card.png)"] : [])
+                    let words = text + (g == .sextants ? [t("(sextant characters, to fit; gaps or boxes? --out card.png)")] : [])
                     let room = window.columns - size.columns - 2
                     if size.lines <= window.rows - 1, room >= wordsBeside {
                         let wrapped = words.flatMap { Console.wrap($0, width: room) }
@@ -227,8 +245,9 @@ struct QR: AsyncParsableCommand {
                     let size = drawing.characters(side: need)
                     throw CLIError(
                         .environment,
-                        "this terminal (\(window.columns)×\(window.rows)) is too small to draw the code: make it at least \(size.columns)×\(size.lines + window.rows - lines(drawing)), or write an image with --out card.png, or share fewer fields (--fields name,company)"
-                    )
+                        t(
+                            "this terminal (%1$@×%2$@) is too small to draw the code: make it at least %3$@×%4$@, or write an image with --out card.png, or share fewer fields (--fields name,company)",
+                            String(window.columns), String(window.rows), String(size.columns), String(size.lines + window.rows - lines(drawing))))
                 }
             }
             let frames = try QRFrames.plan(payload, capacity: capacity)
@@ -242,7 +261,7 @@ struct QR: AsyncParsableCommand {
                     let path = codes.count == 1 ? out : Self.numbered(out, i + 1)
                     let bytes = out.hasSuffix(".svg") ? Array(code.svg().utf8) : try code.png()
                     try PrivateFiles.write(SecureBytes(bytes), to: path, mode: PrivateFiles.modeFollowingUmask(), replace: true)
-                    Console.err("Wrote \(path)")
+                    Console.err(t("Wrote %1$@", path))
                 }
                 return
             }
@@ -254,13 +273,13 @@ struct QR: AsyncParsableCommand {
         /// The line under the caption: that the code is drawn with sextants (a font without them shows
         /// gaps or boxes), and how frames shown one after another stop.
         static func note(_ glyphs: QRMatrix.Glyphs, frames: Bool) -> String? {
-            let stop = frames ? "Ctrl-C stops" : nil
+            let stop = frames ? t("Ctrl-C stops") : nil
             guard glyphs == .sextants else { return stop }
-            return "(sextant characters, to fit; gaps or boxes? --out card.png)" + (stop.map { " · " + $0 } ?? "")
+            return t("(sextant characters, to fit; gaps or boxes? --out card.png)") + (stop.map { " · " + $0 } ?? "")
         }
 
         /// After the caption of frame `n` of `count`.
-        static func frameSuffix(_ n: Int, of count: Int) -> String { " · frame \(n) of \(count)" }
+        static func frameSuffix(_ n: Int, of count: Int) -> String { t(" · frame %1$@ of %2$@", String(n), String(count)) }
 
         /// "2026-11-28 17:23Z": a code's end to the minute.
         static func minutes(_ date: Date) -> String {
@@ -304,27 +323,28 @@ struct QR: AsyncParsableCommand {
     struct Invite: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "invite",
-            abstract: "Show an invitation to exchange cards with you, for networks that drop multicast.",
-            discussion: """
+            abstract: t("Show an invitation to exchange cards with you, for networks that drop multicast."),
+            discussion: t(
+                """
                 The code holds your node's addresses and port, your fingerprint, and a one-time secret. \
                 Whoever scans it runs `nearcard exchange --invite-image PHOTO` (or --invite TEXT) and \
                 reaches your node directly, with no discovery; your node must prove the key the code names \
                 and their node must prove it holds the secret, so no check code needs comparing. Showing \
                 it is your consent for --uses exchanges until it expires. Your node must be listening \
                 (`nearcard listen` or `nearcard ui`) on --port.
-                """)
+                """))
         @OptionGroup var global: GlobalOptions
-        @Option(help: ArgumentHelp("How long it is valid: 30s, 5m, 1h (at most 365d).", valueName: "DURATION")) var ttl: String = "5m"
-        @Option(parsing: .unconditional, help: "How many exchanges it admits.") var uses: Int = 1
-        @Option(parsing: .unconditional, help: "The port your node listens on (default: the running node's, else 7447).") var port: Int?
-        @Option(help: ArgumentHelp("Write FILE.png or FILE.svg instead of drawing in the terminal.", valueName: "FILE")) var out: String?
-        @Flag(help: "Print the invitation's text.") var text = false
+        @Option(help: ArgumentHelp(t("How long it is valid: 30s, 5m, 1h (at most 365d)."), valueName: "DURATION")) var ttl: String = "5m"
+        @Option(parsing: .unconditional, help: ArgumentHelp(t("How many exchanges it admits."))) var uses: Int = 1
+        @Option(parsing: .unconditional, help: ArgumentHelp(t("The port your node listens on (default: the running node's, else 7447)."))) var port: Int?
+        @Option(help: ArgumentHelp(t("Write FILE.png or FILE.svg instead of drawing in the terminal."), valueName: "FILE")) var out: String?
+        @Flag(help: ArgumentHelp(t("Print the invitation's text."))) var text = false
 
         func validate() throws {
             _ = try Durations.parse(ttl)
-            if uses < 1 || uses > 1000 { throw ValidationError("--uses must be between 1 and 1000") }
-            if let port, !(1...65535).contains(port) { throw ValidationError("--port must be 1…65535") }
-            if let out, !(out.hasSuffix(".png") || out.hasSuffix(".svg")) { throw ValidationError("--out must end in .png or .svg") }
+            if uses < 1 || uses > 1000 { throw ValidationError(t("--uses must be between 1 and 1000")) }
+            if let port, !(1...65535).contains(port) { throw ValidationError(t("--port must be 1…65535")) }
+            if let out, !(out.hasSuffix(".png") || out.hasSuffix(".svg")) { throw ValidationError(t("--out must end in .png or .svg")) }
         }
 
         func run() async throws {
@@ -334,7 +354,10 @@ struct QR: AsyncParsableCommand {
                 invitation = try await Self.made(by: node, ttl: try Durations.parse(ttl), uses: uses)
                 if let port, port != invitation.port {
                     Console.err(
-                        "nearcard: the node running on this home listens on port \(invitation.port), not \(port): the invitation names \(invitation.port)")
+                        "nearcard: "
+                            + t(
+                                "the node running on this home listens on port %1$@, not %2$@: the invitation names %1$@", String(invitation.port), String(port)
+                            ))
                 }
             } else {
                 let port = port ?? NearcardNode.defaultPort
@@ -343,8 +366,10 @@ struct QR: AsyncParsableCommand {
                 invitation = Made(text: made.text, expires: made.expires, who: made.name ?? made.fingerprint, port: port)
                 if !(await Reachability.answers(host: "127.0.0.1", port: port)) {
                     Console.err(
-                        "nearcard: nothing listens on port \(port) here yet: start `nearcard listen --port \(port)` (or `nearcard ui`) for the invitation to be answered"
-                    )
+                        "nearcard: "
+                            + t(
+                                "nothing listens on port %1$@ here yet: start `nearcard listen --port %1$@` (or `nearcard ui`) for the invitation to be answered",
+                                String(port)))
                 }
             }
             let until = ISO8601.string(invitation.expires)
@@ -356,12 +381,14 @@ struct QR: AsyncParsableCommand {
             if let out {
                 let bytes = out.hasSuffix(".svg") ? Array(code.svg().utf8) : try code.png()
                 try PrivateFiles.write(SecureBytes(bytes), to: out, mode: 0o600, replace: true)
-                Console.err("Wrote \(out) (it holds a secret: share it only by showing it)")
+                Console.err(t("Wrote %1$@ (it holds a secret: share it only by showing it)", out))
                 return
             }
             try await Make.show(
                 [code], ansi: Console.stdoutIsTerminal,
-                caption: "Invitation to exchange with \(invitation.who): \(uses) use\(uses == 1 ? "" : "s") until \(until)")
+                caption: t.plural(
+                    "Invitation to exchange with %1$@: %2$@ use until %3$@", "Invitation to exchange with %1$@: %2$@ uses until %3$@", count: uses,
+                    invitation.who, String(uses), until))
         }
 
         /// An invitation as a face shows it.
@@ -380,7 +407,7 @@ struct QR: AsyncParsableCommand {
             let i = reply["invitation"]
             guard let text = i?["text"]?.stringValue, let expires = i?["expires"]?.stringValue.flatMap({ ISO8601.date($0) }),
                 let port = i?["port"]?.integerValue
-            else { throw CLIError(.software, "the running node's invitation was incomplete") }
+            else { throw CLIError(.software, t("the running node's invitation was incomplete")) }
             return Made(text: text, expires: expires, who: i?["name"]?.stringValue ?? i?["fingerprint"]?.stringValue ?? "", port: Int(port))
         }
     }
@@ -388,8 +415,9 @@ struct QR: AsyncParsableCommand {
     struct Scan: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "scan",
-            abstract: "Read QR codes (text, images, or - for lines on stdin) and keep what they carry.",
-            discussion: """
+            abstract: t("Read QR codes (text, images, or - for lines on stdin) and keep what they carry."),
+            discussion: t(
+                """
                 Routes each code: chunk frames (collected until complete), OpenID requests (nothing stored; \
                 answer with `nearcard present`), credentials (imported), cards (stored as contacts, source \
                 qrCode: plaintext → unverified; did-signed and zk → verified when the signature checks and \
@@ -397,30 +425,30 @@ struct QR: AsyncParsableCommand {
                 unknown") otherwise, failed when a check fails). A card from someone already in your \
                 contacts is merged into that contact, and the scan says what changed. Exit 0 stored or \
                 shown, 1 a check failed or expired, 2 unreadable or unusable.
-                """)
+                """))
 
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "QR texts; - reads one per line from stdin.") var texts: [String] = []
-        @Option(name: .customLong("image"), help: ArgumentHelp("A PNG or JPEG image to scan (a photo of a code works); repeatable.", valueName: "FILE"))
+        @Argument(help: ArgumentHelp(t("QR texts; - reads one per line from stdin."))) var texts: [String] = []
+        @Option(name: .customLong("image"), help: ArgumentHelp(t("A PNG or JPEG image to scan (a photo of a code works); repeatable."), valueName: "FILE"))
         var images: [String] = []
-        @Flag(help: "Print what was found as JSON.") var json = false
+        @Flag(help: ArgumentHelp(t("Print what was found as JSON."))) var json = false
 
         func validate() throws {
-            if texts.isEmpty && images.isEmpty { throw ValidationError("give QR text, - for stdin, or --image FILE") }
+            if texts.isEmpty && images.isEmpty { throw ValidationError(t("give QR text, - for stdin, or --image FILE")) }
         }
 
         func run() async throws {
             // Each code, or why an image gave none: one image that cannot be read does not lose the others' codes.
             var inputs: [Result<String, CLIError>] = []
-            for t in texts {
-                if t == "-" {
+            for text in texts {
+                if text == "-" {
                     let data = try Console.readStdin(limit: Chunks.maximumTotal * 2, what: "QR text")
                     let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init)
                         .filter { !$0.allSatisfy(\.isWhitespace) }
-                    if lines.isEmpty { throw CLIError(.malformedInput, "no QR text on standard input (one code per line)") }
+                    if lines.isEmpty { throw CLIError(.malformedInput, t("no QR text on standard input (one code per line)")) }
                     inputs += lines.map { .success($0) }
                 } else {
-                    inputs.append(.success(t))
+                    inputs.append(.success(text))
                 }
             }
             for path in images {
@@ -437,24 +465,41 @@ struct QR: AsyncParsableCommand {
                 case .failure(let e): (report, severity) = ScanSession.malformed(e.message)
                 }
                 reports.append(report)
-                if report["result"] == "error" { failed.append(report["message"]?.stringValue ?? "") }
+                if report["result"] == "error" { failed.append(Self.said(report)) }
                 worst = max(worst, severity)
             }
             // One code: its error is the command's one line. Several: a line for each that failed, then the count.
             if !json && inputs.count > 1 {
                 for (n, report) in reports.enumerated() where report["result"] == "error" {
-                    Console.err("nearcard: code \(n + 1): \(report["message"]?.stringValue ?? "")")
+                    Console.err("nearcard: " + t("code %1$@: %2$@", String(n + 1), Self.said(report)))
                 }
             }
-            if json { Console.json(.array(reports)) } else { Self.print(reports) }
-            let summary = inputs.count == 1 ? failed.first : "\(failed.count) of \(inputs.count) codes could not be used"
+            if json { Console.json(.array(reports.map(Self.withoutPhrase))) } else { Self.print(reports) }
+            let summary =
+                inputs.count == 1
+                ? failed.first
+                : t.plural(
+                    "%1$@ of %2$@ codes could not be used", "%1$@ of %2$@ codes could not be used", count: inputs.count, String(failed.count),
+                    String(inputs.count))
             // An image this machine could not scan (zbar missing): the machine's to fix, exit 4.
             for case .failure(let e) in inputs where e.code == .environment { throw CLIError(.environment, summary ?? e.message) }
             switch worst {
             case .ok: break
-            case .checkFailed: throw CLIError(.checkFailed, summary ?? "a scanned code failed its checks")
-            case .unusable: throw CLIError(.malformedInput, summary ?? "a scanned code could not be used")
+            case .checkFailed: throw CLIError(.checkFailed, summary ?? t("a scanned code failed its checks"))
+            case .unusable: throw CLIError(.malformedInput, summary ?? t("a scanned code could not be used"))
             }
+        }
+
+        /// A failed report's message in the person's language (its phrase), else as the report says it.
+        static func said(_ report: JSONValue) -> String {
+            report["phrase"].flatMap(Phrase.init(json:)).map(t.say) ?? report["message"]?.stringValue ?? ""
+        }
+
+        /// A report as `--json` prints it: the message in English, without the phrase it was said from.
+        static func withoutPhrase(_ report: JSONValue) -> JSONValue {
+            guard var o = report.objectValue else { return report }
+            o["phrase"] = nil
+            return .object(o)
         }
 
         static func print(_ reports: [JSONValue]) {
@@ -464,32 +509,36 @@ struct QR: AsyncParsableCommand {
                     let what = "\(r["name"]?.stringValue ?? "") (\(r["format"]?.stringValue ?? ""), \(r["verificationStatus"]?.stringValue ?? ""))"
                     let summary = r["summary"]?.stringValue ?? ""
                     if summary == "added" {
-                        Console.out("Stored \(what) as a contact: \(r["reason"]?.stringValue ?? "")")
+                        Console.out(t("Stored %1$@ as a contact: %2$@", what, r["reason"]?.stringValue ?? ""))
                     } else {
                         Console.out("\(what): \(summary). \(r["reason"]?.stringValue ?? "")")
                     }
                 case "credentials":
                     for c in r["credentials"]?.arrayValue ?? [] {
                         Console.out(
-                            "Imported credential \(c["id"]?.stringValue ?? "") from \(c["issuer"]?.stringValue ?? "") (\(c["status"]?.stringValue ?? "")): \(c["reason"]?.stringValue ?? "")"
-                        )
+                            t(
+                                "Imported credential %1$@ from %2$@ (%3$@): %4$@", c["id"]?.stringValue ?? "", c["issuer"]?.stringValue ?? "",
+                                c["status"]?.stringValue ?? "", c["reason"]?.stringValue ?? ""))
                     }
                 case "own-card":
-                    Console.out("This is your own card (\(r["name"]?.stringValue ?? "")): nothing was stored.")
+                    Console.out(t("This is your own card (%1$@): nothing was stored.", r["name"]?.stringValue ?? ""))
                 case "invitation":
                     Console.out(
-                        "An invitation to exchange cards with \(r["name"]?.stringValue ?? r["fingerprint"]?.stringValue ?? "someone"), valid until \(r["expires"]?.stringValue ?? "?"). Nothing was stored."
-                    )
-                    Console.out("Use it with: nearcard exchange --invite 'TEXT' (or --invite-image PHOTO)")
+                        t(
+                            "An invitation to exchange cards with %1$@, valid until %2$@. Nothing was stored.",
+                            r["name"]?.stringValue ?? r["fingerprint"]?.stringValue ?? t("someone"), r["expires"]?.stringValue ?? "?"))
+                    Console.out(t("Use it with: nearcard exchange --invite 'TEXT' (or --invite-image PHOTO)"))
                 case "presentation-request":
                     Console.out(
-                        "A presentation request from \(r["verifier"]?.stringValue ?? "") asking for: \((r["claims"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ").ifEmpty("(nothing specific)"))."
-                    )
-                    Console.out("Nothing was stored. Answer it with: nearcard present 'REQUEST'")
+                        t(
+                            "A presentation request from %1$@ asking for: %2$@.", r["verifier"]?.stringValue ?? "",
+                            (r["claims"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ").ifEmpty(t("(nothing specific)"))))
+                    Console.out(t("Nothing was stored. Answer it with: nearcard present 'REQUEST'"))
                 case "partial":
                     Console.out(
-                        "Chunked code: \(r["received"]?.integerValue ?? 0) of \(r["total"]?.integerValue ?? 0) frames (missing: \(r["missingText"]?.stringValue ?? "")). Nothing was stored: give every frame to one qr scan (texts, or - with one per line, or --image for each photo)."
-                    )
+                        t(
+                            "Chunked code: %1$@ of %2$@ frames (missing: %3$@). Nothing was stored: give every frame to one qr scan (texts, or - with one per line, or --image for each photo).",
+                            String(r["received"]?.integerValue ?? 0), String(r["total"]?.integerValue ?? 0), r["missingText"]?.stringValue ?? ""))
                 default:
                     break
                 }
@@ -510,7 +559,7 @@ extension QR.Scan {
             throw CLIError(.malformedInput, "cannot read the image \(path): \(PrivateFiles.unreadable(path))")
         }
         do { return try ScanSession.texts(inImage: [UInt8](data)) } catch {
-            throw CLIError(error.kind == .library ? .environment : .malformedInput, "\(path): \(error.message)")
+            throw CLIError(error.kind == .library ? .environment : .malformedInput, "\(path): " + t.say(error.phrase))
         }
     }
 }
@@ -526,10 +575,10 @@ enum Durations {
             number = String(text.dropLast())
         }
         guard let n = Double(number), n.isFinite else {
-            throw ValidationError("\"\(text)\" is not a duration like 30s, 30m, 24h or 7d")
+            throw ValidationError(t("\"%1$@\" is not a duration like 30s, 30m, 24h or 7d", text))
         }
         guard n > 0, n * unit <= 365 * 86400 else {
-            throw ValidationError("\"\(text)\": a duration must be more than 0 and at most 365d")
+            throw ValidationError(t("\"%1$@\": a duration must be more than 0 and at most 365d", text))
         }
         return n * unit
     }

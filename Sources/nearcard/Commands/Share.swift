@@ -8,23 +8,27 @@ struct Share: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "share",
         abstract: t("Show or set which card fields every exchange discloses (name is always included)."),
-        discussion: "Fields: \(CardField.allCases.map(\.rawValue).joined(separator: ", ")). The choice is kept and reused for every exchange.")
+        discussion: t("Fields: %1$@. The choice is kept and reused for every exchange.", CardField.allCases.map(\.rawValue).joined(separator: ", ")))
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: ArgumentHelp("Comma-separated fields to disclose, e.g. name,company,title.", valueName: "FIELDS"))
+    @Option(help: ArgumentHelp(t("Comma-separated fields to disclose, e.g. name,company,title."), valueName: "FIELDS"))
     var fields: String?
 
     @Option(
         help: ArgumentHelp(
-            "Learn the contacts you have in common with the people you exchange with, privately (on/off; off by default): each side learns only which of its own contacts the other also holds, and only when both turned it on (docs/PROTOCOL.md §22).",
+            t(
+                "Learn the contacts you have in common with the people you exchange with, privately (on/off; off by default): each side learns only which of its own contacts the other also holds, and only when both turned it on (docs/PROTOCOL.md §22)."
+            ),
             valueName: "on|off"))
     var commonContacts: String?
 
-    @Flag(help: "Print the selection as JSON.") var json = false
+    @Flag(help: ArgumentHelp(t("Print the selection as JSON."))) var json = false
 
     func validate() throws {
-        if let commonContacts, !["on", "off"].contains(commonContacts) { throw ValidationError("--common-contacts is on or off, not \"\(commonContacts)\"") }
+        if let commonContacts, !["on", "off"].contains(commonContacts) {
+            throw ValidationError(t("--common-contacts is on or off, not \"%1$@\"", commonContacts))
+        }
     }
 
     func run() async throws {
@@ -40,10 +44,10 @@ struct Share: AsyncParsableCommand {
         if json {
             Console.json(["fields": .array(policy.orderedFieldNames.map { .string($0) }), "commonContacts": .bool(common)])
         } else {
-            Console.out("Exchanges disclose: \(policy.orderedFieldNames.joined(separator: ", "))")
+            Console.out(t("Exchanges disclose: %1$@", policy.orderedFieldNames.joined(separator: ", ")))
             let hidden = CardField.allCases.filter { !policy.fields.contains($0) }.map(\.rawValue)
-            if !hidden.isEmpty { Console.out("Kept private:       \(hidden.joined(separator: ", "))") }
-            Console.out("Common contacts:    \(common ? "on — learnt privately with people who turned it on too" : "off")")
+            if !hidden.isEmpty { Console.out(t("Kept private:       %1$@", hidden.joined(separator: ", "))) }
+            Console.out(t("Common contacts:    %1$@", common ? t("on — learnt privately with people who turned it on too") : t("off")))
         }
     }
 }

@@ -18,7 +18,8 @@ struct UICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ui",
         abstract: t("Run the node with a web app on this machine (http://127.0.0.1:7448/)."),
-        discussion: """
+        discussion: t(
+            """
             Starts the node as `listen` does (same options) and serves its pages on loopback: who is nearby, \
             requests with their check codes, contacts, messages, your card and what each exchange shares, \
             and scanning a code from a photo. With no page open, a request is a desktop \
@@ -27,24 +28,25 @@ struct UICommand: AsyncParsableCommand {
             browser, on the printed address, can drive the node. A second `nearcard ui` while one runs opens \
             the running one's page. Ctrl-C stops both; SIGTERM (a service's stop) first lets sessions in flight \
             finish within --grace seconds, the page still up to answer them.
-            """)
+            """
+        ))
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var node: NodeOptions
 
-    @Option(parsing: .unconditional, help: "The web app's port.")
+    @Option(parsing: .unconditional, help: ArgumentHelp(t("The web app's port.")))
     var uiPort: Int = WebUI.defaultPort
 
-    @Option(help: "The web app's address: 127.0.0.1, ::1 or localhost.")
+    @Option(help: ArgumentHelp(t("The web app's address: 127.0.0.1, ::1 or localhost.")))
     var uiAddress: String = "127.0.0.1"
 
-    @Flag(help: "Print the address instead of opening it with xdg-open.")
+    @Flag(help: ArgumentHelp(t("Print the address instead of opening it with xdg-open.")))
     var noBrowser = false
 
     func validate() throws {
-        if !(1...65535).contains(uiPort) { throw ValidationError("--ui-port must be 1…65535") }
+        if !(1...65535).contains(uiPort) { throw ValidationError(t("--ui-port must be 1…65535")) }
         if !["127.0.0.1", "::1", "localhost"].contains(uiAddress) {
-            throw ValidationError("--ui-address must be a loopback address (127.0.0.1, ::1 or localhost): the app is for this machine only")
+            throw ValidationError(t("--ui-address must be a loopback address (127.0.0.1, ::1 or localhost): the app is for this machine only"))
         }
     }
 
@@ -65,7 +67,7 @@ struct UICommand: AsyncParsableCommand {
                 !token.isEmpty
             {
                 let running = page + "/?token=" + token
-                Console.out("Nearcard is already open at \(running)")
+                Console.out(t("Nearcard is already open at %1$@", running))
                 if !noBrowser { Self.open(running) }
                 return
             }
@@ -73,7 +75,7 @@ struct UICommand: AsyncParsableCommand {
         }
         defer { withExtendedLifetime(lock) {} }
         if let running = await runningInstance(address: address) {
-            Console.out("Nearcard is already open at \(running)")
+            Console.out(t("Nearcard is already open at %1$@", running))
             if !noBrowser { Self.open(running) }
             return
         }
@@ -90,7 +92,7 @@ struct UICommand: AsyncParsableCommand {
         let runtime: NodeRuntime
         do { runtime = try await NodeRuntime.start(context, options: node.runtime) } catch {
             if error is NodeError { throw error }
-            throw CLIError(.environment, "cannot listen on port \(node.port): \(error)")
+            throw CLIError(.environment, t("cannot listen on port %1$@: %2$@", String(node.port), "\(error)"))
         }
         let token = WebUI.newToken()
         try PrivateFiles.write(SecureBytes(Array(token.utf8)), to: tokenPath, mode: 0o600, replace: true)
@@ -196,7 +198,8 @@ struct UICommand: AsyncParsableCommand {
                 stopping: { how, open in if served.value.withLock({ $0 }) { NodeCommand.sayStopping(how, open: open, grace: node.grace) } },
                 leftOpen: { left in NodeCommand.sayLeftOpen(left, grace: node.grace) })
         } catch {
-            throw CLIError(.environment, "cannot serve the web app on \(address):\(uiPort): \(Self.reason(error)); choose another port with --ui-port")
+            throw CLIError(
+                .environment, t("cannot serve the web app on %1$@:%2$@: %3$@; choose another port with --ui-port", address, String(uiPort), Self.reason(error)))
         }
         try? FileManager.default.removeItem(atPath: tokenPath)
         context.book.compact() // a clean stop leaves no WAL behind
@@ -219,9 +222,9 @@ struct UICommand: AsyncParsableCommand {
     /// A bind failure as a person reads it ("the port is in use"), not the socket call's description.
     static func reason(_ failure: any Error) -> String {
         switch BindProblem(failure) {
-        case .inUse?: "the port is in use by another program"
-        case .privileged?: "this user may not use that port"
-        case .noSuchAddress?: "this machine has no such address"
+        case .inUse?: t("the port is in use by another program")
+        case .privileged?: t("this user may not use that port")
+        case .noSuchAddress?: t("this machine has no such address")
         case nil: "\(failure)"
         }
     }
@@ -239,7 +242,7 @@ struct UICommand: AsyncParsableCommand {
     @discardableResult
     static func open(_ address: String) -> Bool {
         guard let opener = ["/usr/bin/xdg-open", "/bin/xdg-open"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            Console.err("nearcard: no xdg-open to open the page with: open the address in a browser")
+            Console.err("nearcard: " + t("no xdg-open to open the page with: open the address in a browser"))
             return false
         }
         return (try? ChildProcess([opener, address], log: "/dev/null", pipes: false)) != nil

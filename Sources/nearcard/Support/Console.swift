@@ -31,7 +31,7 @@ enum Console {
                 // Output that did not reach its file (a full disk, an I/O error) is a failure, not
                 // a success with less in it: a backup to a full disk must not exit 0.
                 let reason = String(cString: strerror(errno))
-                write(STDERR_FILENO, "nearcard: cannot write standard output: \(reason)\n")
+                write(STDERR_FILENO, "nearcard: " + t("cannot write standard output: %1$@", reason) + "\n")
                 Glibc.exit(Exit.storage.rawValue)
             }
             offset += n
@@ -135,11 +135,11 @@ enum Console {
             let n = read(STDIN_FILENO, &buf, buf.count)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw CLIError(.storage, "cannot read \(what) from standard input: \(String(cString: strerror(errno)))")
+                throw CLIError(.storage, t("cannot read %1$@ from standard input: %2$@", what, String(cString: strerror(errno))))
             }
             if n == 0 { break }
             out += buf[0..<n]
-            if out.count > limit { throw CLIError(.malformedInput, "\(what) on standard input is larger than \(limit) bytes") }
+            if out.count > limit { throw CLIError(.malformedInput, t("%1$@ on standard input is larger than %2$@ bytes", what, String(limit))) }
         }
         return out
     }

@@ -44,10 +44,20 @@ enum Exit: Int32 {
 /// An error the CLI reports as one line with a chosen exit code.
 struct CLIError: Error, CustomStringConvertible {
     let code: Exit
+    /// The line said on the terminal, in the person's language.
     let message: String
+    /// The line in English, for JSON output (nil: the CLI's own words, made as `message`).
+    let english: String?
     init(_ code: Exit, _ message: String) {
         self.code = code
         self.message = message
+        self.english = nil
+    }
+    /// A sentence made elsewhere (the running node's), said here in the person's language.
+    init(_ code: Exit, _ phrase: Phrase) {
+        self.code = code
+        self.message = t.translator.say(phrase)
+        self.english = phrase.english
     }
     var description: String { message }
 }
@@ -56,7 +66,7 @@ struct CLIError: Error, CustomStringConvertible {
 func classify(_ error: any Error) -> (Exit, String) {
     switch error {
     case let e as CLIError:
-        return (e.code, e.message)
+        return (e.code, e.english ?? e.message)
     case let e as CryptoError:
         switch e.kind {
         case .malformedJSON, .malformedEncoding, .malformedToken, .didKey, .invalidKey, .invalidSignature, .invalidArgument:
@@ -85,6 +95,16 @@ func classify(_ error: any Error) -> (Exit, String) {
     default:
         if let e = NodeError(below: error) { return (exit(for: e.kind), e.message) }
         return (.software, "\(error)")
+    }
+}
+
+/// An error's sentence in the person's language, for the terminal (`classify` gives the English, for JSON):
+/// a module's or the node's phrase, the CLI's own words as they were made.
+func said(_ error: any Error) -> String {
+    switch error {
+    case let e as CLIError: e.message
+    case let e as any PhrasedError: t.translator.say(e.phrase)
+    default: NodeError(below: error).map { t.translator.say($0.phrase) } ?? classify(error).1
     }
 }
 

@@ -20,8 +20,8 @@ struct FieldOptions {
     /// The options' help, for a command's discussion: one line a field, in the order people read a card.
     static func help(for fields: [CardField], heading: String? = nil) -> String {
         let rows = CardField.displayOrder.filter(fields.contains).map(\.row)
-        let lines = rows.map { row in "  --\(row.option) \(row.valueName)\n        \(row.help)" }
-        let heading = heading ?? "Card fields (an empty value or --no-FIELD removes one, e.g. --no-\(rows.last?.option ?? "phone"))"
+        let lines = rows.map { row in "  --\(row.option) \(row.valueName)\n        \(t(row.help))" }
+        let heading = heading ?? t("Card fields (an empty value or --no-FIELD removes one, e.g. --no-%1$@)", rows.last?.option ?? "phone")
         return heading + ":\n" + lines.joined(separator: "\n")
     }
 
@@ -35,30 +35,30 @@ struct FieldOptions {
             let token = arguments[i]
             i += 1
             guard token.hasPrefix("--"), token.count > 2 else {
-                throw ValidationError("unexpected argument \"\(token)\"; a card field is given as --FIELD VALUE (\(names))")
+                throw ValidationError(t("unexpected argument \"%1$@\"; a card field is given as --FIELD VALUE (%2$@)", token, names))
             }
             let body = token.dropFirst(2)
             let (option, inline): (String, String?) =
                 if let eq = body.firstIndex(of: "=") { (String(body[..<eq]), String(body[body.index(after: eq)...])) } else { (String(body), nil) }
             if inline == nil, option.hasPrefix("no-"), let field = known[String(option.dropFirst(3))] {
-                guard values[field] == nil else { throw ValidationError("--\(field.row.option) and --no-\(field.row.option) were both given") }
+                guard values[field] == nil else { throw ValidationError(t("--%1$@ and --no-%1$@ were both given", field.row.option)) }
                 removed.insert(field)
                 continue
             }
             guard let field = known[option] else {
-                throw ValidationError("unknown option \"--\(option)\"; the card's fields are \(names) (see --help)")
+                throw ValidationError(t("unknown option \"--%1$@\"; the card's fields are %2$@ (see --help)", option, names))
             }
             let value: String
             if let inline {
                 value = inline
             } else {
-                guard i < arguments.count else { throw ValidationError("--\(option) needs a value (\(field.row.valueName))") }
+                guard i < arguments.count else { throw ValidationError(t("--%1$@ needs a value (%2$@)", option, field.row.valueName)) }
                 value = arguments[i]
                 i += 1
             }
-            guard !removed.contains(field) else { throw ValidationError("--\(option) and --no-\(option) were both given") }
+            guard !removed.contains(field) else { throw ValidationError(t("--%1$@ and --no-%1$@ were both given", option)) }
             if field.kind == .text, values[field] != nil {
-                throw ValidationError("--\(option) was given twice; a card has one \(field.label.lowercased())")
+                throw ValidationError(t("--%1$@ was given twice; a card has one %2$@", option, t(field.label).lowercased()))
             }
             values[field, default: []].append(value)
         }
@@ -91,16 +91,18 @@ struct FieldOptions {
         let path = path.trimmingCharacters(in: .whitespaces)
         guard !path.isEmpty else { return nil }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path), let size = attributes[.size] as? Int else {
-            throw CLIError(.malformedInput, "--\(option) \(path): cannot read it: \(PrivateFiles.unreadable(path))")
+            throw CLIError(.malformedInput, t("--%1$@ %2$@: cannot read it: %3$@", option, path, PrivateFiles.unreadable(path)))
         }
         guard size <= Photo.maximumInputBytes else {
-            throw CLIError(.malformedInput, "--\(option) \(path): the picture is \(size) bytes; at most \(Photo.maximumInputBytes) are read")
+            throw CLIError(
+                .malformedInput, t("--%1$@ %2$@: the picture is %3$@ bytes; at most %4$@ are read", option, path, String(size), String(Photo.maximumInputBytes))
+            )
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError(.malformedInput, "--\(option) \(path): cannot read it: \(PrivateFiles.unreadable(path))")
+            throw CLIError(.malformedInput, t("--%1$@ %2$@: cannot read it: %3$@", option, path, PrivateFiles.unreadable(path)))
         }
         do { return try Photo.make(from: Array(data)) } catch {
-            throw CLIError(.malformedInput, "--\(option) \(path): \(error.message) (give a JPEG or PNG picture)")
+            throw CLIError(.malformedInput, t("--%1$@ %2$@: %3$@ (give a JPEG or PNG picture)", option, path, error.message))
         }
     }
 }

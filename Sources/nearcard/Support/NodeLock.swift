@@ -67,8 +67,18 @@ final class NodeLock: @unchecked Sendable {
 
     /// The line a second node of the home says.
     static func refusal(_ holder: Holder, home: String) -> String {
-        let what = "nearcard \(holder.command)" + (holder.pid > 0 ? " (pid \(holder.pid)" + (holder.port.map { ", port \($0)" } ?? "") + ")" : "")
-        return "this home (\(home)) already has a running node, \(what): one node per home — stop it first, or give another --home"
+        let command = "nearcard \(holder.command)"
+        guard holder.pid > 0 else {
+            return t("this home (%1$@) already has a running node, %2$@: one node per home — stop it first, or give another --home", home, command)
+        }
+        if let port = holder.port {
+            return t(
+                "this home (%1$@) already has a running node, %2$@ (pid %3$@, port %4$@): one node per home — stop it first, or give another --home", home,
+                command, String(holder.pid), String(port))
+        }
+        return t(
+            "this home (%1$@) already has a running node, %2$@ (pid %3$@): one node per home — stop it first, or give another --home", home, command,
+            String(holder.pid))
     }
 
     deinit {

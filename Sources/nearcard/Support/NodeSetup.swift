@@ -30,14 +30,14 @@ enum NodeSetup {
     /// Reads an allowlist: one DID per line; blank lines and # comments ignored.
     static func allowlist(_ path: String) throws -> Set<String> {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-            throw CLIError(.malformedInput, "cannot read the allowlist \(path)")
+            throw CLIError(.malformedInput, t("cannot read the allowlist %1$@", path))
         }
         var dids = Set<String>()
         for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0].trimmingCharacters(in: .whitespaces)
             if line.isEmpty { continue }
             do { _ = try DIDKey(parsing: line) } catch {
-                throw CLIError(.malformedInput, "\(path) line \(n + 1): \(error.message)")
+                throw CLIError(.malformedInput, t("%1$@ line %2$@: %3$@", path, String(n + 1), error.message))
             }
             dids.insert(line)
         }

@@ -8,18 +8,21 @@ import NearcardNode
 struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
-        help: ArgumentHelp("Nearcard's data directory (default: $NEARCARD_HOME, else $XDG_DATA_HOME/nearcard, else ~/.local/share/nearcard).", valueName: "DIR")
+        help: ArgumentHelp(
+            t("Nearcard's data directory (default: $NEARCARD_HOME, else $XDG_DATA_HOME/nearcard, else ~/.local/share/nearcard)."), valueName: "DIR")
     )
     var home: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Where the book (card, contacts, messages, trust) lives: sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE, which several bots may share (default: $NEARCARD_STORE, else the home's nearcard.sqlite). The identity key always stays in the home; give a PostgreSQL password in $PGPASSWORD.",
+            t(
+                "Where the book (card, contacts, messages, trust) lives: sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE, which several bots may share (default: $NEARCARD_STORE, else the home's nearcard.sqlite). The identity key always stays in the home; give a PostgreSQL password in $PGPASSWORD."
+            ),
             valueName: "STORE"))
     var store: String?
 
-    @Flag(name: .long, help: "Add detail to error messages.")
+    @Flag(name: .long, help: ArgumentHelp(t("Add detail to error messages.")))
     var verbose = false
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }

@@ -13,13 +13,13 @@ enum Passphrase {
     /// Reads a passphrase file: its first line (without the newline), which must not be empty.
     static func read(file path: String) throws -> SecureBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CLIError(.malformedInput, "cannot read passphrase file \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw CLIError(.malformedInput, t("cannot read passphrase file %1$@: %2$@", path, String(cString: strerror(errno)))) }
         defer { close(fd) }
         // As ssh refuses a key others can read: a passphrase others can read protects nothing.
         var st = stat()
         if fstat(fd, &st) == 0, st.st_mode & 0o077 != 0 {
             throw CLIError(
-                .identity, "passphrase file \(path) can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))); run: chmod 600 \(path)")
+                .identity, t("passphrase file %1$@ can be read by other users (mode %2$@); run: chmod 600 %1$@", path, String(st.st_mode & 0o777, radix: 8)))
         }
         var buf = [UInt8](repeating: 0, count: maximumLength + 2)
         defer { buf.wipe() }
@@ -28,15 +28,15 @@ enum Passphrase {
             let n = Glibc.read(fd, &buf[total], buf.count - total)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw CLIError(.malformedInput, "cannot read passphrase file \(path)")
+                throw CLIError(.malformedInput, t("cannot read passphrase file %1$@", path))
             }
             if n == 0 { break }
             total += n
         }
         var end = buf[0..<total].firstIndex(of: UInt8(ascii: "\n")) ?? total
         if end > 0, buf[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        guard end <= maximumLength else { throw CLIError(.malformedInput, "the passphrase in \(path) is longer than \(maximumLength) bytes") }
-        guard end > 0 else { throw CLIError(.malformedInput, "passphrase file \(path) is empty; put the passphrase on its first line") }
+        guard end <= maximumLength else { throw CLIError(.malformedInput, t("the passphrase in %1$@ is longer than %2$@ bytes", path, String(maximumLength))) }
+        guard end > 0 else { throw CLIError(.malformedInput, t("passphrase file %1$@ is empty; put the passphrase on its first line", path)) }
         return SecureBytes(buf[0..<end])
     }
 
@@ -78,10 +78,10 @@ enum Passphrase {
         if let dir = environment["CREDENTIALS_DIRECTORY"], !dir.isEmpty, access(dir + "/" + credentialName, F_OK) == 0 {
             return try read(file: dir + "/" + credentialName)
         }
-        guard let answer = prompt("Passphrase for \(path): ") else {
+        guard let answer = prompt(t("Passphrase for %1$@: ", path)) else {
             throw CLIError(
                 .identity,
-                "the identity's keys are sealed with a passphrase and there is no terminal to ask on; set NEARCARD_PASSPHRASE_FILE to a file holding it")
+                t("the identity's keys are sealed with a passphrase and there is no terminal to ask on; set NEARCARD_PASSPHRASE_FILE to a file holding it"))
         }
         return answer
     }

@@ -66,7 +66,7 @@ actor Prompter {
         } onCancel: {
             queue.cancel(wait)
         }
-        if line == nil { Console.out(wait.cancelled ? "\n(request withdrawn)" : "\n(no answer within \(Int(timeout)) s)") }
+        if line == nil { Console.out("\n" + (wait.cancelled ? t("(request withdrawn)") : t("(no answer within %1$@ s)", String(Int(timeout))))) }
         return line
     }
 }

@@ -24,7 +24,7 @@ enum RunningNode {
         _ node: NodeLink, _ command: JSONObject, event: (JSONValue) async -> Void = { _ in }
     ) async throws -> JSONValue {
         do { return try await node.call(command, event: event) } catch {
-            throw CLIError(.environment, "\(error.description); try again (with no node running, the command works on its own)")
+            throw CLIError(.environment, t("%1$@; try again (with no node running, the command works on its own)", error.description))
         }
     }
 
@@ -40,8 +40,8 @@ enum RunningNode {
         if let kind = reply["failure"]?["kind"]?.stringValue.flatMap(NodeError.Kind.init(rawValue:)),
             let message = reply["failure"]?["message"]?.stringValue
         {
-            return CLIError(exit(for: kind), message)
+            return CLIError(exit(for: kind), reply["failure"]?["phrase"].flatMap(Phrase.init(json:)) ?? Phrase(verbatim: message))
         }
-        return CLIError(.software, reply["error"]?["message"]?.stringValue ?? "the running node did not say why it failed")
+        return CLIError(.software, reply["error"]?["message"]?.stringValue ?? t("the running node did not say why it failed"))
     }
 }

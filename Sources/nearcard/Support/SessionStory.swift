@@ -107,7 +107,7 @@ enum SessionStory {
         case .exchangeFailed(_, let peer, let error, let byPeer):
             let who = peer?.name.map(Console.isolated) ?? peer?.did ?? t("a peer")
             // A refusal's words say it was one; other failures add their code.
-            let reason = error.code == .declined ? error.message : "\(error.message) (\(error.code.rawValue))"
+            let reason = error.code == .declined ? t.say(error.phrase) : "\(t.say(error.phrase)) (\(error.code.rawValue))"
             return (
                 byPeer
                     ? t("✘ Exchange with %1$@ ended by them: %2$@; nothing was stored", who, reason)

@@ -52,7 +52,7 @@ struct TerminalConsent: ConsentProvider {
     static func askMessage(_ terminal: Prompter, timeout: TimeInterval) async -> ConsentAnswer {
         let typed = await terminal.read(t("Message for them (optional, up to 140 characters, Enter for none): "), timeout: timeout)
         let text = typed?.trimmingCharacters(in: .whitespaces) ?? ""
-        if let problem = text.isEmpty ? nil : ProximityPayload.messageProblem(text) {
+        if let problem = text.isEmpty ? nil : ProximityPayload.messageProblemPhrase(text).map(t.say) {
             Console.out(t("(%1$@; sending no message)", problem))
             return ConsentAnswer(accept: true)
         }

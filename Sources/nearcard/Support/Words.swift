@@ -21,6 +21,9 @@ struct Words: Sendable {
         translator.text(id, context: context, arguments: arguments)
     }
 
+    /// A sentence made below the CLI (an error's phrase) in the person's language.
+    func say(_ phrase: Phrase) -> String { translator.say(phrase) }
+
     func plural(_ singular: String, _ plural: String, count: Int, context: String? = nil, _ arguments: String...) -> String {
         translator.plural(singular, plural, count: count, context: context, arguments: arguments)
     }
@@ -38,6 +41,12 @@ enum HelpWords {
                 l = translated + l.dropFirst(english.count)
             }
             for (english, translated) in phrases { l = l.replacingOccurrences(of: english, with: translated) }
+            for (pattern, template) in sentences {
+                l = l.replacing(pattern) { match in
+                    let values = (1..<match.output.count).map { match.output[$0].substring.map(String.init) ?? "" }
+                    return t.translator.text(template, arguments: values)
+                }
+            }
             lines.append(l)
         }
         return lines.joined(separator: "\n")
@@ -47,6 +56,19 @@ enum HelpWords {
         ("OVERVIEW:", t("OVERVIEW:")), ("USAGE:", t("USAGE:")), ("ARGUMENTS:", t("ARGUMENTS:")), ("OPTIONS:", t("OPTIONS:")),
         ("SUBCOMMANDS:", t("SUBCOMMANDS:")), ("Error:", t("Error:")), ("Help:", t("Help:")), ("Usage:", t("Usage:")),
     ]
+
+    /// ArgumentParser's usage errors, each with its values (an option, an argument) as placeholders.
+    nonisolated(unsafe) static let sentences: [(Regex<AnyRegexOutput>, String)] = [
+        (#"See '(.+)' for more information\.$"#, N_("See '%1$@' for more information.")),
+        (#"Unknown option '(.+)'$"#, N_("Unknown option '%1$@'")),
+        (#"Missing value for '(.+)'$"#, N_("Missing value for '%1$@'")),
+        (#"Unexpected argument '(.+)'$"#, N_("Unexpected argument '%1$@'")),
+        (#"(\d+) unexpected arguments: '(.+)'$"#, N_("%1$@ unexpected arguments: '%2$@'")),
+        (#"Missing expected argument '(.+)'$"#, N_("Missing expected argument '%1$@'")),
+        (#"Missing one of: '(.+)'$"#, N_("Missing one of: '%1$@'")),
+        (#"The value '(.+)' is invalid for '(.+?)'(.*)$"#, N_("The value '%1$@' is invalid for '%2$@'%3$@")),
+        (#"Missing required subcommand\.$"#, N_("Missing required subcommand.")),
+    ].map { (try! Regex($0.0), $0.1) }
 
     static let phrases: [(String, String)] = [
         ("Show help information.", t("Show help information.")),

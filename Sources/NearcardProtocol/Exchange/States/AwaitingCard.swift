@@ -40,7 +40,7 @@ extension ExchangeStateMachine {
             state = .awaitingDone(AwaitingDone(sent: sent, received: received))
             return actions
         case .done, .confirm:
-            throw ProtocolError(.protocolError, "the peer said \(message.typeName) before sending its card")
+            throw ProtocolError(.protocolError, Phrase("the peer said %1$@ before sending its card", message.typeName))
         case .hello, .nonce, .sasReveal, .decision, .abort, .psi:
             return try unexpected(message)
         }

@@ -12,9 +12,9 @@ extension ExchangeStateMachine {
         guard case .decision(let accept, let reason, let identity, let offered) = message else { return try unexpected(message) }
         guard accept else {
             state = .failed
-            return [.failed(ProtocolError(.declined, ExchangeStateMachine.peerDeclined(reason)), byPeer: true)]
+            return [.failed(ProtocolError(.declined, ExchangeStateMachine.peerDeclinedPhrase(reason)), byPeer: true)]
         }
-        guard let identity else { throw ProtocolError(.protocolError, "decision: the responder accepted without showing its identity") }
+        guard let identity else { throw ProtocolError(.protocolError, Phrase("decision: the responder accepted without showing its identity")) }
         let peer = try verify(identity, channel)
         // The consent time runs on (a total): no new timer, unless the grace had begun.
         state = .deciding(

@@ -12,14 +12,14 @@ extension ExchangeStateMachine {
         state = .awaitingReveal(channel, peer: known, commitment: commitment, invite: invite, revealed: revealed)
         guard case .sasReveal(let nonce, let identity) = message else { return try unexpected(message) }
         guard Sodium.constantTimeEquals(SAS.commitment(handshakeHash: channel.handshakeHash, nonce: nonce), commitment) else {
-            throw ProtocolError(.badCommitment, "the initiator's SAS nonce does not match its commitment")
+            throw ProtocolError(.badCommitment, Phrase("the initiator's SAS nonce does not match its commitment"))
         }
         let peer: PeerIdentity
         switch (known, identity) {
         case (let p?, nil): peer = p
         case (nil, let i?): peer = try verify(i, channel)
-        case (_?, _?): throw ProtocolError(.protocolError, "sas-reveal: the initiator showed its identity twice")
-        case (nil, nil): throw ProtocolError(.protocolError, "sas-reveal: the initiator never showed its identity")
+        case (_?, _?): throw ProtocolError(.protocolError, Phrase("sas-reveal: the initiator showed its identity twice"))
+        case (nil, nil): throw ProtocolError(.protocolError, Phrase("sas-reveal: the initiator never showed its identity"))
         }
         let sas = SAS.display(SAS.value(handshakeHash: channel.handshakeHash, initiatorNonce: nonce, responderNonce: sasNonce))
         state = .deciding(

@@ -36,13 +36,13 @@ extension ExchangeStateMachine {
         guard case .decision(let accept, let reason, let identity, let offered) = message, !d.theirsAccepted else { return try unexpected(message) }
         // A stranger's initiator cannot know whom it accepts before our acceptance showed us (§6).
         if role == .responder && !d.revealed {
-            throw ProtocolError(.protocolError, "the initiator decided before this side accepted and showed itself")
+            throw ProtocolError(.protocolError, Phrase("the initiator decided before this side accepted and showed itself"))
         }
         guard accept else {
             state = .failed
-            return [.failed(ProtocolError(.declined, ExchangeStateMachine.peerDeclined(reason)), byPeer: true)]
+            return [.failed(ProtocolError(.declined, ExchangeStateMachine.peerDeclinedPhrase(reason)), byPeer: true)]
         }
-        guard identity == nil else { throw ProtocolError(.protocolError, "decision: an identity the peer had already shown") }
+        guard identity == nil else { throw ProtocolError(.protocolError, Phrase("decision: an identity the peer had already shown")) }
         d.theirsAccepted = true
         d.theirsOffered = offered
         state = .deciding(d)
